@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Measure the lift of an example skill on the local model, reproducing skill-lift's
+`inject` request byte for byte (system = header + one `## Skill:` section per staged
+skill, ordered by name; user = case prompt; temperature 0.7, max_tokens 96, no seed).
+
+Usage:
+  scripts/tune-example.py --skill evals/support-desk --decoys decoys \
+      [--evals evals/support-desk/evals/evals.json] [--attempts 3] \
+      [--url http://127.0.0.1:8765/v1/chat/completions] [--show N] [--json out.json]
+
+Standard library only. Checks: contains, not_contains, regex (Python `re`, close enough to
+Rust regex for the simple patterns used here), equals (trimmed), json_path (simple $.a.b[0]).
+"""
+import argparse, json, os, re, sys, time, urllib.request
+
+HEADER = ("You are a helpful assistant.\n\n# Skills\n\n"
+          "When a request matches a skill's description, follow that skill's instructions exactly.")
+
+
+def load_skill(d):
+    text = open(os.path.join(d, "SKILL.md"), encoding="utf-8").read()
+    lines = text.split("\n")
+    assert lines[0].strip() == "---", f"{d}: no frontmatter"
+    end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    fm = {}
+    for ln in lines[1:end]:
+        if ":" in ln and not ln.startswith((" ", "\t")):
+            k, v = ln.split(":", 1)
+            v = v.strip()
+            if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+                v = v[1:-1]
+            fm[k.strip()] = v
+    body = "\n".join(lines[end + 1:]).strip()
+    name, desc = fm["name"], fm["description"]
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 64, name
+    assert name == os.path.basename(os.path.normpath(d)), f"{name} != folder"
+    assert 1 <= len(desc) <= 1024
+    return name, desc, body
+
+
+def system_prompt(skills):
+    parts = [HEADER]
+    for name, desc, body in sorted(skills, key=lambda s: s[0].encode()):
+        parts.append(f"## Skill: {name}\nDescription: {desc}\n\n{body}")
+    return "\n\n".join(parts)
+
+
+def json_path(doc, path):
+    cur = doc
+    for tok in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[1:] if path.startswith("$") else "." + path):
+        key, idx = tok
+        cur = cur[int(idx)] if idx else cur[key]
+    return cur
+
+
+def check(c, ans):
+    t = c["type"]
+    if t == "contains":
+        return c["value"] in ans
+    if t == "not_contains":
+        return c["value"] not in ans
+    if t == "regex":
+        return re.search(c["pattern"], ans) is not None
+    if t == "equals":
+        return ans.strip() == c["value"].strip()
+    if t == "json_path":
+        try:
+            v = json_path(json.loads(ans), c["path"])
+        except Exception:
+            return False
+        if "equals" in c:
+            return v == c["equals"]
+        return re.search(c["matches"], v if isinstance(v, str) else json.dumps(v)) is not None
+    raise ValueError(t)
+
+
+def ask(url, system, prompt, max_tokens=96):
+    body = json.dumps({"messages": [{"role": "system", "content": system},
+                                    {"role": "user", "content": prompt}],
+                       "temperature": 0.7, "max_tokens": max_tokens}).encode()
+    req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    t0 = time.time()
+    with urllib.request.urlopen(req, timeout=120) as r:
+        out = json.load(r)
+    return out["choices"][0]["message"]["content"] or "", time.time() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--skill", required=True)
+    ap.add_argument("--decoys", default="decoys")
+    ap.add_argument("--evals")
+    ap.add_argument("--attempts", type=int, default=3)
+    ap.add_argument("--url", default="http://127.0.0.1:8765/v1/chat/completions")
+    ap.add_argument("--show", type=int, default=0, help="print N sample answers per arm")
+    ap.add_argument("--json")
+    ap.add_argument("--max-tokens", type=int, default=96,
+                    help="screening only: a start-anchored check needs only the first tokens")
+    ap.add_argument("--arms", default="with,without")
+    a = ap.parse_args()
+    target = load_skill(a.skill)
+    decoys = [load_skill(os.path.join(a.decoys, d)) for d in sorted(os.listdir(a.decoys))
+              if os.path.isfile(os.path.join(a.decoys, d, "SKILL.md"))]
+    cases = json.load(open(a.evals or os.path.join(a.skill, "evals", "evals.json")))["evals"]
+    arms = {"with": system_prompt(decoys + [target]), "without": system_prompt(decoys)}
+    arms = {k: v for k, v in arms.items() if k in a.arms.split(",")}
+    res, lat, shown = {"with": {}, "without": {}}, [], {"with": 0, "without": 0}
+    for case in cases:
+        for arm, sysp in arms.items():
+            n = 0
+            for _ in range(a.attempts):
+                ans, dt = ask(a.url, sysp, case["prompt"], a.max_tokens)
+                lat.append(dt)
+                ok = all(check(c, ans) for c in case.get("checks", []))
+                n += ok
+                if shown[arm] < a.show:
+                    shown[arm] += 1
+                    print(f"  [{arm} {case['id']} {'PASS' if ok else 'fail'}] {ans[:140]!r}")
+            res[arm][case["id"]] = n
+    tot = len(cases) * a.attempts
+    print(f"skill={target[0]} cases={len(cases)} attempts/case/arm={a.attempts}")
+    for case in cases:
+        cid = case["id"]
+        print(f"  {cid:<14} with {res['with'].get(cid, '-')}/{a.attempts}  "
+              f"without {res['without'].get(cid, '-')}/{a.attempts}  {case['prompt']}")
+    w, b = sum(res["with"].values()), sum(res["without"].values())
+    print(f"TOTAL with {w}/{tot} ({w/tot:.0%})  without {b}/{tot} ({b/tot:.0%})  "
+          f"lift {(w-b)/tot:+.0%}  mean latency {sum(lat)/len(lat):.2f}s over {len(lat)} requests")
+    if a.json:
+        json.dump({"skill": target[0], "attempts": a.attempts, "with": res["with"],
+                   "without": res["without"], "mean_latency_s": sum(lat) / len(lat)},
+                  open(a.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

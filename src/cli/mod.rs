@@ -1,0 +1,200 @@
+//! Command-line interface: clap definitions (raw flags) and the dispatcher that maps each
+//! command's outcome to a documented exit code (`crate::exit_codes`).
+
+mod report;
+mod run;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::exit_codes;
+
+/// Measure what an Agent Skill really adds: paired runs with and without it, graded, with a
+/// confidence interval on the lift.
+#[derive(Debug, Parser)]
+#[command(name = "skill-lift", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a skill's golden cases with and without the skill, K attempts each, and report the lift.
+    Run(Box<RunArgs>),
+    /// Re-analyze a recorded run and rewrite its exports, without calling any model.
+    Report(ReportArgs),
+}
+
+/// Flags of `skill-lift run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The skill folder (holds SKILL.md). Not needed with --resume.
+    #[arg(required_unless_present = "resume")]
+    pub skill_dir: Option<PathBuf>,
+    /// Eval set file (default: SKILL_DIR/evals/evals.json).
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    pub evals: Option<PathBuf>,
+    /// Runner profile: a name from runners/ or a .toml path.
+    #[arg(
+        long,
+        value_name = "NAME|FILE",
+        env = "SKILL_LIFT_RUNNER",
+        default_value = "local",
+        conflicts_with = "resume"
+    )]
+    pub runner: String,
+    /// Model id (overrides the profile's `model`).
+    #[arg(long, value_name = "MODEL", conflicts_with = "resume")]
+    pub model: Option<String>,
+    /// Attempts per case per arm.
+    #[arg(short = 'k', long = "attempts", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "resume")]
+    pub k: u32,
+    /// Trials in flight at once (default: the profile's `concurrency`).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: Option<u32>,
+    /// Folder that receives run folders.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SKILL_LIFT_RESULTS",
+        default_value = "results",
+        conflicts_with = "resume"
+    )]
+    pub out: PathBuf,
+    /// Run id (the run folder's name; default: time, asset and a random suffix).
+    #[arg(long, value_name = "ID", conflicts_with = "resume")]
+    pub run_id: Option<String>,
+    /// Seed of the bootstrap and any seeded sampling.
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 42,
+        conflicts_with = "resume"
+    )]
+    pub seed: u64,
+    /// Continue a recorded run: run only its missing trials.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub resume: Option<PathBuf>,
+    /// Include golden cases with `status: draft`.
+    #[arg(long, conflicts_with = "resume")]
+    pub allow_draft: bool,
+    /// Folder of decoy skills replacing the built-in four.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["no_decoys", "resume"])]
+    pub decoys: Option<PathBuf>,
+    /// Stage no decoys (recorded in the manifest).
+    #[arg(long, conflicts_with = "resume")]
+    pub no_decoys: bool,
+    /// Keep each trial's workspace folder (paths are recorded in trials.jsonl).
+    #[arg(long)]
+    pub keep_workspaces: bool,
+    /// Folder for trial workspaces (default: the system temporary folder).
+    #[arg(long, value_name = "DIR")]
+    pub workspace_root: Option<PathBuf>,
+    /// Fingerprint calibre: v3-agent-skills or v2-capability-surface.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "v3-agent-skills",
+        conflicts_with = "resume"
+    )]
+    pub calibre: String,
+    /// Bootstrap resamples for intervals.
+    #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = parse_resamples)]
+    pub bootstrap_resamples: usize,
+    /// No progress bar and no Markdown summary on stdout.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Flags of `skill-lift report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run folder (holds manifest.json and trials.jsonl).
+    pub run_dir: PathBuf,
+    /// Bootstrap resamples for intervals.
+    #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = parse_resamples)]
+    pub bootstrap_resamples: usize,
+    /// Bootstrap seed (default: the run's recorded seed).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Do not print the Markdown summary.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+fn parse_resamples(value: &str) -> Result<usize, String> {
+    let resamples: usize = value
+        .parse()
+        .map_err(|_| format!("`{value}` is not a whole number"))?;
+    if (100..=10_000_000).contains(&resamples) {
+        Ok(resamples)
+    } else {
+        Err("bootstrap resamples must be between 100 and 10,000,000".to_string())
+    }
+}
+
+/// An error at the command boundary: a message chain and the exit code it maps to.
+#[derive(Debug)]
+pub struct CommandError {
+    pub code: i32,
+    pub error: anyhow::Error,
+}
+
+impl CommandError {
+    pub fn input(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: exit_codes::INPUT_ERROR,
+            error: error.into(),
+        }
+    }
+    pub fn infrastructure(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: exit_codes::INFRASTRUCTURE_ERROR,
+            error: error.into(),
+        }
+    }
+}
+
+/// Parse arguments, run the command, print errors, and return the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return match error.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    exit_codes::SUCCESS
+                }
+                _ => exit_codes::INPUT_ERROR,
+            };
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return exit_codes::INFRASTRUCTURE_ERROR;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => run::run(*args).await,
+            Command::Report(args) => report::report(args),
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(CommandError { code, error }) => {
+            eprintln!("error: {error}");
+            for cause in error.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            code
+        }
+    }
+}

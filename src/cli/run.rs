@@ -1,0 +1,494 @@
+//! `skill-lift run`: resolve the inputs (fresh or from a run's manifest on `--resume`), record
+//! the manifest, start the model server when the profile has one, execute, analyze, export.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use chrono::Utc;
+
+use super::{CommandError, RunArgs};
+use crate::analysis::{AnalysisSettings, Summary, analyze};
+use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
+use crate::asset::{Skill, load_skill};
+use crate::decoys::{DecoySource, prepare_decoys};
+use crate::evalset::{GoldenCase, default_eval_path, load_eval_set};
+use crate::execute::{ExecuteSettings, TrialContext, execute, plan_trials, progress_allowed};
+use crate::exit_codes;
+use crate::record::{
+    AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunnerInfo, TrialLog,
+    read_manifest, read_trials, write_atomic,
+};
+use crate::report::{markdown::summary_markdown, write_exports};
+use crate::runner::profile::{load_profile, resolve_profile_path};
+use crate::runner::server::ManagedServer;
+use crate::runner::{LoadedProfile, build_runner};
+use crate::workspace::{Arm, SkillSource};
+
+/// Inputs of a run, resolved and validated.
+struct ResolvedRun {
+    skill: Skill,
+    skill_dir: PathBuf,
+    cases: Vec<GoldenCase>,
+    profile: LoadedProfile,
+    manifest: Manifest,
+    decoy_source: DecoySource,
+    calibre: Calibre,
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or(path.to_path_buf())
+    })
+}
+
+fn new_run_id(asset: &str) -> String {
+    let suffix: u16 = rand::random();
+    format!(
+        "{}-{asset}-{suffix:04x}",
+        Utc::now().format("%Y%m%dT%H%M%SZ")
+    )
+}
+
+fn print_warnings(skill: &Skill) {
+    for warning in &skill.warnings {
+        eprintln!(
+            "warning: {}: {warning}",
+            skill.dir.join("SKILL.md").display()
+        );
+    }
+}
+
+/// Load skill, eval set, profile and decoys for a fresh run and build its manifest.
+fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
+    let skill_dir = args
+        .skill_dir
+        .clone()
+        .ok_or_else(|| CommandError::input(anyhow!("SKILL_DIR is required")))?;
+    let skill = load_skill(&skill_dir).map_err(CommandError::input)?;
+    print_warnings(&skill);
+    let calibre: Calibre = args
+        .calibre
+        .parse()
+        .map_err(|e: String| CommandError::input(anyhow!(e)))?;
+    let eval_path = args
+        .evals
+        .clone()
+        .unwrap_or_else(|| default_eval_path(&skill_dir));
+    if !eval_path.is_file() {
+        return Err(CommandError::input(anyhow!(
+            "{}: eval set not found; put golden cases in <skill>/evals/evals.json or pass --evals FILE",
+            eval_path.display()
+        )));
+    }
+    let eval_set = load_eval_set(&eval_path, &skill_dir).map_err(CommandError::input)?;
+    if let Some(name) = &eval_set.skill_name
+        && name != &skill.name
+    {
+        eprintln!(
+            "warning: {}: skill_name `{name}` differs from the skill's name `{}`",
+            eval_path.display(),
+            skill.name
+        );
+    }
+    let cases: Vec<GoldenCase> = eval_set
+        .runnable_cases(args.allow_draft)
+        .into_iter()
+        .cloned()
+        .collect();
+    let profile_path = resolve_profile_path(&args.runner).map_err(CommandError::input)?;
+    let profile = load_profile(&profile_path).map_err(CommandError::input)?;
+    let target_fingerprint = fingerprint(&skill_dir, calibre).map_err(CommandError::input)?;
+    let decoy_source = if args.no_decoys {
+        DecoySource::None
+    } else if let Some(dir) = &args.decoys {
+        DecoySource::Folder(absolute(dir))
+    } else {
+        DecoySource::Builtin
+    };
+    let decoys = prepare_decoys(&decoy_source).map_err(CommandError::input)?;
+    let mut decoy_infos = Vec::new();
+    for decoy in &decoys.skills {
+        let print = fingerprint(&decoy.dir, calibre).map_err(CommandError::input)?;
+        if decoy.name == skill.name {
+            return Err(CommandError::input(anyhow!(
+                "decoy `{}` has the target skill's name; decoys must differ from the target",
+                decoy.name
+            )));
+        }
+        if print.digest == target_fingerprint.digest {
+            return Err(CommandError::input(anyhow!(
+                "leak guard: decoy `{}` has the target's fingerprint {}; the baseline would contain the target",
+                decoy.name,
+                print.digest
+            )));
+        }
+        decoy_infos.push(DecoyInfo {
+            name: decoy.name.clone(),
+            fingerprint: print.digest,
+        });
+    }
+    let profile_bytes = std::fs::read(&profile.path)
+        .with_context(|| format!("reading {}", profile.path.display()))
+        .map_err(CommandError::input)?;
+    let model = args
+        .model
+        .clone()
+        .unwrap_or_else(|| profile.profile.model.clone());
+    let run_id = match &args.run_id {
+        Some(id) => id.clone(),
+        None => new_run_id(&skill.name),
+    };
+    if run_id.is_empty() || run_id.contains('/') || run_id.starts_with('.') {
+        return Err(CommandError::input(anyhow!(
+            "--run-id `{run_id}` must be a plain folder name"
+        )));
+    }
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id,
+        created_at: Utc::now(),
+        asset: AssetInfo {
+            name: skill.name.clone(),
+            path: absolute(&skill_dir),
+            fingerprint: target_fingerprint.digest.clone(),
+            calibre: calibre.name().to_string(),
+            fingerprint_files: target_fingerprint.files.clone(),
+            warnings: skill.warnings.iter().map(ToString::to_string).collect(),
+        },
+        eval_set: EvalSetInfo {
+            path: absolute(&eval_path),
+            digest: eval_set.digest.clone(),
+            format: serde_json::to_value(eval_set.format)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            case_ids: cases.iter().map(|c| c.id.clone()).collect(),
+            case_clusters: cases
+                .iter()
+                .filter_map(|c| c.cluster.clone().map(|cl| (c.id.clone(), cl)))
+                .collect(),
+            allow_draft: args.allow_draft,
+        },
+        runner: RunnerInfo {
+            name: profile.name.clone(),
+            kind: profile.profile.kind.name().to_string(),
+            profile_path: absolute(&profile.path),
+            profile_digest: sha256_digest(&profile_bytes),
+            skill_mode: serde_json::to_value(profile.profile.skill_mode)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            base_url: profile.profile.base_url.clone(),
+        },
+        model,
+        k: args.k,
+        seed: args.seed,
+        decoys: DecoysInfo {
+            source: decoy_source.recorded_name(),
+            skills: decoy_infos,
+        },
+        arms: Arm::ALL.to_vec(),
+        trials_planned: cases.len() * Arm::ALL.len() * args.k as usize,
+    };
+    Ok(ResolvedRun {
+        skill,
+        skill_dir,
+        cases,
+        profile,
+        manifest,
+        decoy_source,
+        calibre,
+    })
+}
+
+/// Reload the inputs recorded in a run's manifest and refuse if any of them changed.
+fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError> {
+    let manifest = read_manifest(run_dir).map_err(CommandError::input)?;
+    let changed = |what: &str, detail: String| {
+        CommandError::input(anyhow!(
+            "cannot resume {}: the {what} changed since the run started ({detail}); start a new run instead",
+            run_dir.display()
+        ))
+    };
+    let skill_dir = manifest.asset.path.clone();
+    let skill = load_skill(&skill_dir).map_err(CommandError::input)?;
+    let calibre: Calibre = manifest
+        .asset
+        .calibre
+        .parse()
+        .map_err(|e: String| CommandError::input(anyhow!(e)))?;
+    let print = fingerprint(&skill_dir, calibre).map_err(CommandError::input)?;
+    if print.digest != manifest.asset.fingerprint {
+        return Err(changed(
+            "skill",
+            format!(
+                "fingerprint {} is now {}",
+                manifest.asset.fingerprint, print.digest
+            ),
+        ));
+    }
+    let eval_set =
+        load_eval_set(&manifest.eval_set.path, &skill_dir).map_err(CommandError::input)?;
+    if eval_set.digest != manifest.eval_set.digest {
+        return Err(changed(
+            "eval set",
+            format!("{} digest differs", manifest.eval_set.path.display()),
+        ));
+    }
+    let cases: Vec<GoldenCase> = eval_set
+        .runnable_cases(manifest.eval_set.allow_draft)
+        .into_iter()
+        .cloned()
+        .collect();
+    let ids: Vec<String> = cases.iter().map(|c| c.id.clone()).collect();
+    if ids != manifest.eval_set.case_ids {
+        return Err(changed("case list", "case ids differ".to_string()));
+    }
+    let profile = load_profile(&manifest.runner.profile_path).map_err(CommandError::input)?;
+    let profile_bytes = std::fs::read(&profile.path)
+        .with_context(|| format!("reading {}", profile.path.display()))
+        .map_err(CommandError::input)?;
+    if sha256_digest(&profile_bytes) != manifest.runner.profile_digest {
+        return Err(changed(
+            "runner profile",
+            manifest.runner.profile_path.display().to_string(),
+        ));
+    }
+    let decoy_source = DecoySource::from_recorded(&manifest.decoys.source);
+    let decoys = prepare_decoys(&decoy_source).map_err(CommandError::input)?;
+    let mut now: Vec<DecoyInfo> = Vec::new();
+    for decoy in &decoys.skills {
+        let print = fingerprint(&decoy.dir, calibre).map_err(CommandError::input)?;
+        now.push(DecoyInfo {
+            name: decoy.name.clone(),
+            fingerprint: print.digest,
+        });
+    }
+    if now != manifest.decoys.skills {
+        return Err(changed("decoys", manifest.decoys.source.clone()));
+    }
+    Ok(ResolvedRun {
+        skill,
+        skill_dir,
+        cases,
+        profile,
+        manifest,
+        decoy_source,
+        calibre,
+    })
+}
+
+/// The exit code a finished run's summary maps to (no gates in this version).
+pub fn exit_code_for(summary: &Summary) -> i32 {
+    let outcomes = &summary.trials.outcomes;
+    if summary.trials.recorded > 0 && outcomes.not_gradable == summary.trials.recorded {
+        return exit_codes::NOTHING_TO_RUN;
+    }
+    if summary.trials.recorded > 0
+        && (summary.lift.n_cases == 0 || outcomes.unscoreable * 2 > summary.trials.recorded)
+    {
+        return exit_codes::INFRASTRUCTURE_ERROR;
+    }
+    exit_codes::SUCCESS
+}
+
+/// Explain a non-zero exit code on stderr.
+fn explain_exit(summary: &Summary, code: i32) {
+    match code {
+        exit_codes::NOTHING_TO_RUN => eprintln!(
+            "error: no trial could be graded: the cases have no deterministic `checks` (exit {code})"
+        ),
+        exit_codes::INFRASTRUCTURE_ERROR => eprintln!(
+            "error: {} of {} trials are unscoreable (infrastructure errors); see `reason` in trials.jsonl (exit {code})",
+            summary.trials.outcomes.unscoreable, summary.trials.recorded
+        ),
+        _ => {}
+    }
+}
+
+/// Run the command; returns the exit code.
+pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
+    let resolved = match &args.resume {
+        Some(run_dir) => resolve_resume(run_dir)?,
+        None => resolve_fresh(&args)?,
+    };
+    let ResolvedRun {
+        skill,
+        skill_dir,
+        cases,
+        profile,
+        manifest,
+        decoy_source,
+        calibre,
+    } = resolved;
+    if cases.is_empty() {
+        eprintln!("error: the eval set has no active case to run (drafts need --allow-draft)");
+        return Ok(exit_codes::NOTHING_TO_RUN);
+    }
+
+    let run_dir = match &args.resume {
+        Some(dir) => dir.clone(),
+        None => {
+            let dir = args.out.join(&manifest.run_id);
+            if dir.exists() {
+                return Err(CommandError::input(anyhow!(
+                    "{}: run folder already exists; pick another --run-id or use --resume",
+                    dir.display()
+                )));
+            }
+            std::fs::create_dir_all(dir.join("transcripts"))
+                .with_context(|| format!("creating {}", dir.display()))
+                .map_err(CommandError::input)?;
+            let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
+            write_atomic(&dir.join("manifest.json"), &bytes)
+                .map_err(CommandError::infrastructure)?;
+            dir
+        }
+    };
+    std::fs::create_dir_all(run_dir.join("transcripts"))
+        .with_context(|| format!("creating {}", run_dir.display()))
+        .map_err(CommandError::infrastructure)?;
+
+    let (previous, valid_len) =
+        read_trials(&run_dir.join("trials.jsonl")).map_err(CommandError::input)?;
+    let planned: HashSet<_> = plan_trials(&cases, manifest.k)
+        .into_iter()
+        .map(|(_, key)| key)
+        .collect();
+    let done: HashSet<_> = previous
+        .iter()
+        .map(|r| r.key())
+        .filter(|key| planned.contains(key))
+        .collect();
+    let mut log = TrialLog::open(&run_dir, valid_len).map_err(CommandError::input)?;
+    let quiet = args.quiet;
+    eprintln!(
+        "skill-lift: run {} — {} cases × 2 arms × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
+        manifest.run_id,
+        cases.len(),
+        manifest.k,
+        manifest.trials_planned,
+        done.len(),
+        profile.name,
+        profile.profile.kind.name(),
+        manifest.model
+    );
+
+    let api_key = match &profile.profile.api_key_env {
+        Some(variable) => match std::env::var(variable) {
+            Ok(value) if !value.is_empty() => Some(value),
+            _ => {
+                return Err(CommandError::input(anyhow!(
+                    "{}: the profile reads the API key from `{variable}`, which is not set",
+                    profile.path.display()
+                )));
+            }
+        },
+        None => None,
+    };
+
+    let mut server = None;
+    if done.len() < planned.len()
+        && let Some(config) = &profile.profile.server
+    {
+        let profile_dir = absolute(profile.path.parent().unwrap_or(Path::new(".")));
+        eprintln!("skill-lift: checking model server at {}", config.ready_url);
+        server = ManagedServer::ensure(
+            config,
+            &profile_dir,
+            &profile.profile.base_url,
+            &run_dir.join("server.log"),
+        )
+        .await
+        .map_err(CommandError::infrastructure)?;
+        if server.is_some() {
+            eprintln!(
+                "skill-lift: started model server ({})",
+                config.command.join(" ")
+            );
+        }
+    }
+
+    let runner =
+        build_runner(&profile, api_key).map_err(|e| CommandError::infrastructure(anyhow!(e)))?;
+    let decoys = prepare_decoys(&decoy_source).map_err(CommandError::input)?;
+    let jobs = args
+        .jobs
+        .map(|j| j as usize)
+        .unwrap_or(profile.profile.concurrency);
+    let context = Arc::new(TrialContext {
+        run_id: manifest.run_id.clone(),
+        run_dir: run_dir.clone(),
+        runner_name: profile.name.clone(),
+        model: manifest.model.clone(),
+        runner,
+        cases,
+        target: SkillSource {
+            name: skill.name.clone(),
+            dir: skill_dir.clone(),
+        },
+        decoys: decoys.skills.clone(),
+        eval_files_dir: skill_dir.join("evals").join("files"),
+        target_digest: manifest.asset.fingerprint.clone(),
+        calibre,
+        trial_timeout: Duration::from_secs_f64(profile.profile.timeout_s),
+        keep_workspaces: args.keep_workspaces,
+        workspace_root: args.workspace_root.clone(),
+    });
+    let settings = ExecuteSettings {
+        jobs,
+        k: manifest.k,
+        progress: !quiet && progress_allowed(),
+    };
+    let outcome = execute(context, settings, &done, &previous, &mut log).await;
+    if let Some(server) = server.as_mut() {
+        server.stop().await;
+    }
+    drop(log);
+    let report = match outcome {
+        Ok(report) => report,
+        Err(crate::execute::ExecuteError::Leak(message)) => {
+            return Err(CommandError::input(anyhow!("{message}")));
+        }
+        Err(error) => return Err(CommandError::infrastructure(error)),
+    };
+
+    let (records, _) =
+        read_trials(&run_dir.join("trials.jsonl")).map_err(CommandError::infrastructure)?;
+    let summary = analyze(
+        &manifest,
+        &records,
+        AnalysisSettings {
+            resamples: args.bootstrap_resamples,
+            seed: manifest.seed,
+        },
+    );
+    write_exports(&run_dir, &summary, &records)
+        .with_context(|| format!("writing exports into {}", run_dir.display()))
+        .map_err(CommandError::infrastructure)?;
+    if !quiet {
+        print!("{}", summary_markdown(&summary));
+    }
+    eprintln!(
+        "skill-lift: {} trials recorded in {:.1} s; results in {}",
+        report.recorded,
+        report.wall_s,
+        run_dir.display()
+    );
+    if report.interrupted {
+        eprintln!(
+            "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift run --resume {}",
+            run_dir.display()
+        );
+        return Ok(exit_codes::INTERRUPTED);
+    }
+    let code = exit_code_for(&summary);
+    explain_exit(&summary, code);
+    Ok(code)
+}

@@ -1,0 +1,789 @@
+//! Eval sets: every accepted golden-case format (agentskills / skill-creator `evals.json`, the
+//! ACES extensions, the legacy flat list, `{"cases": [...]}`, BenchFlow) read into one
+//! [`GoldenCase`] model. See `shared/reference/eval-formats.md` §1.
+//!
+//! Errors name the file and the JSON path (`evals[3].prompt`), or the line for syntax errors.
+//! This module does not stage files; it only resolves and validates their paths.
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::asset::fingerprint::sha256_digest;
+use crate::grade::checks::Check;
+
+/// Longest case id accepted, in characters.
+pub const MAX_ID_CHARS: usize = 128;
+
+/// What skill a case expects the agent to use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "skill", rename_all = "snake_case")]
+pub enum ExpectedSkill {
+    /// The field is absent.
+    Unspecified,
+    /// `expected_skill: null`: a negative case; the target must not be activated.
+    None,
+    /// The named skill should be used.
+    Named(String),
+}
+
+/// Whether a case is active or a draft (drafts are skipped unless `--allow-draft`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseStatus {
+    #[default]
+    Active,
+    Draft,
+}
+
+/// The fixtures a case stages into the workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "paths", rename_all = "snake_case")]
+pub enum CaseFiles {
+    /// `files` omitted: the whole `evals/files/` folder, when it exists.
+    Omitted,
+    /// Explicit list (possibly empty; `null` reads as empty). Each entry is resolved to a
+    /// source path and the path it gets inside the workspace.
+    Listed(Vec<CaseFile>),
+}
+
+/// One fixture file or folder of a case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseFile {
+    /// Absolute source path (checked to exist and to stay inside the eval folder).
+    pub source: PathBuf,
+    /// Relative destination inside the workspace.
+    pub destination: PathBuf,
+}
+
+/// One golden case, whatever format it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoldenCase {
+    /// Case id (integers canonicalised to strings); unique in the set.
+    pub id: String,
+    /// The task prompt (`prompt` or `question`).
+    pub prompt: String,
+    /// Expected output (`expected_output` or `ground_truth`), for judges and reports.
+    pub expected_output: Option<String>,
+    /// Natural-language assertions (`assertions`, `expectations` or `expected_behavior`), graded
+    /// by LLM judges.
+    pub assertions: Vec<String>,
+    /// Deterministic checks (`checks`).
+    pub checks: Vec<Check>,
+    /// `expected_skill`.
+    pub expected_skill: ExpectedSkill,
+    /// `expected_script`: a script file name expected in an executed command.
+    pub expected_script: Option<String>,
+    /// `acceptable_skills` (legacy `acceptable_alternates`): partial credit in routing.
+    pub acceptable_skills: Vec<String>,
+    /// `should_trigger`; defaults to `expected_skill != null`.
+    pub should_trigger: bool,
+    /// Fixtures.
+    pub files: CaseFiles,
+    /// Cluster label for clustered intervals.
+    pub cluster: Option<String>,
+    /// Draft or active.
+    pub status: CaseStatus,
+    /// Relative weight (default 1.0), recorded for reports.
+    pub weight: f64,
+}
+
+/// Which input format a file was read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvalFormat {
+    /// `{"skill_name", "evals": [...]}` (agentskills, skill-creator, ACES).
+    Agentskills,
+    /// A top-level array of `{question, ground_truth, ...}`.
+    LegacyFlat,
+    /// `{"cases": [...]}` (SkillEvaluator wrapper).
+    CasesWrapper,
+    /// `{"version"|"defaults", "cases": [...]}` (BenchFlow).
+    Benchflow,
+}
+
+/// A loaded eval set.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalSet {
+    /// The file read.
+    pub path: PathBuf,
+    /// `sha256:<hex>` of the file's bytes.
+    pub digest: String,
+    /// Detected format.
+    pub format: EvalFormat,
+    /// `skill_name`, when the file gives one.
+    pub skill_name: Option<String>,
+    /// All cases, drafts included, in file order.
+    pub cases: Vec<GoldenCase>,
+}
+
+impl EvalSet {
+    /// The cases to run: active ones, plus drafts when `allow_draft`.
+    pub fn runnable_cases(&self, allow_draft: bool) -> Vec<&GoldenCase> {
+        self.cases
+            .iter()
+            .filter(|c| allow_draft || c.status == CaseStatus::Active)
+            .collect()
+    }
+}
+
+/// Why an eval set could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalSetError {
+    #[error("{path}: cannot read eval set: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: not valid {format}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        format: &'static str,
+        message: String,
+    },
+    #[error("{path}: {json_path}: {message}")]
+    Invalid {
+        path: PathBuf,
+        json_path: String,
+        message: String,
+    },
+    #[error("{path}: unrecognised eval-set shape: {message}")]
+    UnknownShape { path: PathBuf, message: String },
+}
+
+/// Load the eval set at `path` (`.json`, `.jsonl`, `.yaml`/`.yml`).
+///
+/// `skill_root` is the skill folder: `files` entries starting with `evals/` resolve against it,
+/// others against the eval file's folder (the rule of eval-formats.md §1.2).
+pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetError> {
+    let bytes = std::fs::read(path).map_err(|source| EvalSetError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let digest = sha256_digest(&bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let extension = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let document = match extension.as_str() {
+        "jsonl" => parse_jsonl(&text, path)?,
+        "yaml" | "yml" => {
+            serde_norway::from_str::<Value>(&text).map_err(|error| EvalSetError::Syntax {
+                path: path.to_path_buf(),
+                line: error.location().map(|l| l.line()).unwrap_or(0),
+                column: error.location().map(|l| l.column()).unwrap_or(0),
+                format: "YAML",
+                message: error.to_string(),
+            })?
+        }
+        _ => serde_json::from_str::<Value>(&text).map_err(|error| EvalSetError::Syntax {
+            path: path.to_path_buf(),
+            line: error.line(),
+            column: error.column(),
+            format: "JSON",
+            message: error.to_string(),
+        })?,
+    };
+    let eval_dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let context = Context {
+        path: path.to_path_buf(),
+        eval_dir,
+        skill_root: skill_root.to_path_buf(),
+    };
+    let (format, skill_name, items, list_name) = detect_shape(&document, &context)?;
+    let mut cases = Vec::with_capacity(items.len());
+    let mut seen = BTreeSet::new();
+    for (index, item) in items.iter().enumerate() {
+        let at = format!("{list_name}[{index}]");
+        let case = context.read_case(item, &at)?;
+        if !seen.insert(case.id.clone()) {
+            return Err(context.invalid(
+                &format!("{at}.id"),
+                format!("duplicate case id `{}`", case.id),
+            ));
+        }
+        cases.push(case);
+    }
+    if cases.is_empty() {
+        return Err(context.invalid(&list_name, "the eval set has no cases".to_string()));
+    }
+    Ok(EvalSet {
+        path: path.to_path_buf(),
+        digest,
+        format,
+        skill_name,
+        cases,
+    })
+}
+
+fn parse_jsonl(text: &str, path: &Path) -> Result<Value, EvalSetError> {
+    let mut items = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value = serde_json::from_str(line).map_err(|error| EvalSetError::Syntax {
+            path: path.to_path_buf(),
+            line: index + 1,
+            column: error.column(),
+            format: "JSON Lines",
+            message: error.to_string(),
+        })?;
+        items.push(value);
+    }
+    Ok(Value::Array(items))
+}
+
+type Shape<'a> = (EvalFormat, Option<String>, &'a Vec<Value>, String);
+
+fn detect_shape<'a>(document: &'a Value, context: &Context) -> Result<Shape<'a>, EvalSetError> {
+    match document {
+        Value::Array(items) => {
+            if items
+                .first()
+                .is_some_and(|i| i.get("query").is_some() && i.get("should_trigger").is_some())
+            {
+                return Err(EvalSetError::UnknownShape {
+                    path: context.path.clone(),
+                    message: "this is a trigger set ([{query, should_trigger}]), not golden cases"
+                        .to_string(),
+                });
+            }
+            Ok((EvalFormat::LegacyFlat, None, items, "$".to_string()))
+        }
+        Value::Object(object) => {
+            let skill_name = match object.get("skill_name") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(_) => {
+                    return Err(context.invalid("skill_name", "must be a string".to_string()));
+                }
+            };
+            if let Some(evals) = object.get("evals") {
+                let Value::Array(items) = evals else {
+                    return Err(context.invalid("evals", "must be an array of cases".to_string()));
+                };
+                return Ok((
+                    EvalFormat::Agentskills,
+                    skill_name,
+                    items,
+                    "evals".to_string(),
+                ));
+            }
+            if let Some(cases) = object.get("cases") {
+                let Value::Array(items) = cases else {
+                    return Err(context.invalid("cases", "must be an array of cases".to_string()));
+                };
+                let format = if object.contains_key("version") || object.contains_key("defaults") {
+                    EvalFormat::Benchflow
+                } else {
+                    EvalFormat::CasesWrapper
+                };
+                return Ok((format, skill_name, items, "cases".to_string()));
+            }
+            Err(EvalSetError::UnknownShape {
+                path: context.path.clone(),
+                message: "expected an object with `evals` or `cases`, or an array of cases"
+                    .to_string(),
+            })
+        }
+        _ => Err(EvalSetError::UnknownShape {
+            path: context.path.clone(),
+            message: "expected an object with `evals` or `cases`, or an array of cases".to_string(),
+        }),
+    }
+}
+
+struct Context {
+    path: PathBuf,
+    eval_dir: PathBuf,
+    skill_root: PathBuf,
+}
+
+fn optional_string(object: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err("must be a string".to_string()),
+    }
+}
+
+fn string_list(value: &Value) -> Result<Vec<String>, String> {
+    match value {
+        Value::Null => Ok(Vec::new()),
+        Value::String(s) => Ok(vec![s.clone()]),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(s.clone()),
+                // skill-creator's grading format allows {text: ...} objects.
+                Value::Object(o) => o
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .ok_or_else(|| "list items must be strings".to_string()),
+                _ => Err("list items must be strings".to_string()),
+            })
+            .collect(),
+        _ => Err("must be a list of strings".to_string()),
+    }
+}
+
+impl Context {
+    fn invalid(&self, json_path: &str, message: String) -> EvalSetError {
+        EvalSetError::Invalid {
+            path: self.path.clone(),
+            json_path: json_path.to_string(),
+            message,
+        }
+    }
+
+    fn read_case(&self, item: &Value, at: &str) -> Result<GoldenCase, EvalSetError> {
+        let Value::Object(object) = item else {
+            return Err(self.invalid(at, "each case must be a JSON object".to_string()));
+        };
+        let field = |key: &str| format!("{at}.{key}");
+
+        let id = match object.get("id") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
+            Some(_) => {
+                return Err(
+                    self.invalid(&field("id"), "must be a string or an integer".to_string())
+                );
+            }
+            None => return Err(self.invalid(&field("id"), "is required".to_string())),
+        };
+        validate_id(&id).map_err(|message| self.invalid(&field("id"), message))?;
+
+        let (prompt_key, prompt) = match (object.get("prompt"), object.get("question")) {
+            (Some(p), _) => ("prompt", p),
+            (None, Some(q)) => ("question", q),
+            (None, None) => {
+                return Err(
+                    self.invalid(&field("prompt"), "is required (or `question`)".to_string())
+                );
+            }
+        };
+        let prompt = match prompt {
+            Value::String(s) if !s.trim().is_empty() => s.clone(),
+            Value::String(_) => {
+                return Err(self.invalid(&field(prompt_key), "must not be empty".to_string()));
+            }
+            _ => return Err(self.invalid(&field(prompt_key), "must be a string".to_string())),
+        };
+
+        let expected_output = match optional_string(object, "expected_output") {
+            Ok(Some(s)) => Some(s),
+            Ok(None) => optional_string(object, "ground_truth")
+                .map_err(|m| self.invalid(&field("ground_truth"), m))?,
+            Err(m) => return Err(self.invalid(&field("expected_output"), m)),
+        };
+
+        let mut assertion_lists = Vec::new();
+        for key in ["assertions", "expectations", "expected_behavior"] {
+            if let Some(value) = object.get(key) {
+                let list = string_list(value).map_err(|m| self.invalid(&field(key), m))?;
+                assertion_lists.push((key, list));
+            }
+        }
+        if let [(first_key, first), rest @ ..] = assertion_lists.as_slice()
+            && let Some((other_key, _)) = rest.iter().find(|(_, list)| list != first)
+        {
+            return Err(self.invalid(
+                at,
+                format!(
+                    "`{first_key}` and `{other_key}` are both present and differ; keep one list"
+                ),
+            ));
+        }
+        let assertions = assertion_lists
+            .into_iter()
+            .next()
+            .map(|(_, l)| l)
+            .unwrap_or_default();
+
+        let checks = match object.get("checks") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut checks = Vec::with_capacity(items.len());
+                for (index, item) in items.iter().enumerate() {
+                    let check_at = format!("{at}.checks[{index}]");
+                    let check: Check = serde_json::from_value(item.clone())
+                        .map_err(|error| self.invalid(&check_at, error.to_string()))?;
+                    check
+                        .validate()
+                        .map_err(|error| self.invalid(&check_at, error.to_string()))?;
+                    checks.push(check);
+                }
+                checks
+            }
+            Some(_) => {
+                return Err(self.invalid(
+                    &field("checks"),
+                    "must be an array of check objects".to_string(),
+                ));
+            }
+        };
+
+        let expected_skill = match object.get("expected_skill") {
+            None => ExpectedSkill::Unspecified,
+            Some(Value::Null) => ExpectedSkill::None,
+            Some(Value::String(s)) => ExpectedSkill::Named(s.clone()),
+            Some(_) => {
+                return Err(self.invalid(
+                    &field("expected_skill"),
+                    "must be a string or null".to_string(),
+                ));
+            }
+        };
+        let expected_script = optional_string(object, "expected_script")
+            .map_err(|m| self.invalid(&field("expected_script"), m))?;
+        let acceptable_skills = match object
+            .get("acceptable_skills")
+            .or_else(|| object.get("acceptable_alternates"))
+        {
+            None => Vec::new(),
+            Some(value) => {
+                string_list(value).map_err(|m| self.invalid(&field("acceptable_skills"), m))?
+            }
+        };
+        let should_trigger = match object.get("should_trigger") {
+            None | Some(Value::Null) => expected_skill != ExpectedSkill::None,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(self.invalid(
+                    &field("should_trigger"),
+                    "must be true or false".to_string(),
+                ));
+            }
+        };
+        let cluster = match object.get("cluster") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            Some(_) => return Err(self.invalid(&field("cluster"), "must be a string".to_string())),
+        };
+        let status = match object.get("status") {
+            None | Some(Value::Null) => CaseStatus::Active,
+            Some(Value::String(s)) if s == "active" => CaseStatus::Active,
+            Some(Value::String(s)) if s == "draft" => CaseStatus::Draft,
+            Some(_) => {
+                return Err(self.invalid(
+                    &field("status"),
+                    "must be \"active\" or \"draft\"".to_string(),
+                ));
+            }
+        };
+        let weight = match object.get("weight") {
+            None | Some(Value::Null) => 1.0,
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(w) if w.is_finite() && w > 0.0 => w,
+                _ => {
+                    return Err(
+                        self.invalid(&field("weight"), "must be a positive number".to_string())
+                    );
+                }
+            },
+            Some(_) => {
+                return Err(self.invalid(&field("weight"), "must be a positive number".to_string()));
+            }
+        };
+        let files = self.read_files(object.get("files"), &field("files"))?;
+
+        Ok(GoldenCase {
+            id,
+            prompt,
+            expected_output,
+            assertions,
+            checks,
+            expected_skill,
+            expected_script,
+            acceptable_skills,
+            should_trigger,
+            files,
+            cluster,
+            status,
+            weight,
+        })
+    }
+
+    fn read_files(&self, value: Option<&Value>, at: &str) -> Result<CaseFiles, EvalSetError> {
+        let entries = match value {
+            None => return Ok(CaseFiles::Omitted),
+            Some(value) => string_list(value).map_err(|m| self.invalid(at, m))?,
+        };
+        let mut files = Vec::with_capacity(entries.len());
+        for (index, entry) in entries.iter().enumerate() {
+            let entry_at = format!("{at}[{index}]");
+            let relative = Path::new(entry);
+            if relative.is_absolute()
+                || relative.components().any(|c| {
+                    matches!(
+                        c,
+                        Component::ParentDir | Component::RootDir | Component::Prefix(_)
+                    )
+                })
+            {
+                return Err(self.invalid(
+                    &entry_at,
+                    format!("`{entry}` must be a relative path inside the eval folder (no `..`, no absolute path)"),
+                ));
+            }
+            let (base, inside) = match relative.strip_prefix("evals") {
+                Ok(rest) if entry.starts_with("evals/") => {
+                    (self.skill_root.join("evals"), rest.to_path_buf())
+                }
+                _ => (self.eval_dir.clone(), relative.to_path_buf()),
+            };
+            let source = base.join(&inside);
+            let resolved = source.canonicalize().map_err(|_| {
+                self.invalid(
+                    &entry_at,
+                    format!("`{entry}` does not exist (looked for {})", source.display()),
+                )
+            })?;
+            let base_resolved = base.canonicalize().unwrap_or(base.clone());
+            if !resolved.starts_with(&base_resolved) {
+                return Err(self.invalid(
+                    &entry_at,
+                    format!(
+                        "`{entry}` resolves outside the eval folder (symbolic link to {})",
+                        resolved.display()
+                    ),
+                ));
+            }
+            let destination = inside
+                .strip_prefix("files")
+                .map(Path::to_path_buf)
+                .unwrap_or(inside.clone());
+            let destination = if destination.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                destination
+            };
+            files.push(CaseFile {
+                source: resolved,
+                destination,
+            });
+        }
+        Ok(CaseFiles::Listed(files))
+    }
+}
+
+fn validate_id(id: &str) -> Result<(), String> {
+    let mut chars = id.chars();
+    let Some(first) = chars.next() else {
+        return Err("must not be empty".to_string());
+    };
+    if !first.is_ascii_alphanumeric() {
+        return Err(format!("`{id}` must start with a letter or digit"));
+    }
+    if id.chars().count() > MAX_ID_CHARS {
+        return Err(format!("`{id}` is longer than {MAX_ID_CHARS} characters"));
+    }
+    if let Some(bad) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(format!(
+            "`{id}` contains {bad:?}; use ASCII letters, digits, `.`, `_`, `-`"
+        ));
+    }
+    Ok(())
+}
+
+/// The default eval-set location for a skill: `<skill>/evals/evals.json`, else `.jsonl`,
+/// `.yaml`, `.yml` beside it. Returns the `.json` path when none exists (for the error message).
+pub fn default_eval_path(skill_dir: &Path) -> PathBuf {
+    let dir = skill_dir.join("evals");
+    for name in ["evals.json", "evals.jsonl", "evals.yaml", "evals.yml"] {
+        let candidate = dir.join(name);
+        if candidate.is_file() {
+            return candidate;
+        }
+    }
+    dir.join("evals.json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<EvalSet, EvalSetError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("evals.json");
+        std::fs::write(&path, text).unwrap();
+        load_eval_set(&path, dir.path())
+    }
+
+    #[test]
+    fn agentskills_format_with_aces_extensions() {
+        let set = load(
+            r#"{"skill_name": "calc", "evals": [
+            {"id": 1, "prompt": "p1", "expected_output": "o", "files": [], "assertions": ["a"],
+             "expected_skill": "calc", "expected_script": "calc.py", "acceptable_skills": ["u"],
+             "checks": [{"type": "contains", "value": "397.8"}], "cluster": "c1", "weight": 2},
+            {"id": "neg-1", "prompt": "p2", "expected_skill": null, "status": "draft"},
+            {"id": "x", "prompt": "p3", "expectations": ["e"], "acceptable_alternates": ["z"]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(set.format, EvalFormat::Agentskills);
+        assert_eq!(set.skill_name.as_deref(), Some("calc"));
+        let first = &set.cases[0];
+        assert_eq!(first.id, "1");
+        assert_eq!(first.expected_skill, ExpectedSkill::Named("calc".into()));
+        assert_eq!(first.files, CaseFiles::Listed(vec![]));
+        assert_eq!(first.checks.len(), 1);
+        assert_eq!(first.weight, 2.0);
+        assert!(first.should_trigger);
+        let negative = &set.cases[1];
+        assert_eq!(negative.expected_skill, ExpectedSkill::None);
+        assert!(!negative.should_trigger);
+        assert_eq!(negative.files, CaseFiles::Omitted);
+        assert_eq!(set.cases[2].assertions, vec!["e"]);
+        assert_eq!(set.cases[2].acceptable_skills, vec!["z"]);
+        assert_eq!(set.runnable_cases(false).len(), 2);
+        assert_eq!(set.runnable_cases(true).len(), 3);
+        assert!(set.digest.starts_with("sha256:"));
+    }
+
+    #[test]
+    fn legacy_flat_and_wrappers() {
+        let flat = load(
+            r#"[{"id": "a", "question": "q", "ground_truth": "g", "expected_behavior": ["b"]}]"#,
+        )
+        .unwrap();
+        assert_eq!(flat.format, EvalFormat::LegacyFlat);
+        assert_eq!(flat.cases[0].prompt, "q");
+        assert_eq!(flat.cases[0].expected_output.as_deref(), Some("g"));
+        assert_eq!(flat.cases[0].assertions, vec!["b"]);
+        let wrapped = load(r#"{"cases": [{"id": "a", "prompt": "q"}]}"#).unwrap();
+        assert_eq!(wrapped.format, EvalFormat::CasesWrapper);
+        let benchflow =
+            load(r#"{"version": "1", "cases": [{"id": "a", "question": "q"}]}"#).unwrap();
+        assert_eq!(benchflow.format, EvalFormat::Benchflow);
+    }
+
+    #[test]
+    fn errors_name_file_and_json_path() {
+        let error = load(
+            r#"{"evals": [{"id": "a", "prompt": "p"}, {"id": "b", "prompt": "p"}, {"id": "c"}]}"#,
+        )
+        .unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.contains("evals.json: evals[2].prompt: is required"),
+            "{text}"
+        );
+        let error = load(r#"{"evals": [{"id": "a", "prompt": "p"}, {"id": "a", "prompt": "q"}]}"#)
+            .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("evals[1].id: duplicate case id `a`"),
+            "{error}"
+        );
+        let error =
+            load(r#"{"evals": [{"id": "a", "prompt": "p", "checks": [{"type": "shout"}]}]}"#)
+                .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("evals[0].checks[0]: unknown variant `shout`"),
+            "{error}"
+        );
+        let error = load("{\"evals\": [\n{\"id\": \"a\",,}]}").unwrap_err();
+        assert!(error.to_string().contains("evals.json:2:"), "{error}");
+        let error = load(r#"{"evals": [{"id": "a", "prompt": "p", "assertions": ["x"], "expectations": ["y"]}]}"#).unwrap_err();
+        assert!(
+            error.to_string().contains("both present and differ"),
+            "{error}"
+        );
+        let error = load(r#"{"evals": [{"id": "a b", "prompt": "p"}]}"#).unwrap_err();
+        assert!(error.to_string().contains("evals[0].id"), "{error}");
+        let error = load(r#"{"evals": []}"#).unwrap_err();
+        assert!(error.to_string().contains("no cases"), "{error}");
+        let error = load(r#"[{"query": "q", "should_trigger": true}]"#).unwrap_err();
+        assert!(error.to_string().contains("trigger set"), "{error}");
+    }
+
+    #[test]
+    fn files_resolution_and_escapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path();
+        std::fs::create_dir_all(skill.join("evals/files")).unwrap();
+        std::fs::write(skill.join("evals/files/data.csv"), "a").unwrap();
+        std::fs::write(skill.join("secret.txt"), "s").unwrap();
+        let path = skill.join("evals/evals.json");
+        let write_and_load = |files: &str| {
+            std::fs::write(
+                &path,
+                format!(r#"{{"evals": [{{"id": "a", "prompt": "p", "files": {files}}}]}}"#),
+            )
+            .unwrap();
+            load_eval_set(&path, skill)
+        };
+        let set = write_and_load(r#"["evals/files/data.csv", "files/data.csv"]"#).unwrap();
+        let CaseFiles::Listed(files) = &set.cases[0].files else {
+            panic!()
+        };
+        assert_eq!(files[0].destination, PathBuf::from("data.csv"));
+        assert_eq!(files[0].source, files[1].source);
+        assert!(
+            write_and_load(r#"["../secret.txt"]"#)
+                .unwrap_err()
+                .to_string()
+                .contains("files[0]")
+        );
+        assert!(write_and_load(r#"["/etc/passwd"]"#).is_err());
+        assert!(
+            write_and_load(r#"["files/missing.csv"]"#)
+                .unwrap_err()
+                .to_string()
+                .contains("does not exist")
+        );
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(
+                skill.join("secret.txt"),
+                skill.join("evals/files/link.txt"),
+            )
+            .unwrap();
+            let error = write_and_load(r#"["files/link.txt"]"#).unwrap_err();
+            assert!(
+                error.to_string().contains("outside the eval folder"),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn jsonl_and_yaml() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("evals.jsonl");
+        std::fs::write(
+            &jsonl,
+            "{\"id\": \"a\", \"prompt\": \"p\"}\n\n{\"id\": \"b\", \"prompt\": \"q\"}\n",
+        )
+        .unwrap();
+        assert_eq!(load_eval_set(&jsonl, dir.path()).unwrap().cases.len(), 2);
+        let yaml = dir.path().join("evals.yaml");
+        std::fs::write(&yaml, "evals:\n  - id: a\n    prompt: p\n    checks:\n      - type: contains\n        value: x\n").unwrap();
+        assert_eq!(
+            load_eval_set(&yaml, dir.path()).unwrap().cases[0]
+                .checks
+                .len(),
+            1
+        );
+    }
+}

@@ -1,0 +1,451 @@
+//! The scheduler: runs the planned trials with bounded concurrency, grades each, and hands
+//! finished records to the single recorder loop, which appends them to `trials.jsonl` (group
+//! commit: one write and one fsync per batch of finished trials) and drives the progress bar.
+//!
+//! Order: attempts outermost, then cases, then arms, so a partial run stays balanced between
+//! arms. Interrupts stop new trials and drop the ones in flight (they are re-run on resume).
+
+use std::collections::{HashMap, HashSet};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+
+use crate::asset::fingerprint::Calibre;
+use crate::evalset::GoldenCase;
+use crate::grade::{self, Grade, Outcome};
+use crate::record::{RecordError, TrialKey, TrialLog, TrialRecord};
+use crate::runner::{AttemptInput, Runner};
+use crate::trajectory::{Trajectory, TrajectoryStatus};
+use crate::workspace::{Arm, SkillSource, StagingError, stage_trial};
+
+/// Extra time past the runner's own budget before the scheduler abandons an attempt.
+const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
+
+/// Everything the trials of one run share.
+pub struct TrialContext {
+    pub run_id: String,
+    pub run_dir: PathBuf,
+    pub runner_name: String,
+    pub model: String,
+    pub runner: Box<dyn Runner>,
+    pub cases: Vec<GoldenCase>,
+    pub target: SkillSource,
+    pub decoys: Vec<SkillSource>,
+    pub eval_files_dir: PathBuf,
+    pub target_digest: String,
+    pub calibre: Calibre,
+    pub trial_timeout: Duration,
+    pub keep_workspaces: bool,
+    pub workspace_root: Option<PathBuf>,
+}
+
+/// Scheduler settings.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecuteSettings {
+    /// Trials in flight at once.
+    pub jobs: usize,
+    /// Attempts per case per arm.
+    pub k: u32,
+    /// Whether to draw a progress bar (only on a terminal, never in CI).
+    pub progress: bool,
+}
+
+/// How execution ended.
+#[derive(Debug)]
+pub struct ExecuteReport {
+    /// Trials recorded by this invocation.
+    pub recorded: usize,
+    /// Whether an interrupt stopped the run early.
+    pub interrupted: bool,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+}
+
+/// A failure that stops the whole run.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecuteError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error("{0}")]
+    Leak(String),
+}
+
+/// The planned trial keys in execution order.
+pub fn plan_trials(cases: &[GoldenCase], k: u32) -> Vec<(usize, TrialKey)> {
+    let mut trials = Vec::with_capacity(cases.len() * 2 * k as usize);
+    for attempt in 1..=k {
+        for (index, case) in cases.iter().enumerate() {
+            for arm in Arm::ALL {
+                trials.push((
+                    index,
+                    TrialKey {
+                        case_id: case.id.clone(),
+                        arm,
+                        attempt,
+                    },
+                ));
+            }
+        }
+    }
+    trials
+}
+
+/// Whether a progress bar may be drawn: stderr is a terminal and `CI` is not set.
+pub fn progress_allowed() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+}
+
+enum TrialMessage {
+    Done(Box<TrialRecord>),
+    Fatal(String),
+}
+
+/// Running per-case pass counts for the live lift estimate on the progress bar.
+#[derive(Default)]
+struct RunningLift {
+    cases: HashMap<String, [(u32, u32); 2]>,
+}
+
+impl RunningLift {
+    fn add(&mut self, record: &TrialRecord) {
+        if !record.outcome.is_scored() {
+            return;
+        }
+        let index = if record.arm == Arm::WithSkill { 0 } else { 1 };
+        let entry = self.cases.entry(record.case_id.clone()).or_default();
+        entry[index].1 += 1;
+        if record.outcome == Outcome::Pass {
+            entry[index].0 += 1;
+        }
+    }
+
+    fn message(&self) -> String {
+        let differences: Vec<f64> = self
+            .cases
+            .values()
+            .filter(|arms| arms[0].1 > 0 && arms[1].1 > 0)
+            .map(|arms| arms[0].0 as f64 / arms[0].1 as f64 - arms[1].0 as f64 / arms[1].1 as f64)
+            .collect();
+        if differences.is_empty() {
+            return "lift: n/a".to_string();
+        }
+        let lift = differences.iter().sum::<f64>() / differences.len() as f64;
+        format!(
+            "lift {:+.1} pp over {} cases",
+            lift * 100.0,
+            differences.len()
+        )
+    }
+}
+
+/// Run the trials not yet in `done`, appending each finished one to `log`.
+pub async fn execute(
+    context: Arc<TrialContext>,
+    settings: ExecuteSettings,
+    done: &HashSet<TrialKey>,
+    previous: &[TrialRecord],
+    log: &mut TrialLog,
+) -> Result<ExecuteReport, ExecuteError> {
+    let started = Instant::now();
+    let planned = plan_trials(&context.cases, settings.k);
+    let total = planned.len() as u64;
+    let pending: Vec<(usize, TrialKey)> = planned
+        .into_iter()
+        .filter(|(_, key)| !done.contains(key))
+        .collect();
+
+    let bar = if settings.progress {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(8));
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials  {msg}",
+            )
+            .expect("valid template"),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_position(total - pending.len() as u64);
+    let mut running = RunningLift::default();
+    for record in previous {
+        running.add(record);
+    }
+    bar.set_message(running.message());
+
+    let (sender, mut receiver) = mpsc::unbounded_channel::<TrialMessage>();
+    let semaphore = Arc::new(Semaphore::new(settings.jobs.max(1)));
+    let spawner_context = Arc::clone(&context);
+    let spawner = tokio::spawn(async move {
+        let mut tasks = JoinSet::new();
+        for (case_index, key) in pending {
+            let Ok(permit) = Arc::clone(&semaphore).acquire_owned().await else {
+                break;
+            };
+            let context = Arc::clone(&spawner_context);
+            let sender = sender.clone();
+            tasks.spawn(async move {
+                let message = match run_trial(&context, case_index, &key).await {
+                    Ok(record) => TrialMessage::Done(Box::new(record)),
+                    Err(fatal) => TrialMessage::Fatal(fatal),
+                };
+                drop(permit);
+                let _ = sender.send(message);
+            });
+            // Reap finished tasks so the set stays small.
+            while tasks.try_join_next().is_some() {}
+        }
+        while tasks.join_next().await.is_some() {}
+    });
+
+    let mut recorded = 0usize;
+    let mut interrupted = false;
+    let mut fatal = None;
+    let mut batch: Vec<TrialRecord> = Vec::new();
+    let interrupt = wait_for_interrupt();
+    tokio::pin!(interrupt);
+    loop {
+        tokio::select! {
+            message = receiver.recv() => {
+                let Some(message) = message else { break };
+                let mut messages = vec![message];
+                while let Ok(more) = receiver.try_recv() {
+                    messages.push(more);
+                }
+                for message in messages {
+                    match message {
+                        TrialMessage::Done(record) => batch.push(*record),
+                        TrialMessage::Fatal(error) => fatal = Some(error),
+                    }
+                }
+                if !batch.is_empty() {
+                    log.append(&batch)?;
+                    recorded += batch.len();
+                    for record in &batch {
+                        running.add(record);
+                    }
+                    bar.inc(batch.len() as u64);
+                    bar.set_message(running.message());
+                    batch.clear();
+                }
+                if fatal.is_some() {
+                    spawner.abort();
+                    break;
+                }
+            }
+            _ = &mut interrupt => {
+                interrupted = true;
+                spawner.abort();
+                // Record what already finished; in-flight trials are dropped (re-run on resume).
+                while let Ok(message) = receiver.try_recv() {
+                    if let TrialMessage::Done(record) = message {
+                        batch.push(*record);
+                    }
+                }
+                if !batch.is_empty() {
+                    log.append(&batch)?;
+                    recorded += batch.len();
+                }
+                break;
+            }
+        }
+    }
+    bar.finish_and_clear();
+    if let Some(error) = fatal {
+        return Err(ExecuteError::Leak(error));
+    }
+    Ok(ExecuteReport {
+        recorded,
+        interrupted,
+        wall_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn wait_for_interrupt() {
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async {
+            match terminate.as_mut() {
+                Some(signal) => { signal.recv().await; }
+                None => std::future::pending::<()>().await,
+            }
+        } => {}
+    }
+}
+
+/// Run one trial: stage, drive the runner under the trial timeout, grade, write the transcript.
+/// `Err` only for a leak-guard violation, which stops the run.
+async fn run_trial(
+    context: &TrialContext,
+    case_index: usize,
+    key: &TrialKey,
+) -> Result<TrialRecord, String> {
+    let case = &context.cases[case_index];
+    let started_at = Utc::now();
+    let clock = Instant::now();
+    let staged = stage_trial(
+        key.arm,
+        case,
+        &context.target,
+        &context.decoys,
+        context.runner.skills_dir(),
+        &context.eval_files_dir,
+        &context.target_digest,
+        context.calibre,
+        context.workspace_root.as_deref(),
+    );
+    let mut staged = match staged {
+        Ok(staged) => staged,
+        Err(error @ StagingError::Leak { .. }) => return Err(error.to_string()),
+        Err(error) => {
+            let grade = grade::unscoreable(format!("staging failed: {error}"));
+            return Ok(build_record(
+                context, key, started_at, clock, grade, None, None, None,
+            ));
+        }
+    };
+    let input = AttemptInput {
+        prompt: &case.prompt,
+        workspace: &staged.workspace,
+        home: &staged.home,
+        skills: &staged.skills,
+        model: &context.model,
+        timeout: context.trial_timeout,
+    };
+    let outcome = tokio::time::timeout(
+        context.trial_timeout + TIMEOUT_MARGIN,
+        context.runner.run_attempt(input),
+    )
+    .await;
+    let (trajectory, grade) = match outcome {
+        Ok(Ok(trajectory)) => {
+            let grade = grade::grade_trajectory(case, &trajectory, &staged.workspace);
+            (Some(trajectory), grade)
+        }
+        Ok(Err(error)) => {
+            let grade = grade::unscoreable(format!("runner error: {}", error.message));
+            (error.partial.map(|t| *t), grade)
+        }
+        Err(_) => {
+            let mut trajectory = Trajectory::new();
+            trajectory.status = TrajectoryStatus::Incomplete {
+                reason: "trial timeout".to_string(),
+            };
+            let grade = grade::unscoreable(format!(
+                "trial exceeded its timeout of {:.0} s",
+                context.trial_timeout.as_secs_f64()
+            ));
+            (Some(trajectory), grade)
+        }
+    };
+    let transcript = match &trajectory {
+        Some(trajectory) => write_transcript(&context.run_dir, key, case, trajectory, &grade).ok(),
+        None => None,
+    };
+    let workspace = if context.keep_workspaces {
+        staged.keep()
+    } else {
+        None
+    };
+    Ok(build_record(
+        context,
+        key,
+        started_at,
+        clock,
+        grade,
+        trajectory.as_ref(),
+        transcript,
+        workspace,
+    ))
+}
+
+fn write_transcript(
+    run_dir: &Path,
+    key: &TrialKey,
+    case: &GoldenCase,
+    trajectory: &Trajectory,
+    grade: &Grade,
+) -> std::io::Result<String> {
+    let relative = key.transcript_path();
+    let document = serde_json::json!({
+        "trial_id": key.trial_id(),
+        "case_id": case.id,
+        "arm": key.arm,
+        "attempt": key.attempt,
+        "prompt": case.prompt,
+        "grade": grade,
+        "trajectory": trajectory,
+    });
+    let bytes = serde_json::to_vec(&document).map_err(std::io::Error::other)?;
+    std::fs::write(run_dir.join(&relative), bytes)?;
+    Ok(relative)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_record(
+    context: &TrialContext,
+    key: &TrialKey,
+    started_at: chrono::DateTime<Utc>,
+    clock: Instant,
+    grade: Grade,
+    trajectory: Option<&Trajectory>,
+    transcript: Option<String>,
+    workspace: Option<PathBuf>,
+) -> TrialRecord {
+    let (usage, observed_model, model_latency_s, requests, retries, tool_calls, activated_skills) =
+        match trajectory {
+            Some(t) => (
+                t.usage.clone(),
+                t.observed_model.clone(),
+                t.requests.iter().map(|r| r.latency_s).sum(),
+                t.requests
+                    .iter()
+                    .filter(|r| r.model.is_some() || r.finish_reason.is_some())
+                    .count(),
+                t.requests
+                    .iter()
+                    .flat_map(|r| r.retries.iter().cloned())
+                    .collect(),
+                t.tool_calls.len(),
+                t.skill_activations
+                    .iter()
+                    .filter(|a| a.ok)
+                    .map(|a| a.skill.clone())
+                    .collect(),
+            ),
+            None => Default::default(),
+        };
+    TrialRecord {
+        run_id: context.run_id.clone(),
+        trial_id: key.trial_id(),
+        case_id: key.case_id.clone(),
+        arm: key.arm,
+        attempt: key.attempt,
+        runner: context.runner_name.clone(),
+        model: context.model.clone(),
+        observed_model,
+        outcome: grade.outcome,
+        reason: grade.reason,
+        checks: grade.checks,
+        scores: grade.scores,
+        usage,
+        started_at,
+        wall_s: clock.elapsed().as_secs_f64(),
+        model_latency_s,
+        requests,
+        retries,
+        tool_calls,
+        activated_skills,
+        transcript,
+        workspace,
+    }
+}

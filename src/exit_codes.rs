@@ -1,0 +1,18 @@
+//! The process exit codes of `skill-lift`, documented in one place (README "Exit codes").
+//!
+//! Every command maps its outcome to one of these constants in `main.rs`; nothing else calls
+//! `std::process::exit`.
+
+/// The command ran and its gate passed (or no gate was set).
+pub const SUCCESS: i32 = 0;
+/// The command ran but a gate failed (regressed, below `--min-lift`, DEGRADED).
+pub const GATE_FAILED: i32 = 1;
+/// Usage or input error: bad flags, malformed `evals.json`, `SKILL.md`, runner profile, run folder.
+pub const INPUT_ERROR: i32 = 2;
+/// Infrastructure error: the runner or model server could not start, or no trial could be scored
+/// because of infrastructure failures.
+pub const INFRASTRUCTURE_ERROR: i32 = 3;
+/// Nothing to run: no active golden case, or every trial of the run is not gradable.
+pub const NOTHING_TO_RUN: i32 = 4;
+/// Interrupted (Ctrl-C / SIGTERM); recorded trials are kept and `--resume` continues.
+pub const INTERRUPTED: i32 = 130;

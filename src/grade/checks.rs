@@ -1,0 +1,524 @@
+//! Deterministic output checks of a golden case (`checks` in `evals.json`) and their evaluation
+//! against a trial's final answer and workspace.
+//!
+//! Answer checks: `contains`, `not_contains`, `regex`, `equals` (trimmed), `json_path`.
+//! Workspace checks: `file_exists`, `file_contains` (paths relative to the workspace; escapes are
+//! refused at load time and again at evaluation time).
+
+use std::path::{Component, Path};
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// One deterministic check, as written in `evals.json` (`{"type": "contains", "value": "…"}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Check {
+    /// The final answer contains `value` (case-sensitive unless `ignore_case`).
+    Contains {
+        value: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        ignore_case: bool,
+    },
+    /// The final answer does not contain `value`.
+    NotContains {
+        value: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        ignore_case: bool,
+    },
+    /// The final answer matches the regular expression `pattern` (Rust `regex` syntax; use
+    /// `(?i)` for case-insensitive, `^`/`$` anchor the whole answer unless `(?m)`).
+    Regex { pattern: String },
+    /// The trimmed final answer equals the trimmed `value`.
+    Equals {
+        value: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        ignore_case: bool,
+    },
+    /// The JSON in the final answer (whole answer, else the first fenced code block, else the
+    /// first balanced `{…}`/`[…]`) has at `path` (`$.a.b[0]`) a value equal to `equals`, or a
+    /// string matching `matches`.
+    JsonPath {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        equals: Option<serde_json::Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        matches: Option<String>,
+    },
+    /// The file `path` exists in the workspace after the trial.
+    FileExists { path: String },
+    /// The file `path` exists in the workspace after the trial and contains `value`.
+    FileContains { path: String, value: String },
+}
+
+/// Why a check definition is invalid (an input error in the eval set).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CheckDefinitionError {
+    #[error("invalid regular expression: {0}")]
+    Regex(String),
+    #[error("invalid JSON path `{0}` (expected `$`, `.key`, `[\"key\"]` or `[index]` steps)")]
+    JsonPath(String),
+    #[error("json_path needs exactly one of `equals` or `matches`")]
+    JsonPathExpectation,
+    #[error("path `{0}` must be relative and stay inside the workspace")]
+    EscapingPath(String),
+}
+
+/// The result of one check on one trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// The check's `type`.
+    #[serde(rename = "type")]
+    pub check_type: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// One line saying what was looked for and what was found.
+    pub detail: String,
+}
+
+/// Whether `path` is relative and has no `..`, root or prefix component.
+pub fn is_contained_relative_path(path: &str) -> bool {
+    let path = Path::new(path);
+    !path.as_os_str().is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// One step of a parsed JSON path.
+#[derive(Debug, Clone, PartialEq)]
+enum PathStep {
+    Key(String),
+    Index(usize),
+}
+
+fn parse_json_path(path: &str) -> Option<Vec<PathStep>> {
+    let rest = path.trim().strip_prefix('$')?;
+    let mut steps = Vec::new();
+    let bytes: Vec<char> = rest.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            '.' => {
+                let start = i + 1;
+                let mut end = start;
+                while end < bytes.len() && bytes[end] != '.' && bytes[end] != '[' {
+                    end += 1;
+                }
+                if end == start {
+                    return None;
+                }
+                steps.push(PathStep::Key(bytes[start..end].iter().collect()));
+                i = end;
+            }
+            '[' => {
+                let close = bytes[i..].iter().position(|&c| c == ']')? + i;
+                let inner: String = bytes[i + 1..close].iter().collect();
+                let inner = inner.trim();
+                if let Some(quoted) = inner
+                    .strip_prefix('"')
+                    .and_then(|s| s.strip_suffix('"'))
+                    .or_else(|| inner.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
+                {
+                    steps.push(PathStep::Key(quoted.to_string()));
+                } else {
+                    steps.push(PathStep::Index(inner.parse().ok()?));
+                }
+                i = close + 1;
+            }
+            _ => return None,
+        }
+    }
+    Some(steps)
+}
+
+impl Check {
+    /// Validate the definition (regex compiles, JSON path parses, paths stay inside the workspace).
+    pub fn validate(&self) -> Result<(), CheckDefinitionError> {
+        match self {
+            Check::Regex { pattern } => Regex::new(pattern)
+                .map(|_| ())
+                .map_err(|e| CheckDefinitionError::Regex(e.to_string())),
+            Check::JsonPath {
+                path,
+                equals,
+                matches,
+            } => {
+                parse_json_path(path)
+                    .ok_or_else(|| CheckDefinitionError::JsonPath(path.clone()))?;
+                if equals.is_some() == matches.is_some() {
+                    return Err(CheckDefinitionError::JsonPathExpectation);
+                }
+                if let Some(pattern) = matches {
+                    Regex::new(pattern).map_err(|e| CheckDefinitionError::Regex(e.to_string()))?;
+                }
+                Ok(())
+            }
+            Check::FileExists { path } | Check::FileContains { path, .. } => {
+                if is_contained_relative_path(path) {
+                    Ok(())
+                } else {
+                    Err(CheckDefinitionError::EscapingPath(path.clone()))
+                }
+            }
+            Check::Contains { .. } | Check::NotContains { .. } | Check::Equals { .. } => Ok(()),
+        }
+    }
+
+    /// The check's `type` name.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Check::Contains { .. } => "contains",
+            Check::NotContains { .. } => "not_contains",
+            Check::Regex { .. } => "regex",
+            Check::Equals { .. } => "equals",
+            Check::JsonPath { .. } => "json_path",
+            Check::FileExists { .. } => "file_exists",
+            Check::FileContains { .. } => "file_contains",
+        }
+    }
+
+    /// Evaluate against the final answer (empty when the trial gave none) and the workspace.
+    pub fn evaluate(&self, answer: &str, workspace: &Path) -> CheckResult {
+        let (passed, detail) = match self {
+            Check::Contains { value, ignore_case } => {
+                let found = contains(answer, value, *ignore_case);
+                (
+                    found,
+                    format!(
+                        "answer {} {value:?}",
+                        if found { "contains" } else { "lacks" }
+                    ),
+                )
+            }
+            Check::NotContains { value, ignore_case } => {
+                let found = contains(answer, value, *ignore_case);
+                (
+                    !found,
+                    format!(
+                        "answer {} {value:?}",
+                        if found { "contains" } else { "lacks" }
+                    ),
+                )
+            }
+            Check::Regex { pattern } => match Regex::new(pattern) {
+                Ok(regex) => {
+                    let found = regex.is_match(answer);
+                    (
+                        found,
+                        format!(
+                            "answer {} /{pattern}/",
+                            if found { "matches" } else { "does not match" }
+                        ),
+                    )
+                }
+                Err(error) => (false, format!("invalid regex: {error}")),
+            },
+            Check::Equals { value, ignore_case } => {
+                let (a, b) = (answer.trim(), value.trim());
+                let equal = if *ignore_case {
+                    a.to_lowercase() == b.to_lowercase()
+                } else {
+                    a == b
+                };
+                (
+                    equal,
+                    format!(
+                        "answer {} {b:?}",
+                        if equal { "equals" } else { "differs from" }
+                    ),
+                )
+            }
+            Check::JsonPath {
+                path,
+                equals,
+                matches,
+            } => evaluate_json_path(answer, path, equals.as_ref(), matches.as_deref()),
+            Check::FileExists { path } => match workspace_file(workspace, path) {
+                Some(file) if file.is_file() => (true, format!("{path} exists")),
+                _ => (false, format!("{path} does not exist in the workspace")),
+            },
+            Check::FileContains { path, value } => match workspace_file(workspace, path) {
+                Some(file) => match std::fs::read(&file) {
+                    Ok(bytes) => {
+                        let text = String::from_utf8_lossy(&bytes);
+                        let found = text.contains(value.as_str());
+                        (
+                            found,
+                            format!(
+                                "{path} {} {value:?}",
+                                if found { "contains" } else { "lacks" }
+                            ),
+                        )
+                    }
+                    Err(_) => (false, format!("{path} does not exist in the workspace")),
+                },
+                None => (false, format!("{path} escapes the workspace")),
+            },
+        };
+        CheckResult {
+            check_type: self.type_name().to_string(),
+            passed,
+            detail,
+        }
+    }
+}
+
+fn contains(haystack: &str, needle: &str, ignore_case: bool) -> bool {
+    if ignore_case {
+        haystack.to_lowercase().contains(&needle.to_lowercase())
+    } else {
+        haystack.contains(needle)
+    }
+}
+
+/// Resolve `relative` inside `workspace`, refusing escapes (also through symbolic links).
+fn workspace_file(workspace: &Path, relative: &str) -> Option<std::path::PathBuf> {
+    if !is_contained_relative_path(relative) {
+        return None;
+    }
+    let path = workspace.join(relative);
+    match (path.canonicalize(), workspace.canonicalize()) {
+        (Ok(resolved), Ok(root)) if resolved.starts_with(&root) => Some(resolved),
+        (Ok(_), Ok(_)) => None,
+        // A file that does not exist: report it as missing, not escaping.
+        _ => Some(path),
+    }
+}
+
+/// Extract a JSON value from an answer: the whole trimmed answer, else the first fenced code
+/// block, else the first balanced `{…}` or `[…]` span that parses.
+pub fn extract_json(answer: &str) -> Option<serde_json::Value> {
+    let trimmed = answer.trim();
+    if let Ok(value) = serde_json::from_str(trimmed) {
+        return Some(value);
+    }
+    if let Some(start) = trimmed.find("```") {
+        let after = &trimmed[start + 3..];
+        let after = after
+            .split_once('\n')
+            .map(|(_, rest)| rest)
+            .unwrap_or(after);
+        if let Some(end) = after.find("```")
+            && let Ok(value) = serde_json::from_str(after[..end].trim())
+        {
+            return Some(value);
+        }
+    }
+    for (start, open) in trimmed
+        .char_indices()
+        .filter(|(_, c)| *c == '{' || *c == '[')
+    {
+        let close = if open == '{' { '}' } else { ']' };
+        let mut depth = 0i32;
+        let mut in_string = false;
+        let mut escaped = false;
+        for (offset, c) in trimmed[start..].char_indices() {
+            if in_string {
+                match (escaped, c) {
+                    (true, _) => escaped = false,
+                    (false, '\\') => escaped = true,
+                    (false, '"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                '"' => in_string = true,
+                c if c == open => depth += 1,
+                c if c == close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if let Ok(value) = serde_json::from_str(&trimmed[start..start + offset + 1])
+                        {
+                            return Some(value);
+                        }
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+fn evaluate_json_path(
+    answer: &str,
+    path: &str,
+    equals: Option<&serde_json::Value>,
+    matches: Option<&str>,
+) -> (bool, String) {
+    let Some(steps) = parse_json_path(path) else {
+        return (false, format!("invalid JSON path {path}"));
+    };
+    let Some(document) = extract_json(answer) else {
+        return (false, "answer holds no JSON".to_string());
+    };
+    let mut current = &document;
+    for step in &steps {
+        let next = match step {
+            PathStep::Key(key) => current.get(key.as_str()),
+            PathStep::Index(index) => current.get(*index),
+        };
+        match next {
+            Some(value) => current = value,
+            None => return (false, format!("{path} not found in the answer's JSON")),
+        }
+    }
+    if let Some(expected) = equals {
+        let equal = current == expected;
+        return (
+            equal,
+            format!(
+                "{path} is {current} ({} {expected})",
+                if equal { "equals" } else { "expected" }
+            ),
+        );
+    }
+    if let Some(pattern) = matches {
+        let text = match current {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        return match Regex::new(pattern) {
+            Ok(regex) => {
+                let found = regex.is_match(&text);
+                (
+                    found,
+                    format!(
+                        "{path} = {text:?} {} /{pattern}/",
+                        if found { "matches" } else { "does not match" }
+                    ),
+                )
+            }
+            Err(error) => (false, format!("invalid regex: {error}")),
+        };
+    }
+    (false, "json_path needs `equals` or `matches`".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(value: serde_json::Value) -> Check {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn run(value: serde_json::Value, answer: &str) -> bool {
+        let check = check(value);
+        check.validate().unwrap();
+        check.evaluate(answer, Path::new("/nonexistent")).passed
+    }
+
+    #[test]
+    fn answer_checks() {
+        assert!(run(
+            json!({"type": "contains", "value": "Aye"}),
+            "  Aye! matey"
+        ));
+        assert!(!run(json!({"type": "contains", "value": "aye"}), "Aye"));
+        assert!(run(
+            json!({"type": "contains", "value": "aye", "ignore_case": true}),
+            "AYE"
+        ));
+        assert!(run(
+            json!({"type": "not_contains", "value": "sorry"}),
+            "fine"
+        ));
+        assert!(!run(
+            json!({"type": "not_contains", "value": "sorry"}),
+            "so sorry"
+        ));
+        assert!(run(
+            json!({"type": "regex", "pattern": "^\\s*\\[TICKET\\]"}),
+            "  [TICKET] hi"
+        ));
+        assert!(!run(
+            json!({"type": "regex", "pattern": "^\\[TICKET\\]"}),
+            "hi [TICKET]"
+        ));
+        assert!(run(json!({"type": "equals", "value": "42"}), " 42\n"));
+        assert!(!run(json!({"type": "equals", "value": "42"}), "42."));
+    }
+
+    #[test]
+    fn json_path_checks() {
+        let answer = "Here you go:\n```json\n{\"a\": {\"b\": [1, {\"c\": \"x-12\"}]}}\n```";
+        assert!(run(
+            json!({"type": "json_path", "path": "$.a.b[0]", "equals": 1}),
+            answer
+        ));
+        assert!(run(
+            json!({"type": "json_path", "path": "$.a.b[1].c", "matches": "^x-\\d+$"}),
+            answer
+        ));
+        assert!(run(
+            json!({"type": "json_path", "path": "$[\"a\"].b[1][\"c\"]", "equals": "x-12"}),
+            answer
+        ));
+        assert!(!run(
+            json!({"type": "json_path", "path": "$.a.missing", "equals": 1}),
+            answer
+        ));
+        assert!(!run(
+            json!({"type": "json_path", "path": "$.a", "equals": 1}),
+            "no json here"
+        ));
+        assert!(run(
+            json!({"type": "json_path", "path": "$.ok", "equals": true}),
+            "Result: {\"ok\": true} done"
+        ));
+    }
+
+    #[test]
+    fn invalid_definitions_are_refused() {
+        assert!(
+            check(json!({"type": "regex", "pattern": "("}))
+                .validate()
+                .is_err()
+        );
+        assert!(
+            check(json!({"type": "json_path", "path": "a.b", "equals": 1}))
+                .validate()
+                .is_err()
+        );
+        assert!(
+            check(json!({"type": "json_path", "path": "$.a"}))
+                .validate()
+                .is_err()
+        );
+        assert!(
+            check(json!({"type": "file_exists", "path": "../x"}))
+                .validate()
+                .is_err()
+        );
+        assert!(
+            check(json!({"type": "file_exists", "path": "/etc/passwd"}))
+                .validate()
+                .is_err()
+        );
+        assert!(serde_json::from_value::<Check>(json!({"type": "shout", "value": "x"})).is_err());
+        assert!(serde_json::from_value::<Check>(json!({"type": "contains", "valu": "x"})).is_err());
+    }
+
+    #[test]
+    fn workspace_checks() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("out.csv"), "a,b\n1,2\n").unwrap();
+        let exists = check(json!({"type": "file_exists", "path": "out.csv"}));
+        assert!(exists.evaluate("", dir.path()).passed);
+        let missing = check(json!({"type": "file_exists", "path": "nope.csv"}));
+        assert!(!missing.evaluate("", dir.path()).passed);
+        let contains = check(json!({"type": "file_contains", "path": "out.csv", "value": "1,2"}));
+        assert!(contains.evaluate("", dir.path()).passed);
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc/hostname", dir.path().join("link")).unwrap();
+            let escaping = check(json!({"type": "file_exists", "path": "link"}));
+            assert!(!escaping.evaluate("", dir.path()).passed);
+        }
+    }
+}

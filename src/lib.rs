@@ -1,0 +1,21 @@
+//! skill-lift: a paired-replay evaluation harness for Agent Skills.
+//!
+//! Data flow (see `shared/design.md`): plan → stage ([`workspace`]) → drive ([`runner`]) →
+//! normalize ([`trajectory`]) → grade ([`grade`]) → record ([`record`]) → analyze
+//! ([`analysis`], on [`stats`]) → report ([`report`]). [`execute`] schedules trials; [`cli`]
+//! is the command-line boundary and the only place that maps outcomes to exit codes.
+
+pub mod analysis;
+pub mod asset;
+pub mod cli;
+pub mod decoys;
+pub mod evalset;
+pub mod execute;
+pub mod exit_codes;
+pub mod grade;
+pub mod record;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod trajectory;
+pub mod workspace;

@@ -1,0 +1,439 @@
+//! The run folder: `manifest.json` (what was run), the append-only `trials.jsonl` (one fsync'd
+//! line per finished trial) and `transcripts/` (one normalized trajectory per trial).
+//!
+//! Recorded runs are the source of truth; everything after recording is derived from them.
+//! Schema: `docs/run-format.md`. A crash can leave at most a torn last line, which resume
+//! removes; a complete line is never rewritten.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::grade::Outcome;
+use crate::grade::checks::CheckResult;
+use crate::trajectory::{RetryRecord, Usage};
+use crate::workspace::Arm;
+
+/// Version of the run-folder format (manifest and trial records).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The asset evaluated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssetInfo {
+    /// Skill name.
+    pub name: String,
+    /// Absolute path of the skill folder.
+    pub path: PathBuf,
+    /// `sha256:<hex>` fingerprint.
+    pub fingerprint: String,
+    /// Calibre that produced it.
+    pub calibre: String,
+    /// Files hashed.
+    pub fingerprint_files: Vec<String>,
+    /// Loader warnings (spec deviations).
+    pub warnings: Vec<String>,
+}
+
+/// The eval set used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalSetInfo {
+    /// Absolute path of the eval file.
+    pub path: PathBuf,
+    /// `sha256:<hex>` of its bytes.
+    pub digest: String,
+    /// Detected format.
+    pub format: String,
+    /// Ids of the cases run, in order.
+    pub case_ids: Vec<String>,
+    /// Cluster label of each case that has one.
+    #[serde(default)]
+    pub case_clusters: BTreeMap<String, String>,
+    /// Whether drafts were included.
+    pub allow_draft: bool,
+}
+
+/// The runner used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunnerInfo {
+    /// Profile name.
+    pub name: String,
+    /// Runner kind (`openai-chat`).
+    pub kind: String,
+    /// Absolute path of the profile file.
+    pub profile_path: PathBuf,
+    /// `sha256:<hex>` of the profile file.
+    pub profile_digest: String,
+    /// Skill mode (`inject` | `tools`).
+    pub skill_mode: String,
+    /// Server base URL.
+    pub base_url: String,
+}
+
+/// One staged decoy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecoyInfo {
+    pub name: String,
+    pub fingerprint: String,
+}
+
+/// Where the decoys came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecoysInfo {
+    /// `builtin`, `none`, or the folder given with `--decoys`.
+    pub source: String,
+    /// The decoys staged in both arms.
+    pub skills: Vec<DecoyInfo>,
+}
+
+/// `manifest.json`: what a run is. Written once at the start; resume checks it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// skill-lift version that created the run.
+    pub skill_lift_version: String,
+    /// The run id (folder name).
+    pub run_id: String,
+    /// Creation time (UTC).
+    pub created_at: DateTime<Utc>,
+    pub asset: AssetInfo,
+    pub eval_set: EvalSetInfo,
+    pub runner: RunnerInfo,
+    /// Requested model.
+    pub model: String,
+    /// Attempts per case per arm.
+    pub k: u32,
+    /// Seed of the bootstrap (and of any seeded sampling).
+    pub seed: u64,
+    pub decoys: DecoysInfo,
+    /// Arms run.
+    pub arms: Vec<Arm>,
+    /// Trials planned: cases × arms × K.
+    pub trials_planned: usize,
+}
+
+/// One line of `trials.jsonl`: a finished trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    pub run_id: String,
+    /// `<case_id>/<arm>/<attempt>`; unique in a run.
+    pub trial_id: String,
+    pub case_id: String,
+    pub arm: Arm,
+    /// Attempt number, 1..=K.
+    pub attempt: u32,
+    /// Runner profile name.
+    pub runner: String,
+    /// Requested model.
+    pub model: String,
+    /// Model the server reported, when it did.
+    pub observed_model: Option<String>,
+    /// pass | fail | unscoreable | not_gradable.
+    pub outcome: Outcome,
+    /// Why (first failed check, infrastructure error, missing checks).
+    pub reason: Option<String>,
+    /// Each deterministic check's result.
+    pub checks: Vec<CheckResult>,
+    /// Metric scores in [0,1].
+    pub scores: BTreeMap<String, f64>,
+    /// Token usage (absent counts stay null).
+    pub usage: Usage,
+    /// Start time (UTC).
+    pub started_at: DateTime<Utc>,
+    /// Wall time of the whole trial (staging, agent, grading), seconds.
+    pub wall_s: f64,
+    /// Sum of successful model-request latencies, seconds.
+    pub model_latency_s: f64,
+    /// Model requests made.
+    pub requests: usize,
+    /// Retried infrastructure errors, in order.
+    pub retries: Vec<RetryRecord>,
+    /// Tool calls made.
+    pub tool_calls: usize,
+    /// Names of skills activated (target and decoys), in order.
+    pub activated_skills: Vec<String>,
+    /// Transcript path relative to the run folder.
+    pub transcript: Option<String>,
+    /// Kept workspace folder (`--keep-workspaces`).
+    pub workspace: Option<PathBuf>,
+}
+
+impl TrialRecord {
+    /// The trial's key: (case id, arm, attempt).
+    pub fn key(&self) -> TrialKey {
+        TrialKey {
+            case_id: self.case_id.clone(),
+            arm: self.arm,
+            attempt: self.attempt,
+        }
+    }
+}
+
+/// Identity of a trial inside a run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TrialKey {
+    pub case_id: String,
+    pub arm: Arm,
+    pub attempt: u32,
+}
+
+impl TrialKey {
+    /// `<case_id>/<arm>/<attempt>`.
+    pub fn trial_id(&self) -> String {
+        format!("{}/{}/{}", self.case_id, self.arm.as_str(), self.attempt)
+    }
+
+    /// Transcript path relative to the run folder.
+    pub fn transcript_path(&self) -> String {
+        format!(
+            "transcripts/{}.{}.{}.json",
+            self.case_id,
+            self.arm.as_str(),
+            self.attempt
+        )
+    }
+}
+
+/// Errors of the run folder.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: not a valid trial record: {message}")]
+    BadRecord {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: not a valid manifest: {message}")]
+    BadManifest { path: PathBuf, message: String },
+    #[error("{path}: another skill-lift process is writing this run (lock held)")]
+    Locked { path: PathBuf },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RecordError + '_ {
+    move |source| RecordError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Write `bytes` to `path` atomically (temporary file in the same folder, fsync, rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io(dir))?;
+    temp.write_all(bytes).map_err(io(path))?;
+    temp.as_file().sync_data().map_err(io(path))?;
+    temp.persist(path).map_err(|e| RecordError::Io {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// Read `manifest.json` from a run folder.
+pub fn read_manifest(run_dir: &Path) -> Result<Manifest, RecordError> {
+    let path = run_dir.join("manifest.json");
+    let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| RecordError::BadManifest {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    if manifest.format_version != FORMAT_VERSION {
+        return Err(RecordError::BadManifest {
+            path,
+            message: format!(
+                "format version {} is not supported by this skill-lift (reads {FORMAT_VERSION})",
+                manifest.format_version
+            ),
+        });
+    }
+    Ok(manifest)
+}
+
+/// Read every complete record of `trials.jsonl`. A torn last line (no trailing newline, a crash
+/// mid-write) is ignored and reported through the returned byte length of the valid prefix.
+pub fn read_trials(path: &Path) -> Result<(Vec<TrialRecord>, u64), RecordError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+        Err(error) => return Err(io(path)(error)),
+    };
+    let mut reader = BufReader::new(file);
+    let mut records = Vec::new();
+    let mut valid_len = 0u64;
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line).map_err(io(path))?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        if line.last() != Some(&b'\n') {
+            // Torn final write: not a record.
+            break;
+        }
+        let text = &line[..line.len() - 1];
+        if text.iter().all(u8::is_ascii_whitespace) {
+            valid_len += read as u64;
+            continue;
+        }
+        let record: TrialRecord =
+            serde_json::from_slice(text).map_err(|e| RecordError::BadRecord {
+                path: path.to_path_buf(),
+                line: number,
+                message: e.to_string(),
+            })?;
+        records.push(record);
+        valid_len += read as u64;
+    }
+    Ok((records, valid_len))
+}
+
+/// The append-only trial log of a run, held under an exclusive lock.
+pub struct TrialLog {
+    file: File,
+    path: PathBuf,
+    _lock: File,
+}
+
+impl TrialLog {
+    /// Open (creating) `trials.jsonl` in `run_dir` for appending, after cutting a torn last line
+    /// to `valid_len` bytes. Fails when another process holds the run's lock.
+    pub fn open(run_dir: &Path, valid_len: u64) -> Result<Self, RecordError> {
+        let lock_path = run_dir.join(".lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(RecordError::Locked {
+                    path: run_dir.to_path_buf(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(error)) => return Err(io(&lock_path)(error)),
+        }
+        let path = run_dir.join("trials.jsonl");
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        let length = file.metadata().map_err(io(&path))?.len();
+        if length > valid_len {
+            file.set_len(valid_len).map_err(io(&path))?;
+        }
+        Ok(Self {
+            file,
+            path,
+            _lock: lock,
+        })
+    }
+
+    /// Append records (one line each) in a single write, then fsync: group commit.
+    pub fn append(&mut self, records: &[TrialRecord]) -> Result<(), RecordError> {
+        let mut buffer = Vec::with_capacity(records.len() * 1024);
+        for record in records {
+            serde_json::to_writer(&mut buffer, record).map_err(|e| RecordError::Io {
+                path: self.path.clone(),
+                source: std::io::Error::other(e),
+            })?;
+            buffer.push(b'\n');
+        }
+        self.file.write_all(&buffer).map_err(io(&self.path))?;
+        self.file.sync_data().map_err(io(&self.path))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecord {
+        TrialRecord {
+            run_id: "r".into(),
+            trial_id: format!("{case_id}/{}/{attempt}", arm.as_str()),
+            case_id: case_id.into(),
+            arm,
+            attempt,
+            runner: "x".into(),
+            model: "m".into(),
+            observed_model: None,
+            outcome,
+            reason: None,
+            checks: vec![],
+            scores: BTreeMap::new(),
+            usage: Usage::default(),
+            started_at: Utc::now(),
+            wall_s: 0.1,
+            model_latency_s: 0.05,
+            requests: 1,
+            retries: vec![],
+            tool_calls: 0,
+            activated_skills: vec![],
+            transcript: None,
+            workspace: None,
+        }
+    }
+
+    #[test]
+    fn append_read_and_torn_line_repair() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut log = TrialLog::open(dir.path(), 0).unwrap();
+            log.append(&[
+                record("a", Arm::WithSkill, 1, Outcome::Pass),
+                record("a", Arm::WithoutSkill, 1, Outcome::Fail),
+            ])
+            .unwrap();
+        }
+        let path = dir.path().join("trials.jsonl");
+        // Simulate a crash mid-write.
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(b"{\"run_id\": \"r\", \"trial_").unwrap();
+        drop(file);
+        let (records, valid) = read_trials(&path).unwrap();
+        assert_eq!(records.len(), 2);
+        let mut log = TrialLog::open(dir.path(), valid).unwrap();
+        log.append(&[record("b", Arm::WithSkill, 1, Outcome::Pass)])
+            .unwrap();
+        drop(log);
+        let (records, _) = read_trials(&path).unwrap();
+        assert_eq!(records.len(), 3);
+        assert_eq!(records[2].case_id, "b");
+    }
+
+    #[test]
+    fn lock_refuses_a_second_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = TrialLog::open(dir.path(), 0).unwrap();
+        assert!(matches!(
+            TrialLog::open(dir.path(), 0),
+            Err(RecordError::Locked { .. })
+        ));
+    }
+
+    #[test]
+    fn corrupt_middle_line_names_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trials.jsonl");
+        std::fs::write(&path, "not json\n").unwrap();
+        let error = read_trials(&path).unwrap_err();
+        assert!(error.to_string().contains("trials.jsonl:1:"), "{error}");
+    }
+}

@@ -1,0 +1,81 @@
+//! Runners execute one attempt of one golden case in a staged workspace and return its
+//! [`Trajectory`]. One trait, one implementation per runner kind.
+//!
+//! Runners own the mechanics of talking to a model or agent (HTTP, subprocesses, retries of single
+//! requests); the scheduler (`crate::execute`) owns concurrency, trial timeouts and recording.
+
+pub mod http;
+pub mod openai_chat;
+pub mod profile;
+pub mod server;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::trajectory::Trajectory;
+pub use profile::{LoadedProfile, RunnerKind, RunnerProfile, SkillMode};
+
+/// One skill as staged in a trial's workspace.
+#[derive(Debug, Clone)]
+pub struct StagedSkill {
+    /// The skill's name (its folder name in the skills folder).
+    pub name: String,
+    /// The staged folder inside the workspace.
+    pub dir: PathBuf,
+}
+
+/// Everything a runner needs for one attempt.
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptInput<'a> {
+    /// The case prompt.
+    pub prompt: &'a str,
+    /// The trial's workspace (the agent's working folder).
+    pub workspace: &'a Path,
+    /// The trial's fresh HOME.
+    pub home: &'a Path,
+    /// The skills staged in this arm, ordered by name.
+    pub skills: &'a [StagedSkill],
+    /// The requested model.
+    pub model: &'a str,
+    /// Wall-clock budget for the attempt.
+    pub timeout: Duration,
+}
+
+/// An attempt that produced no usable trajectory.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct AttemptError {
+    /// What went wrong, for the trial record.
+    pub message: String,
+    /// What was recorded before the failure (retries, messages), when anything was.
+    pub partial: Option<Box<Trajectory>>,
+}
+
+/// A runner kind's implementation.
+#[async_trait]
+pub trait Runner: Send + Sync {
+    /// The kind's recorded name.
+    fn kind(&self) -> &'static str;
+
+    /// Where staged skills go, relative to the workspace (e.g. `.agents/skills`).
+    fn skills_dir(&self) -> &'static Path;
+
+    /// Execute one attempt. Infrastructure failures that survived the runner's own bounded
+    /// retries come back as `Err`; a completed conversation with a wrong answer is `Ok`.
+    async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError>;
+}
+
+/// Build the runner a profile describes.
+pub fn build_runner(
+    loaded: &LoadedProfile,
+    api_key: Option<String>,
+) -> Result<Box<dyn Runner>, String> {
+    match loaded.profile.kind {
+        RunnerKind::OpenaiChat => Ok(Box::new(openai_chat::OpenAiChatRunner::new(
+            loaded.profile.clone(),
+            api_key,
+        )?)),
+    }
+}

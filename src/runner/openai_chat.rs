@@ -1,0 +1,517 @@
+//! The `openai-chat` runner: skill-lift's own agent loop over any OpenAI-compatible Chat
+//! Completions server (OpenAI, vLLM, llama.cpp, Ollama).
+//!
+//! Skill modes (see [`SkillMode`]): `inject` puts every staged skill's body in the system prompt,
+//! so the arms differ only by the target's body; `tools` lists names and descriptions and offers
+//! `activate_skill`, `read_file` and `final_answer` tools, with bounded turns. Skills are read
+//! from the staged workspace, never from their source folders.
+
+use std::path::{Component, Path};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::http::{RetryPolicy, post_json_with_retries};
+use super::{AttemptError, AttemptInput, Runner, RunnerProfile, SkillMode, StagedSkill};
+use crate::asset::load_skill;
+use crate::trajectory::{
+    ActivationEvidence, Message, RequestRecord, Role, SkillActivation, ToolCall, Trajectory,
+    TrajectoryStatus, Usage,
+};
+
+/// Largest file `read_file` returns, in bytes (longer files are cut with a note).
+const READ_FILE_LIMIT_BYTES: usize = 100_000;
+
+/// Runner for OpenAI-compatible Chat Completions servers.
+pub struct OpenAiChatRunner {
+    profile: RunnerProfile,
+    api_key: Option<String>,
+    client: reqwest::Client,
+    url: String,
+}
+
+impl OpenAiChatRunner {
+    /// Build the runner; `api_key` is the value of the profile's `api_key_env`, when set.
+    pub fn new(profile: RunnerProfile, api_key: Option<String>) -> Result<Self, String> {
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(256)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|error| format!("cannot build HTTP client: {error}"))?;
+        let url = format!(
+            "{}/chat/completions",
+            profile.base_url.trim_end_matches('/')
+        );
+        Ok(Self {
+            profile,
+            api_key,
+            client,
+            url,
+        })
+    }
+}
+
+/// A staged skill as the model sees it.
+struct LoadedSkill {
+    name: String,
+    description: String,
+    body: String,
+}
+
+fn load_staged(skills: &[StagedSkill]) -> Result<Vec<LoadedSkill>, String> {
+    skills
+        .iter()
+        .map(|staged| {
+            let skill = load_skill(&staged.dir)
+                .map_err(|error| format!("staged skill unreadable: {error}"))?;
+            Ok(LoadedSkill {
+                name: staged.name.clone(),
+                description: skill.description,
+                body: skill.body.trim().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The system prompt of `inject` mode: the base prompt, then one section per skill (ordered by
+/// name) with its description and trimmed body.
+fn inject_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
+    if skills.is_empty() {
+        return base.to_string();
+    }
+    let sections: Vec<String> = skills
+        .iter()
+        .map(|s| {
+            format!(
+                "## Skill: {}\nDescription: {}\n\n{}",
+                s.name, s.description, s.body
+            )
+        })
+        .collect();
+    format!(
+        "{base}\n\n# Skills\n\nWhen a request matches a skill's description, follow that skill's instructions exactly.\n\n{}",
+        sections.join("\n\n")
+    )
+}
+
+/// The system prompt of `tools` mode: names and descriptions only.
+fn tools_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
+    let mut prompt = format!(
+        "{base}\n\nYou work in a folder that may contain files. Use `read_file` to read a file by its relative path."
+    );
+    if !skills.is_empty() {
+        prompt.push_str(
+            "\n\n# Skills\n\nThese skills are available. When a request matches a skill's description, call `activate_skill` with its name to load its instructions, then follow them.\n\n",
+        );
+        let lines: Vec<String> = skills
+            .iter()
+            .map(|s| format!("- {}: {}", s.name, s.description))
+            .collect();
+        prompt.push_str(&lines.join("\n"));
+    }
+    prompt
+        .push_str("\n\nGive your final answer as a normal reply, or with the `final_answer` tool.");
+    prompt
+}
+
+fn tool_definitions(skills: &[LoadedSkill]) -> Value {
+    let mut tools = Vec::new();
+    if !skills.is_empty() {
+        tools.push(json!({"type": "function", "function": {
+            "name": "activate_skill",
+            "description": "Load the full instructions of an available skill by name.",
+            "parameters": {"type": "object", "properties": {
+                "name": {"type": "string", "description": "The skill's name"}}, "required": ["name"]}}}));
+    }
+    tools.push(json!({"type": "function", "function": {
+        "name": "read_file",
+        "description": "Read a text file in the working folder by its relative path.",
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string", "description": "Path relative to the working folder"}}, "required": ["path"]}}}));
+    tools.push(json!({"type": "function", "function": {
+        "name": "final_answer",
+        "description": "Give the final answer to the user and finish.",
+        "parameters": {"type": "object", "properties": {
+            "answer": {"type": "string"}}, "required": ["answer"]}}}));
+    Value::Array(tools)
+}
+
+fn parse_usage(value: &Value) -> Usage {
+    let usage = &value["usage"];
+    Usage {
+        input_tokens: usage["prompt_tokens"].as_u64(),
+        output_tokens: usage["completion_tokens"].as_u64(),
+        cached_tokens: usage["prompt_tokens_details"]["cached_tokens"].as_u64(),
+        cost_usd: None,
+    }
+}
+
+/// Resolve a model-supplied path inside the workspace; `None` when it escapes.
+fn resolve_in_workspace(workspace: &Path, requested: &str) -> Option<(std::path::PathBuf, String)> {
+    let relative = Path::new(requested.trim().trim_start_matches("./"));
+    if relative.is_absolute()
+        || relative
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return None;
+    }
+    let root = workspace.canonicalize().ok()?;
+    let resolved = root.join(relative).canonicalize().ok()?;
+    if !resolved.starts_with(&root) {
+        return None;
+    }
+    let shown = resolved
+        .strip_prefix(&root)
+        .ok()?
+        .to_string_lossy()
+        .replace('\\', "/");
+    Some((resolved, shown))
+}
+
+struct ToolExecution {
+    output: String,
+    is_error: bool,
+    final_answer: Option<String>,
+}
+
+impl OpenAiChatRunner {
+    fn execute_tool(
+        &self,
+        name: &str,
+        arguments: &Value,
+        input: &AttemptInput<'_>,
+        skills: &[LoadedSkill],
+        trajectory: &mut Trajectory,
+        call_index: usize,
+    ) -> ToolExecution {
+        let text_argument = |key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let error = |output: String| ToolExecution {
+            output,
+            is_error: true,
+            final_answer: None,
+        };
+        match name {
+            "activate_skill" => {
+                let Some(requested) = text_argument("name") else {
+                    return error("activate_skill needs a `name` argument".to_string());
+                };
+                match skills.iter().find(|s| s.name == requested.trim()) {
+                    Some(skill) => {
+                        trajectory.skill_activations.push(SkillActivation {
+                            skill: skill.name.clone(),
+                            evidence: ActivationEvidence::SkillTool,
+                            ok: true,
+                            tool_call_index: Some(call_index),
+                        });
+                        ToolExecution {
+                            output: skill.body.clone(),
+                            is_error: false,
+                            final_answer: None,
+                        }
+                    }
+                    None => {
+                        trajectory.skill_activations.push(SkillActivation {
+                            skill: requested.clone(),
+                            evidence: ActivationEvidence::SkillTool,
+                            ok: false,
+                            tool_call_index: Some(call_index),
+                        });
+                        let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+                        error(format!(
+                            "unknown skill `{requested}`; available: {}",
+                            names.join(", ")
+                        ))
+                    }
+                }
+            }
+            "read_file" => {
+                let Some(requested) = text_argument("path") else {
+                    return error("read_file needs a `path` argument".to_string());
+                };
+                let Some((resolved, shown)) = resolve_in_workspace(input.workspace, &requested)
+                else {
+                    return error(format!(
+                        "`{requested}` is not a file inside the working folder"
+                    ));
+                };
+                match std::fs::read(&resolved) {
+                    Ok(bytes) => {
+                        trajectory.files_read.push(shown.clone());
+                        let skills_root = input.workspace.canonicalize().ok();
+                        for staged in input.skills {
+                            let skill_file = staged.dir.join("SKILL.md").canonicalize().ok();
+                            if skill_file.as_deref() == Some(resolved.as_path())
+                                && skills_root.is_some()
+                            {
+                                trajectory.skill_activations.push(SkillActivation {
+                                    skill: staged.name.clone(),
+                                    evidence: ActivationEvidence::FileRead,
+                                    ok: true,
+                                    tool_call_index: Some(call_index),
+                                });
+                            }
+                        }
+                        let mut text = String::from_utf8_lossy(
+                            &bytes[..bytes.len().min(READ_FILE_LIMIT_BYTES)],
+                        )
+                        .into_owned();
+                        if bytes.len() > READ_FILE_LIMIT_BYTES {
+                            text.push_str(&format!("\n[cut: file is {} bytes]", bytes.len()));
+                        }
+                        ToolExecution {
+                            output: text,
+                            is_error: false,
+                            final_answer: None,
+                        }
+                    }
+                    Err(io) => error(format!("cannot read `{requested}`: {io}")),
+                }
+            }
+            "final_answer" => {
+                let answer = text_argument("answer").unwrap_or_default();
+                ToolExecution {
+                    output: "ok".to_string(),
+                    is_error: false,
+                    final_answer: Some(answer),
+                }
+            }
+            other => error(format!("unknown tool `{other}`")),
+        }
+    }
+}
+
+#[async_trait]
+impl Runner for OpenAiChatRunner {
+    fn kind(&self) -> &'static str {
+        "openai-chat"
+    }
+
+    fn skills_dir(&self) -> &'static Path {
+        Path::new(".agents/skills")
+    }
+
+    async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError> {
+        let deadline = Instant::now() + input.timeout;
+        let mut trajectory = Trajectory::new();
+        let skills = load_staged(input.skills).map_err(|message| AttemptError {
+            message,
+            partial: None,
+        })?;
+        let mode = self.profile.skill_mode;
+        let system = match mode {
+            SkillMode::Inject => inject_system_prompt(&self.profile.system_prompt, &skills),
+            SkillMode::Tools => tools_system_prompt(&self.profile.system_prompt, &skills),
+        };
+        let mut wire_messages = vec![
+            json!({"role": "system", "content": system}),
+            json!({"role": "user", "content": input.prompt}),
+        ];
+        trajectory.messages.push(Message {
+            role: Role::System,
+            content: system,
+            tool_call_id: None,
+        });
+        trajectory.messages.push(Message {
+            role: Role::User,
+            content: input.prompt.to_string(),
+            tool_call_id: None,
+        });
+        let tools = (mode == SkillMode::Tools).then(|| tool_definitions(&skills));
+        let policy = RetryPolicy {
+            max_retries: self.profile.max_retries,
+            base_delay: Duration::from_secs_f64(self.profile.retry_base_delay_s.max(0.0)),
+            max_delay: Duration::from_secs(30),
+        };
+        let max_turns = if mode == SkillMode::Tools {
+            self.profile.max_turns
+        } else {
+            1
+        };
+
+        for _turn in 0..max_turns {
+            let mut body = json!({"model": input.model, "messages": wire_messages});
+            if let Some(temperature) = self.profile.temperature {
+                body["temperature"] = json!(temperature);
+            }
+            if let Some(max_tokens) = self.profile.max_tokens {
+                body["max_tokens"] = json!(max_tokens);
+            }
+            if let Some(seed) = self.profile.seed {
+                body["seed"] = json!(seed);
+            }
+            if let Some(tools) = &tools {
+                body["tools"] = tools.clone();
+                body["tool_choice"] = json!("auto");
+            }
+            let response = match post_json_with_retries(
+                &self.client,
+                &self.url,
+                self.api_key.as_deref(),
+                &body,
+                policy,
+                deadline,
+            )
+            .await
+            {
+                Ok(response) => response,
+                Err(failure) => {
+                    trajectory.requests.push(RequestRecord {
+                        latency_s: 0.0,
+                        model: None,
+                        finish_reason: None,
+                        retries: failure.retries,
+                    });
+                    trajectory.status = TrajectoryStatus::Incomplete {
+                        reason: failure.message.clone(),
+                    };
+                    return Err(AttemptError {
+                        message: failure.message,
+                        partial: Some(Box::new(trajectory)),
+                    });
+                }
+            };
+            let value = response.body;
+            let choice = &value["choices"][0];
+            let message = &choice["message"];
+            if !message.is_object() {
+                let reason = "response has no choices[0].message".to_string();
+                trajectory.raw_events.push(value.clone());
+                trajectory.status = TrajectoryStatus::Incomplete {
+                    reason: reason.clone(),
+                };
+                return Err(AttemptError {
+                    message: reason,
+                    partial: Some(Box::new(trajectory)),
+                });
+            }
+            let observed_model = value["model"].as_str().map(str::to_string);
+            if observed_model.is_some() {
+                trajectory.observed_model = observed_model.clone();
+            }
+            trajectory.usage.add(&parse_usage(&value));
+            trajectory.requests.push(RequestRecord {
+                latency_s: response.latency_s,
+                model: observed_model,
+                finish_reason: choice["finish_reason"].as_str().map(str::to_string),
+                retries: response.retries,
+            });
+            let content = message["content"].as_str().unwrap_or("").to_string();
+            let tool_calls = message["tool_calls"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            trajectory.messages.push(Message {
+                role: Role::Assistant,
+                content: content.clone(),
+                tool_call_id: None,
+            });
+            if tool_calls.is_empty() || mode == SkillMode::Inject {
+                trajectory.final_answer = Some(content);
+                return Ok(trajectory);
+            }
+            let mut assistant = json!({"role": "assistant", "content": if content.is_empty() { Value::Null } else { json!(content) }});
+            assistant["tool_calls"] = Value::Array(tool_calls.clone());
+            wire_messages.push(assistant);
+            let mut final_answer = None;
+            for (index, call) in tool_calls.iter().enumerate() {
+                let id = call["id"]
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("call-{index}"));
+                let name = call["function"]["name"].as_str().unwrap_or("").to_string();
+                let raw_arguments = &call["function"]["arguments"];
+                let arguments = match raw_arguments {
+                    Value::String(text) => {
+                        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+                    }
+                    other => other.clone(),
+                };
+                let started = Instant::now();
+                let call_index = trajectory.tool_calls.len();
+                let execution = self.execute_tool(
+                    &name,
+                    &arguments,
+                    &input,
+                    &skills,
+                    &mut trajectory,
+                    call_index,
+                );
+                trajectory.tool_calls.push(ToolCall {
+                    id: id.clone(),
+                    name,
+                    input: arguments,
+                    output: Some(execution.output.clone()),
+                    is_error: execution.is_error,
+                    duration_s: Some(started.elapsed().as_secs_f64()),
+                });
+                trajectory.messages.push(Message {
+                    role: Role::Tool,
+                    content: execution.output.clone(),
+                    tool_call_id: Some(id.clone()),
+                });
+                wire_messages
+                    .push(json!({"role": "tool", "tool_call_id": id, "content": execution.output}));
+                if execution.final_answer.is_some() {
+                    final_answer = execution.final_answer;
+                }
+            }
+            if let Some(answer) = final_answer {
+                trajectory.final_answer = Some(answer);
+                return Ok(trajectory);
+            }
+        }
+        trajectory.turn_limit_reached = true;
+        Ok(trajectory)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(name: &str) -> LoadedSkill {
+        LoadedSkill {
+            name: name.to_string(),
+            description: format!("Use for {name}."),
+            body: format!("Do {name}."),
+        }
+    }
+
+    #[test]
+    fn inject_prompt_layout_is_stable() {
+        let prompt =
+            inject_system_prompt("You are a helpful assistant.", &[skill("a"), skill("b")]);
+        assert_eq!(
+            prompt,
+            "You are a helpful assistant.\n\n# Skills\n\nWhen a request matches a skill's description, follow that skill's instructions exactly.\n\n## Skill: a\nDescription: Use for a.\n\nDo a.\n\n## Skill: b\nDescription: Use for b.\n\nDo b."
+        );
+        assert_eq!(inject_system_prompt("base", &[]), "base");
+    }
+
+    #[test]
+    fn tools_prompt_lists_descriptions_not_bodies() {
+        let prompt = tools_system_prompt("base", &[skill("a")]);
+        assert!(prompt.contains("- a: Use for a."));
+        assert!(!prompt.contains("Do a."));
+    }
+
+    #[test]
+    fn workspace_paths_cannot_escape() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+        assert_eq!(
+            resolve_in_workspace(dir.path(), "./a.txt").unwrap().1,
+            "a.txt"
+        );
+        assert!(resolve_in_workspace(dir.path(), "../a.txt").is_none());
+        assert!(resolve_in_workspace(dir.path(), "/etc/passwd").is_none());
+        assert!(resolve_in_workspace(dir.path(), "missing.txt").is_none());
+    }
+}

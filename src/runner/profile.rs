@@ -1,0 +1,284 @@
+//! Runner profiles: `runners/*.toml` files describing how attempts are executed.
+//!
+//! Resolution of `--runner`: a value containing `/` or ending in `.toml` is a file path; otherwise
+//! it names `runners/<name>.toml` under the current folder. Unknown keys are errors (a typo must
+//! not silently fall back to a default).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Which runner implementation a profile selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunnerKind {
+    /// Any OpenAI-compatible Chat Completions server, driven by skill-lift's own agent loop.
+    OpenaiChat,
+}
+
+impl RunnerKind {
+    /// The kind's name as written in profiles.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunnerKind::OpenaiChat => "openai-chat",
+        }
+    }
+}
+
+/// How staged skills reach a model-API runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillMode {
+    /// Every staged skill's body is placed in the system prompt.
+    #[default]
+    Inject,
+    /// Progressive disclosure: names and descriptions in the system prompt, bodies through an
+    /// `activate_skill` tool, workspace files through `read_file`.
+    Tools,
+}
+
+/// A model server skill-lift starts when `ready_url` does not answer, and stops after the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// argv; placeholders `{profile_dir}` (the profile's folder) and `{port}` (from `base_url`).
+    pub command: Vec<String>,
+    /// URL polled until it answers 2xx.
+    pub ready_url: String,
+    /// Seconds to wait for `ready_url` after starting the command.
+    #[serde(default = "default_startup_timeout")]
+    pub startup_timeout_s: f64,
+}
+
+fn default_startup_timeout() -> f64 {
+    120.0
+}
+
+/// A parsed runner profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunnerProfile {
+    /// Runner kind.
+    pub kind: RunnerKind,
+    /// Base URL including the API prefix, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    /// Model id sent in requests (`--model` overrides).
+    pub model: String,
+    /// Name of the environment variable holding the API key (never the key itself).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Maximum completion tokens per request.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// Sampling seed sent to servers that accept one.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Wall-clock limit of one trial (all its requests), seconds.
+    #[serde(default = "default_timeout")]
+    pub timeout_s: f64,
+    /// Trials in flight at once (`--jobs` overrides).
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// How skills reach the model.
+    #[serde(default)]
+    pub skill_mode: SkillMode,
+    /// Most model turns in `tools` mode before the conversation is cut.
+    #[serde(default = "default_max_turns")]
+    pub max_turns: usize,
+    /// Most retries of one request after infrastructure errors (connection, 429, 5xx).
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+    /// First backoff delay in seconds (doubles per retry, capped at 30 s; `Retry-After` wins).
+    #[serde(default = "default_retry_base_delay")]
+    pub retry_base_delay_s: f64,
+    /// Optional managed model server.
+    #[serde(default)]
+    pub server: Option<ServerConfig>,
+    /// System prompt placed before the skills section.
+    #[serde(default = "default_system_prompt")]
+    pub system_prompt: String,
+}
+
+fn default_timeout() -> f64 {
+    300.0
+}
+fn default_concurrency() -> usize {
+    4
+}
+fn default_max_turns() -> usize {
+    8
+}
+fn default_max_retries() -> u32 {
+    4
+}
+fn default_retry_base_delay() -> f64 {
+    0.5
+}
+/// The default system prompt of model-API runners.
+pub fn default_system_prompt() -> String {
+    "You are a helpful assistant.".to_string()
+}
+
+/// A profile plus where it came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadedProfile {
+    /// The profile's name (file stem).
+    pub name: String,
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// The settings.
+    pub profile: RunnerProfile,
+}
+
+/// Why a profile could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error(
+        "runner profile `{name}` not found (looked for {looked}); pass a profile name from runners/ or a .toml path"
+    )]
+    NotFound { name: String, looked: String },
+    #[error("{path}: cannot read runner profile: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: invalid runner profile: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Semantic { path: PathBuf, message: String },
+}
+
+/// Resolve `--runner` (name or path) to a profile file.
+pub fn resolve_profile_path(value: &str) -> Result<PathBuf, ProfileError> {
+    let as_path = Path::new(value);
+    if value.contains('/') || value.ends_with(".toml") || as_path.is_file() {
+        if as_path.is_file() {
+            return Ok(as_path.to_path_buf());
+        }
+        return Err(ProfileError::NotFound {
+            name: value.to_string(),
+            looked: as_path.display().to_string(),
+        });
+    }
+    let candidate = Path::new("runners").join(format!("{value}.toml"));
+    if candidate.is_file() {
+        return Ok(candidate);
+    }
+    Err(ProfileError::NotFound {
+        name: value.to_string(),
+        looked: candidate.display().to_string(),
+    })
+}
+
+/// Load and validate the profile at `path`.
+pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let profile: RunnerProfile = toml::from_str(&text).map_err(|error| {
+        let line = error
+            .span()
+            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1)
+            .unwrap_or(0);
+        ProfileError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            message: error.message().to_string(),
+        }
+    })?;
+    let semantic = |message: String| ProfileError::Semantic {
+        path: path.to_path_buf(),
+        message,
+    };
+    if !(profile.base_url.starts_with("http://") || profile.base_url.starts_with("https://")) {
+        return Err(semantic(format!(
+            "base_url `{}` must start with http:// or https://",
+            profile.base_url
+        )));
+    }
+    if profile.concurrency == 0 {
+        return Err(semantic("concurrency must be at least 1".to_string()));
+    }
+    if !(profile.timeout_s.is_finite() && profile.timeout_s > 0.0) {
+        return Err(semantic(
+            "timeout_s must be a positive number of seconds".to_string(),
+        ));
+    }
+    if profile.max_turns == 0 {
+        return Err(semantic("max_turns must be at least 1".to_string()));
+    }
+    if let Some(server) = &profile.server
+        && server.command.is_empty()
+    {
+        return Err(semantic("[server] command must name a program".to_string()));
+    }
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "runner".to_string());
+    Ok(LoadedProfile {
+        name,
+        path: path.to_path_buf(),
+        profile,
+    })
+}
+
+/// The port of a URL (explicit, else 80/443 by scheme), for the `{port}` placeholder.
+pub fn url_port(url: &str) -> Option<u16> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    parsed.port_or_known_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str) -> Result<LoadedProfile, ProfileError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, text).unwrap();
+        load_profile(&path)
+    }
+
+    #[test]
+    fn loads_full_profile() {
+        let loaded = load_text(
+            "kind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"KEY\"\ntemperature = 0.7\nmax_tokens = 64\ntimeout_s = 10\nconcurrency = 2\nskill_mode = \"tools\"\n[server]\ncommand = [\"serve\", \"{port}\"]\nready_url = \"http://127.0.0.1:9/v1/models\"\n",
+        )
+        .unwrap();
+        assert_eq!(loaded.name, "p");
+        assert_eq!(loaded.profile.skill_mode, SkillMode::Tools);
+        assert_eq!(loaded.profile.server.unwrap().startup_timeout_s, 120.0);
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let error = load_text(
+            "kind = \"openai-chat\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\ntemprature = 1\n",
+        )
+        .unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("p.toml:4:"), "{text}");
+        assert!(text.contains("temprature"), "{text}");
+        let error =
+            load_text("kind = \"nope\"\nbase_url = \"http://x\"\nmodel = \"m\"\n").unwrap_err();
+        assert!(error.to_string().contains("p.toml:1:"), "{error}");
+        let error = load_text("kind = \"openai-chat\"\nbase_url = \"ftp://x\"\nmodel = \"m\"\n")
+            .unwrap_err();
+        assert!(error.to_string().contains("base_url"), "{error}");
+    }
+
+    #[test]
+    fn ports() {
+        assert_eq!(url_port("http://127.0.0.1:8765/v1"), Some(8765));
+        assert_eq!(url_port("https://api.openai.com/v1"), Some(443));
+    }
+}

@@ -1,0 +1,170 @@
+//! A model server started by skill-lift (`[server]` in a runner profile) when its `ready_url`
+//! does not answer, and stopped at the end of the run.
+//!
+//! The child runs in its own process group; stopping sends SIGTERM to the group, waits a grace
+//! period, then SIGKILL, so no orphan keeps the port. Output goes to a log file in the run folder.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use super::profile::{ServerConfig, url_port};
+
+/// Grace period between SIGTERM and SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// A server skill-lift started.
+pub struct ManagedServer {
+    child: tokio::process::Child,
+    log: PathBuf,
+}
+
+/// Why a server could not be made ready.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot start model server `{command}`: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "model server exited ({status}) before {ready_url} answered; last log lines ({log}):\n{tail}"
+    )]
+    Exited {
+        status: String,
+        ready_url: String,
+        log: PathBuf,
+        tail: String,
+    },
+    #[error("model server did not answer {ready_url} within {seconds} s; log: {log}\n{tail}")]
+    Timeout {
+        ready_url: String,
+        seconds: f64,
+        log: PathBuf,
+        tail: String,
+    },
+}
+
+/// Whether `url` answers a GET with a 2xx status within two seconds.
+pub async fn is_ready(client: &reqwest::Client, url: &str) -> bool {
+    matches!(
+        client.get(url).timeout(Duration::from_secs(2)).send().await,
+        Ok(response) if response.status().is_success()
+    )
+}
+
+fn log_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+/// Expand `{profile_dir}` and `{port}` in the server command.
+pub fn expand_command(config: &ServerConfig, profile_dir: &Path, base_url: &str) -> Vec<String> {
+    let port = url_port(base_url)
+        .map(|p| p.to_string())
+        .unwrap_or_default();
+    let dir = profile_dir.to_string_lossy();
+    config
+        .command
+        .iter()
+        .map(|arg| arg.replace("{profile_dir}", &dir).replace("{port}", &port))
+        .collect()
+}
+
+impl ManagedServer {
+    /// Start the server unless `config.ready_url` already answers. Returns `None` when a server
+    /// was already running (it is then left alone at the end).
+    pub async fn ensure(
+        config: &ServerConfig,
+        profile_dir: &Path,
+        base_url: &str,
+        log: &Path,
+    ) -> Result<Option<ManagedServer>, ServerError> {
+        let client = reqwest::Client::new();
+        if is_ready(&client, &config.ready_url).await {
+            return Ok(None);
+        }
+        let argv = expand_command(config, profile_dir, base_url);
+        let log_file = std::fs::File::create(log).map_err(|source| ServerError::Spawn {
+            command: argv.join(" "),
+            source,
+        })?;
+        let log_err = log_file.try_clone().map_err(|source| ServerError::Spawn {
+            command: argv.join(" "),
+            source,
+        })?;
+        let mut command = tokio::process::Command::new(&argv[0]);
+        command
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log_file))
+            .stderr(Stdio::from(log_err))
+            .kill_on_drop(true)
+            .process_group(0);
+        let child = command.spawn().map_err(|source| ServerError::Spawn {
+            command: argv.join(" "),
+            source,
+        })?;
+        let mut server = ManagedServer {
+            child,
+            log: log.to_path_buf(),
+        };
+        let started = Instant::now();
+        let limit = Duration::from_secs_f64(config.startup_timeout_s.max(0.1));
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(ServerError::Exited {
+                    status: status.to_string(),
+                    ready_url: config.ready_url.clone(),
+                    log: server.log.clone(),
+                    tail: log_tail(&server.log),
+                });
+            }
+            if is_ready(&client, &config.ready_url).await {
+                return Ok(Some(server));
+            }
+            if started.elapsed() > limit {
+                let tail = log_tail(&server.log);
+                server.stop().await;
+                return Err(ServerError::Timeout {
+                    ready_url: config.ready_url.clone(),
+                    seconds: config.startup_timeout_s,
+                    log: log.to_path_buf(),
+                    tail,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Stop the server's process group: SIGTERM, grace period, SIGKILL.
+    pub async fn stop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            // SAFETY: killpg only sends a signal to the process group we created.
+            unsafe {
+                libc::killpg(pid as libc::pid_t, libc::SIGTERM);
+            }
+            if tokio::time::timeout(STOP_GRACE, self.child.wait())
+                .await
+                .is_err()
+            {
+                unsafe {
+                    libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+                }
+                let _ = self.child.wait().await;
+            }
+        }
+    }
+}
+
+impl Drop for ManagedServer {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            // SAFETY: as in `stop`; best effort when the run ends without calling `stop`.
+            unsafe {
+                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! Pearson correlation between the two arms' case values, reported as ρ to show how much the
+//! pairing gains (statistics.md §1, §6.1).
+
+/// Pearson's product-moment correlation `ρ = Cov(a, b)/(sd(a)·sd(b))` of paired case values
+/// (Pearson 1895), in `[-1, 1]`.
+///
+/// `None` when the slices differ in length, have fewer than 2 cases, contain a non-finite value,
+/// or either variance is 0 (e.g. every case passes in one arm). D10: ρ = 0.431794.
+pub fn pearson_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() != b.len() || a.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
+        return None;
+    }
+    let n = a.len() as f64;
+    let mean_a = a.iter().sum::<f64>() / n;
+    let mean_b = b.iter().sum::<f64>() / n;
+    let (mut cross, mut squares_a, mut squares_b) = (0.0, 0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        let (dx, dy) = (x - mean_a, y - mean_b);
+        cross += dx * dy;
+        squares_a += dx * dx;
+        squares_b += dy * dy;
+    }
+    let all_equal = |values: &[f64]| values.iter().all(|&v| v == values[0]);
+    if all_equal(a) || all_equal(b) || squares_a == 0.0 || squares_b == 0.0 {
+        return None;
+    }
+    Some((cross / (squares_a * squares_b).sqrt()).clamp(-1.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::test_data::{self, assert_close};
+
+    /// statistics.md §6.1: D10 ρ = 0.431794, Cov(r_A, r_B) = 0.036444.
+    #[test]
+    fn reproduces_d10() {
+        let (a, b) = (test_data::rates_with(), test_data::rates_without());
+        let rho = pearson_correlation(&a, &b).unwrap();
+        assert_close(rho, 0.431794, 1e-6);
+        let sd = |v: &[f64]| {
+            let m = v.iter().sum::<f64>() / 10.0;
+            (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 9.0).sqrt()
+        };
+        assert_close(rho * sd(&a) * sd(&b), 0.036444, 1e-6);
+        // §6.1: sd(d)² = Var(a) + Var(b) - 2 Cov.
+        let var_d = sd(&a).powi(2) + sd(&b).powi(2) - 2.0 * rho * sd(&a) * sd(&b);
+        assert_close(var_d.sqrt(), 0.309839, 1e-6);
+    }
+
+    #[test]
+    fn degenerate_inputs() {
+        assert_eq!(
+            pearson_correlation(&[1.0; 5], &[0.2, 0.4, 0.6, 0.8, 1.0]),
+            None
+        );
+        assert_eq!(pearson_correlation(&[0.0, 1.0], &[0.5, 0.5]), None);
+        assert_eq!(pearson_correlation(&[0.5], &[0.5]), None);
+        assert_eq!(pearson_correlation(&[], &[]), None);
+        assert_eq!(pearson_correlation(&[0.1, 0.2], &[0.1]), None);
+        assert_eq!(pearson_correlation(&[0.1, f64::NAN], &[0.1, 0.2]), None);
+        assert_close(
+            pearson_correlation(&[0.0, 0.5, 1.0], &[1.0, 0.5, 0.0]).unwrap(),
+            -1.0,
+            1e-12,
+        );
+        assert_close(
+            pearson_correlation(&[0.1, 0.2, 0.4], &[0.2, 0.4, 0.8]).unwrap(),
+            1.0,
+            1e-12,
+        );
+    }
+}

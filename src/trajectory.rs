@@ -1,0 +1,243 @@
+//! The normalized trajectory of one trial: what every runner (model API agent loop or agent CLI
+//! parser) produces, and what graders and reports read.
+//!
+//! Absent usage or cost is `None`, never 0 (a missing count is not a zero count).
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// One message of the conversation, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    /// Text content (empty for an assistant message that only calls tools).
+    pub content: String,
+    /// For `tool` messages: the id of the call answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+/// One tool call with its result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call id given by the model or agent.
+    pub id: String,
+    /// Tool name as the agent named it (`activate_skill`, `Read`, `Bash`, …).
+    pub name: String,
+    /// Parsed input arguments (a JSON string that failed to parse is kept as a string).
+    pub input: serde_json::Value,
+    /// The result text returned to the model, when there was one.
+    pub output: Option<String>,
+    /// Whether the result was an error.
+    pub is_error: bool,
+    /// Time to execute the tool, in seconds, when measured.
+    pub duration_s: Option<f64>,
+}
+
+/// How a skill activation was observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivationEvidence {
+    /// A dedicated skill tool call (`activate_skill`, `Skill`, …).
+    SkillTool,
+    /// A read of the skill's `SKILL.md` through a file-read tool.
+    FileRead,
+    /// A shell command mentioning the skill's `SKILL.md` (weaker evidence).
+    ShellCommand,
+}
+
+/// A skill activation seen in the trajectory (target or decoy).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillActivation {
+    /// The skill's name.
+    pub skill: String,
+    /// How it was seen.
+    pub evidence: ActivationEvidence,
+    /// Whether the activation succeeded (the tool result was not an error).
+    pub ok: bool,
+    /// Index into `tool_calls` of the call that activated it, when there is one.
+    pub tool_call_index: Option<usize>,
+}
+
+/// A shell command the agent ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandRun {
+    pub command: String,
+    pub exit_code: Option<i32>,
+}
+
+/// Token usage and cost. Each field is `None` when the source did not report it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt/input tokens, summed over requests.
+    pub input_tokens: Option<u64>,
+    /// Completion/output tokens, summed over requests.
+    pub output_tokens: Option<u64>,
+    /// Cached prompt tokens, summed over requests.
+    pub cached_tokens: Option<u64>,
+    /// Cost in USD as reported by the agent, when it reports one.
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// Add another request's usage; a field stays `None` only when both sides lack it.
+    pub fn add(&mut self, other: &Usage) {
+        fn add_u64(a: &mut Option<u64>, b: Option<u64>) {
+            if let Some(b) = b {
+                *a = Some(a.unwrap_or(0) + b);
+            }
+        }
+        add_u64(&mut self.input_tokens, other.input_tokens);
+        add_u64(&mut self.output_tokens, other.output_tokens);
+        add_u64(&mut self.cached_tokens, other.cached_tokens);
+        if let Some(cost) = other.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
+    }
+}
+
+/// One model request made by an HTTP runner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// Wall time of the successful request, in seconds.
+    pub latency_s: f64,
+    /// The model name the server reported.
+    pub model: Option<String>,
+    /// The server's finish reason.
+    pub finish_reason: Option<String>,
+    /// Failed tries before the successful one (infrastructure errors only).
+    pub retries: Vec<RetryRecord>,
+}
+
+/// One retried failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetryRecord {
+    /// What failed (`HTTP 429`, `connection refused`, …).
+    pub error: String,
+    /// Seconds waited before the next try.
+    pub waited_s: f64,
+}
+
+/// Whether the trajectory ran to its end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum TrajectoryStatus {
+    /// The agent reached its terminal event (a final answer, or the turn limit).
+    Complete,
+    /// The stream or conversation ended without its terminal event: an infrastructure error.
+    Incomplete { reason: String },
+}
+
+/// The normalized record of one trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    /// Messages in order (system prompt included).
+    pub messages: Vec<Message>,
+    /// Tool calls in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Skill activations seen (target and decoys).
+    pub skill_activations: Vec<SkillActivation>,
+    /// Shell commands run.
+    pub commands: Vec<CommandRun>,
+    /// Workspace-relative files read.
+    pub files_read: Vec<String>,
+    /// Workspace-relative files written.
+    pub files_written: Vec<String>,
+    /// The agent's final answer.
+    pub final_answer: Option<String>,
+    /// Token usage and cost.
+    pub usage: Usage,
+    /// The model the server or agent reported (may differ from the requested model).
+    pub observed_model: Option<String>,
+    /// Session id, for agents that report one.
+    pub session_id: Option<String>,
+    /// Model requests made (HTTP runners).
+    pub requests: Vec<RequestRecord>,
+    /// Whether the run reached its terminal event.
+    #[serde(flatten)]
+    pub status: TrajectoryStatus,
+    /// Whether the turn limit ended the conversation before a final answer.
+    pub turn_limit_reached: bool,
+    /// Events the parser did not understand, kept verbatim.
+    pub raw_events: Vec<serde_json::Value>,
+}
+
+impl Trajectory {
+    /// An empty, complete trajectory to fill in.
+    pub fn new() -> Self {
+        Self {
+            messages: Vec::new(),
+            tool_calls: Vec::new(),
+            skill_activations: Vec::new(),
+            commands: Vec::new(),
+            files_read: Vec::new(),
+            files_written: Vec::new(),
+            final_answer: None,
+            usage: Usage::default(),
+            observed_model: None,
+            session_id: None,
+            requests: Vec::new(),
+            status: TrajectoryStatus::Complete,
+            turn_limit_reached: false,
+            raw_events: Vec::new(),
+        }
+    }
+
+    /// Total retries over all requests.
+    pub fn retry_count(&self) -> usize {
+        self.requests.iter().map(|r| r.retries.len()).sum()
+    }
+}
+
+impl Default for Trajectory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_addition_keeps_absent_as_none() {
+        let mut total = Usage::default();
+        total.add(&Usage {
+            input_tokens: Some(10),
+            output_tokens: None,
+            cached_tokens: None,
+            cost_usd: None,
+        });
+        total.add(&Usage {
+            input_tokens: Some(5),
+            output_tokens: Some(3),
+            cached_tokens: None,
+            cost_usd: None,
+        });
+        assert_eq!(total.input_tokens, Some(15));
+        assert_eq!(total.output_tokens, Some(3));
+        assert_eq!(total.cached_tokens, None);
+    }
+
+    #[test]
+    fn status_serializes_flat() {
+        let mut trajectory = Trajectory::new();
+        trajectory.status = TrajectoryStatus::Incomplete {
+            reason: "no result event".into(),
+        };
+        let json = serde_json::to_value(&trajectory).unwrap();
+        assert_eq!(json["status"], "incomplete");
+        assert_eq!(json["reason"], "no result event");
+        let back: Trajectory = serde_json::from_value(json).unwrap();
+        assert_eq!(back, trajectory);
+    }
+}

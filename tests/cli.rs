@@ -1,0 +1,703 @@
+//! Integration tests: the real `skill-lift` binary against a scripted OpenAI-compatible mock
+//! server on loopback, in temporary folders.
+
+mod support;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::mock_openai::{MockBehaviour, MockServer};
+
+fn binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
+    command
+        .env_remove("SKILL_LIFT_RUNNER")
+        .env_remove("SKILL_LIFT_RESULTS")
+        .env("CI", "true");
+    command
+}
+
+/// A temporary project: a skill with a marker body and `cases` golden cases, and a runner
+/// profile pointing at `base_url`.
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(base_url: &str, cases: usize) -> Self {
+        let fixture = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        fixture.write(
+            "skill/pirate-greeting/SKILL.md",
+            "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
+        );
+        let evals: Vec<Value> = (0..cases)
+            .map(|i| {
+                json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                             "expected_skill": "pirate-greeting",
+                             "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
+            })
+            .collect();
+        fixture.write(
+            "skill/pirate-greeting/evals/evals.json",
+            &serde_json::to_string_pretty(
+                &json!({"skill_name": "pirate-greeting", "evals": evals}),
+            )
+            .unwrap(),
+        );
+        fixture.write_profile("mock", base_url, "");
+        fixture
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn write_profile(&self, name: &str, base_url: &str, extra: &str) {
+        self.write(
+            &format!("runners/{name}.toml"),
+            &format!(
+                "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n{extra}"
+            ),
+        );
+    }
+
+    fn skill(&self) -> PathBuf {
+        self.path("skill/pirate-greeting")
+    }
+
+    /// Run `skill-lift run` in the fixture folder with extra arguments.
+    fn run(&self, args: &[&str]) -> Output {
+        let mut command = binary();
+        command
+            .current_dir(self.dir.path())
+            .arg("run")
+            .arg(self.skill())
+            .args(["--runner", "mock", "--out", "results"]);
+        command.args(args).output().unwrap()
+    }
+
+    fn run_dir(&self, id: &str) -> PathBuf {
+        self.path(&format!("results/{id}"))
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn summary(run_dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(run_dir.join("summary.json")).unwrap()).unwrap()
+}
+
+fn trial_lines(run_dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run_dir.join("trials.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn run_with_known_lift_writes_all_outputs() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 6);
+    let output = fixture.run(&["-k", "2", "--run-id", "known", "--jobs", "4"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("known");
+    let summary = summary(&run_dir);
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0);
+    assert_eq!(summary["arms"]["without_skill"]["pass_rate"], 0.0);
+    for arm in ["with_skill", "without_skill"] {
+        let low = summary["arms"][arm]["ci_low"].as_f64().unwrap();
+        let high = summary["arms"][arm]["ci_high"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&low) && low <= high && high <= 1.0);
+    }
+    let lift = &summary["lift"];
+    assert_eq!(lift["estimate"], 1.0);
+    assert_eq!(lift["verdict"], "improved");
+    assert_eq!(lift["n_cases"], 6);
+    assert_eq!(lift["k"], 2);
+    assert!(lift["method"].as_str().unwrap().contains("bootstrap"));
+    assert_eq!(summary["trials"]["recorded"], 24);
+    assert_eq!(summary["observed_models"], json!(["mock-model-1"]));
+    // 12 trials per arm, 6 cases, 2 attempts, 4 decoys in both arms.
+    let records = trial_lines(&run_dir);
+    assert_eq!(records.len(), 24);
+    let keys: HashSet<String> = records
+        .iter()
+        .map(|r| r["trial_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(keys.len(), 24);
+    for record in &records {
+        let transcript = run_dir.join(record["transcript"].as_str().unwrap());
+        let transcript: Value =
+            serde_json::from_str(&std::fs::read_to_string(transcript).unwrap()).unwrap();
+        let system = transcript["trajectory"]["messages"][0]["content"]
+            .as_str()
+            .unwrap();
+        for decoy in [
+            "api-debug",
+            "config-validator",
+            "log-triage",
+            "release-planner",
+        ] {
+            assert!(
+                system.contains(&format!("## Skill: {decoy}")),
+                "decoy {decoy} staged in both arms"
+            );
+        }
+        assert_eq!(
+            system.contains("SKILL-MARKER"),
+            record["arm"] == "with_skill"
+        );
+        assert_eq!(record["usage"]["output_tokens"], 7);
+    }
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("manifest.json")).unwrap())
+            .unwrap();
+    assert!(
+        manifest["asset"]["fingerprint"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    assert_eq!(manifest["asset"]["calibre"], "v3-agent-skills");
+    assert_eq!(manifest["decoys"]["source"], "builtin");
+    assert_eq!(manifest["k"], 2);
+    let trials_csv = std::fs::read_to_string(run_dir.join("trials.csv")).unwrap();
+    assert_eq!(trials_csv.lines().count(), 25);
+    assert!(trials_csv.starts_with("run_id,trial_id,case_id,arm,attempt,"));
+    let cases_csv = std::fs::read_to_string(run_dir.join("cases.csv")).unwrap();
+    assert_eq!(cases_csv.lines().count(), 13);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("IMPROVED"), "{stdout}");
+    assert!(stdout.contains("+100.0 pp"), "{stdout}");
+}
+
+#[test]
+fn no_decoys_and_custom_decoys_are_recorded() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 3);
+    let output = fixture.run(&["-k", "1", "--run-id", "bare", "--no-decoys"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture.run_dir("bare").join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["decoys"]["source"], "none");
+    assert_eq!(manifest["decoys"]["skills"], json!([]));
+    fixture.write(
+        "my-decoys/helper/SKILL.md",
+        "---\nname: helper\ndescription: Use when helping.\n---\nHelp.\n",
+    );
+    let decoys = fixture.path("my-decoys");
+    let output = fixture.run(&[
+        "-k",
+        "1",
+        "--run-id",
+        "custom",
+        "--decoys",
+        decoys.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture.run_dir("custom").join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["decoys"]["skills"][0]["name"], "helper");
+}
+
+#[test]
+fn rate_limits_are_retried_and_recorded() {
+    let server = MockServer::start(MockBehaviour {
+        fail_first_with_429: 3,
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::new(&server.base_url(), 4);
+    let output = fixture.run(&["-k", "1", "--run-id", "limited", "--jobs", "1"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let records = trial_lines(&fixture.run_dir("limited"));
+    assert_eq!(records.len(), 8);
+    assert!(
+        records
+            .iter()
+            .all(|r| r["outcome"] == "pass" || r["outcome"] == "fail")
+    );
+    let retries: usize = records
+        .iter()
+        .map(|r| r["retries"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(retries, 3);
+    assert!(
+        records[0]["retries"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 429")
+    );
+    assert_eq!(
+        summary(&fixture.run_dir("limited"))["lift"]["estimate"],
+        1.0
+    );
+    assert_eq!(server.requests(), 8 + 3);
+}
+
+#[test]
+fn server_errors_make_trials_unscoreable_not_failed() {
+    let server = MockServer::start(MockBehaviour {
+        always_500: true,
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::new(&server.base_url(), 2);
+    fixture.write_profile("mock", &server.base_url(), "max_retries = 1\n");
+    let output = fixture.run(&["-k", "1", "--run-id", "broken"]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let summary = summary(&fixture.run_dir("broken"));
+    assert_eq!(summary["trials"]["unscoreable"], 4);
+    assert_eq!(summary["trials"]["fail"], 0);
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], Value::Null);
+    assert_eq!(summary["lift"]["verdict"], "inconclusive");
+    let records = trial_lines(&fixture.run_dir("broken"));
+    assert!(records[0]["reason"].as_str().unwrap().contains("HTTP 500"));
+    assert_eq!(records[0]["retries"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn killed_run_resumes_without_losing_or_duplicating_trials() {
+    let server = MockServer::start(MockBehaviour {
+        delay: Duration::from_millis(40),
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::new(&server.base_url(), 20);
+    let mut child = binary()
+        .current_dir(fixture.dir.path())
+        .arg("run")
+        .arg(fixture.skill())
+        .args([
+            "--runner", "mock", "--out", "results", "-k", "1", "--run-id", "killed", "--jobs", "2",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_dir = fixture.run_dir("killed");
+    let started = Instant::now();
+    loop {
+        let lines = std::fs::read_to_string(run_dir.join("trials.jsonl"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if lines >= 6 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "run made no progress"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = trial_lines(&run_dir).len();
+    assert!(before < 40, "killed before the end ({before} trials)");
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .args(["run", "--resume"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let records = trial_lines(&run_dir);
+    assert_eq!(records.len(), 40);
+    let keys: HashSet<String> = records
+        .iter()
+        .map(|r| r["trial_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(keys.len(), 40, "no duplicates");
+    assert_eq!(summary(&run_dir)["trials"]["recorded"], 40);
+    assert!(
+        stderr(&output).contains(&format!("({before} already recorded)"))
+            || before != trial_lines(&run_dir).len()
+    );
+    // Resuming a complete run runs nothing and calls no model.
+    let requests = server.requests();
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .args(["run", "--resume"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.requests(), requests);
+}
+
+#[test]
+fn resume_refuses_a_changed_skill() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 2);
+    let output = fixture.run(&["-k", "1", "--run-id", "changed"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    fixture.write(
+        "skill/pirate-greeting/SKILL.md",
+        "---\nname: pirate-greeting\ndescription: Edited.\n---\nNew body\n",
+    );
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .args(["run", "--resume"])
+        .arg(fixture.run_dir("changed"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("the skill changed"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn tools_mode_records_skill_activation() {
+    let server = MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".into()),
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::new(&server.base_url(), 3);
+    fixture.write_profile(
+        "mock",
+        &server.base_url(),
+        "skill_mode = \"tools\"\nmax_turns = 4\n",
+    );
+    let output = fixture.run(&["-k", "1", "--run-id", "tools"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let records = trial_lines(&fixture.run_dir("tools"));
+    for record in &records {
+        if record["arm"] == "with_skill" {
+            assert_eq!(record["activated_skills"], json!(["pirate-greeting"]));
+            assert_eq!(record["tool_calls"], 1);
+            assert_eq!(record["requests"], 2);
+            assert_eq!(record["outcome"], "pass");
+        } else {
+            assert_eq!(record["activated_skills"], json!([]));
+            assert_eq!(record["outcome"], "fail");
+        }
+    }
+    // Bodies are not in the tools-mode system prompt.
+    let transcript = fixture
+        .run_dir("tools")
+        .join(records[0]["transcript"].as_str().unwrap());
+    let transcript: Value =
+        serde_json::from_str(&std::fs::read_to_string(transcript).unwrap()).unwrap();
+    assert!(
+        !transcript["trajectory"]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("SKILL-MARKER")
+    );
+}
+
+#[test]
+fn cases_without_checks_are_not_gradable() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 1);
+    fixture.write(
+        "skill/pirate-greeting/evals/evals.json",
+        r#"{"evals": [{"id": "a", "prompt": "Hi", "assertions": ["greets like a pirate"]}]}"#,
+    );
+    let output = fixture.run(&["-k", "1", "--run-id", "ungraded"]);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let summary = summary(&fixture.run_dir("ungraded"));
+    assert_eq!(summary["trials"]["not_gradable"], 2);
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], Value::Null);
+}
+
+#[test]
+fn api_key_comes_from_the_named_variable_and_is_never_recorded() {
+    let secret = "sk-test-very-secret-value-123";
+    let server = MockServer::start(MockBehaviour {
+        require_bearer: Some(secret.into()),
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::new(&server.base_url(), 2);
+    fixture.write_profile(
+        "mock",
+        &server.base_url(),
+        "api_key_env = \"MOCK_API_KEY\"\n",
+    );
+    let output = fixture.run(&["-k", "1", "--run-id", "nokey"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("MOCK_API_KEY"),
+        "{}",
+        stderr(&output)
+    );
+    let mut command = binary();
+    command
+        .current_dir(fixture.dir.path())
+        .env("MOCK_API_KEY", secret)
+        .arg("run")
+        .arg(fixture.skill());
+    let output = command
+        .args([
+            "--runner", "mock", "--out", "results", "-k", "1", "--run-id", "keyed",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for entry in walk(&fixture.run_dir("keyed")) {
+        let text = std::fs::read_to_string(&entry).unwrap_or_default();
+        assert!(
+            !text.contains(secret),
+            "secret leaked into {}",
+            entry.display()
+        );
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn report_rebuilds_the_same_summary_from_records() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 4);
+    let output = fixture.run(&["-k", "2", "--run-id", "again"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("again");
+    let first = std::fs::read_to_string(run_dir.join("summary.json")).unwrap();
+    std::fs::remove_file(run_dir.join("summary.json")).unwrap();
+    let requests = server.requests();
+    let output = binary().args(["report"]).arg(&run_dir).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        std::fs::read_to_string(run_dir.join("summary.json")).unwrap(),
+        first
+    );
+    assert_eq!(server.requests(), requests, "report calls no model");
+}
+
+#[test]
+fn managed_server_is_started_and_stopped() {
+    let fixture = Fixture::new("http://127.0.0.1:1/v1", 2);
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    fixture.write("runners/mock_server.py", MOCK_PY);
+    fixture.write_profile(
+        "mock",
+        &format!("http://127.0.0.1:{port}/v1"),
+        &format!("[server]\ncommand = [\"python3\", \"{{profile_dir}}/mock_server.py\", \"{{port}}\"]\nready_url = \"http://127.0.0.1:{port}/v1/models\"\nstartup_timeout_s = 30\n"),
+    );
+    let output = fixture.run(&["-k", "1", "--run-id", "managed"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("started model server"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        summary(&fixture.run_dir("managed"))["lift"]["estimate"],
+        1.0
+    );
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "server stopped after the run"
+    );
+}
+
+/// A tiny OpenAI-compatible server in Python for the managed-server test.
+const MOCK_PY: &str = r#"
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args): pass
+    def reply(self, body):
+        data = json.dumps(body).encode()
+        self.send_response(200); self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    def do_GET(self): self.reply({"data": []})
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        system = body["messages"][0]["content"]
+        text = "Aye! ok" if "SKILL-MARKER" in system else "ok"
+        self.reply({"model": "py", "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"#;
+
+/// A way to break a fixture.
+type Breakage = Box<dyn Fn(&Fixture)>;
+
+/// Every malformed input gives a clear error naming the file, exit code 2, and no panic.
+#[test]
+fn malformed_inputs_are_input_errors() {
+    let server = MockServer::start(MockBehaviour::default());
+    let cases: Vec<(&str, Breakage, &str)> = vec![
+        (
+            "missing SKILL.md",
+            Box::new(|f: &Fixture| std::fs::remove_file(f.skill().join("SKILL.md")).unwrap()),
+            "no SKILL.md",
+        ),
+        (
+            "bad YAML",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "skill/pirate-greeting/SKILL.md",
+                    "---\nname: [x\ndescription: y\n---\n",
+                )
+            }),
+            "SKILL.md:3: frontmatter YAML does not parse",
+        ),
+        (
+            "no description",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "skill/pirate-greeting/SKILL.md",
+                    "---\nname: pirate-greeting\n---\nbody",
+                )
+            }),
+            "no `description`",
+        ),
+        (
+            "no frontmatter",
+            Box::new(|f: &Fixture| f.write("skill/pirate-greeting/SKILL.md", "just text")),
+            "must start with YAML frontmatter",
+        ),
+        (
+            "evals syntax",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "skill/pirate-greeting/evals/evals.json",
+                    "{\"evals\": [\n  {\"id\": 1,,}\n]}",
+                )
+            }),
+            "evals.json:2:",
+        ),
+        (
+            "evals missing prompt",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "skill/pirate-greeting/evals/evals.json",
+                    r#"{"evals": [{"id": 1, "prompt": "a"}, {"id": 2}]}"#,
+                )
+            }),
+            "evals[1].prompt: is required",
+        ),
+        (
+            "duplicate ids",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "skill/pirate-greeting/evals/evals.json",
+                    r#"{"evals": [{"id": 1, "prompt": "a"}, {"id": "1", "prompt": "b"}]}"#,
+                )
+            }),
+            "duplicate case id",
+        ),
+        (
+            "unknown check",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "skill/pirate-greeting/evals/evals.json",
+                    r#"{"evals": [{"id": 1, "prompt": "a", "checks": [{"type": "vibes"}]}]}"#,
+                )
+            }),
+            "evals[0].checks[0]: unknown variant `vibes`",
+        ),
+        (
+            "bad regex",
+            Box::new(|f: &Fixture| {
+                f.write("skill/pirate-greeting/evals/evals.json", r#"{"evals": [{"id": 1, "prompt": "a", "checks": [{"type": "regex", "pattern": "("}]}]}"#)
+            }),
+            "evals[0].checks[0]: invalid regular expression",
+        ),
+        (
+            "escaping file",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "skill/pirate-greeting/evals/evals.json",
+                    r#"{"evals": [{"id": 1, "prompt": "a", "files": ["../../x"]}]}"#,
+                )
+            }),
+            "evals[0].files[0]",
+        ),
+        (
+            "no eval set",
+            Box::new(|f: &Fixture| {
+                std::fs::remove_file(f.skill().join("evals/evals.json")).unwrap()
+            }),
+            "eval set not found",
+        ),
+        (
+            "profile typo",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "runners/mock.toml",
+                    "kind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodle = \"x\"\n",
+                )
+            }),
+            "mock.toml:3: invalid runner profile",
+        ),
+        (
+            "profile kind",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "runners/mock.toml",
+                    "kind = \"gpt\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"x\"\n",
+                )
+            }),
+            "mock.toml:1: invalid runner profile",
+        ),
+        (
+            "profile missing",
+            Box::new(|f: &Fixture| std::fs::remove_file(f.path("runners/mock.toml")).unwrap()),
+            "runner profile `mock` not found",
+        ),
+    ];
+    for (name, break_it, expected) in cases {
+        let fixture = Fixture::new(&server.base_url(), 2);
+        break_it(&fixture);
+        let output = fixture.run(&["-k", "1"]);
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{name}: {text}");
+        assert!(
+            text.contains(expected),
+            "{name}: expected `{expected}` in:\n{text}"
+        );
+        assert!(!text.contains("panicked"), "{name}: {text}");
+    }
+    // A resume of a folder that is not a run.
+    let fixture = Fixture::new(&server.base_url(), 1);
+    let output = binary()
+        .args(["run", "--resume"])
+        .arg(fixture.path("skill"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("manifest.json"),
+        "{}",
+        stderr(&output)
+    );
+    // A bad flag.
+    let output = binary().args(["run", "x", "-k", "0"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(server.requests(), 0, "no input error reached the model");
+}

@@ -1,0 +1,235 @@
+//! A scripted OpenAI-compatible Chat Completions server on loopback, for integration tests and
+//! the throughput benchmark. Answers depend on whether the target skill's marker text is in the
+//! system prompt (inject mode) or in a tool result (tools mode), so a run has a known lift.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+/// What the mock does.
+#[derive(Debug, Clone)]
+pub struct MockBehaviour {
+    /// Text whose presence in the system prompt (or a tool result) marks the with-skill arm.
+    pub marker: String,
+    /// Answer when the marker is present.
+    pub with_answer: String,
+    /// Answer when it is absent.
+    pub without_answer: String,
+    /// Answer the first N requests with HTTP 429 (`Retry-After: 0`).
+    pub fail_first_with_429: usize,
+    /// Answer every request with HTTP 500.
+    pub always_500: bool,
+    /// Delay before each answer.
+    pub delay: Duration,
+    /// In tools mode, call `activate_skill` with this name first.
+    pub activate: Option<String>,
+    /// Require this bearer token (401 otherwise).
+    pub require_bearer: Option<String>,
+}
+
+impl Default for MockBehaviour {
+    fn default() -> Self {
+        Self {
+            marker: "SKILL-MARKER".to_string(),
+            with_answer: "Aye! Here is the answer.".to_string(),
+            without_answer: "Here is the answer.".to_string(),
+            fail_first_with_429: 0,
+            always_500: false,
+            delay: Duration::ZERO,
+            activate: None,
+            require_bearer: None,
+        }
+    }
+}
+
+/// Shared state: behaviour and counters.
+pub struct MockState {
+    pub behaviour: MockBehaviour,
+    pub requests: AtomicUsize,
+    pub rejected: AtomicUsize,
+}
+
+fn completion(content: Option<&str>, tool_calls: Option<Value>, prompt_tokens: u64) -> Value {
+    let finish = if tool_calls.is_some() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    let mut message = json!({"role": "assistant", "content": content});
+    if let Some(calls) = tool_calls {
+        message["tool_calls"] = calls;
+    }
+    json!({
+        "id": "chatcmpl-mock",
+        "object": "chat.completion",
+        "model": "mock-model-1",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7,
+                  "prompt_tokens_details": {"cached_tokens": 0}}
+    })
+}
+
+async fn chat(
+    State(state): State<Arc<MockState>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let number = state.requests.fetch_add(1, Ordering::SeqCst);
+    let behaviour = &state.behaviour;
+    if !behaviour.delay.is_zero() {
+        tokio::time::sleep(behaviour.delay).await;
+    }
+    if let Some(token) = &behaviour.require_bearer {
+        let expected = format!("Bearer {token}");
+        if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                Json(json!({"error": {"message": "bad key"}})),
+            )
+                .into_response();
+        }
+    }
+    if behaviour.always_500 {
+        state.rejected.fetch_add(1, Ordering::SeqCst);
+        return (StatusCode::INTERNAL_SERVER_ERROR, "upstream exploded").into_response();
+    }
+    if number < behaviour.fail_first_with_429 {
+        state.rejected.fetch_add(1, Ordering::SeqCst);
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [("retry-after", "0")],
+            Json(json!({"error": {"message": "rate limited"}})),
+        )
+            .into_response();
+    }
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let system = messages
+        .first()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string();
+    let prompt_tokens = (system.len() / 4) as u64;
+    let has_tools = body.get("tools").is_some();
+    if has_tools {
+        let tool_results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
+        if tool_results.is_empty()
+            && let Some(name) = &behaviour.activate
+            && system.contains(&format!("- {name}:"))
+        {
+            let calls = json!([{"id": "call_1", "type": "function",
+                "function": {"name": "activate_skill", "arguments": json!({"name": name}).to_string()}}]);
+            return Json(completion(None, Some(calls), prompt_tokens)).into_response();
+        }
+        let marked = tool_results.iter().any(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains(&behaviour.marker)
+        });
+        let answer = if marked {
+            &behaviour.with_answer
+        } else {
+            &behaviour.without_answer
+        };
+        return Json(completion(Some(answer), None, prompt_tokens)).into_response();
+    }
+    let answer = if system.contains(&behaviour.marker) {
+        &behaviour.with_answer
+    } else {
+        &behaviour.without_answer
+    };
+    Json(completion(Some(answer), None, prompt_tokens)).into_response()
+}
+
+async fn models() -> Json<Value> {
+    Json(json!({"object": "list", "data": [{"id": "mock-model-1", "object": "model"}]}))
+}
+
+/// The router serving `/v1/chat/completions` and `/v1/models`.
+pub fn router(state: Arc<MockState>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/models", get(models))
+        .with_state(state)
+}
+
+/// A running mock server (its runtime lives on a background thread).
+pub struct MockServer {
+    pub address: SocketAddr,
+    pub state: Arc<MockState>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Start on an ephemeral loopback port.
+    pub fn start(behaviour: MockBehaviour) -> Self {
+        let state = Arc::new(MockState {
+            behaviour,
+            requests: AtomicUsize::new(0),
+            rejected: AtomicUsize::new(0),
+        });
+        let (address_sender, address_receiver) = std::sync::mpsc::channel();
+        let (shutdown_sender, shutdown_receiver) = tokio::sync::oneshot::channel::<()>();
+        let server_state = Arc::clone(&state);
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("mock runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind loopback");
+                address_sender
+                    .send(listener.local_addr().expect("address"))
+                    .expect("send address");
+                axum::serve(listener, router(server_state))
+                    .with_graceful_shutdown(async {
+                        let _ = shutdown_receiver.await;
+                    })
+                    .await
+                    .expect("serve");
+            });
+        });
+        let address = address_receiver.recv().expect("mock address");
+        Self {
+            address,
+            state,
+            shutdown: Some(shutdown_sender),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.address)
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> usize {
+        self.state.requests.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(sender) = self.shutdown.take() {
+            let _ = sender.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
