@@ -101,11 +101,6 @@ pub fn progress_allowed() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
 }
 
-enum TrialMessage {
-    Done(Box<TrialRecord>),
-    Fatal(String),
-}
-
 /// Running per-case pass counts for the live lift estimate on the progress bar.
 #[derive(Default)]
 struct RunningLift {
@@ -145,12 +140,16 @@ impl RunningLift {
 }
 
 /// Run the trials not yet in `done`, appending each finished one to `log`.
+///
+/// Records go to a dedicated recorder thread that appends and fsyncs them; while one fsync is in
+/// progress the next finished trials queue up and are committed together (group commit), so the
+/// async workers never block on the disk.
 pub async fn execute(
     context: Arc<TrialContext>,
     settings: ExecuteSettings,
     done: &HashSet<TrialKey>,
     previous: &[TrialRecord],
-    log: &mut TrialLog,
+    log: TrialLog,
 ) -> Result<ExecuteReport, ExecuteError> {
     let started = Instant::now();
     let planned = plan_trials(&context.cases, settings.k);
@@ -179,7 +178,34 @@ pub async fn execute(
     }
     bar.set_message(running.message());
 
-    let (sender, mut receiver) = mpsc::unbounded_channel::<TrialMessage>();
+    // Recorder thread: owns the log; reports each committed batch back.
+    let (record_sender, record_receiver) = std::sync::mpsc::channel::<TrialRecord>();
+    let (committed_sender, mut committed_receiver) =
+        mpsc::unbounded_channel::<Result<Vec<TrialRecord>, RecordError>>();
+    let recorder = std::thread::Builder::new()
+        .name("skill-lift-recorder".to_string())
+        .spawn(move || {
+            let mut log = log;
+            while let Ok(first) = record_receiver.recv() {
+                let mut batch = vec![first];
+                while let Ok(more) = record_receiver.try_recv() {
+                    batch.push(more);
+                }
+                let result = log.append(&batch).map(|()| batch);
+                let failed = result.is_err();
+                if committed_sender.send(result).is_err() || failed {
+                    break;
+                }
+            }
+        })
+        .map_err(|source| {
+            ExecuteError::Record(RecordError::Io {
+                path: context.run_dir.clone(),
+                source,
+            })
+        })?;
+
+    let (fatal_sender, mut fatal_receiver) = mpsc::unbounded_channel::<String>();
     let semaphore = Arc::new(Semaphore::new(settings.jobs.max(1)));
     let spawner_context = Arc::clone(&context);
     let spawner = tokio::spawn(async move {
@@ -189,74 +215,69 @@ pub async fn execute(
                 break;
             };
             let context = Arc::clone(&spawner_context);
-            let sender = sender.clone();
+            let record_sender = record_sender.clone();
+            let fatal_sender = fatal_sender.clone();
             tasks.spawn(async move {
-                let message = match run_trial(&context, case_index, &key).await {
-                    Ok(record) => TrialMessage::Done(Box::new(record)),
-                    Err(fatal) => TrialMessage::Fatal(fatal),
-                };
+                match run_trial(&context, case_index, &key).await {
+                    Ok(record) => {
+                        let _ = record_sender.send(record);
+                    }
+                    Err(fatal) => {
+                        let _ = fatal_sender.send(fatal);
+                    }
+                }
                 drop(permit);
-                let _ = sender.send(message);
             });
             // Reap finished tasks so the set stays small.
             while tasks.try_join_next().is_some() {}
         }
         while tasks.join_next().await.is_some() {}
     });
+    let abort = spawner.abort_handle();
 
     let mut recorded = 0usize;
     let mut interrupted = false;
     let mut fatal = None;
-    let mut batch: Vec<TrialRecord> = Vec::new();
+    let mut record_error = None;
     let interrupt = wait_for_interrupt();
     tokio::pin!(interrupt);
     loop {
         tokio::select! {
-            message = receiver.recv() => {
-                let Some(message) = message else { break };
-                let mut messages = vec![message];
-                while let Ok(more) = receiver.try_recv() {
-                    messages.push(more);
-                }
-                for message in messages {
-                    match message {
-                        TrialMessage::Done(record) => batch.push(*record),
-                        TrialMessage::Fatal(error) => fatal = Some(error),
+            committed = committed_receiver.recv() => {
+                match committed {
+                    None => break,
+                    Some(Ok(batch)) => {
+                        recorded += batch.len();
+                        for record in &batch {
+                            running.add(record);
+                        }
+                        bar.inc(batch.len() as u64);
+                        bar.set_message(running.message());
                     }
-                }
-                if !batch.is_empty() {
-                    log.append(&batch)?;
-                    recorded += batch.len();
-                    for record in &batch {
-                        running.add(record);
+                    Some(Err(error)) => {
+                        record_error = Some(error);
+                        abort.abort();
                     }
-                    bar.inc(batch.len() as u64);
-                    bar.set_message(running.message());
-                    batch.clear();
-                }
-                if fatal.is_some() {
-                    spawner.abort();
-                    break;
                 }
             }
-            _ = &mut interrupt => {
+            Some(error) = fatal_receiver.recv(), if fatal.is_none() => {
+                fatal = Some(error);
+                abort.abort();
+            }
+            _ = &mut interrupt, if !interrupted => {
+                // Stop new trials and drop those in flight (re-run on resume); what already
+                // finished is still committed before the loop ends.
                 interrupted = true;
-                spawner.abort();
-                // Record what already finished; in-flight trials are dropped (re-run on resume).
-                while let Ok(message) = receiver.try_recv() {
-                    if let TrialMessage::Done(record) = message {
-                        batch.push(*record);
-                    }
-                }
-                if !batch.is_empty() {
-                    log.append(&batch)?;
-                    recorded += batch.len();
-                }
-                break;
+                abort.abort();
             }
         }
     }
+    let _ = spawner.await;
+    let _ = recorder.join();
     bar.finish_and_clear();
+    if let Some(error) = record_error {
+        return Err(ExecuteError::Record(error));
+    }
     if let Some(error) = fatal {
         return Err(ExecuteError::Leak(error));
     }
@@ -283,27 +304,35 @@ async fn wait_for_interrupt() {
 }
 
 /// Run one trial: stage, drive the runner under the trial timeout, grade, write the transcript.
+/// File-system work (staging, grading workspace checks, transcript, clean-up) runs on the
+/// blocking pool so slow file systems never stall the async workers.
 /// `Err` only for a leak-guard violation, which stops the run.
 async fn run_trial(
-    context: &TrialContext,
+    context: &Arc<TrialContext>,
     case_index: usize,
     key: &TrialKey,
 ) -> Result<TrialRecord, String> {
-    let case = &context.cases[case_index];
     let started_at = Utc::now();
     let clock = Instant::now();
-    let staged = stage_trial(
-        key.arm,
-        case,
-        &context.target,
-        &context.decoys,
-        context.runner.skills_dir(),
-        &context.eval_files_dir,
-        &context.target_digest,
-        context.calibre,
-        context.workspace_root.as_deref(),
-    );
-    let mut staged = match staged {
+    let staging_context = Arc::clone(context);
+    let arm = key.arm;
+    let staged = tokio::task::spawn_blocking(move || {
+        let context = &staging_context;
+        stage_trial(
+            arm,
+            &context.cases[case_index],
+            &context.target,
+            &context.decoys,
+            context.runner.skills_dir(),
+            &context.eval_files_dir,
+            &context.target_digest,
+            context.calibre,
+            context.workspace_root.as_deref(),
+        )
+    })
+    .await
+    .map_err(|error| format!("staging task failed: {error}"))?;
+    let staged = match staged {
         Ok(staged) => staged,
         Err(error @ StagingError::Leak { .. }) => return Err(error.to_string()),
         Err(error) => {
@@ -313,6 +342,7 @@ async fn run_trial(
             ));
         }
     };
+    let case = &context.cases[case_index];
     let input = AttemptInput {
         prompt: &case.prompt,
         workspace: &staged.workspace,
@@ -326,46 +356,61 @@ async fn run_trial(
         context.runner.run_attempt(input),
     )
     .await;
-    let (trajectory, grade) = match outcome {
-        Ok(Ok(trajectory)) => {
-            let grade = grade::grade_trajectory(case, &trajectory, &staged.workspace);
-            (Some(trajectory), grade)
-        }
-        Ok(Err(error)) => {
-            let grade = grade::unscoreable(format!("runner error: {}", error.message));
-            (error.partial.map(|t| *t), grade)
-        }
-        Err(_) => {
-            let mut trajectory = Trajectory::new();
-            trajectory.status = TrajectoryStatus::Incomplete {
-                reason: "trial timeout".to_string(),
-            };
-            let grade = grade::unscoreable(format!(
-                "trial exceeded its timeout of {:.0} s",
-                context.trial_timeout.as_secs_f64()
-            ));
-            (Some(trajectory), grade)
-        }
-    };
-    let transcript = match &trajectory {
-        Some(trajectory) => write_transcript(&context.run_dir, key, case, trajectory, &grade).ok(),
-        None => None,
-    };
-    let workspace = if context.keep_workspaces {
-        staged.keep()
-    } else {
-        None
-    };
-    Ok(build_record(
-        context,
-        key,
-        started_at,
-        clock,
-        grade,
-        trajectory.as_ref(),
-        transcript,
-        workspace,
-    ))
+    let finishing_context = Arc::clone(context);
+    let finishing_key = key.clone();
+    let finished = tokio::task::spawn_blocking(move || {
+        let context = &finishing_context;
+        let key = &finishing_key;
+        let mut staged = staged;
+        let case = &context.cases[case_index];
+        let (trajectory, grade) = match outcome {
+            Ok(Ok(trajectory)) => {
+                let grade = grade::grade_trajectory(case, &trajectory, &staged.workspace);
+                (Some(trajectory), grade)
+            }
+            Ok(Err(error)) => {
+                let grade = grade::unscoreable(format!("runner error: {}", error.message));
+                (error.partial.map(|t| *t), grade)
+            }
+            Err(_) => {
+                let mut trajectory = Trajectory::new();
+                trajectory.status = TrajectoryStatus::Incomplete {
+                    reason: "trial timeout".to_string(),
+                };
+                let grade = grade::unscoreable(format!(
+                    "trial exceeded its timeout of {:.0} s",
+                    context.trial_timeout.as_secs_f64()
+                ));
+                (Some(trajectory), grade)
+            }
+        };
+        let transcript = match &trajectory {
+            Some(trajectory) => {
+                write_transcript(&context.run_dir, key, case, trajectory, &grade).ok()
+            }
+            None => None,
+        };
+        let workspace = if context.keep_workspaces {
+            staged.keep()
+        } else {
+            None
+        };
+        // Dropping the staged trial removes its folder (unless kept).
+        drop(staged);
+        build_record(
+            context,
+            key,
+            started_at,
+            clock,
+            grade,
+            trajectory.as_ref(),
+            transcript,
+            workspace,
+        )
+    })
+    .await
+    .map_err(|error| format!("grading task failed: {error}"))?;
+    Ok(finished)
 }
 
 fn write_transcript(

@@ -366,7 +366,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         .map(|r| r.key())
         .filter(|key| planned.contains(key))
         .collect();
-    let mut log = TrialLog::open(&run_dir, valid_len).map_err(CommandError::input)?;
+    let log = TrialLog::open(&run_dir, valid_len).map_err(CommandError::input)?;
     let quiet = args.quiet;
     eprintln!(
         "skill-lift: run {} — {} cases × 2 arms × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
@@ -446,11 +446,10 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         k: manifest.k,
         progress: !quiet && progress_allowed(),
     };
-    let outcome = execute(context, settings, &done, &previous, &mut log).await;
+    let outcome = execute(context, settings, &done, &previous, log).await;
     if let Some(server) = server.as_mut() {
         server.stop().await;
     }
-    drop(log);
     let report = match outcome {
         Ok(report) => report,
         Err(crate::execute::ExecuteError::Leak(message)) => {

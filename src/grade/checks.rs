@@ -5,10 +5,29 @@
 //! Workspace checks: `file_exists`, `file_contains` (paths relative to the workspace; escapes are
 //! refused at load time and again at evaluation time).
 
+use std::collections::HashMap;
 use std::path::{Component, Path};
+use std::sync::{LazyLock, Mutex};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
+
+/// Compiled patterns, shared by every trial: a check's regex is compiled once per process, not
+/// once per trial (compilation costs far more than matching a short answer).
+static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
+
+/// Compile `pattern`, or fetch it from the process-wide cache.
+fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
+    let mut cache = COMPILED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(regex) = cache.get(pattern) {
+        return Ok(regex.clone());
+    }
+    let regex = Regex::new(pattern)?;
+    cache.insert(pattern.to_string(), regex.clone());
+    Ok(regex)
+}
 
 /// One deterministic check, as written in `evals.json` (`{"type": "contains", "value": "…"}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -201,7 +220,7 @@ impl Check {
                     ),
                 )
             }
-            Check::Regex { pattern } => match Regex::new(pattern) {
+            Check::Regex { pattern } => match compiled(pattern) {
                 Ok(regex) => {
                     let found = regex.is_match(answer);
                     (
@@ -381,7 +400,7 @@ fn evaluate_json_path(
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        return match Regex::new(pattern) {
+        return match compiled(pattern) {
             Ok(regex) => {
                 let found = regex.is_match(&text);
                 (

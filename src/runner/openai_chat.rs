@@ -6,7 +6,9 @@
 //! `activate_skill`, `read_file` and `final_answer` tools, with bounded turns. Skills are read
 //! from the staged workspace, never from their source folders.
 
+use std::collections::HashMap;
 use std::path::{Component, Path};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -14,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::http::{RetryPolicy, post_json_with_retries};
 use super::{AttemptError, AttemptInput, Runner, RunnerProfile, SkillMode, StagedSkill};
-use crate::asset::load_skill;
+use crate::asset::parse_skill_text;
 use crate::trajectory::{
     ActivationEvidence, Message, RequestRecord, Role, SkillActivation, ToolCall, Trajectory,
     TrajectoryStatus, Usage,
@@ -29,6 +31,15 @@ pub struct OpenAiChatRunner {
     api_key: Option<String>,
     client: reqwest::Client,
     url: String,
+    /// Parsed staged skills keyed by the exact text of their `SKILL.md`: every trial still reads
+    /// its own staged copy, but identical text is parsed once.
+    parsed: Mutex<HashMap<String, Arc<ParsedSkillText>>>,
+}
+
+/// The parts of a `SKILL.md` the prompt uses.
+struct ParsedSkillText {
+    description: String,
+    body: String,
 }
 
 impl OpenAiChatRunner {
@@ -48,6 +59,7 @@ impl OpenAiChatRunner {
             api_key,
             client,
             url,
+            parsed: Mutex::new(HashMap::new()),
         })
     }
 }
@@ -57,21 +69,6 @@ struct LoadedSkill {
     name: String,
     description: String,
     body: String,
-}
-
-fn load_staged(skills: &[StagedSkill]) -> Result<Vec<LoadedSkill>, String> {
-    skills
-        .iter()
-        .map(|staged| {
-            let skill = load_skill(&staged.dir)
-                .map_err(|error| format!("staged skill unreadable: {error}"))?;
-            Ok(LoadedSkill {
-                name: staged.name.clone(),
-                description: skill.description,
-                body: skill.body.trim().to_string(),
-            })
-        })
-        .collect()
 }
 
 /// The system prompt of `inject` mode: the base prompt, then one section per skill (ordered by
@@ -177,6 +174,46 @@ struct ToolExecution {
 }
 
 impl OpenAiChatRunner {
+    /// Read each staged skill from the workspace (parsing identical text only once).
+    fn load_staged(&self, skills: &[StagedSkill]) -> Result<Vec<LoadedSkill>, String> {
+        skills
+            .iter()
+            .map(|staged| {
+                let path = staged.dir.join("SKILL.md");
+                let text = std::fs::read_to_string(&path).map_err(|error| {
+                    format!("staged skill unreadable: {}: {error}", path.display())
+                })?;
+                let cached = self
+                    .parsed
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .get(&text)
+                    .cloned();
+                let parsed = match cached {
+                    Some(parsed) => parsed,
+                    None => {
+                        let skill = parse_skill_text(&text, &path, &staged.dir, &staged.name)
+                            .map_err(|error| format!("staged skill unreadable: {error}"))?;
+                        let parsed = Arc::new(ParsedSkillText {
+                            description: skill.description,
+                            body: skill.body.trim().to_string(),
+                        });
+                        self.parsed
+                            .lock()
+                            .unwrap_or_else(|poisoned| poisoned.into_inner())
+                            .insert(text, Arc::clone(&parsed));
+                        parsed
+                    }
+                };
+                Ok(LoadedSkill {
+                    name: staged.name.clone(),
+                    description: parsed.description.clone(),
+                    body: parsed.body.clone(),
+                })
+            })
+            .collect()
+    }
+
     fn execute_tool(
         &self,
         name: &str,
@@ -300,10 +337,12 @@ impl Runner for OpenAiChatRunner {
     async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError> {
         let deadline = Instant::now() + input.timeout;
         let mut trajectory = Trajectory::new();
-        let skills = load_staged(input.skills).map_err(|message| AttemptError {
-            message,
-            partial: None,
-        })?;
+        let skills = self
+            .load_staged(input.skills)
+            .map_err(|message| AttemptError {
+                message,
+                partial: None,
+            })?;
         let mode = self.profile.skill_mode;
         let system = match mode {
             SkillMode::Inject => inject_system_prompt(&self.profile.system_prompt, &skills),
