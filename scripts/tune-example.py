@@ -97,6 +97,7 @@ def main():
     ap.add_argument("--max-tokens", type=int, default=96,
                     help="screening only: a start-anchored check needs only the first tokens")
     ap.add_argument("--arms", default="with,without")
+    ap.add_argument("--show-fails", action="store_true", help="print every failing with-skill answer")
     a = ap.parse_args()
     target = load_skill(a.skill)
     decoys = [load_skill(os.path.join(a.decoys, d)) for d in sorted(os.listdir(a.decoys))
@@ -113,7 +114,9 @@ def main():
                 lat.append(dt)
                 ok = all(check(c, ans) for c in case.get("checks", []))
                 n += ok
-                if shown[arm] < a.show:
+                if a.show_fails and arm == "with" and not ok:
+                    print(f"  [with {case['id']} fail] {ans[:140]!r}")
+                elif shown[arm] < a.show:
                     shown[arm] += 1
                     print(f"  [{arm} {case['id']} {'PASS' if ok else 'fail'}] {ans[:140]!r}")
             res[arm][case["id"]] = n
