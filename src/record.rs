@@ -258,16 +258,20 @@ pub fn read_manifest(run_dir: &Path) -> Result<Manifest, RecordError> {
     Ok(manifest)
 }
 
-/// Read every complete record of `trials.jsonl`. A torn last line (no trailing newline, a crash
-/// mid-write) is ignored and reported through the returned byte length of the valid prefix.
-pub fn read_trials(path: &Path) -> Result<(Vec<TrialRecord>, u64), RecordError> {
+/// Stream the complete records of `trials.jsonl` to `visit`, in file order, without holding
+/// them in memory. A torn last line (no trailing newline: a crash mid-write) is not a record and
+/// is skipped. Returns the byte length of the valid prefix (what [`TrialLog::open`] keeps).
+/// A missing file has no records.
+pub fn for_each_trial(
+    path: &Path,
+    mut visit: impl FnMut(TrialRecord) -> Result<(), RecordError>,
+) -> Result<u64, RecordError> {
     let file = match File::open(path) {
         Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(error) => return Err(io(path)(error)),
     };
-    let mut reader = BufReader::new(file);
-    let mut records = Vec::new();
+    let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut valid_len = 0u64;
     let mut line = Vec::new();
     let mut number = 0;
@@ -279,23 +283,31 @@ pub fn read_trials(path: &Path) -> Result<(Vec<TrialRecord>, u64), RecordError> 
         }
         number += 1;
         if line.last() != Some(&b'\n') {
-            // Torn final write: not a record.
             break;
         }
         let text = &line[..line.len() - 1];
-        if text.iter().all(u8::is_ascii_whitespace) {
-            valid_len += read as u64;
-            continue;
+        if !text.iter().all(u8::is_ascii_whitespace) {
+            let record: TrialRecord =
+                serde_json::from_slice(text).map_err(|e| RecordError::BadRecord {
+                    path: path.to_path_buf(),
+                    line: number,
+                    message: e.to_string(),
+                })?;
+            visit(record)?;
         }
-        let record: TrialRecord =
-            serde_json::from_slice(text).map_err(|e| RecordError::BadRecord {
-                path: path.to_path_buf(),
-                line: number,
-                message: e.to_string(),
-            })?;
-        records.push(record);
         valid_len += read as u64;
     }
+    Ok(valid_len)
+}
+
+/// Read every complete record of `trials.jsonl` into memory (see [`for_each_trial`] for the
+/// streaming form and the torn-line rule).
+pub fn read_trials(path: &Path) -> Result<(Vec<TrialRecord>, u64), RecordError> {
+    let mut records = Vec::new();
+    let valid_len = for_each_trial(path, |record| {
+        records.push(record);
+        Ok(())
+    })?;
     Ok((records, valid_len))
 }
 

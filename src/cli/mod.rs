@@ -100,9 +100,8 @@ pub struct RunArgs {
         conflicts_with = "resume"
     )]
     pub calibre: String,
-    /// Bootstrap resamples for intervals.
-    #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = parse_resamples)]
-    pub bootstrap_resamples: usize,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
     /// No progress bar and no Markdown summary on stdout.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -113,15 +112,57 @@ pub struct RunArgs {
 pub struct ReportArgs {
     /// A run folder (holds manifest.json and trials.jsonl).
     pub run_dir: PathBuf,
-    /// Bootstrap resamples for intervals.
-    #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = parse_resamples)]
-    pub bootstrap_resamples: usize,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
     /// Bootstrap seed (default: the run's recorded seed).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
     /// Do not print the Markdown summary.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// Analysis and gate flags shared by `run` and `report`.
+#[derive(Debug, Args)]
+pub struct AnalysisArgs {
+    /// Bootstrap resamples for intervals.
+    #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = parse_resamples)]
+    pub bootstrap_resamples: usize,
+    /// Lift interval method: newcombe (K = 1 only), bca, percentile, t (default: chosen from the data).
+    #[arg(long, value_name = "METHOD")]
+    pub method: Option<crate::analysis::LiftMethod>,
+    /// Gate: the lift interval's lower bound must exceed this fraction (0.05 = 5 pp); exit 1 otherwise.
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true, value_parser = parse_fraction)]
+    pub min_lift: Option<f64>,
+    /// Gate: exit 1 when the verdict is `regressed` (or `not-improved`: anything but improved).
+    #[arg(long, value_name = "VERDICT")]
+    pub fail_on: Vec<crate::analysis::FailOn>,
+}
+
+impl AnalysisArgs {
+    /// Analysis settings with `seed`.
+    pub fn settings(&self, seed: u64) -> crate::analysis::AnalysisSettings {
+        crate::analysis::AnalysisSettings {
+            resamples: self.bootstrap_resamples,
+            seed,
+            method: self.method,
+            gate: crate::analysis::GateSettings {
+                min_lift: self.min_lift,
+                fail_on: self.fail_on.clone(),
+            },
+        }
+    }
+}
+
+fn parse_fraction(value: &str) -> Result<f64, String> {
+    let fraction: f64 = value
+        .parse()
+        .map_err(|_| format!("`{value}` is not a number"))?;
+    if (-1.0..=1.0).contains(&fraction) {
+        Ok(fraction)
+    } else {
+        Err("a lift is a fraction between -1 and 1 (0.05 means 5 percentage points)".to_string())
+    }
 }
 
 fn parse_resamples(value: &str) -> Result<usize, String> {

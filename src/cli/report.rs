@@ -3,25 +3,25 @@
 use anyhow::Context;
 
 use super::{CommandError, ReportArgs};
-use crate::analysis::{AnalysisSettings, analyze};
-use crate::record::{read_manifest, read_trials};
-use crate::report::{markdown::summary_markdown, write_exports};
+use crate::record::read_manifest;
+use crate::report::{export_run, markdown::summary_markdown};
 
 /// Run the command; returns the exit code.
 pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
     let manifest = read_manifest(&args.run_dir).map_err(CommandError::input)?;
-    let (records, _) =
-        read_trials(&args.run_dir.join("trials.jsonl")).map_err(CommandError::input)?;
-    let settings = AnalysisSettings {
-        resamples: args.bootstrap_resamples,
-        seed: args.seed.unwrap_or(manifest.seed),
-    };
-    let summary = analyze(&manifest, &records, settings);
-    write_exports(&args.run_dir, &summary, &records)
-        .with_context(|| format!("writing exports into {}", args.run_dir.display()))
-        .map_err(CommandError::infrastructure)?;
+    let settings = args.analysis.settings(args.seed.unwrap_or(manifest.seed));
+    let summary = export_run(&args.run_dir, &manifest, &settings)
+        .with_context(|| format!("exporting {}", args.run_dir.display()))
+        .map_err(
+            |error| match error.downcast_ref::<crate::record::RecordError>() {
+                Some(crate::record::RecordError::BadRecord { .. }) => CommandError::input(error),
+                _ => CommandError::infrastructure(error),
+            },
+        )?;
     if !args.quiet {
         print!("{}", summary_markdown(&summary));
     }
-    Ok(super::run::exit_code_for(&summary))
+    let code = super::run::exit_code_for(&summary);
+    super::run::explain_exit(&summary, code);
+    Ok(code)
 }

@@ -10,7 +10,7 @@ use anyhow::{Context, anyhow};
 use chrono::Utc;
 
 use super::{CommandError, RunArgs};
-use crate::analysis::{AnalysisSettings, Summary, analyze};
+use crate::analysis::Summary;
 use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
 use crate::asset::{Skill, load_skill};
 use crate::decoys::{DecoySource, prepare_decoys};
@@ -21,7 +21,7 @@ use crate::record::{
     AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunnerInfo, TrialLog,
     read_manifest, read_trials, write_atomic,
 };
-use crate::report::{markdown::summary_markdown, write_exports};
+use crate::report::{export_run, markdown::summary_markdown};
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::runner::server::ManagedServer;
 use crate::runner::{LoadedProfile, build_runner};
@@ -284,7 +284,8 @@ fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError> {
     })
 }
 
-/// The exit code a finished run's summary maps to (no gates in this version).
+/// The exit code a finished run's summary maps to: nothing gradable (4), too many unscoreable
+/// trials (3), a failed gate (1), else 0.
 pub fn exit_code_for(summary: &Summary) -> i32 {
     let outcomes = &summary.trials.outcomes;
     if summary.trials.recorded > 0 && outcomes.not_gradable == summary.trials.recorded {
@@ -295,11 +296,14 @@ pub fn exit_code_for(summary: &Summary) -> i32 {
     {
         return exit_codes::INFRASTRUCTURE_ERROR;
     }
+    if summary.lift.gate.as_ref().is_some_and(|gate| !gate.passed) {
+        return exit_codes::GATE_FAILED;
+    }
     exit_codes::SUCCESS
 }
 
 /// Explain a non-zero exit code on stderr.
-fn explain_exit(summary: &Summary, code: i32) {
+pub fn explain_exit(summary: &Summary, code: i32) {
     match code {
         exit_codes::NOTHING_TO_RUN => eprintln!(
             "error: no trial could be graded: the cases have no deterministic `checks` (exit {code})"
@@ -308,6 +312,15 @@ fn explain_exit(summary: &Summary, code: i32) {
             "error: {} of {} trials are unscoreable (infrastructure errors); see `reason` in trials.jsonl (exit {code})",
             summary.trials.outcomes.unscoreable, summary.trials.recorded
         ),
+        exit_codes::GATE_FAILED => {
+            let failures = summary
+                .lift
+                .gate
+                .as_ref()
+                .map(|g| g.failures.join("; "))
+                .unwrap_or_default();
+            eprintln!("error: gate failed: {failures} (exit {code})");
+        }
         _ => {}
     }
 }
@@ -458,17 +471,8 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         Err(error) => return Err(CommandError::infrastructure(error)),
     };
 
-    let (records, _) =
-        read_trials(&run_dir.join("trials.jsonl")).map_err(CommandError::infrastructure)?;
-    let summary = analyze(
-        &manifest,
-        &records,
-        AnalysisSettings {
-            resamples: args.bootstrap_resamples,
-            seed: manifest.seed,
-        },
-    );
-    write_exports(&run_dir, &summary, &records)
+    let settings = args.analysis.settings(manifest.seed);
+    let summary = export_run(&run_dir, &manifest, &settings)
         .with_context(|| format!("writing exports into {}", run_dir.display()))
         .map_err(CommandError::infrastructure)?;
     if !quiet {

@@ -33,7 +33,7 @@ pub const TRIAL_COLUMNS: [&str; 24] = [
 ];
 
 /// Columns of `cases.csv`, in order.
-pub const CASE_COLUMNS: [&str; 11] = [
+pub const CASE_COLUMNS: [&str; 13] = [
     "case_id",
     "arm",
     "cluster",
@@ -44,7 +44,9 @@ pub const CASE_COLUMNS: [&str; 11] = [
     "not_gradable",
     "pass_rate",
     "case_lift",
+    "target_activations",
     "excluded_reason",
+    "negative_lift_class",
 ];
 
 fn optional<T: ToString>(value: Option<T>) -> String {
@@ -55,13 +57,25 @@ fn float(value: f64) -> String {
     format!("{value:.6}")
 }
 
-/// Render `trials.csv`.
-pub fn trials_csv(records: &[TrialRecord]) -> Vec<u8> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.write_record(TRIAL_COLUMNS).expect("in-memory write");
-    for record in records {
-        let passed = record.checks.iter().filter(|c| c.passed).count();
+/// Streaming writer of `trials.csv`: the header, then one row per [`TrialsCsvWriter::write`].
+pub struct TrialsCsvWriter<W: std::io::Write> {
+    writer: csv::Writer<W>,
+}
+
+impl<W: std::io::Write> TrialsCsvWriter<W> {
+    /// Start a file (writes the header row).
+    pub fn new(inner: W) -> Self {
+        let mut writer = csv::Writer::from_writer(inner);
         writer
+            .write_record(TRIAL_COLUMNS)
+            .expect("header row is valid CSV");
+        Self { writer }
+    }
+
+    /// Write one record's row.
+    pub fn write(&mut self, record: &TrialRecord) -> std::io::Result<()> {
+        let passed = record.checks.iter().filter(|c| c.passed).count();
+        self.writer
             .write_record([
                 record.run_id.clone(),
                 record.trial_id.clone(),
@@ -88,7 +102,22 @@ pub fn trials_csv(records: &[TrialRecord]) -> Vec<u8> {
                 record.started_at.to_rfc3339(),
                 optional(record.transcript.as_ref()),
             ])
-            .expect("in-memory write");
+            .map_err(std::io::Error::other)
+    }
+
+    /// Flush and return the inner writer.
+    pub fn into_inner(self) -> std::io::Result<W> {
+        self.writer
+            .into_inner()
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+}
+
+/// Render `trials.csv` for in-memory records.
+pub fn trials_csv(records: &[TrialRecord]) -> Vec<u8> {
+    let mut writer = TrialsCsvWriter::new(Vec::new());
+    for record in records {
+        writer.write(record).expect("in-memory write");
     }
     writer.into_inner().expect("in-memory flush")
 }
@@ -102,7 +131,11 @@ pub fn cases_csv(summary: &Summary) -> Vec<u8> {
             ("with_skill", &case.with_skill),
             ("without_skill", &case.without_skill),
         ] {
-            let CaseArm { trials, pass_rate } = data;
+            let CaseArm {
+                trials,
+                pass_rate,
+                target_activations,
+            } = data;
             writer
                 .write_record([
                     case.case_id.clone(),
@@ -115,7 +148,14 @@ pub fn cases_csv(summary: &Summary) -> Vec<u8> {
                     trials.not_gradable.to_string(),
                     optional(pass_rate.map(float)),
                     optional(case.lift.map(float)),
+                    target_activations.to_string(),
                     optional(case.excluded_reason.as_ref()),
+                    optional(case.negative_lift_class.map(|c| {
+                        serde_json::to_value(c)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default()
+                    })),
                 ])
                 .expect("in-memory write");
         }

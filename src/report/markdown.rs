@@ -55,30 +55,61 @@ pub fn summary_markdown(summary: &Summary) -> String {
     };
     let _ = writeln!(
         out,
-        "**Lift (pass rate, with − without): {}**, {interval}, method {}, N = {} cases, K = {}.",
+        "**Lift (pass rate, with − without): {}**, {interval} ({}), N = {} cases, K = {}.",
         points(lift.estimate),
         lift.method,
         lift.n_cases,
         lift.k
     );
-    if let Some(reason) = &lift.verdict_reason {
-        let _ = writeln!(out, "\nVerdict {}: {reason}.", lift.verdict.as_str());
+    let mut facts = Vec::new();
+    if let (Some(test), Some(p)) = (&lift.test, lift.p_value) {
+        facts.push(format!("p = {p:.4} ({test})"));
     }
-    let mut extras = Vec::new();
-    if let Some(p) = lift.p_value_paired_t {
-        extras.push(format!("paired t p = {p:.4}"));
+    if let Some(mde) = lift.mde {
+        facts.push(format!(
+            "minimum detectable effect {:.1} pp (α = 0.05, power 0.8)",
+            mde * 100.0
+        ));
     }
     if let Some(r) = lift.correlation {
-        extras.push(format!("correlation between arms r = {r:.2}"));
+        facts.push(format!("correlation between arms r = {r:.2}"));
     }
-    extras.push(format!(
-        "cases improved / unchanged / worse: {} / {} / {}",
-        lift.case_lifts.positive, lift.case_lifts.zero, lift.case_lifts.negative
-    ));
     if let Some(clusters) = lift.n_clusters {
-        extras.push(format!("{clusters} clusters resampled"));
+        facts.push(format!("{clusters} clusters resampled"));
     }
-    let _ = writeln!(out, "\n{}.\n", extras.join("; "));
+    if !facts.is_empty() {
+        let _ = writeln!(out, "\n{}.", facts.join("; "));
+    }
+    let _ = write!(out, "\nVerdict: **{}**", lift.verdict.as_str());
+    if lift.verdict_reasons.is_empty() {
+        let _ = writeln!(out, ".");
+    } else {
+        let _ = writeln!(out, " — {}.", lift.verdict_reasons.join("; "));
+    }
+    if let Some(gate) = &lift.gate {
+        if gate.passed {
+            let _ = writeln!(out, "\nGate: passed.");
+        } else {
+            let _ = writeln!(out, "\nGate: **FAILED** — {}.", gate.failures.join("; "));
+        }
+    }
+    let negative = &lift.negative_lift;
+    let _ = writeln!(
+        out,
+        "\nCases improved / unchanged / worse: {} / {} / {} (median case lift {}). Negative-lift classes: never discovered {}, discovered but misused {}, execution instability {}{}.\n",
+        lift.case_lifts.positive,
+        lift.case_lifts.zero,
+        lift.case_lifts.negative,
+        points(lift.case_lifts.median),
+        negative.never_discovered,
+        negative.discovered_but_misused,
+        negative.execution_instability,
+        if negative.activation_observable {
+            ""
+        } else {
+            " (activation not observable in inject mode)"
+        }
+    );
     let _ = writeln!(
         out,
         "| arm | pass rate | 95% CI | interval | pass | fail | unscoreable | not gradable | tokens in / out |"
@@ -117,6 +148,26 @@ pub fn summary_markdown(summary: &Summary) -> String {
             .unwrap_or(&summary.fingerprint),
         summary.calibre,
     );
+    let negative_cases: Vec<String> = summary
+        .cases
+        .iter()
+        .filter_map(|c| {
+            c.negative_lift_class.map(|class| {
+                let class = serde_json::to_value(class)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                format!("`{}` ({}, {class})", c.case_id, points(c.lift))
+            })
+        })
+        .collect();
+    if !negative_cases.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nCases worse with the skill: {}.",
+            negative_cases.join(", ")
+        );
+    }
     let excluded: Vec<String> = summary
         .cases
         .iter()

@@ -1,0 +1,930 @@
+//! Analysis: from recorded trials to per-arm pass rates, the paired lift with its interval,
+//! test, minimum detectable effect and verdict, negative-lift classes and gates. A pure function
+//! of the manifest, the trial records and the [`AnalysisSettings`].
+//!
+//! Records are consumed one at a time by a [`RunAccumulator`] holding per-case counters only, so
+//! a run of millions of trials is analyzed in bounded memory.
+//!
+//! The case is the unit of analysis (statistics.md §1): a case's value in an arm is the mean of
+//! its scored attempts (pass = 1, fail = 0); unscoreable and not-gradable trials are counted and
+//! shown but never scored. N in every interval is the number of cases scored in both arms.
+//!
+//! Default methods (statistics.md §5–6, "suggested defaults"; `--method` overrides):
+//! - per-arm rate: Wilson score interval when every paired case has exactly one scored attempt,
+//!   else a seeded case bootstrap (percentile);
+//! - lift, K = 1 binary and no clusters: Newcombe's paired interval (method 10) with McNemar's
+//!   mid-p test;
+//! - lift otherwise: seeded case (or cluster) bootstrap, BCa (Efron 1987) with percentile
+//!   fallback; the test is the sign-flip permutation test for n ≤ 20 and the paired t test
+//!   beyond; the paired t test is always given as a cross-check;
+//! - minimum detectable effect at the run's observed variance (Miller 2024, α = 0.05,
+//!   power 0.8, t-based).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::grade::Outcome;
+use crate::record::{Manifest, TrialRecord};
+use crate::stats::{self, BootstrapConfig, BootstrapMethod, Clusters, Interval};
+use crate::workspace::Arm;
+
+/// Version of the `summary.json` schema (docs/summary-format.md).
+pub const SUMMARY_FORMAT_VERSION: u32 = 2;
+
+/// Confidence level of every interval.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// Significance level and power of the minimum detectable effect.
+pub const MDE_ALPHA: f64 = 0.05;
+/// Power of the minimum detectable effect.
+pub const MDE_POWER: f64 = 0.8;
+
+/// The interval method for the lift (`--method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LiftMethod {
+    /// Newcombe's paired interval with McNemar mid-p (K = 1 binary data only).
+    Newcombe,
+    /// Case (cluster) bootstrap, BCa.
+    Bca,
+    /// Case (cluster) bootstrap, percentile.
+    Percentile,
+    /// Paired t interval on case differences (clustered SE with clusters).
+    T,
+}
+
+impl std::str::FromStr for LiftMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "newcombe" => Ok(Self::Newcombe),
+            "bca" | "bootstrap" | "bootstrap-bca" => Ok(Self::Bca),
+            "percentile" | "bootstrap-percentile" => Ok(Self::Percentile),
+            "t" | "paired-t" => Ok(Self::T),
+            other => Err(format!(
+                "unknown method `{other}` (known: newcombe, bca, percentile, t)"
+            )),
+        }
+    }
+}
+
+/// What a gate fails on (`--fail-on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailOn {
+    /// Fail when the verdict is `regressed`.
+    Regressed,
+    /// Fail when the verdict is not `improved`.
+    NotImproved,
+}
+
+impl std::str::FromStr for FailOn {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "regressed" => Ok(Self::Regressed),
+            "not-improved" | "not_improved" | "inconclusive" => Ok(Self::NotImproved),
+            other => Err(format!(
+                "unknown --fail-on value `{other}` (known: regressed, not-improved)"
+            )),
+        }
+    }
+}
+
+/// Gate settings for CI.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GateSettings {
+    /// The lift interval's lower bound must exceed this (fraction, e.g. 0.05 for 5 pp).
+    pub min_lift: Option<f64>,
+    /// Verdicts that fail the gate.
+    pub fail_on: Vec<FailOn>,
+}
+
+/// Analysis settings.
+#[derive(Debug, Clone)]
+pub struct AnalysisSettings {
+    /// Bootstrap resamples B.
+    pub resamples: usize,
+    /// Bootstrap and Monte Carlo seed.
+    pub seed: u64,
+    /// Interval method override.
+    pub method: Option<LiftMethod>,
+    /// Gates.
+    pub gate: GateSettings,
+}
+
+impl AnalysisSettings {
+    /// Defaults: 10,000 resamples, the given seed, data-driven method, no gate.
+    pub fn new(seed: u64) -> Self {
+        Self {
+            resamples: stats::DEFAULT_RESAMPLES,
+            seed,
+            method: None,
+            gate: GateSettings::default(),
+        }
+    }
+}
+
+/// Trial counts by outcome.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeCounts {
+    pub pass: usize,
+    pub fail: usize,
+    pub unscoreable: usize,
+    pub not_gradable: usize,
+}
+
+impl OutcomeCounts {
+    fn add(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Pass => self.pass += 1,
+            Outcome::Fail => self.fail += 1,
+            Outcome::Unscoreable => self.unscoreable += 1,
+            Outcome::NotGradable => self.not_gradable += 1,
+        }
+    }
+
+    fn merge(&mut self, other: &OutcomeCounts) {
+        self.pass += other.pass;
+        self.fail += other.fail;
+        self.unscoreable += other.unscoreable;
+        self.not_gradable += other.not_gradable;
+    }
+
+    /// Trials recorded.
+    pub fn total(&self) -> usize {
+        self.pass + self.fail + self.unscoreable + self.not_gradable
+    }
+
+    /// Trials scored (pass + fail).
+    pub fn scored(&self) -> usize {
+        self.pass + self.fail
+    }
+}
+
+/// One case in one arm.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CaseArm {
+    /// Trial counts by outcome.
+    pub trials: OutcomeCounts,
+    /// passes / scored attempts; `None` when no attempt was scored.
+    pub pass_rate: Option<f64>,
+    /// Attempts that activated the target skill (observable in `tools` mode and agent CLIs).
+    pub target_activations: usize,
+}
+
+/// Why a case lost with the skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NegativeLiftClass {
+    /// The target was never activated in the case's with-skill attempts.
+    NeverDiscovered,
+    /// The target was activated (or injected) and the outcome was worse.
+    DiscoveredButMisused,
+    /// With-skill attempts were unscoreable while the baseline scored.
+    ExecutionInstability,
+}
+
+/// One golden case across both arms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseSummary {
+    pub case_id: String,
+    pub cluster: Option<String>,
+    pub with_skill: CaseArm,
+    pub without_skill: CaseArm,
+    /// with − without case pass rates; `None` unless both arms were scored.
+    pub lift: Option<f64>,
+    /// Why the case is not in the paired analysis, when it is not.
+    pub excluded_reason: Option<String>,
+    /// For cases that lost with the skill (or whose with-skill arm could not be scored).
+    pub negative_lift_class: Option<NegativeLiftClass>,
+}
+
+/// Token usage totals of an arm (`None` when no trial reported that count).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageTotals {
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub cached_tokens: Option<u64>,
+    pub cost_usd: Option<f64>,
+}
+
+impl UsageTotals {
+    fn add(&mut self, usage: &crate::trajectory::Usage) {
+        fn add_u64(total: &mut Option<u64>, value: Option<u64>) {
+            if let Some(value) = value {
+                *total = Some(total.unwrap_or(0) + value);
+            }
+        }
+        add_u64(&mut self.input_tokens, usage.input_tokens);
+        add_u64(&mut self.output_tokens, usage.output_tokens);
+        add_u64(&mut self.cached_tokens, usage.cached_tokens);
+        if let Some(cost) = usage.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
+    }
+}
+
+/// One arm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmSummary {
+    /// Mean over the paired cases of the case pass rates (fraction in [0,1]).
+    pub pass_rate: Option<f64>,
+    /// Lower end of the 95% interval.
+    pub ci_low: Option<f64>,
+    /// Upper end of the 95% interval.
+    pub ci_high: Option<f64>,
+    /// `wilson` or `case-bootstrap-percentile` (`cluster-bootstrap-percentile`).
+    pub interval_method: Option<String>,
+    /// Cases in the rate (scored in both arms).
+    pub n_cases: usize,
+    /// Trial counts by outcome over all of the arm's recorded trials.
+    pub trials: OutcomeCounts,
+    /// Usage totals over all recorded trials of the arm.
+    pub usage: UsageTotals,
+    /// Mean trial wall time, seconds.
+    pub mean_wall_s: Option<f64>,
+    /// Mean model latency per scored or not-gradable trial, seconds.
+    pub mean_model_latency_s: Option<f64>,
+    /// Retries recorded across the arm's trials.
+    pub retries: usize,
+}
+
+/// The verdict on the lift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The interval excludes 0 upward.
+    Improved,
+    /// The interval excludes 0 downward.
+    Regressed,
+    /// Otherwise; `verdict_reasons` says why.
+    Inconclusive,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Improved => "improved",
+            Verdict::Regressed => "regressed",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// Distribution of per-case lifts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CaseLiftDistribution {
+    pub positive: usize,
+    pub zero: usize,
+    pub negative: usize,
+    pub median: Option<f64>,
+}
+
+/// Counts of negative-lift classes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NegativeLiftCounts {
+    pub never_discovered: usize,
+    pub discovered_but_misused: usize,
+    pub execution_instability: usize,
+    /// Whether activation was observable (false in `inject` mode, where the skill is always in
+    /// the prompt: negative cases then read as discovered but misused).
+    pub activation_observable: bool,
+}
+
+/// The paired t cross-check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedTCheck {
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub p_value: Option<f64>,
+}
+
+/// The outcome of the gates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateResult {
+    pub settings: GateSettings,
+    pub passed: bool,
+    /// Why it failed (empty when it passed).
+    pub failures: Vec<String>,
+}
+
+/// The paired lift of the pass rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiftSummary {
+    /// What the lift is a difference of.
+    pub metric: String,
+    /// Mean over paired cases of (with − without), a fraction in [-1, 1].
+    pub estimate: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// Interval method: `newcombe`, `case-bootstrap-bca`, `case-bootstrap-percentile`,
+    /// `cluster-bootstrap-*`, `paired-t`.
+    pub method: String,
+    /// Test behind `p_value`: `mcnemar-mid-p`, `sign-flip-permutation`, `paired-t`.
+    pub test: Option<String>,
+    /// Two-sided p-value of no lift.
+    pub p_value: Option<f64>,
+    /// Paired t interval and p-value, always computed as a cross-check.
+    pub paired_t: PairedTCheck,
+    /// Minimum detectable effect at the observed variance (α = 0.05, power 0.8, t-based), a
+    /// fraction.
+    pub mde: Option<f64>,
+    /// Paired cases (N of the interval).
+    pub n_cases: usize,
+    /// Clusters resampled, when cases carry `cluster`.
+    pub n_clusters: Option<usize>,
+    /// Attempts per case per arm planned.
+    pub k: u32,
+    pub verdict: Verdict,
+    /// Why the verdict is inconclusive (empty otherwise).
+    pub verdict_reasons: Vec<String>,
+    /// Pearson correlation between the arms' case values.
+    pub correlation: Option<f64>,
+    pub case_lifts: CaseLiftDistribution,
+    pub negative_lift: NegativeLiftCounts,
+    /// Bootstrap resamples and seed.
+    pub resamples: usize,
+    pub seed: u64,
+    /// Gate outcome, when gates were set.
+    pub gate: Option<GateResult>,
+}
+
+/// Trial totals of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialTotals {
+    pub planned: usize,
+    pub recorded: usize,
+    #[serde(flatten)]
+    pub outcomes: OutcomeCounts,
+    /// Records ignored because their (case, arm, attempt) was already recorded.
+    pub duplicates_ignored: usize,
+}
+
+/// Both arms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Arms {
+    pub with_skill: ArmSummary,
+    pub without_skill: ArmSummary,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub format_version: u32,
+    pub run_id: String,
+    pub skill_lift_version: String,
+    pub asset: String,
+    pub fingerprint: String,
+    pub calibre: String,
+    pub eval_set_digest: String,
+    pub runner: String,
+    pub runner_kind: String,
+    pub skill_mode: String,
+    pub model: String,
+    /// Models the server reported, when they differ from the requested one.
+    pub observed_models: Vec<String>,
+    pub k: u32,
+    pub seed: u64,
+    pub decoys: Vec<String>,
+    /// Whether every planned trial is recorded.
+    pub complete: bool,
+    pub trials: TrialTotals,
+    pub arms: Arms,
+    pub lift: LiftSummary,
+    pub cases: Vec<CaseSummary>,
+    /// What this run did not measure.
+    pub not_measured: Vec<String>,
+}
+
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let middle = sorted.len() / 2;
+    Some(if sorted.len().is_multiple_of(2) {
+        (sorted[middle - 1] + sorted[middle]) / 2.0
+    } else {
+        sorted[middle]
+    })
+}
+
+fn arm_index(arm: Arm) -> usize {
+    if arm == Arm::WithSkill { 0 } else { 1 }
+}
+
+/// Per-arm running totals.
+#[derive(Debug, Default, Clone)]
+struct ArmTotals {
+    trials: OutcomeCounts,
+    usage: UsageTotals,
+    wall_s: f64,
+    latency_s: f64,
+    latency_trials: usize,
+    retries: usize,
+}
+
+/// Streaming accumulator of a run's records: per-case and per-arm counters only.
+pub struct RunAccumulator<'a> {
+    manifest: &'a Manifest,
+    case_index: HashMap<String, usize>,
+    case_ids: Vec<String>,
+    cases: Vec<[CaseArm; 2]>,
+    arms: [ArmTotals; 2],
+    seen: HashSet<(u32, u8, u32)>,
+    duplicates: usize,
+    observed_models: BTreeSet<String>,
+}
+
+impl<'a> RunAccumulator<'a> {
+    /// An empty accumulator for the run `manifest` describes.
+    pub fn new(manifest: &'a Manifest) -> Self {
+        let case_ids = manifest.eval_set.case_ids.clone();
+        let case_index = case_ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.clone(), i))
+            .collect();
+        let cases = vec![Default::default(); case_ids.len()];
+        Self {
+            manifest,
+            case_index,
+            case_ids,
+            cases,
+            arms: Default::default(),
+            seen: HashSet::new(),
+            duplicates: 0,
+            observed_models: BTreeSet::new(),
+        }
+    }
+
+    /// Add one record; returns `false` (and ignores it) when its trial key was already added.
+    pub fn add(&mut self, record: &TrialRecord) -> bool {
+        let case = match self.case_index.get(&record.case_id) {
+            Some(&index) => index,
+            None => {
+                let index = self.case_ids.len();
+                self.case_index.insert(record.case_id.clone(), index);
+                self.case_ids.push(record.case_id.clone());
+                self.cases.push(Default::default());
+                index
+            }
+        };
+        let arm = arm_index(record.arm);
+        if !self.seen.insert((case as u32, arm as u8, record.attempt)) {
+            self.duplicates += 1;
+            return false;
+        }
+        let case_arm = &mut self.cases[case][arm];
+        case_arm.trials.add(record.outcome);
+        if record.activated_skills.contains(&self.manifest.asset.name)
+        {
+            case_arm.target_activations += 1;
+        }
+        let totals = &mut self.arms[arm];
+        totals.trials.add(record.outcome);
+        totals.usage.add(&record.usage);
+        totals.wall_s += record.wall_s;
+        if record.outcome != Outcome::Unscoreable {
+            totals.latency_s += record.model_latency_s;
+            totals.latency_trials += 1;
+        }
+        totals.retries += record.retries.len();
+        if let Some(model) = &record.observed_model
+            && !self.observed_models.contains(model)
+        {
+            self.observed_models.insert(model.clone());
+        }
+        true
+    }
+
+    /// Compute the summary.
+    pub fn finish(self, settings: &AnalysisSettings) -> Summary {
+        summarize(self, settings)
+    }
+}
+
+/// Analyze in-memory records (convenience over [`RunAccumulator`]).
+pub fn analyze(
+    manifest: &Manifest,
+    records: &[TrialRecord],
+    settings: &AnalysisSettings,
+) -> Summary {
+    let mut accumulator = RunAccumulator::new(manifest);
+    for record in records {
+        accumulator.add(record);
+    }
+    accumulator.finish(settings)
+}
+
+/// The paired cases' data.
+struct Paired {
+    with: Vec<f64>,
+    without: Vec<f64>,
+    labels: Vec<String>,
+    /// Whether every paired case has exactly one scored attempt per arm (K = 1 binary).
+    single_attempt: bool,
+    /// 2×2 table for K = 1: both pass, only with, only without, neither.
+    table: [u64; 4],
+    with_passes: u64,
+    without_passes: u64,
+}
+
+fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Summary {
+    let RunAccumulator {
+        manifest,
+        case_ids,
+        cases,
+        arms: arm_totals,
+        duplicates,
+        observed_models,
+        ..
+    } = accumulator;
+    let activation_observable = manifest.runner.skill_mode != "inject";
+    let mut paired = Paired {
+        with: Vec::new(),
+        without: Vec::new(),
+        labels: Vec::new(),
+        single_attempt: true,
+        table: [0; 4],
+        with_passes: 0,
+        without_passes: 0,
+    };
+    let mut case_summaries = Vec::with_capacity(case_ids.len());
+    let mut negative_lift = NegativeLiftCounts {
+        activation_observable,
+        ..Default::default()
+    };
+    for (id, mut arms) in case_ids.into_iter().zip(cases) {
+        for arm in arms.iter_mut() {
+            let scored = arm.trials.scored();
+            arm.pass_rate = (scored > 0).then(|| arm.trials.pass as f64 / scored as f64);
+        }
+        let cluster = manifest.eval_set.case_clusters.get(&id).cloned();
+        let [with, without] = arms;
+        let (lift, excluded_reason) = match (with.pass_rate, without.pass_rate) {
+            (Some(a), Some(b)) => (Some(a - b), None),
+            _ => {
+                let reason = if with.trials.total() + without.trials.total() == 0 {
+                    "no trial recorded"
+                } else if with.trials.unscoreable + without.trials.unscoreable == 0 {
+                    "not gradable (no deterministic checks)"
+                } else {
+                    "no scored attempt in one arm (unscoreable trials)"
+                };
+                (None, Some(reason.to_string()))
+            }
+        };
+        if let (Some(a), Some(b)) = (with.pass_rate, without.pass_rate) {
+            if with.trials.scored() != 1 || without.trials.scored() != 1 {
+                paired.single_attempt = false;
+            } else {
+                let cell = match (with.trials.pass == 1, without.trials.pass == 1) {
+                    (true, true) => 0,
+                    (true, false) => 1,
+                    (false, true) => 2,
+                    (false, false) => 3,
+                };
+                paired.table[cell] += 1;
+            }
+            paired.with.push(a);
+            paired.without.push(b);
+            paired
+                .labels
+                .push(cluster.clone().unwrap_or_else(|| format!("case:{id}")));
+            paired.with_passes += with.trials.pass as u64;
+            paired.without_passes += without.trials.pass as u64;
+        }
+        let with_unstable = with.trials.unscoreable > 0 && without.trials.scored() > 0;
+        let negative_lift_class = match lift {
+            Some(d) if d < 0.0 => Some(if with_unstable {
+                NegativeLiftClass::ExecutionInstability
+            } else if activation_observable && with.target_activations == 0 {
+                NegativeLiftClass::NeverDiscovered
+            } else {
+                NegativeLiftClass::DiscoveredButMisused
+            }),
+            None if with.trials.scored() == 0 && with_unstable => {
+                Some(NegativeLiftClass::ExecutionInstability)
+            }
+            _ => None,
+        };
+        match negative_lift_class {
+            Some(NegativeLiftClass::NeverDiscovered) => negative_lift.never_discovered += 1,
+            Some(NegativeLiftClass::DiscoveredButMisused) => {
+                negative_lift.discovered_but_misused += 1
+            }
+            Some(NegativeLiftClass::ExecutionInstability) => {
+                negative_lift.execution_instability += 1
+            }
+            None => {}
+        }
+        case_summaries.push(CaseSummary {
+            case_id: id,
+            cluster,
+            with_skill: with,
+            without_skill: without,
+            lift,
+            excluded_reason,
+            negative_lift_class,
+        });
+    }
+
+    let n = paired.with.len();
+    let clustered = !manifest.eval_set.case_clusters.is_empty();
+    let clusters = clustered.then(|| Clusters::from_labels(&paired.labels));
+    let n_clusters = clustered.then(|| paired.labels.iter().collect::<BTreeSet<_>>().len());
+    let prefix = if clustered { "cluster" } else { "case" };
+    let bootstrap = |method| BootstrapConfig {
+        resamples: settings.resamples,
+        seed: settings.seed,
+        method,
+        confidence: CONFIDENCE,
+    };
+
+    // Per-arm rates over the paired cases.
+    let single_attempt = n > 0 && paired.single_attempt && !clustered;
+    let arm_summary = |arm: Arm, values: &[f64], passes: u64| {
+        let totals = &arm_totals[arm_index(arm)];
+        let (interval, interval_method) = if values.is_empty() {
+            (None, None)
+        } else if single_attempt {
+            (
+                stats::wilson_interval(passes, values.len() as u64, CONFIDENCE),
+                Some("wilson".to_string()),
+            )
+        } else {
+            let result = stats::bootstrap_mean(
+                values,
+                clusters.as_ref(),
+                &bootstrap(BootstrapMethod::Percentile),
+            );
+            (
+                result.ok().map(|r| r.percentile),
+                Some(format!("{prefix}-bootstrap-percentile")),
+            )
+        };
+        let recorded = totals.trials.total();
+        ArmSummary {
+            pass_rate: mean(values),
+            ci_low: interval.map(|i| i.low),
+            ci_high: interval.map(|i| i.high),
+            interval_method,
+            n_cases: values.len(),
+            trials: totals.trials.clone(),
+            usage: totals.usage.clone(),
+            mean_wall_s: (recorded > 0).then(|| totals.wall_s / recorded as f64),
+            mean_model_latency_s: (totals.latency_trials > 0)
+                .then(|| totals.latency_s / totals.latency_trials as f64),
+            retries: totals.retries,
+        }
+    };
+    let arms = Arms {
+        with_skill: arm_summary(Arm::WithSkill, &paired.with, paired.with_passes),
+        without_skill: arm_summary(Arm::WithoutSkill, &paired.without, paired.without_passes),
+    };
+
+    let differences: Vec<f64> = paired
+        .with
+        .iter()
+        .zip(&paired.without)
+        .map(|(a, b)| a - b)
+        .collect();
+    let estimate = mean(&differences);
+    let t_check = (n >= 2)
+        .then(|| stats::paired_t(&differences, clusters.as_ref(), CONFIDENCE).ok())
+        .flatten();
+    let paired_t = PairedTCheck {
+        ci_low: t_check.as_ref().and_then(|t| t.interval.map(|i| i.low)),
+        ci_high: t_check.as_ref().and_then(|t| t.interval.map(|i| i.high)),
+        p_value: t_check.as_ref().and_then(|t| t.p_value),
+    };
+    let method = match settings.method {
+        Some(LiftMethod::Newcombe) if !single_attempt => LiftMethod::Bca,
+        Some(method) => method,
+        None if single_attempt => LiftMethod::Newcombe,
+        None => LiftMethod::Bca,
+    };
+    let (interval, method_name, test, p_value): (
+        Option<Interval>,
+        String,
+        Option<String>,
+        Option<f64>,
+    ) = match method {
+        LiftMethod::Newcombe => {
+            let [both, only_with, only_without, neither] = paired.table;
+            let interval =
+                stats::newcombe_paired_interval(both, only_with, only_without, neither, CONFIDENCE);
+            let mcnemar = stats::mcnemar(only_with, only_without);
+            (
+                interval,
+                "newcombe".to_string(),
+                Some("mcnemar-mid-p".to_string()),
+                Some(mcnemar.mid_p),
+            )
+        }
+        LiftMethod::T => (
+            t_check.as_ref().and_then(|t| t.interval),
+            "paired-t".to_string(),
+            Some("paired-t".to_string()),
+            paired_t.p_value,
+        ),
+        LiftMethod::Bca | LiftMethod::Percentile => {
+            let requested = if method == LiftMethod::Bca {
+                BootstrapMethod::Bca
+            } else {
+                BootstrapMethod::Percentile
+            };
+            let result = (n >= 1)
+                .then(|| {
+                    stats::bootstrap_paired_difference(
+                        &paired.with,
+                        &paired.without,
+                        clusters.as_ref(),
+                        &bootstrap(requested),
+                    )
+                    .ok()
+                })
+                .flatten();
+            let (interval, name) = match (&result, method) {
+                (Some(r), LiftMethod::Bca) if r.bca.is_some() => {
+                    (r.bca, format!("{prefix}-bootstrap-bca"))
+                }
+                (Some(r), _) => (Some(r.percentile), format!("{prefix}-bootstrap-percentile")),
+                (None, _) => (None, format!("{prefix}-bootstrap-bca")),
+            };
+            let (test, p_value) = if n <= 20 && !clustered {
+                let permutation =
+                    stats::sign_flip_test(&differences, settings.resamples, settings.seed).ok();
+                (
+                    Some("sign-flip-permutation".to_string()),
+                    permutation.map(|p| p.two_sided_p),
+                )
+            } else {
+                (Some("paired-t".to_string()), paired_t.p_value)
+            };
+            (interval, name, test, p_value)
+        }
+    };
+    let mde = stats::observed_minimum_detectable_effect(&differences, MDE_ALPHA, MDE_POWER)
+        .map(|m| m.t_based);
+
+    let mut verdict_reasons = Vec::new();
+    let verdict = match (n, interval) {
+        (0, _) => {
+            verdict_reasons.push("no case was scored in both arms".to_string());
+            Verdict::Inconclusive
+        }
+        (1, _) => {
+            verdict_reasons.push("too few scored cases (1) for an interval".to_string());
+            Verdict::Inconclusive
+        }
+        (_, None) => {
+            verdict_reasons.push("the interval could not be computed".to_string());
+            Verdict::Inconclusive
+        }
+        (_, Some(i)) if i.low > 0.0 => Verdict::Improved,
+        (_, Some(i)) if i.high < 0.0 => Verdict::Regressed,
+        (_, Some(_)) => {
+            verdict_reasons.push("the 95% interval of the lift spans 0".to_string());
+            if let (Some(mde), Some(lift)) = (mde, estimate)
+                && mde > lift.abs()
+            {
+                verdict_reasons.push(format!(
+                    "the minimum detectable effect ({:.1} pp at 80% power) is larger than the observed lift ({:+.1} pp): more cases are needed",
+                    mde * 100.0,
+                    lift * 100.0
+                ));
+            }
+            Verdict::Inconclusive
+        }
+    };
+
+    let gate = evaluate_gate(&settings.gate, verdict, interval);
+    let case_lifts = CaseLiftDistribution {
+        positive: differences.iter().filter(|d| **d > 0.0).count(),
+        zero: differences.iter().filter(|d| **d == 0.0).count(),
+        negative: differences.iter().filter(|d| **d < 0.0).count(),
+        median: median(&differences),
+    };
+    let lift = LiftSummary {
+        metric: "pass_rate".to_string(),
+        estimate,
+        ci_low: interval.map(|i| i.low),
+        ci_high: interval.map(|i| i.high),
+        method: method_name,
+        test,
+        p_value,
+        paired_t,
+        mde,
+        n_cases: n,
+        n_clusters,
+        k: manifest.k,
+        verdict,
+        verdict_reasons,
+        correlation: stats::pearson_correlation(&paired.with, &paired.without),
+        case_lifts,
+        negative_lift,
+        resamples: settings.resamples,
+        seed: settings.seed,
+        gate,
+    };
+
+    let mut totals = OutcomeCounts::default();
+    totals.merge(&arm_totals[0].trials);
+    totals.merge(&arm_totals[1].trials);
+    let observed_models: Vec<String> = observed_models
+        .into_iter()
+        .filter(|m| *m != manifest.model)
+        .collect();
+    let mut not_measured = vec![
+        "skill metrics (security, skill_execution, skill_efficiency) and LLM-judge metrics: not implemented in this version; grading is by deterministic checks only".to_string(),
+    ];
+    if !activation_observable {
+        not_measured.push(
+            "skill activation: not observable in inject mode (every staged skill is in the prompt)"
+                .to_string(),
+        );
+    }
+    Summary {
+        format_version: SUMMARY_FORMAT_VERSION,
+        run_id: manifest.run_id.clone(),
+        skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),
+        asset: manifest.asset.name.clone(),
+        fingerprint: manifest.asset.fingerprint.clone(),
+        calibre: manifest.asset.calibre.clone(),
+        eval_set_digest: manifest.eval_set.digest.clone(),
+        runner: manifest.runner.name.clone(),
+        runner_kind: manifest.runner.kind.clone(),
+        skill_mode: manifest.runner.skill_mode.clone(),
+        model: manifest.model.clone(),
+        observed_models,
+        k: manifest.k,
+        seed: manifest.seed,
+        decoys: manifest
+            .decoys
+            .skills
+            .iter()
+            .map(|d| d.name.clone())
+            .collect(),
+        complete: totals.total() >= manifest.trials_planned,
+        trials: TrialTotals {
+            planned: manifest.trials_planned,
+            recorded: totals.total(),
+            outcomes: totals,
+            duplicates_ignored: duplicates,
+        },
+        arms,
+        lift,
+        cases: case_summaries,
+        not_measured,
+    }
+}
+
+fn evaluate_gate(
+    settings: &GateSettings,
+    verdict: Verdict,
+    interval: Option<Interval>,
+) -> Option<GateResult> {
+    if settings.min_lift.is_none() && settings.fail_on.is_empty() {
+        return None;
+    }
+    let mut failures = Vec::new();
+    if let Some(minimum) = settings.min_lift {
+        match interval {
+            Some(i) if i.low > minimum => {}
+            Some(i) => failures.push(format!(
+                "the lift interval's lower bound {:+.1} pp does not exceed --min-lift {:+.1} pp",
+                i.low * 100.0,
+                minimum * 100.0
+            )),
+            None => failures.push("no lift interval to compare with --min-lift".to_string()),
+        }
+    }
+    for fail_on in &settings.fail_on {
+        match (fail_on, verdict) {
+            (FailOn::Regressed, Verdict::Regressed) => {
+                failures.push("the verdict is regressed".to_string())
+            }
+            (FailOn::NotImproved, Verdict::Regressed | Verdict::Inconclusive) => {
+                failures.push(format!("the verdict is {}, not improved", verdict.as_str()))
+            }
+            _ => {}
+        }
+    }
+    Some(GateResult {
+        settings: settings.clone(),
+        passed: failures.is_empty(),
+        failures,
+    })
+}
+
+#[cfg(test)]
+mod tests;
