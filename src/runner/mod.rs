@@ -24,6 +24,8 @@ pub struct StagedSkill {
     pub name: String,
     /// The staged folder inside the workspace.
     pub dir: PathBuf,
+    /// Whether this is the target skill (false for decoys).
+    pub target: bool,
 }
 
 /// Everything a runner needs for one attempt.
