@@ -6,6 +6,7 @@
 
 pub mod http;
 pub mod openai_chat;
+pub mod parsers;
 pub mod profile;
 pub mod server;
 
