@@ -4,6 +4,7 @@
 //! Runners own the mechanics of talking to a model or agent (HTTP, subprocesses, retries of single
 //! requests); the scheduler (`crate::execute`) owns concurrency, trial timeouts and recording.
 
+pub mod agent_cli;
 pub mod http;
 pub mod openai_chat;
 pub mod parsers;
@@ -80,5 +81,10 @@ pub fn build_runner(
             loaded.profile.clone(),
             api_key,
         )?)),
+        kind if kind.is_agent_cli() => Ok(Box::new(agent_cli::AgentCliRunner::new(
+            loaded.profile.clone(),
+            api_key,
+        )?)),
+        _ => unreachable!("every kind is either a model API or an agent CLI"),
     }
 }
