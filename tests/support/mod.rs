@@ -1,1 +1,2 @@
+pub mod mock_anthropic;
 pub mod mock_openai;
