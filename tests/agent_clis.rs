@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use support::mock_anthropic::{
     AnthropicBehaviour, AnthropicMock, CACHE_READ_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS,
 };
+use support::mock_responses::{ResponsesBehaviour, ResponsesMock};
 
 const TARGET: &str = "pirate-greeting";
 const WITH_ANSWER: &str = "Aye! Here is the answer.";
@@ -386,6 +387,96 @@ fn claude_code_paired_run_against_anthropic_mock() {
     }
     let keys = mock.state.api_keys.lock().unwrap().clone();
     assert!(!keys.is_empty() && keys.iter().all(|k| k == SECRET));
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+#[test]
+fn codex_paired_run_against_responses_mock() {
+    let Some(codex) = installed_cli("codex") else {
+        return;
+    };
+    let mock = ResponsesMock::start(ResponsesBehaviour {
+        target: TARGET.to_string(),
+        skills_dir: ".agents/skills".to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+    });
+    let fixture = Fixture::new(3);
+    fixture.write(
+        "runners/codex.toml",
+        &format!(
+            "kind = \"codex\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"gpt-5-codex\"\napi_key_env = \"MOCK_OPENAI_KEY\"\ntimeout_s = 90\nconcurrency = 2\n",
+            codex.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run("codex", "codex", &[("MOCK_OPENAI_KEY", SECRET)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("codex");
+    let summary = summary(&run_dir);
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0, "{summary}");
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary}"
+    );
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(transcripts.len(), 6);
+    for (arm, trajectory, grade) in &transcripts {
+        assert_eq!(trajectory["status"], "complete", "{trajectory}");
+        assert_eq!(trajectory["process"]["class"], "ok");
+        assert!(
+            trajectory["session_id"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty())
+        );
+        // Codex names no model in its stream: recorded as unknown, not guessed.
+        assert_eq!(trajectory["observed_model"], Value::Null);
+        let requests: u64 = if arm == "with_skill" { 2 } else { 1 };
+        let usage = &trajectory["usage"];
+        assert_eq!(
+            usage["input_tokens"],
+            requests * support::mock_responses::INPUT_TOKENS,
+            "{usage}"
+        );
+        assert_eq!(
+            usage["cached_tokens"],
+            requests * support::mock_responses::CACHED_TOKENS
+        );
+        assert_eq!(
+            usage["output_tokens"],
+            requests * support::mock_responses::OUTPUT_TOKENS
+        );
+        let target_hits: Vec<&Value> = trajectory["skill_activations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["skill"] == TARGET)
+            .collect();
+        if arm == "with_skill" {
+            assert_eq!(grade["outcome"], "pass");
+            assert_eq!(trajectory["final_answer"], WITH_ANSWER);
+            assert_eq!(target_hits.len(), 1, "{trajectory}");
+            assert_eq!(target_hits[0]["evidence"], "shell_command");
+            assert_eq!(target_hits[0]["ok"], true);
+            assert_eq!(target_hits[0]["target"], true);
+            let commands = trajectory["commands"].as_array().unwrap();
+            assert_eq!(commands.len(), 1);
+            assert_eq!(commands[0]["exit_code"], 0);
+            assert!(
+                commands[0]["command"]
+                    .as_str()
+                    .unwrap()
+                    .contains("SKILL.md")
+            );
+        } else {
+            assert_eq!(grade["outcome"], "fail");
+            assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);
+            assert!(target_hits.is_empty(), "{trajectory}");
+        }
+    }
     assert_secret_never_recorded(&run_dir);
     assert_no_processes_under(&fixture.path("trials"));
 }

@@ -19,6 +19,9 @@ use super::{AttemptError, AttemptInput, Runner, RunnerKind, RunnerProfile};
 use crate::process::{ProcessLimits, ProcessOutcome, ProcessSpec, run_process};
 use crate::trajectory::{ProcessExit, Trajectory, TrajectoryStatus};
 
+/// The variable holding a placeholder key for local servers when the profile names none.
+const DUMMY_KEY_VARIABLE: &str = "SKILL_LIFT_DUMMY_KEY";
+
 /// The project skills folder of a kind.
 pub fn default_skills_dir(kind: RunnerKind) -> &'static str {
     match kind {
@@ -218,6 +221,25 @@ impl AgentCliRunner {
             .into_iter()
             .map(|a| self.fill(a, input))
             .collect();
+        let base = self.profile.base_url.trim_end_matches('/');
+        if self.profile.kind == RunnerKind::Codex && !base.is_empty() {
+            // Codex ignores OPENAI_BASE_URL for its built-in provider: define one of ours.
+            let key_env = self
+                .profile
+                .api_key_env
+                .as_deref()
+                .unwrap_or(DUMMY_KEY_VARIABLE);
+            for setting in [
+                "model_provider=\"skilllift\"".to_string(),
+                "model_providers.skilllift.name=\"skill-lift\"".to_string(),
+                format!("model_providers.skilllift.base_url=\"{base}\""),
+                format!("model_providers.skilllift.env_key=\"{key_env}\""),
+                "model_providers.skilllift.wire_api=\"responses\"".to_string(),
+            ] {
+                args.push("-c".to_string());
+                args.push(setting);
+            }
+        }
         args.extend(self.profile.extra_args.iter().map(|a| self.fill(a, input)));
         if prompt_is_last(self.profile.kind) {
             args.push("--".to_string());
@@ -268,7 +290,7 @@ impl AgentCliRunner {
             }
             RunnerKind::Codex => {
                 if !base.is_empty() {
-                    env.push(("OPENAI_BASE_URL".into(), base.to_string()));
+                    env.push((DUMMY_KEY_VARIABLE.into(), "skill-lift".into()));
                 }
             }
             RunnerKind::Gemini => {
@@ -284,7 +306,7 @@ impl AgentCliRunner {
                         .profile
                         .api_key_env
                         .clone()
-                        .unwrap_or_else(|| "SKILL_LIFT_DUMMY_KEY".to_string());
+                        .unwrap_or_else(|| DUMMY_KEY_VARIABLE.to_string());
                     let config = serde_json::json!({
                         "$schema": "https://opencode.ai/config.json",
                         "provider": {"skilllift": {
@@ -297,7 +319,7 @@ impl AgentCliRunner {
                         "share": "disabled"
                     });
                     env.push(("OPENCODE_CONFIG_CONTENT".into(), config.to_string()));
-                    env.push(("SKILL_LIFT_DUMMY_KEY".into(), "skill-lift".into()));
+                    env.push((DUMMY_KEY_VARIABLE.into(), "skill-lift".into()));
                 }
             }
             RunnerKind::Goose => {

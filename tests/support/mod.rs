@@ -1,2 +1,4 @@
 pub mod mock_anthropic;
 pub mod mock_openai;
+pub mod mock_responses;
+pub mod serve;
