@@ -263,15 +263,15 @@ fn command_runner_with_fake_agent_measures_the_designed_lift() {
 fn command_runner_timeouts_and_incomplete_streams_are_unscoreable() {
     let fixture = Fixture::new(1);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_agent.py");
-    for (name, mode, arg) in [
-        ("hang", "ignore-term", "pids"),
-        ("cut", "no-final", "x"),
-        ("orphan", "grandchild", "pids"),
+    for (name, mode, arg, timeout) in [
+        ("hang", "ignore-term", "pids", 1),
+        ("cut", "no-final", "x", 30),
+        ("orphan", "grandchild", "pids", 30),
     ] {
         fixture.write(
             &format!("runners/{name}.toml"),
             &format!(
-                "kind = \"command\"\nmodel = \"fake-model\"\ncommand = [\"python3\", \"{}\", \"{mode}\", \"{arg}\"]\noutput_format = \"claude-stream-json\"\ntimeout_s = 1\ngrace_s = 0.5\nconcurrency = 2\n",
+                "kind = \"command\"\nmodel = \"fake-model\"\ncommand = [\"python3\", \"{}\", \"{mode}\", \"{arg}\"]\noutput_format = \"claude-stream-json\"\ntimeout_s = {timeout}\ngrace_s = 0.5\nconcurrency = 2\n",
                 script.display()
             ),
         );
