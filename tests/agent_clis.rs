@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use support::mock_anthropic::{
     AnthropicBehaviour, AnthropicMock, CACHE_READ_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS,
 };
+use support::mock_chat_stream::{ChatBehaviour, ChatStreamMock};
 use support::mock_responses::{ResponsesBehaviour, ResponsesMock};
 
 const TARGET: &str = "pirate-greeting";
@@ -59,6 +60,23 @@ fn installed_cli(name: &str) -> Option<PathBuf> {
     }
     eprintln!("SKIPPED: {message}");
     None
+}
+
+/// Whether `program` is on PATH; otherwise skip (or fail when CLIs are required) like
+/// [`installed_cli`].
+fn on_path(program: &str, why: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+        .unwrap_or(false);
+    if found {
+        return true;
+    }
+    let message = format!("`{program}` is not on PATH ({why})");
+    if std::env::var_os("SKILL_LIFT_REQUIRE_AGENT_CLIS").is_some() {
+        panic!("{message} (SKILL_LIFT_REQUIRE_AGENT_CLIS is set)");
+    }
+    eprintln!("SKIPPED: {message}");
+    false
 }
 
 struct Fixture {
@@ -471,6 +489,94 @@ fn codex_paired_run_against_responses_mock() {
                     .unwrap()
                     .contains("SKILL.md")
             );
+        } else {
+            assert_eq!(grade["outcome"], "fail");
+            assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);
+            assert!(target_hits.is_empty(), "{trajectory}");
+        }
+    }
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+#[test]
+fn opencode_paired_run_against_streaming_chat_mock() {
+    let Some(opencode) = installed_cli("opencode") else {
+        return;
+    };
+    if !on_path(
+        "rg",
+        "OpenCode's skill tool lists skill files with ripgrep and fails without it",
+    ) {
+        return;
+    }
+    let mock = ChatStreamMock::start(ChatBehaviour {
+        target: TARGET.to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+    });
+    let fixture = Fixture::new(2);
+    fixture.write(
+        "runners/opencode.toml",
+        &format!(
+            "kind = \"opencode\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"m1\"\napi_key_env = \"MOCK_CHAT_KEY\"\ntimeout_s = 120\nconcurrency = 2\n",
+            opencode.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run("opencode", "opencode", &[("MOCK_CHAT_KEY", SECRET)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("opencode");
+    let summary = summary(&run_dir);
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(
+        summary["arms"]["with_skill"]["pass_rate"], 1.0,
+        "{summary} {transcripts:?}"
+    );
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary}"
+    );
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    assert_eq!(transcripts.len(), 4);
+    for (arm, trajectory, grade) in &transcripts {
+        assert_eq!(trajectory["status"], "complete", "{trajectory}");
+        assert_eq!(trajectory["process"]["class"], "ok");
+        assert!(
+            trajectory["session_id"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("ses_"))
+        );
+        let steps: u64 = if arm == "with_skill" { 2 } else { 1 };
+        let usage = &trajectory["usage"];
+        // OpenCode reports input without cached tokens; skill-lift's input includes them.
+        assert_eq!(
+            usage["input_tokens"],
+            steps * support::mock_chat_stream::PROMPT_TOKENS,
+            "{usage}"
+        );
+        assert_eq!(
+            usage["cached_tokens"],
+            steps * support::mock_chat_stream::CACHED_TOKENS
+        );
+        assert_eq!(
+            usage["output_tokens"],
+            steps * support::mock_chat_stream::COMPLETION_TOKENS
+        );
+        let target_hits: Vec<&Value> = trajectory["skill_activations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["skill"] == TARGET)
+            .collect();
+        if arm == "with_skill" {
+            assert_eq!(grade["outcome"], "pass");
+            assert_eq!(trajectory["final_answer"], WITH_ANSWER);
+            assert_eq!(target_hits.len(), 1, "{trajectory}");
+            assert_eq!(target_hits[0]["evidence"], "skill_tool");
+            assert_eq!(target_hits[0]["ok"], true, "{trajectory}");
+            assert_eq!(target_hits[0]["target"], true);
         } else {
             assert_eq!(grade["outcome"], "fail");
             assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);

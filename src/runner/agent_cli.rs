@@ -384,7 +384,11 @@ fn classify(
         };
         return "timeout";
     }
-    let finished = outcome.final_event_seen || format == OutputFormat::Text;
+    // The parser may accept another ending than the terminal event (OpenCode builds that emit
+    // no `done` end with a final `step_finish`).
+    let finished = outcome.final_event_seen
+        || format == OutputFormat::Text
+        || matches!(trajectory.status, TrajectoryStatus::Complete);
     if !finished {
         if let TrajectoryStatus::Incomplete { reason } = &mut trajectory.status {
             let ended = match (outcome.exit_code, outcome.signal) {

@@ -1,4 +1,5 @@
 pub mod mock_anthropic;
+pub mod mock_chat_stream;
 pub mod mock_openai;
 pub mod mock_responses;
 pub mod serve;
