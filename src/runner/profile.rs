@@ -389,6 +389,31 @@ mod tests {
     }
 
     #[test]
+    fn shipped_profiles_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runners");
+        let mut kinds = std::collections::HashSet::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let loaded = load_profile(&path)
+                    .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+                kinds.insert(loaded.profile.kind.name());
+            }
+        }
+        for kind in [
+            "claude-code",
+            "codex",
+            "gemini",
+            "opencode",
+            "cursor",
+            "goose",
+            "command",
+        ] {
+            assert!(kinds.contains(kind), "no profile for {kind} in runners/");
+        }
+    }
+
+    #[test]
     fn ports() {
         assert_eq!(url_port("http://127.0.0.1:8765/v1"), Some(8765));
         assert_eq!(url_port("https://api.openai.com/v1"), Some(443));
