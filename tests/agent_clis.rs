@@ -17,6 +17,7 @@ use support::mock_anthropic::{
     AnthropicBehaviour, AnthropicMock, CACHE_READ_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS,
 };
 use support::mock_chat_stream::{ChatBehaviour, ChatStreamMock};
+use support::mock_gemini::{GeminiBehaviour, GeminiMock};
 use support::mock_responses::{ResponsesBehaviour, ResponsesMock};
 
 const TARGET: &str = "pirate-greeting";
@@ -576,6 +577,83 @@ fn opencode_paired_run_against_streaming_chat_mock() {
             assert_eq!(target_hits.len(), 1, "{trajectory}");
             assert_eq!(target_hits[0]["evidence"], "skill_tool");
             assert_eq!(target_hits[0]["ok"], true, "{trajectory}");
+            assert_eq!(target_hits[0]["target"], true);
+        } else {
+            assert_eq!(grade["outcome"], "fail");
+            assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);
+            assert!(target_hits.is_empty(), "{trajectory}");
+        }
+    }
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+#[test]
+fn gemini_paired_run_against_gemini_api_mock() {
+    let Some(gemini) = installed_cli("gemini") else {
+        return;
+    };
+    let mock = GeminiMock::start(GeminiBehaviour {
+        target: TARGET.to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+    });
+    let fixture = Fixture::new(2);
+    fixture.write(
+        "runners/gemini.toml",
+        &format!(
+            "kind = \"gemini\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"gemini-2.5-pro\"\napi_key_env = \"GEMINI_API_KEY\"\ntimeout_s = 120\nconcurrency = 2\n",
+            gemini.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run("gemini", "gemini", &[("GEMINI_API_KEY", SECRET)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("gemini");
+    let summary = summary(&run_dir);
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(
+        summary["arms"]["with_skill"]["pass_rate"], 1.0,
+        "{summary} {transcripts:?}"
+    );
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary}"
+    );
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    assert_eq!(transcripts.len(), 4);
+    for (arm, trajectory, grade) in &transcripts {
+        assert_eq!(trajectory["status"], "complete", "{trajectory}");
+        assert_eq!(trajectory["process"]["class"], "ok");
+        assert_eq!(trajectory["observed_model"], "gemini-2.5-pro");
+        let requests: u64 = if arm == "with_skill" { 2 } else { 1 };
+        let usage = &trajectory["usage"];
+        assert_eq!(
+            usage["input_tokens"],
+            requests * support::mock_gemini::PROMPT_TOKENS,
+            "{usage}"
+        );
+        assert_eq!(
+            usage["cached_tokens"],
+            requests * support::mock_gemini::CACHED_TOKENS
+        );
+        assert_eq!(
+            usage["output_tokens"],
+            requests * support::mock_gemini::CANDIDATE_TOKENS
+        );
+        let target_hits: Vec<&Value> = trajectory["skill_activations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["skill"] == TARGET)
+            .collect();
+        if arm == "with_skill" {
+            assert_eq!(grade["outcome"], "pass");
+            assert_eq!(trajectory["final_answer"], WITH_ANSWER);
+            assert_eq!(target_hits.len(), 1, "{trajectory}");
+            assert_eq!(target_hits[0]["evidence"], "skill_tool");
+            assert_eq!(target_hits[0]["ok"], true);
             assert_eq!(target_hits[0]["target"], true);
         } else {
             assert_eq!(grade["outcome"], "fail");

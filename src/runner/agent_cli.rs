@@ -350,8 +350,21 @@ impl AgentCliRunner {
     }
 }
 
-/// Make the folders the environment names (some CLIs refuse a missing config dir).
-fn prepare_home(home: &Path) -> std::io::Result<()> {
+/// Make the folders the environment names (some CLIs refuse a missing config dir), plus the
+/// settings a kind needs in its fresh config folder.
+fn prepare_home(home: &Path, kind: RunnerKind) -> std::io::Result<()> {
+    if kind == RunnerKind::Gemini {
+        // A fresh home has no auth choice; headless runs then exit 41. API-key auth (the key
+        // comes from the passed-through GEMINI_API_KEY / GOOGLE_API_KEY).
+        let settings = home.join(".gemini/settings.json");
+        std::fs::create_dir_all(home.join(".gemini"))?;
+        if !settings.exists() {
+            std::fs::write(
+                &settings,
+                r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
+            )?;
+        }
+    }
     for relative in [
         ".config/opencode",
         ".local/share",
@@ -438,7 +451,7 @@ impl Runner for AgentCliRunner {
     }
 
     async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError> {
-        prepare_home(input.home).map_err(|error| AttemptError {
+        prepare_home(input.home, self.profile.kind).map_err(|error| AttemptError {
             message: format!("preparing {}: {error}", input.home.display()),
             partial: None,
         })?;
