@@ -413,16 +413,15 @@ fn classify(
         }
         return "infrastructure_error";
     }
+    if matches!(trajectory.status, TrajectoryStatus::Incomplete { .. }) {
+        // The agent's own terminal event reported an API or infrastructure failure.
+        return "infrastructure_error";
+    }
     if outcome.stopped_after_final_event {
-        return if matches!(trajectory.status, TrajectoryStatus::Complete) {
-            "ok"
-        } else {
-            "infrastructure_error"
-        };
+        return "ok";
     }
     match (outcome.exit_code, outcome.signal) {
-        (Some(0), _) if matches!(trajectory.status, TrajectoryStatus::Complete) => "ok",
-        (Some(0), _) => "infrastructure_error",
+        (Some(0), _) => "ok",
         (_, Some(signal)) => {
             trajectory.status = TrajectoryStatus::Incomplete {
                 reason: format!("the agent was killed by signal {signal}"),
