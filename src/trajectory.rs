@@ -214,6 +214,10 @@ pub struct Trajectory {
     pub turn_limit_reached: bool,
     /// Events the parser did not understand, kept verbatim.
     pub raw_events: Vec<serde_json::Value>,
+    /// The skills the agent said it had available (Claude Code `system/init.skills`), when it
+    /// reports them; checked per arm by the scheduler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_catalogue: Option<Vec<String>>,
     /// How the agent CLI process ended (agent CLI runners only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process: Option<ProcessExit>,
@@ -238,6 +242,7 @@ impl Trajectory {
             status: TrajectoryStatus::Complete,
             turn_limit_reached: false,
             raw_events: Vec::new(),
+            skill_catalogue: None,
             process: None,
         }
     }

@@ -363,6 +363,19 @@ fn claude_code_paired_run_against_anthropic_mock() {
         assert_eq!(trajectory["process"]["class"], "ok");
         assert_eq!(trajectory["process"]["exit_code"], 0);
         assert_eq!(trajectory["observed_model"], "claude-sonnet-4-5");
+        // The agent's own catalogue: decoys in both arms, the target only with the skill.
+        let catalogue: Vec<&str> = trajectory["skill_catalogue"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(catalogue.contains(&"api-debug"), "{catalogue:?}");
+        assert_eq!(
+            catalogue.contains(&TARGET),
+            arm == "with_skill",
+            "{catalogue:?}"
+        );
         assert!(
             trajectory["session_id"]
                 .as_str()

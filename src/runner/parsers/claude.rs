@@ -48,10 +48,19 @@ pub fn parse(lines: &[String]) -> Trajectory {
         }
         match kind {
             "system" => {
-                if str_field(&event, "subtype") == Some("init")
-                    && let Some(model) = str_field(&event, "model")
-                {
-                    trajectory.observed_model = Some(model.to_string());
+                if str_field(&event, "subtype") == Some("init") {
+                    if let Some(model) = str_field(&event, "model") {
+                        trajectory.observed_model = Some(model.to_string());
+                    }
+                    if let Some(skills) = event.get("skills").and_then(Value::as_array) {
+                        trajectory.skill_catalogue = Some(
+                            skills
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect(),
+                        );
+                    }
                 }
             }
             "assistant" => {
