@@ -336,12 +336,17 @@ fn claude_code_paired_run_against_anthropic_mock() {
         marker: "SKILL-MARKER".to_string(),
         with_answer: WITH_ANSWER.to_string(),
         without_answer: WITHOUT_ANSWER.to_string(),
+        script_command: Some(format!("sh .claude/skills/{TARGET}/scripts/greet.sh")),
     });
     let fixture = Fixture::new(3);
     fixture.write(
+        &format!("skill/{TARGET}/scripts/greet.sh"),
+        "echo GREETING-SCRIPT-RAN\n",
+    );
+    fixture.write(
         "runners/claude.toml",
         &format!(
-            "kind = \"claude-code\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"claude-sonnet-4-5\"\napi_key_env = \"ANTHROPIC_API_KEY\"\ntimeout_s = 90\nconcurrency = 2\n",
+            "kind = \"claude-code\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"claude-sonnet-4-5\"\napi_key_env = \"ANTHROPIC_API_KEY\"\nextra_args = [\"--allowedTools\", \"Bash(sh .claude/skills/*)\"]\ntimeout_s = 90\nconcurrency = 2\n",
             claude.display(),
             mock.base_url()
         ),
@@ -381,7 +386,7 @@ fn claude_code_paired_run_against_anthropic_mock() {
                 .as_str()
                 .is_some_and(|s| !s.is_empty())
         );
-        let requests: u64 = if arm == "with_skill" { 2 } else { 1 };
+        let requests: u64 = if arm == "with_skill" { 3 } else { 1 };
         let usage = &trajectory["usage"];
         assert_eq!(
             usage["input_tokens"],
@@ -404,6 +409,26 @@ fn claude_code_paired_run_against_anthropic_mock() {
             assert_eq!(target_hits[0]["evidence"], "skill_tool");
             assert_eq!(target_hits[0]["ok"], true);
             assert_eq!(target_hits[0]["target"], true);
+            // The skill script ran through Claude Code's Bash tool and is attributed to it.
+            let scripts = trajectory["script_runs"].as_array().unwrap();
+            assert_eq!(scripts.len(), 1, "{trajectory}");
+            assert_eq!(scripts[0]["skill"], TARGET);
+            assert_eq!(scripts[0]["script"], "scripts/greet.sh");
+            assert_eq!(scripts[0]["ok"], true);
+            let bash = trajectory["tool_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "Bash")
+                .unwrap();
+            assert!(
+                bash["output"]
+                    .as_str()
+                    .unwrap()
+                    .contains("GREETING-SCRIPT-RAN"),
+                "{bash}"
+            );
+            assert_eq!(trajectory["commands"].as_array().unwrap().len(), 1);
             assert!(trajectory["messages"].as_array().unwrap().iter().any(|m| {
                 m["content"]
                     .as_str()

@@ -4,7 +4,8 @@
 //! requests): when the conversation already holds the skill body's marker, answer `with_answer`;
 //! when the target skill is offered (its name appears in the request, i.e. it is installed) and
 //! no tool result is in the conversation yet, call `Skill {"skill": target}`; otherwise answer
-//! `without_answer`. A paired run therefore has a designed lift of 1.0.
+//! `without_answer`. A paired run therefore has a designed lift of 1.0. With `script_command`,
+//! the with-skill conversation runs that skill script through `Bash` before answering.
 
 #![allow(dead_code)]
 
@@ -33,6 +34,9 @@ pub struct AnthropicBehaviour {
     pub marker: String,
     pub with_answer: String,
     pub without_answer: String,
+    /// After the skill body arrived, run this shell command (a skill script) with `Bash` before
+    /// answering.
+    pub script_command: Option<String>,
 }
 
 pub struct AnthropicState {
@@ -50,10 +54,19 @@ enum Reply {
 fn decide(behaviour: &AnthropicBehaviour, body: &Value) -> Reply {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let conversation = Value::Array(messages.clone()).to_string();
+    let tool_results = conversation.matches("\"tool_result\"").count();
     if conversation.contains(&behaviour.marker) {
+        if let Some(command) = &behaviour.script_command
+            && tool_results < 2
+        {
+            return Reply::ToolUse {
+                name: "Bash".to_string(),
+                input: json!({"command": command, "description": "Run the skill script"}),
+            };
+        }
         return Reply::Text(behaviour.with_answer.clone());
     }
-    let has_tool_result = conversation.contains("\"tool_result\"");
+    let has_tool_result = tool_results > 0;
     let offers_skill_tool = body["tools"]
         .as_array()
         .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Skill"));
