@@ -337,6 +337,7 @@ fn claude_code_paired_run_against_anthropic_mock() {
         with_answer: WITH_ANSWER.to_string(),
         without_answer: WITHOUT_ANSWER.to_string(),
         script_command: Some(format!("sh .claude/skills/{TARGET}/scripts/greet.sh")),
+        skill_call_name: None,
     });
     let fixture = Fixture::new(3);
     fixture.write(
@@ -700,5 +701,56 @@ fn gemini_paired_run_against_gemini_api_mock() {
         }
     }
     assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+/// The Claude Code silent failure: the `Skill` call fails (here: the model names a skill that
+/// does not exist) while the run still ends `subtype: success` with exit 0. The call must read as
+/// *not activated*, with the CLI's error kept as the reason.
+#[test]
+fn claude_code_failed_skill_call_is_not_an_activation() {
+    let Some(claude) = installed_cli("claude") else {
+        return;
+    };
+    let mock = AnthropicMock::start(AnthropicBehaviour {
+        target: TARGET.to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+        script_command: None,
+        skill_call_name: Some("pirate-greting".to_string()),
+    });
+    let fixture = Fixture::new(1);
+    fixture.write(
+        "runners/claude.toml",
+        &format!(
+            "kind = \"claude-code\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"claude-sonnet-4-5\"\napi_key_env = \"ANTHROPIC_API_KEY\"\ntimeout_s = 90\n",
+            claude.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run("claude", "failed-call", &[("ANTHROPIC_API_KEY", SECRET)]);
+    let run_dir = fixture.run_dir("failed-call");
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(transcripts.len(), 2, "{}", stderr(&output));
+    let (_, trajectory, grade) = transcripts
+        .iter()
+        .find(|(arm, _, _)| arm == "with_skill")
+        .unwrap();
+    assert_eq!(trajectory["process"]["exit_code"], 0, "{trajectory}");
+    assert_eq!(trajectory["status"], "complete");
+    let activations = trajectory["skill_activations"].as_array().unwrap();
+    assert_eq!(activations.len(), 1, "{trajectory}");
+    assert_eq!(activations[0]["skill"], "pirate-greting");
+    assert_eq!(activations[0]["ok"], false, "{trajectory}");
+    assert_eq!(activations[0]["target"], false);
+    assert!(
+        activations[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the skill tool returned an error"),
+        "{trajectory}"
+    );
+    assert_eq!(grade["outcome"], "fail");
     assert_no_processes_under(&fixture.path("trials"));
 }

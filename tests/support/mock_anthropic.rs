@@ -37,6 +37,8 @@ pub struct AnthropicBehaviour {
     /// After the skill body arrived, run this shell command (a skill script) with `Bash` before
     /// answering.
     pub script_command: Option<String>,
+    /// Call `Skill` with this name instead of the target's (to provoke a refused call).
+    pub skill_call_name: Option<String>,
 }
 
 pub struct AnthropicState {
@@ -73,7 +75,7 @@ fn decide(behaviour: &AnthropicBehaviour, body: &Value) -> Reply {
     if offers_skill_tool && !has_tool_result && body.to_string().contains(&behaviour.target) {
         return Reply::ToolUse {
             name: "Skill".to_string(),
-            input: json!({"skill": behaviour.target}),
+            input: json!({"skill": behaviour.skill_call_name.as_ref().unwrap_or(&behaviour.target)}),
         };
     }
     Reply::Text(behaviour.without_answer.clone())
