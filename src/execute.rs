@@ -365,7 +365,10 @@ async fn run_trial(
         let case = &context.cases[case_index];
         let (trajectory, grade) = match outcome {
             Ok(Ok(trajectory)) => {
-                let grade = grade::grade_trajectory(case, &trajectory, &staged.workspace);
+                let grade = match catalogue_problem(&trajectory, key.arm, &context.target.name) {
+                    Some(reason) => grade::unscoreable(reason),
+                    None => grade::grade_trajectory(case, &trajectory, &staged.workspace),
+                };
                 (Some(trajectory), grade)
             }
             Ok(Err(error)) => {
@@ -411,6 +414,25 @@ async fn run_trial(
     .await
     .map_err(|error| format!("grading task failed: {error}"))?;
     Ok(finished)
+}
+
+/// When the agent reports its skill catalogue: the baseline must not list the target (a leak
+/// from outside the workspace) and the with-skill arm must (else the target was not
+/// discovered, and the trial measures nothing about it). Either makes the trial unscoreable.
+fn catalogue_problem(trajectory: &Trajectory, arm: Arm, target: &str) -> Option<String> {
+    let catalogue = trajectory.skill_catalogue.as_ref()?;
+    let listed = catalogue
+        .iter()
+        .any(|name| name == target || name.rsplit(':').next() == Some(target));
+    match (arm, listed) {
+        (Arm::WithoutSkill, true) => Some(format!(
+            "isolation failure: the agent's skill catalogue lists the target `{target}` in the baseline arm"
+        )),
+        (Arm::WithSkill, false) => Some(format!(
+            "discovery failure: the agent's skill catalogue does not list the staged target `{target}`"
+        )),
+        _ => None,
+    }
 }
 
 fn write_transcript(
@@ -492,5 +514,30 @@ fn build_record(
         activated_skills,
         transcript,
         workspace,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_is_checked_per_arm() {
+        let mut trajectory = Trajectory::new();
+        assert_eq!(catalogue_problem(&trajectory, Arm::WithoutSkill, "t"), None);
+        trajectory.skill_catalogue = Some(vec!["decoy".into(), "plugin:t".into()]);
+        assert!(
+            catalogue_problem(&trajectory, Arm::WithoutSkill, "t")
+                .unwrap()
+                .contains("isolation failure")
+        );
+        assert_eq!(catalogue_problem(&trajectory, Arm::WithSkill, "t"), None);
+        trajectory.skill_catalogue = Some(vec!["decoy".into()]);
+        assert!(
+            catalogue_problem(&trajectory, Arm::WithSkill, "t")
+                .unwrap()
+                .contains("discovery failure")
+        );
+        assert_eq!(catalogue_problem(&trajectory, Arm::WithoutSkill, "t"), None);
     }
 }

@@ -66,6 +66,48 @@ pub struct SkillActivation {
     pub ok: bool,
     /// Index into `tool_calls` of the call that activated it, when there is one.
     pub tool_call_index: Option<usize>,
+    /// Whether the skill is the target under evaluation (false for decoys and unknown skills).
+    #[serde(default)]
+    pub target: bool,
+    /// Why an activation attempt did not count (`ok == false`), e.g. the tool's error text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A run of a file under a staged skill's `scripts/` folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptRun {
+    /// The skill owning the script.
+    pub skill: String,
+    /// Whether that skill is the target under evaluation.
+    pub target: bool,
+    /// The script's path relative to the skill folder (`scripts/collect.py`).
+    pub script: String,
+    /// The shell command that ran it.
+    pub command: String,
+    /// Its exit code, when reported.
+    pub exit_code: Option<i32>,
+    /// Whether the call succeeded (not an error, exit code 0 when reported).
+    pub ok: bool,
+}
+
+/// How an agent CLI process ended, and what skill-lift made of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessExit {
+    /// Exit code, when the process exited normally.
+    pub exit_code: Option<i32>,
+    /// Signal number, when a signal ended it.
+    pub signal: Option<i32>,
+    /// Whether the trial timeout stopped it.
+    pub timed_out: bool,
+    /// Whether skill-lift stopped it because it lingered after its final event.
+    pub stopped_after_final_event: bool,
+    /// `ok`, `agent_error`, `infrastructure_error` or `timeout`.
+    pub class: String,
+    /// Wall time of the process, seconds.
+    pub wall_s: f64,
+    /// The last few KiB of stderr.
+    pub stderr_tail: String,
 }
 
 /// A shell command the agent ran.
@@ -148,6 +190,9 @@ pub struct Trajectory {
     pub skill_activations: Vec<SkillActivation>,
     /// Shell commands run.
     pub commands: Vec<CommandRun>,
+    /// Runs of skill scripts (a subset of the commands, attributed to their skill).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub script_runs: Vec<ScriptRun>,
     /// Workspace-relative files read.
     pub files_read: Vec<String>,
     /// Workspace-relative files written.
@@ -169,6 +214,13 @@ pub struct Trajectory {
     pub turn_limit_reached: bool,
     /// Events the parser did not understand, kept verbatim.
     pub raw_events: Vec<serde_json::Value>,
+    /// The skills the agent said it had available (Claude Code `system/init.skills`), when it
+    /// reports them; checked per arm by the scheduler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_catalogue: Option<Vec<String>>,
+    /// How the agent CLI process ended (agent CLI runners only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessExit>,
 }
 
 impl Trajectory {
@@ -179,6 +231,7 @@ impl Trajectory {
             tool_calls: Vec::new(),
             skill_activations: Vec::new(),
             commands: Vec::new(),
+            script_runs: Vec::new(),
             files_read: Vec::new(),
             files_written: Vec::new(),
             final_answer: None,
@@ -189,6 +242,8 @@ impl Trajectory {
             status: TrajectoryStatus::Complete,
             turn_limit_reached: false,
             raw_events: Vec::new(),
+            skill_catalogue: None,
+            process: None,
         }
     }
 

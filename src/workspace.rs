@@ -173,6 +173,7 @@ pub fn stage_trial(
         skills.push(StagedSkill {
             name: source.name.clone(),
             dir: destination,
+            target: std::ptr::eq(source, target),
         });
     }
 

@@ -4,8 +4,10 @@
 //! Runners own the mechanics of talking to a model or agent (HTTP, subprocesses, retries of single
 //! requests); the scheduler (`crate::execute`) owns concurrency, trial timeouts and recording.
 
+pub mod agent_cli;
 pub mod http;
 pub mod openai_chat;
+pub mod parsers;
 pub mod profile;
 pub mod server;
 
@@ -24,6 +26,8 @@ pub struct StagedSkill {
     pub name: String,
     /// The staged folder inside the workspace.
     pub dir: PathBuf,
+    /// Whether this is the target skill (false for decoys).
+    pub target: bool,
 }
 
 /// Everything a runner needs for one attempt.
@@ -77,5 +81,10 @@ pub fn build_runner(
             loaded.profile.clone(),
             api_key,
         )?)),
+        kind if kind.is_agent_cli() => Ok(Box::new(agent_cli::AgentCliRunner::new(
+            loaded.profile.clone(),
+            api_key,
+        )?)),
+        _ => unreachable!("every kind is either a model API or an agent CLI"),
     }
 }

@@ -246,6 +246,11 @@ impl OpenAiChatRunner {
                             evidence: ActivationEvidence::SkillTool,
                             ok: true,
                             tool_call_index: Some(call_index),
+                            target: input
+                                .skills
+                                .iter()
+                                .any(|s| s.target && s.name == skill.name),
+                            reason: None,
                         });
                         ToolExecution {
                             output: skill.body.clone(),
@@ -259,6 +264,8 @@ impl OpenAiChatRunner {
                             evidence: ActivationEvidence::SkillTool,
                             ok: false,
                             tool_call_index: Some(call_index),
+                            target: false,
+                            reason: Some("unknown skill".to_string()),
                         });
                         let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
                         error(format!(
@@ -292,6 +299,8 @@ impl OpenAiChatRunner {
                                     evidence: ActivationEvidence::FileRead,
                                     ok: true,
                                     tool_call_index: Some(call_index),
+                                    target: staged.target,
+                                    reason: None,
                                 });
                             }
                         }

@@ -14,6 +14,20 @@ use serde::{Deserialize, Serialize};
 pub enum RunnerKind {
     /// Any OpenAI-compatible Chat Completions server, driven by skill-lift's own agent loop.
     OpenaiChat,
+    /// Claude Code (`claude -p … --output-format stream-json --verbose`).
+    ClaudeCode,
+    /// Codex CLI (`codex exec --json`).
+    Codex,
+    /// Gemini CLI (`gemini -p … --output-format stream-json`).
+    Gemini,
+    /// OpenCode (`opencode run --format json`).
+    Opencode,
+    /// Cursor CLI (`cursor-agent -p … --output-format stream-json`).
+    Cursor,
+    /// Goose (`goose run --output-format stream-json`).
+    Goose,
+    /// Any program: an argv template and a chosen output parser.
+    Command,
 }
 
 impl RunnerKind {
@@ -21,7 +35,19 @@ impl RunnerKind {
     pub fn name(self) -> &'static str {
         match self {
             RunnerKind::OpenaiChat => "openai-chat",
+            RunnerKind::ClaudeCode => "claude-code",
+            RunnerKind::Codex => "codex",
+            RunnerKind::Gemini => "gemini",
+            RunnerKind::Opencode => "opencode",
+            RunnerKind::Cursor => "cursor",
+            RunnerKind::Goose => "goose",
+            RunnerKind::Command => "command",
         }
+    }
+
+    /// Whether the kind drives an agent CLI process (rather than a model API).
+    pub fn is_agent_cli(self) -> bool {
+        !matches!(self, RunnerKind::OpenaiChat)
     }
 }
 
@@ -60,7 +86,9 @@ fn default_startup_timeout() -> f64 {
 pub struct RunnerProfile {
     /// Runner kind.
     pub kind: RunnerKind,
-    /// Base URL including the API prefix, e.g. `http://127.0.0.1:8080/v1`.
+    /// Base URL including the API prefix, e.g. `http://127.0.0.1:8080/v1`. Required for
+    /// `openai-chat`; for agent CLIs, optional: handed to the CLI through its base-URL variable.
+    #[serde(default)]
     pub base_url: String,
     /// Model id sent in requests (`--model` overrides).
     pub model: String,
@@ -100,6 +128,43 @@ pub struct RunnerProfile {
     /// System prompt placed before the skills section.
     #[serde(default = "default_system_prompt")]
     pub system_prompt: String,
+    /// Agent CLIs: the program to run (default: the kind's usual command name, looked up in
+    /// `PATH`). For `command`, the program is the first element of `command` instead.
+    #[serde(default)]
+    pub program: Option<String>,
+    /// `command` kind: argv template; placeholders `{prompt}`, `{workspace}`, `{model}`,
+    /// `{skills_dir}`, `{home}`.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Agent CLIs: arguments appended to the kind's own (same placeholders as `command`).
+    #[serde(default)]
+    pub extra_args: Vec<String>,
+    /// `command` kind: how stdout is parsed (default `text`).
+    #[serde(default)]
+    pub output_format: Option<crate::runner::parsers::OutputFormat>,
+    /// `command` kind: the skills folder relative to the workspace (default `.agents/skills`).
+    #[serde(default)]
+    pub skills_dir: Option<String>,
+    /// Agent CLIs: names of variables passed through from skill-lift's environment when set
+    /// (credentials, proxies). Their values are never recorded.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// Agent CLIs: fixed variables set for the CLI (not secrets: profiles are recorded).
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Agent CLIs: seconds between SIGTERM and SIGKILL when a trial is stopped.
+    #[serde(default = "default_grace")]
+    pub grace_s: f64,
+    /// Agent CLIs: seconds a CLI may keep running after its final event before it is stopped.
+    #[serde(default = "default_linger")]
+    pub linger_s: f64,
+}
+
+fn default_grace() -> f64 {
+    3.0
+}
+fn default_linger() -> f64 {
+    2.0
 }
 
 fn default_timeout() -> f64 {
@@ -198,7 +263,10 @@ pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
         path: path.to_path_buf(),
         message,
     };
-    if !(profile.base_url.starts_with("http://") || profile.base_url.starts_with("https://")) {
+    let needs_url = profile.kind == RunnerKind::OpenaiChat || !profile.base_url.is_empty();
+    if needs_url
+        && !(profile.base_url.starts_with("http://") || profile.base_url.starts_with("https://"))
+    {
         return Err(semantic(format!(
             "base_url `{}` must start with http:// or https://",
             profile.base_url
@@ -214,6 +282,24 @@ pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
     }
     if profile.max_turns == 0 {
         return Err(semantic("max_turns must be at least 1".to_string()));
+    }
+    if profile.kind == RunnerKind::Command && profile.command.is_empty() {
+        return Err(semantic(
+            "kind `command` needs `command`, an argv template such as [\"my-agent\", \"{prompt}\"]"
+                .to_string(),
+        ));
+    }
+    if profile.kind != RunnerKind::Command && !profile.command.is_empty() {
+        return Err(semantic(format!(
+            "`command` is only for kind `command`; kind `{}` takes `program` and `extra_args`",
+            profile.kind.name()
+        )));
+    }
+    let non_negative = |seconds: f64| seconds.is_finite() && seconds >= 0.0;
+    if !(non_negative(profile.grace_s) && non_negative(profile.linger_s)) {
+        return Err(semantic(
+            "grace_s and linger_s must be non-negative numbers of seconds".to_string(),
+        ));
     }
     if let Some(server) = &profile.server
         && server.command.is_empty()
@@ -274,6 +360,57 @@ mod tests {
         let error = load_text("kind = \"openai-chat\"\nbase_url = \"ftp://x\"\nmodel = \"m\"\n")
             .unwrap_err();
         assert!(error.to_string().contains("base_url"), "{error}");
+    }
+
+    #[test]
+    fn agent_cli_profiles_load_and_are_checked() {
+        let loaded = load_text(
+            "kind = \"claude-code\"\nmodel = \"claude-sonnet-4-5\"\npass_env = [\"ANTHROPIC_API_KEY\"]\nextra_args = [\"--max-turns\", \"5\"]\n[env]\nAPI_TIMEOUT_MS = \"60000\"\n",
+        )
+        .unwrap();
+        assert_eq!(loaded.profile.kind, RunnerKind::ClaudeCode);
+        assert!(loaded.profile.kind.is_agent_cli());
+        assert_eq!(loaded.profile.base_url, "");
+        let loaded = load_text(
+            "kind = \"command\"\nmodel = \"m\"\ncommand = [\"agent\", \"{prompt}\"]\noutput_format = \"claude-stream-json\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            loaded.profile.output_format,
+            Some(crate::runner::parsers::OutputFormat::ClaudeStreamJson)
+        );
+        let error = load_text("kind = \"command\"\nmodel = \"m\"\n").unwrap_err();
+        assert!(error.to_string().contains("argv template"), "{error}");
+        let error = load_text("kind = \"codex\"\nmodel = \"m\"\nprogramm = \"x\"\n").unwrap_err();
+        assert!(error.to_string().contains("p.toml:3:"), "{error}");
+        let error =
+            load_text("kind = \"gemini\"\nmodel = \"m\"\noutput_format = \"yaml\"\n").unwrap_err();
+        assert!(error.to_string().contains("p.toml:3:"), "{error}");
+    }
+
+    #[test]
+    fn shipped_profiles_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runners");
+        let mut kinds = std::collections::HashSet::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let loaded = load_profile(&path)
+                    .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+                kinds.insert(loaded.profile.kind.name());
+            }
+        }
+        for kind in [
+            "claude-code",
+            "codex",
+            "gemini",
+            "opencode",
+            "cursor",
+            "goose",
+            "command",
+        ] {
+            assert!(kinds.contains(kind), "no profile for {kind} in runners/");
+        }
     }
 
     #[test]

@@ -1,0 +1,668 @@
+//! Agent CLI runners: Claude Code, Codex, Gemini CLI, OpenCode, Cursor, Goose and the generic
+//! `command` template. Each kind knows its headless argv, its project skills folder, its
+//! config-dir variables and how it takes a model and a base URL; the attempt itself is one child
+//! process (`crate::process`) whose stdout is parsed by the kind's parser (`super::parsers`).
+//!
+//! Isolation: the child's environment is built from nothing. HOME is the trial's fresh home, the
+//! XDG folders and every agent's config-dir variable point inside it (so no user-level skill of
+//! the machine can reach either arm), and only `PATH`, the profile's `pass_env` names and its
+//! fixed `env` are added. Credential values are never written to the trajectory: they are
+//! redacted from the recorded stderr tail.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::parsers::{self, OutputFormat, SkillContext};
+use super::{AttemptError, AttemptInput, Runner, RunnerKind, RunnerProfile};
+use crate::process::{ProcessLimits, ProcessOutcome, ProcessSpec, run_process};
+use crate::trajectory::{ProcessExit, Trajectory, TrajectoryStatus};
+
+/// The variable holding a placeholder key for local servers when the profile names none.
+const DUMMY_KEY_VARIABLE: &str = "SKILL_LIFT_DUMMY_KEY";
+
+/// The project skills folder of a kind.
+pub fn default_skills_dir(kind: RunnerKind) -> &'static str {
+    match kind {
+        RunnerKind::ClaudeCode => ".claude/skills",
+        RunnerKind::Gemini => ".gemini/skills",
+        RunnerKind::Opencode => ".opencode/skills",
+        RunnerKind::Cursor => ".cursor/skills",
+        RunnerKind::Goose => ".goose/skills",
+        RunnerKind::Codex | RunnerKind::Command | RunnerKind::OpenaiChat => ".agents/skills",
+    }
+}
+
+/// The usual command name of a kind.
+fn default_program(kind: RunnerKind) -> &'static str {
+    match kind {
+        RunnerKind::ClaudeCode => "claude",
+        RunnerKind::Codex => "codex",
+        RunnerKind::Gemini => "gemini",
+        RunnerKind::Opencode => "opencode",
+        RunnerKind::Cursor => "cursor-agent",
+        RunnerKind::Goose => "goose",
+        RunnerKind::Command | RunnerKind::OpenaiChat => "",
+    }
+}
+
+/// The output format a kind's argv asks for.
+fn output_format(profile: &RunnerProfile) -> OutputFormat {
+    match profile.kind {
+        RunnerKind::ClaudeCode => OutputFormat::ClaudeStreamJson,
+        RunnerKind::Codex => OutputFormat::CodexJson,
+        RunnerKind::Gemini => OutputFormat::GeminiStreamJson,
+        RunnerKind::Opencode => OutputFormat::OpencodeJson,
+        RunnerKind::Cursor => OutputFormat::CursorStreamJson,
+        RunnerKind::Goose => OutputFormat::GooseStreamJson,
+        RunnerKind::Command | RunnerKind::OpenaiChat => {
+            profile.output_format.unwrap_or(OutputFormat::Text)
+        }
+    }
+}
+
+/// The kind's own headless arguments; `{…}` placeholders are filled in later.
+fn kind_args(kind: RunnerKind) -> Vec<&'static str> {
+    match kind {
+        RunnerKind::ClaudeCode => vec![
+            "-p",
+            "{prompt}",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            "{model}",
+            "--allowedTools",
+            "Skill,Read,Glob,Grep",
+        ],
+        RunnerKind::Codex => vec![
+            "exec",
+            "--json",
+            "-C",
+            "{workspace}",
+            "--skip-git-repo-check",
+            "-m",
+            "{model}",
+        ],
+        RunnerKind::Gemini => vec![
+            "-p",
+            "{prompt}",
+            "--output-format",
+            "stream-json",
+            "--approval-mode",
+            "yolo",
+            "-m",
+            "{model}",
+        ],
+        RunnerKind::Opencode => vec![
+            "run",
+            "--format",
+            "json",
+            "--dir",
+            "{workspace}",
+            "-m",
+            "{model}",
+        ],
+        RunnerKind::Cursor => vec![
+            "-p",
+            "{prompt}",
+            "--output-format",
+            "stream-json",
+            "--workspace",
+            "{workspace}",
+            "--trust",
+            "--force",
+            "--model",
+            "{model}",
+        ],
+        RunnerKind::Goose => vec![
+            "run",
+            "-t",
+            "{prompt}",
+            "--output-format",
+            "stream-json",
+            "--no-session",
+            "--model",
+            "{model}",
+        ],
+        RunnerKind::Command | RunnerKind::OpenaiChat => Vec::new(),
+    }
+}
+
+/// Kinds that take the prompt as the last positional argument (after `extra_args`).
+fn prompt_is_last(kind: RunnerKind) -> bool {
+    matches!(kind, RunnerKind::Codex | RunnerKind::Opencode)
+}
+
+/// The runner for every agent CLI kind.
+pub struct AgentCliRunner {
+    profile: RunnerProfile,
+    skills_dir: &'static Path,
+    format: OutputFormat,
+    /// Variables taken from skill-lift's environment at start (name, value).
+    passed: Vec<(String, String)>,
+}
+
+impl AgentCliRunner {
+    /// Build the runner; `api_key` is the value of the profile's `api_key_env`, if any.
+    pub fn new(profile: RunnerProfile, api_key: Option<String>) -> Result<Self, String> {
+        let skills_dir: &'static Path = match &profile.skills_dir {
+            // One leaked path per runner (one runner per run).
+            Some(dir) => Box::leak(PathBuf::from(dir).into_boxed_path()),
+            None => Path::new(default_skills_dir(profile.kind)),
+        };
+        if skills_dir.is_absolute() || skills_dir.components().any(|c| c.as_os_str() == "..") {
+            return Err(format!(
+                "skills_dir `{}` must be a relative folder inside the workspace",
+                skills_dir.display()
+            ));
+        }
+        let mut passed = Vec::new();
+        if let (Some(name), Some(value)) = (&profile.api_key_env, api_key) {
+            passed.push((name.clone(), value));
+        }
+        for name in &profile.pass_env {
+            if passed.iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            if let Ok(value) = std::env::var(name) {
+                passed.push((name.clone(), value));
+            }
+        }
+        Ok(Self {
+            format: output_format(&profile),
+            profile,
+            skills_dir,
+            passed,
+        })
+    }
+
+    fn fill(&self, template: &str, input: &AttemptInput<'_>) -> String {
+        template
+            .replace("{workspace}", &input.workspace.display().to_string())
+            .replace("{home}", &input.home.display().to_string())
+            .replace("{skills_dir}", &self.skills_dir.display().to_string())
+            .replace("{model}", &self.model_argument(input.model))
+            .replace("{prompt}", input.prompt)
+    }
+
+    /// The model as the CLI expects it (OpenCode with a base URL: the mock provider's id).
+    fn model_argument(&self, model: &str) -> String {
+        if self.profile.kind == RunnerKind::Opencode
+            && !self.profile.base_url.is_empty()
+            && !model.contains('/')
+        {
+            format!("skilllift/{model}")
+        } else {
+            model.to_string()
+        }
+    }
+
+    /// The argv (program first).
+    fn argv(&self, input: &AttemptInput<'_>) -> (String, Vec<String>) {
+        if self.profile.kind == RunnerKind::Command {
+            let mut filled: Vec<String> = self
+                .profile
+                .command
+                .iter()
+                .map(|a| self.fill(a, input))
+                .collect();
+            let program = filled.remove(0);
+            filled.extend(self.profile.extra_args.iter().map(|a| self.fill(a, input)));
+            return (program, filled);
+        }
+        let program = self
+            .profile
+            .program
+            .clone()
+            .unwrap_or_else(|| default_program(self.profile.kind).to_string());
+        let mut args: Vec<String> = kind_args(self.profile.kind)
+            .into_iter()
+            .map(|a| self.fill(a, input))
+            .collect();
+        let base = self.profile.base_url.trim_end_matches('/');
+        if self.profile.kind == RunnerKind::Codex && !base.is_empty() {
+            // Codex ignores OPENAI_BASE_URL for its built-in provider: define one of ours.
+            let key_env = self
+                .profile
+                .api_key_env
+                .as_deref()
+                .unwrap_or(DUMMY_KEY_VARIABLE);
+            for setting in [
+                "model_provider=\"skilllift\"".to_string(),
+                "model_providers.skilllift.name=\"skill-lift\"".to_string(),
+                format!("model_providers.skilllift.base_url=\"{base}\""),
+                format!("model_providers.skilllift.env_key=\"{key_env}\""),
+                "model_providers.skilllift.wire_api=\"responses\"".to_string(),
+            ] {
+                args.push("-c".to_string());
+                args.push(setting);
+            }
+        }
+        args.extend(self.profile.extra_args.iter().map(|a| self.fill(a, input)));
+        if prompt_is_last(self.profile.kind) {
+            args.push("--".to_string());
+            args.push(input.prompt.to_string());
+        }
+        (program, args)
+    }
+
+    /// The child's whole environment.
+    fn environment(&self, input: &AttemptInput<'_>) -> Vec<(String, String)> {
+        let home = input.home;
+        let at = |relative: &str| home.join(relative).display().to_string();
+        let mut env: Vec<(String, String)> = vec![
+            ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+            ("HOME".into(), home.display().to_string()),
+            ("USERPROFILE".into(), home.display().to_string()),
+            ("XDG_CONFIG_HOME".into(), at(".config")),
+            ("XDG_DATA_HOME".into(), at(".local/share")),
+            ("XDG_CACHE_HOME".into(), at(".cache")),
+            ("XDG_STATE_HOME".into(), at(".local/state")),
+            ("TMPDIR".into(), at("tmp")),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("TERM".into(), "dumb".into()),
+            ("NO_COLOR".into(), "1".into()),
+            // Every agent's config folder inside the fresh home, whichever kind runs.
+            ("CLAUDE_CONFIG_DIR".into(), at(".claude")),
+            ("CODEX_HOME".into(), at(".codex")),
+            ("GEMINI_CLI_HOME".into(), home.display().to_string()),
+            ("OPENCODE_CONFIG_DIR".into(), at(".config/opencode")),
+            ("COPILOT_HOME".into(), at(".copilot")),
+        ];
+        let base = self.profile.base_url.trim_end_matches('/');
+        match self.profile.kind {
+            RunnerKind::ClaudeCode => {
+                env.push(("DISABLE_TELEMETRY".into(), "1".into()));
+                env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+                env.push((
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                    "1".into(),
+                ));
+                if !base.is_empty() {
+                    // Claude Code appends `/v1/messages` itself.
+                    env.push((
+                        "ANTHROPIC_BASE_URL".into(),
+                        base.trim_end_matches("/v1").to_string(),
+                    ));
+                }
+            }
+            RunnerKind::Codex => {
+                if !base.is_empty() {
+                    env.push((DUMMY_KEY_VARIABLE.into(), "skill-lift".into()));
+                }
+            }
+            RunnerKind::Gemini => {
+                env.push(("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into()));
+                if !base.is_empty() {
+                    env.push(("GOOGLE_GEMINI_BASE_URL".into(), base.to_string()));
+                }
+            }
+            RunnerKind::Opencode => {
+                env.push(("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into()));
+                if !base.is_empty() {
+                    let key_env = self
+                        .profile
+                        .api_key_env
+                        .clone()
+                        .unwrap_or_else(|| DUMMY_KEY_VARIABLE.to_string());
+                    let config = serde_json::json!({
+                        "$schema": "https://opencode.ai/config.json",
+                        "provider": {"skilllift": {
+                            "npm": "@ai-sdk/openai-compatible",
+                            "name": "skill-lift",
+                            "options": {"baseURL": base, "apiKey": format!("{{env:{key_env}}}")},
+                            "models": {input.model.rsplit('/').next().unwrap_or(input.model): {}}
+                        }},
+                        "autoupdate": false,
+                        "share": "disabled"
+                    });
+                    env.push(("OPENCODE_CONFIG_CONTENT".into(), config.to_string()));
+                    env.push((DUMMY_KEY_VARIABLE.into(), "skill-lift".into()));
+                }
+            }
+            RunnerKind::Goose => {
+                env.push(("GOOSE_MODE".into(), "auto".into()));
+            }
+            RunnerKind::Cursor | RunnerKind::Command | RunnerKind::OpenaiChat => {}
+        }
+        for (name, value) in &self.profile.env {
+            env.retain(|(n, _)| n != name);
+            env.push((name.clone(), self.fill(value, input)));
+        }
+        for (name, value) in &self.passed {
+            env.retain(|(n, _)| n != name);
+            env.push((name.clone(), value.clone()));
+        }
+        env
+    }
+
+    /// Replace every passed-through value in `text`.
+    fn redact(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for (_, value) in &self.passed {
+            if value.len() >= 4 {
+                text = text.replace(value.as_str(), "[redacted]");
+            }
+        }
+        text
+    }
+}
+
+/// Make the folders the environment names (some CLIs refuse a missing config dir), plus the
+/// settings a kind needs in its fresh config folder.
+fn prepare_home(home: &Path, kind: RunnerKind) -> std::io::Result<()> {
+    if kind == RunnerKind::Gemini {
+        // A fresh home has no auth choice; headless runs then exit 41. API-key auth (the key
+        // comes from the passed-through GEMINI_API_KEY / GOOGLE_API_KEY).
+        let settings = home.join(".gemini/settings.json");
+        std::fs::create_dir_all(home.join(".gemini"))?;
+        if !settings.exists() {
+            std::fs::write(
+                &settings,
+                r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
+            )?;
+        }
+    }
+    for relative in [
+        ".config/opencode",
+        ".local/share",
+        ".local/state",
+        ".cache",
+        "tmp",
+        ".claude",
+        ".codex",
+        ".gemini",
+        ".copilot",
+    ] {
+        std::fs::create_dir_all(home.join(relative))?;
+    }
+    Ok(())
+}
+
+/// Classify a finished process and fold the result into the trajectory.
+fn classify(
+    trajectory: &mut Trajectory,
+    outcome: &ProcessOutcome,
+    format: OutputFormat,
+    timeout: Duration,
+) -> &'static str {
+    if outcome.timed_out {
+        trajectory.status = TrajectoryStatus::Incomplete {
+            reason: format!(
+                "the agent did not finish within the trial timeout of {:.0} s",
+                timeout.as_secs_f64()
+            ),
+        };
+        return "timeout";
+    }
+    // The parser may accept another ending than the terminal event (OpenCode builds that emit
+    // no `done` end with a final `step_finish`).
+    let finished = outcome.final_event_seen
+        || format == OutputFormat::Text
+        || matches!(trajectory.status, TrajectoryStatus::Complete);
+    if !finished {
+        if let TrajectoryStatus::Incomplete { reason } = &mut trajectory.status {
+            let ended = match (outcome.exit_code, outcome.signal) {
+                (_, Some(signal)) => format!("killed by signal {signal}"),
+                (Some(code), None) => format!("exit code {code}"),
+                (None, None) => "unknown exit".to_string(),
+            };
+            *reason = format!("{reason} ({ended})");
+        }
+        return "infrastructure_error";
+    }
+    if matches!(trajectory.status, TrajectoryStatus::Incomplete { .. }) {
+        // The agent's own terminal event reported an API or infrastructure failure.
+        return "infrastructure_error";
+    }
+    if outcome.stopped_after_final_event {
+        return "ok";
+    }
+    match (outcome.exit_code, outcome.signal) {
+        (Some(0), _) => "ok",
+        (_, Some(signal)) => {
+            trajectory.status = TrajectoryStatus::Incomplete {
+                reason: format!("the agent was killed by signal {signal}"),
+            };
+            "infrastructure_error"
+        }
+        (Some(code), None) if format == OutputFormat::Text => {
+            trajectory.status = TrajectoryStatus::Incomplete {
+                reason: format!("the command exited with code {code}"),
+            };
+            "agent_error"
+        }
+        // A terminal event and a non-zero exit: the agent's own error, graded as it stands.
+        _ => "agent_error",
+    }
+}
+
+#[async_trait]
+impl Runner for AgentCliRunner {
+    fn kind(&self) -> &'static str {
+        self.profile.kind.name()
+    }
+
+    fn skills_dir(&self) -> &'static Path {
+        self.skills_dir
+    }
+
+    async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError> {
+        prepare_home(input.home, self.profile.kind).map_err(|error| AttemptError {
+            message: format!("preparing {}: {error}", input.home.display()),
+            partial: None,
+        })?;
+        let (program, args) = self.argv(&input);
+        let spec = ProcessSpec {
+            program: PathBuf::from(&program),
+            args,
+            cwd: input.workspace.to_path_buf(),
+            env: self.environment(&input),
+        };
+        let limits = ProcessLimits {
+            timeout: input.timeout,
+            grace: Duration::from_secs_f64(self.profile.grace_s),
+            linger: Duration::from_secs_f64(self.profile.linger_s),
+        };
+        let format = self.format;
+        let outcome = run_process(&spec, limits, |line| format.is_final_event(line))
+            .await
+            .map_err(|error| AttemptError {
+                message: format!(
+                    "{error} (install the agent CLI, e.g. with scripts/install-agent-clis, or set `program` in the profile)"
+                ),
+                partial: None,
+            })?;
+        let mut trajectory = format.parse(&outcome.stdout_lines);
+        parsers::detect(
+            &mut trajectory,
+            SkillContext {
+                workspace: input.workspace,
+                skills: input.skills,
+            },
+        );
+        let class = classify(&mut trajectory, &outcome, format, input.timeout);
+        trajectory.process = Some(ProcessExit {
+            exit_code: outcome.exit_code,
+            signal: outcome.signal,
+            timed_out: outcome.timed_out,
+            stopped_after_final_event: outcome.stopped_after_final_event,
+            class: class.to_string(),
+            wall_s: outcome.wall_s,
+            stderr_tail: self.redact(&outcome.stderr_tail),
+        });
+        Ok(trajectory)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::StagedSkill;
+
+    fn profile(kind: &str, extra: &str) -> RunnerProfile {
+        toml::from_str(&format!("kind = \"{kind}\"\nmodel = \"m1\"\n{extra}")).unwrap()
+    }
+
+    fn input<'a>(
+        workspace: &'a Path,
+        home: &'a Path,
+        skills: &'a [StagedSkill],
+    ) -> AttemptInput<'a> {
+        AttemptInput {
+            prompt: "Say hi",
+            workspace,
+            home,
+            skills,
+            model: "m1",
+            timeout: Duration::from_secs(20),
+        }
+    }
+
+    #[test]
+    fn argv_and_environment_per_kind() {
+        let workspace = Path::new("/w");
+        let home = Path::new("/h");
+        let runner = AgentCliRunner::new(
+            profile("claude-code", "base_url = \"http://127.0.0.1:9/v1\"\nextra_args = [\"--max-turns\", \"3\"]\npass_env = [\"SKILL_LIFT_TEST_UNSET_VARIABLE\"]\n"),
+            None,
+        )
+        .unwrap();
+        let (program, args) = runner.argv(&input(workspace, home, &[]));
+        assert_eq!(program, "claude");
+        assert_eq!(&args[..2], &["-p", "Say hi"]);
+        assert!(args.ends_with(&["--max-turns".to_string(), "3".to_string()]));
+        let env = runner.environment(&input(workspace, home, &[]));
+        let get = |name: &str| env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        assert_eq!(get("HOME").as_deref(), Some("/h"));
+        assert_eq!(get("CLAUDE_CONFIG_DIR").as_deref(), Some("/h/.claude"));
+        assert_eq!(get("CODEX_HOME").as_deref(), Some("/h/.codex"));
+        assert_eq!(get("XDG_CONFIG_HOME").as_deref(), Some("/h/.config"));
+        assert_eq!(
+            get("ANTHROPIC_BASE_URL").as_deref(),
+            Some("http://127.0.0.1:9")
+        );
+        assert_eq!(get("SKILL_LIFT_TEST_UNSET_VARIABLE"), None);
+        assert_eq!(runner.skills_dir(), Path::new(".claude/skills"));
+
+        let runner = AgentCliRunner::new(profile("codex", ""), Some("sk-secret".into())).unwrap();
+        let (program, args) = runner.argv(&input(workspace, home, &[]));
+        assert_eq!(program, "codex");
+        assert_eq!(args.last().map(String::as_str), Some("Say hi"));
+        assert!(args.contains(&"/w".to_string()));
+        assert_eq!(runner.skills_dir(), Path::new(".agents/skills"));
+
+        let runner = AgentCliRunner::new(
+            profile(
+                "opencode",
+                "base_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"MOCK_KEY\"\n",
+            ),
+            Some("sk-secret-value".into()),
+        )
+        .unwrap();
+        let (_, args) = runner.argv(&input(workspace, home, &[]));
+        assert!(args.contains(&"skilllift/m1".to_string()));
+        let env = runner.environment(&input(workspace, home, &[]));
+        let config = env
+            .iter()
+            .find(|(n, _)| n == "OPENCODE_CONFIG_CONTENT")
+            .unwrap();
+        assert!(config.1.contains("127.0.0.1:9/v1") && config.1.contains("{env:MOCK_KEY}"));
+        assert!(!config.1.contains("sk-secret-value"));
+        assert!(env.contains(&("MOCK_KEY".to_string(), "sk-secret-value".to_string())));
+        assert_eq!(runner.redact("key=sk-secret-value!"), "key=[redacted]!");
+    }
+
+    #[test]
+    fn command_template_fills_placeholders() {
+        let runner = AgentCliRunner::new(
+            profile(
+                "command",
+                "command = [\"agent\", \"--cwd\", \"{workspace}\", \"--skills\", \"{skills_dir}\", \"--model={model}\", \"{prompt}\"]\nskills_dir = \"skills\"\n",
+            ),
+            None,
+        )
+        .unwrap();
+        let (program, args) = runner.argv(&input(Path::new("/w"), Path::new("/h"), &[]));
+        assert_eq!(program, "agent");
+        assert_eq!(
+            args,
+            vec!["--cwd", "/w", "--skills", "skills", "--model=m1", "Say hi"]
+        );
+        assert!(
+            AgentCliRunner::new(
+                profile("command", "command = [\"a\"]\nskills_dir = \"../x\"\n"),
+                None
+            )
+            .is_err()
+        );
+    }
+
+    fn fake_runner(mode: &str, format: &str) -> AgentCliRunner {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_agent.py");
+        AgentCliRunner::new(
+            profile(
+                "command",
+                &format!(
+                    "command = [\"python3\", \"{}\", \"{mode}\", \"{{prompt}}\"]\noutput_format = \"{format}\"\ngrace_s = 0.3\nlinger_s = 0.3\n",
+                    script.display()
+                ),
+            ),
+            None,
+        )
+        .unwrap()
+    }
+
+    async fn attempt(runner: &AgentCliRunner, timeout: Duration) -> Trajectory {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("workspace");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let mut input = input(&workspace, &home, &[]);
+        input.timeout = timeout;
+        runner.run_attempt(input).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn outcomes_are_classified() {
+        let cases = [
+            ("answer", "claude-stream-json", "ok", true),
+            (
+                "no-final",
+                "claude-stream-json",
+                "infrastructure_error",
+                false,
+            ),
+            (
+                "signal",
+                "claude-stream-json",
+                "infrastructure_error",
+                false,
+            ),
+            ("exit", "claude-stream-json", "infrastructure_error", false),
+            ("linger", "claude-stream-json", "ok", true),
+            ("answer", "text", "ok", true),
+        ];
+        for (mode, format, class, complete) in cases {
+            let runner = fake_runner(mode, format);
+            let trajectory = attempt(&runner, Duration::from_secs(20)).await;
+            let process = trajectory.process.as_ref().unwrap();
+            assert_eq!(process.class, class, "{mode} {format}: {trajectory:?}");
+            assert_eq!(
+                matches!(trajectory.status, TrajectoryStatus::Complete),
+                complete,
+                "{mode} {format}: {:?}",
+                trajectory.status
+            );
+        }
+        let runner = fake_runner("hang", "claude-stream-json");
+        let trajectory = attempt(&runner, Duration::from_millis(500)).await;
+        assert_eq!(trajectory.process.as_ref().unwrap().class, "timeout");
+        assert!(
+            matches!(trajectory.status, TrajectoryStatus::Incomplete { reason } if reason.contains("timeout"))
+        );
+    }
+}

@@ -1,0 +1,530 @@
+//! Agent CLI output parsers: one per output format, each turning the agent's stdout lines into
+//! the normalized [`Trajectory`]; then one shared pass ([`detect`]) that finds skill activations,
+//! skill script runs and files read/written from the normalized tool calls.
+//!
+//! Parsers are pure functions of the lines: no process handling (that is `crate::process`) and
+//! no grading. Rules common to all of them:
+//! - lines that are not JSON objects are skipped (CLIs print banners and warnings on stdout);
+//! - event types the parser does not know are kept verbatim in `raw_events`, never errors;
+//! - a stream without its terminal event is `TrajectoryStatus::Incomplete` (an infrastructure
+//!   error), whatever the exit code;
+//! - absent usage is `None`, never 0.
+
+pub mod claude;
+pub mod codex;
+pub mod cursor;
+pub mod gemini;
+pub mod goose;
+pub mod opencode;
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::runner::StagedSkill;
+use crate::trajectory::{
+    ActivationEvidence, Message, Role, ScriptRun, SkillActivation, ToolCall, Trajectory,
+};
+
+/// An agent CLI's stdout format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputFormat {
+    /// Claude Code `--output-format stream-json --verbose`.
+    ClaudeStreamJson,
+    /// Codex `exec --json`.
+    CodexJson,
+    /// Gemini CLI `--output-format stream-json`.
+    GeminiStreamJson,
+    /// OpenCode `run --format json`.
+    OpencodeJson,
+    /// Cursor CLI `--output-format stream-json`.
+    CursorStreamJson,
+    /// Goose `run --output-format stream-json`.
+    GooseStreamJson,
+    /// Plain text: the whole stdout is the final answer; the exit code decides completeness.
+    Text,
+}
+
+impl OutputFormat {
+    /// Whether `line` is the format's terminal event (after which a lingering CLI is stopped).
+    pub fn is_final_event(self, line: &str) -> bool {
+        let Some(event) = parse_line(line) else {
+            return false;
+        };
+        let kind = event.get("type").and_then(Value::as_str).unwrap_or("");
+        match self {
+            OutputFormat::ClaudeStreamJson
+            | OutputFormat::GeminiStreamJson
+            | OutputFormat::CursorStreamJson => kind == "result",
+            OutputFormat::CodexJson => kind == "turn.completed" || kind == "turn.failed",
+            OutputFormat::OpencodeJson => kind == "done",
+            OutputFormat::GooseStreamJson => kind == "complete",
+            OutputFormat::Text => false,
+        }
+    }
+
+    /// Parse a whole stream.
+    pub fn parse(self, lines: &[String]) -> Trajectory {
+        match self {
+            OutputFormat::ClaudeStreamJson => claude::parse(lines),
+            OutputFormat::CodexJson => codex::parse(lines),
+            OutputFormat::GeminiStreamJson => gemini::parse(lines),
+            OutputFormat::OpencodeJson => opencode::parse(lines),
+            OutputFormat::CursorStreamJson => cursor::parse(lines),
+            OutputFormat::GooseStreamJson => goose::parse(lines),
+            OutputFormat::Text => {
+                let mut trajectory = Trajectory::new();
+                let text = lines.join("\n").trim().to_string();
+                if !text.is_empty() {
+                    trajectory.messages.push(message(Role::Assistant, &text));
+                    trajectory.final_answer = Some(text);
+                }
+                trajectory
+            }
+        }
+    }
+}
+
+/// A stdout line as a JSON object, or `None` for anything else.
+pub(crate) fn parse_line(line: &str) -> Option<Value> {
+    let trimmed = line.trim();
+    if !trimmed.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<Value>(trimmed)
+        .ok()
+        .filter(Value::is_object)
+}
+
+/// Iterate the JSON object lines of a stream.
+pub(crate) fn events(lines: &[String]) -> impl Iterator<Item = Value> + '_ {
+    lines.iter().filter_map(|line| parse_line(line))
+}
+
+pub(crate) fn message(role: Role, content: &str) -> Message {
+    Message {
+        role,
+        content: content.to_string(),
+        tool_call_id: None,
+    }
+}
+
+pub(crate) fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+pub(crate) fn u64_field(value: &Value, key: &str) -> Option<u64> {
+    value.get(key).and_then(Value::as_u64)
+}
+
+/// Tool output as text: strings as they are, text blocks joined, anything else as JSON.
+pub(crate) fn output_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|block| match block.get("text").and_then(Value::as_str) {
+                Some(text) => text.to_string(),
+                None => output_text(block),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+pub(crate) fn new_call(id: &str, name: &str, input: Value) -> ToolCall {
+    ToolCall {
+        id: id.to_string(),
+        name: name.to_string(),
+        input,
+        output: None,
+        is_error: false,
+        duration_s: None,
+    }
+}
+
+/// What the shared detection pass needs to know about the trial.
+#[derive(Debug, Clone, Copy)]
+pub struct SkillContext<'a> {
+    /// The trial's workspace (relative paths resolve against it).
+    pub workspace: &'a Path,
+    /// The staged skills (target and decoys).
+    pub skills: &'a [StagedSkill],
+}
+
+/// Dedicated skill tools and the input key naming the skill.
+const SKILL_TOOLS: &[(&str, &str)] = &[
+    ("Skill", "skill"),
+    ("activate_skill", "name"),
+    ("skill", "name"),
+    ("load_skill", "name"),
+    ("skills__load_skill", "name"),
+];
+/// File-read tools.
+const READ_TOOLS: &[&str] = &[
+    "Read",
+    "read_file",
+    "read",
+    "readToolCall",
+    "read_many_files",
+    "view",
+];
+/// File-write tools.
+const WRITE_TOOLS: &[&str] = &[
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "write_file",
+    "replace",
+    "write",
+    "edit",
+    "writeToolCall",
+    "editToolCall",
+    "file_change",
+];
+/// Shell tools.
+const SHELL_TOOLS: &[&str] = &[
+    "Bash",
+    "run_shell_command",
+    "bash",
+    "shell",
+    "shellToolCall",
+    "command_execution",
+    "developer__shell",
+];
+const PATH_KEYS: &[&str] = &["file_path", "filePath", "absolute_path", "path"];
+
+/// The path argument of a file tool call.
+fn path_argument(input: &Value) -> Option<String> {
+    PATH_KEYS
+        .iter()
+        .find_map(|key| input.get(*key).and_then(Value::as_str))
+        .map(str::to_string)
+}
+
+/// The command of a shell tool call (string, or argv joined by spaces).
+pub(crate) fn command_argument(input: &Value) -> Option<String> {
+    match input.get("command")? {
+        Value::String(command) => Some(command.clone()),
+        Value::Array(argv) => Some(
+            argv.iter()
+                .map(|a| {
+                    a.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| a.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        _ => None,
+    }
+}
+
+/// Lexically normalize `path` resolved against `base` (no file-system access).
+fn normalize(base: &Path, path: &str) -> PathBuf {
+    let joined = if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        base.join(path)
+    };
+    let mut out = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// `path` shown relative to the workspace when inside it.
+fn relative_to(workspace: &Path, path: &Path) -> String {
+    path.strip_prefix(workspace)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| path.display().to_string())
+}
+
+/// Whether two paths name the same file (lexically, or after resolving symbolic links).
+fn same_file(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// How the skill's folder may be written in a command: absolute, canonical, workspace-relative.
+fn skill_dir_spellings(workspace: &Path, skill: &StagedSkill) -> Vec<String> {
+    let mut spellings = vec![skill.dir.display().to_string()];
+    if let Ok(canonical) = skill.dir.canonicalize() {
+        spellings.push(canonical.display().to_string());
+    }
+    if let Ok(relative) = skill.dir.strip_prefix(workspace) {
+        spellings.push(relative.display().to_string());
+    }
+    spellings.sort();
+    spellings.dedup();
+    spellings
+}
+
+/// The skill script a shell command runs, as `(skill index, "scripts/<file>")`.
+fn script_in_command(context: &SkillContext<'_>, command: &str) -> Option<(usize, String)> {
+    for (index, skill) in context.skills.iter().enumerate() {
+        for spelling in skill_dir_spellings(context.workspace, skill) {
+            let needle = format!("{spelling}/scripts/");
+            if let Some(position) = command.find(&needle) {
+                let rest = &command[position + needle.len()..];
+                let file: String = rest
+                    .chars()
+                    .take_while(|c| {
+                        !c.is_whitespace() && !matches!(c, '\'' | '"' | ';' | '&' | '|' | ')')
+                    })
+                    .collect();
+                if !file.is_empty() {
+                    return Some((index, format!("scripts/{file}")));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether a shell command reads the skill's `SKILL.md`.
+fn command_reads_skill(context: &SkillContext<'_>, skill: &StagedSkill, command: &str) -> bool {
+    if !command.contains("SKILL.md") {
+        return false;
+    }
+    skill_dir_spellings(context.workspace, skill)
+        .iter()
+        .any(|spelling| command.contains(&format!("{spelling}/SKILL.md")))
+        || command.contains(&format!("skills/{}/SKILL.md", skill.name))
+}
+
+/// Fill `skill_activations`, `script_runs`, `files_read` and `files_written` from the tool calls
+/// and commands. Every activation is recorded, target and decoys alike, with how it was seen;
+/// a skill-tool call whose result was an error (or that never got a result) counts as not
+/// activated, with the reason kept.
+pub fn detect(trajectory: &mut Trajectory, context: SkillContext<'_>) {
+    let mut activations = Vec::new();
+    let mut files_read = Vec::new();
+    let mut files_written = Vec::new();
+    let mut script_runs = Vec::new();
+    let find_skill = |name: &str| context.skills.iter().find(|s| s.name == name);
+    for (index, call) in trajectory.tool_calls.iter().enumerate() {
+        let name = call.name.as_str();
+        if let Some((_, key)) = SKILL_TOOLS.iter().find(|(tool, _)| *tool == name) {
+            let requested = call.input.get(*key).and_then(Value::as_str).unwrap_or("");
+            // Plugin skills are `plugin:skill`; Goose accepts `skill/file` for bundled files.
+            let requested = requested.rsplit(':').next().unwrap_or(requested);
+            let requested = requested.split('/').next().unwrap_or(requested).trim();
+            let skill = find_skill(requested);
+            let reason = if call.output.is_none() {
+                Some("the skill tool call got no result".to_string())
+            } else if call.is_error {
+                Some(format!(
+                    "the skill tool returned an error: {}",
+                    truncate(call.output.as_deref().unwrap_or(""), 300)
+                ))
+            } else {
+                None
+            };
+            activations.push(SkillActivation {
+                skill: requested.to_string(),
+                evidence: ActivationEvidence::SkillTool,
+                ok: reason.is_none(),
+                tool_call_index: Some(index),
+                target: skill.is_some_and(|s| s.target),
+                reason,
+            });
+            continue;
+        }
+        if READ_TOOLS.contains(&name) {
+            if let Some(path) = path_argument(&call.input) {
+                let resolved = normalize(context.workspace, &path);
+                files_read.push(relative_to(context.workspace, &resolved));
+                for skill in context.skills {
+                    if same_file(&resolved, &skill.dir.join("SKILL.md")) {
+                        activations.push(SkillActivation {
+                            skill: skill.name.clone(),
+                            evidence: ActivationEvidence::FileRead,
+                            ok: !call.is_error,
+                            tool_call_index: Some(index),
+                            target: skill.target,
+                            reason: call
+                                .is_error
+                                .then(|| "the read of SKILL.md failed".to_string()),
+                        });
+                    }
+                }
+            }
+            continue;
+        }
+        if WRITE_TOOLS.contains(&name) {
+            if let Some(path) = path_argument(&call.input) {
+                files_written.push(relative_to(
+                    context.workspace,
+                    &normalize(context.workspace, &path),
+                ));
+            }
+            if let Some(changes) = call.input.get("changes").and_then(Value::as_array) {
+                for change in changes {
+                    if let Some(path) = path_argument(change) {
+                        files_written.push(relative_to(
+                            context.workspace,
+                            &normalize(context.workspace, &path),
+                        ));
+                    }
+                }
+            }
+            continue;
+        }
+        if SHELL_TOOLS.contains(&name)
+            && let Some(command) = command_argument(&call.input)
+        {
+            for skill in context.skills {
+                if command_reads_skill(&context, skill, &command) {
+                    activations.push(SkillActivation {
+                        skill: skill.name.clone(),
+                        evidence: ActivationEvidence::ShellCommand,
+                        ok: !call.is_error,
+                        tool_call_index: Some(index),
+                        target: skill.target,
+                        reason: call
+                            .is_error
+                            .then(|| "the shell read of SKILL.md failed".to_string()),
+                    });
+                }
+            }
+            if let Some((skill_index, script)) = script_in_command(&context, &command) {
+                let exit_code = trajectory
+                    .commands
+                    .iter()
+                    .find(|c| c.command == command)
+                    .and_then(|c| c.exit_code);
+                let skill = &context.skills[skill_index];
+                script_runs.push(ScriptRun {
+                    skill: skill.name.clone(),
+                    target: skill.target,
+                    script,
+                    command: command.clone(),
+                    exit_code,
+                    ok: !call.is_error && exit_code.is_none_or(|code| code == 0),
+                });
+            }
+        }
+    }
+    trajectory.skill_activations.extend(activations);
+    trajectory.script_runs.extend(script_runs);
+    for file in files_read {
+        if !trajectory.files_read.contains(&file) {
+            trajectory.files_read.push(file);
+        }
+    }
+    for file in files_written {
+        if !trajectory.files_written.contains(&file) {
+            trajectory.files_written.push(file);
+        }
+    }
+}
+
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// Lines of a JSONL fixture.
+    pub fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_string).collect()
+    }
+
+    /// A workspace with `release-notes` (target) and `csv-tools` (decoy) staged under `skills_dir`.
+    pub fn staged(workspace: &Path, skills_dir: &str) -> Vec<StagedSkill> {
+        vec![
+            StagedSkill {
+                name: "csv-tools".to_string(),
+                dir: workspace.join(skills_dir).join("csv-tools"),
+                target: false,
+            },
+            StagedSkill {
+                name: "release-notes".to_string(),
+                dir: workspace.join(skills_dir).join("release-notes"),
+                target: true,
+            },
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+
+    #[test]
+    fn non_json_lines_are_skipped_and_text_format_takes_everything() {
+        assert!(parse_line("Loading…").is_none());
+        assert!(parse_line("[1,2]").is_none());
+        let trajectory = OutputFormat::Text.parse(&lines("Aye!\nsecond line\n"));
+        assert_eq!(
+            trajectory.final_answer.as_deref(),
+            Some("Aye!\nsecond line")
+        );
+    }
+
+    #[test]
+    fn reads_outside_the_staged_skill_do_not_count() {
+        let workspace = Path::new("/task");
+        let skills = staged(workspace, ".claude/skills");
+        let mut trajectory = Trajectory::new();
+        trajectory.tool_calls.push(new_call(
+            "1",
+            "Read",
+            serde_json::json!({"file_path": "/elsewhere/release-notes/SKILL.md"}),
+        ));
+        trajectory.tool_calls.push(new_call(
+            "2",
+            "Read",
+            serde_json::json!({"file_path": "sub/../.claude/skills/csv-tools/SKILL.md"}),
+        ));
+        trajectory.tool_calls[0].output = Some(String::new());
+        trajectory.tool_calls[1].output = Some(String::new());
+        detect(
+            &mut trajectory,
+            SkillContext {
+                workspace,
+                skills: &skills,
+            },
+        );
+        assert_eq!(trajectory.skill_activations.len(), 1);
+        let activation = &trajectory.skill_activations[0];
+        assert_eq!(activation.skill, "csv-tools");
+        assert!(!activation.target);
+        assert_eq!(activation.evidence, ActivationEvidence::FileRead);
+        assert_eq!(
+            trajectory.files_read,
+            vec![
+                "/elsewhere/release-notes/SKILL.md".to_string(),
+                ".claude/skills/csv-tools/SKILL.md".to_string()
+            ]
+        );
+    }
+}

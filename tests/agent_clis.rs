@@ -1,0 +1,756 @@
+//! Integration tests of the agent CLI runners: the real `skill-lift` binary driving
+//! (a) the fake agent (`tests/fixtures/fake_agent.py`) through the `command` kind, always, and
+//! (b) the real agent CLIs installed by `scripts/install-agent-clis` against scripted mock model
+//! servers on loopback. (b) is skipped with a printed message when the CLIs are not installed,
+//! unless `SKILL_LIFT_REQUIRE_AGENT_CLIS` is set (CI sets it), in which case it fails.
+//!
+//! A separate test binary from `tests/cli.rs` so the agent-CLI suite can be run alone
+//! (`cargo test --test agent_clis`).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::mock_anthropic::{
+    AnthropicBehaviour, AnthropicMock, CACHE_READ_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS,
+};
+use support::mock_chat_stream::{ChatBehaviour, ChatStreamMock};
+use support::mock_gemini::{GeminiBehaviour, GeminiMock};
+use support::mock_responses::{ResponsesBehaviour, ResponsesMock};
+
+const TARGET: &str = "pirate-greeting";
+const WITH_ANSWER: &str = "Aye! Here is the answer.";
+const WITHOUT_ANSWER: &str = "Here is the answer.";
+/// A credential value that must never appear in any recorded file.
+const SECRET: &str = "sk-skill-lift-test-secret-4f1d";
+
+fn binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
+    command
+        .env_remove("SKILL_LIFT_RUNNER")
+        .env_remove("SKILL_LIFT_RESULTS")
+        .env("CI", "true");
+    command
+}
+
+/// Where `scripts/install-agent-clis` puts the CLIs.
+fn agent_clis_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SKILL_LIFT_AGENT_CLIS_DIR") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    home.join(".cache/skill-lift/agent-clis")
+}
+
+/// The installed CLI `name`, or `None` (after printing why) when the test must be skipped.
+fn installed_cli(name: &str) -> Option<PathBuf> {
+    let path = agent_clis_dir().join("node_modules/.bin").join(name);
+    if path.exists() {
+        return Some(path);
+    }
+    let message = format!(
+        "agent CLI `{name}` not found at {}; run scripts/install-agent-clis",
+        path.display()
+    );
+    if std::env::var_os("SKILL_LIFT_REQUIRE_AGENT_CLIS").is_some() {
+        panic!("{message} (SKILL_LIFT_REQUIRE_AGENT_CLIS is set)");
+    }
+    eprintln!("SKIPPED: {message}");
+    None
+}
+
+/// Whether `program` is on PATH; otherwise skip (or fail when CLIs are required) like
+/// [`installed_cli`].
+fn on_path(program: &str, why: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+        .unwrap_or(false);
+    if found {
+        return true;
+    }
+    let message = format!("`{program}` is not on PATH ({why})");
+    if std::env::var_os("SKILL_LIFT_REQUIRE_AGENT_CLIS").is_some() {
+        panic!("{message} (SKILL_LIFT_REQUIRE_AGENT_CLIS is set)");
+    }
+    eprintln!("SKIPPED: {message}");
+    false
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(cases: usize) -> Self {
+        let fixture = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        fixture.write(
+            &format!("skill/{TARGET}/SKILL.md"),
+            &format!("---\nname: {TARGET}\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n"),
+        );
+        let evals: Vec<Value> = (0..cases)
+            .map(|i| {
+                json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                       "expected_skill": TARGET,
+                       "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
+            })
+            .collect();
+        fixture.write(
+            &format!("skill/{TARGET}/evals/evals.json"),
+            &serde_json::to_string_pretty(&json!({"skill_name": TARGET, "evals": evals})).unwrap(),
+        );
+        // The "real" HOME of skill-lift, with the same skill planted at user level for every
+        // agent: isolation must keep it out of both arms.
+        for user_dir in [
+            ".claude/skills",
+            ".agents/skills",
+            ".codex/skills",
+            ".gemini/skills",
+            ".config/opencode/skills",
+        ] {
+            fixture.write(
+                &format!("real-home/{user_dir}/{TARGET}/SKILL.md"),
+                &format!("---\nname: {TARGET}\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n"),
+            );
+        }
+        std::fs::create_dir_all(fixture.path("trials")).unwrap();
+        fixture
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// `skill-lift run` with the profile `runners/<runner>.toml`, HOME pointing at the planted
+    /// real home, trials under `trials/`.
+    fn run(&self, runner: &str, run_id: &str, extra_env: &[(&str, &str)]) -> Output {
+        let real_home = self.path("real-home");
+        let mut command = binary();
+        command
+            .current_dir(self.dir.path())
+            .env("HOME", &real_home)
+            .env("CLAUDE_CONFIG_DIR", real_home.join(".claude"))
+            .env("CODEX_HOME", real_home.join(".codex"))
+            .env("XDG_CONFIG_HOME", real_home.join(".config"))
+            .arg("run")
+            .arg(self.path(&format!("skill/{TARGET}")))
+            .args([
+                "--runner", runner, "--out", "results", "-k", "1", "--run-id", run_id,
+            ])
+            .arg("--workspace-root")
+            .arg(self.path("trials"));
+        for (name, value) in extra_env {
+            command.env(name, value);
+        }
+        command.output().unwrap()
+    }
+
+    fn run_dir(&self, id: &str) -> PathBuf {
+        self.path(&format!("results/{id}"))
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn summary(run_dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(run_dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Every transcript of a run as (arm, trajectory, grade).
+fn transcripts(run_dir: &Path) -> Vec<(String, Value, Value)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(run_dir.join("transcripts")).unwrap() {
+        let document: Value =
+            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
+        out.push((
+            document["arm"].as_str().unwrap().to_string(),
+            document["trajectory"].clone(),
+            document["grade"].clone(),
+        ));
+    }
+    out
+}
+
+/// No process is left whose working folder lies under `root`.
+fn assert_no_processes_under(root: &Path) {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut survivors = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd"))
+            && cwd.starts_with(&root)
+        {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+            if !zombie {
+                survivors.push((pid, cwd));
+            }
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "processes left running: {survivors:?}"
+    );
+}
+
+/// No file of the run contains the credential value.
+fn assert_secret_never_recorded(run_dir: &Path) {
+    for entry in walk(run_dir) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(SECRET),
+            "{} contains the credential value",
+            entry.display()
+        );
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn command_runner_with_fake_agent_measures_the_designed_lift() {
+    let fixture = Fixture::new(3);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_agent.py");
+    fixture.write(
+        "runners/fake.toml",
+        &format!(
+            "kind = \"command\"\nmodel = \"fake-model\"\ncommand = [\"python3\", \"{}\", \"skill-aware\", \"{{skills_dir}}\", \"{TARGET}\"]\noutput_format = \"claude-stream-json\"\nskills_dir = \".claude/skills\"\ntimeout_s = 30\nconcurrency = 2\n",
+            script.display()
+        ),
+    );
+    let output = fixture.run("fake", "fake", &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("fake");
+    let summary = summary(&run_dir);
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0, "{summary}");
+    assert_eq!(summary["arms"]["without_skill"]["pass_rate"], 0.0);
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(transcripts.len(), 6);
+    for (arm, trajectory, _) in &transcripts {
+        let activations = trajectory["skill_activations"].as_array().unwrap();
+        // The decoy read is recorded in both arms, as a non-target file read.
+        assert!(activations.iter().any(|a| a["skill"] == "api-debug"
+            && a["evidence"] == "file_read"
+            && a["target"] == false));
+        let target_hits: Vec<_> = activations
+            .iter()
+            .filter(|a| a["skill"] == TARGET)
+            .collect();
+        if arm == "with_skill" {
+            assert_eq!(target_hits.len(), 1);
+            assert_eq!(target_hits[0]["ok"], true);
+            assert_eq!(target_hits[0]["target"], true);
+        } else {
+            assert!(target_hits.is_empty());
+        }
+        assert_eq!(trajectory["process"]["class"], "ok");
+    }
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+#[test]
+fn command_runner_timeouts_and_incomplete_streams_are_unscoreable() {
+    let fixture = Fixture::new(1);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_agent.py");
+    for (name, mode, arg, timeout) in [
+        ("hang", "ignore-term", "pids", 1),
+        ("cut", "no-final", "x", 30),
+        ("orphan", "grandchild", "pids", 30),
+    ] {
+        fixture.write(
+            &format!("runners/{name}.toml"),
+            &format!(
+                "kind = \"command\"\nmodel = \"fake-model\"\ncommand = [\"python3\", \"{}\", \"{mode}\", \"{arg}\"]\noutput_format = \"claude-stream-json\"\ntimeout_s = {timeout}\ngrace_s = 0.5\nconcurrency = 2\n",
+                script.display()
+            ),
+        );
+        let output = fixture.run(name, name, &[]);
+        let run_dir = fixture.run_dir(name);
+        let transcripts = transcripts(&run_dir);
+        assert_eq!(transcripts.len(), 2, "{name}: {}", stderr(&output));
+        for (_, trajectory, grade) in &transcripts {
+            match name {
+                "hang" => {
+                    assert_eq!(grade["outcome"], "unscoreable");
+                    assert_eq!(trajectory["process"]["class"], "timeout");
+                    assert_eq!(trajectory["process"]["signal"], 9);
+                }
+                "cut" => {
+                    assert_eq!(grade["outcome"], "unscoreable");
+                    assert_eq!(trajectory["status"], "incomplete");
+                    assert!(
+                        trajectory["reason"]
+                            .as_str()
+                            .unwrap()
+                            .contains("without a `result`")
+                    );
+                }
+                _ => {
+                    // Completed stream ("done" answer fails the check); the grandchild is gone.
+                    assert_eq!(grade["outcome"], "fail");
+                    assert_eq!(trajectory["process"]["class"], "ok");
+                }
+            }
+        }
+    }
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+#[test]
+fn claude_code_paired_run_against_anthropic_mock() {
+    let Some(claude) = installed_cli("claude") else {
+        return;
+    };
+    let mock = AnthropicMock::start(AnthropicBehaviour {
+        target: TARGET.to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+        script_command: Some(format!("sh .claude/skills/{TARGET}/scripts/greet.sh")),
+        skill_call_name: None,
+    });
+    let fixture = Fixture::new(3);
+    fixture.write(
+        &format!("skill/{TARGET}/scripts/greet.sh"),
+        "echo GREETING-SCRIPT-RAN\n",
+    );
+    fixture.write(
+        "runners/claude.toml",
+        &format!(
+            "kind = \"claude-code\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"claude-sonnet-4-5\"\napi_key_env = \"ANTHROPIC_API_KEY\"\nextra_args = [\"--allowedTools\", \"Bash(sh .claude/skills/*)\"]\ntimeout_s = 90\nconcurrency = 2\n",
+            claude.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run("claude", "claude", &[("ANTHROPIC_API_KEY", SECRET)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("claude");
+    let summary = summary(&run_dir);
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0, "{summary}");
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary}"
+    );
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(transcripts.len(), 6);
+    for (arm, trajectory, grade) in &transcripts {
+        assert_eq!(trajectory["status"], "complete", "{trajectory}");
+        assert_eq!(trajectory["process"]["class"], "ok");
+        assert_eq!(trajectory["process"]["exit_code"], 0);
+        assert_eq!(trajectory["observed_model"], "claude-sonnet-4-5");
+        // The agent's own catalogue: decoys in both arms, the target only with the skill.
+        let catalogue: Vec<&str> = trajectory["skill_catalogue"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(catalogue.contains(&"api-debug"), "{catalogue:?}");
+        assert_eq!(
+            catalogue.contains(&TARGET),
+            arm == "with_skill",
+            "{catalogue:?}"
+        );
+        assert!(
+            trajectory["session_id"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty())
+        );
+        let requests: u64 = if arm == "with_skill" { 3 } else { 1 };
+        let usage = &trajectory["usage"];
+        assert_eq!(
+            usage["input_tokens"],
+            requests * (INPUT_TOKENS + CACHE_READ_TOKENS),
+            "{usage}"
+        );
+        assert_eq!(usage["cached_tokens"], requests * CACHE_READ_TOKENS);
+        assert_eq!(usage["output_tokens"], requests * OUTPUT_TOKENS);
+        assert!(usage["cost_usd"].as_f64().is_some());
+        let target_hits: Vec<&Value> = trajectory["skill_activations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["skill"] == TARGET)
+            .collect();
+        if arm == "with_skill" {
+            assert_eq!(grade["outcome"], "pass");
+            assert_eq!(trajectory["final_answer"], WITH_ANSWER);
+            assert_eq!(target_hits.len(), 1, "{trajectory}");
+            assert_eq!(target_hits[0]["evidence"], "skill_tool");
+            assert_eq!(target_hits[0]["ok"], true);
+            assert_eq!(target_hits[0]["target"], true);
+            // The skill script ran through Claude Code's Bash tool and is attributed to it.
+            let scripts = trajectory["script_runs"].as_array().unwrap();
+            assert_eq!(scripts.len(), 1, "{trajectory}");
+            assert_eq!(scripts[0]["skill"], TARGET);
+            assert_eq!(scripts[0]["script"], "scripts/greet.sh");
+            assert_eq!(scripts[0]["ok"], true);
+            let bash = trajectory["tool_calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "Bash")
+                .unwrap();
+            assert!(
+                bash["output"]
+                    .as_str()
+                    .unwrap()
+                    .contains("GREETING-SCRIPT-RAN"),
+                "{bash}"
+            );
+            assert_eq!(trajectory["commands"].as_array().unwrap().len(), 1);
+            assert!(trajectory["messages"].as_array().unwrap().iter().any(|m| {
+                m["content"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("Base directory for this skill:")
+            }));
+        } else {
+            // The planted user-level skill in the real HOME never reached the baseline.
+            assert_eq!(grade["outcome"], "fail");
+            assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);
+            assert!(target_hits.is_empty(), "{trajectory}");
+        }
+    }
+    let keys = mock.state.api_keys.lock().unwrap().clone();
+    assert!(!keys.is_empty() && keys.iter().all(|k| k == SECRET));
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+#[test]
+fn codex_paired_run_against_responses_mock() {
+    let Some(codex) = installed_cli("codex") else {
+        return;
+    };
+    let mock = ResponsesMock::start(ResponsesBehaviour {
+        target: TARGET.to_string(),
+        skills_dir: ".agents/skills".to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+    });
+    let fixture = Fixture::new(3);
+    fixture.write(
+        "runners/codex.toml",
+        &format!(
+            "kind = \"codex\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"gpt-5-codex\"\napi_key_env = \"MOCK_OPENAI_KEY\"\ntimeout_s = 90\nconcurrency = 2\n",
+            codex.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run("codex", "codex", &[("MOCK_OPENAI_KEY", SECRET)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("codex");
+    let summary = summary(&run_dir);
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0, "{summary}");
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary}"
+    );
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(transcripts.len(), 6);
+    for (arm, trajectory, grade) in &transcripts {
+        assert_eq!(trajectory["status"], "complete", "{trajectory}");
+        assert_eq!(trajectory["process"]["class"], "ok");
+        assert!(
+            trajectory["session_id"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty())
+        );
+        // Codex names no model in its stream: recorded as unknown, not guessed.
+        assert_eq!(trajectory["observed_model"], Value::Null);
+        let requests: u64 = if arm == "with_skill" { 2 } else { 1 };
+        let usage = &trajectory["usage"];
+        assert_eq!(
+            usage["input_tokens"],
+            requests * support::mock_responses::INPUT_TOKENS,
+            "{usage}"
+        );
+        assert_eq!(
+            usage["cached_tokens"],
+            requests * support::mock_responses::CACHED_TOKENS
+        );
+        assert_eq!(
+            usage["output_tokens"],
+            requests * support::mock_responses::OUTPUT_TOKENS
+        );
+        let target_hits: Vec<&Value> = trajectory["skill_activations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["skill"] == TARGET)
+            .collect();
+        if arm == "with_skill" {
+            assert_eq!(grade["outcome"], "pass");
+            assert_eq!(trajectory["final_answer"], WITH_ANSWER);
+            assert_eq!(target_hits.len(), 1, "{trajectory}");
+            assert_eq!(target_hits[0]["evidence"], "shell_command");
+            assert_eq!(target_hits[0]["ok"], true);
+            assert_eq!(target_hits[0]["target"], true);
+            let commands = trajectory["commands"].as_array().unwrap();
+            assert_eq!(commands.len(), 1);
+            assert_eq!(commands[0]["exit_code"], 0);
+            assert!(
+                commands[0]["command"]
+                    .as_str()
+                    .unwrap()
+                    .contains("SKILL.md")
+            );
+        } else {
+            assert_eq!(grade["outcome"], "fail");
+            assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);
+            assert!(target_hits.is_empty(), "{trajectory}");
+        }
+    }
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+#[test]
+fn opencode_paired_run_against_streaming_chat_mock() {
+    let Some(opencode) = installed_cli("opencode") else {
+        return;
+    };
+    if !on_path(
+        "rg",
+        "OpenCode's skill tool lists skill files with ripgrep and fails without it",
+    ) {
+        return;
+    }
+    let mock = ChatStreamMock::start(ChatBehaviour {
+        target: TARGET.to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+    });
+    let fixture = Fixture::new(2);
+    fixture.write(
+        "runners/opencode.toml",
+        &format!(
+            "kind = \"opencode\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"m1\"\napi_key_env = \"MOCK_CHAT_KEY\"\ntimeout_s = 120\nconcurrency = 2\n",
+            opencode.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run("opencode", "opencode", &[("MOCK_CHAT_KEY", SECRET)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("opencode");
+    let summary = summary(&run_dir);
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(
+        summary["arms"]["with_skill"]["pass_rate"], 1.0,
+        "{summary} {transcripts:?}"
+    );
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary}"
+    );
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    assert_eq!(transcripts.len(), 4);
+    for (arm, trajectory, grade) in &transcripts {
+        assert_eq!(trajectory["status"], "complete", "{trajectory}");
+        assert_eq!(trajectory["process"]["class"], "ok");
+        assert!(
+            trajectory["session_id"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("ses_"))
+        );
+        let steps: u64 = if arm == "with_skill" { 2 } else { 1 };
+        let usage = &trajectory["usage"];
+        // OpenCode reports input without cached tokens; skill-lift's input includes them.
+        assert_eq!(
+            usage["input_tokens"],
+            steps * support::mock_chat_stream::PROMPT_TOKENS,
+            "{usage}"
+        );
+        assert_eq!(
+            usage["cached_tokens"],
+            steps * support::mock_chat_stream::CACHED_TOKENS
+        );
+        assert_eq!(
+            usage["output_tokens"],
+            steps * support::mock_chat_stream::COMPLETION_TOKENS
+        );
+        let target_hits: Vec<&Value> = trajectory["skill_activations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["skill"] == TARGET)
+            .collect();
+        if arm == "with_skill" {
+            assert_eq!(grade["outcome"], "pass");
+            assert_eq!(trajectory["final_answer"], WITH_ANSWER);
+            assert_eq!(target_hits.len(), 1, "{trajectory}");
+            assert_eq!(target_hits[0]["evidence"], "skill_tool");
+            assert_eq!(target_hits[0]["ok"], true, "{trajectory}");
+            assert_eq!(target_hits[0]["target"], true);
+        } else {
+            assert_eq!(grade["outcome"], "fail");
+            assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);
+            assert!(target_hits.is_empty(), "{trajectory}");
+        }
+    }
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+#[test]
+fn gemini_paired_run_against_gemini_api_mock() {
+    let Some(gemini) = installed_cli("gemini") else {
+        return;
+    };
+    let mock = GeminiMock::start(GeminiBehaviour {
+        target: TARGET.to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+    });
+    let fixture = Fixture::new(2);
+    fixture.write(
+        "runners/gemini.toml",
+        &format!(
+            "kind = \"gemini\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"gemini-2.5-pro\"\napi_key_env = \"GEMINI_API_KEY\"\ntimeout_s = 120\nconcurrency = 2\n",
+            gemini.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run("gemini", "gemini", &[("GEMINI_API_KEY", SECRET)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("gemini");
+    let summary = summary(&run_dir);
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(
+        summary["arms"]["with_skill"]["pass_rate"], 1.0,
+        "{summary} {transcripts:?}"
+    );
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary}"
+    );
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    assert_eq!(transcripts.len(), 4);
+    for (arm, trajectory, grade) in &transcripts {
+        assert_eq!(trajectory["status"], "complete", "{trajectory}");
+        assert_eq!(trajectory["process"]["class"], "ok");
+        assert_eq!(trajectory["observed_model"], "gemini-2.5-pro");
+        let requests: u64 = if arm == "with_skill" { 2 } else { 1 };
+        let usage = &trajectory["usage"];
+        assert_eq!(
+            usage["input_tokens"],
+            requests * support::mock_gemini::PROMPT_TOKENS,
+            "{usage}"
+        );
+        assert_eq!(
+            usage["cached_tokens"],
+            requests * support::mock_gemini::CACHED_TOKENS
+        );
+        assert_eq!(
+            usage["output_tokens"],
+            requests * support::mock_gemini::CANDIDATE_TOKENS
+        );
+        let target_hits: Vec<&Value> = trajectory["skill_activations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["skill"] == TARGET)
+            .collect();
+        if arm == "with_skill" {
+            assert_eq!(grade["outcome"], "pass");
+            assert_eq!(trajectory["final_answer"], WITH_ANSWER);
+            assert_eq!(target_hits.len(), 1, "{trajectory}");
+            assert_eq!(target_hits[0]["evidence"], "skill_tool");
+            assert_eq!(target_hits[0]["ok"], true);
+            assert_eq!(target_hits[0]["target"], true);
+        } else {
+            assert_eq!(grade["outcome"], "fail");
+            assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);
+            assert!(target_hits.is_empty(), "{trajectory}");
+        }
+    }
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+/// The Claude Code silent failure: the `Skill` call fails (here: the model names a skill that
+/// does not exist) while the run still ends `subtype: success` with exit 0. The call must read as
+/// *not activated*, with the CLI's error kept as the reason.
+#[test]
+fn claude_code_failed_skill_call_is_not_an_activation() {
+    let Some(claude) = installed_cli("claude") else {
+        return;
+    };
+    let mock = AnthropicMock::start(AnthropicBehaviour {
+        target: TARGET.to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+        script_command: None,
+        skill_call_name: Some("pirate-greting".to_string()),
+    });
+    let fixture = Fixture::new(1);
+    fixture.write(
+        "runners/claude.toml",
+        &format!(
+            "kind = \"claude-code\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"claude-sonnet-4-5\"\napi_key_env = \"ANTHROPIC_API_KEY\"\ntimeout_s = 90\n",
+            claude.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run("claude", "failed-call", &[("ANTHROPIC_API_KEY", SECRET)]);
+    let run_dir = fixture.run_dir("failed-call");
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(transcripts.len(), 2, "{}", stderr(&output));
+    let (_, trajectory, grade) = transcripts
+        .iter()
+        .find(|(arm, _, _)| arm == "with_skill")
+        .unwrap();
+    assert_eq!(trajectory["process"]["exit_code"], 0, "{trajectory}");
+    assert_eq!(trajectory["status"], "complete");
+    let activations = trajectory["skill_activations"].as_array().unwrap();
+    assert_eq!(activations.len(), 1, "{trajectory}");
+    assert_eq!(activations[0]["skill"], "pirate-greting");
+    assert_eq!(activations[0]["ok"], false, "{trajectory}");
+    assert_eq!(activations[0]["target"], false);
+    assert!(
+        activations[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the skill tool returned an error"),
+        "{trajectory}"
+    );
+    assert_eq!(grade["outcome"], "fail");
+    assert_no_processes_under(&fixture.path("trials"));
+}
