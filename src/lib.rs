@@ -16,6 +16,7 @@ pub mod grade;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod shard;
 pub mod stats;
 pub mod trajectory;
 pub mod workspace;

@@ -701,3 +701,214 @@ fn malformed_inputs_are_input_errors() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(server.requests(), 0, "no input error reached the model");
 }
+
+/// Rewrite the fixture's eval set so outcomes differ by case: `case-00`, `case-03`, … pass only
+/// with the skill; `case-01`, … pass in both arms; `case-02`, … fail in both. Known lift 1/3.
+fn mixed_evals(fixture: &Fixture, cases: usize) {
+    let evals: Vec<Value> = (0..cases)
+        .map(|i| {
+            let pattern = match i % 3 {
+                0 => "^\\s*Aye!",
+                1 => "answer",
+                _ => "never-present",
+            };
+            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                   "checks": [{"type": "regex", "pattern": pattern}]})
+        })
+        .collect();
+    fixture.write(
+        "skill/pirate-greeting/evals/evals.json",
+        &serde_json::to_string_pretty(&json!({"skill_name": "pirate-greeting", "evals": evals}))
+            .unwrap(),
+    );
+}
+
+/// `summary.json` without the fields that measure this machine's clock (trial wall times and
+/// model latencies), which differ between two executions of the same trials.
+fn summary_without_timings(run_dir: &Path) -> Value {
+    let mut summary = summary(run_dir);
+    for arm in ["with_skill", "without_skill"] {
+        summary["arms"][arm]["mean_wall_s"] = Value::Null;
+        summary["arms"][arm]["mean_model_latency_s"] = Value::Null;
+    }
+    summary
+}
+
+#[test]
+fn merge_of_three_shards_equals_the_unsharded_run() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 9);
+    mixed_evals(&fixture, 9);
+    let output = fixture.run(&[
+        "-k",
+        "2",
+        "--run-id",
+        "whole",
+        "--bootstrap-resamples",
+        "2000",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut shard_dirs = Vec::new();
+    let mut shard_trials = 0;
+    for index in 1..=3 {
+        let id = format!("shard-{index}");
+        let shard = format!("{index}/3");
+        let output = fixture.run(&["-k", "2", "--run-id", &id, "--shard", &shard]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let dir = fixture.run_dir(&id);
+        shard_trials += trial_lines(&dir).len();
+        shard_dirs.push(dir);
+    }
+    assert_eq!(shard_trials, 36, "shards partition the 36 trials");
+    let merged = fixture.path("results/whole-merged");
+    let output = binary()
+        .arg("merge")
+        .args(&shard_dirs)
+        .arg("--out")
+        .arg(&merged)
+        .args(["--run-id", "whole", "--bootstrap-resamples", "2000"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let whole = summary_without_timings(&fixture.run_dir("whole"));
+    assert_eq!(summary_without_timings(&merged), whole);
+    assert!((whole["lift"]["estimate"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    assert_eq!(trial_lines(&merged).len(), 36);
+    assert!(merged.join("report.html").is_file());
+
+    // A shard given twice is refused, and so is a set with a shard missing.
+    let output = binary()
+        .arg("merge")
+        .args([
+            &shard_dirs[0],
+            &shard_dirs[0],
+            &shard_dirs[1],
+            &shard_dirs[2],
+        ])
+        .arg("--out")
+        .arg(fixture.path("results/duplicate"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("recorded in both"),
+        "{}",
+        stderr(&output)
+    );
+    let output = binary()
+        .arg("merge")
+        .args(&shard_dirs[..2])
+        .arg("--out")
+        .arg(fixture.path("results/partial"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("3/3"), "{}", stderr(&output));
+}
+
+#[test]
+fn report_rerenders_every_export_byte_identically() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 6);
+    mixed_evals(&fixture, 6);
+    let output = fixture.run(&["-k", "2", "--run-id", "render"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("render");
+    let exports = [
+        "summary.json",
+        "trials.csv",
+        "cases.csv",
+        "lift.csv",
+        "report.md",
+        "report.html",
+        "junit.xml",
+        "benchmark.json",
+        "lift.json",
+        "pass_at_k_lift.json",
+        "transcripts/case-00.with_skill.1.html",
+    ];
+    let before: Vec<Vec<u8>> = exports
+        .iter()
+        .map(|name| std::fs::read(run_dir.join(name)).unwrap())
+        .collect();
+    for name in exports {
+        std::fs::remove_file(run_dir.join(name)).unwrap();
+    }
+    let summary_file = fixture.path("step-summary.md");
+    let output = binary()
+        .arg("report")
+        .arg(&run_dir)
+        .env("GITHUB_STEP_SUMMARY", &summary_file)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for (name, bytes) in exports.iter().zip(&before) {
+        assert_eq!(
+            &std::fs::read(run_dir.join(name)).unwrap(),
+            bytes,
+            "{name} differs after re-rendering"
+        );
+    }
+    let step_summary = std::fs::read_to_string(&summary_file).unwrap();
+    assert_eq!(step_summary.as_bytes(), &before[4][..]);
+    assert!(stderr(&output).contains("wrote"), "{}", stderr(&output));
+
+    // A subset of formats into another folder.
+    let out = fixture.path("subset");
+    let output = binary()
+        .arg("report")
+        .arg(&run_dir)
+        .args(["--format", "junit,lift-csv", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["junit.xml", "lift.csv"]);
+    assert_eq!(std::fs::read(out.join("junit.xml")).unwrap(), before[6]);
+    let output = binary()
+        .arg("report")
+        .arg(&run_dir)
+        .args(["--format", "pdf"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn report_of_several_runs_writes_the_matrix() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 3);
+    for (id, model) in [("m1", "model-a"), ("m2", "model-b")] {
+        let output = fixture.run(&["-k", "1", "--run-id", id, "--model", model]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let out = fixture.path("matrix");
+    let output = binary()
+        .arg("report")
+        .args([fixture.run_dir("m1"), fixture.run_dir("m2")])
+        .arg("--out")
+        .arg(&out)
+        .args(["-q"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let matrix: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("matrix.json")).unwrap()).unwrap();
+    assert_eq!(matrix["models"], json!(["model-a", "model-b"]));
+    assert_eq!(matrix["cells"].as_array().unwrap().len(), 2);
+    let html = std::fs::read_to_string(out.join("matrix.html")).unwrap();
+    assert!(html.contains("id=\"pass-rate-matrix\""));
+    assert!(out.join("m1/report.html").is_file() && out.join("m2/junit.xml").is_file());
+    // Several runs need --out.
+    let output = binary()
+        .arg("report")
+        .args([fixture.run_dir("m1"), fixture.run_dir("m2")])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -21,7 +21,7 @@ use crate::record::{
     AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunnerInfo, TrialLog,
     read_manifest, read_trials, write_atomic,
 };
-use crate::report::{markdown::summary_markdown, write_exports};
+use crate::report::{Format, RunExport, markdown::summary_markdown, write_exports};
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::runner::server::ManagedServer;
 use crate::runner::{LoadedProfile, build_runner};
@@ -195,6 +195,7 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
         },
         arms: Arm::ALL.to_vec(),
         trials_planned: cases.len() * Arm::ALL.len() * args.k as usize,
+        shard: args.shard,
     };
     Ok(ResolvedRun {
         skill,
@@ -361,11 +362,25 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         .into_iter()
         .map(|(_, key)| key)
         .collect();
-    let done: HashSet<_> = previous
+    let mut done: HashSet<_> = previous
         .iter()
         .map(|r| r.key())
         .filter(|key| planned.contains(key))
         .collect();
+    // A shard runs only its own trials: the others count as done here (and are never recorded).
+    let mut outside_shard = 0;
+    if let Some(shard) = manifest.shard {
+        for key in &planned {
+            if !shard.contains(&key.trial_id()) && done.insert(key.clone()) {
+                outside_shard += 1;
+            }
+        }
+        eprintln!(
+            "skill-lift: shard {shard}: {} of {} trials belong to this shard; merge the shard folders with `skill-lift merge`",
+            planned.len() - outside_shard,
+            planned.len()
+        );
+    }
     let log = TrialLog::open(&run_dir, valid_len).map_err(CommandError::input)?;
     let quiet = args.quiet;
     eprintln!(
@@ -374,7 +389,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         cases.len(),
         manifest.k,
         manifest.trials_planned,
-        done.len(),
+        done.len() - outside_shard,
         profile.name,
         profile.profile.kind.name(),
         manifest.model
@@ -468,12 +483,20 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             seed: manifest.seed,
         },
     );
-    write_exports(&run_dir, &summary, &records)
+    let export = RunExport {
+        manifest: &manifest,
+        summary: &summary,
+        records: &records,
+    };
+    let written = write_exports(&run_dir, &run_dir, &export, &Format::ALL)
         .with_context(|| format!("writing exports into {}", run_dir.display()))
         .map_err(CommandError::infrastructure)?;
+    let markdown = summary_markdown(&summary);
     if !quiet {
-        print!("{}", summary_markdown(&summary));
+        print!("{markdown}");
     }
+    super::append_step_summary(&markdown);
+    super::print_written(&written);
     eprintln!(
         "skill-lift: {} trials recorded in {:.1} s; results in {}",
         report.recorded,
@@ -486,6 +509,11 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             run_dir.display()
         );
         return Ok(exit_codes::INTERRUPTED);
+    }
+    if manifest.shard.is_some() {
+        // A shard alone is no analysis: its pairs may be split across shards. Gates apply to
+        // the merged run.
+        return Ok(exit_codes::SUCCESS);
     }
     let code = exit_code_for(&summary);
     explain_exit(&summary, code);

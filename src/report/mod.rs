@@ -1,13 +1,121 @@
-//! Exporters: pure functions from an analyzed run (and its records) to bytes, one module per
-//! format. Writing files is the caller's job ([`write_exports`] writes them atomically).
+//! Exporters: pure functions from an analyzed run (its manifest, its [`Summary`] and its trial
+//! records) to bytes, one module per format. Writing files is the caller's job:
+//! [`write_exports`] writes the chosen formats atomically into one folder.
+//!
+//! Every format is a function of the recorded run only, with no clock and no random input, so
+//! `skill-lift report` re-renders byte-identical files. Formats are documented in
+//! `docs/report-formats.md`.
 
+pub mod compat;
 pub mod csv_export;
+pub mod html;
+pub mod junit;
 pub mod markdown;
+pub mod matrix;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use crate::analysis::Summary;
-use crate::record::{RecordError, TrialRecord, write_atomic};
+use crate::record::{Manifest, RecordError, TrialRecord, write_atomic};
+
+/// One analyzed run: everything an exporter may read.
+#[derive(Debug, Clone, Copy)]
+pub struct RunExport<'a> {
+    pub manifest: &'a Manifest,
+    pub summary: &'a Summary,
+    pub records: &'a [TrialRecord],
+}
+
+/// An export format, named as on the command line (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Format {
+    /// `summary.json`
+    SummaryJson,
+    /// `trials.csv`
+    TrialsCsv,
+    /// `cases.csv`
+    CasesCsv,
+    /// `lift.csv`
+    LiftCsv,
+    /// `report.md`
+    Markdown,
+    /// `report.html` plus `transcripts/*.html`
+    Html,
+    /// `junit.xml`
+    Junit,
+    /// skill-creator's `benchmark.json`
+    Benchmark,
+    /// ACES-style `lift.json`
+    LiftJson,
+    /// ACES-style `pass_at_k_lift.json`
+    PassAtKLiftJson,
+}
+
+impl Format {
+    /// Every format, in the order they are written.
+    pub const ALL: [Format; 10] = [
+        Format::SummaryJson,
+        Format::TrialsCsv,
+        Format::CasesCsv,
+        Format::LiftCsv,
+        Format::Markdown,
+        Format::Html,
+        Format::Junit,
+        Format::Benchmark,
+        Format::LiftJson,
+        Format::PassAtKLiftJson,
+    ];
+
+    /// The name used by `--format`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::SummaryJson => "summary-json",
+            Format::TrialsCsv => "trials-csv",
+            Format::CasesCsv => "cases-csv",
+            Format::LiftCsv => "lift-csv",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+            Format::Junit => "junit",
+            Format::Benchmark => "benchmark-json",
+            Format::LiftJson => "lift-json",
+            Format::PassAtKLiftJson => "pass-at-k-lift-json",
+        }
+    }
+
+    /// The file the format is written to, relative to the output folder.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Format::SummaryJson => "summary.json",
+            Format::TrialsCsv => "trials.csv",
+            Format::CasesCsv => "cases.csv",
+            Format::LiftCsv => "lift.csv",
+            Format::Markdown => "report.md",
+            Format::Html => "report.html",
+            Format::Junit => "junit.xml",
+            Format::Benchmark => "benchmark.json",
+            Format::LiftJson => "lift.json",
+            Format::PassAtKLiftJson => "pass_at_k_lift.json",
+        }
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == value || f.file_name() == value)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "unknown format `{value}`; known: {} (or `all`)",
+                    names.join(", ")
+                )
+            })
+    }
+}
 
 /// `summary.json`: the [`Summary`], pretty-printed, with a trailing newline.
 pub fn summary_json(summary: &Summary) -> Vec<u8> {
@@ -16,22 +124,81 @@ pub fn summary_json(summary: &Summary) -> Vec<u8> {
     bytes
 }
 
-/// Write `summary.json`, `trials.csv`, `cases.csv` and `report.md` into `run_dir`, each
-/// atomically (temporary file + rename), so a crash never leaves a half-written export.
+/// Render one format of a run to bytes.
+pub fn render(format: Format, run: &RunExport) -> Vec<u8> {
+    match format {
+        Format::SummaryJson => summary_json(run.summary),
+        Format::TrialsCsv => csv_export::trials_csv(run.records),
+        Format::CasesCsv => csv_export::cases_csv(run.summary),
+        Format::LiftCsv => csv_export::lift_csv(run.summary),
+        Format::Markdown => markdown::summary_markdown(run.summary).into_bytes(),
+        Format::Html => html::report_html(run).into_bytes(),
+        Format::Junit => junit::junit_xml(run),
+        Format::Benchmark => compat::benchmark_json(run),
+        Format::LiftJson => compat::lift_json(run.summary),
+        Format::PassAtKLiftJson => compat::pass_at_k_lift_json(run.summary),
+    }
+}
+
+/// The HTML rendering path of a recorded transcript (`transcripts/x.json` → `transcripts/x.html`).
+pub fn transcript_html_path(transcript: &str) -> String {
+    match transcript.strip_suffix(".json") {
+        Some(stem) => format!("{stem}.html"),
+        None => format!("{transcript}.html"),
+    }
+}
+
+/// Write `formats` of a run into `out_dir`, each atomically (temporary file + rename), so a crash
+/// never leaves a half-written export. With [`Format::Html`], each recorded transcript under
+/// `run_dir` is also rendered to a sibling HTML file under `out_dir/transcripts/`. Returns the
+/// paths written (transcript pages not listed).
 pub fn write_exports(
     run_dir: &Path,
-    summary: &Summary,
+    out_dir: &Path,
+    run: &RunExport,
+    formats: &[Format],
+) -> Result<Vec<PathBuf>, RecordError> {
+    let mut written = Vec::new();
+    for &format in formats {
+        let path = out_dir.join(format.file_name());
+        write_atomic(&path, &render(format, run))?;
+        written.push(path);
+        if format == Format::Html {
+            write_transcript_pages(run_dir, out_dir, run.records)?;
+        }
+    }
+    Ok(written)
+}
+
+/// Render every recorded transcript of `records` to HTML beside `report.html`.
+fn write_transcript_pages(
+    run_dir: &Path,
+    out_dir: &Path,
     records: &[TrialRecord],
 ) -> Result<(), RecordError> {
-    write_atomic(&run_dir.join("summary.json"), &summary_json(summary))?;
-    write_atomic(
-        &run_dir.join("trials.csv"),
-        &csv_export::trials_csv(records),
-    )?;
-    write_atomic(&run_dir.join("cases.csv"), &csv_export::cases_csv(summary))?;
-    write_atomic(
-        &run_dir.join("report.md"),
-        markdown::summary_markdown(summary).as_bytes(),
-    )?;
+    for record in records {
+        let Some(relative) = &record.transcript else {
+            continue;
+        };
+        let source = run_dir.join(relative);
+        let document: serde_json::Value = match std::fs::read(&source) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source_error) => {
+                return Err(RecordError::Io {
+                    path: source,
+                    source: source_error,
+                });
+            }
+        };
+        let target = out_dir.join(transcript_html_path(relative));
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| RecordError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        write_atomic(&target, html::transcript_html(record, &document).as_bytes())?;
+    }
     Ok(())
 }
