@@ -12,6 +12,8 @@ pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod matrix;
+#[cfg(test)]
+mod snapshot_tests;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
