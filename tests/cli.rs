@@ -912,3 +912,43 @@ fn report_of_several_runs_writes_the_matrix() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn report_of_the_recorded_fixture_run_has_the_known_lift_and_is_deterministic() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded-run");
+    let temp = tempfile::tempdir().unwrap();
+    let mut renders = Vec::new();
+    for name in ["first", "second"] {
+        let out = temp.path().join(name);
+        let output = binary()
+            .arg("report")
+            .arg(&fixture)
+            .args(["--bootstrap-resamples", "2000", "-q", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        // Inconclusive lift, no gate: exit 0.
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let mut files: Vec<(PathBuf, Vec<u8>)> = walk(&out)
+            .into_iter()
+            .map(|p| {
+                (
+                    p.strip_prefix(&out).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        renders.push(files);
+    }
+    assert_eq!(renders[0], renders[1], "re-rendering is byte-identical");
+    assert_eq!(
+        renders[0].len(),
+        10 + 28,
+        "ten exports and 28 transcript pages"
+    );
+    let summary = summary(&temp.path().join("first"));
+    assert!((summary["lift"]["estimate"].as_f64().unwrap() - 3.0 / 7.0).abs() < 1e-12);
+    // The fixture folder itself is left untouched.
+    assert!(!fixture.join("summary.json").exists());
+}

@@ -322,3 +322,55 @@ fn composite_lift_agrees_across_formats() {
     assert!(html.contains(&format!("data-lift=\"{lift:.6}\"")));
     assert!(html.contains(&format!("with − without): {:+.1} pp", lift * 100.0)));
 }
+
+/// Regenerate `tests/fixtures/recorded-run/` (manifest, trials.jsonl, transcripts) from the
+/// fixture: `cargo test --lib write_recorded_fixture_run -- --ignored`. The folder is the
+/// recorded run `scripts/check-html-report` and the integration tests re-render.
+#[test]
+#[ignore]
+fn write_recorded_fixture_run() {
+    let (manifest, records, _) = fixture();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded-run");
+    std::fs::create_dir_all(dir.join("transcripts")).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        serde_json::to_vec_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
+    let mut lines = String::new();
+    for record in &records {
+        lines.push_str(&serde_json::to_string(record).unwrap());
+        lines.push('\n');
+        let answer = if record.outcome == Outcome::Pass {
+            "Aye! Hello there."
+        } else {
+            "Hello there."
+        };
+        let document = json!({
+            "trial_id": record.trial_id,
+            "case_id": record.case_id,
+            "arm": record.arm,
+            "attempt": record.attempt,
+            "prompt": format!("Greet the user ({})", record.case_id),
+            "grade": {"outcome": record.outcome, "reason": record.reason, "checks": record.checks, "scores": {}},
+            "trajectory": {
+                "messages": [
+                    {"role": "system", "content": "You are a helpful assistant."},
+                    {"role": "user", "content": format!("Greet the user ({})", record.case_id)},
+                    {"role": "assistant", "content": answer}
+                ],
+                "tool_calls": [],
+                "skill_activations": [],
+                "final_answer": answer,
+                "usage": record.usage,
+                "status": "complete"
+            }
+        });
+        std::fs::write(
+            dir.join(record.transcript.as_ref().unwrap()),
+            serde_json::to_vec(&document).unwrap(),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("trials.jsonl"), lines).unwrap();
+}
