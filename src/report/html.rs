@@ -147,7 +147,7 @@ fn forest_plot(out: &mut String, summary: &Summary) {
     let height = 40.0 + row_h * rows.len() as f64;
     let _ = writeln!(
         out,
-        "<svg class=\"chart\" id=\"forest-plot\" role=\"img\" aria-label=\"Forest plot of lift per metric\" viewBox=\"0 0 720 {h}\" width=\"720\" height=\"{h}\">",
+        "<svg class=\"chart\" id=\"forest-plot\" role=\"img\" aria-label=\"Forest plot of lift per metric\" viewBox=\"0 0 820 {h}\" width=\"820\" height=\"{h}\">",
         h = coordinate(height)
     );
     let bottom = 10.0 + row_h * rows.len() as f64;
@@ -222,7 +222,7 @@ fn arm_rates(out: &mut String, summary: &Summary) {
     let (left, width) = (130.0, 480.0);
     let _ = writeln!(
         out,
-        "<svg class=\"chart\" id=\"arm-rates\" role=\"img\" aria-label=\"Pass rate per arm with 95% intervals\" viewBox=\"0 0 720 110\" width=\"720\" height=\"110\">"
+        "<svg class=\"chart\" id=\"arm-rates\" role=\"img\" aria-label=\"Pass rate per arm with 95% intervals\" viewBox=\"0 0 820 110\" width=\"820\" height=\"110\">"
     );
     for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
         let x = coordinate(left + tick * width);

@@ -149,7 +149,7 @@ pub fn matrix_html(matrix: &PassRateMatrix) -> String {
         "<h1>Pass-rate matrix: <code>{}</code></h1>\n<p class=\"muted\">Rows: fingerprint; columns: model. Each cell: with-skill pass rate [95% interval], N cases × K, and the paired lift over the baseline.</p>",
         escape(&matrix.asset)
     );
-    let (label_w, cell_w, cell_h, top) = (180.0, 170.0, 64.0, 40.0);
+    let (label_w, cell_w, cell_h, top) = (180.0, 210.0, 64.0, 40.0);
     let width = label_w + cell_w * matrix.models.len().max(1) as f64 + 10.0;
     let height = top + cell_h * matrix.fingerprints.len().max(1) as f64 + 10.0;
     let _ = writeln!(
