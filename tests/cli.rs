@@ -944,8 +944,8 @@ fn report_of_the_recorded_fixture_run_has_the_known_lift_and_is_deterministic() 
     assert_eq!(renders[0], renders[1], "re-rendering is byte-identical");
     assert_eq!(
         renders[0].len(),
-        10 + 28,
-        "ten exports and 28 transcript pages"
+        10 + 32,
+        "ten exports and 32 transcript pages"
     );
     let summary = summary(&temp.path().join("first"));
     assert!((summary["lift"]["estimate"].as_f64().unwrap() - 3.0 / 7.0).abs() < 1e-12);

@@ -2,8 +2,9 @@
 //! the composite lift agrees across all formats. Times, paths and run ids are redacted in the
 //! snapshots (`insta` filters), so a snapshot changes only when a format changes.
 //!
-//! The fixture: 7 cases, K = 2. Case lifts +1, +0.5, 0, 0, −0.5, +1 and (one with-skill attempt
-//! unscoreable) +1, so the composite lift is 3/7.
+//! The fixture: 8 cases, K = 2. Case lifts +1, +0.5, 0, 0, −0.5, +1 and (one with-skill attempt
+//! unscoreable) +1, so the composite lift over the 7 paired cases is 3/7; the eighth case has no
+//! scored with-skill attempt and is excluded (JUnit: skipped).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -130,7 +131,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
 /// The fixture run: manifest, records and summary.
 pub(crate) fn fixture() -> (Manifest, Vec<TrialRecord>, Summary) {
     use Outcome::{Fail as F, Pass as P, Unscoreable as U};
-    let cases: [(&str, [Outcome; 2], [Outcome; 2]); 7] = [
+    let cases: [(&str, [Outcome; 2], [Outcome; 2]); 8] = [
         ("greet-basic", [P, P], [F, F]),
         ("greet-formal", [P, P], [P, F]),
         ("greet-question", [P, F], [F, P]),
@@ -138,6 +139,7 @@ pub(crate) fn fixture() -> (Manifest, Vec<TrialRecord>, Summary) {
         ("greet-multiline", [F, F], [P, F]),
         ("greet-long", [P, P], [F, F]),
         ("greet-flaky", [P, U], [F, F]),
+        ("greet-down", [U, U], [P, F]),
     ];
     let ids: Vec<&str> = cases.iter().map(|c| c.0).collect();
     let manifest = manifest(&ids);
@@ -229,7 +231,8 @@ fn fixture_has_the_known_numbers() {
     let (_, _, summary) = fixture();
     assert!((summary.lift.estimate.unwrap() - LIFT).abs() < 1e-12);
     assert_eq!(summary.lift.n_cases, 7);
-    assert_eq!(summary.arms.with_skill.trials.unscoreable, 1);
+    assert_eq!(summary.arms.with_skill.trials.unscoreable, 3);
+    assert!(summary.cases[7].excluded_reason.is_some());
 }
 
 fn close(a: f64, b: f64, tolerance: f64, what: &str) {
@@ -373,4 +376,79 @@ fn write_recorded_fixture_run() {
         .unwrap();
     }
     std::fs::write(dir.join("trials.jsonl"), lines).unwrap();
+}
+
+#[test]
+fn snapshot_matrix() {
+    let (_, _, first) = fixture();
+    let mut second = first.clone();
+    second.run_id = format!("{RUN_ID}-b");
+    second.model = "qwen2.5-1.5b-instruct".to_string();
+    let mut third = first.clone();
+    third.run_id = format!("{RUN_ID}-c");
+    third.fingerprint = format!("sha256:{}", "99".repeat(32));
+    let matrix = super::matrix::pass_rate_matrix(&[&first, &second, &third]);
+    assert_eq!(matrix.fingerprints.len(), 2);
+    assert_eq!(matrix.models.len(), 2);
+    assert_eq!(matrix.cells.len(), 3);
+    assert_redacted_snapshot!(
+        "matrix.json",
+        String::from_utf8(super::matrix::matrix_json(&matrix)).unwrap()
+    );
+    assert_redacted_snapshot!("matrix.html", super::matrix::matrix_html(&matrix));
+}
+
+#[test]
+fn merged_shards_analyze_exactly_like_the_whole_run() {
+    use crate::shard::{Shard, merge_shards};
+    let (manifest, records, summary) = fixture();
+    let shards: Vec<(PathBuf, Manifest, Vec<TrialRecord>)> = (1..=3)
+        .map(|index| {
+            let shard = Shard { index, count: 3 };
+            let mut shard_manifest = manifest.clone();
+            shard_manifest.shard = Some(shard);
+            shard_manifest.run_id = format!("shard-{index}");
+            let mine: Vec<TrialRecord> = records
+                .iter()
+                .filter(|r| shard.contains(&r.trial_id))
+                .cloned()
+                .collect();
+            (
+                PathBuf::from(format!("shard-{index}")),
+                shard_manifest,
+                mine,
+            )
+        })
+        .collect();
+    assert!(shards.iter().all(|(_, _, r)| !r.is_empty()));
+    // Shards given in any order merge to the same run.
+    let reversed: Vec<_> = shards.iter().rev().cloned().collect();
+    for input in [&shards, &reversed] {
+        let (merged_manifest, merged) = merge_shards(input, RUN_ID).unwrap();
+        assert_eq!(merged_manifest, manifest);
+        assert_eq!(merged, records);
+        let again = analyze(
+            &merged_manifest,
+            &merged,
+            AnalysisSettings {
+                resamples: 2000,
+                seed: 42,
+            },
+        );
+        assert_eq!(again, summary);
+    }
+    // A trial in two shards is refused.
+    let mut overlapping = shards.clone();
+    overlapping[1].2.push(shards[0].2[0].clone());
+    assert!(matches!(
+        merge_shards(&overlapping, RUN_ID),
+        Err(crate::shard::MergeError::Duplicate { .. })
+    ));
+    // So is a shard of another run.
+    let mut other = shards.clone();
+    other[2].1.k = 3;
+    assert!(matches!(
+        merge_shards(&other, RUN_ID),
+        Err(crate::shard::MergeError::ManifestMismatch { field: "k", .. })
+    ));
 }
