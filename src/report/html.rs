@@ -47,7 +47,7 @@ h1 { font-size: 22px; margin: 0 0 8px; } h2 { font-size: 17px; margin: 28px 0 8p
 .headline { font-size: 16px; } .muted { color: var(--muted); }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 svg.chart { display: block; max-width: 100%; height: auto; }
 svg text { font: 12px system-ui, sans-serif; fill: var(--ink); }
 a.trial { display: inline-block; margin: 0 3px 2px 0; padding: 0 4px; border-radius: 3px; text-decoration: none; font-family: ui-monospace, monospace; font-size: 12px; }
@@ -402,8 +402,10 @@ fn case_table(out: &mut String, run: &RunExport) {
             .map(|records| records.iter().map(|r| trial_link(r)).collect())
             .unwrap_or_default();
         let lift = match (&case.lift, &case.excluded_reason) {
-            (Some(l), _) => points(Some(*l)),
-            (None, Some(reason)) => format!("excluded: {reason}"),
+            (Some(l), _) => escape(&points(Some(*l))),
+            (None, Some(reason)) => {
+                format!("<span title=\"{}\">excluded*</span>", escape(reason))
+            }
             (None, None) => "n/a".to_string(),
         };
         let _ = writeln!(
@@ -413,11 +415,28 @@ fn case_table(out: &mut String, run: &RunExport) {
             escape(case.cluster.as_deref().unwrap_or("")),
             arm(&case.with_skill),
             arm(&case.without_skill),
-            escape(&lift),
+            lift,
             links.join("")
         );
     }
     out.push_str("</tbody>\n</table>\n");
+    let excluded: Vec<String> = run
+        .summary
+        .cases
+        .iter()
+        .filter_map(|c| {
+            c.excluded_reason
+                .as_ref()
+                .map(|r| format!("<code>{}</code> ({})", escape(&c.case_id), escape(r)))
+        })
+        .collect();
+    if !excluded.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">* Excluded from the paired analysis: {}.</p>",
+            excluded.join(", ")
+        );
+    }
 }
 
 fn details(out: &mut String, summary: &Summary) {
