@@ -952,3 +952,54 @@ fn report_of_the_recorded_fixture_run_has_the_known_lift_and_is_deterministic() 
     // The fixture folder itself is left untouched.
     assert!(!fixture.join("summary.json").exists());
 }
+
+#[test]
+fn exports_are_rewritten_during_a_run_so_a_kill_keeps_them() {
+    let server = MockServer::start(MockBehaviour {
+        delay: Duration::from_millis(40),
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::new(&server.base_url(), 20);
+    let mut child = binary()
+        .current_dir(fixture.dir.path())
+        .env("SKILL_LIFT_EXPORT_INTERVAL_S", "0.2")
+        .arg("run")
+        .arg(fixture.skill())
+        .args([
+            "--runner",
+            "mock",
+            "--out",
+            "results",
+            "-k",
+            "2",
+            "--run-id",
+            "partial",
+            "--jobs",
+            "1",
+            "--bootstrap-resamples",
+            "200",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_dir = fixture.run_dir("partial");
+    let started = Instant::now();
+    // pass_at_k_lift.json is written last.
+    while !run_dir.join("pass_at_k_lift.json").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no export during the run"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let summary = summary(&run_dir);
+    let recorded = summary["trials"]["recorded"].as_u64().unwrap();
+    assert!(recorded > 0 && recorded < 80, "{recorded} of 80 trials");
+    assert_eq!(summary["complete"], false);
+    for name in ["report.html", "report.md", "lift.csv", "benchmark.json"] {
+        assert!(run_dir.join(name).is_file(), "{name}");
+    }
+}

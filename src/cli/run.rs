@@ -313,6 +313,67 @@ fn explain_exit(summary: &Summary, code: i32) {
     }
 }
 
+/// Seconds between the exports rewritten during a run (`SKILL_LIFT_EXPORT_INTERVAL_S`, default
+/// 10), so a crash or a kill keeps reports of the trials recorded so far.
+fn export_interval() -> Duration {
+    std::env::var("SKILL_LIFT_EXPORT_INTERVAL_S")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(Duration::from_secs(10))
+}
+
+/// Every `interval` until `stop` turns true: when trials were recorded since the last time,
+/// re-analyze `trials.jsonl` and rewrite every export (not the transcript pages) atomically.
+/// Failures are ignored here: the final export at the end of the run reports them.
+async fn periodic_exports(
+    run_dir: PathBuf,
+    manifest: Manifest,
+    resamples: usize,
+    interval: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let manifest = Arc::new(manifest);
+    let mut exported_len = None;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.changed() => return,
+        }
+        if *stop.borrow() {
+            return;
+        }
+        let dir = run_dir.clone();
+        let manifest = Arc::clone(&manifest);
+        let previous = exported_len;
+        let job = tokio::task::spawn_blocking(move || -> Option<u64> {
+            let (records, length) = read_trials(&dir.join("trials.jsonl")).ok()?;
+            if previous == Some(length) || records.is_empty() {
+                return previous;
+            }
+            let summary = analyze(
+                &manifest,
+                &records,
+                AnalysisSettings {
+                    resamples,
+                    seed: manifest.seed,
+                },
+            );
+            let export = RunExport {
+                manifest: &manifest,
+                summary: &summary,
+                records: &records,
+            };
+            crate::report::write_export_files(&dir, &export, &Format::ALL).ok()?;
+            Some(length)
+        });
+        if let Ok(length) = job.await {
+            exported_len = length.or(exported_len);
+        }
+    }
+}
+
 /// Run the command; returns the exit code.
 pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     let resolved = match &args.resume {
@@ -461,7 +522,19 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         k: manifest.k,
         progress: !quiet && progress_allowed(),
     };
+    let (stop_exports, exports_stopped) = tokio::sync::watch::channel(false);
+    let periodic = tokio::spawn(periodic_exports(
+        run_dir.clone(),
+        manifest.clone(),
+        args.bootstrap_resamples,
+        export_interval(),
+        exports_stopped,
+    ));
     let outcome = execute(context, settings, &done, &previous, log).await;
+    // Stop the periodic exports and wait for one in progress, so it cannot overwrite the final
+    // exports below.
+    let _ = stop_exports.send(true);
+    let _ = periodic.await;
     if let Some(server) = server.as_mut() {
         server.stop().await;
     }

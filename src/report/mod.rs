@@ -160,14 +160,25 @@ pub fn write_exports(
     run: &RunExport,
     formats: &[Format],
 ) -> Result<Vec<PathBuf>, RecordError> {
+    let written = write_export_files(out_dir, run, formats)?;
+    if formats.contains(&Format::Html) {
+        write_transcript_pages(run_dir, out_dir, run.records)?;
+    }
+    Ok(written)
+}
+
+/// Write `formats` of a run into `out_dir` atomically, without the transcript pages (the cheap
+/// part of [`write_exports`], used for the periodic exports during a run).
+pub fn write_export_files(
+    out_dir: &Path,
+    run: &RunExport,
+    formats: &[Format],
+) -> Result<Vec<PathBuf>, RecordError> {
     let mut written = Vec::new();
     for &format in formats {
         let path = out_dir.join(format.file_name());
         write_atomic(&path, &render(format, run))?;
         written.push(path);
-        if format == Format::Html {
-            write_transcript_pages(run_dir, out_dir, run.records)?;
-        }
     }
     Ok(written)
 }
