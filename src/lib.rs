@@ -17,6 +17,7 @@ pub mod process;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod shard;
 pub mod stats;
 pub mod trajectory;
 pub mod workspace;

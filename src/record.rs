@@ -112,8 +112,11 @@ pub struct Manifest {
     pub decoys: DecoysInfo,
     /// Arms run.
     pub arms: Vec<Arm>,
-    /// Trials planned: cases × arms × K.
+    /// Trials planned: cases × arms × K (the whole run, also in a shard).
     pub trials_planned: usize,
+    /// The shard of the run this folder holds (`--shard i/n`); absent for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// One line of `trials.jsonl`: a finished trial.

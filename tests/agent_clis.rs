@@ -173,8 +173,13 @@ fn summary(run_dir: &Path) -> Value {
 fn transcripts(run_dir: &Path) -> Vec<(String, Value, Value)> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(run_dir.join("transcripts")).unwrap() {
+        let path = entry.unwrap().path();
+        // Transcript pages (`*.html`) sit beside the recorded JSON transcripts.
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
         let document: Value =
-            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         out.push((
             document["arm"].as_str().unwrap().to_string(),
             document["trajectory"].clone(),

@@ -701,3 +701,305 @@ fn malformed_inputs_are_input_errors() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(server.requests(), 0, "no input error reached the model");
 }
+
+/// Rewrite the fixture's eval set so outcomes differ by case: `case-00`, `case-03`, … pass only
+/// with the skill; `case-01`, … pass in both arms; `case-02`, … fail in both. Known lift 1/3.
+fn mixed_evals(fixture: &Fixture, cases: usize) {
+    let evals: Vec<Value> = (0..cases)
+        .map(|i| {
+            let pattern = match i % 3 {
+                0 => "^\\s*Aye!",
+                1 => "answer",
+                _ => "never-present",
+            };
+            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                   "checks": [{"type": "regex", "pattern": pattern}]})
+        })
+        .collect();
+    fixture.write(
+        "skill/pirate-greeting/evals/evals.json",
+        &serde_json::to_string_pretty(&json!({"skill_name": "pirate-greeting", "evals": evals}))
+            .unwrap(),
+    );
+}
+
+/// `summary.json` without the fields that measure this machine's clock (trial wall times and
+/// model latencies), which differ between two executions of the same trials.
+fn summary_without_timings(run_dir: &Path) -> Value {
+    let mut summary = summary(run_dir);
+    for arm in ["with_skill", "without_skill"] {
+        summary["arms"][arm]["mean_wall_s"] = Value::Null;
+        summary["arms"][arm]["mean_model_latency_s"] = Value::Null;
+    }
+    summary
+}
+
+#[test]
+fn merge_of_three_shards_equals_the_unsharded_run() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 9);
+    mixed_evals(&fixture, 9);
+    let output = fixture.run(&[
+        "-k",
+        "2",
+        "--run-id",
+        "whole",
+        "--bootstrap-resamples",
+        "2000",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut shard_dirs = Vec::new();
+    let mut shard_trials = 0;
+    for index in 1..=3 {
+        let id = format!("shard-{index}");
+        let shard = format!("{index}/3");
+        let output = fixture.run(&["-k", "2", "--run-id", &id, "--shard", &shard]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let dir = fixture.run_dir(&id);
+        shard_trials += trial_lines(&dir).len();
+        shard_dirs.push(dir);
+    }
+    assert_eq!(shard_trials, 36, "shards partition the 36 trials");
+    let merged = fixture.path("results/whole-merged");
+    let output = binary()
+        .arg("merge")
+        .args(&shard_dirs)
+        .arg("--out")
+        .arg(&merged)
+        .args(["--run-id", "whole", "--bootstrap-resamples", "2000"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let whole = summary_without_timings(&fixture.run_dir("whole"));
+    assert_eq!(summary_without_timings(&merged), whole);
+    assert!((whole["lift"]["estimate"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    assert_eq!(trial_lines(&merged).len(), 36);
+    assert!(merged.join("report.html").is_file());
+
+    // A shard given twice is refused, and so is a set with a shard missing.
+    let output = binary()
+        .arg("merge")
+        .args([
+            &shard_dirs[0],
+            &shard_dirs[0],
+            &shard_dirs[1],
+            &shard_dirs[2],
+        ])
+        .arg("--out")
+        .arg(fixture.path("results/duplicate"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("recorded in both"),
+        "{}",
+        stderr(&output)
+    );
+    let output = binary()
+        .arg("merge")
+        .args(&shard_dirs[..2])
+        .arg("--out")
+        .arg(fixture.path("results/partial"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("3/3"), "{}", stderr(&output));
+}
+
+#[test]
+fn report_rerenders_every_export_byte_identically() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 6);
+    mixed_evals(&fixture, 6);
+    let output = fixture.run(&["-k", "2", "--run-id", "render"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("render");
+    let exports = [
+        "summary.json",
+        "trials.csv",
+        "cases.csv",
+        "lift.csv",
+        "report.md",
+        "report.html",
+        "junit.xml",
+        "benchmark.json",
+        "lift.json",
+        "pass_at_k_lift.json",
+        "transcripts/case-00.with_skill.1.html",
+    ];
+    let before: Vec<Vec<u8>> = exports
+        .iter()
+        .map(|name| std::fs::read(run_dir.join(name)).unwrap())
+        .collect();
+    for name in exports {
+        std::fs::remove_file(run_dir.join(name)).unwrap();
+    }
+    let summary_file = fixture.path("step-summary.md");
+    let output = binary()
+        .arg("report")
+        .arg(&run_dir)
+        .env("GITHUB_STEP_SUMMARY", &summary_file)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for (name, bytes) in exports.iter().zip(&before) {
+        assert_eq!(
+            &std::fs::read(run_dir.join(name)).unwrap(),
+            bytes,
+            "{name} differs after re-rendering"
+        );
+    }
+    let step_summary = std::fs::read_to_string(&summary_file).unwrap();
+    assert_eq!(step_summary.as_bytes(), &before[4][..]);
+    assert!(stderr(&output).contains("wrote"), "{}", stderr(&output));
+
+    // A subset of formats into another folder.
+    let out = fixture.path("subset");
+    let output = binary()
+        .arg("report")
+        .arg(&run_dir)
+        .args(["--format", "junit,lift-csv", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["junit.xml", "lift.csv"]);
+    assert_eq!(std::fs::read(out.join("junit.xml")).unwrap(), before[6]);
+    let output = binary()
+        .arg("report")
+        .arg(&run_dir)
+        .args(["--format", "pdf"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn report_of_several_runs_writes_the_matrix() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 3);
+    for (id, model) in [("m1", "model-a"), ("m2", "model-b")] {
+        let output = fixture.run(&["-k", "1", "--run-id", id, "--model", model]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let out = fixture.path("matrix");
+    let output = binary()
+        .arg("report")
+        .args([fixture.run_dir("m1"), fixture.run_dir("m2")])
+        .arg("--out")
+        .arg(&out)
+        .args(["-q"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let matrix: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("matrix.json")).unwrap()).unwrap();
+    assert_eq!(matrix["models"], json!(["model-a", "model-b"]));
+    assert_eq!(matrix["cells"].as_array().unwrap().len(), 2);
+    let html = std::fs::read_to_string(out.join("matrix.html")).unwrap();
+    assert!(html.contains("id=\"pass-rate-matrix\""));
+    assert!(out.join("m1/report.html").is_file() && out.join("m2/junit.xml").is_file());
+    // Several runs need --out.
+    let output = binary()
+        .arg("report")
+        .args([fixture.run_dir("m1"), fixture.run_dir("m2")])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn report_of_the_recorded_fixture_run_has_the_known_lift_and_is_deterministic() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recorded-run");
+    let temp = tempfile::tempdir().unwrap();
+    let mut renders = Vec::new();
+    for name in ["first", "second"] {
+        let out = temp.path().join(name);
+        let output = binary()
+            .arg("report")
+            .arg(&fixture)
+            .args(["--bootstrap-resamples", "2000", "-q", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        // Inconclusive lift, no gate: exit 0.
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let mut files: Vec<(PathBuf, Vec<u8>)> = walk(&out)
+            .into_iter()
+            .map(|p| {
+                (
+                    p.strip_prefix(&out).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        renders.push(files);
+    }
+    assert_eq!(renders[0], renders[1], "re-rendering is byte-identical");
+    assert_eq!(
+        renders[0].len(),
+        10 + 32,
+        "ten exports and 32 transcript pages"
+    );
+    let summary = summary(&temp.path().join("first"));
+    assert!((summary["lift"]["estimate"].as_f64().unwrap() - 3.0 / 7.0).abs() < 1e-12);
+    // The fixture folder itself is left untouched.
+    assert!(!fixture.join("summary.json").exists());
+}
+
+#[test]
+fn exports_are_rewritten_during_a_run_so_a_kill_keeps_them() {
+    let server = MockServer::start(MockBehaviour {
+        delay: Duration::from_millis(40),
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::new(&server.base_url(), 20);
+    let mut child = binary()
+        .current_dir(fixture.dir.path())
+        .env("SKILL_LIFT_EXPORT_INTERVAL_S", "0.2")
+        .arg("run")
+        .arg(fixture.skill())
+        .args([
+            "--runner",
+            "mock",
+            "--out",
+            "results",
+            "-k",
+            "2",
+            "--run-id",
+            "partial",
+            "--jobs",
+            "1",
+            "--bootstrap-resamples",
+            "200",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let run_dir = fixture.run_dir("partial");
+    let started = Instant::now();
+    // pass_at_k_lift.json is written last.
+    while !run_dir.join("pass_at_k_lift.json").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no export during the run"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let summary = summary(&run_dir);
+    let recorded = summary["trials"]["recorded"].as_u64().unwrap();
+    assert!(recorded > 0 && recorded < 80, "{recorded} of 80 trials");
+    assert_eq!(summary["complete"], false);
+    for name in ["report.html", "report.md", "lift.csv", "benchmark.json"] {
+        assert!(run_dir.join(name).is_file(), "{name}");
+    }
+}

@@ -484,8 +484,7 @@ impl<'a> RunAccumulator<'a> {
         }
         let case_arm = &mut self.cases[case][arm];
         case_arm.trials.add(record.outcome);
-        if record.activated_skills.contains(&self.manifest.asset.name)
-        {
+        if record.activated_skills.contains(&self.manifest.asset.name) {
             case_arm.target_activations += 1;
         }
         let totals = &mut self.arms[arm];

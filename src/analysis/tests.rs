@@ -54,6 +54,7 @@ fn manifest(
         },
         arms: Arm::ALL.to_vec(),
         trials_planned: case_ids.len() * 2 * k as usize,
+        shard: None,
     }
 }
 

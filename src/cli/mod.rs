@@ -1,6 +1,7 @@
 //! Command-line interface: clap definitions (raw flags) and the dispatcher that maps each
 //! command's outcome to a documented exit code (`crate::exit_codes`).
 
+mod merge;
 mod report;
 mod run;
 
@@ -23,8 +24,10 @@ pub struct Cli {
 pub enum Command {
     /// Run a skill's golden cases with and without the skill, K attempts each, and report the lift.
     Run(Box<RunArgs>),
-    /// Re-analyze a recorded run and rewrite its exports, without calling any model.
+    /// Re-analyze recorded runs and re-render their exports, without calling any model.
     Report(ReportArgs),
+    /// Merge the shard folders of one run into one run folder, analyzed as a whole.
+    Merge(MergeArgs),
 }
 
 /// Flags of `skill-lift run`.
@@ -105,13 +108,54 @@ pub struct RunArgs {
     /// No progress bar and no Markdown summary on stdout.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Run only shard i of n (1-based): the trials whose id hashes to it (FNV-1a, pinned).
+    /// Merge the shard folders with `skill-lift merge`.
+    #[arg(long, value_name = "i/n", conflicts_with = "resume")]
+    pub shard: Option<crate::shard::Shard>,
+}
+
+/// Flags of `skill-lift merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Shard folders of one run (each from `skill-lift run --shard i/n`).
+    #[arg(required = true, value_name = "SHARD_DIR")]
+    pub shard_dirs: Vec<PathBuf>,
+    /// The merged run folder to create (must not exist, or be empty).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Run id of the merged run (default: the folder name of --out).
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Merge even when some shards of i/n are missing (the run is then incomplete).
+    #[arg(long)]
+    pub allow_missing: bool,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+    /// Do not print the Markdown summary.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// Flags of `skill-lift report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A run folder (holds manifest.json and trials.jsonl).
-    pub run_dir: PathBuf,
+    /// Run folders (each holds manifest.json and trials.jsonl). Several runs of one asset are
+    /// also combined into a pass-rate matrix (matrix.json, matrix.html) in --out.
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub run_dirs: Vec<PathBuf>,
+    /// Formats to write (comma-separated or repeated): all, summary-json, trials-csv, cases-csv,
+    /// lift-csv, markdown, html, junit, benchmark-json, lift-json, pass-at-k-lift-json.
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_delimiter = ',',
+        default_value = "all"
+    )]
+    pub format: Vec<String>,
+    /// Write into this folder instead of the run folder (with several runs: one sub-folder per
+    /// run id, plus the matrix).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
     /// Bootstrap seed (default: the run's recorded seed).
@@ -198,6 +242,32 @@ impl CommandError {
     }
 }
 
+/// Print the paths of written files on stderr (the terminal summary ends with them).
+pub fn print_written(paths: &[PathBuf]) {
+    for path in paths {
+        eprintln!("skill-lift: wrote {}", path.display());
+    }
+}
+
+/// Append `markdown` to the file named by `GITHUB_STEP_SUMMARY`, when that variable is set (a
+/// GitHub Actions job summary). A failure is a warning, never an error.
+pub fn append_step_summary(markdown: &str) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let result = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, markdown.as_bytes()));
+    if let Err(error) = result {
+        eprintln!(
+            "warning: cannot append the report to GITHUB_STEP_SUMMARY ({}): {error}",
+            PathBuf::from(path).display()
+        );
+    }
+}
+
 /// Parse arguments, run the command, print errors, and return the exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -226,6 +296,7 @@ pub fn main() -> i32 {
         match cli.command {
             Command::Run(args) => run::run(*args).await,
             Command::Report(args) => report::report(args),
+            Command::Merge(args) => merge::merge(args),
         }
     });
     match result {

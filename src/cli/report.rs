@@ -1,27 +1,129 @@
-//! `skill-lift report`: re-analyze a recorded run and rewrite its exports.
+//! `skill-lift report`: re-analyze recorded runs and re-render any subset of their exports,
+//! without calling any model. Several runs of one asset are also combined into the pass-rate
+//! matrix (`matrix.json`, `matrix.html`) in `--out`.
 
-use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, anyhow};
 
 use super::{CommandError, ReportArgs};
-use crate::record::read_manifest;
-use crate::report::{export_run, markdown::summary_markdown};
+use crate::analysis::Summary;
+use crate::record::{Manifest, read_manifest, write_atomic};
+use crate::report::matrix::{matrix_html, matrix_json, pass_rate_matrix};
+use crate::report::{Format, export_run, markdown::summary_markdown};
+
+/// Parse `--format` values (`all`, or names from [`Format::name`]/file names), deduplicated, in
+/// [`Format::ALL`] order.
+pub fn parse_formats(values: &[String]) -> Result<Vec<Format>, CommandError> {
+    if values.is_empty() || values.iter().any(|v| v == "all") {
+        return Ok(Format::ALL.to_vec());
+    }
+    let mut formats = Vec::new();
+    for value in values {
+        let format: Format = value
+            .parse()
+            .map_err(|e: String| CommandError::input(anyhow!(e)))?;
+        formats.push(format);
+    }
+    formats.sort();
+    formats.dedup();
+    Ok(formats)
+}
+
+struct LoadedRun {
+    dir: PathBuf,
+    manifest: Manifest,
+}
+
+fn load(run_dir: &Path) -> Result<LoadedRun, CommandError> {
+    let manifest = read_manifest(run_dir).map_err(CommandError::input)?;
+    Ok(LoadedRun {
+        dir: run_dir.to_path_buf(),
+        manifest,
+    })
+}
 
 /// Run the command; returns the exit code.
 pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
-    let manifest = read_manifest(&args.run_dir).map_err(CommandError::input)?;
-    let settings = args.analysis.settings(args.seed.unwrap_or(manifest.seed));
-    let summary = export_run(&args.run_dir, &manifest, &settings)
-        .with_context(|| format!("exporting {}", args.run_dir.display()))
-        .map_err(
-            |error| match error.downcast_ref::<crate::record::RecordError>() {
-                Some(crate::record::RecordError::BadRecord { .. }) => CommandError::input(error),
-                _ => CommandError::infrastructure(error),
-            },
-        )?;
-    if !args.quiet {
-        print!("{}", summary_markdown(&summary));
+    let formats = parse_formats(&args.format)?;
+    let several = args.run_dirs.len() > 1;
+    if several && args.out.is_none() {
+        return Err(CommandError::input(anyhow!(
+            "several runs are combined into a pass-rate matrix: give --out DIR for it"
+        )));
     }
-    let code = super::run::exit_code_for(&summary);
-    super::run::explain_exit(&summary, code);
+    let mut runs = Vec::new();
+    for dir in &args.run_dirs {
+        runs.push(load(dir)?);
+    }
+    if let Some(first) = runs.first()
+        && let Some(other) = runs
+            .iter()
+            .find(|r| r.manifest.asset.name != first.manifest.asset.name)
+    {
+        return Err(CommandError::input(anyhow!(
+            "{} is a run of `{}` but {} is a run of `{}`: a matrix combines runs of one asset",
+            first.dir.display(),
+            first.manifest.asset.name,
+            other.dir.display(),
+            other.manifest.asset.name
+        )));
+    }
+    let mut summaries = Vec::new();
+    let mut code = crate::exit_codes::SUCCESS;
+    let mut markdown = String::new();
+    for run in &runs {
+        let out_dir = match &args.out {
+            Some(out) if several => out.join(&run.manifest.run_id),
+            Some(out) => out.clone(),
+            None => run.dir.clone(),
+        };
+        std::fs::create_dir_all(&out_dir)
+            .with_context(|| format!("creating {}", out_dir.display()))
+            .map_err(CommandError::input)?;
+        let settings = args
+            .analysis
+            .settings(args.seed.unwrap_or(run.manifest.seed));
+        let (summary, written) =
+            export_run(&run.dir, &out_dir, &run.manifest, &settings, &formats, true)
+                .with_context(|| {
+                    format!("exporting {} into {}", run.dir.display(), out_dir.display())
+                })
+                .map_err(
+                    |error| match error.downcast_ref::<crate::record::RecordError>() {
+                        Some(crate::record::RecordError::BadRecord { .. }) => {
+                            CommandError::input(error)
+                        }
+                        _ => CommandError::infrastructure(error),
+                    },
+                )?;
+        let text = summary_markdown(&summary);
+        if !args.quiet {
+            print!("{text}");
+        }
+        markdown.push_str(&text);
+        super::print_written(&written);
+        let run_code = super::run::exit_code_for(&summary);
+        super::run::explain_exit(&summary, run_code);
+        if code == crate::exit_codes::SUCCESS {
+            code = run_code;
+        }
+        summaries.push(summary);
+    }
+    if several && let Some(out) = &args.out {
+        let summaries: Vec<&Summary> = summaries.iter().collect();
+        let matrix = pass_rate_matrix(&summaries);
+        let paths = [
+            (out.join("matrix.json"), matrix_json(&matrix)),
+            (out.join("matrix.html"), matrix_html(&matrix).into_bytes()),
+        ];
+        for (path, bytes) in &paths {
+            write_atomic(path, bytes).map_err(CommandError::infrastructure)?;
+        }
+        super::print_written(&paths.map(|(p, _)| p));
+    }
+    if formats.contains(&Format::Markdown) {
+        super::append_step_summary(&markdown);
+    }
     Ok(code)
 }

@@ -10,7 +10,7 @@ use anyhow::{Context, anyhow};
 use chrono::Utc;
 
 use super::{CommandError, RunArgs};
-use crate::analysis::Summary;
+use crate::analysis::{AnalysisSettings, Summary};
 use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
 use crate::asset::{Skill, load_skill};
 use crate::decoys::{DecoySource, prepare_decoys};
@@ -21,7 +21,7 @@ use crate::record::{
     AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunnerInfo, TrialLog,
     read_manifest, read_trials, write_atomic,
 };
-use crate::report::{export_run, markdown::summary_markdown};
+use crate::report::{Format, export_run, markdown::summary_markdown};
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::runner::server::ManagedServer;
 use crate::runner::{LoadedProfile, build_runner};
@@ -195,6 +195,7 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
         },
         arms: Arm::ALL.to_vec(),
         trials_planned: cases.len() * Arm::ALL.len() * args.k as usize,
+        shard: args.shard,
     };
     Ok(ResolvedRun {
         skill,
@@ -325,6 +326,55 @@ pub fn explain_exit(summary: &Summary, code: i32) {
     }
 }
 
+/// Seconds between the exports rewritten during a run (`SKILL_LIFT_EXPORT_INTERVAL_S`, default
+/// 10), so a crash or a kill keeps reports of the trials recorded so far.
+fn export_interval() -> Duration {
+    std::env::var("SKILL_LIFT_EXPORT_INTERVAL_S")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(Duration::from_secs(10))
+}
+
+/// Every `interval` until `stop` turns true: when trials were recorded since the last time,
+/// re-analyze `trials.jsonl` and rewrite every export (not the transcript pages) atomically.
+/// Failures are ignored here: the final export at the end of the run reports them.
+async fn periodic_exports(
+    run_dir: PathBuf,
+    manifest: Manifest,
+    settings: AnalysisSettings,
+    interval: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let manifest = Arc::new(manifest);
+    let mut exported_len = None;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.changed() => return,
+        }
+        if *stop.borrow() {
+            return;
+        }
+        let dir = run_dir.clone();
+        let manifest = Arc::clone(&manifest);
+        let previous = exported_len;
+        let settings = settings.clone();
+        let job = tokio::task::spawn_blocking(move || -> Option<u64> {
+            let length = std::fs::metadata(dir.join("trials.jsonl")).ok()?.len();
+            if previous == Some(length) || length == 0 {
+                return previous;
+            }
+            export_run(&dir, &dir, &manifest, &settings, &Format::ALL, false).ok()?;
+            Some(length)
+        });
+        if let Ok(length) = job.await {
+            exported_len = length.or(exported_len);
+        }
+    }
+}
+
 /// Run the command; returns the exit code.
 pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     let resolved = match &args.resume {
@@ -374,11 +424,25 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         .into_iter()
         .map(|(_, key)| key)
         .collect();
-    let done: HashSet<_> = previous
+    let mut done: HashSet<_> = previous
         .iter()
         .map(|r| r.key())
         .filter(|key| planned.contains(key))
         .collect();
+    // A shard runs only its own trials: the others count as done here (and are never recorded).
+    let mut outside_shard = 0;
+    if let Some(shard) = manifest.shard {
+        for key in &planned {
+            if !shard.contains(&key.trial_id()) && done.insert(key.clone()) {
+                outside_shard += 1;
+            }
+        }
+        eprintln!(
+            "skill-lift: shard {shard}: {} of {} trials belong to this shard; merge the shard folders with `skill-lift merge`",
+            planned.len() - outside_shard,
+            planned.len()
+        );
+    }
     let log = TrialLog::open(&run_dir, valid_len).map_err(CommandError::input)?;
     let quiet = args.quiet;
     eprintln!(
@@ -387,7 +451,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         cases.len(),
         manifest.k,
         manifest.trials_planned,
-        done.len(),
+        done.len() - outside_shard,
         profile.name,
         profile.profile.kind.name(),
         manifest.model
@@ -459,7 +523,19 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         k: manifest.k,
         progress: !quiet && progress_allowed(),
     };
+    let (stop_exports, exports_stopped) = tokio::sync::watch::channel(false);
+    let periodic = tokio::spawn(periodic_exports(
+        run_dir.clone(),
+        manifest.clone(),
+        args.analysis.settings(manifest.seed),
+        export_interval(),
+        exports_stopped,
+    ));
     let outcome = execute(context, settings, &done, &previous, log).await;
+    // Stop the periodic exports and wait for one in progress, so it cannot overwrite the final
+    // exports below.
+    let _ = stop_exports.send(true);
+    let _ = periodic.await;
     if let Some(server) = server.as_mut() {
         server.stop().await;
     }
@@ -472,12 +548,16 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     };
 
     let settings = args.analysis.settings(manifest.seed);
-    let summary = export_run(&run_dir, &manifest, &settings)
-        .with_context(|| format!("writing exports into {}", run_dir.display()))
-        .map_err(CommandError::infrastructure)?;
+    let (summary, written) =
+        export_run(&run_dir, &run_dir, &manifest, &settings, &Format::ALL, true)
+            .with_context(|| format!("writing exports into {}", run_dir.display()))
+            .map_err(CommandError::infrastructure)?;
+    let markdown = summary_markdown(&summary);
     if !quiet {
-        print!("{}", summary_markdown(&summary));
+        print!("{markdown}");
     }
+    super::append_step_summary(&markdown);
+    super::print_written(&written);
     eprintln!(
         "skill-lift: {} trials recorded in {:.1} s; results in {}",
         report.recorded,
@@ -490,6 +570,11 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             run_dir.display()
         );
         return Ok(exit_codes::INTERRUPTED);
+    }
+    if manifest.shard.is_some() {
+        // A shard alone is no analysis: its pairs may be split across shards. Gates apply to
+        // the merged run.
+        return Ok(exit_codes::SUCCESS);
     }
     let code = exit_code_for(&summary);
     explain_exit(&summary, code);

@@ -1,8 +1,10 @@
-//! `trials.csv` (one row per recorded trial) and `cases.csv` (one row per case × arm). Column
-//! order is stable and documented in `docs/run-format.md`; units are in the column names.
+//! `trials.csv` (one row per recorded trial), `cases.csv` (one row per case × arm) and
+//! `lift.csv` (one row per lift metric). Column order is stable and documented in
+//! `docs/run-format.md` and `docs/report-formats.md`; units are in the column names.
 
 use crate::analysis::{CaseArm, Summary};
 use crate::record::TrialRecord;
+use crate::report::compat::pass_at_k;
 
 /// Columns of `trials.csv`, in order.
 pub const TRIAL_COLUMNS: [&str; 24] = [
@@ -160,5 +162,113 @@ pub fn cases_csv(summary: &Summary) -> Vec<u8> {
                 .expect("in-memory write");
         }
     }
+    writer.into_inner().expect("in-memory flush")
+}
+
+/// Columns of `lift.csv`, in order. Rates are percentages (`_pct`), lifts percentage points
+/// (`_pp`); the `pass_rate` row is the composite lift with its interval, the `pass_at_k` row the
+/// difference of the shares of cases passed at least once in K attempts (no interval).
+pub const LIFT_COLUMNS: [&str; 26] = [
+    "run_id",
+    "asset",
+    "fingerprint",
+    "model",
+    "metric",
+    "with_skill_pct",
+    "with_skill_ci_low_pct",
+    "with_skill_ci_high_pct",
+    "without_skill_pct",
+    "without_skill_ci_low_pct",
+    "without_skill_ci_high_pct",
+    "lift_pp",
+    "lift_ci_low_pp",
+    "lift_ci_high_pp",
+    "method",
+    "n_cases",
+    "k",
+    "verdict",
+    "test",
+    "p_value",
+    "p_value_paired_t",
+    "mde_pp",
+    "correlation",
+    "cases_improved",
+    "cases_worse",
+    "gate",
+];
+
+fn scaled(value: Option<f64>) -> String {
+    optional(value.map(|v| float(v * 100.0)))
+}
+
+/// Render `lift.csv`.
+pub fn lift_csv(summary: &Summary) -> Vec<u8> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(LIFT_COLUMNS).expect("in-memory write");
+    let lift = &summary.lift;
+    let (with, without) = (&summary.arms.with_skill, &summary.arms.without_skill);
+    let identity = [
+        summary.run_id.clone(),
+        summary.asset.clone(),
+        summary.fingerprint.clone(),
+        summary.model.clone(),
+    ];
+    let mut row: Vec<String> = identity.to_vec();
+    row.extend([
+        lift.metric.clone(),
+        scaled(with.pass_rate),
+        scaled(with.ci_low),
+        scaled(with.ci_high),
+        scaled(without.pass_rate),
+        scaled(without.ci_low),
+        scaled(without.ci_high),
+        scaled(lift.estimate),
+        scaled(lift.ci_low),
+        scaled(lift.ci_high),
+        lift.method.clone(),
+        lift.n_cases.to_string(),
+        lift.k.to_string(),
+        lift.verdict.as_str().to_string(),
+        optional(lift.test.as_ref()),
+        optional(lift.p_value.map(float)),
+        optional(lift.paired_t.p_value.map(float)),
+        scaled(lift.mde),
+        optional(lift.correlation.map(float)),
+        lift.case_lifts.positive.to_string(),
+        lift.case_lifts.negative.to_string(),
+        match &lift.gate {
+            None => String::new(),
+            Some(gate) if gate.passed => "passed".to_string(),
+            Some(_) => "failed".to_string(),
+        },
+    ]);
+    writer.write_record(&row).expect("in-memory write");
+    let at_k = pass_at_k(summary);
+    let mut row: Vec<String> = identity.to_vec();
+    row.extend([
+        format!("pass_at_{}", at_k.k),
+        scaled(at_k.with_skill),
+        String::new(),
+        String::new(),
+        scaled(at_k.without_skill),
+        String::new(),
+        String::new(),
+        scaled(at_k.delta),
+        String::new(),
+        String::new(),
+        "point-estimate".to_string(),
+        at_k.n_cases.to_string(),
+        at_k.k.to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]);
+    writer.write_record(&row).expect("in-memory write");
     writer.into_inner().expect("in-memory flush")
 }

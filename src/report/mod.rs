@@ -1,16 +1,125 @@
-//! Exporters: pure functions from an analyzed run (and its records) to bytes, one module per
-//! format. [`export_run`] streams `trials.jsonl` once — feeding the analysis accumulator and
-//! writing `trials.csv` row by row — so exporting a run of millions of trials holds only
-//! per-case counters in memory; every file is written atomically (temporary file + rename).
+//! Exporters: pure functions from an analyzed run (its manifest, its [`Summary`] and its trial
+//! records) to bytes, one module per format. Writing files is the caller's job:
+//! [`write_exports`] writes the chosen formats atomically into one folder, and [`export_run`]
+//! analyzes a run folder and exports it in one streaming pass over `trials.jsonl` (records are
+//! held in memory only when a selected format needs them: `html`, `junit`, `benchmark-json`).
+//!
+//! Every format is a function of the recorded run only, with no clock and no random input, so
+//! `skill-lift report` re-renders byte-identical files. Formats are documented in
+//! `docs/report-formats.md`.
 
+pub mod compat;
 pub mod csv_export;
+pub mod html;
+pub mod junit;
 pub mod markdown;
+pub mod matrix;
+#[cfg(test)]
+mod snapshot_tests;
 
-use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 use crate::analysis::{AnalysisSettings, RunAccumulator, Summary};
-use crate::record::{Manifest, RecordError, for_each_trial, write_atomic};
+use crate::record::{Manifest, RecordError, TrialRecord, for_each_trial, write_atomic};
+
+/// One analyzed run: everything an exporter may read.
+#[derive(Debug, Clone, Copy)]
+pub struct RunExport<'a> {
+    pub manifest: &'a Manifest,
+    pub summary: &'a Summary,
+    pub records: &'a [TrialRecord],
+}
+
+/// An export format, named as on the command line (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Format {
+    /// `summary.json`
+    SummaryJson,
+    /// `trials.csv`
+    TrialsCsv,
+    /// `cases.csv`
+    CasesCsv,
+    /// `lift.csv`
+    LiftCsv,
+    /// `report.md`
+    Markdown,
+    /// `report.html` plus `transcripts/*.html`
+    Html,
+    /// `junit.xml`
+    Junit,
+    /// skill-creator's `benchmark.json`
+    Benchmark,
+    /// ACES-style `lift.json`
+    LiftJson,
+    /// ACES-style `pass_at_k_lift.json`
+    PassAtKLiftJson,
+}
+
+impl Format {
+    /// Every format, in the order they are written.
+    pub const ALL: [Format; 10] = [
+        Format::SummaryJson,
+        Format::TrialsCsv,
+        Format::CasesCsv,
+        Format::LiftCsv,
+        Format::Markdown,
+        Format::Html,
+        Format::Junit,
+        Format::Benchmark,
+        Format::LiftJson,
+        Format::PassAtKLiftJson,
+    ];
+
+    /// The name used by `--format`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::SummaryJson => "summary-json",
+            Format::TrialsCsv => "trials-csv",
+            Format::CasesCsv => "cases-csv",
+            Format::LiftCsv => "lift-csv",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+            Format::Junit => "junit",
+            Format::Benchmark => "benchmark-json",
+            Format::LiftJson => "lift-json",
+            Format::PassAtKLiftJson => "pass-at-k-lift-json",
+        }
+    }
+
+    /// The file the format is written to, relative to the output folder.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Format::SummaryJson => "summary.json",
+            Format::TrialsCsv => "trials.csv",
+            Format::CasesCsv => "cases.csv",
+            Format::LiftCsv => "lift.csv",
+            Format::Markdown => "report.md",
+            Format::Html => "report.html",
+            Format::Junit => "junit.xml",
+            Format::Benchmark => "benchmark.json",
+            Format::LiftJson => "lift.json",
+            Format::PassAtKLiftJson => "pass_at_k_lift.json",
+        }
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == value || f.file_name() == value)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "unknown format `{value}`; known: {} (or `all`)",
+                    names.join(", ")
+                )
+            })
+    }
+}
 
 /// `summary.json`: the [`Summary`], pretty-printed, with a trailing newline.
 pub fn summary_json(summary: &Summary) -> Vec<u8> {
@@ -19,47 +128,174 @@ pub fn summary_json(summary: &Summary) -> Vec<u8> {
     bytes
 }
 
-/// Analyze the run in `run_dir` and write `summary.json`, `trials.csv`, `cases.csv` and
-/// `report.md` into it. Returns the summary.
+impl Format {
+    /// Whether rendering needs every trial record in memory (the others need only the summary,
+    /// and `trials.csv` is streamed).
+    pub fn needs_records(self) -> bool {
+        matches!(self, Format::Html | Format::Junit | Format::Benchmark)
+    }
+}
+
+/// Analyze the run in `run_dir` and write `formats` into `out_dir`, streaming `trials.jsonl`
+/// once: every record feeds the analysis accumulator and, when selected, a `trials.csv` row;
+/// records are kept only when a selected format [needs them](Format::needs_records). With
+/// `transcript_pages` and [`Format::Html`], each transcript is also rendered to HTML. Returns
+/// the summary and the paths written.
 pub fn export_run(
     run_dir: &Path,
+    out_dir: &Path,
     manifest: &Manifest,
     settings: &AnalysisSettings,
-) -> Result<Summary, RecordError> {
+    formats: &[Format],
+    transcript_pages: bool,
+) -> Result<(Summary, Vec<PathBuf>), RecordError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source: std::io::Error| RecordError::Io { path, source }
     };
-    let trials_csv_path = run_dir.join("trials.csv");
-    let temp = tempfile::NamedTempFile::new_in(run_dir).map_err(io(run_dir))?;
-    let mut writer =
-        csv_export::TrialsCsvWriter::new(std::io::BufWriter::with_capacity(1 << 20, temp));
+    let keep_records = formats.iter().any(|f| f.needs_records());
+    let trials_csv_path = out_dir.join(Format::TrialsCsv.file_name());
+    let mut trials_csv = if formats.contains(&Format::TrialsCsv) {
+        let temp = tempfile::NamedTempFile::new_in(out_dir).map_err(io(out_dir))?;
+        Some(csv_export::TrialsCsvWriter::new(
+            std::io::BufWriter::with_capacity(1 << 20, temp),
+        ))
+    } else {
+        None
+    };
     let mut accumulator = RunAccumulator::new(manifest);
+    let mut records = Vec::new();
     for_each_trial(&run_dir.join("trials.jsonl"), |record| {
         accumulator.add(&record);
-        writer.write(&record).map_err(io(&trials_csv_path))
-    })?;
-    let buffered = writer.into_inner().map_err(io(&trials_csv_path))?;
-    let temp = buffered
-        .into_inner()
-        .map_err(|e| io(&trials_csv_path)(e.into_error()))?;
-    temp.as_file().sync_data().map_err(io(&trials_csv_path))?;
-    temp.persist(&trials_csv_path)
-        .map_err(|e| io(&trials_csv_path)(e.error))?;
-    let summary = accumulator.finish(settings);
-    write_atomic(&run_dir.join("summary.json"), &summary_json(&summary))?;
-    write_atomic(&run_dir.join("cases.csv"), &csv_export::cases_csv(&summary))?;
-    let markdown = markdown::summary_markdown(&summary);
-    write_atomic(&run_dir.join("report.md"), markdown.as_bytes())?;
-    if let Some(step_summary) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-        // GitHub Actions job summary: append, as the runner expects.
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&step_summary)
-        {
-            let _ = file.write_all(markdown.as_bytes());
+        if let Some(writer) = trials_csv.as_mut() {
+            writer.write(&record).map_err(io(&trials_csv_path))?;
         }
+        if keep_records {
+            records.push(record);
+        }
+        Ok(())
+    })?;
+    let mut written = Vec::new();
+    if let Some(writer) = trials_csv {
+        let buffered = writer.into_inner().map_err(io(&trials_csv_path))?;
+        let temp = buffered
+            .into_inner()
+            .map_err(|e| io(&trials_csv_path)(e.into_error()))?;
+        temp.as_file().sync_data().map_err(io(&trials_csv_path))?;
+        temp.persist(&trials_csv_path)
+            .map_err(|e| io(&trials_csv_path)(e.error))?;
+        written.push(trials_csv_path);
     }
-    Ok(summary)
+    let summary = accumulator.finish(settings);
+    let run = RunExport {
+        manifest,
+        summary: &summary,
+        records: &records,
+    };
+    let others: Vec<Format> = formats
+        .iter()
+        .copied()
+        .filter(|f| *f != Format::TrialsCsv)
+        .collect();
+    written.extend(write_export_files(out_dir, &run, &others)?);
+    if transcript_pages && formats.contains(&Format::Html) {
+        write_transcript_pages(run_dir, out_dir, &records)?;
+    }
+    written.sort_by_key(|path| {
+        Format::ALL
+            .iter()
+            .position(|f| path.file_name().is_some_and(|n| n == f.file_name()))
+            .unwrap_or(usize::MAX)
+    });
+    Ok((summary, written))
+}
+
+/// Render one format of a run to bytes.
+pub fn render(format: Format, run: &RunExport) -> Vec<u8> {
+    match format {
+        Format::SummaryJson => summary_json(run.summary),
+        Format::TrialsCsv => csv_export::trials_csv(run.records),
+        Format::CasesCsv => csv_export::cases_csv(run.summary),
+        Format::LiftCsv => csv_export::lift_csv(run.summary),
+        Format::Markdown => markdown::summary_markdown(run.summary).into_bytes(),
+        Format::Html => html::report_html(run).into_bytes(),
+        Format::Junit => junit::junit_xml(run),
+        Format::Benchmark => compat::benchmark_json(run),
+        Format::LiftJson => compat::lift_json(run.summary),
+        Format::PassAtKLiftJson => compat::pass_at_k_lift_json(run.summary),
+    }
+}
+
+/// The HTML rendering path of a recorded transcript (`transcripts/x.json` → `transcripts/x.html`).
+pub fn transcript_html_path(transcript: &str) -> String {
+    match transcript.strip_suffix(".json") {
+        Some(stem) => format!("{stem}.html"),
+        None => format!("{transcript}.html"),
+    }
+}
+
+/// Write `formats` of a run into `out_dir`, each atomically (temporary file + rename), so a crash
+/// never leaves a half-written export. With [`Format::Html`], each recorded transcript under
+/// `run_dir` is also rendered to a sibling HTML file under `out_dir/transcripts/`. Returns the
+/// paths written (transcript pages not listed).
+pub fn write_exports(
+    run_dir: &Path,
+    out_dir: &Path,
+    run: &RunExport,
+    formats: &[Format],
+) -> Result<Vec<PathBuf>, RecordError> {
+    let written = write_export_files(out_dir, run, formats)?;
+    if formats.contains(&Format::Html) {
+        write_transcript_pages(run_dir, out_dir, run.records)?;
+    }
+    Ok(written)
+}
+
+/// Write `formats` of a run into `out_dir` atomically, without the transcript pages (the cheap
+/// part of [`write_exports`], used for the periodic exports during a run).
+pub fn write_export_files(
+    out_dir: &Path,
+    run: &RunExport,
+    formats: &[Format],
+) -> Result<Vec<PathBuf>, RecordError> {
+    let mut written = Vec::new();
+    for &format in formats {
+        let path = out_dir.join(format.file_name());
+        write_atomic(&path, &render(format, run))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Render every recorded transcript of `records` to HTML beside `report.html`.
+fn write_transcript_pages(
+    run_dir: &Path,
+    out_dir: &Path,
+    records: &[TrialRecord],
+) -> Result<(), RecordError> {
+    for record in records {
+        let Some(relative) = &record.transcript else {
+            continue;
+        };
+        let source = run_dir.join(relative);
+        let document: serde_json::Value = match std::fs::read(&source) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source_error) => {
+                return Err(RecordError::Io {
+                    path: source,
+                    source: source_error,
+                });
+            }
+        };
+        let target = out_dir.join(transcript_html_path(relative));
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| RecordError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        write_atomic(&target, html::transcript_html(record, &document).as_bytes())?;
+    }
+    Ok(())
 }

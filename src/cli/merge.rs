@@ -1,0 +1,90 @@
+//! `skill-lift merge`: union the shard folders of one run into a new run folder (manifest,
+//! trials.jsonl in plan order, transcripts), then analyze and export it like a single-machine
+//! run. The checks live in `crate::shard::merge_shards`.
+
+use anyhow::{Context, anyhow};
+
+use super::{CommandError, MergeArgs};
+use crate::record::{read_manifest, read_trials, write_atomic};
+use crate::report::{Format, export_run, markdown::summary_markdown};
+use crate::shard::{merge_shards, missing_shards};
+
+/// Run the command; returns the exit code.
+pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
+    let mut shards = Vec::new();
+    for dir in &args.shard_dirs {
+        let manifest = read_manifest(dir).map_err(CommandError::input)?;
+        let (records, _) = read_trials(&dir.join("trials.jsonl")).map_err(CommandError::input)?;
+        shards.push((dir.clone(), manifest, records));
+    }
+    let manifests: Vec<_> = shards.iter().map(|(_, m, _)| m).collect();
+    let missing = missing_shards(&manifests);
+    if !missing.is_empty() && !args.allow_missing {
+        return Err(CommandError::input(anyhow!(
+            "shards {} are missing; pass every shard folder, or --allow-missing for an incomplete run",
+            missing.join(", ")
+        )));
+    }
+    let run_id = match &args.run_id {
+        Some(id) => id.clone(),
+        None => args
+            .out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| CommandError::input(anyhow!("--out must name a folder")))?,
+    };
+    let (manifest, records) = merge_shards(&shards, &run_id).map_err(CommandError::input)?;
+    let out = &args.out;
+    if out.exists()
+        && std::fs::read_dir(out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(CommandError::input(anyhow!(
+            "{}: already exists and is not empty; merge into a new folder",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out.join("transcripts"))
+        .with_context(|| format!("creating {}", out.display()))
+        .map_err(CommandError::input)?;
+    for (dir, _, shard_records) in &shards {
+        for record in shard_records {
+            if let Some(relative) = &record.transcript {
+                let source = dir.join(relative);
+                if source.is_file() {
+                    std::fs::copy(&source, out.join(relative))
+                        .with_context(|| format!("copying {}", source.display()))
+                        .map_err(CommandError::infrastructure)?;
+                }
+            }
+        }
+    }
+    let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
+    write_atomic(&out.join("manifest.json"), &bytes).map_err(CommandError::infrastructure)?;
+    let mut lines = Vec::new();
+    for record in &records {
+        serde_json::to_writer(&mut lines, record).expect("record serializes");
+        lines.push(b'\n');
+    }
+    write_atomic(&out.join("trials.jsonl"), &lines).map_err(CommandError::infrastructure)?;
+    let settings = args.analysis.settings(manifest.seed);
+    let (summary, written) = export_run(out, out, &manifest, &settings, &Format::ALL, true)
+        .with_context(|| format!("writing exports into {}", out.display()))
+        .map_err(CommandError::infrastructure)?;
+    let markdown = summary_markdown(&summary);
+    if !args.quiet {
+        print!("{markdown}");
+    }
+    super::append_step_summary(&markdown);
+    eprintln!(
+        "skill-lift: merged {} shards ({} trials) into {}",
+        shards.len(),
+        records.len(),
+        out.display()
+    );
+    super::print_written(&written);
+    let code = super::run::exit_code_for(&summary);
+    super::run::explain_exit(&summary, code);
+    Ok(code)
+}
