@@ -14,6 +14,7 @@ pub mod execute;
 pub mod exit_codes;
 pub mod grade;
 pub mod record;
+pub mod registry;
 pub mod report;
 pub mod runner;
 pub mod stats;
