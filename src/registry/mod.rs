@@ -12,6 +12,7 @@
 //! | `baseline.rs` | `baseline-results.json`: verdicts from runs and manual replays |
 //! | `regress.rs` | pass-rate matrix, DEGRADED / VOLATILE / FINGERPRINT-DRIFT flags, attribution |
 //! | `probe.rs` | passive runtime evidence from host logs and Claude Code transcripts |
+//! | `dashboard.rs` | the recommend/remove dashboard of `status --dashboard` (heuristic) |
 //! | `suggest.rs` | lexical match of a need against installed assets and a catalog |
 //! | `fingerprint_report.rs` | the standalone `fingerprint-report.json`/`.md` |
 //!
@@ -20,6 +21,7 @@
 //! (`crate::cli`) renders and maps outcomes to exit codes.
 
 pub mod baseline;
+pub mod dashboard;
 pub mod fingerprint_report;
 pub mod hosts;
 pub mod models;
