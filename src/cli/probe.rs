@@ -190,7 +190,7 @@ pub fn suggest_command(args: SuggestArgs) -> Result<i32, CommandError> {
             best.shared_words.join(", ")
         ),
         ("suggest-new", Some(best)) => println!(
-            "suggestion: [install:{}] {} (score {:.2}: {}; source {}) — not installed, your choice",
+            "suggestion: [install:{}] {} (score {:.2}: {}; source {}): not installed — your choice",
             best.name,
             best.title.as_deref().unwrap_or(""),
             best.score,
