@@ -221,6 +221,7 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
         .map_err(|e: String| CommandError::input(anyhow::anyhow!(e)))?;
     let (state, host) = args.host.resolve()?;
     let root = args.host.root(&state, &host)?;
+    let root = std::path::absolute(&root).unwrap_or(root);
     if !root.is_dir() {
         return Err(CommandError::input(anyhow::anyhow!(
             "{}: host `{}` root does not exist; pass --root PATH",

@@ -11,8 +11,8 @@
 //! - `FINGERPRINT-DRIFT`: the asset has several fingerprints: it was edited; rows coexist and are
 //!   never compared with each other.
 //!
-//! Per-case Fisher exact p-values (§7) with BH adjustment are listed for cases that went down,
-//! labelled "low power" below 10 trials. Attribution of each DEGRADED comparison reads the stored
+//! Per-case Fisher exact p-values (§7) with BH adjustment are listed for cases that went down (at
+//! least two trials a side), labelled "low power" below 10 trials. Attribution of each DEGRADED comparison reads the stored
 //! trajectory signals (activation, check types). Everything here is a pure function of the store.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -266,7 +266,8 @@ fn asset_matrix(
                 };
                 let old_rate = old_pass as f64 / old_trials as f64;
                 let new_rate = new_pass as f64 / new_trials as f64;
-                if new_rate >= old_rate {
+                // One trial a side can never reach p < 1: per-case flags need K ≥ 2.
+                if new_rate >= old_rate || old_trials < 2 || new_trials < 2 {
                     continue;
                 }
                 if let Some(p) = regression_fisher_p(old_pass, old_trials, new_pass, new_trials) {
@@ -595,7 +596,7 @@ pub fn to_table(report: &RegressReport) -> String {
         out.push_str(&format!("asset {}  [{}]\n", asset.asset, flags));
         out.push_str(&format!("  {:<14}", "fingerprint"));
         for model in &asset.models {
-            out.push_str(&format!(" | {:<30}", model));
+            out.push_str(&format!(" | {:<34}", model));
         }
         out.push('\n');
         for row in &asset.rows {
@@ -612,7 +613,7 @@ pub fn to_table(report: &RegressReport) -> String {
                     ),
                     None => "—".to_string(),
                 };
-                out.push_str(&format!(" | {:<30}", text));
+                out.push_str(&format!(" | {:<34}", text));
             }
             out.push('\n');
         }
@@ -819,8 +820,8 @@ mod tests {
         let cell = asset.rows[0].cells[0].as_ref().unwrap();
         assert_eq!(cell.method, "wilson");
         assert_eq!(cell.ci_high, 1.0);
-        assert_eq!(asset.case_flags.len(), 8);
-        assert!(asset.case_flags.iter().all(|f| f.low_power));
+        // K = 1: no per-case Fisher flags (one trial a side can never reach p < 1).
+        assert!(asset.case_flags.is_empty());
         assert!(to_csv(&report).lines().count() == 3);
         assert!(to_table(&report).contains("DEGRADED"));
     }
@@ -895,6 +896,14 @@ mod tests {
         let asset = &report.assets[0];
         let cell = asset.rows[0].cells[1].as_ref().unwrap();
         assert_eq!(cell.method, "case-bootstrap-percentile");
+        // 3/3 → 1/3 per case: Fisher p = 0.4 each, low power.
+        assert_eq!(asset.case_flags.len(), 8);
+        assert!(
+            asset
+                .case_flags
+                .iter()
+                .all(|f| f.low_power && (f.fisher_p - 0.4).abs() < 1e-9)
+        );
         assert!((cell.rate - 1.0 / 3.0).abs() < 1e-9);
         let c = &asset.comparisons[0];
         assert_eq!(c.test, "sign-flip");

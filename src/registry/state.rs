@@ -48,6 +48,14 @@ pub fn resolve_state_dir(
     Ok(home_dir().ok_or(RegistryError::NoHome)?.join(".skill-lift"))
 }
 
+/// The state folder as every command resolves it: `flag`, else the `SKILL_LIFT_HOME`
+/// environment variable, else `~/.skill-lift`. For callers outside the registry CLI (e.g. `run`
+/// feeding the baseline store).
+pub fn state_dir_from_env(flag: Option<&Path>) -> Result<PathBuf, RegistryError> {
+    let env_value = std::env::var(STATE_ENV).ok();
+    resolve_state_dir(flag, env_value.as_deref())
+}
+
 /// An exclusive advisory lock on `<file>.lock`, released on drop.
 pub struct StateLock {
     _file: File,
