@@ -221,3 +221,91 @@ pub fn to_table(rows: &[DashboardRow]) -> String {
     out.push_str("† suggestions are heuristic, not evidence.\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::baseline::{AssetBaseline, EntrySource};
+    use crate::registry::scan::AssetEntry;
+    use chrono::{DateTime, Utc};
+
+    fn entry(arm: &str, case: usize, pass: bool) -> BaselineEntry {
+        BaselineEntry {
+            fingerprint: "sha256:aa".into(),
+            calibre: "v3-agent-skills".into(),
+            model: "m1".into(),
+            runner: "r".into(),
+            case_id: format!("c{case}"),
+            arm: arm.into(),
+            attempt: 1,
+            verdict: if pass { Outcome::Pass } else { Outcome::Fail },
+            source: EntrySource::Run,
+            run_id: Some("run-1".into()),
+            recorded_at: DateTime::<Utc>::from_timestamp(1_700_000_000, 0).unwrap(),
+            activated: Some(arm == "with_skill"),
+            checks: vec![],
+            tool_calls: None,
+            reason: None,
+        }
+    }
+
+    fn registry_with(name: &str) -> Registry {
+        let mut registry = Registry::new("h");
+        let asset: AssetEntry = serde_json::from_value(serde_json::json!({
+            "kind": "skill", "path": "/a", "manifest": "SKILL.md", "description": "",
+            "version": null, "fingerprint": "sha256:aa", "calibre": "v3-agent-skills",
+            "fingerprint_files": 1, "fingerprint_bytes": 1,
+            "surface": {"scripts": ["a.py", "b.py"], "tools": ["Read"]},
+            "first_seen": "2026-01-01T00:00:00Z", "fingerprint_since": "2026-01-01T00:00:00Z"}))
+        .unwrap();
+        registry.assets.insert(name.into(), asset);
+        registry.assets.insert("never-run".into(), {
+            let mut other = registry.assets[name].clone();
+            other.surface.clear();
+            other
+        });
+        registry
+    }
+
+    #[test]
+    fn positive_lift_keeps_negative_retires_and_unrun_is_evaluate() {
+        let mut store = BaselineStore::default();
+        let good: Vec<BaselineEntry> = (0..10)
+            .flat_map(|c| {
+                [
+                    entry("with_skill", c, true),
+                    entry("without_skill", c, false),
+                ]
+            })
+            .collect();
+        store
+            .assets
+            .insert("s".into(), AssetBaseline { entries: good });
+        let rows = dashboard(&registry_with("s"), &store);
+        let s = rows.iter().find(|r| r.asset == "s").unwrap();
+        assert_eq!(s.lift, Some(1.0));
+        assert_eq!(s.suggestion, "keep");
+        assert_eq!(s.trend, vec![("m1".to_string(), 1.0)]);
+        assert_eq!(s.risk, "medium");
+        let never = rows.iter().find(|r| r.asset == "never-run").unwrap();
+        assert_eq!(never.suggestion, "evaluate");
+        assert_eq!(never.risk, "low");
+        let bad: Vec<BaselineEntry> = (0..10)
+            .flat_map(|c| {
+                [
+                    entry("with_skill", c, false),
+                    entry("without_skill", c, true),
+                ]
+            })
+            .collect();
+        store
+            .assets
+            .insert("s".into(), AssetBaseline { entries: bad });
+        let rows = dashboard(&registry_with("s"), &store);
+        assert_eq!(
+            rows.iter().find(|r| r.asset == "s").unwrap().suggestion,
+            "retire"
+        );
+        assert!(to_table(&rows).contains("heuristic"));
+    }
+}
