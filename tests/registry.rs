@@ -670,3 +670,64 @@ fn runs_feed_check_and_regress_flags_degraded_then_drift() {
     assert_code(&output, 0);
     assert!(stdout(&output).contains("heuristic"), "{}", stdout(&output));
 }
+
+#[test]
+fn deepseek_layout_reads_plugins_from_package_json_dependencies() {
+    let world = World::new();
+    world.write(
+        "home/.dsh/profiles/desktop/package.json",
+        &json!({"dependencies": {"@wxg/browser-skill": "1.0.0", "not-installed": "1"}}).to_string(),
+    );
+    world.write(
+        "home/.dsh/profiles/desktop/node_modules/@wxg/browser-skill/package.json",
+        &json!({"name": "@wxg/browser-skill", "main": "dist/index.js",
+                "dsh": {"bundle": {"patch": "patch.js"}}})
+        .to_string(),
+    );
+    world.write(
+        "home/.dsh/profiles/desktop/node_modules/left-pad/package.json",
+        &json!({"name": "left-pad"}).to_string(),
+    );
+    world.write(
+        "home/.dsh/logs/main.log",
+        "2026-03-01T10:00:00Z [warn] [@wxg/browser-skill] probe bsk failed (spawn bsk ENOENT)\n",
+    );
+    let output = world.run(&["scan", "--host", "deepseek", "--json"]);
+    assert_code(&output, 0);
+    let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(summary["new"], json!(["@wxg/browser-skill"]));
+    let registry = world.registry("deepseek");
+    assert_eq!(
+        registry["assets"]["@wxg/browser-skill"]["surface"]["patch"],
+        json!(["patch.js"])
+    );
+    let output = world.run(&["probe", "--host", "deepseek"]);
+    assert_code(&output, 0);
+    assert!(
+        stdout(&output).contains("@wxg/browser-skill: 1 log line(s), 1 failure hint(s)"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn concurrent_scans_of_one_host_serialise_on_the_lock() {
+    let world = World::new();
+    build_hosts(&world);
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            world
+                .command()
+                .args(["scan", "--json"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let registry = world.registry("claude-code");
+    assert_eq!(registry["scans"].as_array().unwrap().len(), 4);
+    assert_eq!(registry["assets"].as_object().unwrap().len(), 2);
+}
