@@ -509,7 +509,16 @@ fn percent(value: Option<f64>) -> String {
 
 /// Attribute a degradation from the stored signals of the old and new cells.
 pub fn attribute(old: &[&BaselineEntry], new: &[&BaselineEntry]) -> Attribution {
-    let activation = |e: &[&BaselineEntry]| rate_of(e.iter().filter_map(|x| x.activated));
+    // Activation is a signal only where the runner reports it (tools mode): when no trial of
+    // either cell activated the skill, it is treated as unknown rather than "0 %".
+    let reported = old.iter().chain(new).any(|e| e.activated == Some(true));
+    let activation = |e: &[&BaselineEntry]| {
+        if reported {
+            rate_of(e.iter().filter_map(|x| x.activated))
+        } else {
+            None
+        }
+    };
     let (act_old, act_new) = (activation(old), activation(new));
     let (fmt_old, fmt_new) = (
         check_rate(old, &FORMAT_CHECKS),
@@ -523,7 +532,7 @@ pub fn attribute(old: &[&BaselineEntry], new: &[&BaselineEntry]) -> Attribution 
     if act_old.is_none() && fmt_old.is_none() && con_old.is_none() {
         return Attribution {
             target: "unknown".to_string(),
-            evidence: "the verdicts carry no trajectory signals (manual replay); inspect transcripts by hand".to_string(),
+            evidence: "the verdicts carry no trajectory signals (manual replay, or no activation or check results recorded); inspect transcripts by hand".to_string(),
         };
     }
     if fell(act_old, act_new) {
@@ -941,6 +950,14 @@ mod tests {
                 .target
                 .starts_with("model-internal")
         );
+        // Inject mode: nobody ever "activates"; activation is unknown, not 0 %.
+        let mut inject_old = old.clone();
+        inject_old.activated = Some(false);
+        let mut inject_new = new.clone();
+        inject_new.activated = Some(false);
+        let attribution = attribute(&[&inject_old], &[&inject_new]);
+        assert_eq!(attribution.target, "instructions");
+        assert!(!attribution.evidence.contains("activation"));
         let mut manual = plain_old.clone();
         manual.activated = None;
         assert_eq!(attribute(&[&manual], &[&manual]).target, "unknown");
