@@ -634,6 +634,10 @@ fn runs_feed_check_and_regress_flags_degraded_then_drift() {
     let cell = &asset["rows"][0]["cells"][0];
     assert_eq!(cell["n_cases"], 8);
     assert_eq!(cell["method"], "wilson");
+    let output = world.run(&["regress", "--host", "generic", "--format", "json"]);
+    assert_code(&output, 1);
+    let output = world.run(&["regress", "--host", "claude-code"]);
+    assert_code(&output, 2);
     let table = world.run(&["regress"]);
     assert_code(&table, 1);
     assert!(

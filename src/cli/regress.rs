@@ -38,6 +38,9 @@ pub struct RegressArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Only assets registered on this host (the store itself is shared across hosts).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
     /// Also write regress.json and regress.csv into DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -53,7 +56,20 @@ pub fn regress_command(args: RegressArgs) -> Result<i32, CommandError> {
         )));
     }
     let state = args.state.dir()?;
-    let store = read_store(&state).map_err(CommandError::input)?;
+    let mut store = read_store(&state).map_err(CommandError::input)?;
+    if let Some(host) = &args.host {
+        crate::registry::hosts::find_host(&state, host).map_err(CommandError::input)?;
+        let registry = crate::registry::scan::read_registry(&state, host)
+            .map_err(CommandError::input)?
+            .ok_or_else(|| {
+                CommandError::input(anyhow::anyhow!(
+                    "no registry for host `{host}` yet; run `skill-lift scan --host {host}` first"
+                ))
+            })?;
+        store
+            .assets
+            .retain(|name, _| registry.assets.contains_key(name));
+    }
     if let Some(asset) = &args.asset
         && !store.assets.contains_key(asset)
     {
