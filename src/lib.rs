@@ -15,6 +15,7 @@ pub mod exit_codes;
 pub mod grade;
 pub mod process;
 pub mod record;
+pub mod registry;
 pub mod report;
 pub mod runner;
 pub mod shard;

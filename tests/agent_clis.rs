@@ -26,11 +26,20 @@ const WITHOUT_ANSWER: &str = "Here is the answer.";
 /// A credential value that must never appear in any recorded file.
 const SECRET: &str = "sk-skill-lift-test-secret-4f1d";
 
+/// A state folder for this test process, so runs never write into the real `~/.skill-lift`.
+fn test_state_dir() -> &'static std::path::Path {
+    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    STATE
+        .get_or_init(|| tempfile::tempdir().expect("temporary state folder"))
+        .path()
+}
+
 fn binary() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
     command
         .env_remove("SKILL_LIFT_RUNNER")
         .env_remove("SKILL_LIFT_RESULTS")
+        .env("SKILL_LIFT_HOME", test_state_dir())
         .env("CI", "true");
     command
 }

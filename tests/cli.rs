@@ -11,11 +11,20 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::mock_openai::{MockBehaviour, MockServer};
 
+/// A state folder for this test process, so runs never write into the real `~/.skill-lift`.
+fn test_state_dir() -> &'static std::path::Path {
+    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    STATE
+        .get_or_init(|| tempfile::tempdir().expect("temporary state folder"))
+        .path()
+}
+
 fn binary() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
     command
         .env_remove("SKILL_LIFT_RUNNER")
         .env_remove("SKILL_LIFT_RESULTS")
+        .env("SKILL_LIFT_HOME", test_state_dir())
         .env("CI", "true");
     command
 }
@@ -182,6 +191,9 @@ fn run_with_known_lift_writes_all_outputs() {
     assert_eq!(cases_csv.lines().count(), 13);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("IMPROVED"), "{stdout}");
+    // The run fed the baseline store of the (test) state folder.
+    let store = std::fs::read_to_string(test_state_dir().join("baseline-results.json")).unwrap();
+    assert!(store.contains("pirate-greeting"), "{store}");
     assert!(stdout.contains("+100.0 pp"), "{stdout}");
 }
 

@@ -1,7 +1,12 @@
 //! Command-line interface: clap definitions (raw flags) and the dispatcher that maps each
 //! command's outcome to a documented exit code (`crate::exit_codes`).
 
+mod baseline;
+mod fingerprint;
 mod merge;
+mod probe;
+mod registry;
+mod regress;
 mod report;
 mod run;
 
@@ -28,6 +33,26 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge the shard folders of one run into one run folder, analyzed as a whole.
     Merge(MergeArgs),
+    /// List host profiles with their resolved roots and the number of assets found.
+    Hosts(registry::HostsArgs),
+    /// Fingerprint every asset of a host and update registry.<host>.json; print what changed.
+    Scan(registry::ScanArgs),
+    /// Show a host's registry: last scan, last model bump, asset counts, assets pending.
+    Status(registry::StatusArgs),
+    /// Record a new model version for a host (starts the re-evaluation clock).
+    Bump(registry::BumpArgs),
+    /// Exit 1 while assets are not evaluated (or waived) under the current model since the last bump.
+    Check(registry::CheckArgs),
+    /// Pass-rate matrix (fingerprint × model version) with DEGRADED / VOLATILE / FINGERPRINT-DRIFT flags.
+    Regress(regress::RegressArgs),
+    /// The baseline store: replay checklists, manual merges, ingestion of recorded runs.
+    Baseline(baseline::BaselineArgs),
+    /// Passive runtime evidence from host logs and agent transcripts (never starts a host).
+    Probe(probe::ProbeArgs),
+    /// Does an installed asset already cover a need? Else a catalog suggestion. Never installs.
+    Suggest(probe::SuggestArgs),
+    /// Standalone fingerprint report of paths (fingerprint-report.json/.md); never the registry.
+    Fingerprint(fingerprint::FingerprintArgs),
 }
 
 /// Flags of `skill-lift run`.
@@ -108,6 +133,9 @@ pub struct RunArgs {
     /// No progress bar and no Markdown summary on stdout.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// State folder holding the baseline store (default: $SKILL_LIFT_HOME, else ~/.skill-lift).
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<PathBuf>,
     /// Run only shard i of n (1-based): the trials whose id hashes to it (FNV-1a, pinned).
     /// Merge the shard folders with `skill-lift merge`.
     #[arg(long, value_name = "i/n", conflicts_with = "resume")]
@@ -297,6 +325,16 @@ pub fn main() -> i32 {
             Command::Run(args) => run::run(*args).await,
             Command::Report(args) => report::report(args),
             Command::Merge(args) => merge::merge(args),
+            Command::Hosts(args) => registry::hosts(args),
+            Command::Scan(args) => registry::scan_command(args),
+            Command::Status(args) => registry::status(args),
+            Command::Bump(args) => registry::bump_command(args),
+            Command::Check(args) => registry::check_command(args),
+            Command::Regress(args) => regress::regress_command(args),
+            Command::Baseline(args) => baseline::baseline(args),
+            Command::Probe(args) => probe::probe(args),
+            Command::Suggest(args) => probe::suggest_command(args),
+            Command::Fingerprint(args) => fingerprint::fingerprint(args),
         }
     });
     match result {

@@ -375,6 +375,31 @@ async fn periodic_exports(
     }
 }
 
+/// Feed the run's verdicts to the baseline store (`baseline-results.json` in the state folder),
+/// which `regress` and `check` read. A failure is a warning: the run itself is recorded, and
+/// `skill-lift baseline ingest RUN_DIR` repeats this later.
+fn record_in_baseline_store(run_dir: &Path, manifest: &Manifest, state_flag: Option<&Path>) {
+    let result = crate::record::read_trials(&run_dir.join("trials.jsonl"))
+        .map_err(|e| e.to_string())
+        .and_then(|(records, _)| {
+            crate::registry::state::state_dir_from_env(state_flag)
+                .and_then(|state| crate::registry::baseline::record_run(&state, manifest, &records))
+                .map_err(|e| e.to_string())
+        });
+    match result {
+        Ok(recorded) => eprintln!(
+            "skill-lift: baseline store: {} verdicts for {} ({})",
+            recorded.entries,
+            recorded.asset,
+            recorded.store.display()
+        ),
+        Err(error) => eprintln!(
+            "warning: baseline store not updated ({error}); run `skill-lift baseline ingest {}` later",
+            run_dir.display()
+        ),
+    }
+}
+
 /// Run the command; returns the exit code.
 pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     let resolved = match &args.resume {
@@ -564,6 +589,9 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         report.wall_s,
         run_dir.display()
     );
+    if manifest.shard.is_none() && !report.interrupted {
+        record_in_baseline_store(&run_dir, &manifest, args.state.as_deref());
+    }
     if report.interrupted {
         eprintln!(
             "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift run --resume {}",

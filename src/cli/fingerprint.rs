@@ -1,0 +1,49 @@
+//! `skill-lift fingerprint`: the standalone fingerprint report; never touches a registry.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::CommandError;
+use crate::asset::fingerprint::Calibre;
+use crate::exit_codes;
+use crate::registry::fingerprint_report::{build, write};
+
+/// Flags of `skill-lift fingerprint`.
+#[derive(Debug, Args)]
+pub struct FingerprintArgs {
+    /// Asset folders.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Folder receiving fingerprint-report.json and fingerprint-report.md.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Fingerprint calibre: v3-agent-skills or v2-capability-surface.
+    #[arg(long, value_name = "NAME", default_value = "v3-agent-skills")]
+    pub calibre: String,
+}
+
+/// Run the command.
+pub fn fingerprint(args: FingerprintArgs) -> Result<i32, CommandError> {
+    let calibre: Calibre = args
+        .calibre
+        .parse()
+        .map_err(|e: String| CommandError::input(anyhow::anyhow!(e)))?;
+    let report = build(&args.paths, calibre).map_err(CommandError::input)?;
+    let [json, markdown] = write(&report, &args.out).map_err(CommandError::input)?;
+    for entry in &report.entries {
+        println!(
+            "{}  {}  ({} files, {} bytes)",
+            entry.fingerprint,
+            entry.path.display(),
+            entry.files.len(),
+            entry.bytes
+        );
+    }
+    println!(
+        "wrote {} and {} (registry untouched)",
+        json.display(),
+        markdown.display()
+    );
+    Ok(exit_codes::SUCCESS)
+}

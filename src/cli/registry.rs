@@ -1,0 +1,460 @@
+//! The registry console commands: `hosts`, `scan`, `status`, `bump`, `check`. Flags live here;
+//! mechanics live in `crate::registry`. Every command takes `--host`, `--root` and `--state`.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::CommandError;
+use crate::asset::fingerprint::Calibre;
+use crate::exit_codes;
+use crate::registry::baseline::read_store;
+use crate::registry::hosts::{HostProfile, discover_assets, find_host, hosts_file, load_hosts};
+use crate::registry::models::{bump, check, waive};
+use crate::registry::scan::{Registry, read_registry, registry_path, scan};
+use crate::registry::state::resolve_state_dir;
+
+/// `--state`: where registries, `hosts.json` and `baseline-results.json` live.
+#[derive(Debug, Clone, Args)]
+pub struct StateArgs {
+    /// State folder (default: $SKILL_LIFT_HOME, else ~/.skill-lift).
+    #[arg(long, value_name = "DIR", env = "SKILL_LIFT_HOME", global = true)]
+    pub state: Option<PathBuf>,
+}
+
+impl StateArgs {
+    /// The resolved state folder.
+    pub fn dir(&self) -> Result<PathBuf, CommandError> {
+        resolve_state_dir(self.state.as_deref(), None).map_err(CommandError::input)
+    }
+}
+
+/// `--host NAME --root PATH` plus `--state`.
+#[derive(Debug, Clone, Args)]
+pub struct HostArgs {
+    /// Host profile: claude-code, codex, agents, gemini, opencode, cursor, goose, workbuddy,
+    /// deepseek, generic, or one from hosts.json.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SKILL_LIFT_HOST",
+        default_value = "claude-code"
+    )]
+    pub host: String,
+    /// Asset root to use instead of the host's default.
+    #[arg(long, value_name = "PATH")]
+    pub root: Option<PathBuf>,
+    #[command(flatten)]
+    pub state: StateArgs,
+}
+
+impl HostArgs {
+    pub fn resolve(&self) -> Result<(PathBuf, HostProfile), CommandError> {
+        let state = self.state.dir()?;
+        let host = find_host(&state, &self.host).map_err(CommandError::input)?;
+        Ok((state, host))
+    }
+
+    /// Root: `--root`, else the profile default, else the root of the last scan.
+    pub fn root(&self, state: &Path, host: &HostProfile) -> Result<PathBuf, CommandError> {
+        match host.resolve_root(self.root.as_deref()) {
+            Ok(root) => Ok(root),
+            Err(error) => match read_registry(state, &host.name)
+                .map_err(CommandError::input)?
+                .and_then(|r| r.root)
+            {
+                Some(root) => Ok(root),
+                None => Err(CommandError::input(error)),
+            },
+        }
+    }
+}
+
+/// Flags of `skill-lift hosts`.
+#[derive(Debug, Args)]
+pub struct HostsArgs {
+    /// Only this host.
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Root for the selected host (with --host).
+    #[arg(long, value_name = "PATH", requires = "host")]
+    pub root: Option<PathBuf>,
+    #[command(flatten)]
+    pub state: StateArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `skill-lift scan`.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Fingerprint calibre: v3-agent-skills or v2-capability-surface.
+    #[arg(long, value_name = "NAME", default_value = "v3-agent-skills")]
+    pub calibre: String,
+    /// Print the change report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `skill-lift status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Per-asset dashboard: latest lift, pass-rate trend, risk (maintenance-surface proxy) and a
+    /// heuristic keep / rewrite / retire suggestion.
+    #[arg(long)]
+    pub dashboard: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `skill-lift bump`.
+#[derive(Debug, Args)]
+pub struct BumpArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// The new model version id.
+    #[arg(long, value_name = "ID")]
+    pub model: String,
+    /// Free-text note.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+}
+
+/// Flags of `skill-lift check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Waive these assets under the current model before checking (needs --reason).
+    #[arg(long, value_name = "ASSET", requires = "reason")]
+    pub waive: Vec<String>,
+    /// Why the waived assets need no re-run.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn print_json<T: serde::Serialize>(value: &T) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    );
+}
+
+/// `skill-lift hosts`.
+pub fn hosts(args: HostsArgs) -> Result<i32, CommandError> {
+    let state = args.state.dir()?;
+    let mut profiles = load_hosts(&state).map_err(CommandError::input)?;
+    if let Some(name) = &args.host {
+        profiles.retain(|h| &h.name == name);
+        if profiles.is_empty() {
+            find_host(&state, name).map_err(CommandError::input)?;
+        }
+    }
+    let mut rows = Vec::new();
+    for profile in &profiles {
+        let root = profile.resolve_root(args.root.as_deref()).ok();
+        let (exists, assets, error) = match &root {
+            Some(root) if root.is_dir() => match discover_assets(profile, root) {
+                Ok(found) => (true, Some(found.len()), None),
+                Err(error) => (true, None, Some(error.to_string())),
+            },
+            _ => (false, None, None),
+        };
+        rows.push(serde_json::json!({
+            "name": profile.name, "kind": profile.kind.as_str(), "source": profile.source,
+            "root": root, "root_exists": exists, "assets": assets, "manifests": profile.manifests,
+            "logs": profile.logs, "deps_from_package_json": profile.deps_from_package_json,
+            "error": error,
+        }));
+    }
+    if args.json {
+        print_json(
+            &serde_json::json!({"state": state, "hosts_file": hosts_file(&state), "hosts": rows}),
+        );
+        return Ok(exit_codes::SUCCESS);
+    }
+    println!("{:<13} {:<7} {:>6}  root", "host", "kind", "assets");
+    for row in &rows {
+        let root = match row["root"].as_str() {
+            Some(root) if row["root_exists"] == true => root.to_string(),
+            Some(root) => format!("{root} (missing)"),
+            None => "(no default: pass --root)".to_string(),
+        };
+        let assets = match (&row["assets"], &row["error"]) {
+            (serde_json::Value::Number(n), _) => n.to_string(),
+            (_, serde_json::Value::String(_)) => "error".to_string(),
+            _ => "-".to_string(),
+        };
+        println!(
+            "{:<13} {:<7} {:>6}  {}",
+            row["name"].as_str().unwrap_or(""),
+            row["kind"].as_str().unwrap_or(""),
+            assets,
+            root
+        );
+        if let Some(error) = row["error"].as_str() {
+            println!("              error: {error}");
+        }
+    }
+    println!(
+        "\nstate folder {}; custom hosts go in {}",
+        state.display(),
+        hosts_file(&state).display()
+    );
+    Ok(exit_codes::SUCCESS)
+}
+
+/// `skill-lift scan`.
+pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
+    let calibre: Calibre = args
+        .calibre
+        .parse()
+        .map_err(|e: String| CommandError::input(anyhow::anyhow!(e)))?;
+    let (state, host) = args.host.resolve()?;
+    let root = args.host.root(&state, &host)?;
+    let root = std::path::absolute(&root).unwrap_or(root);
+    if !root.is_dir() {
+        return Err(CommandError::input(anyhow::anyhow!(
+            "{}: host `{}` root does not exist; pass --root PATH",
+            root.display(),
+            host.name
+        )));
+    }
+    let summary = scan(&state, &host, &root, calibre).map_err(CommandError::input)?;
+    if args.json {
+        print_json(&summary);
+        return Ok(exit_codes::SUCCESS);
+    }
+    println!(
+        "scanned {} at {}: {} asset(s) ({} new, {} removed, {} fingerprint changed) in {:.2} s, calibre {}",
+        host.name,
+        root.display(),
+        summary.assets,
+        summary.new.len(),
+        summary.removed.len(),
+        summary.fingerprint_changed.len(),
+        summary.elapsed_ms as f64 / 1000.0,
+        calibre
+    );
+    if !summary.new.is_empty() {
+        println!("new: {}", summary.new.join(", "));
+    }
+    if !summary.removed.is_empty() {
+        println!("removed: {}", summary.removed.join(", "));
+    }
+    if !summary.fingerprint_changed.is_empty() {
+        println!(
+            "fingerprint changed (the asset was edited; old and new rows stay apart in regress): {}",
+            summary.fingerprint_changed.join(", ")
+        );
+    }
+    if !summary.recalibrated.is_empty() {
+        println!(
+            "recalibrated (fingerprint recomputed under calibre {calibre}, not an edit): {}",
+            summary.recalibrated.join(", ")
+        );
+    }
+    if !summary.caps_changed.is_empty() {
+        println!(
+            "[caps] {} asset(s) changed their capability surface (what it offers changed; unrelated to pass rate):",
+            summary.caps_changed.len()
+        );
+        for (asset, tokens) in &summary.caps_changed {
+            println!("  {asset} {}", tokens.join(" "));
+        }
+    }
+    println!("registry: {}", registry_path(&state, &host.name).display());
+    Ok(exit_codes::SUCCESS)
+}
+
+fn require_registry(state: &Path, host: &str) -> Result<Registry, CommandError> {
+    read_registry(state, host)
+        .map_err(CommandError::input)?
+        .ok_or_else(|| {
+            CommandError::input(anyhow::anyhow!(
+                "{}: no registry for host `{host}` yet; run `skill-lift scan --host {host}` first",
+                registry_path(state, host).display()
+            ))
+        })
+}
+
+/// `skill-lift status`.
+pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
+    let (state, host) = args.host.resolve()?;
+    let registry = require_registry(&state, &host.name)?;
+    let store = read_store(&state).map_err(CommandError::input)?;
+    let report = check(&registry, &store);
+    let skills = registry
+        .assets
+        .values()
+        .filter(|a| a.kind == crate::registry::surface::AssetKind::Skill)
+        .count();
+    let dashboard = if args.dashboard {
+        Some(crate::registry::dashboard::dashboard(&registry, &store))
+    } else {
+        None
+    };
+    if args.json {
+        print_json(&serde_json::json!({
+            "host": host.name, "registry": registry_path(&state, &host.name), "root": registry.root,
+            "last_scan": registry.last_scan, "last_bump": registry.model_bumps.last(),
+            "assets": registry.assets.len(), "skills": skills,
+            "plugins": registry.assets.len() - skills,
+            "pending": report.pending().iter().map(|a| &a.asset).collect::<Vec<_>>(),
+            "scans": registry.scans.len(), "dashboard": dashboard,
+        }));
+        return Ok(exit_codes::SUCCESS);
+    }
+    println!(
+        "host {} ({})",
+        host.name,
+        registry_path(&state, &host.name).display()
+    );
+    println!(
+        "root {}",
+        registry
+            .root
+            .as_ref()
+            .map_or("-".to_string(), |r| r.display().to_string())
+    );
+    println!(
+        "last scan {}",
+        registry.last_scan.map_or("never".to_string(), |t| t
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    );
+    match registry.model_bumps.last() {
+        Some(bump) => println!(
+            "last bump {} at {}",
+            bump.model,
+            bump.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ),
+        None => println!(
+            "last bump none (the model-change event source is manual: `skill-lift bump --model ID`)"
+        ),
+    }
+    println!(
+        "assets {} ({} skills, {} plugins)",
+        registry.assets.len(),
+        skills,
+        registry.assets.len() - skills
+    );
+    let pending = report.pending();
+    if registry.model_bumps.is_empty() {
+        println!("pending - (no bump recorded)");
+    } else if pending.is_empty() {
+        println!("pending 0");
+    } else {
+        let names: Vec<&str> = pending.iter().map(|a| a.asset.as_str()).collect();
+        println!("pending {}: {}", pending.len(), names.join(", "));
+    }
+    if let Some(rows) = dashboard {
+        println!();
+        print!("{}", crate::registry::dashboard::to_table(&rows));
+    }
+    Ok(exit_codes::SUCCESS)
+}
+
+/// `skill-lift bump`.
+pub fn bump_command(args: BumpArgs) -> Result<i32, CommandError> {
+    let (state, host) = args.host.resolve()?;
+    if args.model.trim().is_empty() {
+        return Err(CommandError::input(anyhow::anyhow!(
+            "--model must not be empty"
+        )));
+    }
+    let bumped =
+        bump(&state, &host.name, args.model.trim(), args.note).map_err(CommandError::input)?;
+    let registry = require_registry(&state, &host.name)?;
+    println!(
+        "host {}: model {} marked at {}; {} asset(s) pending until run under it or waived (`skill-lift check`)",
+        host.name,
+        bumped.model,
+        bumped.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        registry.assets.len()
+    );
+    Ok(exit_codes::SUCCESS)
+}
+
+/// `skill-lift check`: exit 1 while assets are pending under the current model.
+pub fn check_command(args: CheckArgs) -> Result<i32, CommandError> {
+    let (state, host) = args.host.resolve()?;
+    require_registry(&state, &host.name)?;
+    if !args.waive.is_empty() {
+        let reason = args.reason.clone().unwrap_or_default();
+        let waived =
+            waive(&state, &host.name, &args.waive, &reason).map_err(CommandError::input)?;
+        for waiver in waived {
+            eprintln!(
+                "waived {} under {}: {}",
+                waiver.asset, waiver.model, waiver.reason
+            );
+        }
+    }
+    let registry = require_registry(&state, &host.name)?;
+    let store = read_store(&state).map_err(CommandError::input)?;
+    let report = check(&registry, &store);
+    let pending = report.pending();
+    let code = if pending.is_empty() {
+        exit_codes::SUCCESS
+    } else {
+        exit_codes::GATE_FAILED
+    };
+    if args.json {
+        print_json(&report);
+        return Ok(code);
+    }
+    let Some(current) = &report.current else {
+        println!(
+            "host {}: no model bump recorded, nothing to check. The event source is manual: run `skill-lift bump --model ID` when the model changes (until then a scheduled check stays green).",
+            host.name
+        );
+        return Ok(code);
+    };
+    if !report.scanned_since_bump {
+        println!(
+            "note: no scan since the bump; run `skill-lift scan` to catch new or edited assets"
+        );
+    }
+    if pending.is_empty() {
+        println!(
+            "host {}: every asset ({}) was evaluated or waived under {} since {}",
+            host.name,
+            report.assets.len(),
+            current.model,
+            current
+                .at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+    } else {
+        println!(
+            "host {}: {} of {} asset(s) not evaluated under {} since the bump at {}:",
+            host.name,
+            pending.len(),
+            report.assets.len(),
+            current.model,
+            current
+                .at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+        for asset in pending {
+            println!(
+                "  {}  (last evaluated under: {})",
+                asset.asset,
+                asset.last_model.as_deref().unwrap_or("never")
+            );
+        }
+        println!(
+            "run `skill-lift run` for each, or `skill-lift check --waive ASSET --reason TEXT`"
+        );
+    }
+    Ok(code)
+}

@@ -1,0 +1,532 @@
+//! `baseline-results.json`: the baseline store, shared across hosts and keyed by asset name.
+//! Each entry is one verdict under (fingerprint, calibre, model, runner, case, arm, attempt), from
+//! a recorded `skill-lift run` ([`record_run`]) or a manual replay ([`merge_file`]). Writes are
+//! atomic under an exclusive lock; a malformed store or merge file is an error naming the file and
+//! nothing is written.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::RegistryError;
+use super::state::{check_schema, lock_for, read_json, write_json};
+use crate::grade::Outcome;
+use crate::record::{Manifest, TrialRecord};
+
+/// Version of the baseline store format.
+pub const BASELINE_SCHEMA_VERSION: u32 = 1;
+/// File name of the store in the state folder.
+pub const BASELINE_FILE: &str = "baseline-results.json";
+
+/// Arms a verdict may belong to.
+pub const ARMS: [&str; 3] = ["with_skill", "without_skill", "previous_version"];
+
+/// Where a verdict came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntrySource {
+    /// A recorded `skill-lift run`.
+    Run,
+    /// `skill-lift baseline merge` (a manual replay).
+    Manual,
+}
+
+/// One deterministic check's verdict, kept for attribution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckVerdict {
+    #[serde(rename = "type")]
+    pub check_type: String,
+    pub passed: bool,
+}
+
+/// One recorded verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineEntry {
+    pub fingerprint: String,
+    pub calibre: String,
+    pub model: String,
+    pub runner: String,
+    pub case_id: String,
+    /// `with_skill`, `without_skill` or `previous_version`.
+    pub arm: String,
+    pub attempt: u32,
+    /// pass | fail | unscoreable | not_gradable (only pass/fail count in rates).
+    pub verdict: Outcome,
+    pub source: EntrySource,
+    /// The run id (runs) or `None` (manual).
+    pub run_id: Option<String>,
+    pub recorded_at: DateTime<Utc>,
+    /// Whether the target skill was activated in this trial (runs only).
+    #[serde(default)]
+    pub activated: Option<bool>,
+    /// Deterministic check verdicts (runs only).
+    #[serde(default)]
+    pub checks: Vec<CheckVerdict>,
+    /// Tool calls made (runs only).
+    #[serde(default)]
+    pub tool_calls: Option<usize>,
+    /// Why it failed or was unscoreable.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl BaselineEntry {
+    fn key(&self) -> (&str, &str, &str, &str, &str, &str, u32, Option<&str>) {
+        (
+            &self.fingerprint,
+            &self.calibre,
+            &self.model,
+            &self.runner,
+            &self.case_id,
+            &self.arm,
+            self.attempt,
+            self.run_id.as_deref(),
+        )
+    }
+}
+
+/// One asset's verdicts.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AssetBaseline {
+    pub entries: Vec<BaselineEntry>,
+}
+
+/// `baseline-results.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineStore {
+    pub schema_version: u32,
+    pub assets: BTreeMap<String, AssetBaseline>,
+}
+
+impl Default for BaselineStore {
+    fn default() -> Self {
+        Self {
+            schema_version: BASELINE_SCHEMA_VERSION,
+            assets: BTreeMap::new(),
+        }
+    }
+}
+
+/// The store's path in the state folder.
+pub fn baseline_path(state_dir: &Path) -> PathBuf {
+    state_dir.join(BASELINE_FILE)
+}
+
+/// Read the store (empty when it does not exist).
+pub fn read_store(state_dir: &Path) -> Result<BaselineStore, RegistryError> {
+    let path = baseline_path(state_dir);
+    let store: Option<BaselineStore> = read_json(&path, "the baseline store")?;
+    let store = store.unwrap_or_default();
+    check_schema(&path, store.schema_version, BASELINE_SCHEMA_VERSION)?;
+    Ok(store)
+}
+
+fn update_store<T>(
+    state_dir: &Path,
+    change: impl FnOnce(&mut BaselineStore) -> Result<T, RegistryError>,
+) -> Result<T, RegistryError> {
+    let path = baseline_path(state_dir);
+    let _lock = lock_for(&path)?;
+    let mut store = read_store(state_dir)?;
+    let result = change(&mut store)?;
+    write_json(&path, &store)?;
+    Ok(result)
+}
+
+/// What [`record_run`] stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordedRun {
+    pub asset: String,
+    pub run_id: String,
+    /// Entries now stored for this run.
+    pub entries: usize,
+    /// Entries of an earlier ingestion of the same run that were replaced.
+    pub replaced: usize,
+    pub store: PathBuf,
+}
+
+/// Feed the baseline store from a recorded run: one entry per trial record, keyed by the run's
+/// fingerprint and calibre and each record's model, runner, case, arm and attempt. Idempotent:
+/// entries from an earlier call for the same run id are replaced (so `run --resume` and
+/// `report` can call it again). The hook `skill-lift run` calls after recording.
+pub fn record_run(
+    state_dir: &Path,
+    manifest: &Manifest,
+    records: &[TrialRecord],
+) -> Result<RecordedRun, RegistryError> {
+    let now = Utc::now();
+    let asset = manifest.asset.name.clone();
+    let entries: Vec<BaselineEntry> = records
+        .iter()
+        .map(|record| BaselineEntry {
+            fingerprint: manifest.asset.fingerprint.clone(),
+            calibre: manifest.asset.calibre.clone(),
+            model: record.model.clone(),
+            runner: record.runner.clone(),
+            case_id: record.case_id.clone(),
+            arm: record.arm.as_str().to_string(),
+            attempt: record.attempt,
+            verdict: record.outcome,
+            source: EntrySource::Run,
+            run_id: Some(manifest.run_id.clone()),
+            recorded_at: now,
+            activated: Some(record.activated_skills.iter().any(|s| s == &asset)),
+            checks: record
+                .checks
+                .iter()
+                .map(|c| CheckVerdict {
+                    check_type: c.check_type.clone(),
+                    passed: c.passed,
+                })
+                .collect(),
+            tool_calls: Some(record.tool_calls),
+            reason: record.reason.clone(),
+        })
+        .collect();
+    let count = entries.len();
+    let replaced = update_store(state_dir, |store| {
+        let slot = store.assets.entry(asset.clone()).or_default();
+        let before = slot.entries.len();
+        slot.entries
+            .retain(|e| e.run_id.as_deref() != Some(manifest.run_id.as_str()));
+        let replaced = before - slot.entries.len();
+        slot.entries.extend(entries);
+        Ok(replaced)
+    })?;
+    Ok(RecordedRun {
+        asset,
+        run_id: manifest.run_id.clone(),
+        entries: count,
+        replaced,
+        store: baseline_path(state_dir),
+    })
+}
+
+/// One verdict of a manual replay file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManualVerdict {
+    pub case_id: String,
+    /// `pass`, `fail`, `unscoreable`, or null (not replayed yet: skipped).
+    pub verdict: Option<Outcome>,
+    /// `active` (default) or `draft`.
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default = "default_arm")]
+    pub arm: String,
+    #[serde(default = "default_attempt")]
+    pub attempt: u32,
+    /// Free text; not stored.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The prompt, copied by `checklist` for the person replaying; not stored.
+    #[serde(default)]
+    pub prompt: Option<String>,
+}
+
+fn default_arm() -> String {
+    "with_skill".to_string()
+}
+
+fn default_attempt() -> u32 {
+    1
+}
+
+/// A manual replay file: verdicts of one asset under one fingerprint and model.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManualReplay {
+    pub asset: String,
+    pub fingerprint: String,
+    #[serde(default = "default_calibre")]
+    pub calibre: String,
+    pub model: String,
+    #[serde(default = "default_runner")]
+    pub runner: String,
+    pub verdicts: Vec<ManualVerdict>,
+}
+
+fn default_calibre() -> String {
+    crate::asset::fingerprint::Calibre::default()
+        .name()
+        .to_string()
+}
+
+fn default_runner() -> String {
+    "manual".to_string()
+}
+
+/// One file holds one replay or a list of them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum ReplayFile {
+    One(ManualReplay),
+    Many(Vec<ManualReplay>),
+}
+
+/// What [`merge_file`] did, per asset.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct MergeReport {
+    pub assets: BTreeMap<String, MergedAsset>,
+}
+
+/// Counts for one asset of a merge.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct MergedAsset {
+    pub added: usize,
+    /// Existing entries overwritten (same key), or removed by `--replace`.
+    pub replaced: usize,
+    pub skipped_draft: usize,
+    pub skipped_no_verdict: usize,
+}
+
+/// Merge a manual replay file into the store. `replace` drops every existing entry of each asset
+/// in the file first; otherwise entries with the same key are overwritten. Draft cases are
+/// skipped unless `allow_draft`. A malformed file is an error naming it; nothing is written.
+pub fn merge_file(
+    state_dir: &Path,
+    file: &Path,
+    replace: bool,
+    allow_draft: bool,
+) -> Result<MergeReport, RegistryError> {
+    let parsed: ReplayFile = read_json(file, "a baseline replay file (expected {asset, fingerprint, model, verdicts: [{case_id, verdict}]} or a list of them)")?
+        .ok_or_else(|| RegistryError::Io {
+            path: file.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        })?;
+    let replays = match parsed {
+        ReplayFile::One(one) => vec![one],
+        ReplayFile::Many(many) => many,
+    };
+    let invalid = |message: String| RegistryError::Invalid {
+        path: file.to_path_buf(),
+        message,
+    };
+    for replay in &replays {
+        if replay.asset.trim().is_empty() || replay.model.trim().is_empty() {
+            return Err(invalid("`asset` and `model` must not be empty".to_string()));
+        }
+        if !replay.fingerprint.starts_with("sha256:") {
+            return Err(invalid(format!(
+                "asset `{}`: `fingerprint` must be a `sha256:<hex>` digest (run `skill-lift baseline checklist --template` to get one)",
+                replay.asset
+            )));
+        }
+        for verdict in &replay.verdicts {
+            if !ARMS.contains(&verdict.arm.as_str()) {
+                return Err(invalid(format!(
+                    "case `{}`: arm `{}` is not one of {}",
+                    verdict.case_id,
+                    verdict.arm,
+                    ARMS.join(", ")
+                )));
+            }
+            if let Some(status) = &verdict.status
+                && status != "active"
+                && status != "draft"
+            {
+                return Err(invalid(format!(
+                    "case `{}`: status `{status}` must be active or draft",
+                    verdict.case_id
+                )));
+            }
+            if verdict.attempt == 0 {
+                return Err(invalid(format!(
+                    "case `{}`: attempt counts from 1",
+                    verdict.case_id
+                )));
+            }
+        }
+    }
+    let now = Utc::now();
+    update_store(state_dir, |store| {
+        let mut report = MergeReport::default();
+        if replace {
+            for replay in &replays {
+                if let Some(slot) = store.assets.get_mut(&replay.asset) {
+                    let counts = report.assets.entry(replay.asset.clone()).or_default();
+                    counts.replaced += slot.entries.len();
+                    slot.entries.clear();
+                }
+            }
+        }
+        for replay in replays {
+            let counts = report.assets.entry(replay.asset.clone()).or_default();
+            let slot = store.assets.entry(replay.asset.clone()).or_default();
+            for verdict in replay.verdicts {
+                if verdict.status.as_deref() == Some("draft") && !allow_draft {
+                    counts.skipped_draft += 1;
+                    continue;
+                }
+                let Some(outcome) = verdict.verdict else {
+                    counts.skipped_no_verdict += 1;
+                    continue;
+                };
+                let entry = BaselineEntry {
+                    fingerprint: replay.fingerprint.clone(),
+                    calibre: replay.calibre.clone(),
+                    model: replay.model.clone(),
+                    runner: replay.runner.clone(),
+                    case_id: verdict.case_id,
+                    arm: verdict.arm,
+                    attempt: verdict.attempt,
+                    verdict: outcome,
+                    source: EntrySource::Manual,
+                    run_id: None,
+                    recorded_at: now,
+                    activated: None,
+                    checks: Vec::new(),
+                    tool_calls: None,
+                    reason: verdict.note,
+                };
+                let before = slot.entries.len();
+                slot.entries.retain(|e| e.key() != entry.key());
+                counts.replaced += before - slot.entries.len();
+                slot.entries.push(entry);
+                counts.added += 1;
+            }
+        }
+        Ok(report)
+    })
+}
+
+/// A replay checklist of an asset's golden cases (active ones, plus drafts when allowed), and
+/// the matching merge template with `verdict: null` everywhere.
+pub fn checklist(
+    asset: &str,
+    fingerprint: &str,
+    calibre: &str,
+    model: &str,
+    eval_set: &crate::evalset::EvalSet,
+    allow_draft: bool,
+) -> (String, ManualReplay) {
+    let cases = eval_set.runnable_cases(allow_draft);
+    let mut text = format!(
+        "# Replay checklist: {asset}\n\nfingerprint {fingerprint} ({calibre}), model {model}\neval set {} — {} case(s){}\n\nFor each case: start a fresh session with the skill installed, paste the prompt, judge the answer against the expectations, and record pass or fail in the template's `verdict`. Then run `skill-lift baseline merge FILE`.\n\n",
+        eval_set.path.display(),
+        cases.len(),
+        if allow_draft { ", drafts included" } else { "" }
+    );
+    let mut verdicts = Vec::new();
+    for (index, case) in cases.iter().enumerate() {
+        text.push_str(&format!("## [ ] {}. {}\n\n", index + 1, case.id));
+        text.push_str(&format!(
+            "Prompt:\n\n    {}\n\n",
+            case.prompt.replace('\n', "\n    ")
+        ));
+        if let Some(expected) = &case.expected_output {
+            text.push_str(&format!("Expected output: {expected}\n\n"));
+        }
+        for assertion in &case.assertions {
+            text.push_str(&format!("- expect: {assertion}\n"));
+        }
+        for check in &case.checks {
+            text.push_str(&format!(
+                "- check: {}\n",
+                serde_json::to_string(check).unwrap_or_default()
+            ));
+        }
+        if let crate::evalset::ExpectedSkill::Named(skill) = &case.expected_skill {
+            text.push_str(&format!("- should use skill: {skill}\n"));
+        }
+        text.push('\n');
+        let draft = case.status == crate::evalset::CaseStatus::Draft;
+        verdicts.push(ManualVerdict {
+            case_id: case.id.clone(),
+            verdict: None,
+            status: Some(if draft { "draft" } else { "active" }.to_string()),
+            arm: default_arm(),
+            attempt: 1,
+            note: None,
+            prompt: Some(case.prompt.clone()),
+        });
+    }
+    let template = ManualReplay {
+        asset: asset.to_string(),
+        fingerprint: fingerprint.to_string(),
+        calibre: calibre.to_string(),
+        model: model.to_string(),
+        runner: default_runner(),
+        verdicts,
+    };
+    (text, template)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replay_json(verdicts: &str) -> String {
+        format!(
+            r#"{{"asset": "a", "fingerprint": "sha256:ab", "model": "m1", "verdicts": [{verdicts}]}}"#
+        )
+    }
+
+    #[test]
+    fn merge_skips_drafts_and_null_verdicts_and_overwrites_same_key() {
+        let state = tempfile::tempdir().unwrap();
+        let file = state.path().join("replay.json");
+        std::fs::write(
+            &file,
+            replay_json(
+                r#"{"case_id": "c1", "verdict": "pass"}, {"case_id": "c2", "verdict": "fail", "status": "draft"},
+                   {"case_id": "c3", "verdict": null}"#,
+            ),
+        )
+        .unwrap();
+        let report = merge_file(state.path(), &file, false, false).unwrap();
+        assert_eq!(report.assets["a"].added, 1);
+        assert_eq!(report.assets["a"].skipped_draft, 1);
+        assert_eq!(report.assets["a"].skipped_no_verdict, 1);
+        let report = merge_file(state.path(), &file, false, true).unwrap();
+        assert_eq!(report.assets["a"].added, 2);
+        assert_eq!(report.assets["a"].replaced, 1);
+        assert_eq!(
+            read_store(state.path()).unwrap().assets["a"].entries.len(),
+            2
+        );
+        std::fs::write(
+            &file,
+            replay_json(r#"{"case_id": "c9", "verdict": "fail"}"#),
+        )
+        .unwrap();
+        let report = merge_file(state.path(), &file, true, false).unwrap();
+        assert_eq!(report.assets["a"].replaced, 2);
+        assert_eq!(
+            read_store(state.path()).unwrap().assets["a"].entries.len(),
+            1
+        );
+    }
+
+    #[test]
+    fn malformed_merge_file_or_store_is_an_error_and_nothing_is_lost() {
+        let state = tempfile::tempdir().unwrap();
+        let file = state.path().join("replay.json");
+        std::fs::write(
+            &file,
+            replay_json(r#"{"case_id": "c1", "verdict": "pass"}"#),
+        )
+        .unwrap();
+        merge_file(state.path(), &file, false, false).unwrap();
+        let before = std::fs::read(baseline_path(state.path())).unwrap();
+        std::fs::write(
+            &file,
+            replay_json(r#"{"case_id": "c1", "verdict": "great"}"#),
+        )
+        .unwrap();
+        let error = merge_file(state.path(), &file, true, false).unwrap_err();
+        assert!(error.to_string().contains("replay.json"), "{error}");
+        std::fs::write(
+            &file,
+            replay_json(r#"{"case_id": "c1", "verdict": "pass", "arm": "x"}"#),
+        )
+        .unwrap();
+        assert!(merge_file(state.path(), &file, true, false).is_err());
+        assert_eq!(std::fs::read(baseline_path(state.path())).unwrap(), before);
+        std::fs::write(baseline_path(state.path()), "{broken").unwrap();
+        let error = read_store(state.path()).unwrap_err();
+        assert!(error.to_string().contains(BASELINE_FILE), "{error}");
+    }
+}

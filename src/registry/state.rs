@@ -1,0 +1,167 @@
+//! The state folder holding `hosts.json`, `registry.<host>.json` and `baseline-results.json`:
+//! `--state DIR`, else `SKILL_LIFT_HOME`, else `~/.skill-lift/`. Also the two write disciplines
+//! every state file follows: an exclusive lock file beside it, and atomic replacement.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::RegistryError;
+use crate::record::write_atomic;
+
+/// Environment variable naming the state folder.
+pub const STATE_ENV: &str = "SKILL_LIFT_HOME";
+
+/// The user's home folder from `HOME` (`USERPROFILE` on Windows).
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Expand a leading `~` or `~/` with the home folder.
+pub fn expand_home(path: &str) -> Result<PathBuf, RegistryError> {
+    if path == "~" {
+        return home_dir().ok_or(RegistryError::NoHome);
+    }
+    if let Some(rest) = path.strip_prefix("~/") {
+        return Ok(home_dir().ok_or(RegistryError::NoHome)?.join(rest));
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// Resolve the state folder: the flag, else `SKILL_LIFT_HOME` (passed in by the CLI, which reads
+/// the environment), else `~/.skill-lift`. The folder is not created here.
+pub fn resolve_state_dir(
+    flag: Option<&Path>,
+    env_value: Option<&str>,
+) -> Result<PathBuf, RegistryError> {
+    if let Some(flag) = flag {
+        return Ok(flag.to_path_buf());
+    }
+    if let Some(value) = env_value.filter(|v| !v.is_empty()) {
+        return expand_home(value);
+    }
+    Ok(home_dir().ok_or(RegistryError::NoHome)?.join(".skill-lift"))
+}
+
+/// The state folder as every command resolves it: `flag`, else the `SKILL_LIFT_HOME`
+/// environment variable, else `~/.skill-lift`. For callers outside the registry CLI (e.g. `run`
+/// feeding the baseline store).
+pub fn state_dir_from_env(flag: Option<&Path>) -> Result<PathBuf, RegistryError> {
+    let env_value = std::env::var(STATE_ENV).ok();
+    resolve_state_dir(flag, env_value.as_deref())
+}
+
+/// An exclusive advisory lock on `<file>.lock`, released on drop.
+pub struct StateLock {
+    _file: File,
+}
+
+/// Take the exclusive lock for the state file `path`, creating its folder. Blocks while another
+/// skill-lift process holds it (writers are short: read, merge, atomic write).
+pub fn lock_for(path: &Path) -> Result<StateLock, RegistryError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(RegistryError::io(dir))?;
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    let lock_path = dir.join(name);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(RegistryError::io(&lock_path))?;
+    file.lock().map_err(RegistryError::io(&lock_path))?;
+    Ok(StateLock { _file: file })
+}
+
+/// Read a JSON state file; `Ok(None)` when it does not exist. Malformed JSON is an error naming
+/// the file (nothing is overwritten).
+pub fn read_json<T: DeserializeOwned>(
+    path: &Path,
+    what: &'static str,
+) -> Result<Option<T>, RegistryError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(RegistryError::io(path)(error)),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|error| RegistryError::BadJson {
+            path: path.to_path_buf(),
+            what,
+            message: error.to_string(),
+        })
+}
+
+/// Write `value` as pretty JSON atomically (temporary file, fsync, rename).
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), RegistryError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(RegistryError::io(dir))?;
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|error| RegistryError::Invalid {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    })?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes).map_err(|error| match error {
+        crate::record::RecordError::Io { path, source } => RegistryError::Io { path, source },
+        other => RegistryError::Invalid {
+            path: path.to_path_buf(),
+            message: other.to_string(),
+        },
+    })
+}
+
+/// Refuse a file whose `schema_version` is newer than `supported`.
+pub fn check_schema(path: &Path, found: u32, supported: u32) -> Result<(), RegistryError> {
+    if found > supported {
+        return Err(RegistryError::SchemaVersion {
+            path: path.to_path_buf(),
+            found,
+            supported,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_beats_environment() {
+        let resolved = resolve_state_dir(Some(Path::new("/x")), Some("/y")).unwrap();
+        assert_eq!(resolved, PathBuf::from("/x"));
+        let resolved = resolve_state_dir(None, Some("/y")).unwrap();
+        assert_eq!(resolved, PathBuf::from("/y"));
+    }
+
+    #[test]
+    fn malformed_json_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("registry.x.json");
+        std::fs::write(&path, "{not json").unwrap();
+        let error = read_json::<serde_json::Value>(&path, "a registry").unwrap_err();
+        assert!(error.to_string().contains("registry.x.json"), "{error}");
+        assert!(
+            read_json::<serde_json::Value>(&dir.path().join("none.json"), "x")
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn write_then_read_round_trips_under_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deep/state.json");
+        let _lock = lock_for(&path).unwrap();
+        write_json(&path, &serde_json::json!({"a": 1})).unwrap();
+        let value: serde_json::Value = read_json(&path, "x").unwrap().unwrap();
+        assert_eq!(value["a"], 1);
+    }
+}

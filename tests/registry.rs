@@ -1,0 +1,737 @@
+//! Integration tests of the registry console: the real `skill-lift` binary in temporary HOME and
+//! state folders (never the real `~`), fake host trees, and runs against a scripted mock server.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::mock_openai::{MockBehaviour, MockServer};
+
+/// A temporary world: a HOME, a state folder and free space for host trees.
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> Self {
+        let world = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(world.home()).unwrap();
+        world
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn home(&self) -> PathBuf {
+        self.path("home")
+    }
+
+    fn state(&self) -> PathBuf {
+        self.path("state")
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// The binary with HOME in the world, no inherited skill-lift variables, state = world/state.
+    fn command(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
+        command
+            .current_dir(self.dir.path())
+            .env("HOME", self.home())
+            .env("SKILL_LIFT_HOME", self.state())
+            .env_remove("SKILL_LIFT_HOST")
+            .env_remove("SKILL_LIFT_RUNNER")
+            .env_remove("SKILL_LIFT_RESULTS")
+            .env("CI", "true");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().unwrap()
+    }
+
+    fn registry(&self, host: &str) -> Value {
+        read_json(&self.state().join(format!("registry.{host}.json")))
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_code(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+fn skill_md(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\nDo the thing.\n")
+}
+
+/// A plugin host tree under `plugins/` and a Claude Code skills folder under HOME.
+fn build_hosts(world: &World) {
+    world.write(
+        "state/hosts.json",
+        &json!({"hosts": {"plugs": {"kind": "plugin", "root": world.path("plugins"),
+                                    "logs": world.path("logs/*.log")}}})
+        .to_string(),
+    );
+    world.write(
+        "plugins/plug-a/package.json",
+        &json!({"name": "plug-a", "version": "1.0.0", "main": "dist/index.js",
+                "dependencies": {"left-pad": "^1.3.0"}})
+        .to_string(),
+    );
+    // A large bundled file and a node_modules tree.
+    let bundle = "x".repeat(2 * 1024 * 1024);
+    world.write("plugins/plug-a/dist/index.js", &bundle);
+    world.write("plugins/plug-a/dist/index.js.map", "{}");
+    for i in 0..200 {
+        world.write(
+            &format!("plugins/plug-a/node_modules/left-pad/f{i}.js"),
+            "module.exports = 1;",
+        );
+    }
+    world.write("plugins/plug-a/README.md", &"docs ".repeat(10_000));
+    world.write("plugins/plug-a/scripts/setup.sh", "echo setup");
+    world.write(
+        "home/.claude/skills/pdf-tools/SKILL.md",
+        &skill_md("pdf-tools", "Fill and merge PDF forms"),
+    );
+    world.write("home/.claude/skills/pdf-tools/scripts/fill.py", "print(1)");
+    world.write("home/.claude/skills/pdf-tools/README.md", "readme");
+    world.write(
+        "home/.claude/skills/finance/SKILL.md",
+        &skill_md("finance", "Build quarterly financial reports from ledgers"),
+    );
+}
+
+#[test]
+fn hosts_lists_profiles_with_resolved_roots_and_counts() {
+    let world = World::new();
+    build_hosts(&world);
+    let output = world.run(&["hosts", "--json"]);
+    assert_code(&output, 0);
+    let value: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let hosts = value["hosts"].as_array().unwrap();
+    let find = |name: &str| hosts.iter().find(|h| h["name"] == name).unwrap().clone();
+    let claude = find("claude-code");
+    assert_eq!(claude["assets"], 2);
+    assert_eq!(claude["root"], json!(world.home().join(".claude/skills")));
+    assert_eq!(find("plugs")["assets"], 1);
+    assert_eq!(find("plugs")["kind"], "plugin");
+    assert_eq!(find("generic")["root"], Value::Null);
+    assert_eq!(find("deepseek")["logs"], "~/.dsh/logs/*.log");
+    let text = world.run(&["hosts"]);
+    assert_code(&text, 0);
+    assert!(stdout(&text).contains("(no default: pass --root)"));
+}
+
+#[test]
+fn scan_fingerprints_ignore_docs_track_scripts_and_report_caps() {
+    let world = World::new();
+    build_hosts(&world);
+    let first = world.run(&["scan", "--host", "plugs"]);
+    assert_code(&first, 0);
+    assert!(stdout(&first).contains("1 new"), "{}", stdout(&first));
+    let registry = world.registry("plugs");
+    let plug = &registry["assets"]["plug-a"];
+    assert_eq!(plug["kind"], "plugin");
+    assert_eq!(plug["calibre"], "v3-agent-skills");
+    assert_eq!(plug["surface"]["deps"], json!(["left-pad"]));
+    assert_eq!(plug["surface"]["main"], json!(["main=dist/index.js"]));
+    // node_modules, README and the source map are not hashed.
+    assert_eq!(plug["fingerprint_files"], 3);
+    let digest = plug["fingerprint"].clone();
+
+    // README-only edit: same fingerprint, nothing changed.
+    world.write("plugins/plug-a/README.md", "rewritten docs");
+    world.write("plugins/plug-a/node_modules/left-pad/new.js", "x");
+    let second = world.run(&["scan", "--host", "plugs", "--json"]);
+    assert_code(&second, 0);
+    let summary: Value = serde_json::from_str(&stdout(&second)).unwrap();
+    assert_eq!(summary["fingerprint_changed"], json!([]));
+    assert_eq!(summary["caps_changed"], json!({}));
+    assert_eq!(
+        world.registry("plugs")["assets"]["plug-a"]["fingerprint"],
+        digest
+    );
+
+    // Script edit: new fingerprint. New bin: [caps] names it.
+    world.write("plugins/plug-a/scripts/setup.sh", "echo setup v2");
+    world.write(
+        "plugins/plug-a/package.json",
+        &json!({"name": "plug-a", "version": "1.1.0", "main": "dist/index.js",
+                "bin": {"plug": "bin/plug.js"}, "dependencies": {"left-pad": "^1.3.0"}})
+        .to_string(),
+    );
+    let third = world.run(&["scan", "--host", "plugs"]);
+    assert_code(&third, 0);
+    let text = stdout(&third);
+    assert!(text.contains("fingerprint changed"), "{text}");
+    assert!(text.contains("[caps] 1 asset(s)"), "{text}");
+    assert!(text.contains("  plug-a +bin"), "{text}");
+    assert!(text.contains("unrelated to pass rate"), "{text}");
+    let registry = world.registry("plugs");
+    assert_ne!(registry["assets"]["plug-a"]["fingerprint"], digest);
+    assert_eq!(
+        registry["assets"]["plug-a"]["previous_fingerprints"],
+        json!([digest])
+    );
+    assert_eq!(registry["scans"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn two_hosts_keep_separate_registries() {
+    let world = World::new();
+    build_hosts(&world);
+    assert_code(&world.run(&["scan", "--host", "plugs"]), 0);
+    let plugs_before = std::fs::read(world.state().join("registry.plugs.json")).unwrap();
+    assert_code(&world.run(&["scan"]), 0);
+    assert_code(&world.run(&["bump", "--model", "m2"]), 0);
+    let claude = world.registry("claude-code");
+    assert_eq!(
+        claude["assets"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        vec!["finance", "pdf-tools"]
+    );
+    assert_eq!(
+        std::fs::read(world.state().join("registry.plugs.json")).unwrap(),
+        plugs_before,
+        "scanning and bumping claude-code must not touch the plugs registry"
+    );
+    assert_eq!(world.registry("plugs")["model_bumps"], json!([]));
+    // README edit in a skill: no change; a script edit: changed.
+    world.write("home/.claude/skills/pdf-tools/README.md", "new readme");
+    let output = world.run(&["scan", "--json"]);
+    let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(summary["fingerprint_changed"], json!([]));
+    world.write("home/.claude/skills/pdf-tools/scripts/fill.py", "print(2)");
+    let output = world.run(&["scan", "--json"]);
+    let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(summary["fingerprint_changed"], json!(["pdf-tools"]));
+}
+
+#[test]
+fn state_folder_flag_beats_environment_and_home_default() {
+    let world = World::new();
+    build_hosts(&world);
+    let other = world.path("other-state");
+    let output = world.run(&["scan", "--state", other.to_str().unwrap()]);
+    assert_code(&output, 0);
+    assert!(other.join("registry.claude-code.json").is_file());
+    assert!(!world.state().join("registry.claude-code.json").exists());
+    // Without flag or variable: ~/.skill-lift under the (temporary) HOME.
+    let output = world
+        .command()
+        .env_remove("SKILL_LIFT_HOME")
+        .args(["scan"])
+        .output()
+        .unwrap();
+    assert_code(&output, 0);
+    assert!(
+        world
+            .home()
+            .join(".skill-lift/registry.claude-code.json")
+            .is_file()
+    );
+}
+
+#[test]
+fn malformed_inputs_exit_2_naming_the_file() {
+    let world = World::new();
+    build_hosts(&world);
+    // plugin.json
+    world.write("plugins/plug-b/plugin.json", "{\"name\": ");
+    let output = world.run(&["scan", "--host", "plugs"]);
+    assert_code(&output, 2);
+    assert!(
+        stderr(&output).contains("plug-b/plugin.json"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!world.state().join("registry.plugs.json").exists());
+    std::fs::remove_dir_all(world.path("plugins/plug-b")).unwrap();
+    // package.json
+    world.write("plugins/plug-a/package.json", "[1, 2");
+    let output = world.run(&["scan", "--host", "plugs"]);
+    assert_code(&output, 2);
+    assert!(
+        stderr(&output).contains("plug-a/package.json"),
+        "{}",
+        stderr(&output)
+    );
+    // registry
+    world.write("state/registry.claude-code.json", "{\"schema_version\": 1");
+    for args in [
+        vec!["status"],
+        vec!["scan"],
+        vec!["check"],
+        vec!["bump", "--model", "x"],
+    ] {
+        let output = world.run(&args);
+        assert_code(&output, 2);
+        assert!(
+            stderr(&output).contains("registry.claude-code.json"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(world.state().join("registry.claude-code.json")).unwrap(),
+        "{\"schema_version\": 1",
+        "a malformed registry is never overwritten"
+    );
+    // baseline store
+    world.write("state/baseline-results.json", "nope");
+    let output = world.run(&["regress"]);
+    assert_code(&output, 2);
+    assert!(
+        stderr(&output).contains("baseline-results.json"),
+        "{}",
+        stderr(&output)
+    );
+    // hosts.json
+    world.write(
+        "state/hosts.json",
+        "{\"hosts\": {\"x\": {\"kind\": \"robot\"}}}",
+    );
+    let output = world.run(&["hosts"]);
+    assert_code(&output, 2);
+    assert!(
+        stderr(&output).contains("hosts.json"),
+        "{}",
+        stderr(&output)
+    );
+    // unknown host, missing root
+    std::fs::remove_file(world.state().join("hosts.json")).unwrap();
+    let output = world.run(&["scan", "--host", "nope"]);
+    assert_code(&output, 2);
+    assert!(stderr(&output).contains("unknown host `nope`"));
+    let output = world.run(&["scan", "--host", "generic"]);
+    assert_code(&output, 2);
+    assert!(stderr(&output).contains("--root"));
+}
+
+#[test]
+fn probe_reads_logs_and_transcripts_and_never_claims_health() {
+    let world = World::new();
+    build_hosts(&world);
+    world.write(
+        "logs/host.log",
+        "2026-03-01T10:00:00Z [warn] [plug-a] probe bsk failed (spawn bsk ENOENT)\n\
+         2026-03-01T10:00:01Z [info] [plug-a] registered 4 tools\n",
+    );
+    assert_code(&world.run(&["scan", "--host", "plugs"]), 0);
+    let output = world.run(&["probe", "--host", "plugs"]);
+    assert_code(&output, 0);
+    let text = stdout(&output);
+    assert!(
+        text.contains("plug-a: 2 log line(s), 1 failure hint(s)"),
+        "{text}"
+    );
+    assert!(text.contains("ENOENT"), "{text}");
+    assert!(!text.contains('✓'));
+    // Claude Code: transcripts under ~/.claude/projects; the silent skill gets the absence line.
+    world.write(
+        "home/.claude/projects/p1/session.jsonl",
+        &[
+            json!({"message": {"content": [{"type": "tool_use", "id": "t1", "name": "Skill", "input": {"skill": "pdf-tools"}}]}}),
+            json!({"message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": true, "content": "boom"}]}}),
+        ]
+        .iter()
+        .map(|v| format!("{v}\n"))
+        .collect::<String>(),
+    );
+    assert_code(&world.run(&["scan"]), 0);
+    let output = world.run(&["probe"]);
+    assert_code(&output, 0);
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "pdf-tools: 0 log line(s), 0 failure hint(s); 1 skill activation(s), 1 returned errors"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "no evidence for 1 asset(s): finance — absence of evidence is not evidence of health"
+        ),
+        "{text}"
+    );
+    let help = world.run(&["probe", "--help"]);
+    assert!(stdout(&help).contains("Blind spots"));
+}
+
+#[test]
+fn suggest_prefers_installed_assets_then_catalog() {
+    let world = World::new();
+    build_hosts(&world);
+    assert_code(&world.run(&["scan"]), 0);
+    let output = world.run(&["suggest", "--need", "quarterly financial reports"]);
+    assert_code(&output, 0);
+    assert!(
+        stdout(&output).contains("already available: finance"),
+        "{}",
+        stdout(&output)
+    );
+    world.write(
+        "catalog.json",
+        &json!([{"slug": "humanizer", "title": "Humanizer", "description": "remove the AI tone from text", "source": "marketplace"}]).to_string(),
+    );
+    let output = world.run(&[
+        "suggest",
+        "--need",
+        "remove the AI tone",
+        "--catalog",
+        "catalog.json",
+    ]);
+    assert_code(&output, 0);
+    let text = stdout(&output);
+    assert!(text.contains("[install:humanizer]"), "{text}");
+    assert!(text.contains("not installed — your choice"), "{text}");
+    world.write("bad-catalog.json", "{}");
+    let output = world.run(&["suggest", "--need", "x", "--catalog", "bad-catalog.json"]);
+    assert_code(&output, 2);
+    assert!(stderr(&output).contains("bad-catalog.json"));
+}
+
+#[test]
+fn fingerprint_report_matches_scan_and_never_touches_the_registry() {
+    let world = World::new();
+    build_hosts(&world);
+    let skill = world.home().join(".claude/skills/pdf-tools");
+    let output = world.run(&["fingerprint", skill.to_str().unwrap(), "--out", "report"]);
+    assert_code(&output, 0);
+    let report = read_json(&world.path("report/fingerprint-report.json"));
+    assert!(world.path("report/fingerprint-report.md").is_file());
+    let state_files: Vec<String> = std::fs::read_dir(world.state())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        state_files,
+        vec!["hosts.json"],
+        "fingerprint never writes the registry"
+    );
+    // Same hashing as scan.
+    assert_code(&world.run(&["scan"]), 0);
+    assert_eq!(
+        report["entries"][0]["fingerprint"],
+        world.registry("claude-code")["assets"]["pdf-tools"]["fingerprint"]
+    );
+}
+
+#[test]
+fn baseline_checklist_template_and_merge() {
+    let world = World::new();
+    world.write(
+        "skills/greeter/SKILL.md",
+        &skill_md("greeter", "Greets users"),
+    );
+    world.write(
+        "skills/greeter/evals/evals.json",
+        &json!({"skill_name": "greeter", "evals": [
+            {"id": "c1", "prompt": "Say hi", "expected_output": "Hi"},
+            {"id": "c2", "prompt": "Say bye", "status": "draft"}
+        ]})
+        .to_string(),
+    );
+    let output = world.run(&[
+        "baseline",
+        "checklist",
+        "skills/greeter",
+        "--model",
+        "m1",
+        "--template",
+        "replay.json",
+    ]);
+    assert_code(&output, 0);
+    let text = stdout(&output);
+    assert!(text.contains("## [ ] 1. c1"), "{text}");
+    assert!(
+        !text.contains("c2"),
+        "drafts are not in the checklist: {text}"
+    );
+    let mut template = read_json(&world.path("replay.json"));
+    assert_eq!(template["asset"], "greeter");
+    assert!(
+        template["fingerprint"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    template["verdicts"][0]["verdict"] = json!("pass");
+    template["verdicts"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"case_id": "c2", "verdict": "fail", "status": "draft"}));
+    world.write("replay.json", &template.to_string());
+    let output = world.run(&["baseline", "merge", "replay.json"]);
+    assert_code(&output, 0);
+    assert!(
+        stdout(&output).contains("1 verdict(s) merged, 0 replaced, 1 draft skipped"),
+        "{}",
+        stdout(&output)
+    );
+    let store = read_json(&world.state().join("baseline-results.json"));
+    assert_eq!(store["schema_version"], 1);
+    assert_eq!(
+        store["assets"]["greeter"]["entries"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let output = world.run(&[
+        "baseline",
+        "merge",
+        "replay.json",
+        "--allow-draft",
+        "--replace",
+    ]);
+    assert_code(&output, 0);
+    let store = read_json(&world.state().join("baseline-results.json"));
+    assert_eq!(
+        store["assets"]["greeter"]["entries"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // No model anywhere: a clear error.
+    let output = world.run(&["baseline", "checklist", "skills/greeter"]);
+    assert_code(&output, 2);
+    assert!(stderr(&output).contains("--model"));
+}
+
+/// A skill with `cases` golden cases checked by `^Aye!`, a runner profile, and helpers to run
+/// `skill-lift run` and ingest the run into the baseline store.
+fn write_pirate(world: &World, cases: usize) {
+    world.write(
+        "skills/pirate-greeting/SKILL.md",
+        "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
+    );
+    let evals: Vec<Value> = (0..cases)
+        .map(|i| {
+            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                        "expected_skill": "pirate-greeting",
+                        "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
+        })
+        .collect();
+    world.write(
+        "skills/pirate-greeting/evals/evals.json",
+        &json!({"skill_name": "pirate-greeting", "evals": evals}).to_string(),
+    );
+}
+
+fn run_and_ingest(world: &World, server: &MockServer, model: &str, run_id: &str) {
+    world.write(
+        "runners/mock.toml",
+        &format!(
+            "kind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"x\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\nskill_mode = \"tools\"\nmax_turns = 4\n",
+            server.base_url()
+        ),
+    );
+    let output = world.run(&[
+        "run",
+        "skills/pirate-greeting",
+        "--runner",
+        "mock",
+        "--out",
+        "results",
+        "--model",
+        model,
+        "-k",
+        "1",
+        "--run-id",
+        run_id,
+        "--quiet",
+        "--no-decoys",
+    ]);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&output)
+    );
+    let output = world.run(&["baseline", "ingest", &format!("results/{run_id}")]);
+    assert_code(&output, 0);
+}
+
+#[test]
+fn runs_feed_check_and_regress_flags_degraded_then_drift() {
+    let world = World::new();
+    write_pirate(&world, 8);
+    let good = MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".into()),
+        ..MockBehaviour::default()
+    });
+    // The second model never activates the skill: a designed drop.
+    let bad = MockServer::start(MockBehaviour::default());
+
+    assert_code(
+        &world.run(&["scan", "--host", "generic", "--root", "skills"]),
+        0,
+    );
+    run_and_ingest(&world, &good, "model-a", "a");
+    assert_code(
+        &world.run(&["bump", "--host", "generic", "--model", "model-b"]),
+        0,
+    );
+    let output = world.run(&["check", "--host", "generic"]);
+    assert_code(&output, 1);
+    assert!(
+        stdout(&output).contains("pirate-greeting  (last evaluated under: model-a)"),
+        "{}",
+        stdout(&output)
+    );
+    run_and_ingest(&world, &bad, "model-b", "b");
+    let output = world.run(&["check", "--host", "generic"]);
+    assert_code(&output, 0);
+    // Re-ingesting a run is idempotent.
+    let output = world.run(&["baseline", "ingest", "results/b"]);
+    assert!(
+        stdout(&output).contains("16 verdict(s) (16 replaced)"),
+        "{}",
+        stdout(&output)
+    );
+
+    let output = world.run(&["regress", "pirate-greeting", "--format", "json"]);
+    assert_code(&output, 1);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let asset = &report["assets"][0];
+    assert_eq!(asset["models"], json!(["model-a", "model-b"]));
+    assert_eq!(asset["flags"], json!(["DEGRADED"]));
+    let comparison = &asset["comparisons"][0];
+    assert_eq!(comparison["flag"], "DEGRADED");
+    assert_eq!(comparison["drop_pp"], 100.0);
+    assert_eq!(comparison["attribution"]["target"], "trigger description");
+    let cell = &asset["rows"][0]["cells"][0];
+    assert_eq!(cell["n_cases"], 8);
+    assert_eq!(cell["method"], "wilson");
+    let output = world.run(&["regress", "--host", "generic", "--format", "json"]);
+    assert_code(&output, 1);
+    let output = world.run(&["regress", "--host", "claude-code"]);
+    assert_code(&output, 2);
+    let table = world.run(&["regress"]);
+    assert_code(&table, 1);
+    assert!(
+        stdout(&table).contains("attribution: trigger description"),
+        "{}",
+        stdout(&table)
+    );
+    let csv = world.run(&["regress", "--format", "csv", "--out", "regress-out"]);
+    assert!(stdout(&csv).lines().count() == 3, "{}", stdout(&csv));
+    assert!(world.path("regress-out/regress.json").is_file());
+
+    // The skill is edited; the new fingerprint runs under model-c and fails: FINGERPRINT-DRIFT,
+    // and the new row is never compared with the old one.
+    world.write(
+        "skills/pirate-greeting/SKILL.md",
+        "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nAnswer plainly. SKILL-MARKER-GONE\n",
+    );
+    run_and_ingest(&world, &bad, "model-c", "c");
+    let output = world.run(&["regress", "--format", "json"]);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let asset = &report["assets"][0];
+    assert!(
+        asset["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("FINGERPRINT-DRIFT")),
+        "{asset}"
+    );
+    assert_eq!(asset["rows"].as_array().unwrap().len(), 2);
+    assert_eq!(asset["comparisons"].as_array().unwrap().len(), 1);
+    assert!(asset["drift"].as_str().unwrap().contains("edited"));
+    // The dashboard reads the same store.
+    let output = world.run(&["status", "--host", "generic", "--dashboard"]);
+    assert_code(&output, 0);
+    assert!(stdout(&output).contains("heuristic"), "{}", stdout(&output));
+}
+
+#[test]
+fn deepseek_layout_reads_plugins_from_package_json_dependencies() {
+    let world = World::new();
+    world.write(
+        "home/.dsh/profiles/desktop/package.json",
+        &json!({"dependencies": {"@wxg/browser-skill": "1.0.0", "not-installed": "1"}}).to_string(),
+    );
+    world.write(
+        "home/.dsh/profiles/desktop/node_modules/@wxg/browser-skill/package.json",
+        &json!({"name": "@wxg/browser-skill", "main": "dist/index.js",
+                "dsh": {"bundle": {"patch": "patch.js"}}})
+        .to_string(),
+    );
+    world.write(
+        "home/.dsh/profiles/desktop/node_modules/left-pad/package.json",
+        &json!({"name": "left-pad"}).to_string(),
+    );
+    world.write(
+        "home/.dsh/logs/main.log",
+        "2026-03-01T10:00:00Z [warn] [@wxg/browser-skill] probe bsk failed (spawn bsk ENOENT)\n",
+    );
+    let output = world.run(&["scan", "--host", "deepseek", "--json"]);
+    assert_code(&output, 0);
+    let summary: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(summary["new"], json!(["@wxg/browser-skill"]));
+    let registry = world.registry("deepseek");
+    assert_eq!(
+        registry["assets"]["@wxg/browser-skill"]["surface"]["patch"],
+        json!(["patch.js"])
+    );
+    let output = world.run(&["probe", "--host", "deepseek"]);
+    assert_code(&output, 0);
+    assert!(
+        stdout(&output).contains("@wxg/browser-skill: 1 log line(s), 1 failure hint(s)"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn concurrent_scans_of_one_host_serialise_on_the_lock() {
+    let world = World::new();
+    build_hosts(&world);
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            world
+                .command()
+                .args(["scan", "--json"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let registry = world.registry("claude-code");
+    assert_eq!(registry["scans"].as_array().unwrap().len(), 4);
+    assert_eq!(registry["assets"].as_object().unwrap().len(), 2);
+}
