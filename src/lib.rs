@@ -13,6 +13,7 @@ pub mod evalset;
 pub mod execute;
 pub mod exit_codes;
 pub mod grade;
+pub mod plan;
 pub mod process;
 pub mod record;
 pub mod registry;

@@ -685,93 +685,119 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
             retries: totals.retries,
         }
     };
-    let arms = Arms {
-        with_skill: arm_summary(Arm::WithSkill, &paired.with, paired.with_passes),
-        without_skill: arm_summary(Arm::WithoutSkill, &paired.without, paired.without_passes),
-    };
+    // The arms' bootstraps run on their own threads while the lift is computed.
+    let (arms, differences, estimate, paired_t, interval, method_name, test, p_value) =
+        std::thread::scope(|scope| {
+            let with_skill =
+                scope.spawn(|| arm_summary(Arm::WithSkill, &paired.with, paired.with_passes));
+            let without_skill = scope
+                .spawn(|| arm_summary(Arm::WithoutSkill, &paired.without, paired.without_passes));
 
-    let differences: Vec<f64> = paired
-        .with
-        .iter()
-        .zip(&paired.without)
-        .map(|(a, b)| a - b)
-        .collect();
-    let estimate = mean(&differences);
-    let t_check = (n >= 2)
-        .then(|| stats::paired_t(&differences, clusters.as_ref(), CONFIDENCE).ok())
-        .flatten();
-    let paired_t = PairedTCheck {
-        ci_low: t_check.as_ref().and_then(|t| t.interval.map(|i| i.low)),
-        ci_high: t_check.as_ref().and_then(|t| t.interval.map(|i| i.high)),
-        p_value: t_check.as_ref().and_then(|t| t.p_value),
-    };
-    let method = match settings.method {
-        Some(LiftMethod::Newcombe) if !single_attempt => LiftMethod::Bca,
-        Some(method) => method,
-        None if single_attempt => LiftMethod::Newcombe,
-        None => LiftMethod::Bca,
-    };
-    let (interval, method_name, test, p_value): (
-        Option<Interval>,
-        String,
-        Option<String>,
-        Option<f64>,
-    ) = match method {
-        LiftMethod::Newcombe => {
-            let [both, only_with, only_without, neither] = paired.table;
-            let interval =
-                stats::newcombe_paired_interval(both, only_with, only_without, neither, CONFIDENCE);
-            let mcnemar = stats::mcnemar(only_with, only_without);
-            (
-                interval,
-                "newcombe".to_string(),
-                Some("mcnemar-mid-p".to_string()),
-                Some(mcnemar.mid_p),
-            )
-        }
-        LiftMethod::T => (
-            t_check.as_ref().and_then(|t| t.interval),
-            "paired-t".to_string(),
-            Some("paired-t".to_string()),
-            paired_t.p_value,
-        ),
-        LiftMethod::Bca | LiftMethod::Percentile => {
-            let requested = if method == LiftMethod::Bca {
-                BootstrapMethod::Bca
-            } else {
-                BootstrapMethod::Percentile
-            };
-            let result = (n >= 1)
-                .then(|| {
-                    stats::bootstrap_paired_difference(
-                        &paired.with,
-                        &paired.without,
-                        clusters.as_ref(),
-                        &bootstrap(requested),
-                    )
-                    .ok()
-                })
+            let differences: Vec<f64> = paired
+                .with
+                .iter()
+                .zip(&paired.without)
+                .map(|(a, b)| a - b)
+                .collect();
+            let estimate = mean(&differences);
+            let t_check = (n >= 2)
+                .then(|| stats::paired_t(&differences, clusters.as_ref(), CONFIDENCE).ok())
                 .flatten();
-            let (interval, name) = match (&result, method) {
-                (Some(r), LiftMethod::Bca) if r.bca.is_some() => {
-                    (r.bca, format!("{prefix}-bootstrap-bca"))
+            let paired_t = PairedTCheck {
+                ci_low: t_check.as_ref().and_then(|t| t.interval.map(|i| i.low)),
+                ci_high: t_check.as_ref().and_then(|t| t.interval.map(|i| i.high)),
+                p_value: t_check.as_ref().and_then(|t| t.p_value),
+            };
+            let method = match settings.method {
+                Some(LiftMethod::Newcombe) if !single_attempt => LiftMethod::Bca,
+                Some(method) => method,
+                None if single_attempt => LiftMethod::Newcombe,
+                None => LiftMethod::Bca,
+            };
+            let (interval, method_name, test, p_value): (
+                Option<Interval>,
+                String,
+                Option<String>,
+                Option<f64>,
+            ) = match method {
+                LiftMethod::Newcombe => {
+                    let [both, only_with, only_without, neither] = paired.table;
+                    let interval = stats::newcombe_paired_interval(
+                        both,
+                        only_with,
+                        only_without,
+                        neither,
+                        CONFIDENCE,
+                    );
+                    let mcnemar = stats::mcnemar(only_with, only_without);
+                    (
+                        interval,
+                        "newcombe".to_string(),
+                        Some("mcnemar-mid-p".to_string()),
+                        Some(mcnemar.mid_p),
+                    )
                 }
-                (Some(r), _) => (Some(r.percentile), format!("{prefix}-bootstrap-percentile")),
-                (None, _) => (None, format!("{prefix}-bootstrap-bca")),
+                LiftMethod::T => (
+                    t_check.as_ref().and_then(|t| t.interval),
+                    "paired-t".to_string(),
+                    Some("paired-t".to_string()),
+                    paired_t.p_value,
+                ),
+                LiftMethod::Bca | LiftMethod::Percentile => {
+                    let requested = if method == LiftMethod::Bca {
+                        BootstrapMethod::Bca
+                    } else {
+                        BootstrapMethod::Percentile
+                    };
+                    let result = (n >= 1)
+                        .then(|| {
+                            stats::bootstrap_paired_difference(
+                                &paired.with,
+                                &paired.without,
+                                clusters.as_ref(),
+                                &bootstrap(requested),
+                            )
+                            .ok()
+                        })
+                        .flatten();
+                    let (interval, name) = match (&result, method) {
+                        (Some(r), LiftMethod::Bca) if r.bca.is_some() => {
+                            (r.bca, format!("{prefix}-bootstrap-bca"))
+                        }
+                        (Some(r), _) => {
+                            (Some(r.percentile), format!("{prefix}-bootstrap-percentile"))
+                        }
+                        (None, _) => (None, format!("{prefix}-bootstrap-bca")),
+                    };
+                    let (test, p_value) = if n <= 20 && !clustered {
+                        let permutation =
+                            stats::sign_flip_test(&differences, settings.resamples, settings.seed)
+                                .ok();
+                        (
+                            Some("sign-flip-permutation".to_string()),
+                            permutation.map(|p| p.two_sided_p),
+                        )
+                    } else {
+                        (Some("paired-t".to_string()), paired_t.p_value)
+                    };
+                    (interval, name, test, p_value)
+                }
             };
-            let (test, p_value) = if n <= 20 && !clustered {
-                let permutation =
-                    stats::sign_flip_test(&differences, settings.resamples, settings.seed).ok();
-                (
-                    Some("sign-flip-permutation".to_string()),
-                    permutation.map(|p| p.two_sided_p),
-                )
-            } else {
-                (Some("paired-t".to_string()), paired_t.p_value)
+            let arms = Arms {
+                with_skill: with_skill.join().expect("arm analysis thread"),
+                without_skill: without_skill.join().expect("arm analysis thread"),
             };
-            (interval, name, test, p_value)
-        }
-    };
+            (
+                arms,
+                differences,
+                estimate,
+                paired_t,
+                interval,
+                method_name,
+                test,
+                p_value,
+            )
+        });
     let mde = stats::observed_minimum_detectable_effect(&differences, MDE_ALPHA, MDE_POWER)
         .map(|m| m.t_based);
 

@@ -4,6 +4,7 @@
 mod baseline;
 mod fingerprint;
 mod merge;
+mod plan;
 mod probe;
 mod registry;
 mod regress;
@@ -33,6 +34,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge the shard folders of one run into one run folder, analyzed as a whole.
     Merge(MergeArgs),
+    /// Before spending: trials, tokens, cost, and the minimum detectable lift for N cases × K.
+    Plan(plan::PlanArgs),
     /// List host profiles with their resolved roots and the number of assets found.
     Hosts(registry::HostsArgs),
     /// Fingerprint every asset of a host and update registry.<host>.json; print what changed.
@@ -325,6 +328,7 @@ pub fn main() -> i32 {
             Command::Run(args) => run::run(*args).await,
             Command::Report(args) => report::report(args),
             Command::Merge(args) => merge::merge(args),
+            Command::Plan(args) => plan::plan_command(args),
             Command::Hosts(args) => registry::hosts(args),
             Command::Scan(args) => registry::scan_command(args),
             Command::Status(args) => registry::status(args),

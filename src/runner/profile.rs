@@ -128,6 +128,9 @@ pub struct RunnerProfile {
     /// System prompt placed before the skills section.
     #[serde(default = "default_system_prompt")]
     pub system_prompt: String,
+    /// Prices for cost estimates (`skill-lift plan`), USD per million tokens.
+    #[serde(default)]
+    pub price: Option<PriceTable>,
     /// Agent CLIs: the program to run (default: the kind's usual command name, looked up in
     /// `PATH`). For `command`, the program is the first element of `command` instead.
     #[serde(default)]
@@ -185,6 +188,17 @@ fn default_retry_base_delay() -> f64 {
 /// The default system prompt of model-API runners.
 pub fn default_system_prompt() -> String {
     "You are a helpful assistant.".to_string()
+}
+
+/// Token prices of a model, USD per million tokens (for `skill-lift plan`; a run's recorded cost
+/// is what the agent reports).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceTable {
+    /// USD per million input (prompt) tokens.
+    pub input_usd_per_million_tokens: f64,
+    /// USD per million output (completion) tokens.
+    pub output_usd_per_million_tokens: f64,
 }
 
 /// A profile plus where it came from.
