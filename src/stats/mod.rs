@@ -38,6 +38,8 @@ mod proportion;
 mod sampling;
 
 #[cfg(test)]
+mod property_tests;
+#[cfg(test)]
 mod test_data;
 
 use std::collections::HashMap;
