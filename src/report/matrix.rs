@@ -16,6 +16,11 @@ use crate::report::html::{escape, page_end, page_start};
 pub struct MatrixCell {
     pub fingerprint: String,
     pub model: String,
+    /// Runner profile of the run.
+    pub runner: String,
+    /// The column the cell sits in: the model, or `model · runner` when the runs used several
+    /// runners (so runs of one model on different runners never hide each other).
+    pub column: String,
     pub run_id: String,
     /// With-skill pass rate (fraction) and its 95% interval.
     pub with_skill: Option<f64>,
@@ -48,13 +53,24 @@ pub struct PassRateMatrix {
 pub fn pass_rate_matrix(summaries: &[&Summary]) -> PassRateMatrix {
     let mut fingerprints: Vec<String> = Vec::new();
     let mut cells: BTreeMap<(String, String), MatrixCell> = BTreeMap::new();
+    let several_runners = summaries
+        .iter()
+        .map(|s| &s.runner)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
     let mut ordered: Vec<&Summary> = summaries.to_vec();
     ordered.sort_by(|a, b| a.run_id.cmp(&b.run_id));
     for summary in ordered {
         if !fingerprints.contains(&summary.fingerprint) {
             fingerprints.push(summary.fingerprint.clone());
         }
-        let key = (summary.fingerprint.clone(), summary.model.clone());
+        let column = if several_runners {
+            format!("{} · {}", summary.model, summary.runner)
+        } else {
+            summary.model.clone()
+        };
+        let key = (summary.fingerprint.clone(), column.clone());
         let hidden = cells
             .remove(&key)
             .map(|old| {
@@ -69,6 +85,8 @@ pub fn pass_rate_matrix(summaries: &[&Summary]) -> PassRateMatrix {
             MatrixCell {
                 fingerprint: summary.fingerprint.clone(),
                 model: summary.model.clone(),
+                runner: summary.runner.clone(),
+                column,
                 run_id: summary.run_id.clone(),
                 with_skill: arm.pass_rate,
                 with_skill_ci_low: arm.ci_low,
@@ -177,7 +195,7 @@ pub fn matrix_html(matrix: &PassRateMatrix) -> String {
             let cell = matrix
                 .cells
                 .iter()
-                .find(|c| &c.fingerprint == fingerprint && &c.model == model);
+                .find(|c| &c.fingerprint == fingerprint && &c.column == model);
             let Some(cell) = cell else {
                 let _ = writeln!(
                     out,
@@ -227,7 +245,7 @@ pub fn matrix_html(matrix: &PassRateMatrix) -> String {
             out,
             "<tr><td><code>{}</code></td><td>{}</td><td><a href=\"{run}/report.html\">{run}</a></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             escape(cell.fingerprint.get(..19).unwrap_or(&cell.fingerprint)),
-            escape(&cell.model),
+            escape(&cell.column),
             percent(cell.with_skill),
             percent(cell.without_skill),
             cell.lift
