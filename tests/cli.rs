@@ -228,6 +228,26 @@ fn no_decoys_and_custom_decoys_are_recorded() {
     )
     .unwrap();
     assert_eq!(manifest["decoys"]["skills"][0]["name"], "helper");
+    // A renamed copy of the target among the decoys is refused (leak guard).
+    fixture.write(
+        "leaky-decoys/innocent/SKILL.md",
+        "---\nname: innocent\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
+    );
+    let leaky = fixture.path("leaky-decoys");
+    let output = fixture.run(&[
+        "-k",
+        "1",
+        "--run-id",
+        "leaky",
+        "--decoys",
+        leaky.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("leak guard"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -279,6 +299,11 @@ fn server_errors_make_trials_unscoreable_not_failed() {
     assert_eq!(summary["trials"]["fail"], 0);
     assert_eq!(summary["arms"]["with_skill"]["pass_rate"], Value::Null);
     assert_eq!(summary["lift"]["verdict"], "inconclusive");
+    assert!(
+        stderr(&output).contains("baseline store not updated"),
+        "{}",
+        stderr(&output)
+    );
     let records = trial_lines(&fixture.run_dir("broken"));
     assert!(records[0]["reason"].as_str().unwrap().contains("HTTP 500"));
     assert_eq!(records[0]["retries"].as_array().unwrap().len(), 2);

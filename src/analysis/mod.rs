@@ -704,8 +704,13 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
                 .then(|| stats::paired_t(&differences, clusters.as_ref(), CONFIDENCE).ok())
                 .flatten();
             let paired_t = PairedTCheck {
-                ci_low: t_check.as_ref().and_then(|t| t.interval.map(|i| i.low)),
-                ci_high: t_check.as_ref().and_then(|t| t.interval.map(|i| i.high)),
+                // A lift lies in [-1, 1]; the t interval can overshoot near the bounds.
+                ci_low: t_check
+                    .as_ref()
+                    .and_then(|t| t.interval.map(|i| i.low.max(-1.0))),
+                ci_high: t_check
+                    .as_ref()
+                    .and_then(|t| t.interval.map(|i| i.high.min(1.0))),
                 p_value: t_check.as_ref().and_then(|t| t.p_value),
             };
             let method = match settings.method {
@@ -738,7 +743,10 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
                     )
                 }
                 LiftMethod::T => (
-                    t_check.as_ref().and_then(|t| t.interval),
+                    t_check.as_ref().and_then(|t| t.interval).map(|i| Interval {
+                        low: i.low.max(-1.0),
+                        high: i.high.min(1.0),
+                    }),
                     "paired-t".to_string(),
                     Some("paired-t".to_string()),
                     paired_t.p_value,
@@ -798,7 +806,12 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
                 p_value,
             )
         });
-    let mde = stats::observed_minimum_detectable_effect(&differences, MDE_ALPHA, MDE_POWER)
+    // With identical case differences the observed variance is 0 and the MDE formula says 0:
+    // that is no evidence of power, so it is left unknown.
+    let all_equal = differences.windows(2).all(|w| w[0] == w[1]);
+    let mde = (!all_equal)
+        .then(|| stats::observed_minimum_detectable_effect(&differences, MDE_ALPHA, MDE_POWER))
+        .flatten()
         .map(|m| m.t_based);
 
     let mut verdict_reasons = Vec::new();
@@ -846,7 +859,7 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         ci_high: interval.map(|i| i.high),
         method: method_name,
         test,
-        p_value,
+        p_value: if n == 0 { None } else { p_value },
         paired_t,
         mde,
         n_cases: n,

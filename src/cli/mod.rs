@@ -345,8 +345,14 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(CommandError { code, error }) => {
             eprintln!("error: {error}");
+            let mut shown = error.to_string();
             for cause in error.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                let text = cause.to_string();
+                // thiserror messages often embed their source; do not print it twice.
+                if !shown.contains(&text) {
+                    eprintln!("  caused by: {text}");
+                    shown.push_str(&text);
+                }
             }
             code
         }

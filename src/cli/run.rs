@@ -120,6 +120,13 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
                 decoy.name
             )));
         }
+        let decoy_skill = load_skill(&decoy.dir).map_err(CommandError::input)?;
+        if decoy_skill.body.trim() == skill.body.trim() {
+            return Err(CommandError::input(anyhow!(
+                "leak guard: decoy `{}` has the same SKILL.md body as the target (a renamed copy); the baseline would contain the target",
+                decoy.name
+            )));
+        }
         if print.digest == target_fingerprint.digest {
             return Err(CommandError::input(anyhow!(
                 "leak guard: decoy `{}` has the target's fingerprint {}; the baseline would contain the target",
@@ -210,6 +217,12 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
 
 /// Reload the inputs recorded in a run's manifest and refuse if any of them changed.
 fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError> {
+    if !run_dir.join("manifest.json").is_file() {
+        return Err(CommandError::input(anyhow!(
+            "{}: not a run folder (no manifest.json); pass a folder under results/ written by `skill-lift run`",
+            run_dir.display()
+        )));
+    }
     let manifest = read_manifest(run_dir).map_err(CommandError::input)?;
     let changed = |what: &str, detail: String| {
         CommandError::input(anyhow!(
@@ -589,8 +602,16 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         report.wall_s,
         run_dir.display()
     );
-    if manifest.shard.is_none() && !report.interrupted {
+    // Only a run that measured something counts as an evaluation (a run whose trials were
+    // mostly unscoreable or not gradable must not clear `check` after a model bump).
+    let measured = !matches!(
+        exit_code_for(&summary),
+        exit_codes::INFRASTRUCTURE_ERROR | exit_codes::NOTHING_TO_RUN
+    );
+    if manifest.shard.is_none() && !report.interrupted && measured {
         record_in_baseline_store(&run_dir, &manifest, args.state.as_deref());
+    } else if manifest.shard.is_none() && !report.interrupted {
+        eprintln!("skill-lift: baseline store not updated: this run measured no lift");
     }
     if report.interrupted {
         eprintln!(

@@ -46,7 +46,15 @@ pub fn summary_markdown(summary: &Summary) -> String {
         Verdict::Regressed => "REGRESSED",
         Verdict::Inconclusive => "INCONCLUSIVE",
     };
-    let _ = writeln!(out, "# skill-lift: `{}` — {headline}\n", summary.asset);
+    if summary.complete {
+        let _ = writeln!(out, "# skill-lift: `{}` — {headline}\n", summary.asset);
+    } else {
+        let _ = writeln!(
+            out,
+            "# skill-lift: `{}` — {headline} (INCOMPLETE: {} of {} planned trials; resume before deciding)\n",
+            summary.asset, summary.trials.recorded, summary.trials.planned
+        );
+    }
     let interval = match (lift.ci_low, lift.ci_high) {
         (Some(low), Some(high)) => {
             format!("95% CI [{}, {}]", points(Some(low)), points(Some(high)))

@@ -246,13 +246,30 @@ pub fn resolve_profile_path(value: &str) -> Result<PathBuf, ProfileError> {
             looked: as_path.display().to_string(),
         });
     }
-    let candidate = Path::new("runners").join(format!("{value}.toml"));
-    if candidate.is_file() {
-        return Ok(candidate);
+    let file = format!("{value}.toml");
+    let mut candidates = vec![Path::new("runners").join(&file)];
+    if let Some(dirs) = std::env::var_os("SKILL_LIFT_RUNNERS") {
+        candidates.extend(std::env::split_paths(&dirs).map(|dir| dir.join(&file)));
+    }
+    // The repository the binary was built in (target/<profile>/skill-lift), so the shipped
+    // profiles work from any folder.
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(repository) = exe.parent().and_then(Path::parent).and_then(Path::parent)
+    {
+        candidates.push(repository.join("runners").join(&file));
+    }
+    for candidate in &candidates {
+        if candidate.is_file() {
+            return Ok(candidate.clone());
+        }
     }
     Err(ProfileError::NotFound {
         name: value.to_string(),
-        looked: candidate.display().to_string(),
+        looked: candidates
+            .iter()
+            .map(|c| c.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
     })
 }
 
