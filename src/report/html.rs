@@ -107,7 +107,11 @@ fn verdict_block(out: &mut String, summary: &Summary) {
         lift.n_cases,
         lift.k,
         match (&lift.test, lift.p_value) {
-            (Some(test), Some(p)) => format!(", p = {p:.4} ({})", escape(test)),
+            (Some(test), Some(p)) => format!(
+                ", p {} ({})",
+                escape(&crate::report::markdown::format_p_value(p)),
+                escape(test)
+            ),
             _ => String::new(),
         } + &lift
             .mde

@@ -37,6 +37,15 @@ fn arm_row(name: &str, arm: &ArmSummary) -> String {
     )
 }
 
+/// A p-value for people: `= 0.0123`, or `< 0.0001` below the shown precision.
+pub fn format_p_value(p: f64) -> String {
+    if p < 0.0001 {
+        "< 0.0001".to_string()
+    } else {
+        format!("= {p:.4}")
+    }
+}
+
 /// Render the summary as Markdown.
 pub fn summary_markdown(summary: &Summary) -> String {
     let lift = &summary.lift;
@@ -71,7 +80,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     );
     let mut facts = Vec::new();
     if let (Some(test), Some(p)) = (&lift.test, lift.p_value) {
-        facts.push(format!("p = {p:.4} ({test})"));
+        facts.push(format!("p {} ({test})", format_p_value(p)));
     }
     if let Some(mde) = lift.mde {
         facts.push(format!(
