@@ -261,16 +261,10 @@ pub fn read_manifest(run_dir: &Path) -> Result<Manifest, RecordError> {
     Ok(manifest)
 }
 
-/// Records parsed per batch handed from the parsing thread to the visitor.
-const PARSE_BATCH: usize = 512;
-
 /// Stream the complete records of `trials.jsonl` to `visit`, in file order, without holding
 /// them in memory. A torn last line (no trailing newline: a crash mid-write) is not a record and
 /// is skipped. Returns the byte length of the valid prefix (what [`TrialLog::open`] keeps).
 /// A missing file has no records.
-///
-/// Reading and JSON parsing run on their own thread, in batches, so parsing overlaps whatever
-/// `visit` does (analysis, CSV writing).
 pub fn for_each_trial(
     path: &Path,
     mut visit: impl FnMut(TrialRecord) -> Result<(), RecordError>,
@@ -280,76 +274,33 @@ pub fn for_each_trial(
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(error) => return Err(io(path)(error)),
     };
-    let (sender, receiver) =
-        std::sync::mpsc::sync_channel::<Result<Vec<TrialRecord>, RecordError>>(8);
-    let parser_path = path.to_path_buf();
-    std::thread::scope(|scope| {
-        let parser = scope.spawn(move || -> u64 {
-            let path = parser_path;
-            let mut reader = BufReader::with_capacity(1 << 20, file);
-            let mut valid_len = 0u64;
-            let mut line = Vec::new();
-            let mut number = 0;
-            let mut batch = Vec::with_capacity(PARSE_BATCH);
-            loop {
-                line.clear();
-                let read = match reader.read_until(b'\n', &mut line) {
-                    Ok(read) => read,
-                    Err(error) => {
-                        let _ = sender.send(Err(io(&path)(error)));
-                        return valid_len;
-                    }
-                };
-                if read == 0 || line.last() != Some(&b'\n') {
-                    break;
-                }
-                number += 1;
-                let text = &line[..line.len() - 1];
-                if !text.iter().all(u8::is_ascii_whitespace) {
-                    match serde_json::from_slice::<TrialRecord>(text) {
-                        Ok(record) => batch.push(record),
-                        Err(e) => {
-                            if !batch.is_empty() {
-                                let _ = sender.send(Ok(std::mem::take(&mut batch)));
-                            }
-                            let _ = sender.send(Err(RecordError::BadRecord {
-                                path: path.clone(),
-                                line: number,
-                                message: e.to_string(),
-                            }));
-                            return valid_len;
-                        }
-                    }
-                    if batch.len() == PARSE_BATCH {
-                        let full = std::mem::replace(&mut batch, Vec::with_capacity(PARSE_BATCH));
-                        if sender.send(Ok(full)).is_err() {
-                            return valid_len;
-                        }
-                    }
-                }
-                valid_len += read as u64;
-            }
-            if !batch.is_empty() {
-                let _ = sender.send(Ok(batch));
-            }
-            valid_len
-        });
-        let mut failure = None;
-        for message in receiver.iter() {
-            let outcome = message.and_then(|records| records.into_iter().try_for_each(&mut visit));
-            if let Err(error) = outcome {
-                failure = Some(error);
-                break;
-            }
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut valid_len = 0u64;
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line).map_err(io(path))?;
+        if read == 0 {
+            break;
         }
-        // Dropping the receiver stops the parser at its next send.
-        drop(receiver);
-        let valid_len = parser.join().expect("trial parser thread");
-        match failure {
-            Some(error) => Err(error),
-            None => Ok(valid_len),
+        number += 1;
+        if line.last() != Some(&b'\n') {
+            break;
         }
-    })
+        let text = &line[..line.len() - 1];
+        if !text.iter().all(u8::is_ascii_whitespace) {
+            let record: TrialRecord =
+                serde_json::from_slice(text).map_err(|e| RecordError::BadRecord {
+                    path: path.to_path_buf(),
+                    line: number,
+                    message: e.to_string(),
+                })?;
+            visit(record)?;
+        }
+        valid_len += read as u64;
+    }
+    Ok(valid_len)
 }
 
 /// Read every complete record of `trials.jsonl` into memory (see [`for_each_trial`] for the
