@@ -20,6 +20,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
+use super::serve::{Served, serve};
+
 /// Usage every response reports (so expected totals are known).
 pub const INPUT_TOKENS: u64 = 100;
 pub const CACHE_READ_TOKENS: u64 = 20;
@@ -179,8 +181,8 @@ async fn count_tokens() -> Json<Value> {
 pub struct AnthropicMock {
     pub address: SocketAddr,
     pub state: Arc<AnthropicState>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// Keeps the server running; stopped on drop.
+    _served: Served,
 }
 
 impl AnthropicMock {
@@ -190,40 +192,15 @@ impl AnthropicMock {
             requests: AtomicUsize::new(0),
             api_keys: Mutex::new(Vec::new()),
         });
-        let (address_sender, address_receiver) = std::sync::mpsc::channel();
-        let (shutdown_sender, shutdown_receiver) = tokio::sync::oneshot::channel::<()>();
-        let server_state = Arc::clone(&state);
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .expect("mock runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind loopback");
-                address_sender
-                    .send(listener.local_addr().expect("address"))
-                    .expect("send address");
-                let router = Router::new()
-                    .route("/v1/messages", post(messages))
-                    .route("/v1/messages/count_tokens", post(count_tokens))
-                    .with_state(server_state);
-                axum::serve(listener, router)
-                    .with_graceful_shutdown(async {
-                        let _ = shutdown_receiver.await;
-                    })
-                    .await
-                    .expect("serve");
-            });
-        });
-        let address = address_receiver.recv().expect("mock address");
+        let router = Router::new()
+            .route("/v1/messages", post(messages))
+            .route("/v1/messages/count_tokens", post(count_tokens))
+            .with_state(Arc::clone(&state));
+        let served = serve(router);
         Self {
-            address,
+            address: served.address,
             state,
-            shutdown: Some(shutdown_sender),
-            thread: Some(thread),
+            _served: served,
         }
     }
 
@@ -234,16 +211,5 @@ impl AnthropicMock {
 
     pub fn requests(&self) -> usize {
         self.state.requests.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for AnthropicMock {
-    fn drop(&mut self) {
-        if let Some(sender) = self.shutdown.take() {
-            let _ = sender.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
