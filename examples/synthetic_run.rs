@@ -61,6 +61,7 @@ fn main() {
         },
         arms: Arm::ALL.to_vec(),
         trials_planned: cases * 2 * attempts as usize,
+        grading: Default::default(),
         shard: None,
     };
     std::fs::write(
@@ -95,10 +96,14 @@ fn main() {
                         passed,
                         detail: "answer matches /^\\s*Aye!/".into(),
                     }],
-                    scores: BTreeMap::from([(
-                        "checks".to_string(),
-                        if passed { 1.0 } else { 0.0 },
-                    )]),
+                    scores: BTreeMap::from([
+                        ("checks".to_string(), if passed { 1.0 } else { 0.0 }),
+                        ("security".to_string(), 1.0),
+                        ("skill_efficiency".to_string(), p.min(1.0)),
+                    ]),
+                    composite: Some((if passed { 1.0 } else { 0.0 } + 1.0 + p.min(1.0)) / 3.0),
+                    metrics: BTreeMap::new(),
+                    other_judges: BTreeMap::new(),
                     usage: Usage {
                         input_tokens: Some(900),
                         output_tokens: Some(50),

@@ -18,6 +18,7 @@ use tokio::task::JoinSet;
 
 use crate::asset::fingerprint::Calibre;
 use crate::evalset::GoldenCase;
+use crate::grade::pipeline::{GraderSet, RemoteGrades, TrialFacts, staged_skill_names};
 use crate::grade::{self, Grade, Outcome};
 use crate::record::{RecordError, TrialKey, TrialLog, TrialRecord};
 use crate::runner::{AttemptInput, Runner};
@@ -43,6 +44,14 @@ pub struct TrialContext {
     pub trial_timeout: Duration,
     pub keep_workspaces: bool,
     pub workspace_root: Option<PathBuf>,
+    /// The grader set (checks, metrics, judges, custom graders).
+    pub graders: Arc<GraderSet>,
+    /// Names of the decoys staged in both arms.
+    pub decoy_names: Vec<String>,
+    /// False in `inject` mode (every staged skill is in the prompt).
+    pub activation_observable: bool,
+    /// False for runners without a shell (`openai-chat`).
+    pub can_run_commands: bool,
 }
 
 /// Scheduler settings.
@@ -356,6 +365,28 @@ async fn run_trial(
         context.runner.run_attempt(input),
     )
     .await;
+    // Judges and custom graders run here, on the async workers, while the workspace exists.
+    let staged_names = staged_skill_names(&context.target.name, &context.decoy_names, key.arm);
+    let trial_id = key.trial_id();
+    let remote = match &outcome {
+        Ok(Ok(trajectory))
+            if context.graders.has_remote()
+                && catalogue_problem(trajectory, key.arm, &context.target.name).is_none() =>
+        {
+            let facts = trial_facts(
+                context,
+                case,
+                trajectory,
+                key,
+                &trial_id,
+                &staged_names,
+                &staged.workspace,
+                &staged.home,
+            );
+            context.graders.grade_remote(&facts).await
+        }
+        _ => RemoteGrades::default(),
+    };
     let finishing_context = Arc::clone(context);
     let finishing_key = key.clone();
     let finished = tokio::task::spawn_blocking(move || {
@@ -367,7 +398,19 @@ async fn run_trial(
             Ok(Ok(trajectory)) => {
                 let grade = match catalogue_problem(&trajectory, key.arm, &context.target.name) {
                     Some(reason) => grade::unscoreable(reason),
-                    None => grade::grade_trajectory(case, &trajectory, &staged.workspace),
+                    None => {
+                        let facts = trial_facts(
+                            context,
+                            case,
+                            &trajectory,
+                            key,
+                            &trial_id,
+                            &staged_names,
+                            &staged.workspace,
+                            &staged.home,
+                        );
+                        context.graders.finish(&facts, remote)
+                    }
                 };
                 (Some(trajectory), grade)
             }
@@ -389,7 +432,11 @@ async fn run_trial(
         };
         let transcript = match &trajectory {
             Some(trajectory) => {
-                write_transcript(&context.run_dir, key, case, trajectory, &grade).ok()
+                let paths = TrialPaths {
+                    workspace: &staged.workspace,
+                    home: &staged.home,
+                };
+                write_transcript(&context.run_dir, key, case, trajectory, &grade, paths).ok()
             }
             None => None,
         };
@@ -435,23 +482,62 @@ fn catalogue_problem(trajectory: &Trajectory, arm: Arm, target: &str) -> Option<
     }
 }
 
+/// The grading facts of a trial during the run.
+#[allow(clippy::too_many_arguments)]
+fn trial_facts<'a>(
+    context: &'a TrialContext,
+    case: &'a GoldenCase,
+    trajectory: &'a Trajectory,
+    key: &TrialKey,
+    trial_id: &'a str,
+    staged_names: &'a [String],
+    workspace: &'a Path,
+    home: &'a Path,
+) -> TrialFacts<'a> {
+    TrialFacts {
+        case,
+        trajectory,
+        arm: key.arm,
+        attempt: key.attempt,
+        trial_id,
+        target_skill: &context.target.name,
+        staged_skills: staged_names,
+        activation_observable: context.activation_observable,
+        can_run_commands: context.can_run_commands,
+        workspace: Some(workspace),
+        run_workspace: Some(workspace),
+        run_home: Some(home),
+        recorded_checks: None,
+    }
+}
+
+/// Where a trial ran (recorded in its transcript, so `regrade` judges paths the same way).
+#[derive(Clone, Copy)]
+struct TrialPaths<'a> {
+    workspace: &'a Path,
+    home: &'a Path,
+}
+
 fn write_transcript(
     run_dir: &Path,
     key: &TrialKey,
     case: &GoldenCase,
     trajectory: &Trajectory,
     grade: &Grade,
+    paths: TrialPaths<'_>,
 ) -> std::io::Result<String> {
     let relative = key.transcript_path();
-    let document = serde_json::json!({
-        "trial_id": key.trial_id(),
-        "case_id": case.id,
-        "arm": key.arm,
-        "attempt": key.attempt,
-        "prompt": case.prompt,
-        "grade": grade,
-        "trajectory": trajectory,
-    });
+    let document = crate::record::TranscriptDocument {
+        trial_id: key.trial_id(),
+        case_id: case.id.clone(),
+        arm: key.arm,
+        attempt: key.attempt,
+        prompt: case.prompt.clone(),
+        workspace_path: Some(paths.workspace.to_path_buf()),
+        home_path: Some(paths.home.to_path_buf()),
+        grade: std::borrow::Cow::Borrowed(grade),
+        trajectory: std::borrow::Cow::Borrowed(trajectory),
+    };
     let bytes = serde_json::to_vec(&document).map_err(std::io::Error::other)?;
     std::fs::write(run_dir.join(&relative), bytes)?;
     Ok(relative)
@@ -504,6 +590,9 @@ fn build_record(
         reason: grade.reason,
         checks: grade.checks,
         scores: grade.scores,
+        composite: grade.composite,
+        metrics: grade.metrics,
+        other_judges: grade.other_judges,
         usage,
         started_at,
         wall_s: clock.elapsed().as_secs_f64(),

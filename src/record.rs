@@ -18,8 +18,12 @@ use crate::grade::checks::CheckResult;
 use crate::trajectory::{RetryRecord, Usage};
 use crate::workspace::Arm;
 
-/// Version of the run-folder format (manifest and trial records).
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the run-folder format (manifest and trial records). Version 2 added the grading
+/// settings, composite and metric results; version 1 folders are still read (as output checks
+/// only).
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest run-folder format this skill-lift reads.
+pub const OLDEST_READABLE_FORMAT_VERSION: u32 = 1;
 
 /// The asset evaluated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,6 +118,10 @@ pub struct Manifest {
     pub arms: Vec<Arm>,
     /// Trials planned: cases × arms × K (the whole run, also in a shard).
     pub trials_planned: usize,
+    /// How trials are graded (absent in runs recorded before grading settings existed: output
+    /// checks only).
+    #[serde(default)]
+    pub grading: crate::grade::GradingSettings,
     /// The shard of the run this folder holds (`--shard i/n`); absent for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::Shard>,
@@ -141,8 +149,17 @@ pub struct TrialRecord {
     pub reason: Option<String>,
     /// Each deterministic check's result.
     pub checks: Vec<CheckResult>,
-    /// Metric scores in [0,1].
+    /// Applicable metric scores in [0,1] by metric name.
     pub scores: BTreeMap<String, f64>,
+    /// The composite score in [0,1] (`crate::grade` defines it); absent when no metric applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub composite: Option<f64>,
+    /// Every metric's result with sub-scores and reasons (not-applicable ones included).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, crate::grade::MetricResult>,
+    /// Metrics of the second and later judges, by judge name (judge-agreement report only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_judges: BTreeMap<String, BTreeMap<String, crate::grade::MetricResult>>,
     /// Token usage (absent counts stay null).
     pub usage: Usage,
     /// Start time (UTC).
@@ -174,6 +191,25 @@ impl TrialRecord {
             attempt: self.attempt,
         }
     }
+}
+
+/// A trial's transcript file (`transcripts/<case>/<arm>/<attempt>.json`): the whole trajectory
+/// and its grade. Written by the run, read by `regrade` and the HTML report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptDocument<'a> {
+    pub trial_id: String,
+    pub case_id: String,
+    pub arm: Arm,
+    pub attempt: u32,
+    pub prompt: String,
+    /// The trial's workspace path during the run (absent in runs before grading v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_path: Option<PathBuf>,
+    /// The trial's fresh HOME during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home_path: Option<PathBuf>,
+    pub grade: std::borrow::Cow<'a, crate::grade::Grade>,
+    pub trajectory: std::borrow::Cow<'a, crate::trajectory::Trajectory>,
 }
 
 /// Identity of a trial inside a run.
@@ -249,11 +285,11 @@ pub fn read_manifest(run_dir: &Path) -> Result<Manifest, RecordError> {
         path: path.clone(),
         message: e.to_string(),
     })?;
-    if manifest.format_version != FORMAT_VERSION {
+    if !(OLDEST_READABLE_FORMAT_VERSION..=FORMAT_VERSION).contains(&manifest.format_version) {
         return Err(RecordError::BadManifest {
             path,
             message: format!(
-                "format version {} is not supported by this skill-lift (reads {FORMAT_VERSION})",
+                "format version {} is not supported by this skill-lift (reads {OLDEST_READABLE_FORMAT_VERSION} to {FORMAT_VERSION})",
                 manifest.format_version
             ),
         });
@@ -393,6 +429,9 @@ mod tests {
             reason: None,
             checks: vec![],
             scores: BTreeMap::new(),
+            composite: None,
+            metrics: BTreeMap::new(),
+            other_judges: BTreeMap::new(),
             usage: Usage::default(),
             started_at: Utc::now(),
             wall_s: 0.1,

@@ -239,6 +239,7 @@ mod tests {
             id: "c".into(),
             prompt: "p".into(),
             expected_output: None,
+            expected_output_match: None,
             assertions: vec![],
             checks: vec![],
             expected_skill: ExpectedSkill::Unspecified,

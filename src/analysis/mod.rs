@@ -20,7 +20,13 @@
 //! - minimum detectable effect at the run's observed variance (Miller 2024, α = 0.05,
 //!   power 0.8, t-based).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+mod agreement;
+mod metrics;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+pub use agreement::{JudgeAgreement, JudgeCheckAgreement, JudgePairAgreement};
+pub use metrics::{BOOTSTRAP_MAX_CASES, COMPOSITE, MetricLift};
 
 use serde::{Deserialize, Serialize};
 
@@ -112,7 +118,13 @@ pub struct AnalysisSettings {
     pub method: Option<LiftMethod>,
     /// Gates.
     pub gate: GateSettings,
+    /// Largest tolerated fraction of unscoreable trials (`--max-unscoreable`); beyond it the
+    /// run is an infrastructure error.
+    pub max_unscoreable: f64,
 }
+
+/// Default `--max-unscoreable`: 10% of the recorded trials.
+pub const DEFAULT_MAX_UNSCOREABLE: f64 = 0.10;
 
 impl AnalysisSettings {
     /// Defaults: 10,000 resamples, the given seed, data-driven method, no gate.
@@ -122,6 +134,7 @@ impl AnalysisSettings {
             seed,
             method: None,
             gate: GateSettings::default(),
+            max_unscoreable: DEFAULT_MAX_UNSCOREABLE,
         }
     }
 }
@@ -172,6 +185,9 @@ pub struct CaseArm {
     pub pass_rate: Option<f64>,
     /// Attempts that activated the target skill (observable in `tools` mode and agent CLIs).
     pub target_activations: usize,
+    /// Mean of each metric (and `composite`) over the arm's scoreable attempts where it applied.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metric_means: BTreeMap<String, f64>,
 }
 
 /// Why a case lost with the skill.
@@ -249,6 +265,9 @@ pub struct ArmSummary {
     pub mean_model_latency_s: Option<f64>,
     /// Retries recorded across the arm's trials.
     pub retries: usize,
+    /// Unscoreable trials by cause (the reason up to its first `:`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unscoreable_causes: BTreeMap<String, usize>,
 }
 
 /// The verdict on the lift.
@@ -351,6 +370,66 @@ pub struct LiftSummary {
     pub gate: Option<GateResult>,
 }
 
+/// How trials were graded, and the one definition of the composite every output uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradingSummary {
+    /// What the composite is.
+    pub composite_definition: String,
+    /// What decides pass/fail.
+    pub pass_rule: String,
+    pub pass_threshold: f64,
+    /// Weights that differ from 1.0.
+    pub weights: BTreeMap<String, f64>,
+    /// Whether security, skill_execution and skill_efficiency were computed.
+    pub deterministic_metrics: bool,
+    /// Judges as `name (model)`, primary first.
+    pub judges: Vec<String>,
+    pub judge_metrics: Vec<String>,
+    pub judge_k: u32,
+    pub rubric_version: Option<String>,
+    /// Custom grader names.
+    pub custom_graders: Vec<String>,
+}
+
+impl GradingSummary {
+    fn from_settings(settings: &crate::grade::GradingSettings) -> Self {
+        Self {
+            composite_definition: "per trial: the weighted mean of the applicable metric scores (not-applicable metrics left out; equal weights unless listed); per arm: the mean over paired cases of the case means; lift = with_skill − without_skill".to_string(),
+            pass_rule: format!(
+                "cases with output checks pass when every check passes; other cases pass when the composite is ≥ {} and an LLM judge or custom grader scored the trial (else not gradable)",
+                settings.pass_threshold
+            ),
+            pass_threshold: settings.pass_threshold,
+            weights: settings.weights.clone(),
+            deterministic_metrics: settings.deterministic_metrics,
+            judges: settings
+                .judges
+                .iter()
+                .map(|j| format!("{} ({})", j.name, j.model))
+                .collect(),
+            judge_metrics: settings.judge_metrics.clone(),
+            judge_k: settings.judge_k,
+            rubric_version: settings.rubric_version.clone(),
+            custom_graders: settings
+                .custom_graders
+                .iter()
+                .map(|g| g.name.clone())
+                .collect(),
+        }
+    }
+}
+
+/// Unscoreable trials against `--max-unscoreable`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnscoreableSummary {
+    /// Unscoreable trials over recorded trials (0 when none recorded).
+    pub fraction: f64,
+    /// The tolerated fraction.
+    pub limit: f64,
+    /// Whether `fraction` exceeds `limit` (the run then exits 3).
+    pub exceeded: bool,
+}
+
 /// Trial totals of the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialTotals {
@@ -393,6 +472,16 @@ pub struct Summary {
     pub trials: TrialTotals,
     pub arms: Arms,
     pub lift: LiftSummary,
+    /// The composite's and every metric's lift, composite first.
+    #[serde(default)]
+    pub metric_lifts: Vec<MetricLift>,
+    /// How trials were graded.
+    pub grading: GradingSummary,
+    /// Unscoreable trials against the limit.
+    pub unscoreable: UnscoreableSummary,
+    /// Judge agreement, when a judge graded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_agreement: Option<JudgeAgreement>,
     pub cases: Vec<CaseSummary>,
     /// What this run did not measure.
     pub not_measured: Vec<String>,
@@ -429,6 +518,7 @@ struct ArmTotals {
     latency_s: f64,
     latency_trials: usize,
     retries: usize,
+    unscoreable_causes: BTreeMap<String, usize>,
 }
 
 /// Streaming accumulator of a run's records: per-case and per-arm counters only.
@@ -441,6 +531,15 @@ pub struct RunAccumulator<'a> {
     seen: HashSet<(u32, u8, u32)>,
     duplicates: usize,
     observed_models: BTreeSet<String>,
+    metrics: metrics::MetricAccumulator,
+    agreement: agreement::AgreementAccumulator,
+}
+
+/// The cause class of an unscoreable reason: the text before its first `:` (`runner error`,
+/// `grader error`, `incomplete trajectory`, …).
+fn unscoreable_cause(reason: Option<&str>) -> String {
+    let reason = reason.unwrap_or("unknown");
+    reason.split(':').next().unwrap_or(reason).trim().to_string()
 }
 
 impl<'a> RunAccumulator<'a> {
@@ -462,6 +561,8 @@ impl<'a> RunAccumulator<'a> {
             seen: HashSet::new(),
             duplicates: 0,
             observed_models: BTreeSet::new(),
+            metrics: Default::default(),
+            agreement: Default::default(),
         }
     }
 
@@ -496,6 +597,16 @@ impl<'a> RunAccumulator<'a> {
             totals.latency_trials += 1;
         }
         totals.retries += record.retries.len();
+        if record.outcome == Outcome::Unscoreable {
+            *totals
+                .unscoreable_causes
+                .entry(unscoreable_cause(record.reason.as_deref()))
+                .or_default() += 1;
+        }
+        self.metrics.add(case, arm, record);
+        if let Some(primary) = self.manifest.grading.judges.first() {
+            self.agreement.add(&primary.name, record);
+        }
         if let Some(model) = &record.observed_model
             && !self.observed_models.contains(model)
         {
@@ -544,6 +655,8 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         arms: arm_totals,
         duplicates,
         observed_models,
+        metrics: metric_accumulator,
+        agreement,
         ..
     } = accumulator;
     let activation_observable = manifest.runner.skill_mode != "inject";
@@ -561,11 +674,22 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         activation_observable,
         ..Default::default()
     };
-    for (id, mut arms) in case_ids.into_iter().zip(cases) {
-        for arm in arms.iter_mut() {
+    let mut metric_labels = Vec::with_capacity(case_ids.len());
+    for (index, (id, mut arms)) in case_ids.into_iter().zip(cases).enumerate() {
+        let means = metric_accumulator.case_means(index);
+        for (arm, means) in arms.iter_mut().zip(means) {
             let scored = arm.trials.scored();
             arm.pass_rate = (scored > 0).then(|| arm.trials.pass as f64 / scored as f64);
+            arm.metric_means = means;
         }
+        metric_labels.push(
+            manifest
+                .eval_set
+                .case_clusters
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| format!("case:{id}")),
+        );
         let cluster = manifest.eval_set.case_clusters.get(&id).cloned();
         let [with, without] = arms;
         let (lift, excluded_reason) = match (with.pass_rate, without.pass_rate) {
@@ -683,6 +807,7 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
             mean_model_latency_s: (totals.latency_trials > 0)
                 .then(|| totals.latency_s / totals.latency_trials as f64),
             retries: totals.retries,
+            unscoreable_causes: totals.unscoreable_causes.clone(),
         }
     };
     // The arms' bootstraps run on their own threads while the lift is computed.
@@ -882,9 +1007,36 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         .into_iter()
         .filter(|m| *m != manifest.model)
         .collect();
-    let mut not_measured = vec![
-        "skill metrics (security, skill_execution, skill_efficiency) and LLM-judge metrics: not implemented in this version; grading is by deterministic checks only".to_string(),
-    ];
+    let metric_lifts = if metric_accumulator.is_empty() {
+        Vec::new()
+    } else {
+        metric_accumulator.lifts(&metric_labels, clustered, &manifest.grading, settings)
+    };
+    let judge_agreement = agreement.finish(manifest.grading.judges.first().map(|j| j.name.as_str()));
+    let unscoreable = {
+        let recorded = totals.total();
+        let fraction = if recorded == 0 {
+            0.0
+        } else {
+            totals.unscoreable as f64 / recorded as f64
+        };
+        UnscoreableSummary {
+            fraction,
+            limit: settings.max_unscoreable,
+            exceeded: fraction > settings.max_unscoreable,
+        }
+    };
+    let mut not_measured = Vec::new();
+    if !manifest.grading.deterministic_metrics {
+        not_measured.push(
+            "skill metrics (security, skill_execution, skill_efficiency): this run was recorded before they existed; `skill-lift regrade` computes them".to_string(),
+        );
+    }
+    if manifest.grading.judges.is_empty() {
+        not_measured.push(
+            "LLM-judge metrics (accuracy, goal_accuracy, behavior_check): no --judge was given".to_string(),
+        );
+    }
     if !activation_observable {
         not_measured.push(
             "skill activation: not observable in inject mode (every staged skill is in the prompt)"
@@ -921,6 +1073,10 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         },
         arms,
         lift,
+        metric_lifts,
+        grading: GradingSummary::from_settings(&manifest.grading),
+        unscoreable,
+        judge_agreement,
         cases: case_summaries,
         not_measured,
     }

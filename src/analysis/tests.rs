@@ -54,6 +54,7 @@ fn manifest(
         },
         arms: Arm::ALL.to_vec(),
         trials_planned: case_ids.len() * 2 * k as usize,
+        grading: Default::default(),
         shard: None,
     }
 }
@@ -72,6 +73,9 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
         reason: None,
         checks: vec![],
         scores: BTreeMap::new(),
+        composite: None,
+        metrics: BTreeMap::new(),
+        other_judges: BTreeMap::new(),
         usage: Usage {
             input_tokens: Some(10),
             output_tokens: Some(2),

@@ -212,6 +212,10 @@ pub struct AnalysisArgs {
     /// Gate: exit 1 when the verdict is `regressed` (or `not-improved`: anything but improved).
     #[arg(long, value_name = "VERDICT")]
     pub fail_on: Vec<crate::analysis::FailOn>,
+    /// Exit 3 (infrastructure error) when more than this fraction of the recorded trials is
+    /// unscoreable.
+    #[arg(long, value_name = "FRACTION", default_value_t = crate::analysis::DEFAULT_MAX_UNSCOREABLE, value_parser = parse_unit_fraction)]
+    pub max_unscoreable: f64,
 }
 
 impl AnalysisArgs {
@@ -225,6 +229,7 @@ impl AnalysisArgs {
                 min_lift: self.min_lift,
                 fail_on: self.fail_on.clone(),
             },
+            max_unscoreable: self.max_unscoreable,
         }
     }
 }
@@ -237,6 +242,18 @@ fn parse_fraction(value: &str) -> Result<f64, String> {
         Ok(fraction)
     } else {
         Err("a lift is a fraction between -1 and 1 (0.05 means 5 percentage points)".to_string())
+    }
+}
+
+/// A fraction in [0, 1].
+fn parse_unit_fraction(value: &str) -> Result<f64, String> {
+    let fraction: f64 = value
+        .parse()
+        .map_err(|_| format!("`{value}` is not a number"))?;
+    if (0.0..=1.0).contains(&fraction) {
+        Ok(fraction)
+    } else {
+        Err("must be a fraction between 0 and 1 (0.1 means 10%)".to_string())
     }
 }
 

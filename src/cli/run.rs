@@ -201,6 +201,7 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
             skills: decoy_infos,
         },
         arms: Arm::ALL.to_vec(),
+        grading: crate::grade::GradingSettings::new(),
         trials_planned: cases.len() * Arm::ALL.len() * args.k as usize,
         shard: args.shard,
     };
@@ -298,15 +299,16 @@ fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError> {
     })
 }
 
-/// The exit code a finished run's summary maps to: nothing gradable (4), too many unscoreable
-/// trials (3), a failed gate (1), else 0.
+/// The exit code a finished run's summary maps to: nothing gradable (4), more unscoreable
+/// trials than `--max-unscoreable` allows or no case scored in both arms (3), a failed gate
+/// (1), else 0.
 pub fn exit_code_for(summary: &Summary) -> i32 {
     let outcomes = &summary.trials.outcomes;
     if summary.trials.recorded > 0 && outcomes.not_gradable == summary.trials.recorded {
         return exit_codes::NOTHING_TO_RUN;
     }
     if summary.trials.recorded > 0
-        && (summary.lift.n_cases == 0 || outcomes.unscoreable * 2 > summary.trials.recorded)
+        && (summary.lift.n_cases == 0 || summary.unscoreable.exceeded)
     {
         return exit_codes::INFRASTRUCTURE_ERROR;
     }
@@ -320,11 +322,15 @@ pub fn exit_code_for(summary: &Summary) -> i32 {
 pub fn explain_exit(summary: &Summary, code: i32) {
     match code {
         exit_codes::NOTHING_TO_RUN => eprintln!(
-            "error: no trial could be graded: the cases have no deterministic `checks` (exit {code})"
+            "error: no trial could be graded: the cases have no output checks (`checks` or an `expected_output_match`) and no --judge or --grader scored them (exit {code})"
         ),
         exit_codes::INFRASTRUCTURE_ERROR => eprintln!(
-            "error: {} of {} trials are unscoreable (infrastructure errors); see `reason` in trials.jsonl (exit {code})",
-            summary.trials.outcomes.unscoreable, summary.trials.recorded
+            "error: {} of {} trials are unscoreable ({:.1}%, limit {:.1}% — --max-unscoreable); causes: {}; see `reason` in trials.jsonl (exit {code})",
+            summary.trials.outcomes.unscoreable,
+            summary.trials.recorded,
+            summary.unscoreable.fraction * 100.0,
+            summary.unscoreable.limit * 100.0,
+            unscoreable_causes(summary)
         ),
         exit_codes::GATE_FAILED => {
             let failures = summary
@@ -337,6 +343,24 @@ pub fn explain_exit(summary: &Summary, code: i32) {
         }
         _ => {}
     }
+}
+
+/// The unscoreable causes of both arms, e.g. `grader error 3, runner error 1`.
+fn unscoreable_causes(summary: &Summary) -> String {
+    let mut causes: std::collections::BTreeMap<&str, usize> = Default::default();
+    for arm in [&summary.arms.with_skill, &summary.arms.without_skill] {
+        for (cause, count) in &arm.unscoreable_causes {
+            *causes.entry(cause.as_str()).or_default() += count;
+        }
+    }
+    if causes.is_empty() {
+        return "none recorded".to_string();
+    }
+    causes
+        .iter()
+        .map(|(cause, count)| format!("{cause} {count}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Seconds between the exports rewritten during a run (`SKILL_LIFT_EXPORT_INTERVAL_S`, default
@@ -555,6 +579,15 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         trial_timeout: Duration::from_secs_f64(profile.profile.timeout_s),
         keep_workspaces: args.keep_workspaces,
         workspace_root: args.workspace_root.clone(),
+        graders: Arc::new(crate::grade::pipeline::GraderSet::new(
+            manifest.grading.clone(),
+            Vec::new(),
+            Vec::new(),
+        )),
+        decoy_names: manifest.decoys.skills.iter().map(|d| d.name.clone()).collect(),
+        activation_observable: !(profile.profile.kind == crate::runner::RunnerKind::OpenaiChat
+            && profile.profile.skill_mode == crate::runner::SkillMode::Inject),
+        can_run_commands: profile.profile.kind.is_agent_cli(),
     });
     let settings = ExecuteSettings {
         jobs,

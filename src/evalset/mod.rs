@@ -67,6 +67,9 @@ pub struct GoldenCase {
     pub prompt: String,
     /// Expected output (`expected_output` or `ground_truth`), for judges and reports.
     pub expected_output: Option<String>,
+    /// How `expected_output` is compared with the answer (`expected_output_match`); `None`
+    /// means the run's default (`--expected-output-match`, default `judge`).
+    pub expected_output_match: Option<crate::grade::checks::OutputMatch>,
     /// Natural-language assertions (`assertions`, `expectations` or `expected_behavior`), graded
     /// by LLM judges.
     pub assertions: Vec<String>,
@@ -88,6 +91,28 @@ pub struct GoldenCase {
     pub status: CaseStatus,
     /// Relative weight (default 1.0), recorded for reports.
     pub weight: f64,
+}
+
+impl GoldenCase {
+    /// A case with only an id and a prompt: no expectations, no fixtures, should trigger.
+    pub fn new(id: impl Into<String>, prompt: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            prompt: prompt.into(),
+            expected_output: None,
+            expected_output_match: None,
+            assertions: Vec::new(),
+            checks: Vec::new(),
+            expected_skill: ExpectedSkill::Unspecified,
+            expected_script: None,
+            acceptable_skills: Vec::new(),
+            should_trigger: true,
+            files: CaseFiles::Listed(Vec::new()),
+            cluster: None,
+            status: CaseStatus::Active,
+            weight: 1.0,
+        }
+    }
 }
 
 /// Which input format a file was read as.
@@ -389,6 +414,35 @@ impl Context {
             Err(m) => return Err(self.invalid(&field("expected_output"), m)),
         };
 
+        let expected_output_match = match object.get("expected_output_match") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(mode)) => {
+                let mode: crate::grade::checks::OutputMatch = mode
+                    .parse()
+                    .map_err(|m| self.invalid(&field("expected_output_match"), m))?;
+                match &expected_output {
+                    Some(expected) => {
+                        crate::grade::checks::validate_expected_output(mode, expected)
+                            .map_err(|m| self.invalid(&field("expected_output"), m))?;
+                    }
+                    None if mode.is_deterministic() => {
+                        return Err(self.invalid(
+                            &field("expected_output_match"),
+                            "is set but the case has no expected_output".to_string(),
+                        ));
+                    }
+                    None => {}
+                }
+                Some(mode)
+            }
+            Some(_) => {
+                return Err(self.invalid(
+                    &field("expected_output_match"),
+                    "must be one of judge, exact, contains, regex, numeric".to_string(),
+                ));
+            }
+        };
+
         let mut assertion_lists = Vec::new();
         for key in ["assertions", "expectations", "expected_behavior"] {
             if let Some(value) = object.get(key) {
@@ -504,6 +558,7 @@ impl Context {
             id,
             prompt,
             expected_output,
+            expected_output_match,
             assertions,
             checks,
             expected_skill,

@@ -283,6 +283,152 @@ impl Check {
     }
 }
 
+impl Check {
+    /// Whether the check reads the workspace (and so can only be evaluated while the trial's
+    /// workspace exists; `regrade` reuses the recorded result of such checks).
+    pub fn reads_workspace(&self) -> bool {
+        matches!(self, Check::FileExists { .. } | Check::FileContains { .. })
+    }
+}
+
+/// How a case's `expected_output` is compared with the final answer
+/// (`expected_output_match` in `evals.json`, default from `--expected-output-match`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMatch {
+    /// Not compared deterministically: `expected_output` goes to the `goal_accuracy` judge
+    /// (when `--judge` is given) and into reports. The default: most `expected_output` texts
+    /// describe an answer rather than quote it.
+    #[default]
+    Judge,
+    /// The trimmed answer equals the trimmed expected output, whitespace runs collapsed,
+    /// case-insensitive.
+    Exact,
+    /// The answer contains the expected output (case-insensitive, whitespace runs collapsed).
+    Contains,
+    /// The expected output is a regular expression the answer must match.
+    Regex,
+    /// The first number in the expected output appears in the answer (thousands separators
+    /// ignored), within a relative tolerance of 1e-6 (absolute 1e-9 near zero).
+    Numeric,
+}
+
+impl OutputMatch {
+    /// The mode's name as written in `evals.json` and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputMatch::Judge => "judge",
+            OutputMatch::Exact => "exact",
+            OutputMatch::Contains => "contains",
+            OutputMatch::Regex => "regex",
+            OutputMatch::Numeric => "numeric",
+        }
+    }
+
+    /// Whether the mode is decided by skill-lift itself (an implicit output check).
+    pub fn is_deterministic(self) -> bool {
+        self != OutputMatch::Judge
+    }
+}
+
+impl std::str::FromStr for OutputMatch {
+    type Err = String;
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value {
+            "judge" => Ok(OutputMatch::Judge),
+            "exact" => Ok(OutputMatch::Exact),
+            "contains" => Ok(OutputMatch::Contains),
+            "regex" => Ok(OutputMatch::Regex),
+            "numeric" => Ok(OutputMatch::Numeric),
+            other => Err(format!(
+                "unknown expected-output match `{other}` (judge, exact, contains, regex, numeric)"
+            )),
+        }
+    }
+}
+
+/// Validate `expected_output` for `mode` (the regex compiles; a number is present).
+pub fn validate_expected_output(mode: OutputMatch, expected: &str) -> Result<(), String> {
+    match mode {
+        OutputMatch::Regex => Regex::new(expected)
+            .map(|_| ())
+            .map_err(|e| format!("invalid regular expression: {e}")),
+        OutputMatch::Numeric if numbers_in(expected).is_empty() => {
+            Err("expected_output_match is numeric but expected_output has no number".to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The decimal numbers in `text`, thousands separators (`2,340`) removed.
+fn numbers_in(text: &str) -> Vec<f64> {
+    static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+            .expect("number pattern")
+    });
+    NUMBER
+        .find_iter(text)
+        .filter_map(|m| m.as_str().replace(',', "").parse::<f64>().ok())
+        .collect()
+}
+
+/// The implicit output check of a deterministic `expected_output_match` mode; `None` for
+/// [`OutputMatch::Judge`]. The result's type is `expected_output`.
+pub fn expected_output_check(mode: OutputMatch, expected: &str, answer: &str) -> Option<CheckResult> {
+    let (passed, detail) = match mode {
+        OutputMatch::Judge => return None,
+        OutputMatch::Exact => {
+            let equal = collapse_whitespace(answer).to_lowercase()
+                == collapse_whitespace(expected).to_lowercase();
+            (
+                equal,
+                format!("answer {} {:?} (exact)", if equal { "equals" } else { "differs from" }, expected.trim()),
+            )
+        }
+        OutputMatch::Contains => {
+            let found = collapse_whitespace(answer)
+                .to_lowercase()
+                .contains(&collapse_whitespace(expected).to_lowercase());
+            (
+                found,
+                format!("answer {} {:?}", if found { "contains" } else { "lacks" }, expected.trim()),
+            )
+        }
+        OutputMatch::Regex => match compiled(expected) {
+            Ok(regex) => {
+                let found = regex.is_match(answer);
+                (
+                    found,
+                    format!("answer {} /{expected}/", if found { "matches" } else { "does not match" }),
+                )
+            }
+            Err(error) => (false, format!("invalid regex: {error}")),
+        },
+        OutputMatch::Numeric => match numbers_in(expected).first() {
+            Some(&target) => {
+                let tolerance = (target.abs() * 1e-6).max(1e-9);
+                let found = numbers_in(answer)
+                    .iter()
+                    .any(|value| (value - target).abs() <= tolerance);
+                (
+                    found,
+                    format!("answer {} the number {target}", if found { "has" } else { "lacks" }),
+                )
+            }
+            None => (false, "expected_output has no number".to_string()),
+        },
+    };
+    Some(CheckResult {
+        check_type: "expected_output".to_string(),
+        passed,
+        detail,
+    })
+}
+
 fn contains(haystack: &str, needle: &str, ignore_case: bool) -> bool {
     if ignore_case {
         haystack.to_lowercase().contains(&needle.to_lowercase())
@@ -430,6 +576,26 @@ mod tests {
         let check = check(value);
         check.validate().unwrap();
         check.evaluate(answer, Path::new("/nonexistent")).passed
+    }
+
+    #[test]
+    fn expected_output_modes() {
+        let check = |mode, expected: &str, answer: &str| {
+            expected_output_check(mode, expected, answer).map(|r| r.passed)
+        };
+        assert_eq!(check(OutputMatch::Judge, "x", "x"), None);
+        assert_eq!(check(OutputMatch::Exact, " 397.8 ", "397.8\n"), Some(true));
+        assert_eq!(check(OutputMatch::Exact, "Hello  World", "hello world"), Some(true));
+        assert_eq!(check(OutputMatch::Exact, "397.8", "It is 397.8"), Some(false));
+        assert_eq!(check(OutputMatch::Contains, "app.py uses total", "Done: APP.PY uses   total."), Some(true));
+        assert_eq!(check(OutputMatch::Regex, r"^\d+ km$", "42 km"), Some(true));
+        assert_eq!(check(OutputMatch::Numeric, "397.8", "17% of 2,340 is 397.80."), Some(true));
+        assert_eq!(check(OutputMatch::Numeric, "2,340", "the total is 2340"), Some(true));
+        assert_eq!(check(OutputMatch::Numeric, "4.828 km", "about 4.83 km"), Some(false));
+        assert!(validate_expected_output(OutputMatch::Numeric, "no digits").is_err());
+        assert!(validate_expected_output(OutputMatch::Regex, "(").is_err());
+        assert_eq!("numeric".parse::<OutputMatch>(), Ok(OutputMatch::Numeric));
+        assert!("fuzzy".parse::<OutputMatch>().is_err());
     }
 
     #[test]

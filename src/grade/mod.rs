@@ -1,31 +1,52 @@
-//! Grading a trial: from its trajectory and the golden case to an [`Outcome`] with check results.
+//! Grading a trial: from its trajectory and the golden case to an [`Outcome`], the check results,
+//! every metric's score and the composite.
 //!
-//! This first version grades by the case's deterministic `checks`; the metric set (security,
-//! skill_execution, skill_efficiency, LLM judges, custom graders) plugs in here as further
-//! grade components. A case without checks is `not_gradable` — never passed or failed.
+//! Components (each in its own module): deterministic output checks ([`checks`], including the
+//! `expected_output` matching modes), the deterministic skill metrics ([`deterministic`]:
+//! `security`, `skill_execution`, `skill_efficiency`), LLM judges ([`judge`]: `accuracy`,
+//! `goal_accuracy`, `behavior_check`) and custom grader commands ([`custom`]). This module holds
+//! the one definition of the composite score and of "pass" that every output uses:
+//!
+//! - **composite** = the weighted mean of the trial's applicable metric scores (equal weights
+//!   unless `--metric-weight` says otherwise; weight 0 leaves a metric out). Not-applicable
+//!   metrics are left out, never counted as 0. This is the per-trial `overall` of ACES
+//!   (`../shared/reference/eval-formats.md` §3: "Trial overall = mean of the six metric
+//!   scores"), averaged over trials and cases afterwards — not the mean of arm-level metric
+//!   means, which weights metrics differently when some are missing.
+//! - **pass**: when the case has output checks (`checks`, or a deterministic
+//!   `expected_output_match`), all of them must pass. Otherwise the composite must reach
+//!   `--pass-threshold` (default 0.5) — but only when an outcome grader (an LLM judge or a custom
+//!   grader) scored the trial; process metrics alone never make a pass. Without any outcome
+//!   grader the trial is `not_gradable`.
+//! - **unscoreable**: an incomplete trajectory, or a required grader that errored (judge
+//!   unavailable or malformed after its retries, custom grader crash or timeout). Excluded from
+//!   every mean, counted per arm.
 
 pub mod checks;
+pub mod custom;
+pub mod deterministic;
 pub mod metric;
+pub mod pipeline;
 
-use std::path::Path;
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::evalset::GoldenCase;
-use crate::trajectory::{Trajectory, TrajectoryStatus};
 use checks::CheckResult;
+pub use metric::{MetricResult, MetricSource};
 
 /// The typed outcome of one trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Every check passed.
+    /// The trial passed (its checks, or its composite reached the pass threshold).
     Pass,
-    /// At least one check failed.
+    /// It did not.
     Fail,
-    /// An infrastructure failure (runner, server, incomplete trajectory): excluded from rates.
+    /// An infrastructure failure (runner, server, incomplete trajectory, grader error):
+    /// excluded from rates and means.
     Unscoreable,
-    /// The case has nothing to grade it by yet: excluded from rates.
+    /// The case has nothing to decide pass/fail by: excluded from pass rates.
     NotGradable,
 }
 
@@ -46,68 +67,153 @@ impl Outcome {
     }
 }
 
-/// A trial's grade: outcome, the reason, and each check's result.
+/// A trial's grade: outcome, the reason, each check's result and each metric's score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Grade {
     /// The trial outcome.
     pub outcome: Outcome,
-    /// Why (for fail: the first failed check; for unscoreable/not_gradable: the cause).
+    /// Why (for fail: the first failed check or the composite below the threshold; for
+    /// unscoreable/not_gradable: the cause).
     pub reason: Option<String>,
-    /// The result of each deterministic check, in the case's order.
+    /// The result of each output check, in the case's order (the implicit `expected_output`
+    /// check last).
     pub checks: Vec<CheckResult>,
-    /// Per-metric scores in [0,1] (`checks` = fraction of checks passed). Further metrics are
-    /// added by the grader set.
-    pub scores: std::collections::BTreeMap<String, f64>,
+    /// Applicable metric scores in [0, 1] by metric name (not-applicable metrics are absent).
+    pub scores: BTreeMap<String, f64>,
+    /// The composite score in [0, 1] (see the module documentation); `None` when no metric
+    /// applied or the trial is unscoreable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub composite: Option<f64>,
+    /// Every metric's result with its sub-scores and reason, not-applicable ones included.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, MetricResult>,
+    /// Judge metrics of the second and later `--judge` profiles, by judge name: recorded for the
+    /// judge-agreement report, never used for the outcome or the composite. A judge that failed
+    /// on this trial is absent.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_judges: BTreeMap<String, BTreeMap<String, MetricResult>>,
 }
 
-/// Grade a trajectory against its case; `workspace` is the trial's workspace after the run.
-pub fn grade_trajectory(case: &GoldenCase, trajectory: &Trajectory, workspace: &Path) -> Grade {
-    if let TrajectoryStatus::Incomplete { reason } = &trajectory.status {
-        return unscoreable(format!("incomplete trajectory: {reason}"));
-    }
-    if case.checks.is_empty() {
-        return Grade {
-            outcome: Outcome::NotGradable,
-            reason: Some(
-                "case has no deterministic checks; LLM-judge grading of assertions is not available in this version"
-                    .to_string(),
-            ),
+impl Grade {
+    /// An unscoreable grade with `reason`.
+    pub fn unscoreable(reason: String) -> Self {
+        Self {
+            outcome: Outcome::Unscoreable,
+            reason: Some(reason),
             checks: Vec::new(),
-            scores: Default::default(),
-        };
-    }
-    let answer = trajectory.final_answer.as_deref().unwrap_or("");
-    let results: Vec<CheckResult> = case
-        .checks
-        .iter()
-        .map(|check| check.evaluate(answer, workspace))
-        .collect();
-    let passed = results.iter().filter(|r| r.passed).count();
-    let outcome = if passed == results.len() {
-        Outcome::Pass
-    } else {
-        Outcome::Fail
-    };
-    let reason = results
-        .iter()
-        .find(|r| !r.passed)
-        .map(|r| format!("{}: {}", r.check_type, r.detail));
-    let mut scores = std::collections::BTreeMap::new();
-    scores.insert("checks".to_string(), passed as f64 / results.len() as f64);
-    Grade {
-        outcome,
-        reason,
-        checks: results,
-        scores,
+            scores: BTreeMap::new(),
+            composite: None,
+            metrics: BTreeMap::new(),
+            other_judges: BTreeMap::new(),
+        }
     }
 }
 
 /// An unscoreable grade with `reason`.
 pub fn unscoreable(reason: String) -> Grade {
-    Grade {
-        outcome: Outcome::Unscoreable,
-        reason: Some(reason),
-        checks: Vec::new(),
-        scores: Default::default(),
+    Grade::unscoreable(reason)
+}
+
+/// The composite score: the weighted mean of the applicable metric scores in `metrics`, a
+/// metric's weight taken from `weights` (1.0 when absent; 0 leaves it out). `None` when no
+/// metric with positive weight applied.
+pub fn composite_score(
+    metrics: &BTreeMap<String, MetricResult>,
+    weights: &BTreeMap<String, f64>,
+) -> Option<f64> {
+    let mut weighted = 0.0;
+    let mut total_weight = 0.0;
+    for (name, result) in metrics {
+        let weight = weights.get(name).copied().unwrap_or(1.0);
+        if let Some(score) = result.score
+            && weight > 0.0
+        {
+            weighted += weight * score;
+            total_weight += weight;
+        }
     }
+    (total_weight > 0.0).then(|| weighted / total_weight)
+}
+
+/// Settings of the grader set, recorded in the manifest (a resumed run must grade the same way;
+/// `regrade` records its own).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradingSettings {
+    /// Whether the deterministic skill metrics are computed (false only in runs recorded before
+    /// they existed).
+    pub deterministic_metrics: bool,
+    /// Composite threshold for a pass when the case has no output checks.
+    pub pass_threshold: f64,
+    /// Metric weights in the composite that differ from 1.0.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub weights: BTreeMap<String, f64>,
+    /// How `expected_output` is matched for cases that do not say (`--expected-output-match`).
+    pub expected_output_match: checks::OutputMatch,
+    /// The LLM judges, primary first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<JudgeInfo>,
+    /// Judge metrics computed (`accuracy`, `goal_accuracy`, `behavior_check`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge_metrics: Vec<String>,
+    /// Judge repeats per metric per trial.
+    pub judge_k: u32,
+    /// Judge rubric version, when a judge is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric_version: Option<String>,
+    /// Custom grader commands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub custom_graders: Vec<custom::CustomGraderSpec>,
+}
+
+impl Default for GradingSettings {
+    /// The settings of runs recorded before grading settings existed: output checks only.
+    fn default() -> Self {
+        Self {
+            deterministic_metrics: false,
+            pass_threshold: DEFAULT_PASS_THRESHOLD,
+            weights: BTreeMap::new(),
+            expected_output_match: checks::OutputMatch::Judge,
+            judges: Vec::new(),
+            judge_metrics: Vec::new(),
+            judge_k: 1,
+            rubric_version: None,
+            custom_graders: Vec::new(),
+        }
+    }
+}
+
+impl GradingSettings {
+    /// Settings of a new run: deterministic metrics on, no judge, no custom grader.
+    pub fn new() -> Self {
+        Self {
+            deterministic_metrics: true,
+            ..Self::default()
+        }
+    }
+
+    /// The weight of `metric` in the composite.
+    pub fn weight(&self, metric: &str) -> f64 {
+        self.weights.get(metric).copied().unwrap_or(1.0)
+    }
+}
+
+/// Default `--pass-threshold`.
+pub const DEFAULT_PASS_THRESHOLD: f64 = 0.5;
+
+/// One judge as recorded in the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeInfo {
+    /// Profile name.
+    pub name: String,
+    /// Profile kind (`openai-chat`, `anthropic-messages`).
+    pub kind: String,
+    /// Judge model.
+    pub model: String,
+    /// Server base URL.
+    pub base_url: String,
+    /// Absolute path of the profile file (a resumed run reloads it from here).
+    #[serde(default)]
+    pub profile_path: std::path::PathBuf,
+    /// `sha256:<hex>` of the profile file.
+    pub profile_digest: String,
 }

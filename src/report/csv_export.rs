@@ -6,8 +6,38 @@ use crate::analysis::{CaseArm, Summary};
 use crate::record::TrialRecord;
 use crate::report::compat::pass_at_k;
 
+/// The metric columns of `trials.csv` and `cases.csv` (scores in [0, 1]; empty when not
+/// applicable); other metrics (`checks`, custom graders) go to `other_scores` as
+/// `name=value` pairs separated by `;`.
+pub const METRIC_COLUMNS: [&str; 7] = [
+    "composite",
+    "security",
+    "skill_execution",
+    "skill_efficiency",
+    "accuracy",
+    "goal_accuracy",
+    "behavior_check",
+];
+
+/// The metric cells of a row: the composite, the six metrics, then `other_scores`.
+fn metric_cells(composite: Option<f64>, scores: &std::collections::BTreeMap<String, f64>) -> Vec<String> {
+    let mut cells = vec![optional(composite.map(float))];
+    for name in &METRIC_COLUMNS[1..] {
+        cells.push(optional(scores.get(*name).copied().map(float)));
+    }
+    cells.push(
+        scores
+            .iter()
+            .filter(|(name, _)| !METRIC_COLUMNS.contains(&name.as_str()))
+            .map(|(name, value)| format!("{name}={}", float(*value)))
+            .collect::<Vec<_>>()
+            .join(";"),
+    );
+    cells
+}
+
 /// Columns of `trials.csv`, in order.
-pub const TRIAL_COLUMNS: [&str; 24] = [
+pub const TRIAL_COLUMNS: [&str; 32] = [
     "run_id",
     "trial_id",
     "case_id",
@@ -32,10 +62,18 @@ pub const TRIAL_COLUMNS: [&str; 24] = [
     "activated_skills",
     "started_at",
     "transcript",
+    "composite",
+    "security",
+    "skill_execution",
+    "skill_efficiency",
+    "accuracy",
+    "goal_accuracy",
+    "behavior_check",
+    "other_scores",
 ];
 
-/// Columns of `cases.csv`, in order.
-pub const CASE_COLUMNS: [&str; 13] = [
+/// Columns of `cases.csv`, in order (metric columns: the case's mean over scoreable attempts).
+pub const CASE_COLUMNS: [&str; 21] = [
     "case_id",
     "arm",
     "cluster",
@@ -49,6 +87,14 @@ pub const CASE_COLUMNS: [&str; 13] = [
     "target_activations",
     "excluded_reason",
     "negative_lift_class",
+    "composite",
+    "security",
+    "skill_execution",
+    "skill_efficiency",
+    "accuracy",
+    "goal_accuracy",
+    "behavior_check",
+    "other_scores",
 ];
 
 fn optional<T: ToString>(value: Option<T>) -> String {
@@ -77,6 +123,7 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
     /// Write one record's row.
     pub fn write(&mut self, record: &TrialRecord) -> std::io::Result<()> {
         let passed = record.checks.iter().filter(|c| c.passed).count();
+        let metrics = metric_cells(record.composite, &record.scores);
         self.writer
             .write_record([
                 record.run_id.clone(),
@@ -103,7 +150,9 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
                 record.activated_skills.join(" "),
                 record.started_at.to_rfc3339(),
                 optional(record.transcript.as_ref()),
-            ])
+            ]
+            .into_iter()
+            .chain(metrics))
             .map_err(std::io::Error::other)
     }
 
@@ -137,7 +186,11 @@ pub fn cases_csv(summary: &Summary) -> Vec<u8> {
                 trials,
                 pass_rate,
                 target_activations,
+                metric_means,
             } = data;
+            let mut means = metric_means.clone();
+            let composite = means.remove(crate::analysis::COMPOSITE);
+            let metrics = metric_cells(composite, &means);
             writer
                 .write_record([
                     case.case_id.clone(),
@@ -158,16 +211,20 @@ pub fn cases_csv(summary: &Summary) -> Vec<u8> {
                             .and_then(|v| v.as_str().map(str::to_string))
                             .unwrap_or_default()
                     })),
-                ])
+                ]
+                .into_iter()
+                .chain(metrics))
                 .expect("in-memory write");
         }
     }
     writer.into_inner().expect("in-memory flush")
 }
 
-/// Columns of `lift.csv`, in order. Rates are percentages (`_pct`), lifts percentage points
-/// (`_pp`); the `pass_rate` row is the composite lift with its interval, the `pass_at_k` row the
-/// difference of the shares of cases passed at least once in K attempts (no interval).
+/// Columns of `lift.csv`, in order. Rates and scores are percentages (`_pct`), lifts percentage
+/// points (`_pp`). Rows: `pass_rate` (the headline lift with its interval and test), the
+/// `pass_at_k` row (the difference of the shares of cases passed at least once in K attempts, no
+/// interval), then one row per metric lift — `composite` first — with its interval and
+/// direction in `verdict`.
 pub const LIFT_COLUMNS: [&str; 26] = [
     "run_id",
     "asset",
@@ -270,5 +327,33 @@ pub fn lift_csv(summary: &Summary) -> Vec<u8> {
         String::new(),
     ]);
     writer.write_record(&row).expect("in-memory write");
+    for metric in &summary.metric_lifts {
+        let mut row: Vec<String> = identity.to_vec();
+        row.extend([
+            metric.metric.clone(),
+            scaled(metric.with_skill),
+            String::new(),
+            String::new(),
+            scaled(metric.without_skill),
+            String::new(),
+            String::new(),
+            scaled(metric.estimate),
+            scaled(metric.ci_low),
+            scaled(metric.ci_high),
+            metric.method.clone(),
+            metric.n_cases.to_string(),
+            lift.k.to_string(),
+            metric.direction.as_str().to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+        writer.write_record(&row).expect("in-memory write");
+    }
     writer.into_inner().expect("in-memory flush")
 }

@@ -37,6 +37,149 @@ fn arm_row(name: &str, arm: &ArmSummary) -> String {
     )
 }
 
+fn unscoreable_section(out: &mut String, summary: &Summary) {
+    let unscoreable = &summary.unscoreable;
+    let arms = [
+        ("with_skill", &summary.arms.with_skill),
+        ("without_skill", &summary.arms.without_skill),
+    ];
+    if arms.iter().all(|(_, arm)| arm.trials.unscoreable == 0) {
+        return;
+    }
+    let per_arm: Vec<String> = arms
+        .iter()
+        .map(|(name, arm)| {
+            let causes: Vec<String> = arm
+                .unscoreable_causes
+                .iter()
+                .map(|(cause, count)| format!("{cause} {count}"))
+                .collect();
+            if causes.is_empty() {
+                format!("{name} {}", arm.trials.unscoreable)
+            } else {
+                format!("{name} {} ({})", arm.trials.unscoreable, causes.join(", "))
+            }
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "\nUnscoreable (excluded, not failed): {}; {:.1}% of recorded trials (limit {:.1}%{}).",
+        per_arm.join("; "),
+        unscoreable.fraction * 100.0,
+        unscoreable.limit * 100.0,
+        if unscoreable.exceeded {
+            ": **EXCEEDED**, exit 3"
+        } else {
+            ""
+        }
+    );
+}
+
+fn metrics_section(out: &mut String, summary: &Summary) {
+    if summary.metric_lifts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n| metric | weight | with_skill | without_skill | lift | 95% CI | cases | direction |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    for metric in &summary.metric_lifts {
+        let interval = match (metric.ci_low, metric.ci_high) {
+            (Some(low), Some(high)) => format!("[{}, {}]", points(Some(low)), points(Some(high))),
+            _ => "n/a".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {interval} | {} | {} |",
+            metric.metric,
+            metric
+                .weight
+                .map(|w| format!("{w}"))
+                .unwrap_or_else(|| "—".to_string()),
+            percent(metric.with_skill),
+            percent(metric.without_skill),
+            points(metric.estimate),
+            metric.n_cases,
+            metric.direction.as_str(),
+        );
+    }
+    let grading = &summary.grading;
+    let mut graders = vec![if grading.deterministic_metrics {
+        "deterministic metrics (security, skill_execution, skill_efficiency)".to_string()
+    } else {
+        "output checks only".to_string()
+    }];
+    if !grading.judges.is_empty() {
+        graders.push(format!(
+            "LLM judge {} ({}; K = {}, rubric {})",
+            grading.judges.join(", "),
+            grading.judge_metrics.join(", "),
+            grading.judge_k,
+            grading.rubric_version.as_deref().unwrap_or("n/a")
+        ));
+    }
+    if !grading.custom_graders.is_empty() {
+        graders.push(format!("custom graders {}", grading.custom_graders.join(", ")));
+    }
+    let _ = writeln!(
+        out,
+        "\nGraded by: {}. Composite: {}. Pass: {}.",
+        graders.join("; "),
+        grading.composite_definition,
+        grading.pass_rule
+    );
+}
+
+fn agreement_section(out: &mut String, summary: &Summary) {
+    let Some(agreement) = &summary.judge_agreement else {
+        return;
+    };
+    let number = |value: Option<f64>| {
+        value
+            .map(|v| format!("{v:.2}"))
+            .unwrap_or_else(|| "n/a".to_string())
+    };
+    if !agreement.between_judges.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nJudge agreement with `{}`:\n\n| judge | metric | trials | score correlation | mean abs. difference | items | item agreement | kappa |\n|---|---|---|---|---|---|---|---|",
+            agreement.primary
+        );
+        for pair in &agreement.between_judges {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                pair.judge,
+                pair.metric,
+                pair.n_trials,
+                number(pair.correlation),
+                number(pair.mean_absolute_difference),
+                pair.n_items,
+                percent(pair.item_agreement),
+                number(pair.kappa),
+            );
+        }
+    }
+    if !agreement.versus_checks.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nJudge versus output checks (judge pass = score ≥ 0.5):\n\n| judge | metric | trials | agreement | kappa |\n|---|---|---|---|---|"
+        );
+        for row in &agreement.versus_checks {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                row.judge,
+                row.metric,
+                row.n_trials,
+                percent(row.agreement),
+                number(row.kappa),
+            );
+        }
+    }
+}
+
 /// A p-value for people: `= 0.0123`, or `< 0.0001` below the shown precision.
 pub fn format_p_value(p: f64) -> String {
     if p < 0.0001 {
@@ -78,6 +221,27 @@ pub fn summary_markdown(summary: &Summary) -> String {
         lift.n_cases,
         lift.k
     );
+    if let Some(composite) = summary
+        .metric_lifts
+        .iter()
+        .find(|m| m.metric == crate::analysis::COMPOSITE)
+    {
+        let interval = match (composite.ci_low, composite.ci_high) {
+            (Some(low), Some(high)) => {
+                format!("95% CI [{}, {}]", points(Some(low)), points(Some(high)))
+            }
+            _ => "no interval".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "\n**Composite lift (mean of the metrics, with − without): {}**, {interval} ({}), N = {} cases; with_skill {}, without_skill {}.",
+            points(composite.estimate),
+            composite.method,
+            composite.n_cases,
+            percent(composite.with_skill),
+            percent(composite.without_skill),
+        );
+    }
     let mut facts = Vec::new();
     if let (Some(test), Some(p)) = (&lift.test, lift.p_value) {
         facts.push(format!("p {} ({test})", format_p_value(p)));
@@ -134,6 +298,9 @@ pub fn summary_markdown(summary: &Summary) -> String {
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
     out.push_str(&arm_row("with_skill", &summary.arms.with_skill));
     out.push_str(&arm_row("without_skill", &summary.arms.without_skill));
+    unscoreable_section(&mut out, summary);
+    metrics_section(&mut out, summary);
+    agreement_section(&mut out, summary);
     let _ = writeln!(
         out,
         "\nRun `{}`: {} of {} planned trials recorded{}; runner `{}` ({}, skill mode {}), model `{}`{}; decoys: {}; fingerprint {} ({}).",

@@ -72,6 +72,7 @@ fn manifest(case_ids: &[&str]) -> Manifest {
         },
         arms: Arm::ALL.to_vec(),
         trials_planned: case_ids.len() * 4,
+        grading: Default::default(),
         shard: None,
     }
 }
@@ -107,6 +108,9 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
             vec![]
         },
         scores: BTreeMap::new(),
+        composite: None,
+        metrics: BTreeMap::new(),
+        other_judges: BTreeMap::new(),
         usage: Usage {
             input_tokens: Some(1000 + u64::from(index) * 10),
             output_tokens: Some(50 + u64::from(index)),

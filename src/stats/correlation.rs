@@ -27,9 +27,43 @@ pub fn pearson_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
     Some((cross / (squares_a * squares_b).sqrt()).clamp(-1.0, 1.0))
 }
 
+/// Cohen's kappa for two raters' yes/no labels of the same items (Cohen 1960):
+/// `κ = (p_o − p_e) / (1 − p_e)`, with `p_o` the observed agreement and `p_e` the agreement
+/// expected from the raters' marginal yes rates. `table` = `[both yes, only a yes, only b yes,
+/// both no]` (counts of items).
+///
+/// `None` with no items, or when `p_e = 1` (both raters gave one and the same label to every
+/// item: agreement is then total but kappa is undefined). Example (Wikipedia "Cohen's kappa"):
+/// `[20, 5, 10, 15]` → p_o = 0.7, p_e = 0.5, κ = 0.4.
+pub fn cohen_kappa(table: [u64; 4]) -> Option<f64> {
+    let [both_yes, only_a, only_b, both_no] = table;
+    let n = (both_yes + only_a + only_b + both_no) as f64;
+    if n == 0.0 {
+        return None;
+    }
+    let observed = (both_yes + both_no) as f64 / n;
+    let a_yes = (both_yes + only_a) as f64 / n;
+    let b_yes = (both_yes + only_b) as f64 / n;
+    let expected = a_yes * b_yes + (1.0 - a_yes) * (1.0 - b_yes);
+    if (1.0 - expected).abs() < 1e-12 {
+        return None;
+    }
+    Some((observed - expected) / (1.0 - expected))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cohen_kappa_reproduces_the_textbook_example() {
+        assert_close(cohen_kappa([20, 5, 10, 15]).unwrap(), 0.4, 1e-12);
+        assert_eq!(cohen_kappa([10, 0, 0, 0]), None);
+        assert_eq!(cohen_kappa([0, 0, 0, 0]), None);
+        assert_close(cohen_kappa([5, 0, 0, 5]).unwrap(), 1.0, 1e-12);
+        // Systematic disagreement is negative.
+        assert!(cohen_kappa([0, 5, 5, 0]).unwrap() < 0.0);
+    }
     use crate::stats::test_data::{self, assert_close};
 
     /// statistics.md §6.1: D10 ρ = 0.431794, Cov(r_A, r_B) = 0.036444.

@@ -52,7 +52,7 @@ pub use bootstrap::{
     BootstrapConfig, BootstrapMethod, BootstrapResult, DEFAULT_RESAMPLES, IdealBootstrap,
     bootstrap_mean, bootstrap_mean_interval, bootstrap_paired_difference, ideal_case_bootstrap,
 };
-pub use correlation::pearson_correlation;
+pub use correlation::{cohen_kappa, pearson_correlation};
 pub use fisher::{fisher_exact_two_sided, regression_fisher_p};
 pub use lattice::{MAX_CASE_DENOMINATOR, MAX_COMMON_DENOMINATOR, common_denominator};
 pub use mean_t::{

@@ -1,0 +1,366 @@
+//! The grader set of a run: every grading component applied to one trial, in one order, by the
+//! run itself and by `regrade` alike.
+//!
+//! Two steps, because they need different things: [`GraderSet::grade_remote`] (async: LLM judges
+//! over HTTP, custom grader processes in the live workspace) and [`GraderSet::finish`]
+//! (synchronous: output checks, deterministic metrics, composite and outcome). The scheduler runs
+//! the first on its async workers and the second on the blocking pool while the workspace still
+//! exists.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tokio::sync::Semaphore;
+
+use crate::evalset::GoldenCase;
+use crate::grade::checks::{self, CheckResult};
+use crate::grade::custom::{self, GraderInput};
+use crate::grade::metric::{self, MetricContext, MetricResult, MetricSource};
+use crate::grade::{Grade, GradingSettings, JudgeInfo, Outcome, composite_score, deterministic};
+use crate::trajectory::{Trajectory, TrajectoryStatus};
+use crate::workspace::Arm;
+
+/// An LLM judge as the grader set uses it (implemented by [`crate::grade::judge::Judge`]; tests
+/// may script one).
+#[async_trait]
+pub trait TrialJudge: Send + Sync {
+    /// What the manifest records about the judge.
+    fn info(&self) -> &JudgeInfo;
+    /// Requests the judge may have in flight at once.
+    fn concurrency(&self) -> usize;
+    /// Grade `metric` (`accuracy`, `goal_accuracy`, `behavior_check`) on one trajectory.
+    /// `Err` is the reason the trial is unscoreable.
+    async fn grade(
+        &self,
+        metric: &str,
+        case: &GoldenCase,
+        target_skill: &str,
+        trajectory: &Trajectory,
+    ) -> Result<MetricResult, String>;
+}
+
+/// Everything grading needs to know about one trial.
+#[derive(Debug, Clone, Copy)]
+pub struct TrialFacts<'a> {
+    pub case: &'a GoldenCase,
+    pub trajectory: &'a Trajectory,
+    pub arm: Arm,
+    pub attempt: u32,
+    /// `<case_id>/<arm>/<attempt>`.
+    pub trial_id: &'a str,
+    /// The skill under evaluation.
+    pub target_skill: &'a str,
+    /// Skills staged in this arm (decoys, plus the target in `with_skill`).
+    pub staged_skills: &'a [String],
+    /// False in `inject` mode (every staged skill is in the prompt).
+    pub activation_observable: bool,
+    /// False for runners without a shell (`openai-chat`).
+    pub can_run_commands: bool,
+    /// The live workspace, when it still exists (workspace checks, custom graders' folder).
+    pub workspace: Option<&'a Path>,
+    /// The workspace and home paths as they were during the run (scope checks).
+    pub run_workspace: Option<&'a Path>,
+    pub run_home: Option<&'a Path>,
+    /// Recorded check results (`regrade`): workspace checks reuse them when `workspace` is gone.
+    pub recorded_checks: Option<&'a [CheckResult]>,
+}
+
+/// The skills staged in `arm`: the decoys, plus the target in `with_skill`, sorted.
+pub fn staged_skill_names(target: &str, decoys: &[String], arm: Arm) -> Vec<String> {
+    let mut names = decoys.to_vec();
+    if arm == Arm::WithSkill {
+        names.push(target.to_string());
+    }
+    names.sort();
+    names
+}
+
+/// What the asynchronous graders produced for one trial.
+#[derive(Debug, Clone, Default)]
+pub struct RemoteGrades {
+    /// Metrics of the primary judge and the custom graders.
+    pub metrics: BTreeMap<String, MetricResult>,
+    /// Metrics of the other judges, by judge name.
+    pub other_judges: BTreeMap<String, BTreeMap<String, MetricResult>>,
+    /// Errors of required graders (the primary judge, custom graders).
+    pub errors: Vec<String>,
+}
+
+/// A judge with its request slots.
+struct JudgeSlot {
+    judge: Arc<dyn TrialJudge>,
+    slots: Arc<Semaphore>,
+}
+
+/// The grader set of a run.
+pub struct GraderSet {
+    /// The recorded settings.
+    pub settings: GradingSettings,
+    judges: Vec<JudgeSlot>,
+    /// `(variable, value)` credentials passed to the runner, for the secret scan.
+    secrets: Vec<(String, String)>,
+}
+
+impl GraderSet {
+    /// A grader set. `judges` are in `--judge` order (the first is primary); their
+    /// [`JudgeInfo`] must match `settings.judges`.
+    pub fn new(
+        settings: GradingSettings,
+        judges: Vec<Arc<dyn TrialJudge>>,
+        secrets: Vec<(String, String)>,
+    ) -> Self {
+        let judges = judges
+            .into_iter()
+            .map(|judge| JudgeSlot {
+                slots: Arc::new(Semaphore::new(judge.concurrency().max(1))),
+                judge,
+            })
+            .collect();
+        Self {
+            settings,
+            judges,
+            secrets,
+        }
+    }
+
+    /// Whether any grader calls out (judges or custom graders).
+    pub fn has_remote(&self) -> bool {
+        !self.judges.is_empty() || !self.settings.custom_graders.is_empty()
+    }
+
+    /// Run the judges and custom graders on one trial (nothing for an incomplete trajectory).
+    /// Judge metrics and graders run concurrently; each judge keeps to its own concurrency.
+    pub async fn grade_remote(&self, facts: &TrialFacts<'_>) -> RemoteGrades {
+        let mut remote = RemoteGrades::default();
+        if matches!(facts.trajectory.status, TrajectoryStatus::Incomplete { .. }) {
+            return remote;
+        }
+        let arm = facts.arm.as_str();
+        let grader_runs = self.settings.custom_graders.iter().map(|spec| async move {
+            let input = GraderInput {
+                trial_id: facts.trial_id,
+                arm,
+                attempt: facts.attempt,
+                target_skill: facts.target_skill,
+                case: facts.case,
+                trajectory: facts.trajectory,
+                workspace: facts.workspace,
+            };
+            custom::run_grader(spec, &input).await
+        });
+        let mut judge_runs = Vec::new();
+        for (index, slot) in self.judges.iter().enumerate() {
+            for metric in &self.settings.judge_metrics {
+                judge_runs.push(async move {
+                    let result = match slot.slots.acquire().await {
+                        Ok(_permit) => {
+                            slot.judge
+                                .grade(metric, facts.case, facts.target_skill, facts.trajectory)
+                                .await
+                        }
+                        Err(_) => Err("judge slots closed".to_string()),
+                    };
+                    (index, metric.clone(), result)
+                });
+            }
+        }
+        let (grader_results, judge_results) = futures::join!(
+            futures::future::join_all(grader_runs),
+            futures::future::join_all(judge_runs)
+        );
+        for result in grader_results {
+            match result {
+                Ok(metrics) => {
+                    for (name, metric) in metrics {
+                        if remote.metrics.contains_key(&name) {
+                            remote.errors.push(format!(
+                                "two custom graders returned the metric `{name}`"
+                            ));
+                        }
+                        remote.metrics.insert(name, metric);
+                    }
+                }
+                Err(error) => remote.errors.push(error),
+            }
+        }
+        for (index, metric, result) in judge_results {
+            let judge_name = &self.judges[index].judge.info().name;
+            match (index, result) {
+                (0, Ok(result)) => {
+                    remote.metrics.insert(metric, result);
+                }
+                (0, Err(error)) => remote
+                    .errors
+                    .push(format!("judge `{judge_name}` ({metric}): {error}")),
+                (_, Ok(result)) => {
+                    remote
+                        .other_judges
+                        .entry(judge_name.clone())
+                        .or_default()
+                        .insert(metric, result);
+                }
+                // A second judge only feeds the agreement report; its failure does not make the
+                // trial unscoreable.
+                (_, Err(_)) => {}
+            }
+        }
+        remote
+    }
+
+    /// Output checks, deterministic metrics, composite and outcome.
+    pub fn finish(&self, facts: &TrialFacts<'_>, remote: RemoteGrades) -> Grade {
+        if let TrajectoryStatus::Incomplete { reason } = &facts.trajectory.status {
+            return Grade::unscoreable(format!("incomplete trajectory: {reason}"));
+        }
+        if !remote.errors.is_empty() {
+            return Grade::unscoreable(format!("grader error: {}", remote.errors.join("; ")));
+        }
+        let checks = self.output_checks(facts);
+        let mut metrics = BTreeMap::new();
+        if self.settings.deterministic_metrics {
+            let context = MetricContext {
+                target_skill: facts.target_skill,
+                staged_skills: facts.staged_skills,
+                activation_observable: facts.activation_observable,
+                can_run_commands: facts.can_run_commands,
+                workspace: facts.run_workspace,
+                home: facts.run_home,
+                secrets: &self.secrets,
+            };
+            let (case, trajectory) = (facts.case, facts.trajectory);
+            metrics.insert(
+                metric::SECURITY.to_string(),
+                deterministic::security(case, trajectory, &context),
+            );
+            metrics.insert(
+                metric::SKILL_EXECUTION.to_string(),
+                deterministic::skill_execution(case, trajectory, &context),
+            );
+            metrics.insert(
+                metric::SKILL_EFFICIENCY.to_string(),
+                deterministic::skill_efficiency(case, trajectory, &context),
+            );
+        }
+        if !checks.is_empty() {
+            metrics.insert(metric::CHECKS.to_string(), checks_metric(&checks));
+        }
+        metrics.extend(remote.metrics);
+        let scores: BTreeMap<String, f64> = metrics
+            .iter()
+            .filter_map(|(name, result)| result.score.map(|score| (name.clone(), score)))
+            .collect();
+        let composite = composite_score(&metrics, &self.settings.weights);
+        let outcome_graded = metrics.values().any(|m| {
+            matches!(m.source, MetricSource::Judge | MetricSource::Custom) && m.score.is_some()
+        });
+        let (outcome, reason) = if !checks.is_empty() {
+            match checks.iter().find(|c| !c.passed) {
+                None => (Outcome::Pass, None),
+                Some(failed) => (
+                    Outcome::Fail,
+                    Some(format!("{}: {}", failed.check_type, failed.detail)),
+                ),
+            }
+        } else if outcome_graded {
+            match composite {
+                Some(value) if value >= self.settings.pass_threshold => (Outcome::Pass, None),
+                Some(value) => (
+                    Outcome::Fail,
+                    Some(format!(
+                        "composite {value:.4} is below the pass threshold {}",
+                        self.settings.pass_threshold
+                    )),
+                ),
+                None => (
+                    Outcome::NotGradable,
+                    Some("no metric with a positive weight applied".to_string()),
+                ),
+            }
+        } else {
+            (
+                Outcome::NotGradable,
+                Some(
+                    "no outcome grader: the case has no output checks; add `checks`, an `expected_output_match`, --judge PROFILE or --grader COMMAND"
+                        .to_string(),
+                ),
+            )
+        };
+        Grade {
+            outcome,
+            reason,
+            checks,
+            scores,
+            composite,
+            metrics,
+            other_judges: remote.other_judges,
+        }
+    }
+
+    /// Grade one trial completely (both steps). File checks read the workspace on the calling
+    /// thread.
+    pub async fn grade(&self, facts: &TrialFacts<'_>) -> Grade {
+        let remote = self.grade_remote(facts).await;
+        self.finish(facts, remote)
+    }
+
+    /// The case's checks plus the implicit `expected_output` check. With the workspace gone,
+    /// workspace checks reuse the recorded result at the same position.
+    fn output_checks(&self, facts: &TrialFacts<'_>) -> Vec<CheckResult> {
+        let answer = facts.trajectory.final_answer.as_deref().unwrap_or("");
+        let workspace = facts.workspace.unwrap_or(Path::new("/nonexistent-workspace"));
+        let mut results: Vec<CheckResult> = facts
+            .case
+            .checks
+            .iter()
+            .enumerate()
+            .map(|(index, check)| {
+                if check.reads_workspace()
+                    && facts.workspace.is_none()
+                    && let Some(recorded) = facts
+                        .recorded_checks
+                        .and_then(|recorded| recorded.get(index))
+                        .filter(|r| r.check_type == check.type_name())
+                {
+                    return recorded.clone();
+                }
+                check.evaluate(answer, workspace)
+            })
+            .collect();
+        let mode = facts
+            .case
+            .expected_output_match
+            .unwrap_or(self.settings.expected_output_match);
+        if let Some(expected) = &facts.case.expected_output
+            && let Some(result) = checks::expected_output_check(mode, expected, answer)
+        {
+            results.push(result);
+        }
+        results
+    }
+}
+
+/// The `checks` metric: the fraction of output checks that passed.
+fn checks_metric(checks: &[CheckResult]) -> MetricResult {
+    let passed = checks.iter().filter(|c| c.passed).count();
+    let reason = match checks.iter().find(|c| !c.passed) {
+        None => format!("{passed}/{} checks passed", checks.len()),
+        Some(failed) => format!(
+            "{passed}/{} checks passed; first failure: {}: {}",
+            checks.len(),
+            failed.check_type,
+            failed.detail
+        ),
+    };
+    MetricResult {
+        score: Some(passed as f64 / checks.len() as f64),
+        reason,
+        source: MetricSource::Deterministic,
+        sub_scores: BTreeMap::new(),
+        judge: None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

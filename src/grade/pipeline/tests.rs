@@ -1,0 +1,315 @@
+use super::*;
+use crate::grade::checks::{Check, OutputMatch};
+use crate::grade::custom::CustomGraderSpec;
+
+/// A judge answering from a script: `Ok(score)` or `Err(message)` per metric.
+struct ScriptedJudge {
+    info: JudgeInfo,
+    answers: BTreeMap<String, Result<f64, String>>,
+}
+
+#[async_trait]
+impl TrialJudge for ScriptedJudge {
+    fn info(&self) -> &JudgeInfo {
+        &self.info
+    }
+    fn concurrency(&self) -> usize {
+        2
+    }
+    async fn grade(
+        &self,
+        metric: &str,
+        _case: &GoldenCase,
+        _target_skill: &str,
+        _trajectory: &Trajectory,
+    ) -> Result<MetricResult, String> {
+        match self.answers.get(metric) {
+            Some(Ok(score)) => Ok(MetricResult {
+                score: Some(*score),
+                reason: format!("scripted {score}"),
+                source: MetricSource::Judge,
+                sub_scores: BTreeMap::new(),
+                judge: None,
+            }),
+            Some(Err(message)) => Err(message.clone()),
+            None => Err("no scripted answer".to_string()),
+        }
+    }
+}
+
+fn judge(name: &str, answers: &[(&str, Result<f64, String>)]) -> Arc<dyn TrialJudge> {
+    Arc::new(ScriptedJudge {
+        info: JudgeInfo {
+            name: name.to_string(),
+            kind: "openai-chat".to_string(),
+            model: "judge-model".to_string(),
+            base_url: "http://127.0.0.1:1/v1".to_string(),
+            profile_path: Default::default(),
+            profile_digest: "sha256:00".to_string(),
+        },
+        answers: answers
+            .iter()
+            .map(|(metric, answer)| (metric.to_string(), answer.clone()))
+            .collect(),
+    })
+}
+
+fn settings_with_judges(judges: &[&str], metrics: &[&str]) -> GradingSettings {
+    let mut settings = GradingSettings::new();
+    settings.judges = judges
+        .iter()
+        .map(|name| JudgeInfo {
+            name: name.to_string(),
+            kind: "openai-chat".to_string(),
+            model: "judge-model".to_string(),
+            base_url: "http://127.0.0.1:1/v1".to_string(),
+            profile_path: Default::default(),
+            profile_digest: "sha256:00".to_string(),
+        })
+        .collect();
+    settings.judge_metrics = metrics.iter().map(|m| m.to_string()).collect();
+    settings
+}
+
+fn answered(text: &str) -> Trajectory {
+    let mut trajectory = Trajectory::new();
+    trajectory.final_answer = Some(text.to_string());
+    trajectory
+}
+
+struct Facts {
+    case: GoldenCase,
+    trajectory: Trajectory,
+    staged: Vec<String>,
+}
+
+impl Facts {
+    fn new(case: GoldenCase, trajectory: Trajectory) -> Self {
+        Self {
+            case,
+            trajectory,
+            staged: vec!["target".to_string()],
+        }
+    }
+    fn facts(&self) -> TrialFacts<'_> {
+        TrialFacts {
+            case: &self.case,
+            trajectory: &self.trajectory,
+            arm: Arm::WithSkill,
+            attempt: 1,
+            trial_id: "c/with_skill/1",
+            target_skill: "target",
+            staged_skills: &self.staged,
+            activation_observable: true,
+            can_run_commands: true,
+            workspace: None,
+            run_workspace: None,
+            run_home: None,
+            recorded_checks: None,
+        }
+    }
+}
+
+#[tokio::test]
+async fn checks_decide_the_outcome_and_count_in_the_composite() {
+    let mut case = GoldenCase::new("c", "p");
+    case.checks = vec![
+        Check::Contains {
+            value: "42".into(),
+            ignore_case: false,
+        },
+        Check::Contains {
+            value: "km".into(),
+            ignore_case: false,
+        },
+    ];
+    let facts = Facts::new(case, answered("42 miles"));
+    let graders = GraderSet::new(
+        settings_with_judges(&["j"], &["accuracy"]),
+        vec![judge("j", &[("accuracy", Ok(1.0))])],
+        vec![],
+    );
+    let grade = graders.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::Fail);
+    assert!(grade.reason.as_deref().unwrap().contains("km"));
+    assert_eq!(grade.scores["checks"], 0.5);
+    assert_eq!(grade.scores["accuracy"], 1.0);
+    // The composite is the mean of the applicable metrics, whatever decided the outcome.
+    let applicable: Vec<f64> = grade.scores.values().copied().collect();
+    let mean = applicable.iter().sum::<f64>() / applicable.len() as f64;
+    assert!((grade.composite.unwrap() - mean).abs() < 1e-12);
+}
+
+#[tokio::test]
+async fn without_checks_the_composite_decides_but_only_with_an_outcome_grader() {
+    let facts = Facts::new(GoldenCase::new("c", "p"), answered("anything"));
+    let no_outcome_grader = GraderSet::new(GradingSettings::new(), vec![], vec![]);
+    let grade = no_outcome_grader.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::NotGradable);
+    assert!(grade.reason.unwrap().contains("no outcome grader"));
+
+    let mut settings = settings_with_judges(&["j"], &["accuracy", "goal_accuracy"]);
+    settings.deterministic_metrics = false;
+    let graders = GraderSet::new(
+        settings.clone(),
+        vec![judge(
+            "j",
+            &[("accuracy", Ok(0.4)), ("goal_accuracy", Ok(0.0))],
+        )],
+        vec![],
+    );
+    let grade = graders.grade(&facts.facts()).await;
+    assert_eq!(grade.composite, Some(0.2));
+    assert_eq!(grade.outcome, Outcome::Fail);
+    assert!(grade.reason.unwrap().contains("below the pass threshold 0.5"));
+
+    settings.weights.insert("goal_accuracy".to_string(), 0.0);
+    let weighted = GraderSet::new(
+        settings,
+        vec![judge(
+            "j",
+            &[("accuracy", Ok(0.6)), ("goal_accuracy", Ok(0.0))],
+        )],
+        vec![],
+    );
+    let grade = weighted.grade(&facts.facts()).await;
+    assert_eq!(grade.composite, Some(0.6));
+    assert_eq!(grade.outcome, Outcome::Pass);
+}
+
+#[tokio::test]
+async fn a_failing_primary_judge_makes_the_trial_unscoreable_a_second_judge_does_not() {
+    let facts = Facts::new(GoldenCase::new("c", "p"), answered("x"));
+    let graders = GraderSet::new(
+        settings_with_judges(&["primary", "second"], &["accuracy"]),
+        vec![
+            judge("primary", &[("accuracy", Err("HTTP 503".to_string()))]),
+            judge("second", &[("accuracy", Ok(1.0))]),
+        ],
+        vec![],
+    );
+    let grade = graders.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::Unscoreable);
+    assert!(grade.reason.unwrap().contains("judge `primary` (accuracy): HTTP 503"));
+    assert!(grade.composite.is_none() && grade.scores.is_empty());
+
+    let graders = GraderSet::new(
+        settings_with_judges(&["primary", "second"], &["accuracy"]),
+        vec![
+            judge("primary", &[("accuracy", Ok(0.8))]),
+            judge("second", &[("accuracy", Err("down".to_string()))]),
+        ],
+        vec![],
+    );
+    let grade = graders.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::Pass);
+    assert!(grade.other_judges.is_empty());
+}
+
+#[tokio::test]
+async fn incomplete_trajectories_are_unscoreable_and_never_judged() {
+    let mut trajectory = answered("x");
+    trajectory.status = TrajectoryStatus::Incomplete {
+        reason: "no result event".into(),
+    };
+    let facts = Facts::new(GoldenCase::new("c", "p"), trajectory);
+    let graders = GraderSet::new(
+        settings_with_judges(&["j"], &["accuracy"]),
+        vec![judge("j", &[])],
+        vec![],
+    );
+    let grade = graders.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::Unscoreable);
+    assert_eq!(
+        grade.reason.as_deref(),
+        Some("incomplete trajectory: no result event")
+    );
+}
+
+#[tokio::test]
+async fn expected_output_modes_add_an_implicit_check() {
+    let mut case = GoldenCase::new("c", "p");
+    case.expected_output = Some("397.8".into());
+    let facts = Facts::new(case.clone(), answered("It is 397.80"));
+    let mut settings = GradingSettings::new();
+    let judge_mode = GraderSet::new(settings.clone(), vec![], vec![]);
+    assert_eq!(
+        judge_mode.grade(&facts.facts()).await.outcome,
+        Outcome::NotGradable
+    );
+    settings.expected_output_match = OutputMatch::Numeric;
+    let numeric = GraderSet::new(settings, vec![], vec![]);
+    let grade = numeric.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::Pass);
+    assert_eq!(grade.checks.last().unwrap().check_type, "expected_output");
+    // The case's own mode wins over the run default.
+    case.expected_output_match = Some(OutputMatch::Exact);
+    let facts = Facts::new(case, answered("It is 397.80"));
+    assert_eq!(numeric.grade(&facts.facts()).await.outcome, Outcome::Fail);
+}
+
+#[tokio::test]
+async fn workspace_checks_reuse_recorded_results_when_the_workspace_is_gone() {
+    let mut case = GoldenCase::new("c", "p");
+    case.checks = vec![Check::FileExists {
+        path: "out.txt".into(),
+    }];
+    let recorded = vec![CheckResult {
+        check_type: "file_exists".into(),
+        passed: true,
+        detail: "out.txt exists".into(),
+    }];
+    let facts = Facts::new(case, answered("done"));
+    let graders = GraderSet::new(GradingSettings::new(), vec![], vec![]);
+    let mut trial = facts.facts();
+    assert_eq!(graders.grade(&trial).await.outcome, Outcome::Fail);
+    trial.recorded_checks = Some(&recorded);
+    let grade = graders.grade(&trial).await;
+    assert_eq!(grade.outcome, Outcome::Pass);
+    assert_eq!(grade.checks, recorded);
+}
+
+fn grader(name: &str, command: &str) -> CustomGraderSpec {
+    CustomGraderSpec {
+        name: name.to_string(),
+        command: command.to_string(),
+        timeout_s: 20.0,
+    }
+}
+
+#[tokio::test]
+async fn custom_graders_run_in_the_workspace_and_their_failures_are_unscoreable() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("out.txt"), "hello").unwrap();
+    let facts = Facts::new(GoldenCase::new("c", "p"), answered("x"));
+    let mut trial = facts.facts();
+    trial.workspace = Some(workspace.path());
+    let mut settings = GradingSettings::new();
+    settings.custom_graders = vec![grader(
+        "files",
+        r#"test -f out.txt && grep -q '"case"' "$SKILL_LIFT_INPUT" && test "$SKILL_LIFT_ARM" = with_skill && echo 'log line' && echo '{"overall": 0.9, "metrics": {"has_output": 1}, "details": {"has_output": "out.txt present"}}'"#,
+    )];
+    let graders = GraderSet::new(settings.clone(), vec![], vec![]);
+    let grade = graders.grade(&trial).await;
+    assert_eq!(grade.outcome, Outcome::Pass, "{:?}", grade.reason);
+    assert_eq!(grade.scores["has_output"], 1.0);
+    assert_eq!(grade.metrics["has_output"].reason, "out.txt present");
+
+    for (command, expected) in [
+        ("echo boom >&2; exit 3", "failed (exit code 3): boom"),
+        ("echo '{\"metrics\": {\"accuracy\": 1}}'", "reserved"),
+        ("echo not json", "no JSON object"),
+        ("sleep 30", "exceeded its timeout"),
+    ] {
+        let mut settings = settings.clone();
+        settings.custom_graders = vec![CustomGraderSpec {
+            timeout_s: 0.5,
+            ..grader("bad", command)
+        }];
+        let graders = GraderSet::new(settings, vec![], vec![]);
+        let grade = graders.grade(&trial).await;
+        assert_eq!(grade.outcome, Outcome::Unscoreable, "{command}");
+        let reason = grade.reason.unwrap();
+        assert!(reason.contains(expected), "{command}: {reason}");
+    }
+}
