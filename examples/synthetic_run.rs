@@ -62,6 +62,7 @@ fn main() {
         arms: Arm::ALL.to_vec(),
         trials_planned: cases * 2 * attempts as usize,
         grading: Default::default(),
+        regraded_from: None,
         shard: None,
     };
     std::fs::write(

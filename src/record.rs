@@ -122,6 +122,9 @@ pub struct Manifest {
     /// checks only).
     #[serde(default)]
     pub grading: crate::grade::GradingSettings,
+    /// For a folder written by `regrade`: the run folder whose trajectories it re-graded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regraded_from: Option<PathBuf>,
     /// The shard of the run this folder holds (`--shard i/n`); absent for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::Shard>,

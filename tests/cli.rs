@@ -1040,3 +1040,294 @@ fn exports_are_rewritten_during_a_run_so_a_kill_keeps_them() {
         assert!(run_dir.join(name).is_file(), "{name}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Grading: LLM judges against a scripted judge server, custom graders, regrade.
+
+use support::mock_judge::{JudgeBehaviour, MockJudge};
+
+impl Fixture {
+    /// A fixture whose cases have assertions and an expected output but no output checks (so
+    /// only a judge or a custom grader can decide them), plus a judge profile `judge`.
+    fn judged(base_url: &str, judge_url: &str, cases: usize) -> Self {
+        let fixture = Self::new(base_url, 0);
+        let evals: Vec<Value> = (0..cases)
+            .map(|i| {
+                json!({"id": format!("case-{i:02}"), "prompt": format!("Greet visitor {i}."),
+                       "expected_output": "A pirate greeting that starts with Aye!",
+                       "assertions": ["the answer starts with Aye!", "the answer greets the user"],
+                       "expected_skill": "pirate-greeting"})
+            })
+            .collect();
+        fixture.write(
+            "skill/pirate-greeting/evals/evals.json",
+            &serde_json::to_string_pretty(
+                &json!({"skill_name": "pirate-greeting", "evals": evals}),
+            )
+            .unwrap(),
+        );
+        fixture.write_profile("judge", judge_url, "max_retries = 0\n");
+        fixture
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The `lift_pp` cell of a `lift.csv` row.
+fn lift_csv_value(run_dir: &Path, metric: &str) -> f64 {
+    let text = std::fs::read_to_string(run_dir.join("lift.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let metric_column = headers.iter().position(|h| h == "metric").unwrap();
+    let lift_column = headers.iter().position(|h| h == "lift_pp").unwrap();
+    for row in reader.records() {
+        let row = row.unwrap();
+        if &row[metric_column] == metric {
+            return row[lift_column].parse().unwrap();
+        }
+    }
+    panic!("no {metric} row in lift.csv: {text}")
+}
+
+/// The number after "Composite lift (…): " in Markdown, in percentage points.
+fn markdown_composite_lift(markdown: &str) -> String {
+    let start = markdown
+        .find("**Composite lift")
+        .unwrap_or_else(|| panic!("no composite lift in {markdown}"));
+    let rest = &markdown[start..];
+    let value = rest.split("): ").nth(1).unwrap();
+    value.split(" pp").next().unwrap().to_string()
+}
+
+#[test]
+fn judge_metrics_composite_lift_agrees_in_every_output() {
+    let server = MockServer::start(MockBehaviour::default());
+    let judge = MockJudge::start(JudgeBehaviour::default());
+    let fixture = Fixture::judged(&server.base_url(), &judge.base_url(), 4);
+    let output = fixture.run(&["-k", "2", "--run-id", "judged", "--judge", "judge"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("judged");
+    let summary = summary(&run_dir);
+    // The judge says yes exactly when the answer is the pirate one: the pass rate is decided by
+    // the composite (no output checks), 100% with the skill, 0% without.
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0);
+    assert_eq!(summary["arms"]["without_skill"]["pass_rate"], 0.0);
+    let metrics = summary["metric_lifts"].as_array().unwrap();
+    assert_eq!(metrics[0]["metric"], "composite");
+    for name in ["accuracy", "goal_accuracy", "behavior_check"] {
+        let metric = metrics.iter().find(|m| m["metric"] == name).unwrap();
+        assert_eq!(metric["with_skill"], 1.0, "{name}");
+        assert_eq!(metric["without_skill"], 0.0, "{name}");
+        assert_eq!(metric["estimate"], 1.0, "{name}");
+    }
+    assert!(metrics.iter().any(|m| m["metric"] == "security"));
+    // 4 cases × 2 arms × K=2 trials × 3 judge metrics, one request each.
+    assert_eq!(judge.requests(), 48);
+
+    // The composite lift agrees to the last shown digit in the terminal, summary.json,
+    // lift.csv, cases.csv and report.md.
+    let composite = metrics[0]["estimate"].as_f64().unwrap();
+    let shown = format!("{:+.1}", composite * 100.0);
+    let terminal = stdout(&output);
+    assert_eq!(markdown_composite_lift(&terminal), shown, "{terminal}");
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert_eq!(markdown_composite_lift(&report), shown);
+    let csv_value = lift_csv_value(&run_dir, "composite");
+    assert_eq!(format!("{csv_value:+.1}"), shown);
+    assert!((csv_value - composite * 100.0).abs() < 5e-7);
+    let cases = std::fs::read_to_string(run_dir.join("cases.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(cases.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (arm, composite_column) = (column("arm"), column("composite"));
+    let mut sums = [0.0, 0.0];
+    for row in reader.records() {
+        let row = row.unwrap();
+        let index = usize::from(&row[arm] == "without_skill");
+        sums[index] += row[composite_column].parse::<f64>().unwrap();
+    }
+    let from_cases = (sums[0] - sums[1]) / 4.0;
+    assert!((from_cases - composite).abs() < 1e-5, "{from_cases} vs {composite}");
+
+    // Every trial records its judge metrics with the repeats' spread.
+    let record = &trial_lines(&run_dir)[0];
+    let accuracy = &record["metrics"]["accuracy"];
+    assert_eq!(accuracy["source"], "judge");
+    assert_eq!(accuracy["judge"]["judge"], "judge");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["grading"]["judges"][0]["name"], "judge");
+    assert!(
+        manifest["grading"]["rubric_version"]
+            .as_str()
+            .is_some()
+    );
+
+    // Regrade with the same graders: identical grades, and every judge answer from the cache.
+    let before = judge.requests();
+    let regrade = binary()
+        .current_dir(fixture.dir.path())
+        .args(["regrade", "results/judged", "--out", "results/judged-again", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(regrade.status.code(), Some(0), "{}", stderr(&regrade));
+    assert_eq!(judge.requests(), before, "regrade answered from the judge cache");
+    let grades = |dir: &Path| -> Vec<Value> {
+        let mut lines = trial_lines(dir);
+        lines.sort_by_key(|r| r["trial_id"].as_str().unwrap().to_string());
+        lines
+            .into_iter()
+            .map(|r| {
+                json!([r["trial_id"], r["outcome"], r["reason"], r["checks"], r["scores"],
+                       r["composite"], r["metrics"]])
+            })
+            .collect()
+    };
+    assert_eq!(grades(&run_dir), grades(&fixture.run_dir("judged-again")));
+    let again = summary_of(&fixture.run_dir("judged-again"));
+    assert_eq!(again["metric_lifts"], summary["metric_lifts"]);
+}
+
+fn summary_of(run_dir: &Path) -> Value {
+    summary(run_dir)
+}
+
+#[test]
+fn malformed_judge_answers_are_retried() {
+    let server = MockServer::start(MockBehaviour::default());
+    let judge = MockJudge::start(JudgeBehaviour {
+        malformed_first: 1,
+        ..JudgeBehaviour::default()
+    });
+    let fixture = Fixture::judged(&server.base_url(), &judge.base_url(), 2);
+    let output = fixture.run(&[
+        "-k",
+        "1",
+        "--run-id",
+        "retried",
+        "--judge",
+        "judge",
+        "--judge-metrics",
+        "accuracy",
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let summary = summary(&fixture.run_dir("retried"));
+    assert_eq!(summary["trials"]["unscoreable"], 0);
+    // 4 trials × 1 metric + 1 re-ask after the malformed first answer.
+    assert_eq!(judge.requests(), 5);
+}
+
+#[test]
+fn a_judge_that_is_down_makes_trials_unscoreable_and_the_run_an_infrastructure_error() {
+    let server = MockServer::start(MockBehaviour::default());
+    // Nothing listens on this port.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let judge_url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let fixture = Fixture::judged(&server.base_url(), &judge_url, 2);
+    let output = fixture.run(&["-k", "1", "--run-id", "down", "--judge", "judge"]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(error.contains("4 of 4 trials are unscoreable"), "{error}");
+    assert!(error.contains("grader error 4"), "{error}");
+    let summary = summary(&fixture.run_dir("down"));
+    assert_eq!(summary["arms"]["with_skill"]["trials"]["unscoreable"], 2);
+    assert_eq!(summary["arms"]["without_skill"]["trials"]["unscoreable"], 2);
+    assert_eq!(
+        summary["arms"]["with_skill"]["unscoreable_causes"]["grader error"],
+        2
+    );
+    assert_eq!(summary["unscoreable"]["exceeded"], true);
+    let report = std::fs::read_to_string(fixture.run_dir("down").join("report.md")).unwrap();
+    assert!(report.contains("Unscoreable (excluded, not failed)"), "{report}");
+    let record = &trial_lines(&fixture.run_dir("down"))[0];
+    assert_eq!(record["outcome"], "unscoreable");
+    assert!(
+        record["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("grader error: judge `judge`")
+    );
+
+    // Once the judge is back, regrade grades the unscoreable trials (no agent is called).
+    let judge = MockJudge::start(JudgeBehaviour::default());
+    fixture.write_profile("judge", &judge.base_url(), "max_retries = 0\n");
+    let agent_requests = server.requests();
+    let regrade = binary()
+        .current_dir(fixture.dir.path())
+        .args([
+            "regrade",
+            "results/down",
+            "--out",
+            "results/down-regraded",
+            "--judge",
+            "judge",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(regrade.status.code(), Some(0), "{}", stderr(&regrade));
+    assert_eq!(server.requests(), agent_requests, "regrade never calls the agent");
+    let regraded = summary(&fixture.run_dir("down-regraded"));
+    assert_eq!(regraded["trials"]["unscoreable"], 0);
+    assert_eq!(regraded["lift"]["estimate"], 1.0);
+}
+
+#[test]
+fn custom_graders_and_a_second_judge_report_agreement() {
+    let server = MockServer::start(MockBehaviour::default());
+    let judge = MockJudge::start(JudgeBehaviour::default());
+    let fixture = Fixture::judged(&server.base_url(), &judge.base_url(), 3);
+    fixture.write_profile("judge2", &judge.base_url(), "max_retries = 0\n");
+    fixture.write(
+        "grade.sh",
+        "#!/bin/sh\n# Scores 1 when the final answer starts with Aye!\nif grep -q '\"final_answer\":\"Aye!' \"$SKILL_LIFT_TRAJECTORY\"; then s=1; else s=0; fi\necho \"{\\\"overall\\\": $s, \\\"metrics\\\": {\\\"pirate_tone\\\": $s}, \\\"details\\\": {\\\"pirate_tone\\\": \\\"checked the greeting\\\"}}\"\n",
+    );
+    let grader = format!("tone=sh {}", fixture.path("grade.sh").display());
+    let output = fixture.run(&[
+        "-k",
+        "1",
+        "--run-id",
+        "two-judges",
+        "--judge",
+        "judge",
+        "--judge",
+        "judge2",
+        "--judge-metrics",
+        "accuracy",
+        "--grader",
+        &grader,
+        "--metric-weight",
+        "security=0",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("two-judges");
+    let summary = summary(&run_dir);
+    let tone = summary["metric_lifts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "pirate_tone")
+        .unwrap()
+        .clone();
+    assert_eq!(tone["estimate"], 1.0);
+    let agreement = &summary["judge_agreement"]["between_judges"][0];
+    assert_eq!(agreement["judge"], "judge2");
+    assert_eq!(agreement["metric"], "accuracy");
+    assert_eq!(agreement["n_trials"], 6);
+    assert_eq!(agreement["kappa"], 1.0);
+    assert_eq!(summary["grading"]["weights"]["security"], 0.0);
+    let record = &trial_lines(&run_dir)[0];
+    assert_eq!(record["metrics"]["pirate_tone"]["reason"], "checked the greeting");
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(report.contains("Judge agreement with `judge`"), "{report}");
+    // A grader may not take a built-in metric's name.
+    let refused = fixture.run(&["--run-id", "bad-grader", "--grader", "accuracy=true"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("reserved"));
+}

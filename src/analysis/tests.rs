@@ -55,6 +55,7 @@ fn manifest(
         arms: Arm::ALL.to_vec(),
         trials_planned: case_ids.len() * 2 * k as usize,
         grading: Default::default(),
+        regraded_from: None,
         shard: None,
     }
 }

@@ -245,7 +245,7 @@ pub fn runner_secrets(runner: &LoadedProfile) -> Vec<(String, String)> {
 pub fn build_grader_set(
     settings: GradingSettings,
     judge_profiles: &[LoadedProfile],
-    runner: &LoadedProfile,
+    secrets: Vec<(String, String)>,
     format_retries: u32,
     use_cache: bool,
     state_flag: Option<&Path>,
@@ -278,5 +278,5 @@ pub fn build_grader_set(
             profile.profile.concurrency,
         )));
     }
-    Ok(GraderSet::new(settings, judges, runner_secrets(runner)))
+    Ok(GraderSet::new(settings, judges, secrets))
 }

@@ -3,9 +3,11 @@
 
 mod baseline;
 mod fingerprint;
+mod grading;
 mod merge;
 mod plan;
 mod probe;
+mod regrade;
 mod registry;
 mod regress;
 mod report;
@@ -34,6 +36,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge the shard folders of one run into one run folder, analyzed as a whole.
     Merge(MergeArgs),
+    /// Grade a run's recorded trajectories again (same or new judges and graders) without
+    /// calling any agent; writes a new run folder beside the old one.
+    Regrade(Box<regrade::RegradeArgs>),
     /// Before spending: trials, tokens, cost, and the minimum detectable lift for N cases × K.
     Plan(plan::PlanArgs),
     /// List host profiles with their resolved roots and the number of assets found.
@@ -345,6 +350,7 @@ pub fn main() -> i32 {
             Command::Run(args) => run::run(*args).await,
             Command::Report(args) => report::report(args),
             Command::Merge(args) => merge::merge(args),
+            Command::Regrade(args) => regrade::regrade(*args).await,
             Command::Plan(args) => plan::plan_command(args),
             Command::Hosts(args) => registry::hosts(args),
             Command::Scan(args) => registry::scan_command(args),

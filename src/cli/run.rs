@@ -36,6 +36,7 @@ struct ResolvedRun {
     manifest: Manifest,
     decoy_source: DecoySource,
     calibre: Calibre,
+    judge_profiles: Vec<LoadedProfile>,
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -155,6 +156,7 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
             "--run-id `{run_id}` must be a plain folder name"
         )));
     }
+    let grading = super::grading::resolve_grading(&args.grading)?;
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -201,7 +203,8 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
             skills: decoy_infos,
         },
         arms: Arm::ALL.to_vec(),
-        grading: crate::grade::GradingSettings::new(),
+        grading: grading.settings,
+        regraded_from: None,
         trials_planned: cases.len() * Arm::ALL.len() * args.k as usize,
         shard: args.shard,
     };
@@ -213,6 +216,7 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
         manifest,
         decoy_source,
         calibre,
+        judge_profiles: grading.judge_profiles,
     })
 }
 
@@ -288,6 +292,7 @@ fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError> {
     if now != manifest.decoys.skills {
         return Err(changed("decoys", manifest.decoys.source.clone()));
     }
+    let judge_profiles = super::grading::recorded_judge_profiles(&manifest.grading)?;
     Ok(ResolvedRun {
         skill,
         skill_dir,
@@ -296,6 +301,7 @@ fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError> {
         manifest,
         decoy_source,
         calibre,
+        judge_profiles,
     })
 }
 
@@ -439,6 +445,11 @@ fn record_in_baseline_store(run_dir: &Path, manifest: &Manifest, state_flag: Opt
 
 /// Run the command; returns the exit code.
 pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
+    if args.resume.is_some() && args.grading.any_given() {
+        return Err(CommandError::input(anyhow!(
+            "grading flags cannot change on --resume (the run grades as it started); grade recorded trials differently with `skill-lift regrade RUN_DIR`"
+        )));
+    }
     let resolved = match &args.resume {
         Some(run_dir) => resolve_resume(run_dir)?,
         None => resolve_fresh(&args)?,
@@ -451,6 +462,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         manifest,
         decoy_source,
         calibre,
+        judge_profiles,
     } = resolved;
     if cases.is_empty() {
         eprintln!("error: the eval set has no active case to run (drafts need --allow-draft)");
@@ -554,6 +566,14 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         }
     }
 
+    let graders = super::grading::build_grader_set(
+        manifest.grading.clone(),
+        &judge_profiles,
+        super::grading::runner_secrets(&profile),
+        args.grading.judge_format_retries,
+        !args.grading.no_judge_cache,
+        args.state.as_deref(),
+    )?;
     let runner =
         build_runner(&profile, api_key).map_err(|e| CommandError::infrastructure(anyhow!(e)))?;
     let decoys = prepare_decoys(&decoy_source).map_err(CommandError::input)?;
@@ -579,15 +599,13 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         trial_timeout: Duration::from_secs_f64(profile.profile.timeout_s),
         keep_workspaces: args.keep_workspaces,
         workspace_root: args.workspace_root.clone(),
-        graders: Arc::new(crate::grade::pipeline::GraderSet::new(
-            manifest.grading.clone(),
-            Vec::new(),
-            Vec::new(),
-        )),
+        graders: Arc::new(graders),
         decoy_names: manifest.decoys.skills.iter().map(|d| d.name.clone()).collect(),
-        activation_observable: !(profile.profile.kind == crate::runner::RunnerKind::OpenaiChat
-            && profile.profile.skill_mode == crate::runner::SkillMode::Inject),
-        can_run_commands: profile.profile.kind.is_agent_cli(),
+        activation_observable: crate::grade::pipeline::activation_observable(
+            &manifest.runner.kind,
+            &manifest.runner.skill_mode,
+        ),
+        can_run_commands: crate::grade::pipeline::can_run_commands(&manifest.runner.kind),
     });
     let settings = ExecuteSettings {
         jobs,

@@ -67,6 +67,17 @@ pub struct TrialFacts<'a> {
     pub recorded_checks: Option<&'a [CheckResult]>,
 }
 
+/// Whether skill activation is observable for a runner (`RunnerInfo.kind`, `.skill_mode` as
+/// recorded): not for `openai-chat` in `inject` mode, where every staged skill is in the prompt.
+pub fn activation_observable(runner_kind: &str, skill_mode: &str) -> bool {
+    !(runner_kind == "openai-chat" && skill_mode == "inject")
+}
+
+/// Whether a runner can run shell commands: agent CLIs can, `openai-chat` cannot.
+pub fn can_run_commands(runner_kind: &str) -> bool {
+    runner_kind != "openai-chat"
+}
+
 /// The skills staged in `arm`: the decoys, plus the target in `with_skill`, sorted.
 pub fn staged_skill_names(target: &str, decoys: &[String], arm: Arm) -> Vec<String> {
     let mut names = decoys.to_vec();

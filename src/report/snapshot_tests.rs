@@ -73,6 +73,7 @@ fn manifest(case_ids: &[&str]) -> Manifest {
         arms: Arm::ALL.to_vec(),
         trials_planned: case_ids.len() * 4,
         grading: Default::default(),
+        regraded_from: None,
         shard: None,
     }
 }

@@ -4,3 +4,4 @@ pub mod mock_gemini;
 pub mod mock_openai;
 pub mod mock_responses;
 pub mod serve;
+pub mod mock_judge;

@@ -1,0 +1,342 @@
+//! `skill-lift regrade RUN_DIR`: grade the recorded trajectories again — with the run's own
+//! graders, or with new ones (`--judge`, `--grader`, weights, threshold) — without calling any
+//! agent, and write a new run folder with its own analysis beside the old one
+//! (`RUN_DIR/regrades/<id>/`, or `--out`).
+//!
+//! Kept as recorded: trials without a transcript (staging failures) and trials unscoreable for
+//! a reason other than a grader error (runner errors, timeouts, isolation failures): those are
+//! facts about the run, not about grading. Trials unscoreable because a grader failed are graded
+//! again. Workspace checks reuse their recorded result unless the workspace was kept
+//! (`--keep-workspaces`); custom graders then run in an empty folder with
+//! `SKILL_LIFT_WORKSPACE_AVAILABLE=0`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, anyhow};
+use chrono::Utc;
+use clap::Args;
+use futures::StreamExt;
+
+use super::grading::{
+    GradingArgs, build_grader_set, recorded_judge_profiles, resolve_grading, runner_secrets,
+};
+use super::{AnalysisArgs, CommandError};
+use crate::evalset::{GoldenCase, load_eval_set};
+use crate::grade::pipeline::{
+    GraderSet, TrialFacts, activation_observable, can_run_commands, staged_skill_names,
+};
+use crate::grade::{GradingSettings, Outcome};
+use crate::record::{
+    FORMAT_VERSION, Manifest, TranscriptDocument, TrialLog, TrialRecord, read_manifest,
+    read_trials, write_atomic,
+};
+use crate::report::{Format, export_run, markdown::summary_markdown};
+use crate::runner::profile::load_profile;
+
+/// Flags of `skill-lift regrade`.
+#[derive(Debug, Args)]
+pub struct RegradeArgs {
+    /// The run folder whose trajectories are graded again.
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
+    /// Where the new run folder goes (default: RUN_DIR/regrades/<id>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Trials graded at once.
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: u32,
+    #[command(flatten)]
+    pub grading: GradingArgs,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+    /// Print nothing but errors (the summary is still written).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// State folder (judge cache; default: $SKILL_LIFT_HOME or ~/.local/state/skill-lift).
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<PathBuf>,
+}
+
+/// Whether a recorded trial is graded again: it has a transcript, and it is not unscoreable for
+/// a reason outside grading.
+fn regradable(record: &TrialRecord) -> bool {
+    record.transcript.is_some()
+        && (record.outcome != Outcome::Unscoreable
+            || record
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("grader error")))
+}
+
+/// Run the command; returns the exit code.
+pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
+    let run_dir = args.run_dir.clone();
+    if !run_dir.join("manifest.json").is_file() {
+        return Err(CommandError::input(anyhow!(
+            "{}: not a run folder (no manifest.json)",
+            run_dir.display()
+        )));
+    }
+    let original = read_manifest(&run_dir).map_err(CommandError::input)?;
+    if original.shard.is_some() {
+        return Err(CommandError::input(anyhow!(
+            "{}: a shard folder; regrade the merged run (`skill-lift merge`) instead",
+            run_dir.display()
+        )));
+    }
+    let eval_set = load_eval_set(&original.eval_set.path, &original.asset.path)
+        .map_err(CommandError::input)?;
+    if eval_set.digest != original.eval_set.digest {
+        return Err(CommandError::input(anyhow!(
+            "{}: the eval set changed since the run ({} is now {}); regrading would grade against other cases",
+            original.eval_set.path.display(),
+            original.eval_set.digest,
+            eval_set.digest
+        )));
+    }
+    let cases: Vec<GoldenCase> = eval_set.cases.clone();
+    let (settings, judge_profiles) = if args.grading.any_given() {
+        let resolved = resolve_grading(&args.grading)?;
+        (resolved.settings, resolved.judge_profiles)
+    } else if original.format_version < 2 {
+        // Runs recorded before grading settings existed: grade with today's defaults.
+        (GradingSettings::new(), Vec::new())
+    } else {
+        let profiles = recorded_judge_profiles(&original.grading)?;
+        (original.grading.clone(), profiles)
+    };
+    let secrets = match load_profile(&original.runner.profile_path) {
+        Ok(runner) => runner_secrets(&runner),
+        Err(_) => {
+            eprintln!(
+                "warning: runner profile {} not found: the secret scan checks key patterns only, not the runner's credential values",
+                original.runner.profile_path.display()
+            );
+            Vec::new()
+        }
+    };
+    let graders = build_grader_set(
+        settings.clone(),
+        &judge_profiles,
+        secrets,
+        args.grading.judge_format_retries,
+        !args.grading.no_judge_cache,
+        args.state.as_deref(),
+    )?;
+
+    let suffix: u16 = rand::random();
+    let run_id = format!(
+        "{}-regrade-{}-{suffix:04x}",
+        original.run_id,
+        Utc::now().format("%Y%m%dT%H%M%SZ")
+    );
+    let out_dir = match &args.out {
+        Some(dir) => dir.clone(),
+        None => run_dir.join("regrades").join(&run_id),
+    };
+    if out_dir.join("manifest.json").exists() {
+        return Err(CommandError::input(anyhow!(
+            "{}: already holds a run; pick another --out",
+            out_dir.display()
+        )));
+    }
+    std::fs::create_dir_all(out_dir.join("transcripts"))
+        .with_context(|| format!("creating {}", out_dir.display()))
+        .map_err(CommandError::infrastructure)?;
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id: run_id.clone(),
+        created_at: Utc::now(),
+        grading: settings,
+        regraded_from: Some(run_dir.canonicalize().unwrap_or(run_dir.clone())),
+        ..original.clone()
+    };
+    let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
+    write_atomic(&out_dir.join("manifest.json"), &bytes).map_err(CommandError::infrastructure)?;
+
+    let (records, _) =
+        read_trials(&run_dir.join("trials.jsonl")).map_err(CommandError::input)?;
+    eprintln!(
+        "skill-lift: regrading {} recorded trials of {} into {}",
+        records.len(),
+        original.run_id,
+        out_dir.display()
+    );
+    let context = Arc::new(RegradeContext {
+        graders,
+        cases,
+        manifest: manifest.clone(),
+        run_dir: run_dir.clone(),
+        out_dir: out_dir.clone(),
+    });
+    let mut log = TrialLog::open(&out_dir, 0).map_err(CommandError::input)?;
+    let mut regraded = 0usize;
+    let mut changed = 0usize;
+    let mut stream = futures::stream::iter(records.into_iter().map(|record| {
+        let context = Arc::clone(&context);
+        async move { context.regrade_one(record).await }
+    }))
+    .buffered(args.jobs as usize);
+    let mut batch = Vec::new();
+    while let Some(result) = stream.next().await {
+        let (record, was_regraded, was_changed) = result?;
+        regraded += usize::from(was_regraded);
+        changed += usize::from(was_changed);
+        batch.push(record);
+        if batch.len() >= 64 {
+            log.append(&batch).map_err(CommandError::infrastructure)?;
+            batch.clear();
+        }
+    }
+    log.append(&batch).map_err(CommandError::infrastructure)?;
+    drop(log);
+
+    let settings = args.analysis.settings(manifest.seed);
+    let (summary, written) =
+        export_run(&out_dir, &out_dir, &manifest, &settings, &Format::ALL, true)
+            .with_context(|| format!("writing exports into {}", out_dir.display()))
+            .map_err(CommandError::infrastructure)?;
+    let markdown = summary_markdown(&summary);
+    if !args.quiet {
+        print!("{markdown}");
+    }
+    super::append_step_summary(&markdown);
+    super::print_written(&written);
+    eprintln!(
+        "skill-lift: {regraded} trials regraded ({changed} with a different grade), the others kept as recorded; results in {}",
+        out_dir.display()
+    );
+    let code = super::run::exit_code_for(&summary);
+    super::run::explain_exit(&summary, code);
+    Ok(code)
+}
+
+struct RegradeContext {
+    graders: GraderSet,
+    cases: Vec<GoldenCase>,
+    manifest: Manifest,
+    run_dir: PathBuf,
+    out_dir: PathBuf,
+}
+
+impl RegradeContext {
+    /// Grade one record again; returns the new record, whether it was regraded, and whether
+    /// its grade changed.
+    async fn regrade_one(
+        &self,
+        record: TrialRecord,
+    ) -> Result<(TrialRecord, bool, bool), CommandError> {
+        let mut record = TrialRecord {
+            run_id: self.manifest.run_id.clone(),
+            ..record
+        };
+        if !regradable(&record) {
+            self.copy_transcript(&record)?;
+            return Ok((record, false, false));
+        }
+        let relative = record.transcript.clone().unwrap_or_default();
+        let path = self.run_dir.join(&relative);
+        let bytes = std::fs::read(&path)
+            .with_context(|| format!("reading transcript {}", path.display()))
+            .map_err(CommandError::input)?;
+        let document: TranscriptDocument<'static> = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{}: not a transcript", path.display()))
+            .map_err(CommandError::input)?;
+        let Some(case) = self.cases.iter().find(|c| c.id == record.case_id) else {
+            return Err(CommandError::input(anyhow!(
+                "{}: case `{}` is not in the eval set",
+                path.display(),
+                record.case_id
+            )));
+        };
+        let decoys: Vec<String> = self
+            .manifest
+            .decoys
+            .skills
+            .iter()
+            .map(|d| d.name.clone())
+            .collect();
+        let staged = staged_skill_names(&self.manifest.asset.name, &decoys, record.arm);
+        let kept_workspace = record.workspace.as_deref().filter(|w| w.is_dir());
+        let facts = TrialFacts {
+            case,
+            trajectory: &document.trajectory,
+            arm: record.arm,
+            attempt: record.attempt,
+            trial_id: &record.trial_id,
+            target_skill: &self.manifest.asset.name,
+            staged_skills: &staged,
+            activation_observable: activation_observable(
+                &self.manifest.runner.kind,
+                &self.manifest.runner.skill_mode,
+            ),
+            can_run_commands: can_run_commands(&self.manifest.runner.kind),
+            workspace: kept_workspace,
+            run_workspace: document.workspace_path.as_deref(),
+            run_home: document.home_path.as_deref(),
+            recorded_checks: Some(&record.checks),
+        };
+        let grade = self.graders.grade(&facts).await;
+        let changed = grade.outcome != record.outcome
+            || grade.reason != record.reason
+            || grade.checks != record.checks
+            || grade.scores != record.scores
+            || grade.composite != record.composite
+            || grade.metrics != record.metrics;
+        let new_document = TranscriptDocument {
+            trial_id: document.trial_id.clone(),
+            case_id: document.case_id.clone(),
+            arm: document.arm,
+            attempt: document.attempt,
+            prompt: document.prompt.clone(),
+            workspace_path: document.workspace_path.clone(),
+            home_path: document.home_path.clone(),
+            grade: std::borrow::Cow::Borrowed(&grade),
+            trajectory: std::borrow::Cow::Borrowed(&document.trajectory),
+        };
+        let out_path = self.out_dir.join(&relative);
+        write_transcript(&out_path, &new_document)?;
+        record.outcome = grade.outcome;
+        record.reason = grade.reason;
+        record.checks = grade.checks;
+        record.scores = grade.scores;
+        record.composite = grade.composite;
+        record.metrics = grade.metrics;
+        record.other_judges = grade.other_judges;
+        Ok((record, true, changed))
+    }
+
+    /// Copy a kept record's transcript into the new folder (when it has one).
+    fn copy_transcript(&self, record: &TrialRecord) -> Result<(), CommandError> {
+        let Some(relative) = &record.transcript else {
+            return Ok(());
+        };
+        let from = self.run_dir.join(relative);
+        let to = self.out_dir.join(relative);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))
+                .map_err(CommandError::infrastructure)?;
+        }
+        if from.is_file() {
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("copying {}", from.display()))
+                .map_err(CommandError::infrastructure)?;
+        }
+        Ok(())
+    }
+}
+
+fn write_transcript(path: &Path, document: &TranscriptDocument<'_>) -> Result<(), CommandError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))
+            .map_err(CommandError::infrastructure)?;
+    }
+    let bytes = serde_json::to_vec(document).expect("transcript serializes");
+    std::fs::write(path, bytes)
+        .with_context(|| format!("writing {}", path.display()))
+        .map_err(CommandError::infrastructure)
+}

@@ -1,0 +1,135 @@
+//! A scripted LLM judge on loopback (OpenAI-compatible Chat Completions): says yes to every
+//! criterion when the rendered trajectory contains `yes_marker`, no otherwise; can answer
+//! malformed JSON first; counts requests.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::extract::State;
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use super::serve::{Served, serve};
+
+/// What the judge does.
+#[derive(Debug, Clone)]
+pub struct JudgeBehaviour {
+    /// Text in the judge's prompt that makes every answer yes.
+    pub yes_marker: String,
+    /// Answer this many requests with text that is not JSON first.
+    pub malformed_first: usize,
+    /// Always answer malformed.
+    pub always_malformed: bool,
+}
+
+impl Default for JudgeBehaviour {
+    fn default() -> Self {
+        Self {
+            yes_marker: "Aye!".to_string(),
+            malformed_first: 0,
+            always_malformed: false,
+        }
+    }
+}
+
+struct JudgeState {
+    behaviour: JudgeBehaviour,
+    requests: AtomicUsize,
+}
+
+fn text_of(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .filter_map(|m| m["content"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// The number of assertions listed in the prompt (`1. …`, `2. …` lines after "Assertions").
+fn assertion_count(text: &str) -> usize {
+    let mut count = 0;
+    for number in 1..100 {
+        if text.contains(&format!("\n{number}. ")) {
+            count = number;
+        } else {
+            break;
+        }
+    }
+    count.max(1)
+}
+
+async fn complete(State(state): State<Arc<JudgeState>>, Json(request): Json<Value>) -> Json<Value> {
+    let index = state.requests.fetch_add(1, Ordering::SeqCst);
+    let system = request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let text = text_of(&request);
+    // Judge only the first user message (later ones are format corrections).
+    let user = request["messages"][1]["content"].as_str().unwrap_or_default();
+    let yes = if user.contains(&state.behaviour.yes_marker) {
+        "yes"
+    } else {
+        "no"
+    };
+    let content = if state.behaviour.always_malformed || index < state.behaviour.malformed_first {
+        "I think the answer is mostly fine.".to_string()
+    } else if system.contains("goal_achieved") {
+        json!({"goal_achieved": yes, "reason": "scripted"}).to_string()
+    } else if system.contains("verdicts") {
+        let verdicts: Vec<Value> = (1..=assertion_count(user))
+            .map(|n| json!({"assertion": n, "verdict": yes, "evidence": "scripted"}))
+            .collect();
+        json!({ "verdicts": verdicts }).to_string()
+    } else {
+        json!({"skill_identified": yes, "action_correct": yes, "factually_accurate": yes,
+               "task_addressed": yes, "actionable": "yes", "reason": "scripted"})
+        .to_string()
+    };
+    let _ = text;
+    Json(json!({
+        "id": "chatcmpl-judge",
+        "object": "chat.completion",
+        "model": "judge-model-1",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    }))
+}
+
+/// A running mock judge.
+pub struct MockJudge {
+    served: Served,
+    state: Arc<JudgeState>,
+}
+
+impl MockJudge {
+    pub fn start(behaviour: JudgeBehaviour) -> Self {
+        let state = Arc::new(JudgeState {
+            behaviour,
+            requests: AtomicUsize::new(0),
+        });
+        let router = Router::new()
+            .route("/v1/chat/completions", post(complete))
+            .with_state(Arc::clone(&state));
+        Self {
+            served: serve(router),
+            state,
+        }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.served.address)
+    }
+
+    pub fn requests(&self) -> usize {
+        self.state.requests.load(Ordering::SeqCst)
+    }
+}
