@@ -138,6 +138,8 @@ pub struct RunArgs {
     pub calibre: String,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+    #[command(flatten)]
+    pub grading: grading::GradingArgs,
     /// No progress bar and no Markdown summary on stdout.
     #[arg(long, short = 'q')]
     pub quiet: bool,

@@ -25,6 +25,7 @@
 pub mod checks;
 pub mod custom;
 pub mod deterministic;
+pub mod judge;
 pub mod metric;
 pub mod pipeline;
 

@@ -30,7 +30,10 @@ pub fn default_skills_dir(kind: RunnerKind) -> &'static str {
         RunnerKind::Opencode => ".opencode/skills",
         RunnerKind::Cursor => ".cursor/skills",
         RunnerKind::Goose => ".goose/skills",
-        RunnerKind::Codex | RunnerKind::Command | RunnerKind::OpenaiChat => ".agents/skills",
+        RunnerKind::Codex
+        | RunnerKind::Command
+        | RunnerKind::OpenaiChat
+        | RunnerKind::AnthropicMessages => ".agents/skills",
     }
 }
 
@@ -43,7 +46,7 @@ fn default_program(kind: RunnerKind) -> &'static str {
         RunnerKind::Opencode => "opencode",
         RunnerKind::Cursor => "cursor-agent",
         RunnerKind::Goose => "goose",
-        RunnerKind::Command | RunnerKind::OpenaiChat => "",
+        RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => "",
     }
 }
 
@@ -56,7 +59,7 @@ fn output_format(profile: &RunnerProfile) -> OutputFormat {
         RunnerKind::Opencode => OutputFormat::OpencodeJson,
         RunnerKind::Cursor => OutputFormat::CursorStreamJson,
         RunnerKind::Goose => OutputFormat::GooseStreamJson,
-        RunnerKind::Command | RunnerKind::OpenaiChat => {
+        RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => {
             profile.output_format.unwrap_or(OutputFormat::Text)
         }
     }
@@ -126,7 +129,7 @@ fn kind_args(kind: RunnerKind) -> Vec<&'static str> {
             "--model",
             "{model}",
         ],
-        RunnerKind::Command | RunnerKind::OpenaiChat => Vec::new(),
+        RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => Vec::new(),
     }
 }
 
@@ -325,7 +328,10 @@ impl AgentCliRunner {
             RunnerKind::Goose => {
                 env.push(("GOOSE_MODE".into(), "auto".into()));
             }
-            RunnerKind::Cursor | RunnerKind::Command | RunnerKind::OpenaiChat => {}
+            RunnerKind::Cursor
+            | RunnerKind::Command
+            | RunnerKind::OpenaiChat
+            | RunnerKind::AnthropicMessages => {}
         }
         for (name, value) in &self.profile.env {
             env.retain(|(n, _)| n != name);

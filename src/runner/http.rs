@@ -55,12 +55,16 @@ async fn try_once(
     client: &reqwest::Client,
     url: &str,
     bearer: Option<&str>,
+    headers: &[(&str, &str)],
     body: &serde_json::Value,
     timeout: Duration,
 ) -> Result<serde_json::Value, TryError> {
     let mut request = client.post(url).json(body).timeout(timeout);
     if let Some(key) = bearer {
         request = request.bearer_auth(key);
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
     let response = match request.send().await {
         Ok(response) => response,
@@ -131,6 +135,21 @@ pub async fn post_json_with_retries(
     policy: RetryPolicy,
     deadline: Instant,
 ) -> Result<PostOutcome, PostFailure> {
+    post_json_with_retries_and_headers(client, url, bearer, &[], body, policy, deadline).await
+}
+
+/// [`post_json_with_retries`] with extra request headers, `(name, value)` pairs sent on every
+/// try (e.g. `x-api-key` and `anthropic-version` for the Anthropic Messages API). Header values
+/// may be credentials: they are never logged or recorded, and never appear in failure messages.
+pub async fn post_json_with_retries_and_headers(
+    client: &reqwest::Client,
+    url: &str,
+    bearer: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &serde_json::Value,
+    policy: RetryPolicy,
+    deadline: Instant,
+) -> Result<PostOutcome, PostFailure> {
     let mut retries = Vec::new();
     let mut attempt = 0u32;
     loop {
@@ -142,7 +161,7 @@ pub async fn post_json_with_retries(
             });
         }
         let started = Instant::now();
-        match try_once(client, url, bearer, body, remaining).await {
+        match try_once(client, url, bearer, headers, body, remaining).await {
             Ok(body) => {
                 return Ok(PostOutcome {
                     body,

@@ -81,10 +81,37 @@ pub fn build_runner(
             loaded.profile.clone(),
             api_key,
         )?)),
+        RunnerKind::AnthropicMessages => Err(
+            "anthropic-messages profiles can only be used as judges (--judge) in this version"
+                .to_string(),
+        ),
         kind if kind.is_agent_cli() => Ok(Box::new(agent_cli::AgentCliRunner::new(
             loaded.profile.clone(),
             api_key,
         )?)),
         _ => unreachable!("every kind is either a model API or an agent CLI"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anthropic_messages_profiles_are_judge_only() {
+        let profile: RunnerProfile =
+            toml::from_str("kind = \"anthropic-messages\"\nmodel = \"claude-judge\"\n").unwrap();
+        assert!(!profile.kind.is_agent_cli());
+        assert_eq!(profile.kind.name(), "anthropic-messages");
+        let loaded = LoadedProfile {
+            name: "judge".into(),
+            path: PathBuf::from("runners/judge.toml"),
+            profile,
+        };
+        let error = build_runner(&loaded, None).err().unwrap();
+        assert_eq!(
+            error,
+            "anthropic-messages profiles can only be used as judges (--judge) in this version"
+        );
     }
 }

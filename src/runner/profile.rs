@@ -28,6 +28,9 @@ pub enum RunnerKind {
     Goose,
     /// Any program: an argv template and a chosen output parser.
     Command,
+    /// The Anthropic Messages API (`POST {base_url}/messages`). Judge-only in this version
+    /// (`--judge`); `base_url` defaults to `https://api.anthropic.com/v1` when empty.
+    AnthropicMessages,
 }
 
 impl RunnerKind {
@@ -42,12 +45,13 @@ impl RunnerKind {
             RunnerKind::Cursor => "cursor",
             RunnerKind::Goose => "goose",
             RunnerKind::Command => "command",
+            RunnerKind::AnthropicMessages => "anthropic-messages",
         }
     }
 
     /// Whether the kind drives an agent CLI process (rather than a model API).
     pub fn is_agent_cli(self) -> bool {
-        !matches!(self, RunnerKind::OpenaiChat)
+        !matches!(self, RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages)
     }
 }
 
@@ -87,7 +91,8 @@ pub struct RunnerProfile {
     /// Runner kind.
     pub kind: RunnerKind,
     /// Base URL including the API prefix, e.g. `http://127.0.0.1:8080/v1`. Required for
-    /// `openai-chat`; for agent CLIs, optional: handed to the CLI through its base-URL variable.
+    /// `openai-chat`; for `anthropic-messages`, optional (default `https://api.anthropic.com/v1`);
+    /// for agent CLIs, optional: handed to the CLI through its base-URL variable.
     #[serde(default)]
     pub base_url: String,
     /// Model id sent in requests (`--model` overrides).
@@ -417,6 +422,21 @@ mod tests {
         let error =
             load_text("kind = \"gemini\"\nmodel = \"m\"\noutput_format = \"yaml\"\n").unwrap_err();
         assert!(error.to_string().contains("p.toml:3:"), "{error}");
+    }
+
+    #[test]
+    fn anthropic_messages_profiles_load_without_base_url() {
+        let loaded = load_text(
+            "kind = \"anthropic-messages\"\nmodel = \"claude-sonnet-4-5\"\napi_key_env = \"ANTHROPIC_API_KEY\"\nmax_tokens = 1024\n",
+        )
+        .unwrap();
+        assert_eq!(loaded.profile.kind, RunnerKind::AnthropicMessages);
+        assert_eq!(loaded.profile.base_url, "");
+        let error = load_text(
+            "kind = \"anthropic-messages\"\nbase_url = \"api.anthropic.com\"\nmodel = \"m\"\n",
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("base_url"), "{error}");
     }
 
     #[test]
