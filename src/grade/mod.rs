@@ -5,6 +5,7 @@
 //! grade components. A case without checks is `not_gradable` — never passed or failed.
 
 pub mod checks;
+pub mod deterministic;
 pub mod metric;
 
 use std::path::Path;
