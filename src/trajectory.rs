@@ -89,6 +89,9 @@ pub struct ScriptRun {
     pub exit_code: Option<i32>,
     /// Whether the call succeeded (not an error, exit code 0 when reported).
     pub ok: bool,
+    /// Index into `tool_calls` of the shell call that ran it, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_index: Option<usize>,
 }
 
 /// How an agent CLI process ended, and what skill-lift made of it.

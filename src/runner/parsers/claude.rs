@@ -277,6 +277,7 @@ mod tests {
             "scripts/collect_commits.py"
         );
         assert!(trajectory.script_runs[0].ok);
+        assert_eq!(trajectory.script_runs[0].tool_call_index, Some(1));
         assert_eq!(trajectory.commands.len(), 1);
         // api_retry (unknown system subtype is fine) and the unknown type are kept raw.
         assert_eq!(trajectory.raw_events.len(), 1);

@@ -157,7 +157,7 @@ pub struct SkillContext<'a> {
 }
 
 /// Dedicated skill tools and the input key naming the skill.
-const SKILL_TOOLS: &[(&str, &str)] = &[
+pub(crate) const SKILL_TOOLS: &[(&str, &str)] = &[
     ("Skill", "skill"),
     ("activate_skill", "name"),
     ("skill", "name"),
@@ -165,7 +165,7 @@ const SKILL_TOOLS: &[(&str, &str)] = &[
     ("skills__load_skill", "name"),
 ];
 /// File-read tools.
-const READ_TOOLS: &[&str] = &[
+pub(crate) const READ_TOOLS: &[&str] = &[
     "Read",
     "read_file",
     "read",
@@ -174,7 +174,7 @@ const READ_TOOLS: &[&str] = &[
     "view",
 ];
 /// File-write tools.
-const WRITE_TOOLS: &[&str] = &[
+pub(crate) const WRITE_TOOLS: &[&str] = &[
     "Write",
     "Edit",
     "MultiEdit",
@@ -188,7 +188,7 @@ const WRITE_TOOLS: &[&str] = &[
     "file_change",
 ];
 /// Shell tools.
-const SHELL_TOOLS: &[&str] = &[
+pub(crate) const SHELL_TOOLS: &[&str] = &[
     "Bash",
     "run_shell_command",
     "bash",
@@ -200,7 +200,7 @@ const SHELL_TOOLS: &[&str] = &[
 const PATH_KEYS: &[&str] = &["file_path", "filePath", "absolute_path", "path"];
 
 /// The path argument of a file tool call.
-fn path_argument(input: &Value) -> Option<String> {
+pub(crate) fn path_argument(input: &Value) -> Option<String> {
     PATH_KEYS
         .iter()
         .find_map(|key| input.get(*key).and_then(Value::as_str))
@@ -226,7 +226,7 @@ pub(crate) fn command_argument(input: &Value) -> Option<String> {
 }
 
 /// Lexically normalize `path` resolved against `base` (no file-system access).
-fn normalize(base: &Path, path: &str) -> PathBuf {
+pub(crate) fn normalize(base: &Path, path: &str) -> PathBuf {
     let joined = if Path::new(path).is_absolute() {
         PathBuf::from(path)
     } else {
@@ -419,6 +419,7 @@ pub fn detect(trajectory: &mut Trajectory, context: SkillContext<'_>) {
                     command: command.clone(),
                     exit_code,
                     ok: !call.is_error && exit_code.is_none_or(|code| code == 0),
+                    tool_call_index: Some(index),
                 });
             }
         }
