@@ -21,7 +21,7 @@ use crate::grade::{GradingSettings, Outcome};
 use crate::record::TrialRecord;
 use crate::stats::{self, BootstrapConfig, BootstrapMethod, Clusters};
 
-use super::{AnalysisSettings, CONFIDENCE, Verdict};
+use super::{AnalysisSettings, CONFIDENCE};
 
 /// The name of the composite score in metric tables.
 pub const COMPOSITE: &str = "composite";
@@ -52,8 +52,31 @@ pub struct MetricLift {
     /// Scoreable trials where the metric applied, per arm.
     pub with_skill_trials: usize,
     pub without_skill_trials: usize,
-    /// `improved` when the interval is above 0, `regressed` when below, else `inconclusive`.
-    pub direction: Verdict,
+    /// `improved` when the interval is above 0, `regressed` when below, `unchanged` when every
+    /// paired case difference is exactly 0, else `inconclusive`.
+    pub verdict: MetricVerdict,
+}
+
+/// The verdict on one metric's lift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricVerdict {
+    Improved,
+    Regressed,
+    /// Every paired case has the same value in both arms.
+    Unchanged,
+    Inconclusive,
+}
+
+impl MetricVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricVerdict::Improved => "improved",
+            MetricVerdict::Regressed => "regressed",
+            MetricVerdict::Unchanged => "unchanged",
+            MetricVerdict::Inconclusive => "inconclusive",
+        }
+    }
 }
 
 /// Per-case, per-arm metric sums over scoreable trials.
@@ -219,10 +242,11 @@ impl MetricAccumulator {
                 });
             (interval, "paired-t".to_string())
         };
-        let direction = match interval {
-            Some(i) if n >= 2 && i.low > 0.0 => Verdict::Improved,
-            Some(i) if n >= 2 && i.high < 0.0 => Verdict::Regressed,
-            _ => Verdict::Inconclusive,
+        let verdict = match interval {
+            _ if n >= 1 && differences.iter().all(|d| *d == 0.0) => MetricVerdict::Unchanged,
+            Some(i) if n >= 2 && i.low > 0.0 => MetricVerdict::Improved,
+            Some(i) if n >= 2 && i.high < 0.0 => MetricVerdict::Regressed,
+            _ => MetricVerdict::Inconclusive,
         };
         MetricLift {
             metric: name.to_string(),
@@ -236,7 +260,7 @@ impl MetricAccumulator {
             n_cases: n,
             with_skill_trials: with_trials,
             without_skill_trials: without_trials,
-            direction,
+            verdict,
         }
     }
 }

@@ -26,7 +26,7 @@ mod metrics;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 pub use agreement::{JudgeAgreement, JudgeCheckAgreement, JudgePairAgreement};
-pub use metrics::{BOOTSTRAP_MAX_CASES, COMPOSITE, MetricLift};
+pub use metrics::{BOOTSTRAP_MAX_CASES, COMPOSITE, MetricLift, MetricVerdict};
 
 use serde::{Deserialize, Serialize};
 

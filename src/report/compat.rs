@@ -71,8 +71,10 @@ fn direction(delta: Option<f64>) -> &'static str {
 }
 
 /// ACES-style `lift.json`: one entry per metric `{with_skill, without_skill, delta, direction}`
-/// plus `overall`. skill-lift grades one metric (`pass_rate`), so `overall` equals it; both
-/// also carry the interval, method, N, K and the interval-based verdict.
+/// (`pass_rate`, then every graded metric) plus `overall`. `overall` is the composite (the
+/// per-trial mean of the metrics, `crate::grade`), or the pass rate in runs without metrics.
+/// Every entry also carries the interval, method, N and the interval-based verdict; `direction`
+/// is descriptive (the sign of the point difference).
 pub fn lift_json(summary: &Summary) -> Vec<u8> {
     let lift = &summary.lift;
     let entry = |with_direction: bool| {
@@ -94,10 +96,36 @@ pub fn lift_json(summary: &Summary) -> Vec<u8> {
         }
         value
     };
-    pretty(&json!({
-        lift.metric.clone(): entry(true),
-        "overall": entry(false),
-    }))
+    let mut document = serde_json::Map::new();
+    document.insert(lift.metric.clone(), entry(true));
+    let metric_entry = |metric: &crate::analysis::MetricLift| {
+        json!({
+            "with_skill": metric.with_skill,
+            "without_skill": metric.without_skill,
+            "delta": metric.estimate,
+            "direction": direction(metric.estimate),
+            "ci_low": metric.ci_low,
+            "ci_high": metric.ci_high,
+            "method": metric.method,
+            "n_cases": metric.n_cases,
+            "verdict": metric.verdict.as_str(),
+        })
+    };
+    let mut overall = None;
+    for metric in &summary.metric_lifts {
+        if metric.metric == crate::analysis::COMPOSITE {
+            let mut value = metric_entry(metric);
+            value["metric"] = json!(crate::analysis::COMPOSITE);
+            overall = Some(value);
+        } else {
+            document.insert(metric.metric.clone(), metric_entry(metric));
+        }
+    }
+    document.insert(
+        "overall".to_string(),
+        overall.unwrap_or_else(|| entry(false)),
+    );
+    pretty(&Value::Object(document))
 }
 
 /// ACES-style `pass_at_k_lift.json`: `{with_skill, without_skill, delta, passed_cases_delta}`

@@ -343,7 +343,7 @@ pub fn lift_csv(summary: &Summary) -> Vec<u8> {
             metric.method.clone(),
             metric.n_cases.to_string(),
             lift.k.to_string(),
-            metric.direction.as_str().to_string(),
+            metric.verdict.as_str().to_string(),
             String::new(),
             String::new(),
             String::new(),

@@ -121,6 +121,23 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             .map(|r| format!(", correlation between arms r = {r:.2}"))
             .unwrap_or_default(),
     );
+    if let Some(composite) = summary
+        .metric_lifts
+        .iter()
+        .find(|m| m.metric == crate::analysis::COMPOSITE)
+    {
+        let _ = writeln!(
+            out,
+            "<div class=\"composite\" data-composite-lift=\"{}\">Composite lift (mean of the metrics): <strong>{}</strong>, 95% CI [{}, {}] ({}), with_skill {}, without_skill {}</div>",
+            composite.estimate.map(|v| format!("{v:.6}")).unwrap_or_default(),
+            points(composite.estimate),
+            points(composite.ci_low),
+            points(composite.ci_high),
+            escape(&composite.method),
+            percent(composite.with_skill),
+            percent(composite.without_skill),
+        );
+    }
     if !lift.verdict_reasons.is_empty() {
         let _ = writeln!(
             out,
@@ -152,9 +169,9 @@ fn forest_plot(out: &mut String, summary: &Summary) {
     let at_k = pass_at_k(summary);
     /// Label, point estimate, interval, verdict class.
     type ForestRow<'a> = (String, Option<f64>, Option<(f64, f64)>, &'a str);
-    let rows: Vec<ForestRow> = vec![
+    let mut rows: Vec<ForestRow> = vec![
         (
-            format!("{} (composite)", lift.metric),
+            lift.metric.clone(),
             lift.estimate,
             lift.ci_low.zip(lift.ci_high),
             lift.verdict.as_str(),
@@ -166,6 +183,14 @@ fn forest_plot(out: &mut String, summary: &Summary) {
             "point",
         ),
     ];
+    for metric in &summary.metric_lifts {
+        rows.push((
+            metric.metric.clone(),
+            metric.estimate,
+            metric.ci_low.zip(metric.ci_high),
+            metric.verdict.as_str(),
+        ));
+    }
     let (left, width, row_h) = (190.0, 480.0, 34.0);
     let height = 40.0 + row_h * rows.len() as f64;
     let _ = writeln!(
@@ -620,6 +645,45 @@ pub fn transcript_html(record: &TrialRecord, document: &Value) -> String {
         );
     }
     out.push_str("</tbody></table>\n");
+    if !record.metrics.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>Metrics</h2>\n<p>Composite: {}</p>\n<table><thead><tr><th>metric</th><th>score</th><th>source</th><th>reason</th><th>sub-scores</th></tr></thead><tbody>",
+            record
+                .composite
+                .map(|c| format!("{c:.3}"))
+                .unwrap_or_else(|| "n/a".to_string())
+        );
+        for (name, metric) in &record.metrics {
+            let subs: Vec<String> = metric
+                .sub_scores
+                .iter()
+                .map(|(sub, score)| {
+                    format!(
+                        "{sub} {} ({})",
+                        score
+                            .score
+                            .map(|s| format!("{s:.2}"))
+                            .unwrap_or_else(|| "n/a".to_string()),
+                        score.reason
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(name),
+                metric
+                    .score
+                    .map(|s| format!("{s:.3}"))
+                    .unwrap_or_else(|| "n/a".to_string()),
+                escape(&format!("{:?}", metric.source).to_lowercase()),
+                escape(&metric.reason),
+                escape(&subs.join("; ")),
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
     let trajectory = &document["trajectory"];
     out.push_str("<h2>Skill activations</h2>\n<ul>\n");
     match trajectory["skill_activations"].as_array() {

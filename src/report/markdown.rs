@@ -52,7 +52,7 @@ fn unscoreable_section(out: &mut String, summary: &Summary) {
             let causes: Vec<String> = arm
                 .unscoreable_causes
                 .iter()
-                .map(|(cause, count)| format!("{cause} {count}"))
+                .map(|(cause, count)| format!("{count} × {cause}"))
                 .collect();
             if causes.is_empty() {
                 format!("{name} {}", arm.trials.unscoreable)
@@ -101,7 +101,7 @@ fn metrics_section(out: &mut String, summary: &Summary) {
             percent(metric.without_skill),
             points(metric.estimate),
             metric.n_cases,
-            metric.direction.as_str(),
+            metric.verdict.as_str(),
         );
     }
     let grading = &summary.grading;

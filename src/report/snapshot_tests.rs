@@ -72,7 +72,7 @@ fn manifest(case_ids: &[&str]) -> Manifest {
         },
         arms: Arm::ALL.to_vec(),
         trials_planned: case_ids.len() * 4,
-        grading: Default::default(),
+        grading: crate::grade::GradingSettings::new(),
         regraded_from: None,
         shard: None,
     }
@@ -108,8 +108,25 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
         } else {
             vec![]
         },
-        scores: BTreeMap::new(),
-        composite: None,
+        // Grading v2 metrics: checks, security, and a skill_execution that is higher with the
+        // skill (target activated) than without.
+        scores: if scored {
+            BTreeMap::from([
+                ("checks".to_string(), if passed { 1.0 } else { 0.0 }),
+                ("security".to_string(), 1.0),
+                (
+                    "skill_execution".to_string(),
+                    if arm == Arm::WithSkill { 0.75 } else { 0.0 },
+                ),
+            ])
+        } else {
+            BTreeMap::new()
+        },
+        composite: scored.then(|| {
+            let checks = if passed { 1.0 } else { 0.0 };
+            let execution = if arm == Arm::WithSkill { 0.75 } else { 0.0 };
+            (checks + 1.0 + execution) / 3.0
+        }),
         metrics: BTreeMap::new(),
         other_judges: BTreeMap::new(),
         usage: Usage {
@@ -248,7 +265,7 @@ fn close(a: f64, b: f64, tolerance: f64, what: &str) {
 }
 
 #[test]
-fn composite_lift_agrees_across_formats() {
+fn pass_rate_lift_agrees_across_formats() {
     let (_, _, summary) = fixture();
     let lift = summary.lift.estimate.unwrap();
     close(lift, LIFT, 1e-12, "analysis");
@@ -260,12 +277,6 @@ fn composite_lift_agrees_across_formats() {
         lift,
         1e-12,
         "summary.json",
-    );
-    close(
-        json(Format::LiftJson)["overall"]["delta"].as_f64().unwrap(),
-        lift,
-        1e-12,
-        "lift.json overall",
     );
     close(
         json(Format::LiftJson)["pass_rate"]["delta"]
@@ -283,7 +294,7 @@ fn composite_lift_agrees_across_formats() {
         1e-12,
         "benchmark.json skill_lift",
     );
-    // lift.csv: lift_pp of the composite row, 6 decimals.
+    // lift.csv: lift_pp of the pass-rate row, 6 decimals.
     let csv = rendered(Format::LiftCsv);
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let headers = reader.headers().unwrap().clone();
@@ -456,4 +467,72 @@ fn merged_shards_analyze_exactly_like_the_whole_run() {
         merge_shards(&other, RUN_ID),
         Err(crate::shard::MergeError::ManifestMismatch { field: "k", .. })
     ));
+}
+
+#[test]
+fn composite_lift_agrees_across_formats() {
+    let (_, _, summary) = fixture();
+    let composite = summary
+        .metric_lifts
+        .iter()
+        .find(|m| m.metric == crate::analysis::COMPOSITE)
+        .unwrap();
+    let lift = composite.estimate.unwrap();
+    // The fixture's composite: (checks + security + skill_execution) / 3 per trial.
+    let json = |format| -> Value { serde_json::from_str(&rendered(format)).unwrap() };
+    close(
+        json(Format::SummaryJson)["metric_lifts"][0]["estimate"]
+            .as_f64()
+            .unwrap(),
+        lift,
+        1e-12,
+        "summary.json metric_lifts",
+    );
+    close(
+        json(Format::LiftJson)["overall"]["delta"].as_f64().unwrap(),
+        lift,
+        1e-12,
+        "lift.json overall",
+    );
+    let csv = rendered(Format::LiftCsv);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let column = headers.iter().position(|h| h == "lift_pp").unwrap();
+    let row = reader
+        .records()
+        .map(|r| r.unwrap())
+        .find(|r| &r[4] == "composite")
+        .unwrap();
+    let from_csv = row[column].parse::<f64>().unwrap();
+    close(from_csv / 100.0, lift, 5e-9, "lift.csv");
+    let shown = format!("{:+.1}", lift * 100.0);
+    assert_eq!(format!("{from_csv:+.1}"), shown);
+    let markdown = rendered(Format::Markdown);
+    assert!(
+        markdown.contains(&format!("(mean of the metrics, with − without): {shown} pp**")),
+        "{markdown}"
+    );
+    assert!(markdown.contains(&format!("| composite | — | ")));
+    // cases.csv: paired mean of the case composites.
+    let csv = rendered(Format::CasesCsv);
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let column = headers.iter().position(|h| h == "composite").unwrap();
+    let mut by_case: std::collections::BTreeMap<String, [Option<f64>; 2]> = Default::default();
+    for row in reader.records().map(|r| r.unwrap()) {
+        let arm = usize::from(&row[1] == "without_skill");
+        by_case.entry(row[0].to_string()).or_default()[arm] = row[column].parse().ok();
+    }
+    let differences: Vec<f64> = by_case
+        .values()
+        .filter_map(|[a, b]| Some((*a)? - (*b)?))
+        .collect();
+    close(
+        differences.iter().sum::<f64>() / differences.len() as f64,
+        lift,
+        1e-6,
+        "cases.csv",
+    );
+    let html = rendered(Format::Html);
+    assert!(html.contains(&format!("data-composite-lift=\"{lift:.6}\"")), "html");
 }

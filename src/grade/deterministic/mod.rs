@@ -310,7 +310,7 @@ pub(crate) mod test_support {
 
     use serde_json::{Value, json};
 
-    use crate::evalset::{CaseFiles, CaseStatus, ExpectedSkill, GoldenCase};
+    use crate::evalset::{ExpectedSkill, GoldenCase};
     use crate::grade::metric::MetricContext;
     use crate::trajectory::{
         ActivationEvidence, CommandRun, ScriptRun, SkillActivation, ToolCall, Trajectory,
@@ -322,19 +322,9 @@ pub(crate) mod test_support {
     /// A case expecting `expected`.
     pub fn case(expected: ExpectedSkill) -> GoldenCase {
         GoldenCase {
-            id: "case-1".into(),
-            prompt: "Write the release notes".into(),
-            expected_output: None,
-            assertions: vec![],
-            checks: vec![],
             should_trigger: !matches!(expected, ExpectedSkill::None),
             expected_skill: expected,
-            expected_script: None,
-            acceptable_skills: vec![],
-            files: CaseFiles::Omitted,
-            cluster: None,
-            status: CaseStatus::Active,
-            weight: 1.0,
+            ..GoldenCase::new("case-1", "Write the release notes")
         }
     }
 

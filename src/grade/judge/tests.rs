@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::answer::{ParsedAnswer, canonical_json, extract_object, parse_answer, validate};
 use super::*;
-use crate::evalset::{CaseFiles, CaseStatus, ExpectedSkill, GoldenCase};
+use crate::evalset::{ExpectedSkill, GoldenCase};
 use crate::runner::{LoadedProfile, RunnerProfile};
 use crate::trajectory::{
     ActivationEvidence, CommandRun, Message, Role, SkillActivation, ToolCall, Trajectory,
@@ -22,19 +22,10 @@ use crate::trajectory::{
 
 fn case(expected_output: Option<&str>, assertions: &[&str]) -> GoldenCase {
     GoldenCase {
-        id: "c1".into(),
-        prompt: "Add 2 and 3 with the calculator.".into(),
         expected_output: expected_output.map(str::to_string),
         assertions: assertions.iter().map(|a| a.to_string()).collect(),
-        checks: vec![],
         expected_skill: ExpectedSkill::Named("calculator".into()),
-        expected_script: None,
-        acceptable_skills: vec![],
-        should_trigger: true,
-        files: CaseFiles::Omitted,
-        cluster: None,
-        status: CaseStatus::Active,
-        weight: 1.0,
+        ..GoldenCase::new("c1", "Add 2 and 3 with the calculator.")
     }
 }
 

@@ -193,8 +193,11 @@ async fn a_failing_primary_judge_makes_the_trial_unscoreable_a_second_judge_does
     assert!(grade.reason.unwrap().contains("judge `primary` (accuracy): HTTP 503"));
     assert!(grade.composite.is_none() && grade.scores.is_empty());
 
+    // Judge metrics only, so the composite is the primary judge's score.
+    let mut settings = settings_with_judges(&["primary", "second"], &["accuracy"]);
+    settings.deterministic_metrics = false;
     let graders = GraderSet::new(
-        settings_with_judges(&["primary", "second"], &["accuracy"]),
+        settings,
         vec![
             judge("primary", &[("accuracy", Ok(0.8))]),
             judge("second", &[("accuracy", Err("down".to_string()))]),
