@@ -1123,8 +1123,9 @@ fn judge_metrics_composite_lift_agrees_in_every_output() {
         assert_eq!(metric["estimate"], 1.0, "{name}");
     }
     assert!(metrics.iter().any(|m| m["metric"] == "security"));
-    // 4 cases × 2 arms × K=2 trials × 3 judge metrics, one request each.
-    assert_eq!(judge.requests(), 48);
+    // 4 cases × 2 arms × 3 judge metrics: the scripted agent answers both attempts of a case
+    // identically, and identical trajectories share their cached judge answers.
+    assert_eq!(judge.requests(), 24);
 
     // The composite lift agrees to the last shown digit in the terminal, summary.json,
     // lift.csv, cases.csv and report.md.
@@ -1180,7 +1181,15 @@ fn judge_metrics_composite_lift_agrees_in_every_output() {
         lines.sort_by_key(|r| r["trial_id"].as_str().unwrap().to_string());
         lines
             .into_iter()
-            .map(|r| {
+            .map(|mut r| {
+                // How many repeats came from the cache is bookkeeping, not the grade.
+                if let Some(metrics) = r["metrics"].as_object_mut() {
+                    for metric in metrics.values_mut() {
+                        if let Some(judge) = metric.get_mut("judge").and_then(Value::as_object_mut) {
+                            judge.remove("cached");
+                        }
+                    }
+                }
                 json!([r["trial_id"], r["outcome"], r["reason"], r["checks"], r["scores"],
                        r["composite"], r["metrics"]])
             })
@@ -1273,7 +1282,7 @@ fn a_judge_that_is_down_makes_trials_unscoreable_and_the_run_an_infrastructure_e
         .unwrap();
     assert_eq!(regrade.status.code(), Some(0), "{}", stderr(&regrade));
     assert_eq!(server.requests(), agent_requests, "regrade never calls the agent");
-    let regraded = summary(&fixture.run_dir("down-regraded"));
+    let regraded = summary_of(&fixture.run_dir("down-regraded"));
     assert_eq!(regraded["trials"]["unscoreable"], 0);
     assert_eq!(regraded["lift"]["estimate"], 1.0);
 }

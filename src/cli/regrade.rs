@@ -283,8 +283,7 @@ impl RegradeContext {
             || grade.reason != record.reason
             || grade.checks != record.checks
             || grade.scores != record.scores
-            || grade.composite != record.composite
-            || grade.metrics != record.metrics;
+            || grade.composite != record.composite;
         let new_document = TranscriptDocument {
             trial_id: document.trial_id.clone(),
             case_id: document.case_id.clone(),

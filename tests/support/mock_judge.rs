@@ -40,19 +40,6 @@ struct JudgeState {
     requests: AtomicUsize,
 }
 
-fn text_of(request: &Value) -> String {
-    request["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|m| m["content"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
 /// The number of assertions listed in the prompt (`1. …`, `2. …` lines after "Assertions").
 fn assertion_count(text: &str) -> usize {
     let mut count = 0;
@@ -72,10 +59,12 @@ async fn complete(State(state): State<Arc<JudgeState>>, Json(request): Json<Valu
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let text = text_of(&request);
     // Judge only the first user message (later ones are format corrections).
     let user = request["messages"][1]["content"].as_str().unwrap_or_default();
-    let yes = if user.contains(&state.behaviour.yes_marker) {
+    // The verdict depends on the agent's final answer only (the expectations may quote the
+    // marker too).
+    let final_answer = user.rsplit("## Final answer").next().unwrap_or_default();
+    let yes = if final_answer.contains(&state.behaviour.yes_marker) {
         "yes"
     } else {
         "no"
@@ -91,10 +80,9 @@ async fn complete(State(state): State<Arc<JudgeState>>, Json(request): Json<Valu
         json!({ "verdicts": verdicts }).to_string()
     } else {
         json!({"skill_identified": yes, "action_correct": yes, "factually_accurate": yes,
-               "task_addressed": yes, "actionable": "yes", "reason": "scripted"})
+               "task_addressed": yes, "actionable": yes, "reason": "scripted"})
         .to_string()
     };
-    let _ = text;
     Json(json!({
         "id": "chatcmpl-judge",
         "object": "chat.completion",
