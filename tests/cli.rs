@@ -1150,7 +1150,10 @@ fn judge_metrics_composite_lift_agrees_in_every_output() {
         sums[index] += row[composite_column].parse::<f64>().unwrap();
     }
     let from_cases = (sums[0] - sums[1]) / 4.0;
-    assert!((from_cases - composite).abs() < 1e-5, "{from_cases} vs {composite}");
+    assert!(
+        (from_cases - composite).abs() < 1e-5,
+        "{from_cases} vs {composite}"
+    );
 
     // Every trial records its judge metrics with the repeats' spread.
     let record = &trial_lines(&run_dir)[0];
@@ -1161,21 +1164,27 @@ fn judge_metrics_composite_lift_agrees_in_every_output() {
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("manifest.json")).unwrap())
             .unwrap();
     assert_eq!(manifest["grading"]["judges"][0]["name"], "judge");
-    assert!(
-        manifest["grading"]["rubric_version"]
-            .as_str()
-            .is_some()
-    );
+    assert!(manifest["grading"]["rubric_version"].as_str().is_some());
 
     // Regrade with the same graders: identical grades, and every judge answer from the cache.
     let before = judge.requests();
     let regrade = binary()
         .current_dir(fixture.dir.path())
-        .args(["regrade", "results/judged", "--out", "results/judged-again", "--quiet"])
+        .args([
+            "regrade",
+            "results/judged",
+            "--out",
+            "results/judged-again",
+            "--quiet",
+        ])
         .output()
         .unwrap();
     assert_eq!(regrade.status.code(), Some(0), "{}", stderr(&regrade));
-    assert_eq!(judge.requests(), before, "regrade answered from the judge cache");
+    assert_eq!(
+        judge.requests(),
+        before,
+        "regrade answered from the judge cache"
+    );
     let grades = |dir: &Path| -> Vec<Value> {
         let mut lines = trial_lines(dir);
         lines.sort_by_key(|r| r["trial_id"].as_str().unwrap().to_string());
@@ -1185,13 +1194,21 @@ fn judge_metrics_composite_lift_agrees_in_every_output() {
                 // How many repeats came from the cache is bookkeeping, not the grade.
                 if let Some(metrics) = r["metrics"].as_object_mut() {
                     for metric in metrics.values_mut() {
-                        if let Some(judge) = metric.get_mut("judge").and_then(Value::as_object_mut) {
+                        if let Some(judge) = metric.get_mut("judge").and_then(Value::as_object_mut)
+                        {
                             judge.remove("cached");
                         }
                     }
                 }
-                json!([r["trial_id"], r["outcome"], r["reason"], r["checks"], r["scores"],
-                       r["composite"], r["metrics"]])
+                json!([
+                    r["trial_id"],
+                    r["outcome"],
+                    r["reason"],
+                    r["checks"],
+                    r["scores"],
+                    r["composite"],
+                    r["metrics"]
+                ])
             })
             .collect()
     };
@@ -1253,7 +1270,10 @@ fn a_judge_that_is_down_makes_trials_unscoreable_and_the_run_an_infrastructure_e
     );
     assert_eq!(summary["unscoreable"]["exceeded"], true);
     let report = std::fs::read_to_string(fixture.run_dir("down").join("report.md")).unwrap();
-    assert!(report.contains("Unscoreable (excluded, not failed)"), "{report}");
+    assert!(
+        report.contains("Unscoreable (excluded, not failed)"),
+        "{report}"
+    );
     let record = &trial_lines(&fixture.run_dir("down"))[0];
     assert_eq!(record["outcome"], "unscoreable");
     assert!(
@@ -1281,7 +1301,11 @@ fn a_judge_that_is_down_makes_trials_unscoreable_and_the_run_an_infrastructure_e
         .output()
         .unwrap();
     assert_eq!(regrade.status.code(), Some(0), "{}", stderr(&regrade));
-    assert_eq!(server.requests(), agent_requests, "regrade never calls the agent");
+    assert_eq!(
+        server.requests(),
+        agent_requests,
+        "regrade never calls the agent"
+    );
     let regraded = summary_of(&fixture.run_dir("down-regraded"));
     assert_eq!(regraded["trials"]["unscoreable"], 0);
     assert_eq!(regraded["lift"]["estimate"], 1.0);
@@ -1332,7 +1356,10 @@ fn custom_graders_and_a_second_judge_report_agreement() {
     assert_eq!(agreement["kappa"], 1.0);
     assert_eq!(summary["grading"]["weights"]["security"], 0.0);
     let record = &trial_lines(&run_dir)[0];
-    assert_eq!(record["metrics"]["pirate_tone"]["reason"], "checked the greeting");
+    assert_eq!(
+        record["metrics"]["pirate_tone"]["reason"],
+        "checked the greeting"
+    );
     let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
     assert!(report.contains("Judge agreement with `judge`"), "{report}");
     // A grader may not take a built-in metric's name.

@@ -208,7 +208,9 @@ impl MetricAccumulator {
             }
         }
         let n = with.len();
-        let mean = |values: &[f64]| (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
+        let mean = |values: &[f64]| {
+            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+        };
         let differences: Vec<f64> = with.iter().zip(&without).map(|(a, b)| a - b).collect();
         let clusters = clustered.then(|| Clusters::from_labels(&pair_labels));
         let prefix = if clustered { "cluster" } else { "case" };
@@ -221,8 +223,7 @@ impl MetricAccumulator {
                 method: BootstrapMethod::Bca,
                 confidence: CONFIDENCE,
             };
-            match stats::bootstrap_paired_difference(&with, &without, clusters.as_ref(), &config)
-            {
+            match stats::bootstrap_paired_difference(&with, &without, clusters.as_ref(), &config) {
                 Ok(result) => match result.bca {
                     Some(bca) => (Some(bca), format!("{prefix}-bootstrap-bca")),
                     None => (

@@ -539,7 +539,12 @@ pub struct RunAccumulator<'a> {
 /// `grader error`, `incomplete trajectory`, …).
 fn unscoreable_cause(reason: Option<&str>) -> String {
     let reason = reason.unwrap_or("unknown");
-    reason.split(':').next().unwrap_or(reason).trim().to_string()
+    reason
+        .split(':')
+        .next()
+        .unwrap_or(reason)
+        .trim()
+        .to_string()
 }
 
 impl<'a> RunAccumulator<'a> {
@@ -1012,7 +1017,8 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
     } else {
         metric_accumulator.lifts(&metric_labels, clustered, &manifest.grading, settings)
     };
-    let judge_agreement = agreement.finish(manifest.grading.judges.first().map(|j| j.name.as_str()));
+    let judge_agreement =
+        agreement.finish(manifest.grading.judges.first().map(|j| j.name.as_str()));
     let unscoreable = {
         let recorded = totals.total();
         let fraction = if recorded == 0 {
@@ -1034,7 +1040,8 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
     }
     if manifest.grading.judges.is_empty() {
         not_measured.push(
-            "LLM-judge metrics (accuracy, goal_accuracy, behavior_check): no --judge was given".to_string(),
+            "LLM-judge metrics (accuracy, goal_accuracy, behavior_check): no --judge was given"
+                .to_string(),
         );
     }
     if !activation_observable {

@@ -159,9 +159,9 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
             if name.is_empty() {
                 continue;
             }
-            let kind: JudgeMetricKind = name.parse().map_err(|e: String| {
-                CommandError::input(anyhow!("--judge-metrics: {e}"))
-            })?;
+            let kind: JudgeMetricKind = name
+                .parse()
+                .map_err(|e: String| CommandError::input(anyhow!("--judge-metrics: {e}")))?;
             let name = kind.name().to_string();
             if !settings.judge_metrics.contains(&name) {
                 settings.judge_metrics.push(name);
@@ -176,8 +176,8 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
         settings.rubric_version = Some(RUBRIC_VERSION.to_string());
     }
     for name in settings.weights.keys() {
-        let known = RESERVED_METRIC_NAMES.contains(&name.as_str())
-            || !settings.custom_graders.is_empty();
+        let known =
+            RESERVED_METRIC_NAMES.contains(&name.as_str()) || !settings.custom_graders.is_empty();
         if !known {
             eprintln!(
                 "warning: --metric-weight names `{name}`, which is not a built-in metric; it applies only if a custom grader returns it"

@@ -156,8 +156,7 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
     let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
     write_atomic(&out_dir.join("manifest.json"), &bytes).map_err(CommandError::infrastructure)?;
 
-    let (records, _) =
-        read_trials(&run_dir.join("trials.jsonl")).map_err(CommandError::input)?;
+    let (records, _) = read_trials(&run_dir.join("trials.jsonl")).map_err(CommandError::input)?;
     eprintln!(
         "skill-lift: regrading {} recorded trials of {} into {}",
         records.len(),

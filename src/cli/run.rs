@@ -313,9 +313,7 @@ pub fn exit_code_for(summary: &Summary) -> i32 {
     if summary.trials.recorded > 0 && outcomes.not_gradable == summary.trials.recorded {
         return exit_codes::NOTHING_TO_RUN;
     }
-    if summary.trials.recorded > 0
-        && (summary.lift.n_cases == 0 || summary.unscoreable.exceeded)
-    {
+    if summary.trials.recorded > 0 && (summary.lift.n_cases == 0 || summary.unscoreable.exceeded) {
         return exit_codes::INFRASTRUCTURE_ERROR;
     }
     if summary.lift.gate.as_ref().is_some_and(|gate| !gate.passed) {
@@ -600,7 +598,12 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         keep_workspaces: args.keep_workspaces,
         workspace_root: args.workspace_root.clone(),
         graders: Arc::new(graders),
-        decoy_names: manifest.decoys.skills.iter().map(|d| d.name.clone()).collect(),
+        decoy_names: manifest
+            .decoys
+            .skills
+            .iter()
+            .map(|d| d.name.clone())
+            .collect(),
         activation_observable: crate::grade::pipeline::activation_observable(
             &manifest.runner.kind,
             &manifest.runner.skill_mode,

@@ -378,7 +378,11 @@ fn numbers_in(text: &str) -> Vec<f64> {
 
 /// The implicit output check of a deterministic `expected_output_match` mode; `None` for
 /// [`OutputMatch::Judge`]. The result's type is `expected_output`.
-pub fn expected_output_check(mode: OutputMatch, expected: &str, answer: &str) -> Option<CheckResult> {
+pub fn expected_output_check(
+    mode: OutputMatch,
+    expected: &str,
+    answer: &str,
+) -> Option<CheckResult> {
     let (passed, detail) = match mode {
         OutputMatch::Judge => return None,
         OutputMatch::Exact => {
@@ -386,7 +390,11 @@ pub fn expected_output_check(mode: OutputMatch, expected: &str, answer: &str) ->
                 == collapse_whitespace(expected).to_lowercase();
             (
                 equal,
-                format!("answer {} {:?} (exact)", if equal { "equals" } else { "differs from" }, expected.trim()),
+                format!(
+                    "answer {} {:?} (exact)",
+                    if equal { "equals" } else { "differs from" },
+                    expected.trim()
+                ),
             )
         }
         OutputMatch::Contains => {
@@ -395,7 +403,11 @@ pub fn expected_output_check(mode: OutputMatch, expected: &str, answer: &str) ->
                 .contains(&collapse_whitespace(expected).to_lowercase());
             (
                 found,
-                format!("answer {} {:?}", if found { "contains" } else { "lacks" }, expected.trim()),
+                format!(
+                    "answer {} {:?}",
+                    if found { "contains" } else { "lacks" },
+                    expected.trim()
+                ),
             )
         }
         OutputMatch::Regex => match compiled(expected) {
@@ -403,7 +415,10 @@ pub fn expected_output_check(mode: OutputMatch, expected: &str, answer: &str) ->
                 let found = regex.is_match(answer);
                 (
                     found,
-                    format!("answer {} /{expected}/", if found { "matches" } else { "does not match" }),
+                    format!(
+                        "answer {} /{expected}/",
+                        if found { "matches" } else { "does not match" }
+                    ),
                 )
             }
             Err(error) => (false, format!("invalid regex: {error}")),
@@ -416,7 +431,10 @@ pub fn expected_output_check(mode: OutputMatch, expected: &str, answer: &str) ->
                     .any(|value| (value - target).abs() <= tolerance);
                 (
                     found,
-                    format!("answer {} the number {target}", if found { "has" } else { "lacks" }),
+                    format!(
+                        "answer {} the number {target}",
+                        if found { "has" } else { "lacks" }
+                    ),
                 )
             }
             None => (false, "expected_output has no number".to_string()),
@@ -585,13 +603,35 @@ mod tests {
         };
         assert_eq!(check(OutputMatch::Judge, "x", "x"), None);
         assert_eq!(check(OutputMatch::Exact, " 397.8 ", "397.8\n"), Some(true));
-        assert_eq!(check(OutputMatch::Exact, "Hello  World", "hello world"), Some(true));
-        assert_eq!(check(OutputMatch::Exact, "397.8", "It is 397.8"), Some(false));
-        assert_eq!(check(OutputMatch::Contains, "app.py uses total", "Done: APP.PY uses   total."), Some(true));
+        assert_eq!(
+            check(OutputMatch::Exact, "Hello  World", "hello world"),
+            Some(true)
+        );
+        assert_eq!(
+            check(OutputMatch::Exact, "397.8", "It is 397.8"),
+            Some(false)
+        );
+        assert_eq!(
+            check(
+                OutputMatch::Contains,
+                "app.py uses total",
+                "Done: APP.PY uses   total."
+            ),
+            Some(true)
+        );
         assert_eq!(check(OutputMatch::Regex, r"^\d+ km$", "42 km"), Some(true));
-        assert_eq!(check(OutputMatch::Numeric, "397.8", "17% of 2,340 is 397.80."), Some(true));
-        assert_eq!(check(OutputMatch::Numeric, "2,340", "the total is 2340"), Some(true));
-        assert_eq!(check(OutputMatch::Numeric, "4.828 km", "about 4.83 km"), Some(false));
+        assert_eq!(
+            check(OutputMatch::Numeric, "397.8", "17% of 2,340 is 397.80."),
+            Some(true)
+        );
+        assert_eq!(
+            check(OutputMatch::Numeric, "2,340", "the total is 2340"),
+            Some(true)
+        );
+        assert_eq!(
+            check(OutputMatch::Numeric, "4.828 km", "about 4.83 km"),
+            Some(false)
+        );
         assert!(validate_expected_output(OutputMatch::Numeric, "no digits").is_err());
         assert!(validate_expected_output(OutputMatch::Regex, "(").is_err());
         assert_eq!("numeric".parse::<OutputMatch>(), Ok(OutputMatch::Numeric));

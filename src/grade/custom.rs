@@ -125,7 +125,12 @@ pub async fn run_grader(
     let scratch = tempfile::Builder::new()
         .prefix("skill-lift-grader-")
         .tempdir()
-        .map_err(|e| format!("grader `{}`: cannot create a scratch folder: {e}", spec.name))?;
+        .map_err(|e| {
+            format!(
+                "grader `{}`: cannot create a scratch folder: {e}",
+                spec.name
+            )
+        })?;
     let write = |file: &str, value: &Value| -> Result<PathBuf, String> {
         let path = scratch.path().join(file);
         let bytes = serde_json::to_vec(value).map_err(|e| e.to_string())?;
@@ -164,13 +169,22 @@ pub async fn run_grader(
     let available = input.workspace.is_some_and(Path::is_dir);
     let mut env: Vec<(String, String)> = std::env::vars().collect();
     env.extend([
-        ("SKILL_LIFT_INPUT".to_string(), input_path.display().to_string()),
+        (
+            "SKILL_LIFT_INPUT".to_string(),
+            input_path.display().to_string(),
+        ),
         (
             "SKILL_LIFT_TRAJECTORY".to_string(),
             trajectory_path.display().to_string(),
         ),
-        ("SKILL_LIFT_CASE".to_string(), case_path.display().to_string()),
-        ("SKILL_LIFT_WORKSPACE".to_string(), cwd.display().to_string()),
+        (
+            "SKILL_LIFT_CASE".to_string(),
+            case_path.display().to_string(),
+        ),
+        (
+            "SKILL_LIFT_WORKSPACE".to_string(),
+            cwd.display().to_string(),
+        ),
         ("SKILL_LIFT_ARM".to_string(), input.arm.to_string()),
         (
             "SKILL_LIFT_WORKSPACE_AVAILABLE".to_string(),
@@ -239,7 +253,11 @@ fn case_document(case: &GoldenCase) -> Value {
 }
 
 fn last_line(text: &str) -> String {
-    let line = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
     crate::runner::parsers::truncate(line.trim(), 300)
 }
 

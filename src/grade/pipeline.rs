@@ -186,9 +186,9 @@ impl GraderSet {
                 Ok(metrics) => {
                     for (name, metric) in metrics {
                         if remote.metrics.contains_key(&name) {
-                            remote.errors.push(format!(
-                                "two custom graders returned the metric `{name}`"
-                            ));
+                            remote
+                                .errors
+                                .push(format!("two custom graders returned the metric `{name}`"));
                         }
                         remote.metrics.insert(name, metric);
                     }
@@ -320,7 +320,9 @@ impl GraderSet {
     /// workspace checks reuse the recorded result at the same position.
     fn output_checks(&self, facts: &TrialFacts<'_>) -> Vec<CheckResult> {
         let answer = facts.trajectory.final_answer.as_deref().unwrap_or("");
-        let workspace = facts.workspace.unwrap_or(Path::new("/nonexistent-workspace"));
+        let workspace = facts
+            .workspace
+            .unwrap_or(Path::new("/nonexistent-workspace"));
         let mut results: Vec<CheckResult> = facts
             .case
             .checks

@@ -20,7 +20,10 @@ pub const METRIC_COLUMNS: [&str; 7] = [
 ];
 
 /// The metric cells of a row: the composite, the six metrics, then `other_scores`.
-fn metric_cells(composite: Option<f64>, scores: &std::collections::BTreeMap<String, f64>) -> Vec<String> {
+fn metric_cells(
+    composite: Option<f64>,
+    scores: &std::collections::BTreeMap<String, f64>,
+) -> Vec<String> {
     let mut cells = vec![optional(composite.map(float))];
     for name in &METRIC_COLUMNS[1..] {
         cells.push(optional(scores.get(*name).copied().map(float)));
@@ -125,34 +128,36 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
         let passed = record.checks.iter().filter(|c| c.passed).count();
         let metrics = metric_cells(record.composite, &record.scores);
         self.writer
-            .write_record([
-                record.run_id.clone(),
-                record.trial_id.clone(),
-                record.case_id.clone(),
-                record.arm.as_str().to_string(),
-                record.attempt.to_string(),
-                record.runner.clone(),
-                record.model.clone(),
-                optional(record.observed_model.as_ref()),
-                record.outcome.as_str().to_string(),
-                optional(record.reason.as_ref()),
-                passed.to_string(),
-                record.checks.len().to_string(),
-                optional(record.usage.input_tokens),
-                optional(record.usage.output_tokens),
-                optional(record.usage.cached_tokens),
-                optional(record.usage.cost_usd),
-                float(record.wall_s),
-                float(record.model_latency_s),
-                record.requests.to_string(),
-                record.retries.len().to_string(),
-                record.tool_calls.to_string(),
-                record.activated_skills.join(" "),
-                record.started_at.to_rfc3339(),
-                optional(record.transcript.as_ref()),
-            ]
-            .into_iter()
-            .chain(metrics))
+            .write_record(
+                [
+                    record.run_id.clone(),
+                    record.trial_id.clone(),
+                    record.case_id.clone(),
+                    record.arm.as_str().to_string(),
+                    record.attempt.to_string(),
+                    record.runner.clone(),
+                    record.model.clone(),
+                    optional(record.observed_model.as_ref()),
+                    record.outcome.as_str().to_string(),
+                    optional(record.reason.as_ref()),
+                    passed.to_string(),
+                    record.checks.len().to_string(),
+                    optional(record.usage.input_tokens),
+                    optional(record.usage.output_tokens),
+                    optional(record.usage.cached_tokens),
+                    optional(record.usage.cost_usd),
+                    float(record.wall_s),
+                    float(record.model_latency_s),
+                    record.requests.to_string(),
+                    record.retries.len().to_string(),
+                    record.tool_calls.to_string(),
+                    record.activated_skills.join(" "),
+                    record.started_at.to_rfc3339(),
+                    optional(record.transcript.as_ref()),
+                ]
+                .into_iter()
+                .chain(metrics),
+            )
             .map_err(std::io::Error::other)
     }
 
@@ -192,28 +197,30 @@ pub fn cases_csv(summary: &Summary) -> Vec<u8> {
             let composite = means.remove(crate::analysis::COMPOSITE);
             let metrics = metric_cells(composite, &means);
             writer
-                .write_record([
-                    case.case_id.clone(),
-                    arm.to_string(),
-                    optional(case.cluster.as_ref()),
-                    trials.total().to_string(),
-                    trials.pass.to_string(),
-                    trials.fail.to_string(),
-                    trials.unscoreable.to_string(),
-                    trials.not_gradable.to_string(),
-                    optional(pass_rate.map(float)),
-                    optional(case.lift.map(float)),
-                    target_activations.to_string(),
-                    optional(case.excluded_reason.as_ref()),
-                    optional(case.negative_lift_class.map(|c| {
-                        serde_json::to_value(c)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default()
-                    })),
-                ]
-                .into_iter()
-                .chain(metrics))
+                .write_record(
+                    [
+                        case.case_id.clone(),
+                        arm.to_string(),
+                        optional(case.cluster.as_ref()),
+                        trials.total().to_string(),
+                        trials.pass.to_string(),
+                        trials.fail.to_string(),
+                        trials.unscoreable.to_string(),
+                        trials.not_gradable.to_string(),
+                        optional(pass_rate.map(float)),
+                        optional(case.lift.map(float)),
+                        target_activations.to_string(),
+                        optional(case.excluded_reason.as_ref()),
+                        optional(case.negative_lift_class.map(|c| {
+                            serde_json::to_value(c)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_string))
+                                .unwrap_or_default()
+                        })),
+                    ]
+                    .into_iter()
+                    .chain(metrics),
+                )
                 .expect("in-memory write");
         }
     }

@@ -129,7 +129,10 @@ fn verdict_block(out: &mut String, summary: &Summary) {
         let _ = writeln!(
             out,
             "<div class=\"composite\" data-composite-lift=\"{}\">Composite lift (mean of the metrics): <strong>{}</strong>, 95% CI [{}, {}] ({}), with_skill {}, without_skill {}</div>",
-            composite.estimate.map(|v| format!("{v:.6}")).unwrap_or_default(),
+            composite
+                .estimate
+                .map(|v| format!("{v:.6}"))
+                .unwrap_or_default(),
             points(composite.estimate),
             points(composite.ci_low),
             points(composite.ci_high),

@@ -120,7 +120,10 @@ fn metrics_section(out: &mut String, summary: &Summary) {
         ));
     }
     if !grading.custom_graders.is_empty() {
-        graders.push(format!("custom graders {}", grading.custom_graders.join(", ")));
+        graders.push(format!(
+            "custom graders {}",
+            grading.custom_graders.join(", ")
+        ));
     }
     let _ = writeln!(
         out,

@@ -509,10 +509,12 @@ fn composite_lift_agrees_across_formats() {
     assert_eq!(format!("{from_csv:+.1}"), shown);
     let markdown = rendered(Format::Markdown);
     assert!(
-        markdown.contains(&format!("(mean of the metrics, with − without): {shown} pp**")),
+        markdown.contains(&format!(
+            "(mean of the metrics, with − without): {shown} pp**"
+        )),
         "{markdown}"
     );
-    assert!(markdown.contains(&format!("| composite | — | ")));
+    assert!(markdown.contains("| composite | — | "));
     // cases.csv: paired mean of the case composites.
     let csv = rendered(Format::CasesCsv);
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
@@ -534,5 +536,8 @@ fn composite_lift_agrees_across_formats() {
         "cases.csv",
     );
     let html = rendered(Format::Html);
-    assert!(html.contains(&format!("data-composite-lift=\"{lift:.6}\"")), "html");
+    assert!(
+        html.contains(&format!("data-composite-lift=\"{lift:.6}\"")),
+        "html"
+    );
 }

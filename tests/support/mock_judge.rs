@@ -60,7 +60,9 @@ async fn complete(State(state): State<Arc<JudgeState>>, Json(request): Json<Valu
         .unwrap_or_default()
         .to_string();
     // Judge only the first user message (later ones are format corrections).
-    let user = request["messages"][1]["content"].as_str().unwrap_or_default();
+    let user = request["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default();
     // The verdict depends on the agent's final answer only (the expectations may quote the
     // marker too).
     let final_answer = user.rsplit("## Final answer").next().unwrap_or_default();

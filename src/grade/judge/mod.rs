@@ -37,10 +37,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::grade::JudgeInfo;
-use crate::grade::pipeline::TrialJudge;
 use crate::evalset::GoldenCase;
+use crate::grade::JudgeInfo;
 use crate::grade::metric::{self, JudgeItem, JudgeSpread, MetricResult, MetricSource, SubScore};
+use crate::grade::pipeline::TrialJudge;
 use crate::runner::http::{RetryPolicy, post_json_with_retries_and_headers};
 use crate::runner::{LoadedProfile, RunnerKind};
 use crate::trajectory::{Trajectory, Usage};
@@ -99,9 +99,7 @@ impl std::str::FromStr for JudgeMetricKind {
             .into_iter()
             .find(|kind| kind.name() == value)
             .ok_or_else(|| {
-                format!(
-                    "unknown judge metric `{value}` (accuracy, goal_accuracy, behavior_check)"
-                )
+                format!("unknown judge metric `{value}` (accuracy, goal_accuracy, behavior_check)")
             })
     }
 }

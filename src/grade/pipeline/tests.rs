@@ -161,7 +161,12 @@ async fn without_checks_the_composite_decides_but_only_with_an_outcome_grader() 
     let grade = graders.grade(&facts.facts()).await;
     assert_eq!(grade.composite, Some(0.2));
     assert_eq!(grade.outcome, Outcome::Fail);
-    assert!(grade.reason.unwrap().contains("below the pass threshold 0.5"));
+    assert!(
+        grade
+            .reason
+            .unwrap()
+            .contains("below the pass threshold 0.5")
+    );
 
     settings.weights.insert("goal_accuracy".to_string(), 0.0);
     let weighted = GraderSet::new(
@@ -190,7 +195,12 @@ async fn a_failing_primary_judge_makes_the_trial_unscoreable_a_second_judge_does
     );
     let grade = graders.grade(&facts.facts()).await;
     assert_eq!(grade.outcome, Outcome::Unscoreable);
-    assert!(grade.reason.unwrap().contains("judge `primary` (accuracy): HTTP 503"));
+    assert!(
+        grade
+            .reason
+            .unwrap()
+            .contains("judge `primary` (accuracy): HTTP 503")
+    );
     assert!(grade.composite.is_none() && grade.scores.is_empty());
 
     // Judge metrics only, so the composite is the primary judge's score.
