@@ -36,7 +36,7 @@ use crate::stats::{self, BootstrapConfig, BootstrapMethod, Clusters, Interval};
 use crate::workspace::Arm;
 
 /// Version of the `summary.json` schema (docs/summary-format.md).
-pub const SUMMARY_FORMAT_VERSION: u32 = 2;
+pub const SUMMARY_FORMAT_VERSION: u32 = 3;
 
 /// Confidence level of every interval.
 pub const CONFIDENCE: f64 = 0.95;

@@ -280,3 +280,35 @@ pub fn build_grader_set(
     }
     Ok(GraderSet::new(settings, judges, secrets))
 }
+
+/// Start the model servers of judge profiles that have a `[server]` section and are not
+/// answering yet (`log_dir/judge-server-<name>.log`); the caller stops them when grading ends.
+pub async fn ensure_judge_servers(
+    profiles: &[LoadedProfile],
+    log_dir: &Path,
+) -> Result<Vec<crate::runner::server::ManagedServer>, CommandError> {
+    let mut servers = Vec::new();
+    for profile in profiles {
+        let Some(config) = &profile.profile.server else {
+            continue;
+        };
+        let profile_dir = absolute(profile.path.parent().unwrap_or(Path::new(".")));
+        let log = log_dir.join(format!("judge-server-{}.log", profile.name));
+        let started = crate::runner::server::ManagedServer::ensure(
+            config,
+            &profile_dir,
+            &profile.profile.base_url,
+            &log,
+        )
+        .await
+        .map_err(CommandError::infrastructure)?;
+        if let Some(server) = started {
+            eprintln!(
+                "skill-lift: started the judge's model server ({})",
+                config.command.join(" ")
+            );
+            servers.push(server);
+        }
+    }
+    Ok(servers)
+}

@@ -170,6 +170,7 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
         run_dir: run_dir.clone(),
         out_dir: out_dir.clone(),
     });
+    let mut judge_servers = super::grading::ensure_judge_servers(&judge_profiles, &out_dir).await?;
     let mut log = TrialLog::open(&out_dir, 0).map_err(CommandError::input)?;
     let mut regraded = 0usize;
     let mut changed = 0usize;
@@ -191,6 +192,9 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
     }
     log.append(&batch).map_err(CommandError::infrastructure)?;
     drop(log);
+    for server in judge_servers.iter_mut() {
+        server.stop().await;
+    }
 
     let settings = args.analysis.settings(manifest.seed);
     let (summary, written) =

@@ -564,6 +564,11 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         }
     }
 
+    let mut judge_servers = if done.len() < planned.len() {
+        super::grading::ensure_judge_servers(&judge_profiles, &run_dir).await?
+    } else {
+        Vec::new()
+    };
     let graders = super::grading::build_grader_set(
         manifest.grading.clone(),
         &judge_profiles,
@@ -629,6 +634,9 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     let _ = stop_exports.send(true);
     let _ = periodic.await;
     if let Some(server) = server.as_mut() {
+        server.stop().await;
+    }
+    for server in judge_servers.iter_mut() {
         server.stop().await;
     }
     let report = match outcome {

@@ -67,6 +67,25 @@ pub enum SkillMode {
     Tools,
 }
 
+/// How a judge asks an OpenAI-compatible server for JSON (`response_format` in a judge
+/// profile). The answer is validated against the rubric's schema either way; constraining the
+/// server only makes malformed answers (and their re-asks) rarer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeResponseFormat {
+    /// `{"type": "json_object"}` (OpenAI JSON mode; most servers).
+    #[default]
+    JsonObject,
+    /// `{"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}` (OpenAI
+    /// structured outputs, vLLM).
+    JsonSchema,
+    /// `{"type": "json_object", "schema": …}` (llama.cpp's llama-cpp-python server, Anyscale):
+    /// grammar-constrained to the rubric's schema.
+    JsonObjectSchema,
+    /// No `response_format` (servers that reject it).
+    None,
+}
+
 /// A model server skill-lift starts when `ready_url` does not answer, and stops after the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -160,6 +179,9 @@ pub struct RunnerProfile {
     /// Agent CLIs: fixed variables set for the CLI (not secrets: profiles are recorded).
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
+    /// Judge profiles (`openai-chat`): how JSON answers are requested.
+    #[serde(default)]
+    pub response_format: JudgeResponseFormat,
     /// Agent CLIs: seconds between SIGTERM and SIGKILL when a trial is stopped.
     #[serde(default = "default_grace")]
     pub grace_s: f64,

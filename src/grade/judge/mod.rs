@@ -217,6 +217,7 @@ pub struct Judge {
     temperature: Option<f64>,
     max_tokens: Option<u64>,
     seed: Option<u64>,
+    response_format: crate::runner::profile::JudgeResponseFormat,
     policy: RetryPolicy,
     settings: JudgeSettings,
     cache: Option<JudgeCache>,
@@ -308,6 +309,7 @@ impl Judge {
             temperature: settings_profile.temperature,
             max_tokens: settings_profile.max_tokens,
             seed: settings_profile.seed,
+            response_format: settings_profile.response_format,
             policy: RetryPolicy {
                 max_retries: settings_profile.max_retries,
                 base_delay: Duration::from_secs_f64(settings_profile.retry_base_delay_s.max(0.0)),
@@ -494,7 +496,9 @@ impl Judge {
             if attempt > 0 {
                 self.record_usage(|usage| usage.format_retries += 1);
             }
-            let reply = self.send(metric, system, &turns, repeat, deadline).await?;
+            let reply = self
+                .send(metric, system, &turns, assertion_count, repeat, deadline)
+                .await?;
             match parse_answer(metric, assertion_count, &reply.text) {
                 Ok(answer) => return Ok(answer),
                 Err(problem) => {
@@ -530,6 +534,7 @@ impl Judge {
         metric: JudgeMetricKind,
         system: &str,
         turns: &[(&'static str, String)],
+        assertion_count: usize,
         repeat: u32,
         deadline: Instant,
     ) -> Result<Reply, JudgeError> {
@@ -545,8 +550,24 @@ impl Judge {
                 let mut body = json!({
                     "model": self.model,
                     "messages": messages,
-                    "response_format": {"type": "json_object"},
                 });
+                use crate::runner::profile::JudgeResponseFormat as Format;
+                let schema = || rubric::json_schema(metric, assertion_count);
+                match self.response_format {
+                    Format::JsonObject => {
+                        body["response_format"] = json!({"type": "json_object"});
+                    }
+                    Format::JsonSchema => {
+                        body["response_format"] = json!({
+                            "type": "json_schema",
+                            "json_schema": {"name": metric.name(), "strict": true, "schema": schema()},
+                        });
+                    }
+                    Format::JsonObjectSchema => {
+                        body["response_format"] = json!({"type": "json_object", "schema": schema()});
+                    }
+                    Format::None => {}
+                }
                 if let Some(temperature) = self.temperature {
                     body["temperature"] = json!(temperature);
                 }

@@ -50,6 +50,54 @@ pub fn schema(metric: JudgeMetricKind) -> &'static str {
     }
 }
 
+/// The JSON Schema of `metric`'s answer (for servers that constrain output to a schema):
+/// every key required, no other keys, yes/no as an enum; for behavior_check exactly
+/// `assertion_count` verdicts.
+pub fn json_schema(metric: JudgeMetricKind, assertion_count: usize) -> serde_json::Value {
+    use serde_json::json;
+    let yes_no = json!({"type": "string", "enum": ["yes", "no"]});
+    let text = json!({"type": "string"});
+    match metric {
+        JudgeMetricKind::Accuracy => {
+            let mut properties = serde_json::Map::new();
+            for criterion in ACCURACY_CRITERIA {
+                properties.insert(criterion.to_string(), yes_no.clone());
+            }
+            properties.insert("reason".to_string(), text);
+            let mut required: Vec<&str> = ACCURACY_CRITERIA.to_vec();
+            required.push("reason");
+            json!({"type": "object", "properties": properties, "required": required,
+                   "additionalProperties": false})
+        }
+        JudgeMetricKind::GoalAccuracy => json!({
+            "type": "object",
+            "properties": {"goal_achieved": yes_no, "reason": text},
+            "required": ["goal_achieved", "reason"],
+            "additionalProperties": false,
+        }),
+        JudgeMetricKind::BehaviorCheck => json!({
+            "type": "object",
+            "properties": {"verdicts": {
+                "type": "array",
+                "minItems": assertion_count,
+                "maxItems": assertion_count,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "assertion": {"type": "integer", "minimum": 1, "maximum": assertion_count.max(1)},
+                        "verdict": yes_no,
+                        "evidence": text,
+                    },
+                    "required": ["assertion", "verdict", "evidence"],
+                    "additionalProperties": false,
+                },
+            }},
+            "required": ["verdicts"],
+            "additionalProperties": false,
+        }),
+    }
+}
+
 /// The system message of `metric`: the rubric and the required answer form.
 pub fn system_message(metric: JudgeMetricKind) -> String {
     let rubric = match metric {

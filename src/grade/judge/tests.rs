@@ -869,3 +869,56 @@ fn cache_keys_depend_on_every_part() {
         assert_ne!(changed.key(), key);
     }
 }
+
+#[tokio::test]
+async fn response_format_follows_the_profile_and_carries_the_rubric_schema() {
+    let verdicts = r#"{"verdicts": [{"assertion": 1, "verdict": "yes", "evidence": "e"}, {"assertion": 2, "verdict": "no", "evidence": "e"}]}"#;
+    for (setting, expected) in [
+        ("json_object", Some("json_object")),
+        ("json_schema", Some("json_schema")),
+        ("json_object_schema", Some("json_object")),
+        ("none", None),
+    ] {
+        let mock = start_mock(&[], verdicts).await;
+        let judge = Judge::new(
+            &profile(
+                "openai-chat",
+                &format!("http://{}/v1", mock.address),
+                &format!("response_format = \"{setting}\"\n"),
+            ),
+            None,
+            settings(None),
+        )
+        .unwrap();
+        let result = judge
+            .grade(
+                JudgeMetricKind::BehaviorCheck,
+                &case(None, &["adds", "explains"]),
+                "calculator",
+                &trajectory(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(result.score, Some(0.5), "{setting}");
+        let body = &mock.requests()[0].body;
+        assert_eq!(
+            body["response_format"]["type"].as_str(),
+            expected,
+            "{setting}"
+        );
+        let schema = match setting {
+            "json_schema" => body["response_format"]["json_schema"]["schema"].clone(),
+            "json_object_schema" => body["response_format"]["schema"].clone(),
+            _ => Value::Null,
+        };
+        if !schema.is_null() {
+            let verdicts = &schema["properties"]["verdicts"];
+            assert_eq!(verdicts["minItems"], 2, "{setting}");
+            assert_eq!(verdicts["maxItems"], 2, "{setting}");
+            assert_eq!(
+                verdicts["items"]["properties"]["verdict"]["enum"],
+                json!(["yes", "no"])
+            );
+        }
+    }
+}
