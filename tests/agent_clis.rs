@@ -450,13 +450,29 @@ fn claude_code_paired_run_against_anthropic_mock() {
                     .unwrap_or("")
                     .starts_with("Base directory for this skill:")
             }));
+            // The skill metrics read the same trajectory: activated through the Skill tool,
+            // before its script ran, nothing failed (recovery not applicable, not 1.0).
+            let execution = &grade["metrics"]["skill_execution"]["sub_scores"];
+            assert_eq!(execution["activation"]["score"], 1.0, "{grade}");
+            assert_eq!(execution["workflow_order"]["score"], 1.0, "{grade}");
+            assert!(execution["error_recovery"]["score"].is_null(), "{grade}");
+            assert_eq!(grade["metrics"]["security"]["score"], 1.0, "{grade}");
         } else {
             // The planted user-level skill in the real HOME never reached the baseline.
             assert_eq!(grade["outcome"], "fail");
             assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);
             assert!(target_hits.is_empty(), "{trajectory}");
+            let execution = &grade["metrics"]["skill_execution"]["sub_scores"];
+            assert_eq!(execution["activation"]["score"], 0.0, "{grade}");
         }
     }
+    let skill_execution = summary["metric_lifts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "skill_execution")
+        .unwrap();
+    assert!(skill_execution["estimate"].as_f64().unwrap() > 0.5, "{skill_execution}");
     let keys = mock.state.api_keys.lock().unwrap().clone();
     assert!(!keys.is_empty() && keys.iter().all(|k| k == SECRET));
     assert_secret_never_recorded(&run_dir);
