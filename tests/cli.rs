@@ -1246,6 +1246,24 @@ fn malformed_judge_answers_are_retried() {
     assert_eq!(summary["trials"]["unscoreable"], 0);
     // 4 trials × 1 metric + 1 re-ask after the malformed first answer.
     assert_eq!(judge.requests(), 5);
+    // A resumed run grades as it started: new grading flags are refused, the recorded judge is
+    // reloaded from the manifest.
+    let mut command = binary();
+    let refused = command
+        .current_dir(fixture.dir.path())
+        .args(["run", "--resume", "results/retried", "--judge", "judge"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("skill-lift regrade"), "{}", stderr(&refused));
+    let mut command = binary();
+    let resumed = command
+        .current_dir(fixture.dir.path())
+        .args(["run", "--resume", "results/retried", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(judge.requests(), 5, "nothing left to judge");
 }
 
 #[test]

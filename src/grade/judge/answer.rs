@@ -68,7 +68,10 @@ pub(crate) fn extract_object(text: &str) -> Result<Map<String, Value>, String> {
         }
         None => trimmed,
     };
-    let value: Value = serde_json::from_str(json_text).map_err(|error| {
+    // Raw line breaks or tabs inside a string value (common from small models) are escaped
+    // before parsing: the structure is unchanged, only the text of a reason is repaired.
+    let repaired = escape_control_characters_in_strings(json_text);
+    let value: Value = serde_json::from_str(&repaired).map_err(|error| {
         if json_text.starts_with('{') {
             format!("the answer is not valid JSON ({error})")
         } else {
@@ -79,6 +82,39 @@ pub(crate) fn extract_object(text: &str) -> Result<Map<String, Value>, String> {
         Value::Object(object) => Ok(object),
         _ => Err("the answer is JSON but not an object".to_string()),
     }
+}
+
+/// Escape control characters (U+0000–U+001F) that appear unescaped inside JSON string
+/// literals; everything outside strings, and escaped characters, is left as it is.
+fn escape_control_characters_in_strings(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c < ' ') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            } else if c < ' ' {
+                match c {
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    other => out.push_str(&format!("\\u{:04x}", other as u32)),
+                }
+                continue;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Check that `object` has exactly the keys `expected`.

@@ -115,6 +115,17 @@ fn parses_a_valid_accuracy_answer() {
 }
 
 #[test]
+fn raw_line_breaks_inside_strings_are_repaired_not_rejected() {
+    let answer = "{\"goal_achieved\": \"yes\", \"reason\": \"first line\nsecond\tline\"}";
+    let parsed = parse_answer(JudgeMetricKind::GoalAccuracy, 0, answer).unwrap();
+    assert!(parsed.items[0].yes);
+    assert_eq!(parsed.reason, "first line\nsecond\tline");
+    // Line breaks between tokens were always fine; a broken structure still is not.
+    assert!(parse_answer(JudgeMetricKind::GoalAccuracy, 0, "{\n\"goal_achieved\": \"no\",\n\"reason\": \"r\"\n}").is_ok());
+    assert!(parse_answer(JudgeMetricKind::GoalAccuracy, 0, "{\"goal_achieved\": \"no\"\n\"reason\": \"r\"}").is_err());
+}
+
+#[test]
 fn parses_one_json_fence_and_nothing_else() {
     let fenced = format!("```json\n{VALID_ACCURACY}\n```\n");
     assert!(parse_answer(JudgeMetricKind::Accuracy, 0, &fenced).is_ok());
