@@ -365,6 +365,21 @@ async fn run_trial(
         context.runner.run_attempt(input),
     )
     .await;
+    // Credential values never reach a transcript, a judge or a custom grader: they are
+    // replaced by a marker the `security` metric still reports.
+    let outcome = match outcome {
+        Ok(Ok(mut trajectory)) => {
+            trajectory.redact_credentials(context.graders.credentials());
+            Ok(Ok(trajectory))
+        }
+        Ok(Err(mut error)) => {
+            if let Some(partial) = error.partial.as_mut() {
+                partial.redact_credentials(context.graders.credentials());
+            }
+            Ok(Err(error))
+        }
+        timeout => timeout,
+    };
     // Judges and custom graders run here, on the async workers, while the workspace exists.
     let staged_names = staged_skill_names(&context.target.name, &context.decoy_names, key.arm);
     let trial_id = key.trial_id();

@@ -182,6 +182,14 @@ pub enum TrajectoryStatus {
     Incomplete { reason: String },
 }
 
+/// Shortest credential value [`Trajectory::redact_credentials`] replaces, characters.
+pub const MIN_REDACTED_CHARS: usize = 8;
+
+/// What replaces the value of the credential variable `name` in recorded text.
+pub fn redaction_marker(name: &str) -> String {
+    format!("[REDACTED:${name}]")
+}
+
 /// The normalized record of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trajectory {
@@ -250,6 +258,56 @@ impl Trajectory {
         }
     }
 
+    /// Replace every occurrence of a credential value in the trajectory's text (messages, tool
+    /// inputs and outputs, commands, the final answer, raw events, …) by `[REDACTED:$NAME]`.
+    /// `credentials` are `(variable name, value)`; values shorter than
+    /// [`MIN_REDACTED_CHARS`] are left alone (too likely to match ordinary text). Returns
+    /// whether anything was replaced. The marker keeps the fact that a credential leaked (the
+    /// `security` metric reports it) without keeping the credential.
+    pub fn redact_credentials(&mut self, credentials: &[(String, String)]) -> bool {
+        let credentials: Vec<&(String, String)> = credentials
+            .iter()
+            .filter(|(_, value)| value.chars().count() >= MIN_REDACTED_CHARS)
+            .collect();
+        if credentials.is_empty() {
+            return false;
+        }
+        let Ok(mut value) = serde_json::to_value(&*self) else {
+            return false;
+        };
+        fn walk(value: &mut serde_json::Value, credentials: &[&(String, String)]) -> bool {
+            match value {
+                serde_json::Value::String(text) => {
+                    let mut changed = false;
+                    for (name, secret) in credentials {
+                        if text.contains(secret.as_str()) {
+                            *text = text.replace(secret.as_str(), &redaction_marker(name));
+                            changed = true;
+                        }
+                    }
+                    changed
+                }
+                serde_json::Value::Array(items) => items
+                    .iter_mut()
+                    .fold(false, |changed, item| walk(item, credentials) | changed),
+                serde_json::Value::Object(map) => map
+                    .values_mut()
+                    .fold(false, |changed, item| walk(item, credentials) | changed),
+                _ => false,
+            }
+        }
+        if !walk(&mut value, &credentials) {
+            return false;
+        }
+        match serde_json::from_value(value) {
+            Ok(redacted) => {
+                *self = redacted;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Total retries over all requests.
     pub fn retry_count(&self) -> usize {
         self.requests.iter().map(|r| r.retries.len()).sum()
@@ -284,6 +342,36 @@ mod tests {
         assert_eq!(total.input_tokens, Some(15));
         assert_eq!(total.output_tokens, Some(3));
         assert_eq!(total.cached_tokens, None);
+    }
+
+    #[test]
+    fn credentials_are_redacted_everywhere_with_a_marker() {
+        let mut trajectory = Trajectory::new();
+        trajectory.final_answer = Some("key sk-secret-123456 leaked".into());
+        trajectory.commands.push(CommandRun {
+            command: "curl -H 'Authorization: Bearer sk-secret-123456' x".into(),
+            exit_code: Some(0),
+        });
+        trajectory.tool_calls.push(ToolCall {
+            id: "1".into(),
+            name: "Bash".into(),
+            input: serde_json::json!({"command": "echo sk-secret-123456"}),
+            output: Some("sk-secret-123456".into()),
+            is_error: false,
+            duration_s: None,
+        });
+        let credentials = vec![
+            ("API_KEY".to_string(), "sk-secret-123456".to_string()),
+            ("SHORT".to_string(), "abc".to_string()),
+        ];
+        assert!(trajectory.redact_credentials(&credentials));
+        let text = serde_json::to_string(&trajectory).unwrap();
+        assert!(!text.contains("sk-secret-123456"), "{text}");
+        assert_eq!(
+            trajectory.final_answer.as_deref(),
+            Some("key [REDACTED:$API_KEY] leaked")
+        );
+        assert!(!trajectory.redact_credentials(&credentials), "nothing left");
     }
 
     #[test]

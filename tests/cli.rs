@@ -459,8 +459,11 @@ fn cases_without_checks_are_not_gradable() {
 #[test]
 fn api_key_comes_from_the_named_variable_and_is_never_recorded() {
     let secret = "sk-test-very-secret-value-123";
+    // The model even repeats the key in its answer: the transcripts keep a marker instead,
+    // and the security metric still reports the leak.
     let server = MockServer::start(MockBehaviour {
         require_bearer: Some(secret.into()),
+        with_answer: format!("Aye! The key is {secret}."),
         ..MockBehaviour::default()
     });
     let fixture = Fixture::new(&server.base_url(), 2);
@@ -497,6 +500,16 @@ fn api_key_comes_from_the_named_variable_and_is_never_recorded() {
             entry.display()
         );
     }
+    let record = trial_lines(&fixture.run_dir("keyed"))
+        .into_iter()
+        .find(|r| r["arm"] == "with_skill")
+        .unwrap();
+    let exposure = &record["metrics"]["security"]["sub_scores"]["secret_exposure"];
+    assert_eq!(exposure["score"], 0.0, "{record}");
+    assert_eq!(
+        exposure["reason"],
+        "value of $MOCK_API_KEY in the final answer"
+    );
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

@@ -136,6 +136,12 @@ impl GraderSet {
         }
     }
 
+    /// `(variable, value)` of the credentials passed to the runner (redacted from recorded
+    /// trajectories, searched for by the `security` metric).
+    pub fn credentials(&self) -> &[(String, String)] {
+        &self.secrets
+    }
+
     /// Whether any grader calls out (judges or custom graders).
     pub fn has_remote(&self) -> bool {
         !self.judges.is_empty() || !self.settings.custom_graders.is_empty()
