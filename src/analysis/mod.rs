@@ -664,7 +664,10 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         agreement,
         ..
     } = accumulator;
-    let activation_observable = manifest.runner.skill_mode != "inject";
+    let activation_observable = crate::grade::pipeline::activation_observable(
+        &manifest.runner.kind,
+        &manifest.runner.skill_mode,
+    );
     let mut paired = Paired {
         with: Vec::new(),
         without: Vec::new(),

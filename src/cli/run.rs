@@ -189,10 +189,16 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
             kind: profile.profile.kind.name().to_string(),
             profile_path: absolute(&profile.path),
             profile_digest: sha256_digest(&profile_bytes),
-            skill_mode: serde_json::to_value(profile.profile.skill_mode)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            // Agent CLIs discover staged skills themselves: `skill_mode` applies to
+            // `openai-chat` only.
+            skill_mode: if profile.profile.kind.is_agent_cli() {
+                "native".to_string()
+            } else {
+                serde_json::to_value(profile.profile.skill_mode)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            },
             base_url: profile.profile.base_url.clone(),
         },
         model,

@@ -110,9 +110,9 @@ fn routing(case: &GoldenCase, trajectory: &Trajectory, context: &MetricContext<'
 
 fn negative_routing(trajectory: &Trajectory, context: &MetricContext<'_>) -> SubScore {
     let target = context.target_skill;
-    if !context.activation_observable && is_staged(context, target) {
+    if !context.activation_observable {
         return SubScore::not_applicable(
-            "negative case: target staged and activation not observable (inject mode)",
+            "negative case: activation not observable (inject mode)",
         );
     }
     if target_used(trajectory, context).activated {
@@ -292,6 +292,10 @@ mod tests {
         assert_eq!(result.score, None);
         let result = run(&negative(), Trial::new().activate(TARGET), &inject);
         assert_eq!(sub(&result, "routing"), None);
+        let mut inject_baseline = Setting::without_skill();
+        inject_baseline.observable = false;
+        let result = run(&negative(), Trial::new(), &inject_baseline);
+        assert_eq!(sub(&result, "routing"), None, "no free credit for the baseline");
 
         let setting = Setting::with_skill();
         let result = run(&negative(), Trial::new().activate(TARGET), &setting);

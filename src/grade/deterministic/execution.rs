@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Expectation, ShellView, expectation, file_name_of, is_staged, mentions_file, ok_activations_of,
+    Expectation, ShellView, expectation, file_name_of, mentions_file, ok_activations_of,
     target_used,
 };
 use crate::evalset::GoldenCase;
@@ -207,6 +207,13 @@ fn workflow_order(
     }
 }
 
+/// Tools that end an attempt rather than act (the `openai-chat` runner's answer tool).
+const TERMINAL_TOOLS: &[&str] = &["final_answer"];
+
+fn is_terminal_call(name: &str) -> bool {
+    TERMINAL_TOOLS.contains(&name)
+}
+
 fn error_recovery(trajectory: &Trajectory, view: &ShellView<'_>) -> SubScore {
     let failed: Vec<bool> = (0..trajectory.tool_calls.len())
         .map(|index| view.failed(trajectory, index))
@@ -215,7 +222,10 @@ fn error_recovery(trajectory: &Trajectory, view: &ShellView<'_>) -> SubScore {
     if failures.is_empty() {
         return SubScore::not_applicable("no failed calls: recovery not observable");
     }
-    let last_success = (0..failed.len()).rev().find(|&index| !failed[index]);
+    // Handing in the answer (`final_answer`) is not a recovery: it ends the attempt.
+    let last_success = (0..failed.len())
+        .rev()
+        .find(|&index| !failed[index] && !is_terminal_call(&trajectory.tool_calls[index].name));
     let recovered = |index: usize| last_success.is_some_and(|success| success > index);
     let recovered_count = failures.iter().filter(|&&index| recovered(index)).count();
     let score = recovered_count as f64 / failures.len() as f64;
@@ -243,9 +253,11 @@ fn negative_case(trajectory: &Trajectory, context: &MetricContext<'_>) -> SubSco
             format!("negative case: the target `{target}`'s {script} ran"),
         );
     }
-    if !context.activation_observable && is_staged(context, target) {
+    // In inject mode neither arm can be told (the baseline's "not activated" would be free
+    // credit the with-skill arm cannot earn).
+    if !context.activation_observable {
         return SubScore::not_applicable(
-            "negative case: target staged and activation not observable (inject mode)",
+            "negative case: activation not observable (inject mode)",
         );
     }
     if used.activated {
@@ -291,6 +303,19 @@ mod tests {
         );
         // activation 1, error_recovery 0; script_execution and workflow_order n/a.
         assert_eq!(result.score, Some(0.5));
+    }
+
+    #[test]
+    fn handing_in_the_answer_after_a_failure_is_not_a_recovery() {
+        let setting = Setting::with_skill();
+        let result = run(
+            &positive(),
+            Trial::new()
+                .failed_call("activate_skill", json!({"name": "nonexistent-skill"}))
+                .call("final_answer", json!({"answer": "done"})),
+            &setting,
+        );
+        assert_eq!(sub(&result, "error_recovery"), Some(0.0));
     }
 
     #[test]
@@ -459,11 +484,12 @@ mod tests {
         let result = run(&negative(), Trial::new().answer("done"), &with_skill);
         assert_eq!(sub(&result, "negative_case"), None);
         assert_eq!(result.score, None);
-        // The baseline arm does not stage the target: it can be told.
+        // Not in the baseline either: its "never activated" would be credit the with-skill arm
+        // cannot earn.
         let mut without_skill = Setting::without_skill();
         without_skill.observable = false;
         let result = run(&negative(), Trial::new().answer("done"), &without_skill);
-        assert_eq!(sub(&result, "negative_case"), Some(1.0));
+        assert_eq!(sub(&result, "negative_case"), None);
         // A script of the target running is seen even in inject mode.
         let result = run(
             &negative(),
