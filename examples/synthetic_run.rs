@@ -105,6 +105,7 @@ fn main() {
                     composite: Some((if passed { 1.0 } else { 0.0 } + 1.0 + p.min(1.0)) / 3.0),
                     metrics: BTreeMap::new(),
                     other_judges: BTreeMap::new(),
+                    other_judge_errors: BTreeMap::new(),
                     usage: Usage {
                         input_tokens: Some(900),
                         output_tokens: Some(50),

@@ -574,7 +574,8 @@ fn build_record(
             Some(t) => (
                 t.usage.clone(),
                 t.observed_model.clone(),
-                t.requests.iter().map(|r| r.latency_s).sum(),
+                // Not `sum()`: an empty float sum is -0.0.
+                t.requests.iter().fold(0.0, |total, r| total + r.latency_s),
                 t.requests
                     .iter()
                     .filter(|r| r.model.is_some() || r.finish_reason.is_some())
@@ -608,6 +609,7 @@ fn build_record(
         composite: grade.composite,
         metrics: grade.metrics,
         other_judges: grade.other_judges,
+        other_judge_errors: grade.other_judge_errors,
         usage,
         started_at,
         wall_s: clock.elapsed().as_secs_f64(),

@@ -163,6 +163,9 @@ pub struct TrialRecord {
     /// Metrics of the second and later judges, by judge name (judge-agreement report only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub other_judges: BTreeMap<String, BTreeMap<String, crate::grade::MetricResult>>,
+    /// Errors of the second and later judges, by judge name (counted in the agreement report).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_judge_errors: BTreeMap<String, Vec<String>>,
     /// Token usage (absent counts stay null).
     pub usage: Usage,
     /// Start time (UTC).
@@ -435,6 +438,7 @@ mod tests {
             composite: None,
             metrics: BTreeMap::new(),
             other_judges: BTreeMap::new(),
+            other_judge_errors: BTreeMap::new(),
             usage: Usage::default(),
             started_at: Utc::now(),
             wall_s: 0.1,

@@ -472,7 +472,10 @@ fn claude_code_paired_run_against_anthropic_mock() {
         .iter()
         .find(|m| m["metric"] == "skill_execution")
         .unwrap();
-    assert!(skill_execution["estimate"].as_f64().unwrap() > 0.5, "{skill_execution}");
+    assert!(
+        skill_execution["estimate"].as_f64().unwrap() > 0.5,
+        "{skill_execution}"
+    );
     let keys = mock.state.api_keys.lock().unwrap().clone();
     assert!(!keys.is_empty() && keys.iter().all(|k| k == SECRET));
     assert_secret_never_recorded(&run_dir);

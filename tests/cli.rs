@@ -1268,7 +1268,11 @@ fn malformed_judge_answers_are_retried() {
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("skill-lift regrade"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("skill-lift regrade"),
+        "{}",
+        stderr(&refused)
+    );
     let mut command = binary();
     let resumed = command
         .current_dir(fixture.dir.path())

@@ -59,6 +59,10 @@ pub struct JudgeAgreement {
     pub primary: String,
     pub between_judges: Vec<JudgePairAgreement>,
     pub versus_checks: Vec<JudgeCheckAgreement>,
+    /// Trials on which a second (or later) judge failed, by judge name (those trials are
+    /// missing from its agreement rows; `other_judge_errors` in `trials.jsonl` says why).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_judge_failures: BTreeMap<String, usize>,
 }
 
 #[derive(Debug, Default)]
@@ -73,6 +77,7 @@ struct PairData {
 pub(crate) struct AgreementAccumulator {
     pairs: BTreeMap<(String, String), PairData>,
     versus_checks: BTreeMap<(String, String), [u64; 4]>,
+    failures: BTreeMap<String, usize>,
 }
 
 fn table_cell(a: bool, b: bool) -> usize {
@@ -99,6 +104,9 @@ impl AgreementAccumulator {
     pub(crate) fn add(&mut self, primary: &str, record: &TrialRecord) {
         if record.outcome == Outcome::Unscoreable {
             return;
+        }
+        for judge in record.other_judge_errors.keys() {
+            *self.failures.entry(judge.clone()).or_default() += 1;
         }
         let checks_pass =
             (!record.checks.is_empty()).then(|| record.checks.iter().all(|c| c.passed));
@@ -192,6 +200,7 @@ impl AgreementAccumulator {
             primary: primary.to_string(),
             between_judges,
             versus_checks,
+            other_judge_failures: self.failures,
         })
     }
 }

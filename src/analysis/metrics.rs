@@ -55,6 +55,10 @@ pub struct MetricLift {
     /// `improved` when the interval is above 0, `regressed` when below, `unchanged` when every
     /// paired case difference is exactly 0, else `inconclusive`.
     pub verdict: MetricVerdict,
+    /// Judge metrics with `--judge-k` > 1: the mean over scoreable trials of the standard
+    /// deviation of the judge's repeats (how much the judge disagrees with itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_repeat_sd: Option<f64>,
 }
 
 /// The verdict on one metric's lift.
@@ -84,6 +88,8 @@ impl MetricVerdict {
 pub(crate) struct MetricAccumulator {
     /// Per case: per arm: metric → (sum, count).
     cases: Vec<[BTreeMap<String, (f64, u32)>; 2]>,
+    /// Per judge metric: (sum of repeat standard deviations, trials).
+    judge_spread: BTreeMap<String, (f64, u32)>,
 }
 
 impl MetricAccumulator {
@@ -110,6 +116,13 @@ impl MetricAccumulator {
         }
         if let Some(composite) = record.composite {
             add(COMPOSITE, composite);
+        }
+        for (name, metric) in &record.metrics {
+            if let Some(sd) = metric.judge.as_ref().and_then(|judge| judge.sd) {
+                let entry = self.judge_spread.entry(name.clone()).or_default();
+                entry.0 += sd;
+                entry.1 += 1;
+            }
         }
     }
 
@@ -262,6 +275,10 @@ impl MetricAccumulator {
             with_skill_trials: with_trials,
             without_skill_trials: without_trials,
             verdict,
+            judge_repeat_sd: self
+                .judge_spread
+                .get(name)
+                .map(|(sum, count)| sum / f64::from(*count)),
         }
     }
 }

@@ -77,6 +77,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
         composite: None,
         metrics: BTreeMap::new(),
         other_judges: BTreeMap::new(),
+        other_judge_errors: BTreeMap::new(),
         usage: Usage {
             input_tokens: Some(10),
             output_tokens: Some(2),

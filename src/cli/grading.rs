@@ -47,7 +47,7 @@ pub struct GradingArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_GRADER_TIMEOUT_S)]
     pub grader_timeout: f64,
     /// Composite score a case without output checks needs to pass.
-    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_PASS_THRESHOLD)]
+    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_PASS_THRESHOLD, allow_negative_numbers = true)]
     pub pass_threshold: f64,
     /// Weight of a metric in the composite, `NAME=WEIGHT` (default 1; 0 leaves it out). Repeatable.
     #[arg(long, value_name = "NAME=WEIGHT")]
@@ -154,14 +154,23 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
         settings.judges.push(judge_info(&profile)?);
         judge_profiles.push(profile);
     }
+    let mut judge_metrics = Vec::new();
+    for name in args.judge_metrics.split(',').map(str::trim) {
+        if name.is_empty() {
+            continue;
+        }
+        let kind: JudgeMetricKind = name
+            .parse()
+            .map_err(|e: String| CommandError::input(anyhow!("--judge-metrics: {e}")))?;
+        judge_metrics.push(kind);
+    }
+    if judge_profiles.is_empty() && args.judge_metrics != DEFAULT_JUDGE_METRICS {
+        return Err(CommandError::input(anyhow!(
+            "--judge-metrics needs --judge PROFILE (a judge to ask)"
+        )));
+    }
     if !judge_profiles.is_empty() {
-        for name in args.judge_metrics.split(',').map(str::trim) {
-            if name.is_empty() {
-                continue;
-            }
-            let kind: JudgeMetricKind = name
-                .parse()
-                .map_err(|e: String| CommandError::input(anyhow!("--judge-metrics: {e}")))?;
+        for kind in judge_metrics {
             let name = kind.name().to_string();
             if !settings.judge_metrics.contains(&name) {
                 settings.judge_metrics.push(name);
@@ -188,6 +197,50 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
         settings,
         judge_profiles,
     })
+}
+
+/// Check every case's `expected_output` against the mode it will be matched with (the case's
+/// `expected_output_match`, else `--expected-output-match`): a regular expression must compile
+/// and a numeric mode needs a number. Errors name the eval file and the case.
+pub fn validate_expected_outputs(
+    eval_path: &Path,
+    cases: &[crate::evalset::GoldenCase],
+    settings: &GradingSettings,
+) -> Result<(), CommandError> {
+    for case in cases {
+        let mode = case
+            .expected_output_match
+            .unwrap_or(settings.expected_output_match);
+        if let Some(expected) = &case.expected_output
+            && let Err(message) = crate::grade::checks::validate_expected_output(mode, expected)
+        {
+            return Err(CommandError::input(anyhow!(
+                "{}: case `{}`: expected_output with --expected-output-match {}: {message}",
+                eval_path.display(),
+                case.id,
+                mode.as_str()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether anything can decide pass or fail: a case with output checks (its own `checks`, or a
+/// deterministic `expected_output` match), a judge, or a custom grader.
+pub fn anything_to_grade_by(
+    cases: &[crate::evalset::GoldenCase],
+    settings: &GradingSettings,
+) -> bool {
+    !settings.judges.is_empty()
+        || !settings.custom_graders.is_empty()
+        || cases.iter().any(|case| {
+            !case.checks.is_empty()
+                || (case.expected_output.is_some()
+                    && case
+                        .expected_output_match
+                        .unwrap_or(settings.expected_output_match)
+                        .is_deterministic())
+        })
 }
 
 /// Reload the judge profiles recorded in `settings` (resume, regrade without new flags) and

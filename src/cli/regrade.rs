@@ -106,6 +106,7 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
         let profiles = recorded_judge_profiles(&original.grading)?;
         (original.grading.clone(), profiles)
     };
+    super::grading::validate_expected_outputs(&original.eval_set.path, &cases, &settings)?;
     let secrets = match load_profile(&original.runner.profile_path) {
         Ok(runner) => runner_secrets(&runner),
         Err(_) => {
@@ -262,7 +263,19 @@ impl RegradeContext {
             .map(|d| d.name.clone())
             .collect();
         let staged = staged_skill_names(&self.manifest.asset.name, &decoys, record.arm);
-        let kept_workspace = record.workspace.as_deref().filter(|w| w.is_dir());
+        // `--keep-workspaces` records the trial folder, which holds `workspace/` and `home/`.
+        let kept_workspace = record
+            .workspace
+            .as_deref()
+            .map(|kept| {
+                let inner = kept.join("workspace");
+                if inner.is_dir() {
+                    inner
+                } else {
+                    kept.to_path_buf()
+                }
+            })
+            .filter(|w| w.is_dir());
         let facts = TrialFacts {
             case,
             trajectory: &document.trajectory,
@@ -276,17 +289,29 @@ impl RegradeContext {
                 &self.manifest.runner.skill_mode,
             ),
             can_run_commands: can_run_commands(&self.manifest.runner.kind),
-            workspace: kept_workspace,
+            workspace: kept_workspace.as_deref(),
             run_workspace: document.workspace_path.as_deref(),
             run_home: document.home_path.as_deref(),
             recorded_checks: Some(&record.checks),
         };
         let grade = self.graders.grade(&facts).await;
+        // Recorded scores went through JSON text: compare them with a tolerance far below any
+        // shown digit.
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12;
+        let same_scores = grade.scores.len() == record.scores.len()
+            && grade
+                .scores
+                .iter()
+                .all(|(name, a)| record.scores.get(name).is_some_and(|b| close(*a, *b)));
+        let same_composite = match (grade.composite, record.composite) {
+            (Some(a), Some(b)) => close(a, b),
+            (a, b) => a == b,
+        };
         let changed = grade.outcome != record.outcome
             || grade.reason != record.reason
             || grade.checks != record.checks
-            || grade.scores != record.scores
-            || grade.composite != record.composite;
+            || !same_scores
+            || !same_composite;
         let new_document = TranscriptDocument {
             trial_id: document.trial_id.clone(),
             case_id: document.case_id.clone(),
@@ -307,6 +332,7 @@ impl RegradeContext {
         record.composite = grade.composite;
         record.metrics = grade.metrics;
         record.other_judges = grade.other_judges;
+        record.other_judge_errors = grade.other_judge_errors;
         Ok((record, true, changed))
     }
 

@@ -157,6 +157,7 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
         )));
     }
     let grading = super::grading::resolve_grading(&args.grading)?;
+    super::grading::validate_expected_outputs(&eval_path, &cases, &grading.settings)?;
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -335,7 +336,7 @@ pub fn explain_exit(summary: &Summary, code: i32) {
             "error: no trial could be graded: the cases have no output checks (`checks` or an `expected_output_match`) and no --judge or --grader scored them (exit {code})"
         ),
         exit_codes::INFRASTRUCTURE_ERROR => eprintln!(
-            "error: {} of {} trials are unscoreable ({:.1}%, limit {:.1}% — --max-unscoreable); causes: {}; see `reason` in trials.jsonl (exit {code})",
+            "error: {} of {} trials are unscoreable ({:.2}%, limit {:.2}% — --max-unscoreable); causes: {}; see `reason` in trials.jsonl (exit {code})",
             summary.trials.outcomes.unscoreable,
             summary.trials.recorded,
             summary.unscoreable.fraction * 100.0,
@@ -451,7 +452,7 @@ fn record_in_baseline_store(run_dir: &Path, manifest: &Manifest, state_flag: Opt
 pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     if args.resume.is_some() && args.grading.any_given() {
         return Err(CommandError::input(anyhow!(
-            "grading flags cannot change on --resume (the run grades as it started); grade recorded trials differently with `skill-lift regrade RUN_DIR`"
+            "grading flags are not accepted with --resume: a run grades as it started (its judges and graders are in its manifest); grade recorded trials differently with `skill-lift regrade RUN_DIR`"
         )));
     }
     let resolved = match &args.resume {
@@ -472,6 +473,43 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         eprintln!("error: the eval set has no active case to run (drafts need --allow-draft)");
         return Ok(exit_codes::NOTHING_TO_RUN);
     }
+    // Everything that can be checked before spending (and before a run folder exists).
+    if !super::grading::anything_to_grade_by(&cases, &manifest.grading) {
+        eprintln!(
+            "error: nothing would decide pass or fail: no case has output checks (`checks`, or an `expected_output_match` with an `expected_output`) and no --judge or --grader is given (exit {})",
+            exit_codes::NOTHING_TO_RUN
+        );
+        return Ok(exit_codes::NOTHING_TO_RUN);
+    }
+    if let Some(root) = &args.workspace_root
+        && !root.is_dir()
+    {
+        return Err(CommandError::input(anyhow!(
+            "--workspace-root {}: not a folder",
+            root.display()
+        )));
+    }
+    let api_key = match &profile.profile.api_key_env {
+        Some(variable) => match std::env::var(variable) {
+            Ok(value) if !value.is_empty() => Some(value),
+            _ => {
+                return Err(CommandError::input(anyhow!(
+                    "{}: the profile reads the API key from `{variable}`, which is not set",
+                    profile.path.display()
+                )));
+            }
+        },
+        None => None,
+    };
+
+    let graders = super::grading::build_grader_set(
+        manifest.grading.clone(),
+        &judge_profiles,
+        super::grading::runner_secrets(&profile),
+        args.grading.judge_format_retries,
+        !args.grading.no_judge_cache,
+        args.state.as_deref(),
+    )?;
 
     let run_dir = match &args.resume {
         Some(dir) => dir.clone(),
@@ -535,19 +573,6 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         manifest.model
     );
 
-    let api_key = match &profile.profile.api_key_env {
-        Some(variable) => match std::env::var(variable) {
-            Ok(value) if !value.is_empty() => Some(value),
-            _ => {
-                return Err(CommandError::input(anyhow!(
-                    "{}: the profile reads the API key from `{variable}`, which is not set",
-                    profile.path.display()
-                )));
-            }
-        },
-        None => None,
-    };
-
     let mut server = None;
     if done.len() < planned.len()
         && let Some(config) = &profile.profile.server
@@ -575,14 +600,6 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     } else {
         Vec::new()
     };
-    let graders = super::grading::build_grader_set(
-        manifest.grading.clone(),
-        &judge_profiles,
-        super::grading::runner_secrets(&profile),
-        args.grading.judge_format_retries,
-        !args.grading.no_judge_cache,
-        args.state.as_deref(),
-    )?;
     let runner =
         build_runner(&profile, api_key).map_err(|e| CommandError::infrastructure(anyhow!(e)))?;
     let decoys = prepare_decoys(&decoy_source).map_err(CommandError::input)?;

@@ -70,6 +70,11 @@ pub fn parse_grader_specs(
             value: value.clone(),
             message: message.to_string(),
         };
+        if value.trim_start().starts_with('=') {
+            return Err(error(
+                "the name before `=` is empty (write NAME=COMMAND or just COMMAND)",
+            ));
+        }
         let (name, command) = match value.split_once('=') {
             Some((name, command))
                 if is_metric_name(name) && !name.contains('.') && !command.trim().is_empty() =>
@@ -397,6 +402,7 @@ mod tests {
         assert_eq!(specs[2].name, "custom3");
         assert_eq!(specs[2].command, "FOO=1 ./other.sh");
         assert!(parse_grader_specs(&["security=./x".to_string()], 1.0).is_err());
+        assert!(parse_grader_specs(&["=echo hi".to_string()], 1.0).is_err());
         assert!(parse_grader_specs(&["a=./x".to_string(), "a=./y".to_string()], 1.0).is_err());
     }
 

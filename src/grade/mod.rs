@@ -93,6 +93,10 @@ pub struct Grade {
     /// on this trial is absent.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub other_judges: BTreeMap<String, BTreeMap<String, MetricResult>>,
+    /// Errors of the second and later judges on this trial (judge name → error per metric):
+    /// they do not make the trial unscoreable, but the agreement report counts them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_judge_errors: BTreeMap<String, Vec<String>>,
 }
 
 impl Grade {
@@ -106,6 +110,7 @@ impl Grade {
             composite: None,
             metrics: BTreeMap::new(),
             other_judges: BTreeMap::new(),
+            other_judge_errors: BTreeMap::new(),
         }
     }
 }

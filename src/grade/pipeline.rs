@@ -97,6 +97,8 @@ pub struct RemoteGrades {
     pub other_judges: BTreeMap<String, BTreeMap<String, MetricResult>>,
     /// Errors of required graders (the primary judge, custom graders).
     pub errors: Vec<String>,
+    /// Errors of the other judges, by judge name.
+    pub other_judge_errors: BTreeMap<String, Vec<String>>,
 }
 
 /// A judge with its request slots.
@@ -208,9 +210,7 @@ impl GraderSet {
                 (0, Ok(result)) => {
                     remote.metrics.insert(metric, result);
                 }
-                (0, Err(error)) => remote
-                    .errors
-                    .push(format!("judge `{judge_name}` ({metric}): {error}")),
+                (0, Err(error)) => remote.errors.push(error),
                 (_, Ok(result)) => {
                     remote
                         .other_judges
@@ -219,8 +219,12 @@ impl GraderSet {
                         .insert(metric, result);
                 }
                 // A second judge only feeds the agreement report; its failure does not make the
-                // trial unscoreable.
-                (_, Err(_)) => {}
+                // trial unscoreable, but it is recorded and counted.
+                (_, Err(error)) => remote
+                    .other_judge_errors
+                    .entry(judge_name.clone())
+                    .or_default()
+                    .push(format!("{metric}: {error}")),
             }
         }
         remote
@@ -312,6 +316,7 @@ impl GraderSet {
             composite,
             metrics,
             other_judges: remote.other_judges,
+            other_judge_errors: remote.other_judge_errors,
         }
     }
 

@@ -63,7 +63,7 @@ fn unscoreable_section(out: &mut String, summary: &Summary) {
         .collect();
     let _ = writeln!(
         out,
-        "\nUnscoreable (excluded, not failed): {}; {:.1}% of recorded trials (limit {:.1}%{}).",
+        "\nUnscoreable (excluded, not failed): {}; {:.2}% of recorded trials (limit {:.2}%{}).",
         per_arm.join("; "),
         unscoreable.fraction * 100.0,
         unscoreable.limit * 100.0,
@@ -102,6 +102,19 @@ fn metrics_section(out: &mut String, summary: &Summary) {
             points(metric.estimate),
             metric.n_cases,
             metric.verdict.as_str(),
+        );
+    }
+    let spreads: Vec<String> = summary
+        .metric_lifts
+        .iter()
+        .filter_map(|m| m.judge_repeat_sd.map(|sd| format!("{} {sd:.3}", m.metric)))
+        .collect();
+    if !spreads.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nJudge repeat spread (mean standard deviation of the {} repeats per trial): {}.",
+            summary.grading.judge_k,
+            spreads.join(", ")
         );
     }
     let grading = &summary.grading;
@@ -163,6 +176,12 @@ fn agreement_section(out: &mut String, summary: &Summary) {
                 number(pair.kappa),
             );
         }
+    }
+    for (judge, failures) in &agreement.other_judge_failures {
+        let _ = writeln!(
+            out,
+            "\nJudge `{judge}` failed on {failures} trials (missing from its agreement rows; see `other_judge_errors` in trials.jsonl)."
+        );
     }
     if !agreement.versus_checks.is_empty() {
         let _ = writeln!(

@@ -129,6 +129,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
         }),
         metrics: BTreeMap::new(),
         other_judges: BTreeMap::new(),
+        other_judge_errors: BTreeMap::new(),
         usage: Usage {
             input_tokens: Some(1000 + u64::from(index) * 10),
             output_tokens: Some(50 + u64::from(index)),

@@ -111,9 +111,7 @@ fn routing(case: &GoldenCase, trajectory: &Trajectory, context: &MetricContext<'
 fn negative_routing(trajectory: &Trajectory, context: &MetricContext<'_>) -> SubScore {
     let target = context.target_skill;
     if !context.activation_observable {
-        return SubScore::not_applicable(
-            "negative case: activation not observable (inject mode)",
-        );
+        return SubScore::not_applicable("negative case: activation not observable (inject mode)");
     }
     if target_used(trajectory, context).activated {
         SubScore::scored(
@@ -295,7 +293,11 @@ mod tests {
         let mut inject_baseline = Setting::without_skill();
         inject_baseline.observable = false;
         let result = run(&negative(), Trial::new(), &inject_baseline);
-        assert_eq!(sub(&result, "routing"), None, "no free credit for the baseline");
+        assert_eq!(
+            sub(&result, "routing"),
+            None,
+            "no free credit for the baseline"
+        );
 
         let setting = Setting::with_skill();
         let result = run(&negative(), Trial::new().activate(TARGET), &setting);

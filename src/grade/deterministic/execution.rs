@@ -256,9 +256,7 @@ fn negative_case(trajectory: &Trajectory, context: &MetricContext<'_>) -> SubSco
     // In inject mode neither arm can be told (the baseline's "not activated" would be free
     // credit the with-skill arm cannot earn).
     if !context.activation_observable {
-        return SubScore::not_applicable(
-            "negative case: activation not observable (inject mode)",
-        );
+        return SubScore::not_applicable("negative case: activation not observable (inject mode)");
     }
     if used.activated {
         SubScore::scored(

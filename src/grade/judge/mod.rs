@@ -564,7 +564,8 @@ impl Judge {
                         });
                     }
                     Format::JsonObjectSchema => {
-                        body["response_format"] = json!({"type": "json_object", "schema": schema()});
+                        body["response_format"] =
+                            json!({"type": "json_object", "schema": schema()});
                     }
                     Format::None => {}
                 }
@@ -684,8 +685,15 @@ fn one_line(text: &str, cap: usize) -> String {
 fn mean_and_sd(values: &[f64]) -> (f64, Option<f64>) {
     let count = values.len() as f64;
     let mean = values.iter().sum::<f64>() / count;
-    let sd = (values.len() > 1)
-        .then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (count - 1.0)).sqrt());
+    // Identical repeats have no spread (not a rounding residue like 3e-17).
+    let identical = values.windows(2).all(|pair| pair[0] == pair[1]);
+    let sd = (values.len() > 1).then(|| {
+        if identical {
+            0.0
+        } else {
+            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (count - 1.0)).sqrt()
+        }
+    });
     (mean, sd)
 }
 

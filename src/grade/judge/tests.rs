@@ -121,8 +121,22 @@ fn raw_line_breaks_inside_strings_are_repaired_not_rejected() {
     assert!(parsed.items[0].yes);
     assert_eq!(parsed.reason, "first line\nsecond\tline");
     // Line breaks between tokens were always fine; a broken structure still is not.
-    assert!(parse_answer(JudgeMetricKind::GoalAccuracy, 0, "{\n\"goal_achieved\": \"no\",\n\"reason\": \"r\"\n}").is_ok());
-    assert!(parse_answer(JudgeMetricKind::GoalAccuracy, 0, "{\"goal_achieved\": \"no\"\n\"reason\": \"r\"}").is_err());
+    assert!(
+        parse_answer(
+            JudgeMetricKind::GoalAccuracy,
+            0,
+            "{\n\"goal_achieved\": \"no\",\n\"reason\": \"r\"\n}"
+        )
+        .is_ok()
+    );
+    assert!(
+        parse_answer(
+            JudgeMetricKind::GoalAccuracy,
+            0,
+            "{\"goal_achieved\": \"no\"\n\"reason\": \"r\"}"
+        )
+        .is_err()
+    );
 }
 
 #[test]

@@ -195,12 +195,8 @@ async fn a_failing_primary_judge_makes_the_trial_unscoreable_a_second_judge_does
     );
     let grade = graders.grade(&facts.facts()).await;
     assert_eq!(grade.outcome, Outcome::Unscoreable);
-    assert!(
-        grade
-            .reason
-            .unwrap()
-            .contains("judge `primary` (accuracy): HTTP 503")
-    );
+    // The judge's own error names the judge, model and metric; the grader set adds nothing.
+    assert_eq!(grade.reason.as_deref(), Some("grader error: HTTP 503"));
     assert!(grade.composite.is_none() && grade.scores.is_empty());
 
     // Judge metrics only, so the composite is the primary judge's score.
@@ -217,6 +213,10 @@ async fn a_failing_primary_judge_makes_the_trial_unscoreable_a_second_judge_does
     let grade = graders.grade(&facts.facts()).await;
     assert_eq!(grade.outcome, Outcome::Pass);
     assert!(grade.other_judges.is_empty());
+    assert_eq!(
+        grade.other_judge_errors["second"],
+        vec!["accuracy: down".to_string()]
+    );
 }
 
 #[tokio::test]
