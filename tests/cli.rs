@@ -449,11 +449,55 @@ fn cases_without_checks_are_not_gradable() {
         "skill/pirate-greeting/evals/evals.json",
         r#"{"evals": [{"id": "a", "prompt": "Hi", "assertions": ["greets like a pirate"]}]}"#,
     );
+    // Known before spending: no model request, no run folder.
     let output = fixture.run(&["-k", "1", "--run-id", "ungraded"]);
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    let summary = summary(&fixture.run_dir("ungraded"));
-    assert_eq!(summary["trials"]["not_gradable"], 2);
-    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], Value::Null);
+    assert!(stderr(&output).contains("nothing would decide pass or fail"));
+    assert_eq!(server.requests(), 0);
+    assert!(!fixture.run_dir("ungraded").exists());
+    // With a custom grader that never decides an outcome (it fails nothing but scores
+    // nothing gradable either), trials run and are graded by the composite.
+    let output = fixture.run(&[
+        "-k",
+        "1",
+        "--run-id",
+        "graded",
+        "--grader",
+        "pirate=echo '{\"overall\": 1}'",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let summary = summary(&fixture.run_dir("graded"));
+    assert_eq!(summary["trials"]["pass"], 2);
+    assert_eq!(summary["trials"]["not_gradable"], 0);
+}
+
+#[test]
+fn regrade_reads_kept_workspaces_and_reproduces_workspace_checks() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 1);
+    fixture.write("skill/pirate-greeting/evals/files/notes.txt", "ahoy");
+    fixture.write(
+        "skill/pirate-greeting/evals/evals.json",
+        r#"{"evals": [{"id": "a", "prompt": "Hi", "files": ["evals/files/notes.txt"],
+             "checks": [{"type": "file_contains", "path": "notes.txt", "value": "ahoy"}]}]}"#,
+    );
+    let output = fixture.run(&["-k", "1", "--run-id", "kept", "--keep-workspaces"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut command = binary();
+    let regrade = command
+        .current_dir(fixture.dir.path())
+        .args(["regrade", "results/kept", "--out", "results/kept-again"])
+        .output()
+        .unwrap();
+    assert_eq!(regrade.status.code(), Some(0), "{}", stderr(&regrade));
+    assert!(
+        stderr(&regrade).contains("(0 with a different grade)"),
+        "{}",
+        stderr(&regrade)
+    );
+    for record in trial_lines(&fixture.run_dir("kept-again")) {
+        assert_eq!(record["outcome"], "pass", "{record}");
+    }
 }
 
 #[test]
