@@ -267,33 +267,19 @@ fn forest_plot(out: &mut String, summary: &Summary) {
 
 /// The metric lifts, how trials were graded, and the judge agreement.
 fn metrics_table(out: &mut String, summary: &Summary) {
+    use crate::report::tables;
     if summary.metric_lifts.is_empty() {
         return;
     }
-    out.push_str("<h2>Metrics (mean score per arm, lift with 95% interval)</h2>\n<table id=\"metrics\"><thead><tr><th>metric</th><th>weight</th><th>with_skill</th><th>without_skill</th><th>lift</th><th>95% CI</th><th>cases</th><th>verdict</th><th>judge repeat sd</th></tr></thead><tbody>\n");
-    for metric in &summary.metric_lifts {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&metric.metric),
-            metric
-                .weight
-                .map(|w| format!("{w}"))
-                .unwrap_or_else(|| "—".to_string()),
-            percent(metric.with_skill),
-            percent(metric.without_skill),
-            points(metric.estimate),
-            points(metric.ci_low),
-            points(metric.ci_high),
-            metric.n_cases,
-            metric.verdict.as_str(),
-            metric
-                .judge_repeat_sd
-                .map(|sd| format!("{sd:.3}"))
-                .unwrap_or_default(),
-        );
+    out.push_str("<h2>Metrics (mean score per arm, lift with 95% interval)</h2>\n");
+    out.push_str(&tables::html(
+        &tables::metric_table(summary),
+        "metrics",
+        escape,
+    ));
+    if let Some(sentence) = tables::judge_spread_sentence(summary) {
+        let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
     }
-    out.push_str("</tbody></table>\n");
     let grading = &summary.grading;
     let _ = writeln!(
         out,
@@ -314,32 +300,18 @@ fn metrics_table(out: &mut String, summary: &Summary) {
     let Some(agreement) = &summary.judge_agreement else {
         return;
     };
-    let number = |value: Option<f64>| {
-        value
-            .map(|v| format!("{v:.2}"))
-            .unwrap_or_else(|| "n/a".to_string())
-    };
-    if !agreement.between_judges.is_empty() {
+    let between = tables::html(
+        &tables::judge_agreement_table(summary),
+        "judge-agreement",
+        escape,
+    );
+    if !between.is_empty() {
         let _ = writeln!(
             out,
-            "<h3>Judge agreement with <code>{}</code></h3>\n<table id=\"judge-agreement\"><thead><tr><th>judge</th><th>metric</th><th>trials</th><th>score correlation</th><th>mean abs. difference</th><th>items</th><th>item agreement</th><th>kappa</th></tr></thead><tbody>",
+            "<h3>Judge agreement with <code>{}</code></h3>",
             escape(&agreement.primary)
         );
-        for pair in &agreement.between_judges {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&pair.judge),
-                escape(&pair.metric),
-                pair.n_trials,
-                number(pair.correlation),
-                number(pair.mean_absolute_difference),
-                pair.n_items,
-                percent(pair.item_agreement),
-                number(pair.kappa)
-            );
-        }
-        out.push_str("</tbody></table>\n");
+        out.push_str(&between);
     }
     for (judge, failures) in &agreement.other_judge_failures {
         let _ = writeln!(
@@ -348,20 +320,14 @@ fn metrics_table(out: &mut String, summary: &Summary) {
             escape(judge)
         );
     }
-    if !agreement.versus_checks.is_empty() {
-        out.push_str("<h3>Judge versus output checks (judge pass = score ≥ 0.5)</h3>\n<table id=\"judge-versus-checks\"><thead><tr><th>judge</th><th>metric</th><th>trials</th><th>agreement</th><th>kappa</th></tr></thead><tbody>\n");
-        for row in &agreement.versus_checks {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&row.judge),
-                escape(&row.metric),
-                row.n_trials,
-                percent(row.agreement),
-                number(row.kappa)
-            );
-        }
-        out.push_str("</tbody></table>\n");
+    let versus = tables::html(
+        &tables::judge_versus_checks_table(summary),
+        "judge-versus-checks",
+        escape,
+    );
+    if !versus.is_empty() {
+        out.push_str("<h3>Judge versus output checks (judge pass = score ≥ 0.5)</h3>\n");
+        out.push_str(&versus);
     }
 }
 

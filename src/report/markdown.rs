@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::analysis::{ArmSummary, Summary, Verdict};
+use crate::report::tables;
 
 fn percent(value: Option<f64>) -> String {
     value
@@ -79,43 +80,13 @@ fn metrics_section(out: &mut String, summary: &Summary) {
     if summary.metric_lifts.is_empty() {
         return;
     }
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "\n| metric | weight | with_skill | without_skill | lift | 95% CI | cases | direction |"
+        "\n{}",
+        tables::markdown(&tables::metric_table(summary))
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
-    for metric in &summary.metric_lifts {
-        let interval = match (metric.ci_low, metric.ci_high) {
-            (Some(low), Some(high)) => format!("[{}, {}]", points(Some(low)), points(Some(high))),
-            _ => "n/a".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {interval} | {} | {} |",
-            metric.metric,
-            metric
-                .weight
-                .map(|w| format!("{w}"))
-                .unwrap_or_else(|| "—".to_string()),
-            percent(metric.with_skill),
-            percent(metric.without_skill),
-            points(metric.estimate),
-            metric.n_cases,
-            metric.verdict.as_str(),
-        );
-    }
-    let spreads: Vec<String> = summary
-        .metric_lifts
-        .iter()
-        .filter_map(|m| m.judge_repeat_sd.map(|sd| format!("{} {sd:.3}", m.metric)))
-        .collect();
-    if !spreads.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nJudge repeat spread (mean standard deviation of the {} repeats per trial): {}.",
-            summary.grading.judge_k,
-            spreads.join(", ")
-        );
+    if let Some(sentence) = tables::judge_spread_sentence(summary) {
+        let _ = writeln!(out, "\n{sentence}");
     }
     let grading = &summary.grading;
     let mut graders = vec![if grading.deterministic_metrics {
@@ -151,31 +122,13 @@ fn agreement_section(out: &mut String, summary: &Summary) {
     let Some(agreement) = &summary.judge_agreement else {
         return;
     };
-    let number = |value: Option<f64>| {
-        value
-            .map(|v| format!("{v:.2}"))
-            .unwrap_or_else(|| "n/a".to_string())
-    };
-    if !agreement.between_judges.is_empty() {
-        let _ = writeln!(
+    let between = tables::markdown(&tables::judge_agreement_table(summary));
+    if !between.is_empty() {
+        let _ = write!(
             out,
-            "\nJudge agreement with `{}`:\n\n| judge | metric | trials | score correlation | mean abs. difference | items | item agreement | kappa |\n|---|---|---|---|---|---|---|---|",
+            "\nJudge agreement with `{}`:\n\n{between}",
             agreement.primary
         );
-        for pair in &agreement.between_judges {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                pair.judge,
-                pair.metric,
-                pair.n_trials,
-                number(pair.correlation),
-                number(pair.mean_absolute_difference),
-                pair.n_items,
-                percent(pair.item_agreement),
-                number(pair.kappa),
-            );
-        }
     }
     for (judge, failures) in &agreement.other_judge_failures {
         let _ = writeln!(
@@ -183,22 +136,12 @@ fn agreement_section(out: &mut String, summary: &Summary) {
             "\nJudge `{judge}` failed on {failures} trials (missing from its agreement rows; see `other_judge_errors` in trials.jsonl)."
         );
     }
-    if !agreement.versus_checks.is_empty() {
-        let _ = writeln!(
+    let versus = tables::markdown(&tables::judge_versus_checks_table(summary));
+    if !versus.is_empty() {
+        let _ = write!(
             out,
-            "\nJudge versus output checks (judge pass = score ≥ 0.5):\n\n| judge | metric | trials | agreement | kappa |\n|---|---|---|---|---|"
+            "\nJudge versus output checks (judge pass = score ≥ 0.5):\n\n{versus}"
         );
-        for row in &agreement.versus_checks {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                row.judge,
-                row.metric,
-                row.n_trials,
-                percent(row.agreement),
-                number(row.kappa),
-            );
-        }
     }
 }
 

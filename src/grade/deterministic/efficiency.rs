@@ -28,7 +28,7 @@ const OTHER_SKILL_PENALTY: f64 = 0.25;
 ///   all is not applicable (it could not have routed). Not applicable when activation is not
 ///   observable (inject mode).
 /// - `routing`, negative cases: 1 when the target was not activated, 0 when it was; not
-///   applicable when activation is not observable and the target is staged in this arm.
+///   applicable when activation is not observable (inject mode, both arms).
 /// - `tool_efficiency`: productive calls / all tool calls. Waste is a shell call that is only a
 ///   help, version or lookup probe (`--help`, `-h`, `--version`, `-V`, `version` as the last
 ///   word; `which`, `type`, `whereis`, `command -v`; possibly piped into `head`/`grep`/…), and

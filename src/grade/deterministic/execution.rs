@@ -32,14 +32,14 @@ const SHELL_ACTIVATION_CREDIT: f64 = 0.75;
 ///   when activation is not observable.
 /// - `error_recovery` — failures are tool calls with an error result and shell calls whose
 ///   matching `commands` entry exited non-zero; a failure is recovered when any later tool call
-///   succeeded. Score = recovered / failures, so a failure never followed by a success scores
+///   other than `final_answer` (handing in the answer) succeeded. Score = recovered / failures, so a failure never followed by a success scores
 ///   0 (unlike NVIDIA/SkillEvaluator #149). Not applicable when nothing failed. `commands`
 ///   entries with no shell tool call cannot be ordered and are not counted.
 ///
 /// Negative cases have one sub-check, `negative_case`: 0 when a script of the target ran
-/// (observable in every mode); otherwise not applicable when activation is not observable and
-/// the target is staged in this arm (inject mode, with-skill arm); otherwise 0 when the target
-/// was activated (any evidence, ok) and 1 when it was not.
+/// (observable in every mode); otherwise not applicable when activation is not observable
+/// (inject mode — in both arms, so the baseline never earns credit the with-skill arm cannot);
+/// otherwise 0 when the target was activated (any evidence, ok) and 1 when it was not.
 pub fn skill_execution(
     case: &GoldenCase,
     trajectory: &Trajectory,
