@@ -193,6 +193,10 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
     }
     log.append(&batch).map_err(CommandError::infrastructure)?;
     drop(log);
+    drop(stream);
+    for line in context.graders.judge_usage_lines() {
+        eprintln!("skill-lift: {line}");
+    }
     for server in judge_servers.iter_mut() {
         server.stop().await;
     }

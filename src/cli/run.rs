@@ -651,7 +651,11 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         export_interval(),
         exports_stopped,
     ));
+    let graders_for_usage = Arc::clone(&context.graders);
     let outcome = execute(context, settings, &done, &previous, log).await;
+    for line in graders_for_usage.judge_usage_lines() {
+        eprintln!("skill-lift: {line}");
+    }
     // Stop the periodic exports and wait for one in progress, so it cannot overwrite the final
     // exports below.
     let _ = stop_exports.send(true);

@@ -30,6 +30,10 @@ pub trait TrialJudge: Send + Sync {
     fn info(&self) -> &JudgeInfo;
     /// Requests the judge may have in flight at once.
     fn concurrency(&self) -> usize;
+    /// One line on what the judge spent so far (requests, cache hits, tokens), when it counts.
+    fn usage_line(&self) -> Option<String> {
+        None
+    }
     /// Grade `metric` (`accuracy`, `goal_accuracy`, `behavior_check`) on one trajectory.
     /// `Err` is the reason the trial is unscoreable.
     async fn grade(
@@ -142,6 +146,14 @@ impl GraderSet {
     /// trajectories, searched for by the `security` metric).
     pub fn credentials(&self) -> &[(String, String)] {
         &self.secrets
+    }
+
+    /// One line per judge on what it spent (for the end of a run or regrade).
+    pub fn judge_usage_lines(&self) -> Vec<String> {
+        self.judges
+            .iter()
+            .filter_map(|slot| slot.judge.usage_line())
+            .collect()
     }
 
     /// Whether any grader calls out (judges or custom graders).

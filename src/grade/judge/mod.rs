@@ -133,6 +133,22 @@ impl TrialJudge for RecordedJudge {
         self.concurrency
     }
 
+    fn usage_line(&self) -> Option<String> {
+        let usage = self.judge.usage();
+        let tokens = match (usage.tokens.input_tokens, usage.tokens.output_tokens) {
+            (Some(input), Some(output)) => format!(", {input} input / {output} output tokens"),
+            _ => String::new(),
+        };
+        Some(format!(
+            "judge `{}` ({}): {} requests ({} re-asks after malformed answers), {} answers from the cache{tokens}",
+            self.info.name,
+            self.info.model,
+            usage.requests,
+            usage.format_retries,
+            usage.cached_answers
+        ))
+    }
+
     async fn grade(
         &self,
         metric: &str,
