@@ -2,10 +2,12 @@
 //! answer of one judge repeat.
 //!
 //! Key (64 lower-case hex digits) = sha256 of the compact JSON object
-//! `{"base_url", "format": "skill-lift-judge-cache-1", "messages_sha256", "metric", "model",
-//! "repeat", "rubric_version"}`, where `messages_sha256` is the sha256 of the exact first request
-//! messages `[{"role":"system","content":…},{"role":"user","content":…}]` (which hold the
-//! rendered trajectory and the case's expectations) and `repeat` is the 0-based repeat index.
+//! `{"base_url", "format": "skill-lift-judge-cache-2", "messages_sha256", "metric", "model",
+//! "repeat", "rubric_version", "sampling"}`, where `messages_sha256` is the sha256 of the exact
+//! first request messages `[{"role":"system","content":…},{"role":"user","content":…}]` (which
+//! hold the rendered trajectory and the case's expectations), `repeat` is the 0-based repeat
+//! index and `sampling` the canonical JSON of the profile's temperature, max_tokens, seed and
+//! response_format.
 //!
 //! File (written to a temporary file in the same folder, then renamed into place, so readers
 //! never see a partial file):
@@ -21,7 +23,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// Version tag of the key material and file layout.
-const CACHE_FORMAT: &str = "skill-lift-judge-cache-1";
+const CACHE_FORMAT: &str = "skill-lift-judge-cache-2";
 
 /// What identifies one cached judge answer.
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +40,9 @@ pub struct CacheKeyParts<'a> {
     pub messages_sha256: &'a str,
     /// 0-based repeat index.
     pub repeat: u32,
+    /// The sampling settings that shape an answer (temperature, max_tokens, seed,
+    /// response_format), canonical JSON: another temperature is another instrument.
+    pub sampling: &'a str,
 }
 
 impl CacheKeyParts<'_> {
@@ -51,6 +56,7 @@ impl CacheKeyParts<'_> {
             "model": self.model,
             "repeat": self.repeat,
             "rubric_version": self.rubric_version,
+            "sampling": self.sampling,
         });
         sha256_hex(material.to_string().as_bytes())
     }

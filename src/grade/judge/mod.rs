@@ -234,6 +234,8 @@ pub struct Judge {
     max_tokens: Option<u64>,
     seed: Option<u64>,
     response_format: crate::runner::profile::JudgeResponseFormat,
+    /// Canonical JSON of the sampling settings, part of every cache key.
+    sampling_key: String,
     policy: RetryPolicy,
     settings: JudgeSettings,
     cache: Option<JudgeCache>,
@@ -326,6 +328,13 @@ impl Judge {
             max_tokens: settings_profile.max_tokens,
             seed: settings_profile.seed,
             response_format: settings_profile.response_format,
+            sampling_key: json!({
+                "temperature": settings_profile.temperature,
+                "max_tokens": settings_profile.max_tokens,
+                "seed": settings_profile.seed,
+                "response_format": settings_profile.response_format,
+            })
+            .to_string(),
             policy: RetryPolicy {
                 max_retries: settings_profile.max_retries,
                 base_delay: Duration::from_secs_f64(settings_profile.retry_base_delay_s.max(0.0)),
@@ -469,6 +478,7 @@ impl Judge {
             metric: metric.name(),
             messages_sha256,
             repeat,
+            sampling: &self.sampling_key,
         }
         .key();
         if let Some(cache) = &self.cache

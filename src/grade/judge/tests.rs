@@ -867,6 +867,7 @@ fn cache_keys_depend_on_every_part() {
         metric: "accuracy",
         messages_sha256: "abc",
         repeat: 0,
+        sampling: "{\"temperature\":0.0}",
     };
     let key = base.key();
     assert_eq!(key.len(), 64);
@@ -890,6 +891,10 @@ fn cache_keys_depend_on_every_part() {
             ..base
         },
         CacheKeyParts { repeat: 1, ..base },
+        CacheKeyParts {
+            sampling: "{\"temperature\":0.7}",
+            ..base
+        },
     ] {
         assert_ne!(changed.key(), key);
     }
