@@ -103,7 +103,7 @@ fn main() {
                         ("skill_efficiency".to_string(), p.min(1.0)),
                     ]),
                     composite: Some((if passed { 1.0 } else { 0.0 } + 1.0 + p.min(1.0)) / 3.0),
-                    metrics: BTreeMap::new(),
+                    metrics: Default::default(),
                     other_judges: BTreeMap::new(),
                     other_judge_errors: BTreeMap::new(),
                     usage: Usage {

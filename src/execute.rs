@@ -607,7 +607,7 @@ fn build_record(
         checks: grade.checks,
         scores: grade.scores,
         composite: grade.composite,
-        metrics: grade.metrics,
+        metrics: crate::record::MetricDetails::for_record(&grade.metrics),
         other_judges: grade.other_judges,
         other_judge_errors: grade.other_judge_errors,
         usage,

@@ -157,9 +157,12 @@ pub struct TrialRecord {
     /// The composite score in [0,1] (`crate::grade` defines it); absent when no metric applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub composite: Option<f64>,
-    /// Every metric's result with sub-scores and reasons (not-applicable ones included).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub metrics: BTreeMap<String, crate::grade::MetricResult>,
+    /// The judge and custom-grader metrics' results with sub-scores, reasons and judge repeats,
+    /// kept as JSON text until asked for (analysis reads `scores` and `composite`). The
+    /// deterministic metrics' details are in the transcript's `grade.metrics` only: they would
+    /// triple the size of every record.
+    #[serde(default, skip_serializing_if = "MetricDetails::is_empty")]
+    pub metrics: MetricDetails,
     /// Metrics of the second and later judges, by judge name (judge-agreement report only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub other_judges: BTreeMap<String, BTreeMap<String, crate::grade::MetricResult>>,
@@ -196,6 +199,71 @@ impl TrialRecord {
             arm: self.arm,
             attempt: self.attempt,
         }
+    }
+}
+
+/// The `metrics` of a trial record: a JSON object (metric name → [`crate::grade::MetricResult`])
+/// held as its text. Parsing every record's sub-scores and reasons would dominate the analysis
+/// of a large run, which needs only the flat `scores`; [`MetricDetails::parse`] reads them on
+/// demand (judge agreement, transcript pages).
+#[derive(Debug, Clone, Default)]
+pub struct MetricDetails(Option<Box<serde_json::value::RawValue>>);
+
+impl MetricDetails {
+    /// Details from parsed metric results.
+    pub fn from_map(metrics: &BTreeMap<String, crate::grade::MetricResult>) -> Self {
+        if metrics.is_empty() {
+            return Self(None);
+        }
+        Self(serde_json::value::to_raw_value(metrics).ok())
+    }
+
+    /// The details a trial record keeps: the judge and custom-grader metrics of `metrics`.
+    pub fn for_record(metrics: &BTreeMap<String, crate::grade::MetricResult>) -> Self {
+        let kept: BTreeMap<String, crate::grade::MetricResult> = metrics
+            .iter()
+            .filter(|(_, metric)| metric.source != crate::grade::MetricSource::Deterministic)
+            .map(|(name, metric)| (name.clone(), metric.clone()))
+            .collect();
+        Self::from_map(&kept)
+    }
+
+    /// Whether there are none (records without metrics, e.g. format version 1).
+    pub fn is_empty(&self) -> bool {
+        self.0.as_ref().is_none_or(|raw| raw.get() == "{}")
+    }
+
+    /// The parsed metric results (empty when there are none or the text is not a metric map).
+    pub fn parse(&self) -> BTreeMap<String, crate::grade::MetricResult> {
+        self.0
+            .as_ref()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default()
+    }
+}
+
+impl PartialEq for MetricDetails {
+    fn eq(&self, other: &Self) -> bool {
+        self.parse() == other.parse()
+    }
+}
+
+impl Serialize for MetricDetails {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(raw) => raw.serialize(serializer),
+            None => serializer.serialize_map(Some(0)).and_then(|map| {
+                use serde::ser::SerializeMap;
+                map.end()
+            }),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for MetricDetails {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<serde_json::value::RawValue>::deserialize(deserializer)?;
+        Ok(Self((raw.get() != "null").then_some(raw)))
     }
 }
 
@@ -436,7 +504,7 @@ mod tests {
             checks: vec![],
             scores: BTreeMap::new(),
             composite: None,
-            metrics: BTreeMap::new(),
+            metrics: Default::default(),
             other_judges: BTreeMap::new(),
             other_judge_errors: BTreeMap::new(),
             usage: Usage::default(),

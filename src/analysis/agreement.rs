@@ -119,7 +119,8 @@ impl AgreementAccumulator {
                 table[table_cell(score >= 0.5, checks_pass)] += 1;
             }
         };
-        for (metric, result) in &record.metrics {
+        let primary_metrics = record.metrics.parse();
+        for (metric, result) in &primary_metrics {
             if result.source == crate::grade::MetricSource::Judge {
                 versus(primary, metric, result);
             }
@@ -131,7 +132,7 @@ impl AgreementAccumulator {
         }
         for (judge, metrics) in &record.other_judges {
             for (metric, other) in metrics {
-                let Some(first) = record.metrics.get(metric) else {
+                let Some(first) = primary_metrics.get(metric) else {
                     continue;
                 };
                 let data = self

@@ -93,8 +93,16 @@ pub(crate) struct MetricAccumulator {
 }
 
 impl MetricAccumulator {
-    /// Add one record of case `case` in arm index `arm` (0 = with, 1 = without).
-    pub(crate) fn add(&mut self, case: usize, arm: usize, record: &TrialRecord) {
+    /// Add one record of case `case` in arm index `arm` (0 = with, 1 = without);
+    /// `judge_repeats` says whether the run asked its judge more than once per trial (only
+    /// then are the records' metric details parsed, for the repeat spread).
+    pub(crate) fn add(
+        &mut self,
+        case: usize,
+        arm: usize,
+        record: &TrialRecord,
+        judge_repeats: bool,
+    ) {
         if record.outcome == Outcome::Unscoreable {
             return;
         }
@@ -117,9 +125,12 @@ impl MetricAccumulator {
         if let Some(composite) = record.composite {
             add(COMPOSITE, composite);
         }
-        for (name, metric) in &record.metrics {
+        if !judge_repeats {
+            return;
+        }
+        for (name, metric) in record.metrics.parse() {
             if let Some(sd) = metric.judge.as_ref().and_then(|judge| judge.sd) {
-                let entry = self.judge_spread.entry(name.clone()).or_default();
+                let entry = self.judge_spread.entry(name).or_default();
                 entry.0 += sd;
                 entry.1 += 1;
             }

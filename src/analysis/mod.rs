@@ -608,7 +608,9 @@ impl<'a> RunAccumulator<'a> {
                 .entry(unscoreable_cause(record.reason.as_deref()))
                 .or_default() += 1;
         }
-        self.metrics.add(case, arm, record);
+        let grading = &self.manifest.grading;
+        let judge_repeats = !grading.judges.is_empty() && grading.judge_k > 1;
+        self.metrics.add(case, arm, record, judge_repeats);
         if let Some(primary) = self.manifest.grading.judges.first() {
             self.agreement.add(&primary.name, record);
         }

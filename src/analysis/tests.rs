@@ -75,7 +75,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
         checks: vec![],
         scores: BTreeMap::new(),
         composite: None,
-        metrics: BTreeMap::new(),
+        metrics: Default::default(),
         other_judges: BTreeMap::new(),
         other_judge_errors: BTreeMap::new(),
         usage: Usage {

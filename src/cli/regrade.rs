@@ -334,7 +334,7 @@ impl RegradeContext {
         record.checks = grade.checks;
         record.scores = grade.scores;
         record.composite = grade.composite;
-        record.metrics = grade.metrics;
+        record.metrics = crate::record::MetricDetails::for_record(&grade.metrics);
         record.other_judges = grade.other_judges;
         record.other_judge_errors = grade.other_judge_errors;
         Ok((record, true, changed))

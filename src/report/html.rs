@@ -715,7 +715,14 @@ pub fn transcript_html(record: &TrialRecord, document: &Value) -> String {
         );
     }
     out.push_str("</tbody></table>\n");
-    if !record.metrics.is_empty() {
+    // Every metric's details are in the transcript's grade (the record keeps only the judge and
+    // custom-grader ones).
+    let metrics: std::collections::BTreeMap<String, crate::grade::MetricResult> = document["grade"]
+        ["metrics"]
+        .as_object()
+        .and_then(|_| serde_json::from_value(document["grade"]["metrics"].clone()).ok())
+        .unwrap_or_else(|| record.metrics.parse());
+    if !metrics.is_empty() {
         let _ = writeln!(
             out,
             "<h2>Metrics</h2>\n<p>Composite: {}</p>\n<table><thead><tr><th>metric</th><th>score</th><th>source</th><th>reason</th><th>sub-scores</th></tr></thead><tbody>",
@@ -724,7 +731,7 @@ pub fn transcript_html(record: &TrialRecord, document: &Value) -> String {
                 .map(|c| format!("{c:.3}"))
                 .unwrap_or_else(|| "n/a".to_string())
         );
-        for (name, metric) in &record.metrics {
+        for (name, metric) in &metrics {
             let subs: Vec<String> = metric
                 .sub_scores
                 .iter()

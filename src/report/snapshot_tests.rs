@@ -127,7 +127,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
             let execution = if arm == Arm::WithSkill { 0.75 } else { 0.0 };
             (checks + 1.0 + execution) / 3.0
         }),
-        metrics: BTreeMap::new(),
+        metrics: Default::default(),
         other_judges: BTreeMap::new(),
         other_judge_errors: BTreeMap::new(),
         usage: Usage {
