@@ -498,6 +498,35 @@ fn regrade_reads_kept_workspaces_and_reproduces_workspace_checks() {
     for record in trial_lines(&fixture.run_dir("kept-again")) {
         assert_eq!(record["outcome"], "pass", "{record}");
     }
+    // A run whose skill folder moved: regrade asks for the eval set, then accepts it (same
+    // digest) with its fixtures resolved next to it.
+    std::fs::rename(fixture.path("skill"), fixture.path("moved")).unwrap();
+    let mut command = binary();
+    let missing = command
+        .current_dir(fixture.dir.path())
+        .args(["regrade", "results/kept", "--out", "results/kept-moved"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("--evals FILE"),
+        "{}",
+        stderr(&missing)
+    );
+    let mut command = binary();
+    let moved = command
+        .current_dir(fixture.dir.path())
+        .args([
+            "regrade",
+            "results/kept",
+            "--out",
+            "results/kept-moved",
+            "--evals",
+            "moved/pirate-greeting/evals/evals.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(moved.status.code(), Some(0), "{}", stderr(&moved));
 }
 
 #[test]

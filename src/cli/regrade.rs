@@ -40,6 +40,10 @@ pub struct RegradeArgs {
     /// The run folder whose trajectories are graded again.
     #[arg(value_name = "RUN_DIR")]
     pub run_dir: PathBuf,
+    /// The eval set, when it is no longer at the path the manifest records (a run folder moved
+    /// from another machine); its digest must match the recorded one.
+    #[arg(long, value_name = "FILE")]
+    pub evals: Option<PathBuf>,
     /// Where the new run folder goes (default: RUN_DIR/regrades/<id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -85,12 +89,32 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
             run_dir.display()
         )));
     }
-    let eval_set = load_eval_set(&original.eval_set.path, &original.asset.path)
-        .map_err(CommandError::input)?;
+    let eval_path = args
+        .evals
+        .clone()
+        .unwrap_or_else(|| original.eval_set.path.clone());
+    if !eval_path.is_file() {
+        return Err(CommandError::input(anyhow!(
+            "{}: the run's eval set is not there any more; pass it with --evals FILE",
+            eval_path.display()
+        )));
+    }
+    // Fixture paths resolve against the skill folder: the recorded one, or (for a moved run)
+    // the folder holding the eval file's `evals/` folder.
+    let skill_root = if original.asset.path.is_dir() {
+        original.asset.path.clone()
+    } else {
+        eval_path
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."))
+    };
+    let eval_set = load_eval_set(&eval_path, &skill_root).map_err(CommandError::input)?;
     if eval_set.digest != original.eval_set.digest {
         return Err(CommandError::input(anyhow!(
             "{}: the eval set changed since the run ({} is now {}); regrading would grade against other cases",
-            original.eval_set.path.display(),
+            eval_path.display(),
             original.eval_set.digest,
             eval_set.digest
         )));
@@ -106,7 +130,7 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
         let profiles = recorded_judge_profiles(&original.grading)?;
         (original.grading.clone(), profiles)
     };
-    super::grading::validate_expected_outputs(&original.eval_set.path, &cases, &settings)?;
+    super::grading::validate_expected_outputs(&eval_path, &cases, &settings)?;
     let secrets = match load_profile(&original.runner.profile_path) {
         Ok(runner) => runner_secrets(&runner),
         Err(_) => {
