@@ -1,6 +1,6 @@
 //! Custom graders: a command in any language that grades one trial.
 //!
-//! Contract (README "Custom graders"):
+//! Contract (docs/grading.md, "Custom graders"):
 //! - `--grader 'NAME=COMMAND'` (NAME lower-case `[a-z][a-z0-9_-]*`; without it the name is
 //!   `custom`, `custom2`, …). COMMAND runs through `sh -c` in the trial's workspace (after the
 //!   agent finished, before the workspace is removed), with the caller's environment plus:
