@@ -40,7 +40,7 @@ pub struct GradingArgs {
     #[arg(long)]
     pub no_judge_cache: bool,
     /// Custom grader: `NAME=COMMAND` or `COMMAND` (run with sh -c in the trial's workspace; see
-    /// README "Custom graders"). Repeatable.
+    /// docs/grading.md). Repeatable.
     #[arg(long, value_name = "COMMAND")]
     pub grader: Vec<String>,
     /// Timeout of one custom grader run, seconds.
