@@ -1,12 +1,13 @@
 //! Grading flags shared by `run` and `regrade`, and building the grader set they describe.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, anyhow};
 use clap::Args;
 
 use super::CommandError;
+use super::run::absolute;
 use crate::asset::fingerprint::sha256_digest;
 use crate::grade::checks::OutputMatch;
 use crate::grade::custom::{DEFAULT_GRADER_TIMEOUT_S, parse_grader_specs};
@@ -75,10 +76,6 @@ impl GradingArgs {
 pub struct ResolvedGrading {
     pub settings: GradingSettings,
     pub judge_profiles: Vec<LoadedProfile>,
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn judge_info(profile: &LoadedProfile) -> Result<JudgeInfo, CommandError> {

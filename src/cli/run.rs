@@ -39,7 +39,8 @@ struct ResolvedRun {
     judge_profiles: Vec<LoadedProfile>,
 }
 
-fn absolute(path: &Path) -> PathBuf {
+/// `path` made absolute: canonical when it exists, else joined to the current folder.
+pub(super) fn absolute(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| {
         std::env::current_dir()
             .map(|d| d.join(path))
@@ -489,18 +490,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             root.display()
         )));
     }
-    let api_key = match &profile.profile.api_key_env {
-        Some(variable) => match std::env::var(variable) {
-            Ok(value) if !value.is_empty() => Some(value),
-            _ => {
-                return Err(CommandError::input(anyhow!(
-                    "{}: the profile reads the API key from `{variable}`, which is not set",
-                    profile.path.display()
-                )));
-            }
-        },
-        None => None,
-    };
+    let api_key = super::grading::profile_api_key(&profile)?;
 
     let graders = super::grading::build_grader_set(
         manifest.grading.clone(),

@@ -57,17 +57,7 @@ pre { white-space: pre-wrap; word-break: break-word; background: #f6f8fa; paddin
 .message .role { font-weight: 600; text-transform: uppercase; font-size: 11px; color: var(--muted); }
 "#;
 
-fn percent(value: Option<f64>) -> String {
-    value
-        .map(|v| format!("{:.1}%", v * 100.0))
-        .unwrap_or_else(|| "n/a".to_string())
-}
-
-fn points(value: Option<f64>) -> String {
-    value
-        .map(|v| format!("{:+.1} pp", v * 100.0))
-        .unwrap_or_else(|| "n/a".to_string())
-}
+use crate::report::tables::{percent, points};
 
 /// Coordinates with two decimals, so output never depends on float formatting noise.
 fn coordinate(value: f64) -> String {

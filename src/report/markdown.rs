@@ -6,17 +6,7 @@ use std::fmt::Write;
 use crate::analysis::{ArmSummary, Summary, Verdict};
 use crate::report::tables;
 
-fn percent(value: Option<f64>) -> String {
-    value
-        .map(|v| format!("{:.1}%", v * 100.0))
-        .unwrap_or_else(|| "n/a".to_string())
-}
-
-fn points(value: Option<f64>) -> String {
-    value
-        .map(|v| format!("{:+.1} pp", v * 100.0))
-        .unwrap_or_else(|| "n/a".to_string())
-}
+use crate::report::tables::{percent, points};
 
 fn arm_row(name: &str, arm: &ArmSummary) -> String {
     let interval = match (arm.ci_low, arm.ci_high) {
