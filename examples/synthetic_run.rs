@@ -63,6 +63,7 @@ fn main() {
         trials_planned: cases * 2 * attempts as usize,
         grading: Default::default(),
         regraded_from: None,
+        gates: None,
         shard: None,
     };
     std::fs::write(
@@ -124,6 +125,9 @@ fn main() {
                         arm.as_str()
                     )),
                     workspace: None,
+                    supersedes: false,
+                    unscoreable_cause: None,
+                    usage_partial: false,
                 };
                 serde_json::to_writer(&mut writer, &record).unwrap();
                 writer.write_all(b"\n").unwrap();

@@ -19,11 +19,11 @@ use tokio::task::JoinSet;
 use crate::asset::fingerprint::Calibre;
 use crate::evalset::GoldenCase;
 use crate::grade::pipeline::{GraderSet, RemoteGrades, TrialFacts, staged_skill_names};
-use crate::grade::{self, Grade, Outcome};
+use crate::grade::{self, Grade, Outcome, UnscoreableCause};
 use crate::record::{RecordError, TrialKey, TrialLog, TrialRecord};
 use crate::runner::{AttemptInput, Runner};
 use crate::trajectory::{Trajectory, TrajectoryStatus};
-use crate::workspace::{Arm, SkillSource, StagingError, stage_trial};
+use crate::workspace::{Arm, SkillSource, stage_trial};
 
 /// Extra time past the runner's own budget before the scheduler abandons an attempt.
 const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
@@ -52,6 +52,8 @@ pub struct TrialContext {
     pub activation_observable: bool,
     /// False for runners without a shell (`openai-chat`).
     pub can_run_commands: bool,
+    /// Trials re-run by `--retry-unscoreable`: their new records supersede the recorded ones.
+    pub retried: HashSet<TrialKey>,
 }
 
 /// Scheduler settings.
@@ -72,6 +74,9 @@ pub struct ExecuteReport {
     pub recorded: usize,
     /// Whether an interrupt stopped the run early.
     pub interrupted: bool,
+    /// Trials this invocation was to run that were not recorded (0 unless interrupted or
+    /// something failed: the caller must not report success when it is not 0).
+    pub missing: usize,
     /// Wall time, seconds.
     pub wall_s: f64,
 }
@@ -167,6 +172,7 @@ pub async fn execute(
         .into_iter()
         .filter(|(_, key)| !done.contains(key))
         .collect();
+    let pending_count = pending.len();
 
     let bar = if settings.progress {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(8));
@@ -227,13 +233,33 @@ pub async fn execute(
             let record_sender = record_sender.clone();
             let fatal_sender = fatal_sender.clone();
             tasks.spawn(async move {
-                match run_trial(&context, case_index, &key).await {
-                    Ok(record) => {
+                // The trial runs in its own task so a panic anywhere in it is caught here and
+                // recorded as an unscoreable trial (cause `internal_error`), never lost.
+                let started_at = Utc::now();
+                let clock = Instant::now();
+                let trial = {
+                    let context = Arc::clone(&context);
+                    let key = key.clone();
+                    tokio::spawn(async move { run_trial(&context, case_index, &key).await })
+                };
+                match trial.await {
+                    Ok(Ok(record)) => {
                         let _ = record_sender.send(record);
                     }
-                    Err(fatal) => {
-                        let _ = fatal_sender.send(fatal);
+                    Ok(Err(TrialFatal::Leak(message))) => {
+                        let _ = fatal_sender.send(message);
                     }
+                    Err(join_error) if join_error.is_panic() => {
+                        let grade = UnscoreableCause::InternalError.grade(format!(
+                            "the trial's task panicked: {}",
+                            panic_text(join_error)
+                        ));
+                        let _ = record_sender.send(build_record(
+                            &context, &key, started_at, clock, grade, None, None, None,
+                        ));
+                    }
+                    // Cancelled: the run is stopping (interrupt or fatal error); re-run on resume.
+                    Err(_) => {}
                 }
                 drop(permit);
             });
@@ -293,8 +319,26 @@ pub async fn execute(
     Ok(ExecuteReport {
         recorded,
         interrupted,
+        missing: pending_count.saturating_sub(recorded),
         wall_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Why a trial stops the whole run.
+#[derive(Debug)]
+enum TrialFatal {
+    /// The leak guard found the target in the baseline.
+    Leak(String),
+}
+
+/// The message of a panicked task, when it carried one.
+fn panic_text(error: tokio::task::JoinError) -> String {
+    let payload = error.into_panic();
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| text.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_string())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -315,12 +359,23 @@ async fn wait_for_interrupt() {
 /// Run one trial: stage, drive the runner under the trial timeout, grade, write the transcript.
 /// File-system work (staging, grading workspace checks, transcript, clean-up) runs on the
 /// blocking pool so slow file systems never stall the async workers.
-/// `Err` only for a leak-guard violation, which stops the run.
+/// `Err` only for a leak-guard violation, which stops the run; a panic in a blocking step is an
+/// unscoreable record (cause `internal_error`).
 async fn run_trial(
     context: &Arc<TrialContext>,
     case_index: usize,
     key: &TrialKey,
-) -> Result<TrialRecord, String> {
+) -> Result<TrialRecord, TrialFatal> {
+    // Fault injection for the tests (debug builds only): a panic inside a trial must become an
+    // unscoreable record, never a lost trial.
+    if cfg!(debug_assertions)
+        && std::env::var("SKILL_LIFT_FAULT_PANIC_TRIAL").is_ok_and(|id| id == key.trial_id())
+    {
+        panic!(
+            "fault injection: SKILL_LIFT_FAULT_PANIC_TRIAL={}",
+            key.trial_id()
+        );
+    }
     let started_at = Utc::now();
     let clock = Instant::now();
     let staging_context = Arc::clone(context);
@@ -337,15 +392,24 @@ async fn run_trial(
             &context.target_digest,
             context.calibre,
             context.workspace_root.as_deref(),
+            Some(&context.run_dir),
         )
     })
-    .await
-    .map_err(|error| format!("staging task failed: {error}"))?;
+    .await;
     let staged = match staged {
-        Ok(staged) => staged,
-        Err(error @ StagingError::Leak { .. }) => return Err(error.to_string()),
-        Err(error) => {
-            let grade = grade::unscoreable(format!("staging failed: {error}"));
+        Ok(Ok(staged)) => staged,
+        Ok(Err(error)) if error.is_leak() => {
+            return Err(TrialFatal::Leak(error.to_string()));
+        }
+        Ok(Err(error)) => {
+            let grade = UnscoreableCause::StagingFailed.grade(error);
+            return Ok(build_record(
+                context, key, started_at, clock, grade, None, None, None,
+            ));
+        }
+        Err(join_error) => {
+            let grade = UnscoreableCause::InternalError
+                .grade(format!("the staging task failed: {join_error}"));
             return Ok(build_record(
                 context, key, started_at, clock, grade, None, None, None,
             ));
@@ -430,7 +494,7 @@ async fn run_trial(
                 (Some(trajectory), grade)
             }
             Ok(Err(error)) => {
-                let grade = grade::unscoreable(format!("runner error: {}", error.message));
+                let grade = UnscoreableCause::RunnerError.grade(&error.message);
                 (error.partial.map(|t| *t), grade)
             }
             Err(_) => {
@@ -439,19 +503,33 @@ async fn run_trial(
                     reason: "trial timeout".to_string(),
                 };
                 let grade = grade::unscoreable(format!(
-                    "trial exceeded its timeout of {:.0} s",
+                    "{} of {:.0} s",
+                    UnscoreableCause::Timeout.prefix(),
                     context.trial_timeout.as_secs_f64()
                 ));
                 (Some(trajectory), grade)
             }
         };
+        let mut grade = grade;
         let transcript = match &trajectory {
             Some(trajectory) => {
                 let paths = TrialPaths {
                     workspace: &staged.workspace,
                     home: &staged.home,
                 };
-                write_transcript(&context.run_dir, key, case, trajectory, &grade, paths).ok()
+                match write_transcript(&context.run_dir, key, case, trajectory, &grade, paths) {
+                    Ok(relative) => Some(relative),
+                    // A trial whose transcript is lost cannot be audited or re-graded: it is
+                    // unscoreable, and says why (never silently recorded without it).
+                    Err(error) => {
+                        let was = grade.outcome.as_str();
+                        grade = UnscoreableCause::TranscriptWriteFailed.grade(format!(
+                            "{}: {error} (graded {was} before)",
+                            context.run_dir.join(key.transcript_path()).display()
+                        ));
+                        None
+                    }
+                }
             }
             None => None,
         };
@@ -473,9 +551,17 @@ async fn run_trial(
             workspace,
         )
     })
-    .await
-    .map_err(|error| format!("grading task failed: {error}"))?;
-    Ok(finished)
+    .await;
+    match finished {
+        Ok(record) => Ok(record),
+        Err(join_error) => {
+            let grade = UnscoreableCause::InternalError
+                .grade(format!("the grading task failed: {join_error}"));
+            Ok(build_record(
+                context, key, started_at, clock, grade, None, None, None,
+            ))
+        }
+    }
 }
 
 /// When the agent reports its skill catalogue: the baseline must not list the target (a leak
@@ -554,7 +640,8 @@ fn write_transcript(
         trajectory: std::borrow::Cow::Borrowed(trajectory),
     };
     let bytes = serde_json::to_vec(&document).map_err(std::io::Error::other)?;
-    std::fs::write(run_dir.join(&relative), bytes)?;
+    // The redaction boundary: no credential value or key shape reaches the transcript.
+    std::fs::write(run_dir.join(&relative), crate::redact::redact_bytes(&bytes))?;
     Ok(relative)
 }
 
@@ -593,6 +680,8 @@ fn build_record(
             ),
             None => Default::default(),
         };
+    let unscoreable_cause = (grade.outcome == Outcome::Unscoreable)
+        .then(|| UnscoreableCause::of_reason(grade.reason.as_deref().unwrap_or_default()));
     TrialRecord {
         run_id: context.run_id.clone(),
         trial_id: key.trial_id(),
@@ -620,6 +709,9 @@ fn build_record(
         activated_skills,
         transcript,
         workspace,
+        supersedes: context.retried.contains(key),
+        unscoreable_cause,
+        usage_partial: trajectory.is_some_and(|t| t.usage_partial),
     }
 }
 

@@ -128,6 +128,27 @@ pub struct Manifest {
     /// The shard of the run this folder holds (`--shard i/n`); absent for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::Shard>,
+    /// The gates the run was started with; `report`, `merge`, `regrade` and `--resume` keep them
+    /// unless the flag is given again. Absent in runs recorded before gates were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gates: Option<RecordedGates>,
+}
+
+/// The analysis gates of a run, as given when it started (`--min-lift`, `--fail-on`,
+/// `--max-unscoreable`, `--method`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedGates {
+    /// `--min-lift`, a fraction.
+    #[serde(default)]
+    pub min_lift: Option<f64>,
+    /// `--fail-on`.
+    #[serde(default)]
+    pub fail_on: Vec<crate::analysis::FailOn>,
+    /// `--max-unscoreable`, a fraction in [0, 1].
+    pub max_unscoreable: f64,
+    /// `--method`.
+    #[serde(default)]
+    pub method: Option<crate::analysis::LiftMethod>,
 }
 
 /// One line of `trials.jsonl`: a finished trial.
@@ -189,6 +210,21 @@ pub struct TrialRecord {
     pub transcript: Option<String>,
     /// Kept workspace folder (`--keep-workspaces`).
     pub workspace: Option<PathBuf>,
+    /// True when this record replaces the earlier records of the same trial (written by
+    /// `run --resume --retry-unscoreable` for a trial that was unscoreable for an
+    /// infrastructure cause). The earlier lines stay in `trials.jsonl` as they were, superseded:
+    /// readers ([`for_each_trial`]) skip them, so no trial is counted twice.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub supersedes: bool,
+    /// For an unscoreable trial: the class of its cause (the detail is in `reason`). Absent in
+    /// records written before causes were typed; [`crate::grade::UnscoreableCause::of_reason`]
+    /// reads it from the reason then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unscoreable_cause: Option<crate::grade::UnscoreableCause>,
+    /// True when only some of the trial's model requests reported usage: `usage` is then the
+    /// sum over those that did (a lower bound), flagged rather than silently summed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_partial: bool,
 }
 
 impl TrialRecord {
@@ -329,6 +365,8 @@ pub enum RecordError {
     BadManifest { path: PathBuf, message: String },
     #[error("{path}: another skill-lift process is writing this run (lock held)")]
     Locked { path: PathBuf },
+    #[error("{path}: {message}")]
+    UnsafePath { path: PathBuf, message: String },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RecordError + '_ {
@@ -338,11 +376,25 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RecordError + '_ {
     }
 }
 
-/// Write `bytes` to `path` atomically (temporary file in the same folder, fsync, rename).
+/// Prefix of the temporary files skill-lift writes before renaming them into place; a killed
+/// process can leave some behind, which `run --resume` removes ([`remove_stale_temp_files`]).
+pub const TEMP_PREFIX: &str = ".skill-lift-tmp-";
+
+/// A temporary file in `dir` named with [`TEMP_PREFIX`].
+pub fn temp_file_in(dir: &Path) -> Result<tempfile::NamedTempFile, RecordError> {
+    tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .tempfile_in(dir)
+        .map_err(io(dir))
+}
+
+/// Write `bytes` to `path` atomically (temporary file in the same folder, fsync, rename), through
+/// the redaction boundary ([`crate::redact`]): no credential value or key shape reaches disk.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io(dir))?;
-    temp.write_all(bytes).map_err(io(path))?;
+    let mut temp = temp_file_in(dir)?;
+    temp.write_all(&crate::redact::redact_bytes(bytes))
+        .map_err(io(path))?;
     temp.as_file().sync_data().map_err(io(path))?;
     temp.persist(path).map_err(|e| RecordError::Io {
         path: path.to_path_buf(),
@@ -368,16 +420,305 @@ pub fn read_manifest(run_dir: &Path) -> Result<Manifest, RecordError> {
             ),
         });
     }
+    if let Some(message) = implausible_manifest(&manifest) {
+        return Err(RecordError::BadManifest { path, message });
+    }
     Ok(manifest)
+}
+
+/// Largest manifest `k` accepted (attempts per case per arm).
+pub const MAX_K: u32 = 100_000;
+
+/// What makes a manifest's plan impossible, when something does: `k` = 0, no arms or an arm
+/// twice, shard `i/n` outside 1 ≤ i ≤ n, duplicate or empty case ids, a `trials_planned` other
+/// than cases × arms × K.
+pub fn implausible_manifest(manifest: &Manifest) -> Option<String> {
+    if manifest.k == 0 || manifest.k > MAX_K {
+        return Some(format!("k = {} must be between 1 and {MAX_K}", manifest.k));
+    }
+    if manifest.arms.is_empty() {
+        return Some("arms is empty; a run has both arms".to_string());
+    }
+    let arms: std::collections::BTreeSet<_> = manifest.arms.iter().collect();
+    if arms.len() != manifest.arms.len() {
+        return Some("arms lists an arm twice".to_string());
+    }
+    if let Some(shard) = manifest.shard
+        && (shard.count == 0 || shard.index == 0 || shard.index > shard.count)
+    {
+        return Some(format!(
+            "shard {}/{} is not a shard (1 ≤ i ≤ n)",
+            shard.index, shard.count
+        ));
+    }
+    let ids = &manifest.eval_set.case_ids;
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    if unique.len() != ids.len() || ids.iter().any(|id| id.is_empty()) {
+        return Some("eval_set.case_ids has an empty or repeated case id".to_string());
+    }
+    let planned = ids.len() as u128 * manifest.arms.len() as u128 * u128::from(manifest.k);
+    if planned != manifest.trials_planned as u128 {
+        return Some(format!(
+            "trials_planned = {} but {} cases × {} arms × K = {} plan {planned}",
+            manifest.trials_planned,
+            ids.len(),
+            manifest.arms.len(),
+            manifest.k
+        ));
+    }
+    None
+}
+
+/// Why a record does not belong to the run its manifest describes, when it does not: another
+/// run id, an unknown case or arm, an attempt outside 1..=K, a trial id that does not match its
+/// key, implausible numbers (negative or non-finite times, scores outside [0, 1]) or a
+/// transcript path outside `transcripts/`.
+pub fn record_outside_plan(manifest: &Manifest, record: &TrialRecord) -> Option<String> {
+    if record.run_id != manifest.run_id {
+        return Some(format!(
+            "run_id `{}` is not this run's (`{}`)",
+            record.run_id, manifest.run_id
+        ));
+    }
+    if !manifest.eval_set.case_ids.contains(&record.case_id) {
+        return Some(format!(
+            "case `{}` is not in the run's plan (manifest eval_set.case_ids)",
+            record.case_id
+        ));
+    }
+    if !manifest.arms.contains(&record.arm) {
+        return Some(format!(
+            "arm `{}` is not in the run's plan",
+            record.arm.as_str()
+        ));
+    }
+    if record.attempt == 0 || record.attempt > manifest.k {
+        return Some(format!(
+            "attempt {} is outside 1..={} (K)",
+            record.attempt, manifest.k
+        ));
+    }
+    if record.trial_id != record.key().trial_id() {
+        return Some(format!(
+            "trial_id `{}` does not match its case, arm and attempt",
+            record.trial_id
+        ));
+    }
+    let seconds = |name: &str, value: f64| {
+        (!(value.is_finite() && value >= 0.0))
+            .then(|| format!("{name} = {value} must be a non-negative number of seconds"))
+    };
+    if let Some(problem) = seconds("wall_s", record.wall_s)
+        .or_else(|| seconds("model_latency_s", record.model_latency_s))
+    {
+        return Some(problem);
+    }
+    let unit = |value: f64| value.is_finite() && (0.0..=1.0).contains(&value);
+    if let Some(composite) = record.composite
+        && !unit(composite)
+    {
+        return Some(format!("composite = {composite} is outside [0, 1]"));
+    }
+    if let Some((name, score)) = record.scores.iter().find(|(_, score)| !unit(**score)) {
+        return Some(format!("scores.{name} = {score} is outside [0, 1]"));
+    }
+    if let Some(transcript) = &record.transcript
+        && let Err(message) = check_relative(transcript)
+    {
+        return Some(format!("transcript `{transcript}`: {message}"));
+    }
+    None
+}
+
+/// Largest file read from a run folder (a transcript), bytes.
+pub const MAX_RUN_FILE_BYTES: u64 = 512 << 20;
+
+/// Whether `relative` is a plain path under `transcripts/`: relative, no `..`, no root.
+fn check_relative(relative: &str) -> Result<(), String> {
+    let path = Path::new(relative);
+    let mut components = path.components();
+    if !matches!(components.next(), Some(std::path::Component::Normal(first)) if first == "transcripts")
+    {
+        return Err("must be a relative path under transcripts/".to_string());
+    }
+    if !components.all(|c| matches!(c, std::path::Component::Normal(_))) {
+        return Err("must not contain `..`, `.` or a root".to_string());
+    }
+    if relative.contains('\0') {
+        return Err("must not contain NUL".to_string());
+    }
+    Ok(())
+}
+
+/// The file a record names (`transcript`), checked to stay inside the run folder: a relative
+/// path under `transcripts/`, with no symbolic link on the way and a regular file at the end
+/// (never a device or a FIFO). `Ok(None)` when it does not exist.
+pub fn run_file(run_dir: &Path, relative: &str) -> Result<Option<PathBuf>, RecordError> {
+    let unsafe_path = |message: String| RecordError::UnsafePath {
+        path: run_dir.join(relative),
+        message,
+    };
+    check_relative(relative).map_err(unsafe_path)?;
+    let mut current = run_dir.to_path_buf();
+    for component in Path::new(relative).components() {
+        current.push(component);
+        match std::fs::symlink_metadata(&current) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                return Err(unsafe_path(
+                    "is or passes through a symbolic link; run-folder files must be inside the run folder".to_string(),
+                ));
+            }
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(io(&current)(error)),
+        }
+    }
+    let metadata = std::fs::symlink_metadata(&current).map_err(io(&current))?;
+    if !metadata.is_file() {
+        return Err(unsafe_path("is not a regular file".to_string()));
+    }
+    if metadata.len() > MAX_RUN_FILE_BYTES {
+        return Err(unsafe_path(format!(
+            "is {} bytes, more than the {MAX_RUN_FILE_BYTES} a run-folder file may hold",
+            metadata.len()
+        )));
+    }
+    Ok(Some(current))
+}
+
+/// Read a file a record names ([`run_file`] rules), at most [`MAX_RUN_FILE_BYTES`] bytes.
+/// `Ok(None)` when it does not exist.
+pub fn read_run_file(run_dir: &Path, relative: &str) -> Result<Option<Vec<u8>>, RecordError> {
+    let Some(path) = run_file(run_dir, relative)? else {
+        return Ok(None);
+    };
+    let file = File::open(&path).map_err(io(&path))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_RUN_FILE_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(io(&path))?;
+    if bytes.len() as u64 > MAX_RUN_FILE_BYTES {
+        return Err(RecordError::UnsafePath {
+            path,
+            message: format!("is larger than {MAX_RUN_FILE_BYTES} bytes"),
+        });
+    }
+    Ok(Some(bytes))
+}
+
+/// Remove temporary files a killed skill-lift left in `run_dir` and `run_dir/transcripts`
+/// (names starting with [`TEMP_PREFIX`], or tempfile's `.tmpXXXXXX` of earlier versions).
+/// Returns how many were removed. Call only while holding the run's [`RunLock`].
+pub fn remove_stale_temp_files(run_dir: &Path, _lock: &RunLock) -> Result<usize, RecordError> {
+    let mut removed = 0;
+    for dir in [run_dir.to_path_buf(), run_dir.join("transcripts")] {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => return Err(io(&dir)(error)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(io(&dir))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let legacy = name.len() == 10
+                && name.starts_with(".tmp")
+                && name[4..].chars().all(|c| c.is_ascii_alphanumeric());
+            let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+            if is_file && (name.starts_with(TEMP_PREFIX) || legacy) {
+                std::fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// Stream the complete records of `trials.jsonl` to `visit`, in file order, without holding
 /// them in memory. A torn last line (no trailing newline: a crash mid-write) is not a record and
-/// is skipped. Returns the byte length of the valid prefix (what [`TrialLog::open`] keeps).
-/// A missing file has no records.
+/// is skipped. Records superseded by a later record of the same trial (`supersedes: true`) are
+/// skipped too, so every trial is visited once. Returns the byte length of the valid prefix
+/// (what [`TrialLog::open`] keeps). A missing file has no records.
 pub fn for_each_trial(
     path: &Path,
     mut visit: impl FnMut(TrialRecord) -> Result<(), RecordError>,
+) -> Result<u64, RecordError> {
+    for_each_numbered_trial(path, |_, record| visit(record))
+}
+
+/// [`for_each_trial`], checking each record against the run `manifest` describes
+/// ([`record_outside_plan`]): a record outside the plan is an error naming `file:line`.
+pub fn for_each_planned_trial(
+    path: &Path,
+    manifest: &Manifest,
+    mut visit: impl FnMut(TrialRecord) -> Result<(), RecordError>,
+) -> Result<u64, RecordError> {
+    for_each_numbered_trial(path, |line, record| {
+        if let Some(message) = record_outside_plan(manifest, &record) {
+            return Err(RecordError::BadRecord {
+                path: path.to_path_buf(),
+                line,
+                message,
+            });
+        }
+        visit(record)
+    })
+}
+
+/// The line numbers of records superseded by a later `supersedes: true` record of the same trial
+/// (a cheap first pass: only lines that mention `"supersedes":true` are parsed, then the
+/// earlier lines of those trials are found by their trial id).
+fn superseded_lines(path: &Path) -> Result<std::collections::HashSet<usize>, RecordError> {
+    static MARKER: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(r#""supersedes":true"#).expect("marker pattern")
+    });
+    let mut superseded = std::collections::HashSet::new();
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(superseded),
+        Err(error) => return Err(io(path)(error)),
+    };
+    // trial id → line of its latest superseding record.
+    let mut latest: std::collections::HashMap<String, usize> = Default::default();
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).map_err(io(path))? == 0
+            || line.last() != Some(&b'\n')
+        {
+            break;
+        }
+        number += 1;
+        if MARKER.is_match(&line)
+            && let Ok(record) = serde_json::from_slice::<TrialRecord>(&line)
+            && record.supersedes
+        {
+            latest.insert(record.trial_id, number);
+        }
+    }
+    if latest.is_empty() {
+        return Ok(superseded);
+    }
+    for_each_line(path, |number, record| {
+        if latest
+            .get(&record.trial_id)
+            .is_some_and(|last| number < *last)
+        {
+            superseded.insert(number);
+        }
+        Ok(())
+    })?;
+    Ok(superseded)
+}
+
+/// Every complete record with its 1-based line number, superseded ones included.
+fn for_each_line(
+    path: &Path,
+    mut visit: impl FnMut(usize, TrialRecord) -> Result<(), RecordError>,
 ) -> Result<u64, RecordError> {
     let file = match File::open(path) {
         Ok(file) => file,
@@ -406,11 +747,37 @@ pub fn for_each_trial(
                     line: number,
                     message: e.to_string(),
                 })?;
-            visit(record)?;
+            visit(number, record)?;
         }
         valid_len += read as u64;
     }
     Ok(valid_len)
+}
+
+/// The current (not superseded) records with their line numbers.
+fn for_each_numbered_trial(
+    path: &Path,
+    mut visit: impl FnMut(usize, TrialRecord) -> Result<(), RecordError>,
+) -> Result<u64, RecordError> {
+    let superseded = superseded_lines(path)?;
+    for_each_line(path, |number, record| {
+        if superseded.contains(&number) {
+            Ok(())
+        } else {
+            visit(number, record)
+        }
+    })
+}
+
+/// Every complete record of `trials.jsonl`, superseded ones included, in file order (what
+/// `--retry-unscoreable` and the audit of a run read).
+pub fn read_all_trial_lines(path: &Path) -> Result<(Vec<TrialRecord>, u64), RecordError> {
+    let mut records = Vec::new();
+    let valid_len = for_each_line(path, |_, record| {
+        records.push(record);
+        Ok(())
+    })?;
+    Ok((records, valid_len))
 }
 
 /// Read every complete record of `trials.jsonl` into memory (see [`for_each_trial`] for the
@@ -424,33 +791,43 @@ pub fn read_trials(path: &Path) -> Result<(Vec<TrialRecord>, u64), RecordError> 
     Ok((records, valid_len))
 }
 
-/// The append-only trial log of a run, held under an exclusive lock.
-pub struct TrialLog {
-    file: File,
-    path: PathBuf,
-    _lock: File,
+/// The exclusive lock of a run folder (`.lock`, an advisory file lock). Whoever writes a run
+/// (`run`, `run --resume`) takes it *before* reading `trials.jsonl` and holds it until its final
+/// export is written, so two processes never interleave reads and truncations.
+pub struct RunLock {
+    _file: File,
 }
 
-impl TrialLog {
-    /// Open (creating) `trials.jsonl` in `run_dir` for appending, after cutting a torn last line
-    /// to `valid_len` bytes. Fails when another process holds the run's lock.
-    pub fn open(run_dir: &Path, valid_len: u64) -> Result<Self, RecordError> {
+impl RunLock {
+    /// Take the lock of `run_dir`; fails at once when another process holds it.
+    pub fn acquire(run_dir: &Path) -> Result<Self, RecordError> {
         let lock_path = run_dir.join(".lock");
-        let lock = OpenOptions::new()
+        let file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&lock_path)
             .map_err(io(&lock_path))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(RecordError::Locked {
-                    path: run_dir.to_path_buf(),
-                });
-            }
-            Err(std::fs::TryLockError::Error(error)) => return Err(io(&lock_path)(error)),
+        match file.try_lock() {
+            Ok(()) => Ok(Self { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(RecordError::Locked {
+                path: run_dir.to_path_buf(),
+            }),
+            Err(std::fs::TryLockError::Error(error)) => Err(io(&lock_path)(error)),
         }
+    }
+}
+
+/// The append-only trial log of a run; opening it requires the run's [`RunLock`].
+pub struct TrialLog {
+    file: File,
+    path: PathBuf,
+}
+
+impl TrialLog {
+    /// Open (creating) `trials.jsonl` in `run_dir` for appending, after cutting a torn last line
+    /// to `valid_len` bytes (read under the same `lock`).
+    pub fn open(run_dir: &Path, valid_len: u64, _lock: &RunLock) -> Result<Self, RecordError> {
         let path = run_dir.join("trials.jsonl");
         let file = OpenOptions::new()
             .create(true)
@@ -462,11 +839,7 @@ impl TrialLog {
         if length > valid_len {
             file.set_len(valid_len).map_err(io(&path))?;
         }
-        Ok(Self {
-            file,
-            path,
-            _lock: lock,
-        })
+        Ok(Self { file, path })
     }
 
     /// Append records (one line each) in a single write, then fsync: group commit.
@@ -479,7 +852,10 @@ impl TrialLog {
             })?;
             buffer.push(b'\n');
         }
-        self.file.write_all(&buffer).map_err(io(&self.path))?;
+        // The redaction boundary: no credential value or key shape reaches the log.
+        self.file
+            .write_all(&crate::redact::redact_bytes(&buffer))
+            .map_err(io(&self.path))?;
         self.file.sync_data().map_err(io(&self.path))?;
         Ok(())
     }
@@ -517,14 +893,18 @@ mod tests {
             activated_skills: vec![],
             transcript: None,
             workspace: None,
+            supersedes: false,
+            unscoreable_cause: None,
+            usage_partial: false,
         }
     }
 
     #[test]
     fn append_read_and_torn_line_repair() {
         let dir = tempfile::tempdir().unwrap();
+        let lock = RunLock::acquire(dir.path()).unwrap();
         {
-            let mut log = TrialLog::open(dir.path(), 0).unwrap();
+            let mut log = TrialLog::open(dir.path(), 0, &lock).unwrap();
             log.append(&[
                 record("a", Arm::WithSkill, 1, Outcome::Pass),
                 record("a", Arm::WithoutSkill, 1, Outcome::Fail),
@@ -538,7 +918,7 @@ mod tests {
         drop(file);
         let (records, valid) = read_trials(&path).unwrap();
         assert_eq!(records.len(), 2);
-        let mut log = TrialLog::open(dir.path(), valid).unwrap();
+        let mut log = TrialLog::open(dir.path(), valid, &lock).unwrap();
         log.append(&[record("b", Arm::WithSkill, 1, Outcome::Pass)])
             .unwrap();
         drop(log);
@@ -550,9 +930,9 @@ mod tests {
     #[test]
     fn lock_refuses_a_second_writer() {
         let dir = tempfile::tempdir().unwrap();
-        let _first = TrialLog::open(dir.path(), 0).unwrap();
+        let _first = RunLock::acquire(dir.path()).unwrap();
         assert!(matches!(
-            TrialLog::open(dir.path(), 0),
+            RunLock::acquire(dir.path()),
             Err(RecordError::Locked { .. })
         ));
     }

@@ -232,6 +232,11 @@ pub struct Trajectory {
     /// How the agent CLI process ended (agent CLI runners only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process: Option<ProcessExit>,
+    /// True when some model requests reported a usage count and others did not (e.g. one of two
+    /// requests reported tokens): `usage` then sums only the requests that reported, a lower
+    /// bound, not the trial's total.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_partial: bool,
 }
 
 impl Trajectory {
@@ -255,7 +260,24 @@ impl Trajectory {
             raw_events: Vec::new(),
             skill_catalogue: None,
             process: None,
+            usage_partial: false,
         }
+    }
+
+    /// Add one model request's usage (the `requests` made before it are already recorded),
+    /// setting [`Trajectory::usage_partial`] when this request reports a count the earlier ones
+    /// did not, or lacks one they reported.
+    pub fn add_request_usage(&mut self, usage: &Usage) {
+        if !self.requests.is_empty() {
+            let differs = |a: Option<u64>, b: Option<u64>| a.is_some() != b.is_some();
+            if differs(self.usage.input_tokens, usage.input_tokens)
+                || differs(self.usage.output_tokens, usage.output_tokens)
+                || differs(self.usage.cached_tokens, usage.cached_tokens)
+            {
+                self.usage_partial = true;
+            }
+        }
+        self.usage.add(usage);
     }
 
     /// Replace every occurrence of a credential value in the trajectory's text (messages, tool
@@ -323,6 +345,30 @@ impl Default for Trajectory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partial_usage_is_flagged_not_silently_summed() {
+        let mut trajectory = Trajectory::new();
+        let reported = Usage {
+            input_tokens: Some(10),
+            output_tokens: Some(5),
+            cached_tokens: None,
+            cost_usd: None,
+        };
+        trajectory.add_request_usage(&reported);
+        trajectory.requests.push(RequestRecord {
+            latency_s: 0.1,
+            model: None,
+            finish_reason: None,
+            retries: vec![],
+        });
+        trajectory.add_request_usage(&reported);
+        trajectory.requests.push(trajectory.requests[0].clone());
+        assert!(!trajectory.usage_partial, "both reported");
+        trajectory.add_request_usage(&Usage::default());
+        assert!(trajectory.usage_partial, "the third reported nothing");
+        assert_eq!(trajectory.usage.input_tokens, Some(20));
+    }
 
     #[test]
     fn usage_addition_keeps_absent_as_none() {

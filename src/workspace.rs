@@ -65,6 +65,19 @@ impl StagedTrial {
     }
 }
 
+impl StagingError {
+    /// Whether the error is the leak guard's (which stops the run) rather than an I/O failure
+    /// of one trial.
+    pub fn is_leak(&self) -> bool {
+        matches!(
+            self,
+            StagingError::Leak { .. }
+                | StagingError::Resembles { .. }
+                | StagingError::CaseFileCopiesTarget { .. }
+        )
+    }
+}
+
 /// Why staging failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StagingError {
@@ -77,6 +90,22 @@ pub enum StagingError {
         "leak guard: staged skill `{name}` in the baseline has the target's fingerprint {digest}; the baseline must not contain the target under any name"
     )]
     Leak { name: String, digest: String },
+    #[error(
+        "leak guard: {copy} in the baseline is a copy of the target {target}: {why}; the baseline must not contain the target under any name"
+    )]
+    Resembles {
+        copy: PathBuf,
+        target: PathBuf,
+        why: crate::leak_guard::Resemblance,
+    },
+    #[error(
+        "leak guard: case `{case}` lists file {file} in `files`, which would copy the target skill {target} into the baseline workspace"
+    )]
+    CaseFileCopiesTarget {
+        case: String,
+        file: PathBuf,
+        target: PathBuf,
+    },
     #[error("fingerprinting a staged skill failed: {0}")]
     Fingerprint(String),
 }
@@ -125,6 +154,93 @@ fn is_skill_excluded_dir(name: &str) -> bool {
     matches!(name, "evals" | "results" | ".git")
 }
 
+/// The file a staged trial's folder holds naming the run folder it belongs to, so
+/// `run --resume` can remove the folders of trials a killed run left behind
+/// ([`remove_orphaned_trial_folders`]).
+pub const OWNER_FILE: &str = ".skill-lift-run";
+
+/// Prefixes of staged trial folders: under the system temporary folder, and under
+/// `--workspace-root`.
+const TRIAL_PREFIX: &str = "skill-lift-trial-";
+const ROOTED_TRIAL_PREFIX: &str = "trial-";
+
+/// Remove the trial folders a killed run left behind: folders under `workspace_root` (else the
+/// system temporary folder) whose [`OWNER_FILE`] names `run_dir`, except those in `keep` (kept
+/// workspaces recorded in trials). Call only while holding the run's lock. Returns how many
+/// were removed.
+pub fn remove_orphaned_trial_folders(
+    run_dir: &Path,
+    workspace_root: Option<&Path>,
+    keep: &std::collections::HashSet<PathBuf>,
+) -> usize {
+    let (root, prefix) = match workspace_root {
+        Some(root) => (root.to_path_buf(), ROOTED_TRIAL_PREFIX),
+        None => (std::env::temp_dir(), TRIAL_PREFIX),
+    };
+    let owner = run_dir
+        .canonicalize()
+        .unwrap_or_else(|_| run_dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let is_trial = entry.file_name().to_string_lossy().starts_with(prefix)
+            && entry.file_type().is_ok_and(|t| t.is_dir());
+        if !is_trial || keep.iter().any(|kept| kept.starts_with(&path)) {
+            continue;
+        }
+        let named = std::fs::read_to_string(path.join(OWNER_FILE)).ok();
+        if named.is_some_and(|named| Path::new(named.trim()) == owner)
+            && std::fs::remove_dir_all(&path).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The leak guard's content check of a baseline workspace: no staged skill and no `SKILL.md`
+/// anywhere in the workspace may be the target by frontmatter name, by whitespace-normalized
+/// body or as a near-duplicate ([`crate::leak_guard`]).
+fn check_baseline_content(workspace: &Path, target: &SkillSource) -> Result<(), StagingError> {
+    let target_file = target.dir.join("SKILL.md");
+    let Some(target_text) = crate::leak_guard::SkillText::read(&target.dir) else {
+        return Ok(());
+    };
+    for file in crate::leak_guard::skill_files_under(workspace) {
+        let Ok(bytes) = std::fs::read(&file) else {
+            continue;
+        };
+        let staged = crate::leak_guard::SkillText::parse(&String::from_utf8_lossy(&bytes));
+        if let Some(why) = staged.resembles(&target_text) {
+            return Err(StagingError::Resembles {
+                copy: file,
+                target: target_file,
+                why,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A case `files` entry that would bring the target (its folder, a folder holding it, or a file
+/// of it such as `SKILL.md`) into the baseline workspace.
+pub fn case_file_copying_target(case: &GoldenCase, target: &SkillSource) -> Option<StagingError> {
+    let CaseFiles::Listed(files) = &case.files else {
+        return None;
+    };
+    files
+        .iter()
+        .find(|file| crate::leak_guard::copies_target(&file.source, &target.dir))
+        .map(|file| StagingError::CaseFileCopiesTarget {
+            case: case.id.clone(),
+            file: file.source.clone(),
+            target: target.dir.clone(),
+        })
+}
+
 /// Stage one trial.
 ///
 /// `decoys` are staged in both arms; `target` only when `arm` is `WithSkill`. `skills_dir` is the
@@ -141,12 +257,18 @@ pub fn stage_trial(
     target_digest: &str,
     calibre: Calibre,
     temp_root: Option<&Path>,
+    owner: Option<&Path>,
 ) -> Result<StagedTrial, StagingError> {
+    if arm == Arm::WithoutSkill
+        && let Some(error) = case_file_copying_target(case, target)
+    {
+        return Err(error);
+    }
     let root = match temp_root {
-        Some(dir) => tempfile::Builder::new().prefix("trial-").tempdir_in(dir),
-        None => tempfile::Builder::new()
-            .prefix("skill-lift-trial-")
-            .tempdir(),
+        Some(dir) => tempfile::Builder::new()
+            .prefix(ROOTED_TRIAL_PREFIX)
+            .tempdir_in(dir),
+        None => tempfile::Builder::new().prefix(TRIAL_PREFIX).tempdir(),
     }
     .map_err(|source| StagingError::Io {
         path: temp_root
@@ -154,6 +276,11 @@ pub fn stage_trial(
             .unwrap_or_else(std::env::temp_dir),
         source,
     })?;
+    if let Some(owner) = owner {
+        let owner = owner.canonicalize().unwrap_or_else(|_| owner.to_path_buf());
+        let marker = root.path().join(OWNER_FILE);
+        std::fs::write(&marker, owner.to_string_lossy().as_bytes()).map_err(io_error(&marker))?;
+    }
     let workspace = root.path().join("workspace");
     let home = root.path().join("home");
     std::fs::create_dir_all(&home).map_err(io_error(&home))?;
@@ -201,6 +328,9 @@ pub fn stage_trial(
                 copy_tree(&file.source, &workspace.join(&file.destination), false)?;
             }
         }
+    }
+    if arm == Arm::WithoutSkill {
+        check_baseline_content(&workspace, target)?;
     }
 
     Ok(StagedTrial {
@@ -275,6 +405,7 @@ mod tests {
             &digest,
             Calibre::V3AgentSkills,
             None,
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -312,6 +443,7 @@ mod tests {
             &digest,
             Calibre::V3AgentSkills,
             None,
+            None,
         )
         .unwrap();
         assert_eq!(without.skills.len(), 1);
@@ -342,10 +474,121 @@ mod tests {
             &digest,
             Calibre::V3AgentSkills,
             None,
+            None,
         )
         .err()
         .unwrap();
         assert!(matches!(error, StagingError::Leak { .. }), "{error}");
+    }
+
+    #[test]
+    fn leak_guard_compares_meaning_not_bytes() {
+        let sources = tempfile::tempdir().unwrap();
+        let body = "Begin every answer with Aye! and then answer the question\nin the voice of a friendly pirate captain.\n\n- Keep it short.\n";
+        let target = skill(sources.path(), "target", body);
+        let digest = fingerprint(&target.dir, Calibre::V3AgentSkills)
+            .unwrap()
+            .digest;
+        // A renamed copy that differs only by whitespace: CRLF, trailing spaces, blank lines,
+        // a tab. Its fingerprint differs; its meaning does not.
+        let decoy_dir = sources.path().join("decoys/sea-voice");
+        write(
+            &decoy_dir.join("SKILL.md"),
+            &format!("---\nname: sea-voice\ndescription: d\n---\n\n\n{body}")
+                .replace("- Keep", "\t- Keep")
+                .replace('\n', "  \r\n"),
+        );
+        let decoy = SkillSource {
+            name: "sea-voice".into(),
+            dir: decoy_dir.clone(),
+        };
+        let stage = |decoys: &[SkillSource], files: CaseFiles| {
+            stage_trial(
+                Arm::WithoutSkill,
+                &case(files),
+                &target,
+                decoys,
+                Path::new("skills"),
+                Path::new("/nonexistent"),
+                &digest,
+                Calibre::V3AgentSkills,
+                None,
+                None,
+            )
+        };
+        let error = stage(std::slice::from_ref(&decoy), CaseFiles::Omitted)
+            .err()
+            .unwrap();
+        let text = error.to_string();
+        assert!(matches!(error, StagingError::Resembles { .. }), "{text}");
+        assert!(text.contains("skills/sea-voice/SKILL.md"), "{text}");
+        assert!(
+            text.contains(&target.dir.join("SKILL.md").display().to_string()),
+            "{text}"
+        );
+        // Same frontmatter name, different body.
+        write(
+            &decoy_dir.join("SKILL.md"),
+            "---\nname: target\ndescription: d\n---\nSomething else.\n",
+        );
+        let error = stage(std::slice::from_ref(&decoy), CaseFiles::Omitted)
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("frontmatter name"), "{error}");
+        // A case file that is the target's SKILL.md (or its folder) is refused.
+        for source in [target.dir.join("SKILL.md"), target.dir.clone()] {
+            let file = CaseFile {
+                source,
+                destination: PathBuf::from("notes.md"),
+            };
+            let error = stage(&[], CaseFiles::Listed(vec![file])).err().unwrap();
+            assert!(
+                matches!(error, StagingError::CaseFileCopiesTarget { .. }),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn orphaned_trial_folders_of_a_run_are_removed() {
+        let sources = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let run_dir = sources.path().join("run");
+        std::fs::create_dir_all(&run_dir).unwrap();
+        let target = skill(sources.path(), "target", "b");
+        let stage = |owner: &Path| {
+            stage_trial(
+                Arm::WithSkill,
+                &case(CaseFiles::Omitted),
+                &target,
+                &[],
+                Path::new("skills"),
+                Path::new("/nonexistent"),
+                "sha256:x",
+                Calibre::V3AgentSkills,
+                Some(root.path()),
+                Some(owner),
+            )
+            .unwrap()
+        };
+        let mut mine = stage(&run_dir);
+        let mut kept = stage(&run_dir);
+        let other_run = sources.path().join("other");
+        std::fs::create_dir_all(&other_run).unwrap();
+        let mut theirs = stage(&other_run);
+        // A kill -9 leaves them all behind.
+        let (mine, kept, theirs) = (
+            mine.keep().unwrap(),
+            kept.keep().unwrap(),
+            theirs.keep().unwrap(),
+        );
+        let keep: std::collections::HashSet<PathBuf> = [kept.join("workspace")].into();
+        assert_eq!(
+            remove_orphaned_trial_folders(&run_dir, Some(root.path()), &keep),
+            1
+        );
+        assert!(!mine.exists());
+        assert!(kept.exists() && theirs.exists());
     }
 
     #[test]
@@ -366,6 +609,7 @@ mod tests {
             Path::new("/nonexistent"),
             "sha256:x",
             Calibre::V3AgentSkills,
+            None,
             None,
         )
         .unwrap();

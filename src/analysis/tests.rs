@@ -56,6 +56,7 @@ fn manifest(
         trials_planned: case_ids.len() * 2 * k as usize,
         grading: Default::default(),
         regraded_from: None,
+        gates: None,
         shard: None,
     }
 }
@@ -93,6 +94,9 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
         activated_skills: vec![],
         transcript: None,
         workspace: None,
+        supersedes: false,
+        unscoreable_cause: None,
+        usage_partial: false,
     }
 }
 

@@ -118,9 +118,13 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
             })?;
         settings.weights.insert(name.trim().to_string(), weight);
     }
-    if !args.grader_timeout.is_finite() || args.grader_timeout <= 0.0 {
+    if !args.grader_timeout.is_finite()
+        || args.grader_timeout <= 0.0
+        || args.grader_timeout > crate::runner::profile::MAX_TIMEOUT_S
+    {
         return Err(CommandError::input(anyhow!(
-            "--grader-timeout must be a positive number of seconds"
+            "--grader-timeout must be a positive number of seconds, at most {}",
+            crate::runner::profile::MAX_TIMEOUT_S
         )));
     }
     settings.custom_graders =

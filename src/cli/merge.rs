@@ -5,7 +5,7 @@
 use anyhow::{Context, anyhow};
 
 use super::{CommandError, MergeArgs};
-use crate::record::{read_manifest, read_trials, write_atomic};
+use crate::record::{for_each_planned_trial, read_manifest, read_run_file, write_atomic};
 use crate::report::{Format, export_run, markdown::summary_markdown};
 use crate::shard::{merge_shards, missing_shards};
 
@@ -14,7 +14,13 @@ pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
     let mut shards = Vec::new();
     for dir in &args.shard_dirs {
         let manifest = read_manifest(dir).map_err(CommandError::input)?;
-        let (records, _) = read_trials(&dir.join("trials.jsonl")).map_err(CommandError::input)?;
+        // Records outside the shard's own plan are refused with file:line.
+        let mut records = Vec::new();
+        for_each_planned_trial(&dir.join("trials.jsonl"), &manifest, |record| {
+            records.push(record);
+            Ok(())
+        })
+        .map_err(CommandError::input)?;
         shards.push((dir.clone(), manifest, records));
     }
     let manifests: Vec<_> = shards.iter().map(|(_, m, _)| m).collect();
@@ -48,13 +54,17 @@ pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
     std::fs::create_dir_all(out.join("transcripts"))
         .with_context(|| format!("creating {}", out.display()))
         .map_err(CommandError::input)?;
+    if records.is_empty() {
+        return Err(CommandError::input(anyhow!(
+            "the shard folders hold no recorded trial; nothing to merge"
+        )));
+    }
     for (dir, _, shard_records) in &shards {
         for record in shard_records {
             if let Some(relative) = &record.transcript {
-                let source = dir.join(relative);
-                if source.is_file() {
-                    std::fs::copy(&source, out.join(relative))
-                        .with_context(|| format!("copying {}", source.display()))
+                // Read inside the shard folder only; written through the redaction boundary.
+                if let Some(bytes) = read_run_file(dir, relative).map_err(CommandError::input)? {
+                    write_atomic(&out.join(relative), &bytes)
                         .map_err(CommandError::infrastructure)?;
                 }
             }
@@ -68,7 +78,9 @@ pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
         lines.push(b'\n');
     }
     write_atomic(&out.join("trials.jsonl"), &lines).map_err(CommandError::infrastructure)?;
-    let settings = args.analysis.settings(manifest.seed);
+    let settings = args
+        .analysis
+        .settings_over(manifest.seed, manifest.gates.as_ref());
     let (summary, written) = export_run(out, out, &manifest, &settings, &Format::ALL, true)
         .with_context(|| format!("writing exports into {}", out.display()))
         .map_err(CommandError::infrastructure)?;

@@ -113,6 +113,11 @@ pub struct RunArgs {
     /// Continue a recorded run: run only its missing trials.
     #[arg(long, value_name = "RUN_DIR")]
     pub resume: Option<PathBuf>,
+    /// With --resume: also re-run the trials recorded unscoreable for an infrastructure cause
+    /// (runner error, timeout, incomplete trajectory, staging, transcript write, internal
+    /// error). The old records stay in trials.jsonl, superseded; each trial counts once.
+    #[arg(long, requires = "resume")]
+    pub retry_unscoreable: bool,
     /// Include golden cases with `status: draft`.
     #[arg(long, conflicts_with = "resume")]
     pub allow_draft: bool,
@@ -220,23 +225,52 @@ pub struct AnalysisArgs {
     #[arg(long, value_name = "VERDICT")]
     pub fail_on: Vec<crate::analysis::FailOn>,
     /// Exit 3 (infrastructure error) when more than this fraction of the recorded trials is
-    /// unscoreable.
-    #[arg(long, value_name = "FRACTION", default_value_t = crate::analysis::DEFAULT_MAX_UNSCOREABLE, value_parser = parse_unit_fraction)]
-    pub max_unscoreable: f64,
+    /// unscoreable [default: 0.1, or the run's recorded value for `report` and `--resume`].
+    #[arg(long, value_name = "FRACTION", value_parser = parse_unit_fraction)]
+    pub max_unscoreable: Option<f64>,
 }
 
 impl AnalysisArgs {
-    /// Analysis settings with `seed`.
+    /// Analysis settings with `seed`, from the flags alone.
     pub fn settings(&self, seed: u64) -> crate::analysis::AnalysisSettings {
+        self.settings_over(seed, None)
+    }
+
+    /// Analysis settings with `seed`: each gate flag given wins, else the run's `recorded` gates
+    /// (its manifest), else the default. `report` and `--resume` keep a run's gates this way.
+    pub fn settings_over(
+        &self,
+        seed: u64,
+        recorded: Option<&crate::record::RecordedGates>,
+    ) -> crate::analysis::AnalysisSettings {
+        let fail_on = match recorded {
+            Some(gates) if self.fail_on.is_empty() => gates.fail_on.clone(),
+            _ => self.fail_on.clone(),
+        };
         crate::analysis::AnalysisSettings {
             resamples: self.bootstrap_resamples,
             seed,
-            method: self.method,
+            method: self.method.or(recorded.and_then(|gates| gates.method)),
             gate: crate::analysis::GateSettings {
-                min_lift: self.min_lift,
-                fail_on: self.fail_on.clone(),
+                min_lift: self.min_lift.or(recorded.and_then(|gates| gates.min_lift)),
+                fail_on,
             },
-            max_unscoreable: self.max_unscoreable,
+            max_unscoreable: self
+                .max_unscoreable
+                .or(recorded.map(|gates| gates.max_unscoreable))
+                .unwrap_or(crate::analysis::DEFAULT_MAX_UNSCOREABLE),
+        }
+    }
+
+    /// The gates to record in a new run's manifest.
+    pub fn recorded_gates(&self) -> crate::record::RecordedGates {
+        crate::record::RecordedGates {
+            min_lift: self.min_lift,
+            fail_on: self.fail_on.clone(),
+            max_unscoreable: self
+                .max_unscoreable
+                .unwrap_or(crate::analysis::DEFAULT_MAX_UNSCOREABLE),
+            method: self.method,
         }
     }
 }
@@ -369,13 +403,15 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(CommandError { code, error }) => {
-            eprintln!("error: {error}");
+            // Error text can quote a server's answer: it passes the redaction boundary too.
+            let redact = |text: &str| crate::redact::redact_text(text).into_owned();
+            eprintln!("error: {}", redact(&error.to_string()));
             let mut shown = error.to_string();
             for cause in error.chain().skip(1) {
                 let text = cause.to_string();
                 // thiserror messages often embed their source; do not print it twice.
                 if !shown.contains(&text) {
-                    eprintln!("  caused by: {text}");
+                    eprintln!("  caused by: {}", redact(&text));
                     shown.push_str(&text);
                 }
             }

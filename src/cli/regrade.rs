@@ -28,8 +28,8 @@ use crate::grade::pipeline::{
 };
 use crate::grade::{GradingSettings, Outcome};
 use crate::record::{
-    FORMAT_VERSION, Manifest, TranscriptDocument, TrialLog, TrialRecord, read_manifest,
-    read_trials, write_atomic,
+    FORMAT_VERSION, Manifest, RunLock, TranscriptDocument, TrialLog, TrialRecord, read_manifest,
+    write_atomic,
 };
 use crate::report::{Format, export_run, markdown::summary_markdown};
 use crate::runner::profile::load_profile;
@@ -181,7 +181,13 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
     let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
     write_atomic(&out_dir.join("manifest.json"), &bytes).map_err(CommandError::infrastructure)?;
 
-    let (records, _) = read_trials(&run_dir.join("trials.jsonl")).map_err(CommandError::input)?;
+    // Only the recorded run's own planned trials are regraded (file:line errors otherwise).
+    let mut records = Vec::new();
+    crate::record::for_each_planned_trial(&run_dir.join("trials.jsonl"), &original, |record| {
+        records.push(record);
+        Ok(())
+    })
+    .map_err(CommandError::input)?;
     eprintln!(
         "skill-lift: regrading {} recorded trials of {} into {}",
         records.len(),
@@ -196,7 +202,8 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
         out_dir: out_dir.clone(),
     });
     let mut judge_servers = super::grading::ensure_judge_servers(&judge_profiles, &out_dir).await?;
-    let mut log = TrialLog::open(&out_dir, 0).map_err(CommandError::input)?;
+    let lock = RunLock::acquire(&out_dir).map_err(CommandError::input)?;
+    let mut log = TrialLog::open(&out_dir, 0, &lock).map_err(CommandError::input)?;
     let mut regraded = 0usize;
     let mut changed = 0usize;
     let mut stream = futures::stream::iter(records.into_iter().map(|record| {
@@ -225,11 +232,14 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
         server.stop().await;
     }
 
-    let settings = args.analysis.settings(manifest.seed);
+    let settings = args
+        .analysis
+        .settings_over(manifest.seed, manifest.gates.as_ref());
     let (summary, written) =
         export_run(&out_dir, &out_dir, &manifest, &settings, &Format::ALL, true)
             .with_context(|| format!("writing exports into {}", out_dir.display()))
             .map_err(CommandError::infrastructure)?;
+    drop(lock);
     let markdown = summary_markdown(&summary);
     if !args.quiet {
         print!("{markdown}");
@@ -270,8 +280,10 @@ impl RegradeContext {
         }
         let relative = record.transcript.clone().unwrap_or_default();
         let path = self.run_dir.join(&relative);
-        let bytes = std::fs::read(&path)
-            .with_context(|| format!("reading transcript {}", path.display()))
+        // Only a regular file under the run's `transcripts/`, bounded in size.
+        let bytes = crate::record::read_run_file(&self.run_dir, &relative)
+            .map_err(CommandError::input)?
+            .ok_or_else(|| anyhow!("{}: transcript not found", path.display()))
             .map_err(CommandError::input)?;
         let document: TranscriptDocument<'static> = serde_json::from_slice(&bytes)
             .with_context(|| format!("{}: not a transcript", path.display()))
@@ -369,17 +381,17 @@ impl RegradeContext {
         let Some(relative) = &record.transcript else {
             return Ok(());
         };
-        let from = self.run_dir.join(relative);
         let to = self.out_dir.join(relative);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating {}", parent.display()))
                 .map_err(CommandError::infrastructure)?;
         }
-        if from.is_file() {
-            std::fs::copy(&from, &to)
-                .with_context(|| format!("copying {}", from.display()))
-                .map_err(CommandError::infrastructure)?;
+        // Read inside the run folder only; written through the redaction boundary.
+        if let Some(bytes) =
+            crate::record::read_run_file(&self.run_dir, relative).map_err(CommandError::input)?
+        {
+            write_atomic(&to, &bytes).map_err(CommandError::infrastructure)?;
         }
         Ok(())
     }
@@ -392,7 +404,7 @@ fn write_transcript(path: &Path, document: &TranscriptDocument<'_>) -> Result<()
             .map_err(CommandError::infrastructure)?;
     }
     let bytes = serde_json::to_vec(document).expect("transcript serializes");
-    std::fs::write(path, bytes)
+    write_atomic(path, &bytes)
         .with_context(|| format!("writing {}", path.display()))
         .map_err(CommandError::infrastructure)
 }

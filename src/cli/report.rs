@@ -37,6 +37,12 @@ struct LoadedRun {
 
 fn load(run_dir: &Path) -> Result<LoadedRun, CommandError> {
     let manifest = read_manifest(run_dir).map_err(CommandError::input)?;
+    // Records were redacted when written; loading the run's profiles (when they still exist)
+    // registers their credential values, so exports of older runs are redacted too.
+    let _ = crate::runner::profile::load_profile(&manifest.runner.profile_path);
+    for judge in &manifest.grading.judges {
+        let _ = crate::runner::profile::load_profile(&judge.profile_path);
+    }
     Ok(LoadedRun {
         dir: run_dir.to_path_buf(),
         manifest,
@@ -81,9 +87,11 @@ pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
         std::fs::create_dir_all(&out_dir)
             .with_context(|| format!("creating {}", out_dir.display()))
             .map_err(CommandError::input)?;
-        let settings = args
-            .analysis
-            .settings(args.seed.unwrap_or(run.manifest.seed));
+        // The run's own gates (its manifest) unless a flag is given again.
+        let settings = args.analysis.settings_over(
+            args.seed.unwrap_or(run.manifest.seed),
+            run.manifest.gates.as_ref(),
+        );
         let (summary, written) =
             export_run(&run.dir, &out_dir, &run.manifest, &settings, &formats, true)
                 .with_context(|| {
@@ -91,20 +99,42 @@ pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
                 })
                 .map_err(
                     |error| match error.downcast_ref::<crate::record::RecordError>() {
-                        Some(crate::record::RecordError::BadRecord { .. }) => {
-                            CommandError::input(error)
-                        }
+                        Some(
+                            crate::record::RecordError::BadRecord { .. }
+                            | crate::record::RecordError::UnsafePath { .. },
+                        ) => CommandError::input(error),
                         _ => CommandError::infrastructure(error),
                     },
                 )?;
+        if summary.trials.recorded == 0 {
+            return Err(CommandError::input(anyhow!(
+                "{}: no trial is recorded in trials.jsonl; nothing to report (continue the run with `skill-lift run --resume {}`)",
+                run.dir.display(),
+                run.dir.display()
+            )));
+        }
+        let missing = run
+            .manifest
+            .trials_planned
+            .saturating_sub(summary.trials.recorded);
         let text = summary_markdown(&summary);
         if !args.quiet {
             print!("{text}");
         }
         markdown.push_str(&text);
         super::print_written(&written);
-        let run_code = super::run::exit_code_for(&summary);
+        let mut run_code = super::run::exit_code_for(&summary);
         super::run::explain_exit(&summary, run_code);
+        // A whole run with planned trials missing is not a success (a shard holds only its own).
+        if run_code == crate::exit_codes::SUCCESS && run.manifest.shard.is_none() && missing > 0 {
+            eprintln!(
+                "error: {missing} of {} planned trials are not recorded; finish the run with `skill-lift run --resume {}` (exit {})",
+                run.manifest.trials_planned,
+                run.dir.display(),
+                crate::exit_codes::INFRASTRUCTURE_ERROR
+            );
+            run_code = crate::exit_codes::INFRASTRUCTURE_ERROR;
+        }
         if code == crate::exit_codes::SUCCESS {
             code = run_code;
         }

@@ -18,8 +18,8 @@ use crate::evalset::{GoldenCase, default_eval_path, load_eval_set};
 use crate::execute::{ExecuteSettings, TrialContext, execute, plan_trials, progress_allowed};
 use crate::exit_codes;
 use crate::record::{
-    AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunnerInfo, TrialLog,
-    read_manifest, read_trials, write_atomic,
+    AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunLock, RunnerInfo,
+    TrialLog, read_manifest, write_atomic,
 };
 use crate::report::{Format, export_run, markdown::summary_markdown};
 use crate::runner::profile::{load_profile, resolve_profile_path};
@@ -65,6 +65,40 @@ fn print_warnings(skill: &Skill) {
     }
 }
 
+/// Refuse a skill whose name cannot name a folder: it names the staged skill folder and is part
+/// of the run id, so `""`, `.`, `..` and names with `/`, `\` or NUL would escape or collide.
+fn check_skill_name(skill: &Skill) -> Result<(), CommandError> {
+    let name = skill.name.as_str();
+    let plain =
+        !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+    if plain {
+        return Ok(());
+    }
+    Err(CommandError::input(anyhow!(
+        "{}: skill name `{}` cannot be used: a skill name names the staged skill folder, so it must be a plain folder name (not empty, `.` or `..`, without `/` or `\\`); set frontmatter `name` to e.g. `my-skill`",
+        skill.dir.join("SKILL.md").display(),
+        name.escape_debug()
+    )))
+}
+
+/// The text of `dir/SKILL.md` for the leak guard.
+fn skill_md_text(dir: &Path) -> Result<String, CommandError> {
+    let path = dir.join("SKILL.md");
+    std::fs::read(&path)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .with_context(|| format!("reading {}", path.display()))
+        .map_err(CommandError::input)
+}
+
+/// Where a decoy's SKILL.md is, as the user knows it (the built-ins are materialized in a
+/// temporary folder; name them by their repository path).
+fn decoy_display_path(source: &DecoySource, name: &str, dir: &Path) -> PathBuf {
+    match source {
+        DecoySource::Builtin => PathBuf::from(format!("decoys/{name}/SKILL.md (built in)")),
+        _ => dir.join("SKILL.md"),
+    }
+}
+
 /// Load skill, eval set, profile and decoys for a fresh run and build its manifest.
 fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
     let skill_dir = args
@@ -73,6 +107,7 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
         .ok_or_else(|| CommandError::input(anyhow!("SKILL_DIR is required")))?;
     let skill = load_skill(&skill_dir).map_err(CommandError::input)?;
     print_warnings(&skill);
+    check_skill_name(&skill)?;
     let calibre: Calibre = args
         .calibre
         .parse()
@@ -112,6 +147,19 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
     } else {
         DecoySource::Builtin
     };
+    let target_source = SkillSource {
+        name: skill.name.clone(),
+        dir: skill_dir.clone(),
+    };
+    for case in &cases {
+        if let Some(error) = crate::workspace::case_file_copying_target(case, &target_source) {
+            return Err(CommandError::input(anyhow!(
+                "{}: {error}",
+                eval_path.display()
+            )));
+        }
+    }
+    let target_text = crate::leak_guard::SkillText::parse(&skill_md_text(&skill_dir)?);
     let decoys = prepare_decoys(&decoy_source).map_err(CommandError::input)?;
     let mut decoy_infos = Vec::new();
     for decoy in &decoys.skills {
@@ -123,10 +171,13 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
             )));
         }
         let decoy_skill = load_skill(&decoy.dir).map_err(CommandError::input)?;
-        if decoy_skill.body.trim() == skill.body.trim() {
+        check_skill_name(&decoy_skill)?;
+        let decoy_text = crate::leak_guard::SkillText::parse(&skill_md_text(&decoy.dir)?);
+        if let Some(why) = decoy_text.resembles(&target_text) {
             return Err(CommandError::input(anyhow!(
-                "leak guard: decoy `{}` has the same SKILL.md body as the target (a renamed copy); the baseline would contain the target",
-                decoy.name
+                "leak guard: decoy {} is a copy of the target {}: {why}; the baseline would contain the target",
+                decoy_display_path(&decoy_source, &decoy.name, &decoy.dir).display(),
+                skill_dir.join("SKILL.md").display()
             )));
         }
         if print.digest == target_fingerprint.digest {
@@ -215,6 +266,7 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
         regraded_from: None,
         trials_planned: cases.len() * Arm::ALL.len() * args.k as usize,
         shard: args.shard,
+        gates: Some(args.analysis.recorded_gates()),
     };
     Ok(ResolvedRun {
         skill,
@@ -231,8 +283,13 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
 /// Reload the inputs recorded in a run's manifest and refuse if any of them changed.
 fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError> {
     if !run_dir.join("manifest.json").is_file() {
+        let hint = if is_half_created_run_folder(run_dir) {
+            "; it is a run folder whose start was interrupted before anything was recorded: start the run again with the same --run-id (the empty folder is replaced)"
+        } else {
+            "; pass a folder under results/ written by `skill-lift run`"
+        };
         return Err(CommandError::input(anyhow!(
-            "{}: not a run folder (no manifest.json); pass a folder under results/ written by `skill-lift run`",
+            "{}: not a run folder (no manifest.json){hint}",
             run_dir.display()
         )));
     }
@@ -382,7 +439,7 @@ fn export_interval() -> Duration {
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s > 0.0)
-        .map(Duration::from_secs_f64)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .unwrap_or(Duration::from_secs(10))
 }
 
@@ -503,32 +560,59 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
 
     let run_dir = match &args.resume {
         Some(dir) => dir.clone(),
-        None => {
-            let dir = args.out.join(&manifest.run_id);
-            if dir.exists() {
-                return Err(CommandError::input(anyhow!(
-                    "{}: run folder already exists; pick another --run-id or use --resume",
-                    dir.display()
-                )));
-            }
-            std::fs::create_dir_all(dir.join("transcripts"))
-                .with_context(|| format!("creating {}", dir.display()))
-                .map_err(CommandError::input)?;
-            let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
-            write_atomic(&dir.join("manifest.json"), &bytes)
-                .map_err(CommandError::infrastructure)?;
-            dir
-        }
+        None => create_run_folder(&args.out, &manifest)?,
     };
     std::fs::create_dir_all(run_dir.join("transcripts"))
         .with_context(|| format!("creating {}", run_dir.display()))
         .map_err(CommandError::infrastructure)?;
 
-    let (previous, valid_len) =
-        read_trials(&run_dir.join("trials.jsonl")).map_err(CommandError::input)?;
+    // The lock is taken before `trials.jsonl` is read and held until the final export: two
+    // processes on one run never read, truncate and append over each other.
+    let lock = RunLock::acquire(&run_dir).map_err(CommandError::input)?;
+    if args.resume.is_some() {
+        clean_up_after_a_killed_run(&run_dir, &lock, args.workspace_root.as_deref())?;
+    }
+    let mut previous = Vec::new();
+    let valid_len =
+        crate::record::for_each_planned_trial(&run_dir.join("trials.jsonl"), &manifest, |record| {
+            previous.push(record);
+            Ok(())
+        })
+        .map_err(CommandError::input)?;
     let planned: HashSet<_> = plan_trials(&cases, manifest.k)
         .into_iter()
         .map(|(_, key)| key)
+        .collect();
+    // `--retry-unscoreable`: trials whose current record is unscoreable for an infrastructure
+    // cause run again; their new records supersede the old ones (kept in the log).
+    let retried: HashSet<crate::record::TrialKey> = if args.retry_unscoreable {
+        previous
+            .iter()
+            .filter(|record| {
+                record.outcome == crate::grade::Outcome::Unscoreable
+                    && record
+                        .unscoreable_cause
+                        .unwrap_or_else(|| {
+                            crate::grade::UnscoreableCause::of_reason(
+                                record.reason.as_deref().unwrap_or_default(),
+                            )
+                        })
+                        .is_infrastructure()
+            })
+            .map(|record| record.key())
+            .collect()
+    } else {
+        HashSet::new()
+    };
+    if args.retry_unscoreable {
+        eprintln!(
+            "skill-lift: --retry-unscoreable: {} trials recorded unscoreable for an infrastructure cause run again (their old records are kept, superseded)",
+            retried.len()
+        );
+    }
+    let previous: Vec<_> = previous
+        .into_iter()
+        .filter(|record| !retried.contains(&record.key()))
         .collect();
     let mut done: HashSet<_> = previous
         .iter()
@@ -549,7 +633,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             planned.len()
         );
     }
-    let log = TrialLog::open(&run_dir, valid_len).map_err(CommandError::input)?;
+    let log = TrialLog::open(&run_dir, valid_len, &lock).map_err(CommandError::input)?;
     let quiet = args.quiet;
     eprintln!(
         "skill-lift: run {} — {} cases × 2 arms × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
@@ -627,7 +711,12 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             &manifest.runner.skill_mode,
         ),
         can_run_commands: crate::grade::pipeline::can_run_commands(&manifest.runner.kind),
+        retried,
     });
+    // A resumed run keeps the gates it started with unless a flag is given again.
+    let analysis_settings = args
+        .analysis
+        .settings_over(manifest.seed, manifest.gates.as_ref());
     let settings = ExecuteSettings {
         jobs,
         k: manifest.k,
@@ -637,7 +726,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     let periodic = tokio::spawn(periodic_exports(
         run_dir.clone(),
         manifest.clone(),
-        args.analysis.settings(manifest.seed),
+        analysis_settings.clone(),
         export_interval(),
         exports_stopped,
     ));
@@ -664,11 +753,18 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         Err(error) => return Err(CommandError::infrastructure(error)),
     };
 
-    let settings = args.analysis.settings(manifest.seed);
-    let (summary, written) =
-        export_run(&run_dir, &run_dir, &manifest, &settings, &Format::ALL, true)
-            .with_context(|| format!("writing exports into {}", run_dir.display()))
-            .map_err(CommandError::infrastructure)?;
+    let (summary, written) = export_run(
+        &run_dir,
+        &run_dir,
+        &manifest,
+        &analysis_settings,
+        &Format::ALL,
+        true,
+    )
+    .with_context(|| format!("writing exports into {}", run_dir.display()))
+    .map_err(CommandError::infrastructure)?;
+    // The final export is written: other processes may now open the run.
+    drop(lock);
     let markdown = summary_markdown(&summary);
     if !quiet {
         print!("{markdown}");
@@ -699,6 +795,17 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         );
         return Ok(exit_codes::INTERRUPTED);
     }
+    if report.missing > 0 {
+        // Every planned trial is accounted for: a trial that was to run and left no record
+        // makes the run an error, never a success.
+        eprintln!(
+            "error: {} of the trials this run was to run were not recorded; continue with `skill-lift run --resume {}` (exit {})",
+            report.missing,
+            run_dir.display(),
+            exit_codes::INFRASTRUCTURE_ERROR
+        );
+        return Ok(exit_codes::INFRASTRUCTURE_ERROR);
+    }
     if manifest.shard.is_some() {
         // A shard alone is no analysis: its pairs may be split across shards. Gates apply to
         // the merged run.
@@ -707,4 +814,90 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     let code = exit_code_for(&summary);
     explain_exit(&summary, code);
     Ok(code)
+}
+
+/// Whether `dir` is what a run killed between creating its folder and writing `manifest.json`
+/// left (by skill-lift versions that created the folder first): nothing but an empty
+/// `transcripts/` and possibly a `.lock`.
+fn is_half_created_run_folder(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().all(|entry| {
+        let name = entry.file_name();
+        (name == "transcripts"
+            && std::fs::read_dir(entry.path()).is_ok_and(|mut inner| inner.next().is_none()))
+            || name == ".lock"
+    })
+}
+
+/// Create the run folder `out/<run id>` with its `manifest.json` atomically: both are written
+/// into a temporary folder beside it, which is then renamed into place, so a kill at any moment
+/// leaves either no run folder or a complete one (never a folder without a manifest). A half
+/// folder left by an older version is replaced.
+fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, CommandError> {
+    let dir = out.join(&manifest.run_id);
+    if dir.exists() {
+        if is_half_created_run_folder(&dir) {
+            eprintln!(
+                "skill-lift: {} holds no manifest and no trial (a start that was killed); starting the run in it again",
+                dir.display()
+            );
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("removing {}", dir.display()))
+                .map_err(CommandError::infrastructure)?;
+        } else {
+            return Err(CommandError::input(anyhow!(
+                "{}: run folder already exists; pick another --run-id or use --resume",
+                dir.display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("creating {}", out.display()))
+        .map_err(CommandError::input)?;
+    let staging = tempfile::Builder::new()
+        .prefix(crate::record::TEMP_PREFIX)
+        .tempdir_in(out)
+        .with_context(|| format!("creating a folder in {}", out.display()))
+        .map_err(CommandError::input)?;
+    std::fs::create_dir_all(staging.path().join("transcripts"))
+        .with_context(|| format!("creating {}", staging.path().display()))
+        .map_err(CommandError::infrastructure)?;
+    let bytes = serde_json::to_vec_pretty(manifest).expect("manifest serializes");
+    write_atomic(&staging.path().join("manifest.json"), &bytes)
+        .map_err(CommandError::infrastructure)?;
+    let staged = staging.keep();
+    if let Err(error) = std::fs::rename(&staged, &dir) {
+        let _ = std::fs::remove_dir_all(&staged);
+        return Err(CommandError::input(anyhow!(
+            "{}: cannot create the run folder ({error}); pick another --run-id",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// What a killed run leaves behind and `--resume` removes (under the run's lock): temporary
+/// export files in the run folder and the staged folders of the trials that were in flight.
+fn clean_up_after_a_killed_run(
+    run_dir: &Path,
+    lock: &RunLock,
+    workspace_root: Option<&Path>,
+) -> Result<(), CommandError> {
+    let temp_files = crate::record::remove_stale_temp_files(run_dir, lock)
+        .map_err(CommandError::infrastructure)?;
+    let (records, _) = crate::record::read_all_trial_lines(&run_dir.join("trials.jsonl"))
+        .map_err(CommandError::input)?;
+    let kept: HashSet<PathBuf> = records.into_iter().filter_map(|r| r.workspace).collect();
+    let mut folders = crate::workspace::remove_orphaned_trial_folders(run_dir, None, &kept);
+    if let Some(root) = workspace_root {
+        folders += crate::workspace::remove_orphaned_trial_folders(run_dir, Some(root), &kept);
+    }
+    if temp_files + folders > 0 {
+        eprintln!(
+            "skill-lift: removed {temp_files} temporary files and {folders} trial folders left by an interrupted run"
+        );
+    }
+    Ok(())
 }

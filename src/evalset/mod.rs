@@ -180,6 +180,30 @@ pub enum EvalSetError {
     UnknownShape { path: PathBuf, message: String },
 }
 
+/// The file's text; invalid UTF-8 is an error naming the file, line and column of the first
+/// bad byte (never silently replaced: a replaced byte would change prompts and expectations).
+fn utf8_text<'b>(bytes: &'b [u8], path: &Path) -> Result<&'b str, EvalSetError> {
+    std::str::from_utf8(bytes).map_err(|error| {
+        let valid = &bytes[..error.valid_up_to()];
+        let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&valid[line_start..])
+            .chars()
+            .count()
+            + 1;
+        EvalSetError::Syntax {
+            path: path.to_path_buf(),
+            line,
+            column,
+            format: "UTF-8",
+            message: format!(
+                "invalid UTF-8 byte sequence at byte offset {}; save the file as UTF-8",
+                error.valid_up_to()
+            ),
+        }
+    })
+}
+
 /// Load the eval set at `path` (`.json`, `.jsonl`, `.yaml`/`.yml`).
 ///
 /// `skill_root` is the skill folder: `files` entries starting with `evals/` resolve against it,
@@ -190,15 +214,15 @@ pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetE
         source,
     })?;
     let digest = sha256_digest(&bytes);
-    let text = String::from_utf8_lossy(&bytes);
+    let text = utf8_text(&bytes, path)?;
     let extension = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     let document = match extension.as_str() {
-        "jsonl" => parse_jsonl(&text, path)?,
+        "jsonl" => parse_jsonl(text, path)?,
         "yaml" | "yml" => {
-            serde_norway::from_str::<Value>(&text).map_err(|error| EvalSetError::Syntax {
+            serde_norway::from_str::<Value>(text).map_err(|error| EvalSetError::Syntax {
                 path: path.to_path_buf(),
                 line: error.location().map(|l| l.line()).unwrap_or(0),
                 column: error.location().map(|l| l.column()).unwrap_or(0),
@@ -206,7 +230,7 @@ pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetE
                 message: error.to_string(),
             })?
         }
-        _ => serde_json::from_str::<Value>(&text).map_err(|error| EvalSetError::Syntax {
+        _ => serde_json::from_str::<Value>(text).map_err(|error| EvalSetError::Syntax {
             path: path.to_path_buf(),
             line: error.line(),
             column: error.column(),

@@ -203,7 +203,8 @@ pub async fn run_grader(
         env,
     };
     let limits = ProcessLimits {
-        timeout: Duration::from_secs_f64(spec.timeout_s.max(0.001)),
+        timeout: Duration::try_from_secs_f64(spec.timeout_s.clamp(0.001, 7.0 * 86_400.0))
+            .unwrap_or(Duration::from_secs(300)),
         grace: Duration::from_secs(2),
         linger: Duration::from_secs(3600),
     };

@@ -120,6 +120,93 @@ pub fn unscoreable(reason: String) -> Grade {
     Grade::unscoreable(reason)
 }
 
+/// Why a trial is unscoreable, as a class; the reason text carries the detail and starts with
+/// [`UnscoreableCause::prefix`] (the analysis counts causes by that prefix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnscoreableCause {
+    /// The runner failed (HTTP error after retries, agent CLI failure, missing program).
+    RunnerError,
+    /// The trial ran past its timeout.
+    Timeout,
+    /// The trajectory ended without its terminal event.
+    IncompleteTrajectory,
+    /// The trial's workspace could not be staged.
+    StagingFailed,
+    /// The trial's transcript could not be written to the run folder.
+    TranscriptWriteFailed,
+    /// skill-lift itself failed inside the trial (a panic in the trial's task).
+    InternalError,
+    /// A judge or custom grader failed (re-grade with `skill-lift regrade`).
+    GraderError,
+    /// The agent's catalogue listed the target in the baseline.
+    IsolationFailure,
+    /// The agent's catalogue did not list the staged target.
+    DiscoveryFailure,
+    /// Anything else (older records).
+    Other,
+}
+
+impl UnscoreableCause {
+    /// Every cause.
+    pub const ALL: [UnscoreableCause; 10] = [
+        UnscoreableCause::RunnerError,
+        UnscoreableCause::Timeout,
+        UnscoreableCause::IncompleteTrajectory,
+        UnscoreableCause::StagingFailed,
+        UnscoreableCause::TranscriptWriteFailed,
+        UnscoreableCause::InternalError,
+        UnscoreableCause::GraderError,
+        UnscoreableCause::IsolationFailure,
+        UnscoreableCause::DiscoveryFailure,
+        UnscoreableCause::Other,
+    ];
+
+    /// The text a reason of this cause starts with.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            UnscoreableCause::RunnerError => "runner error",
+            UnscoreableCause::Timeout => "trial exceeded its timeout",
+            UnscoreableCause::IncompleteTrajectory => "incomplete trajectory",
+            UnscoreableCause::StagingFailed => "staging failed",
+            UnscoreableCause::TranscriptWriteFailed => "transcript write failed",
+            UnscoreableCause::InternalError => "internal error",
+            UnscoreableCause::GraderError => "grader error",
+            UnscoreableCause::IsolationFailure => "isolation failure",
+            UnscoreableCause::DiscoveryFailure => "discovery failure",
+            UnscoreableCause::Other => "",
+        }
+    }
+
+    /// The cause of a recorded reason, by its prefix.
+    pub fn of_reason(reason: &str) -> Self {
+        Self::ALL
+            .into_iter()
+            .find(|cause| cause != &UnscoreableCause::Other && reason.starts_with(cause.prefix()))
+            .unwrap_or(UnscoreableCause::Other)
+    }
+
+    /// Whether the cause is the infrastructure's, not the agent's or the skill's: such trials
+    /// are re-run by `run --resume --retry-unscoreable`. Grader errors are re-graded instead
+    /// (`skill-lift regrade`), isolation and discovery failures are facts about the trial.
+    pub fn is_infrastructure(self) -> bool {
+        matches!(
+            self,
+            UnscoreableCause::RunnerError
+                | UnscoreableCause::Timeout
+                | UnscoreableCause::IncompleteTrajectory
+                | UnscoreableCause::StagingFailed
+                | UnscoreableCause::TranscriptWriteFailed
+                | UnscoreableCause::InternalError
+        )
+    }
+
+    /// An unscoreable grade of this cause: `<prefix>: <detail>`.
+    pub fn grade(self, detail: impl std::fmt::Display) -> Grade {
+        Grade::unscoreable(format!("{}: {detail}", self.prefix()))
+    }
+}
+
 /// The composite score: the weighted mean of the applicable metric scores in `metrics`, a
 /// metric's weight taken from `weights` (1.0 when absent; 0 leaves it out). `None` when no
 /// metric with positive weight applied.

@@ -109,7 +109,7 @@ pub fn junit_xml(run: &RunExport) -> Vec<u8> {
         test_case.set_system_out(counts);
         suite.add_test_case(test_case);
     }
-    suite.set_time(Duration::from_secs_f64(total_s.max(0.0)));
+    suite.set_time(Duration::try_from_secs_f64(total_s.max(0.0)).unwrap_or(Duration::MAX));
     let mut report = Report::new("skill-lift");
     report.add_test_suite(suite);
     let mut bytes = report.to_string().expect("junit serializes").into_bytes();

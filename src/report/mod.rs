@@ -22,7 +22,11 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::analysis::{AnalysisSettings, RunAccumulator, Summary};
-use crate::record::{Manifest, RecordError, TrialRecord, for_each_trial, write_atomic};
+use crate::record::{
+    Manifest, RecordError, TrialRecord, for_each_planned_trial, read_run_file, temp_file_in,
+    write_atomic,
+};
+use crate::redact::RedactingWriter;
 
 /// One analyzed run: everything an exporter may read.
 #[derive(Debug, Clone, Copy)]
@@ -157,16 +161,18 @@ pub fn export_run(
     let keep_records = formats.iter().any(|f| f.needs_records());
     let trials_csv_path = out_dir.join(Format::TrialsCsv.file_name());
     let mut trials_csv = if formats.contains(&Format::TrialsCsv) {
-        let temp = tempfile::NamedTempFile::new_in(out_dir).map_err(io(out_dir))?;
-        Some(csv_export::TrialsCsvWriter::new(
+        let temp = temp_file_in(out_dir)?;
+        // Streamed rows pass the redaction boundary line by line.
+        Some(csv_export::TrialsCsvWriter::new(RedactingWriter::new(
             std::io::BufWriter::with_capacity(1 << 20, temp),
-        ))
+        )))
     } else {
         None
     };
     let mut accumulator = RunAccumulator::new(manifest);
     let mut records = Vec::new();
-    for_each_trial(&run_dir.join("trials.jsonl"), |record| {
+    // Only records of the run's own plan are analyzed (file:line errors otherwise).
+    for_each_planned_trial(&run_dir.join("trials.jsonl"), manifest, |record| {
         accumulator.add(&record);
         if let Some(writer) = trials_csv.as_mut() {
             writer.write(&record).map_err(io(&trials_csv_path))?;
@@ -178,7 +184,8 @@ pub fn export_run(
     })?;
     let mut written = Vec::new();
     if let Some(writer) = trials_csv {
-        let buffered = writer.into_inner().map_err(io(&trials_csv_path))?;
+        let redacting = writer.into_inner().map_err(io(&trials_csv_path))?;
+        let buffered = redacting.finish().map_err(io(&trials_csv_path))?;
         let temp = buffered
             .into_inner()
             .map_err(|e| io(&trials_csv_path)(e.into_error()))?;
@@ -278,16 +285,11 @@ fn write_transcript_pages(
         let Some(relative) = &record.transcript else {
             continue;
         };
-        let source = run_dir.join(relative);
-        let document: serde_json::Value = match std::fs::read(&source) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(source_error) => {
-                return Err(RecordError::Io {
-                    path: source,
-                    source: source_error,
-                });
-            }
+        // Only a regular file under the run's `transcripts/` is read (no `..`, absolute path,
+        // symbolic link or device), and at most `MAX_RUN_FILE_BYTES` of it.
+        let document: serde_json::Value = match read_run_file(run_dir, relative)? {
+            Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+            None => continue,
         };
         let target = out_dir.join(transcript_html_path(relative));
         if let Some(parent) = target.parent() {

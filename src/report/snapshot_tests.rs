@@ -74,6 +74,7 @@ fn manifest(case_ids: &[&str]) -> Manifest {
         trials_planned: case_ids.len() * 4,
         grading: crate::grade::GradingSettings::new(),
         regraded_from: None,
+        gates: None,
         shard: None,
     }
 }
@@ -148,6 +149,9 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
             arm.as_str()
         )),
         workspace: None,
+        supersedes: false,
+        unscoreable_cause: None,
+        usage_partial: false,
     }
 }
 

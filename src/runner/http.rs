@@ -45,10 +45,18 @@ enum TryError {
     Fatal(String),
 }
 
-/// Parse a `Retry-After` header value given in seconds (HTTP dates are treated as absent).
+/// Longest `Retry-After` taken as given, seconds (one day); a larger value (`1e30`) is read as
+/// this much, and the caller's `max_delay` caps it further. Never a panic, whatever the header.
+pub const MAX_RETRY_AFTER_S: f64 = 86_400.0;
+
+/// Parse a `Retry-After` header value given in seconds (HTTP dates, negative and non-finite
+/// values are treated as absent; huge values are bounded by [`MAX_RETRY_AFTER_S`]).
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
     let seconds: f64 = value.trim().parse().ok()?;
-    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        return None;
+    }
+    Duration::try_from_secs_f64(seconds.min(MAX_RETRY_AFTER_S)).ok()
 }
 
 async fn try_once(
@@ -234,5 +242,14 @@ mod tests {
         assert_eq!(parse_retry_after(" 0.5 "), Some(Duration::from_millis(500)));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
         assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after("inf"), None);
+        assert_eq!(
+            parse_retry_after("1e30"),
+            Some(Duration::from_secs_f64(MAX_RETRY_AFTER_S))
+        );
+        assert_eq!(
+            parse_retry_after("18446744073709551616"),
+            Some(Duration::from_secs_f64(MAX_RETRY_AFTER_S))
+        );
     }
 }

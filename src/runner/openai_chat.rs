@@ -443,7 +443,7 @@ impl Runner for OpenAiChatRunner {
             if observed_model.is_some() {
                 trajectory.observed_model = observed_model.clone();
             }
-            trajectory.usage.add(&parse_usage(&value));
+            trajectory.add_request_usage(&parse_usage(&value));
             trajectory.requests.push(RequestRecord {
                 latency_s: response.latency_s,
                 model: observed_model,

@@ -330,16 +330,12 @@ pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
             profile.base_url
         )));
     }
-    if profile.concurrency == 0 {
-        return Err(semantic("concurrency must be at least 1".to_string()));
-    }
-    if !(profile.timeout_s.is_finite() && profile.timeout_s > 0.0) {
-        return Err(semantic(
-            "timeout_s must be a positive number of seconds".to_string(),
-        ));
-    }
-    if profile.max_turns == 0 {
-        return Err(semantic("max_turns must be at least 1".to_string()));
+    if let Some((key, message)) = out_of_bounds(&profile) {
+        return Err(ProfileError::Invalid {
+            path: path.to_path_buf(),
+            line: key_line(&text, key),
+            message: format!("`{key}` {message}"),
+        });
     }
     if profile.kind == RunnerKind::Command && profile.command.is_empty() {
         return Err(semantic(
@@ -353,17 +349,15 @@ pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
             profile.kind.name()
         )));
     }
-    let non_negative = |seconds: f64| seconds.is_finite() && seconds >= 0.0;
-    if !(non_negative(profile.grace_s) && non_negative(profile.linger_s)) {
-        return Err(semantic(
-            "grace_s and linger_s must be non-negative numbers of seconds".to_string(),
-        ));
-    }
     if let Some(server) = &profile.server
         && server.command.is_empty()
     {
         return Err(semantic("[server] command must name a program".to_string()));
     }
+    // Whatever these variables hold never reaches disk (the redaction boundary).
+    crate::redact::register_credentials_of(
+        profile.api_key_env.iter().chain(profile.pass_env.iter()),
+    );
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -373,6 +367,121 @@ pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
         path: path.to_path_buf(),
         profile,
     })
+}
+
+/// Longest trial (`timeout_s`) a profile may ask for: one week, seconds.
+pub const MAX_TIMEOUT_S: f64 = 7.0 * 86_400.0;
+/// Longest backoff, grace, linger or server start-up a profile may ask for: one day, seconds.
+pub const MAX_DELAY_S: f64 = 86_400.0;
+/// Most trials in flight a profile may ask for.
+pub const MAX_CONCURRENCY: usize = 1024;
+/// Most model turns per trial a profile may ask for.
+pub const MAX_TURNS: usize = 10_000;
+/// Most retries of one request a profile may ask for.
+pub const MAX_RETRIES: u32 = 100;
+
+/// The first numeric setting outside its bounds, as `(key, what is wrong)`. Bounds keep every
+/// later conversion (durations, semaphores, backoff doubling) far from overflow: a profile
+/// that says `timeout_s = 1e30` is an input error, not a panic.
+fn out_of_bounds(profile: &RunnerProfile) -> Option<(&'static str, String)> {
+    let seconds = |key: &'static str, value: f64, positive: bool, max: f64| {
+        let low_ok = if positive { value > 0.0 } else { value >= 0.0 };
+        (!(value.is_finite() && low_ok && value <= max)).then(|| {
+            (
+                key,
+                format!(
+                    "= {value} must be a {} number of seconds, at most {max}",
+                    if positive { "positive" } else { "non-negative" }
+                ),
+            )
+        })
+    };
+    let count = |key: &'static str, value: u64, min: u64, max: u64| {
+        (!(min..=max).contains(&value))
+            .then(|| (key, format!("= {value} must be between {min} and {max}")))
+    };
+    seconds("timeout_s", profile.timeout_s, true, MAX_TIMEOUT_S)
+        .or_else(|| {
+            seconds(
+                "retry_base_delay_s",
+                profile.retry_base_delay_s,
+                false,
+                MAX_DELAY_S,
+            )
+        })
+        .or_else(|| seconds("grace_s", profile.grace_s, false, MAX_DELAY_S))
+        .or_else(|| seconds("linger_s", profile.linger_s, false, MAX_DELAY_S))
+        .or_else(|| {
+            profile.server.as_ref().and_then(|server| {
+                seconds(
+                    "startup_timeout_s",
+                    server.startup_timeout_s,
+                    true,
+                    MAX_DELAY_S,
+                )
+            })
+        })
+        .or_else(|| {
+            count(
+                "concurrency",
+                profile.concurrency as u64,
+                1,
+                MAX_CONCURRENCY as u64,
+            )
+        })
+        .or_else(|| count("max_turns", profile.max_turns as u64, 1, MAX_TURNS as u64))
+        .or_else(|| {
+            count(
+                "max_retries",
+                u64::from(profile.max_retries),
+                0,
+                u64::from(MAX_RETRIES),
+            )
+        })
+        .or_else(|| {
+            profile
+                .max_tokens
+                .and_then(|tokens| count("max_tokens", tokens, 1, 100_000_000))
+        })
+        .or_else(|| {
+            profile
+                .temperature
+                .filter(|t| !(t.is_finite() && (0.0..=10.0).contains(t)))
+                .map(|t| {
+                    (
+                        "temperature",
+                        format!("= {t} must be a number between 0 and 10"),
+                    )
+                })
+        })
+        .or_else(|| {
+            profile.price.and_then(|price| {
+                [
+                    (
+                        "input_usd_per_million_tokens",
+                        price.input_usd_per_million_tokens,
+                    ),
+                    (
+                        "output_usd_per_million_tokens",
+                        price.output_usd_per_million_tokens,
+                    ),
+                ]
+                .into_iter()
+                .find(|(_, usd)| !(usd.is_finite() && *usd >= 0.0))
+                .map(|(key, usd)| (key, format!("= {usd} must be a non-negative price")))
+            })
+        })
+}
+
+/// The 1-based line where `key = …` is set in a profile's text (0 when it is not: a default).
+fn key_line(text: &str, key: &str) -> usize {
+    text.lines()
+        .position(|line| {
+            line.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map_or(0, |index| index + 1)
 }
 
 /// The port of a URL (explicit, else 80/443 by scheme), for the `{port}` placeholder.
@@ -484,6 +593,36 @@ mod tests {
         ] {
             assert!(kinds.contains(kind), "no profile for {kind} in runners/");
         }
+    }
+
+    #[test]
+    fn numeric_settings_are_bounded_with_file_line_and_key() {
+        let base = "kind = \"openai-chat\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\n";
+        for (setting, key) in [
+            ("timeout_s = 1.5e19", "timeout_s"),
+            ("timeout_s = 1e30", "timeout_s"),
+            ("timeout_s = 0", "timeout_s"),
+            ("retry_base_delay_s = inf", "retry_base_delay_s"),
+            ("retry_base_delay_s = nan", "retry_base_delay_s"),
+            ("grace_s = 1e300", "grace_s"),
+            ("linger_s = -1", "linger_s"),
+            ("concurrency = 18446744073709551615", "concurrency"),
+            ("concurrency = 0", "concurrency"),
+            ("max_turns = 0", "max_turns"),
+            ("max_retries = 4000000000", "max_retries"),
+            ("temperature = inf", "temperature"),
+        ] {
+            let error = load_text(&format!("{base}{setting}\n")).unwrap_err();
+            let text = error.to_string();
+            assert!(text.contains("p.toml:4:"), "{setting}: {text}");
+            assert!(text.contains(key), "{setting}: {text}");
+        }
+        let error = load_text(&format!(
+            "{base}[server]\ncommand = [\"x\"]\nready_url = \"http://x\"\nstartup_timeout_s = 1e30\n"
+        ))
+        .unwrap_err();
+        assert!(error.to_string().contains("startup_timeout_s"), "{error}");
+        load_text(&format!("{base}timeout_s = 604800\nconcurrency = 1024\n")).unwrap();
     }
 
     #[test]

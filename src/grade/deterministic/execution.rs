@@ -32,7 +32,8 @@ const SHELL_ACTIVATION_CREDIT: f64 = 0.75;
 ///   when activation is not observable.
 /// - `error_recovery` — failures are tool calls with an error result and shell calls whose
 ///   matching `commands` entry exited non-zero; a failure is recovered when any later tool call
-///   other than `final_answer` (handing in the answer) succeeded. Score = recovered / failures, so a failure never followed by a success scores
+///   other than `final_answer` (handing in the answer) succeeded — answered without an error
+///   (a call with no result, e.g. cut by the end of the trajectory, is not a success). Score = recovered / failures, so a failure never followed by a success scores
 ///   0 (unlike NVIDIA/SkillEvaluator #149). Not applicable when nothing failed. `commands`
 ///   entries with no shell tool call cannot be ordered and are not counted.
 ///
@@ -222,10 +223,18 @@ fn error_recovery(trajectory: &Trajectory, view: &ShellView<'_>) -> SubScore {
     if failures.is_empty() {
         return SubScore::not_applicable("no failed calls: recovery not observable");
     }
-    // Handing in the answer (`final_answer`) is not a recovery: it ends the attempt.
-    let last_success = (0..failed.len())
-        .rev()
-        .find(|&index| !failed[index] && !is_terminal_call(&trajectory.tool_calls[index].name));
+    // Handing in the answer (`final_answer`) is not a recovery: it ends the attempt. Neither is
+    // a call that never got an answer (no result: the trajectory was cut, or the tool never
+    // replied): nothing shows it succeeded.
+    let answered = |index: usize| {
+        trajectory.tool_calls[index].output.is_some()
+            || view.per_call[index]
+                .as_ref()
+                .is_some_and(|(_, exit_code)| *exit_code == Some(0))
+    };
+    let last_success = (0..failed.len()).rev().find(|&index| {
+        !failed[index] && answered(index) && !is_terminal_call(&trajectory.tool_calls[index].name)
+    });
     let recovered = |index: usize| last_success.is_some_and(|success| success > index);
     let recovered_count = failures.iter().filter(|&&index| recovered(index)).count();
     let score = recovered_count as f64 / failures.len() as f64;
@@ -313,6 +322,18 @@ mod tests {
                 .call("final_answer", json!({"answer": "done"})),
             &setting,
         );
+        assert_eq!(sub(&result, "error_recovery"), Some(0.0));
+    }
+
+    #[test]
+    fn a_failure_followed_only_by_an_unanswered_call_is_not_recovered() {
+        let setting = Setting::with_skill();
+        let mut trial = Trial::new()
+            .activate(TARGET)
+            .failed_call("Read", json!({"file_path": "missing.txt"}))
+            .call("Read", json!({"file_path": "other.txt"}));
+        trial.trajectory.tool_calls.last_mut().unwrap().output = None;
+        let result = run(&positive(), trial, &setting);
         assert_eq!(sub(&result, "error_recovery"), Some(0.0));
     }
 

@@ -117,8 +117,10 @@ impl JudgeCache {
     pub fn store(&self, entry: &CacheEntry) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
         let mut file = tempfile::NamedTempFile::new_in(&self.dir)?;
-        serde_json::to_writer(&mut file, entry)?;
-        file.write_all(b"\n")?;
+        let mut bytes = serde_json::to_vec(entry)?;
+        bytes.push(b'\n');
+        // The redaction boundary: a judge's answer quoting a key never reaches the cache.
+        file.write_all(&crate::redact::redact_bytes(&bytes))?;
         file.persist(self.path_of(&entry.key))
             .map_err(|error| error.error)?;
         Ok(())

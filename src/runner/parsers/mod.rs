@@ -300,14 +300,88 @@ fn script_in_command(context: &SkillContext<'_>, command: &str) -> Option<(usize
 }
 
 /// Whether a shell command reads the skill's `SKILL.md`.
+///
+/// Only a *read* counts: the file is an argument of a reading program (`cat`, `head`, `tail`,
+/// `less`, `more`, `bat`, `nl`, `sed` without `-i`, `awk`), or the input of a `<` redirection,
+/// in any simple command of the line (also inside `bash -c '…'`). A command that only
+/// *mentions* the path (`echo`, `grep` of another file, `ls`, `cp`) is not an activation.
 fn command_reads_skill(context: &SkillContext<'_>, skill: &StagedSkill, command: &str) -> bool {
     if !command.contains("SKILL.md") {
         return false;
     }
-    skill_dir_spellings(context.workspace, skill)
+    let mut targets: Vec<String> = skill_dir_spellings(context.workspace, skill)
         .iter()
-        .any(|spelling| command.contains(&format!("{spelling}/SKILL.md")))
-        || command.contains(&format!("skills/{}/SKILL.md", skill.name))
+        .map(|spelling| format!("{spelling}/SKILL.md"))
+        .collect();
+    targets.push(format!("skills/{}/SKILL.md", skill.name));
+    let is_skill_file = |word: &str| targets.iter().any(|target| word.ends_with(target.as_str()));
+    shell_reads(command, &is_skill_file, 0)
+}
+
+/// Programs whose file arguments are read.
+const READING_PROGRAMS: &[&str] = &[
+    "cat", "head", "tail", "less", "more", "bat", "batcat", "nl", "sed", "awk", "gawk", "view",
+];
+
+/// Whether a simple command of `line` reads a file `is_file` accepts (see
+/// [`command_reads_skill`]). `depth` bounds `bash -c` nesting.
+fn shell_reads(line: &str, is_file: &dyn Fn(&str) -> bool, depth: usize) -> bool {
+    let separated = line
+        .replace("&&", "\n")
+        .replace("||", "\n")
+        .replace([';', '|', '(', ')', '`', '&'], "\n");
+    separated.lines().any(|segment| {
+        let words: Vec<String> = segment
+            .split_whitespace()
+            .take_while(|word| !word.starts_with('#'))
+            .map(|word| word.trim_matches(|c| c == '"' || c == '\'').to_string())
+            .collect();
+        // A `<` redirection from the file is a read, whatever the program.
+        let redirected = words.iter().enumerate().any(|(index, word)| {
+            (word == "<" && words.get(index + 1).is_some_and(|next| is_file(next)))
+                || word
+                    .strip_prefix('<')
+                    .is_some_and(|rest| !rest.is_empty() && is_file(rest))
+        });
+        if redirected {
+            return true;
+        }
+        let mut rest = words
+            .iter()
+            .skip_while(|word| {
+                (word.contains('=') && !word.starts_with('-'))
+                    || matches!(
+                        word.as_str(),
+                        "sudo" | "env" | "command" | "time" | "nice" | "nohup" | "exec"
+                    )
+            })
+            .map(String::as_str);
+        let Some(program) = rest.next() else {
+            return false;
+        };
+        let program = program.rsplit('/').next().unwrap_or(program);
+        let arguments: Vec<&str> = rest.collect();
+        if matches!(program, "bash" | "sh" | "zsh" | "dash") && depth < 3 {
+            if let Some(position) = arguments
+                .iter()
+                .position(|a| a.starts_with('-') && !a.starts_with("--") && a.ends_with('c'))
+            {
+                return shell_reads(&arguments[position + 1..].join(" "), is_file, depth + 1);
+            }
+            return false;
+        }
+        if !READING_PROGRAMS.contains(&program) {
+            return false;
+        }
+        if program == "sed"
+            && arguments
+                .iter()
+                .any(|a| a.starts_with("-i") || *a == "--in-place")
+        {
+            return false;
+        }
+        arguments.iter().any(|argument| is_file(argument))
+    })
 }
 
 /// Fill `skill_activations`, `script_runs`, `files_read` and `files_written` from the tool calls
@@ -489,6 +563,33 @@ mod tests {
             trajectory.final_answer.as_deref(),
             Some("Aye!\nsecond line")
         );
+    }
+
+    #[test]
+    fn only_shell_reads_of_skill_md_are_activations_not_mentions() {
+        let is_file = |word: &str| word.ends_with(".claude/skills/x/SKILL.md");
+        for read in [
+            "cat .claude/skills/x/SKILL.md",
+            "head -n 40 /task/.claude/skills/x/SKILL.md",
+            "sed -n '1,80p' .claude/skills/x/SKILL.md",
+            "cd /task && less .claude/skills/x/SKILL.md",
+            "/bin/bash -lc 'cat .claude/skills/x/SKILL.md'",
+            "while read l; do echo $l; done < .claude/skills/x/SKILL.md",
+            "LC_ALL=C tail .claude/skills/x/SKILL.md | wc -l",
+        ] {
+            assert!(shell_reads(read, &is_file, 0), "{read}");
+        }
+        for mention in [
+            "echo .claude/skills/x/SKILL.md",
+            "grep -n '.claude/skills/x/SKILL.md' README.md",
+            "ls -l .claude/skills/x/SKILL.md",
+            "echo see .claude/skills/x/SKILL.md > notes.txt",
+            "sed -i 's/a/b/' .claude/skills/x/SKILL.md",
+            "cat notes.txt # .claude/skills/x/SKILL.md",
+            "bash -c 'echo .claude/skills/x/SKILL.md'",
+        ] {
+            assert!(!shell_reads(mention, &is_file, 0), "{mention}");
+        }
     }
 
     #[test]
