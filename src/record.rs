@@ -938,6 +938,40 @@ mod tests {
     }
 
     #[test]
+    fn superseded_records_are_skipped_and_the_latest_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = RunLock::acquire(dir.path()).unwrap();
+        let mut log = TrialLog::open(dir.path(), 0, &lock).unwrap();
+        let retried = |outcome| TrialRecord {
+            supersedes: true,
+            ..record("a", Arm::WithSkill, 1, outcome)
+        };
+        log.append(&[
+            record("a", Arm::WithSkill, 1, Outcome::Unscoreable),
+            record("a", Arm::WithoutSkill, 1, Outcome::Fail),
+            retried(Outcome::Unscoreable),
+            record("b", Arm::WithSkill, 1, Outcome::Pass),
+            retried(Outcome::Pass),
+        ])
+        .unwrap();
+        let (records, _) = read_trials(&dir.path().join("trials.jsonl")).unwrap();
+        let outcomes: Vec<(String, Outcome)> = records
+            .iter()
+            .map(|r| (r.trial_id.clone(), r.outcome))
+            .collect();
+        assert_eq!(
+            outcomes,
+            vec![
+                ("a/without_skill/1".to_string(), Outcome::Fail),
+                ("b/with_skill/1".to_string(), Outcome::Pass),
+                ("a/with_skill/1".to_string(), Outcome::Pass),
+            ]
+        );
+        let (all, _) = read_all_trial_lines(&dir.path().join("trials.jsonl")).unwrap();
+        assert_eq!(all.len(), 5, "superseded lines stay in the log");
+    }
+
+    #[test]
     fn corrupt_middle_line_names_the_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trials.jsonl");
