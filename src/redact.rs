@@ -226,6 +226,47 @@ pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// Redact a file written by another process (a managed model server's log) in place: rewritten
+/// atomically (temporary file in the same folder, then rename) when anything was replaced.
+/// Returns whether it changed; a missing file is unchanged.
+pub fn redact_file_in_place(path: &std::path::Path) -> std::io::Result<bool> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(error),
+    };
+    let Cow::Owned(redacted) = redact_bytes(&bytes) else {
+        return Ok(false);
+    };
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut temp = tempfile::Builder::new()
+        .prefix(crate::record::TEMP_PREFIX)
+        .tempfile_in(dir)?;
+    temp.write_all(&redacted)?;
+    temp.as_file().sync_data()?;
+    temp.persist(path).map_err(|error| error.error)?;
+    Ok(true)
+}
+
+/// Redact every `*.log` file directly in `dir` (the managed servers' logs of a run folder).
+pub fn redact_logs_in(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "log")
+            && entry.file_type().is_ok_and(|t| t.is_file())
+            && let Err(error) = redact_file_in_place(&path)
+        {
+            eprintln!(
+                "warning: {}: cannot redact the log: {error}",
+                path.display()
+            );
+        }
+    }
+}
+
 /// A writer that redacts what passes through it line by line (secrets never span a newline).
 /// [`RedactingWriter::finish`] (or drop) flushes the last partial line.
 pub struct RedactingWriter<W: Write> {
@@ -330,6 +371,18 @@ mod tests {
         assert!(redacted.contains("[REDACTED:$REDACT_TEST_KEY]"));
         serde_json::from_str::<serde_json::Value>(&redacted).expect("still JSON");
         assert_eq!(redact_text("abc abc"), "abc abc");
+    }
+
+    #[test]
+    fn logs_written_by_other_processes_are_redacted_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("server.log");
+        std::fs::write(&log, "start\nauth header: Bearer abcdef0123456789xyz\n").unwrap();
+        std::fs::write(dir.path().join("clean.log"), "nothing here\n").unwrap();
+        redact_logs_in(dir.path());
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(text, "start\nauth header: Bearer [REDACTED:bearer-token]\n");
+        assert!(!redact_file_in_place(&dir.path().join("clean.log")).unwrap());
     }
 
     #[test]

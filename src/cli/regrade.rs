@@ -231,6 +231,7 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
     for server in judge_servers.iter_mut() {
         server.stop().await;
     }
+    crate::redact::redact_logs_in(&out_dir);
 
     let settings = args
         .analysis

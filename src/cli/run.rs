@@ -745,6 +745,8 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     for server in judge_servers.iter_mut() {
         server.stop().await;
     }
+    // The servers wrote their logs themselves: they pass the redaction boundary now.
+    crate::redact::redact_logs_in(&run_dir);
     let report = match outcome {
         Ok(report) => report,
         Err(crate::execute::ExecuteError::Leak(message)) => {
@@ -887,6 +889,8 @@ fn clean_up_after_a_killed_run(
 ) -> Result<(), CommandError> {
     let temp_files = crate::record::remove_stale_temp_files(run_dir, lock)
         .map_err(CommandError::infrastructure)?;
+    // Server logs of a killed run were never redacted.
+    crate::redact::redact_logs_in(run_dir);
     let (records, _) = crate::record::read_all_trial_lines(&run_dir.join("trials.jsonl"))
         .map_err(CommandError::input)?;
     let kept: HashSet<PathBuf> = records.into_iter().filter_map(|r| r.workspace).collect();
