@@ -947,7 +947,9 @@ fn a_transcript_write_failure_makes_the_trial_unscoreable() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let run_dir = fixture.run_dir("tw");
     // Forget case-01's two trials, and put a folder where one of their transcripts goes.
-    rewrite_trials(&run_dir, |records| records.retain(|r| r["case_id"] != "case-01"));
+    rewrite_trials(&run_dir, |records| {
+        records.retain(|r| r["case_id"] != "case-01")
+    });
     let blocked = run_dir.join("transcripts/case-01.with_skill.1.json");
     std::fs::remove_file(&blocked).unwrap();
     std::fs::create_dir_all(blocked.join("x")).unwrap();
