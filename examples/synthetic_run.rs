@@ -128,6 +128,8 @@ fn main() {
                     supersedes: false,
                     unscoreable_cause: None,
                     usage_partial: false,
+                    infrastructure: None,
+                    truncated: Vec::new(),
                 };
                 serde_json::to_writer(&mut writer, &record).unwrap();
                 writer.write_all(b"\n").unwrap();

@@ -54,6 +54,8 @@ pub struct TrialContext {
     pub can_run_commands: bool,
     /// Trials re-run by `--retry-unscoreable`: their new records supersede the recorded ones.
     pub retried: HashSet<TrialKey>,
+    /// Bytes of one transcript file at most (the runner profile's `max_transcript_bytes`).
+    pub max_transcript_bytes: usize,
 }
 
 /// Scheduler settings.
@@ -65,6 +67,9 @@ pub struct ExecuteSettings {
     pub k: u32,
     /// Whether to draw a progress bar (only on a terminal, never in CI).
     pub progress: bool,
+    /// The circuit breaker: stop scheduling once this many trials in a row (in recording order)
+    /// failed for infrastructure reasons; 0 disables it.
+    pub breaker: usize,
 }
 
 /// How execution ended.
@@ -77,6 +82,8 @@ pub struct ExecuteReport {
     /// Trials this invocation was to run that were not recorded (0 unless interrupted or
     /// something failed: the caller must not report success when it is not 0).
     pub missing: usize,
+    /// Why the circuit breaker stopped the run early, when it did.
+    pub breaker: Option<String>,
     /// Wall time, seconds.
     pub wall_s: f64,
 }
@@ -272,6 +279,9 @@ pub async fn execute(
 
     let mut recorded = 0usize;
     let mut interrupted = false;
+    let mut breaker = None;
+    // The infrastructure causes of the trailing run of infrastructure failures.
+    let mut failing_streak: Vec<crate::trajectory::InfrastructureCause> = Vec::new();
     let mut fatal = None;
     let mut record_error = None;
     let interrupt = wait_for_interrupt();
@@ -285,6 +295,21 @@ pub async fn execute(
                         recorded += batch.len();
                         for record in &batch {
                             running.add(record);
+                            match record.infrastructure {
+                                Some(cause) if record.outcome == Outcome::Unscoreable => {
+                                    failing_streak.push(cause)
+                                }
+                                _ => failing_streak.clear(),
+                            }
+                        }
+                        if settings.breaker > 0
+                            && failing_streak.len() >= settings.breaker
+                            && breaker.is_none()
+                            && !interrupted
+                        {
+                            // Stop scheduling; trials in flight are dropped (re-run on resume).
+                            breaker = Some(breaker_reason(&failing_streak, &batch));
+                            abort.abort();
                         }
                         bar.inc(batch.len() as u64);
                         bar.set_message(running.message());
@@ -320,6 +345,7 @@ pub async fn execute(
         recorded,
         interrupted,
         missing: pending_count.saturating_sub(recorded),
+        breaker,
         wall_s: started.elapsed().as_secs_f64(),
     })
 }
@@ -341,19 +367,35 @@ fn panic_text(error: tokio::task::JoinError) -> String {
         .unwrap_or_else(|| "(no message)".to_string())
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
+/// Resolves on Ctrl-C or SIGTERM (the process-wide handler of `crate::contain`).
 async fn wait_for_interrupt() {
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = async {
-            match terminate.as_mut() {
-                Some(signal) => { signal.recv().await; }
-                None => std::future::pending::<()>().await,
-            }
-        } => {}
+    crate::contain::interrupted().await;
+}
+
+/// Why the circuit breaker tripped: the streak's length, its causes and the last message.
+fn breaker_reason(
+    streak: &[crate::trajectory::InfrastructureCause],
+    batch: &[TrialRecord],
+) -> String {
+    let mut causes: std::collections::BTreeMap<&str, usize> = Default::default();
+    for cause in streak {
+        *causes.entry(cause.as_str()).or_default() += 1;
     }
+    let causes = causes
+        .iter()
+        .map(|(cause, count)| format!("{cause} {count}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let last = batch
+        .iter()
+        .rev()
+        .find_map(|record| record.reason.as_deref())
+        .unwrap_or("no reason recorded");
+    format!(
+        "circuit breaker: the last {} trials all failed for infrastructure reasons ({causes}); last: {}",
+        streak.len(),
+        crate::runner::parsers::truncate(last, 300)
+    )
 }
 
 /// Run one trial: stage, drive the runner under the trial timeout, grade, write the transcript.
@@ -473,7 +515,7 @@ async fn run_trial(
         let key = &finishing_key;
         let mut staged = staged;
         let case = &context.cases[case_index];
-        let (trajectory, grade) = match outcome {
+        let (trajectory, grade): (Option<Trajectory>, Grade) = match outcome {
             Ok(Ok(trajectory)) => {
                 let grade = match catalogue_problem(&trajectory, key.arm, &context.target.name) {
                     Some(reason) => grade::unscoreable(reason),
@@ -511,13 +553,22 @@ async fn run_trial(
             }
         };
         let mut grade = grade;
-        let transcript = match &trajectory {
+        let mut trajectory = trajectory;
+        let transcript = match trajectory.as_mut() {
             Some(trajectory) => {
                 let paths = TrialPaths {
                     workspace: &staged.workspace,
                     home: &staged.home,
                 };
-                match write_transcript(&context.run_dir, key, case, trajectory, &grade, paths) {
+                match write_transcript(
+                    &context.run_dir,
+                    key,
+                    case,
+                    trajectory,
+                    &grade,
+                    paths,
+                    context.max_transcript_bytes,
+                ) {
                     Ok(relative) => Some(relative),
                     // A trial whose transcript is lost cannot be audited or re-graded: it is
                     // unscoreable, and says why (never silently recorded without it).
@@ -619,14 +670,28 @@ struct TrialPaths<'a> {
     home: &'a Path,
 }
 
+/// Write the trial's transcript; a transcript over `max_bytes` gets its long texts shortened
+/// (and `transcript` added to `trajectory.truncated`, which the trial record repeats).
 fn write_transcript(
     run_dir: &Path,
     key: &TrialKey,
     case: &GoldenCase,
-    trajectory: &Trajectory,
+    trajectory: &mut Trajectory,
     grade: &Grade,
     paths: TrialPaths<'_>,
+    max_bytes: usize,
 ) -> std::io::Result<String> {
+    // The grade and prompt take their share of the cap.
+    let others = serde_json::to_vec(grade).map(|v| v.len()).unwrap_or(0) + case.prompt.len() * 2;
+    if trajectory.shrink_to(max_bytes.saturating_sub(others + 4096).max(max_bytes / 4))
+        && !trajectory
+            .truncated
+            .contains(&crate::trajectory::OutputCut::Transcript)
+    {
+        trajectory
+            .truncated
+            .push(crate::trajectory::OutputCut::Transcript);
+    }
     let relative = key.transcript_path();
     let document = crate::record::TranscriptDocument {
         trial_id: key.trial_id(),
@@ -682,7 +747,13 @@ fn build_record(
         };
     let unscoreable_cause = (grade.outcome == Outcome::Unscoreable)
         .then(|| UnscoreableCause::of_reason(grade.reason.as_deref().unwrap_or_default()));
+    let infrastructure = (grade.outcome == Outcome::Unscoreable)
+        .then(|| infrastructure_cause(trajectory, grade.reason.as_deref()))
+        .flatten();
+    let truncated = trajectory.map(|t| t.truncated.clone()).unwrap_or_default();
     TrialRecord {
+        infrastructure,
+        truncated,
         run_id: context.run_id.clone(),
         trial_id: key.trial_id(),
         case_id: key.case_id.clone(),
@@ -715,9 +786,95 @@ fn build_record(
     }
 }
 
+/// The infrastructure cause of an unscoreable trial: what the agent reported, else what the
+/// reason's class says (a runner error's HTTP status or wording, a timeout, an incomplete
+/// stream, a grader error). `None` for causes that are not infrastructure (an isolation or
+/// discovery failure, a staging error).
+fn infrastructure_cause(
+    trajectory: Option<&Trajectory>,
+    reason: Option<&str>,
+) -> Option<crate::trajectory::InfrastructureCause> {
+    use crate::trajectory::InfrastructureCause as Cause;
+    if let Some(failure) = trajectory.and_then(|t| t.infrastructure_error.as_ref()) {
+        return Some(failure.cause);
+    }
+    if trajectory
+        .and_then(|t| t.process.as_ref())
+        .is_some_and(|p| p.timed_out)
+    {
+        return Some(Cause::Timeout);
+    }
+    let reason = reason.unwrap_or("");
+    match UnscoreableCause::of_reason(reason) {
+        UnscoreableCause::RunnerError => {
+            let message = reason
+                .strip_prefix(UnscoreableCause::RunnerError.prefix())
+                .unwrap_or(reason);
+            Some(Cause::from_error_text(message).unwrap_or(Cause::Runner))
+        }
+        UnscoreableCause::Timeout => Some(Cause::Timeout),
+        UnscoreableCause::IncompleteTrajectory | UnscoreableCause::InternalError => {
+            Some(Cause::Runner)
+        }
+        UnscoreableCause::GraderError => Some(Cause::Grader),
+        UnscoreableCause::AgentApiError => Some(
+            Cause::ALL
+                .into_iter()
+                .find(|cause| reason.starts_with(cause.describe()))
+                .unwrap_or(Cause::Runner),
+        ),
+        UnscoreableCause::StagingFailed
+        | UnscoreableCause::TranscriptWriteFailed
+        | UnscoreableCause::IsolationFailure
+        | UnscoreableCause::DiscoveryFailure
+        | UnscoreableCause::Other => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn infrastructure_causes_are_typed() {
+        use crate::trajectory::InfrastructureCause as Cause;
+        let mut trajectory = Trajectory::new();
+        assert_eq!(infrastructure_cause(Some(&trajectory), None), None);
+        assert_eq!(
+            infrastructure_cause(
+                None,
+                Some("runner error: HTTP 429: slow down (gave up after 4 retries)")
+            ),
+            Some(Cause::RateLimited)
+        );
+        assert_eq!(
+            infrastructure_cause(None, Some("runner error: error sending request for url")),
+            Some(Cause::ApiUnreachable)
+        );
+        assert_eq!(
+            infrastructure_cause(None, Some("trial exceeded its timeout of 5 s")),
+            Some(Cause::Timeout)
+        );
+        assert_eq!(
+            infrastructure_cause(None, Some("grader error: judge unavailable")),
+            Some(Cause::Grader)
+        );
+        assert_eq!(
+            infrastructure_cause(
+                None,
+                Some("isolation failure: the agent's skill catalogue lists the target")
+            ),
+            None
+        );
+        trajectory.set_infrastructure_error(
+            Cause::ApiUnreachable,
+            "API Error: Can't reach the API server (ENOTFOUND)",
+        );
+        assert_eq!(
+            infrastructure_cause(Some(&trajectory), Some("incomplete trajectory: x")),
+            Some(Cause::ApiUnreachable)
+        );
+    }
 
     #[test]
     fn catalogue_is_checked_per_arm() {

@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod asset;
 pub mod cli;
+pub mod contain;
 pub mod decoys;
 pub mod evalset;
 pub mod execute;

@@ -5,18 +5,29 @@
 //!
 //! This module owns mechanics only: it knows nothing about agents or event formats. The caller
 //! says which stdout line is the final event and classifies the outcome (`crate::runner::agent_cli`).
-//! After every attempt the whole process group is killed, so grandchildren that kept the pipes
-//! open (or simply outlived the agent) never survive the trial.
+//! After every attempt the whole process tree is killed, so grandchildren that kept the pipes
+//! open, outlived the agent or escaped its process group with `setsid` never survive the trial:
+//! in the `skill-lift` binary each attempt runs under a supervisor (`crate::contain`) that kills
+//! every descendant when the attempt ends or skill-lift dies, even by `kill -9`.
+//!
+//! Output is bounded: at most `ProcessLimits::max_stdout_bytes` of stdout are kept (lines past
+//! the cap are dropped, except a short line recognised as the final event) and the last
+//! `max_stderr_bytes` of stderr; what was cut is counted in the outcome. Memory stays bounded
+//! whatever the child prints, newlines or not.
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
-/// Bytes of stderr kept (the tail).
-const STDERR_TAIL_BYTES: usize = 16 * 1024;
+/// Default cap on the stdout kept per attempt (16 MiB).
+pub const DEFAULT_MAX_STDOUT_BYTES: usize = 16 * 1024 * 1024;
+/// Default size of the stderr tail kept per attempt (64 KiB).
+pub const DEFAULT_MAX_STDERR_BYTES: usize = 64 * 1024;
+/// Past the stdout cap, lines up to this long are still read whole, to find the final event.
+const FINAL_EVENT_PROBE_BYTES: usize = 1024 * 1024;
 /// How long pipes may stay open after the child exited before the group is killed.
 const PIPE_DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 
@@ -42,6 +53,10 @@ pub struct ProcessLimits {
     pub grace: Duration,
     /// Time a process may keep running after its final event before it is stopped.
     pub linger: Duration,
+    /// Bytes of stdout kept at most (see the module documentation).
+    pub max_stdout_bytes: usize,
+    /// Bytes of stderr kept at most (the tail).
+    pub max_stderr_bytes: usize,
 }
 
 /// How a process ended.
@@ -50,8 +65,12 @@ pub struct ProcessOutcome {
     /// Complete stdout lines (lossy UTF-8, without the newline), in order; a last line without a
     /// newline is included.
     pub stdout_lines: Vec<String>,
-    /// The last `STDERR_TAIL_BYTES` of stderr.
+    /// The last `max_stderr_bytes` of stderr.
     pub stderr_tail: String,
+    /// Bytes of stdout dropped past `max_stdout_bytes` (0 when nothing was cut).
+    pub stdout_dropped_bytes: u64,
+    /// Bytes of stderr dropped before the kept tail (0 when nothing was cut).
+    pub stderr_dropped_bytes: u64,
     /// Exit code when the process exited.
     pub exit_code: Option<i32>,
     /// Signal number when a signal ended it.
@@ -91,15 +110,21 @@ fn signal_group(group: i32, signal: i32) {
     }
 }
 
-/// Kills the process group when dropped, so a cancelled attempt (trial timeout in the scheduler,
-/// interrupt) never leaves the agent running.
+/// Stops the attempt when dropped, so a cancelled attempt (trial timeout in the scheduler,
+/// interrupt) never leaves the agent running: a supervised attempt loses its lifeline (the
+/// supervisor then kills the whole tree); an unsupervised one gets SIGKILL on its group.
 struct GroupGuard {
     group: i32,
+    supervised: bool,
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        signal_group(self.group, libc::SIGKILL);
+        if !self.supervised {
+            signal_group(self.group, libc::SIGKILL);
+        }
+        // A supervised child stays registered until reaped (Tokio reaps dropped children): it
+        // is still cleaning up its tree and must not be taken for an orphan.
     }
 }
 
@@ -119,8 +144,85 @@ async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
 }
 
 enum Stream {
+    /// A stdout line within the cap.
     Line(String),
+    /// A stdout line past the cap: kept only when it is the final event.
+    Probe(String),
+    /// Stdout bytes dropped past the cap.
+    Dropped(u64),
     Stderr(Vec<u8>),
+}
+
+/// Read `stdout` into lines, keeping at most `budget` bytes in all; a line is never buffered
+/// beyond what the budget (or, past it, the final-event probe) allows.
+async fn read_stdout_lines(
+    mut stdout: impl tokio::io::AsyncRead + Unpin,
+    mut budget: usize,
+    sender: mpsc::UnboundedSender<Stream>,
+) {
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    // Bytes of the current line not kept in `line`.
+    let mut line_dropped: u64 = 0;
+    let finish = |line: &mut Vec<u8>, dropped: &mut u64, budget: &mut usize| -> Vec<Stream> {
+        let mut out = Vec::new();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        let text = String::from_utf8_lossy(line).into_owned();
+        if *dropped == 0 && line.len() <= *budget {
+            *budget -= line.len();
+            out.push(Stream::Line(text));
+        } else {
+            let total = line.len() as u64 + *dropped;
+            out.push(Stream::Dropped(total));
+            if *dropped == 0 {
+                out.push(Stream::Probe(text));
+            }
+            *budget = 0;
+        }
+        line.clear();
+        *dropped = 0;
+        out
+    };
+    loop {
+        let read = match stdout.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut rest = &chunk[..read];
+        while !rest.is_empty() {
+            let (piece, complete) = match rest.iter().position(|b| *b == b'\n') {
+                Some(at) => (&rest[..at], true),
+                None => (rest, false),
+            };
+            rest = if complete {
+                &rest[piece.len() + 1..]
+            } else {
+                &[]
+            };
+            // Keep the piece while the line fits the budget, or (past it) the probe size.
+            let room = budget.max(FINAL_EVENT_PROBE_BYTES);
+            if line_dropped == 0 && line.len() + piece.len() <= room {
+                line.extend_from_slice(piece);
+            } else {
+                line_dropped += (line.len() + piece.len()) as u64;
+                line.clear();
+            }
+            if complete {
+                for item in finish(&mut line, &mut line_dropped, &mut budget) {
+                    if sender.send(item).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    if !line.is_empty() || line_dropped > 0 {
+        for item in finish(&mut line, &mut line_dropped, &mut budget) {
+            let _ = sender.send(item);
+        }
+    }
 }
 
 /// Run `spec` to the end under `limits`. `is_final` is asked about each stdout line.
@@ -131,51 +233,72 @@ pub async fn run_process(
 ) -> Result<ProcessOutcome, ProcessError> {
     let program = spec.program.display().to_string();
     let started = Instant::now();
-    let mut command = tokio::process::Command::new(&spec.program);
+    let supervisor = crate::contain::supervisor_exe();
+    let mut command = match supervisor {
+        Some(exe) => {
+            // Report a missing program as a spawn error, as an unsupervised spawn would.
+            let path_variable = spec
+                .env
+                .iter()
+                .rev()
+                .find(|(name, _)| name == "PATH")
+                .map(|(_, value)| value.as_str());
+            if crate::contain::resolve_program(&spec.program, path_variable, &spec.cwd).is_none() {
+                return Err(ProcessError::Spawn {
+                    program,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no such executable (looked up in the child's PATH)",
+                    ),
+                });
+            }
+            let mut command = tokio::process::Command::new(exe);
+            command
+                .arg(crate::contain::SUPERVISOR_ARG)
+                .arg(&spec.program)
+                // The lifeline: only skill-lift holds the write end.
+                .stdin(Stdio::piped());
+            command
+        }
+        None => {
+            let mut command = tokio::process::Command::new(&spec.program);
+            command.stdin(Stdio::null()).kill_on_drop(true);
+            command
+        }
+    };
     command
         .args(&spec.args)
         .current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
+    if supervisor.is_none() {
+        // Unsupervised (library use): the command at least dies with skill-lift.
+        crate::contain::die_with_parent(&mut command);
+    }
     let mut child = command.spawn().map_err(|source| ProcessError::Spawn {
         program: program.clone(),
         source,
     })?;
+    let registered = child.id();
+    crate::contain::register_child(registered);
     let group = child.id().map(|id| id as i32).unwrap_or(0);
-    let _guard = GroupGuard { group };
+    let _guard = GroupGuard {
+        group,
+        supervised: supervisor.is_some(),
+    };
+    let mut lifeline = child.stdin.take();
 
     let (sender, mut receiver) = mpsc::unbounded_channel::<Stream>();
     let mut readers = Vec::new();
     if let Some(stdout) = child.stdout.take() {
-        let sender = sender.clone();
-        readers.push(tokio::spawn(async move {
-            // read_until has no length limit: a 10 MB line is one line.
-            let mut reader = BufReader::with_capacity(64 * 1024, stdout);
-            let mut buffer = Vec::new();
-            loop {
-                buffer.clear();
-                match reader.read_until(b'\n', &mut buffer).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if buffer.last() == Some(&b'\n') {
-                            buffer.pop();
-                        }
-                        if buffer.last() == Some(&b'\r') {
-                            buffer.pop();
-                        }
-                        let line = String::from_utf8_lossy(&buffer).into_owned();
-                        if sender.send(Stream::Line(line)).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        }));
+        readers.push(tokio::spawn(read_stdout_lines(
+            stdout,
+            limits.max_stdout_bytes,
+            sender.clone(),
+        )));
     }
     if let Some(mut stderr) = child.stderr.take() {
         let sender = sender.clone();
@@ -197,6 +320,8 @@ pub async fn run_process(
 
     let mut lines = Vec::new();
     let mut stderr_tail: Vec<u8> = Vec::new();
+    let mut stdout_dropped: u64 = 0;
+    let mut stderr_dropped: u64 = 0;
     let mut final_event_seen = false;
     let mut timed_out = false;
     let mut stopped_after_final_event = false;
@@ -204,6 +329,7 @@ pub async fn run_process(
     let mut linger_at: Option<tokio::time::Instant> = None;
     let mut streams_open = true;
     let mut status = None;
+    let stderr_cap = limits.max_stderr_bytes;
 
     let mut take = |item: Stream,
                     lines: &mut Vec<String>,
@@ -219,10 +345,26 @@ pub async fn run_process(
                 }
                 is_last
             }
+            Stream::Probe(line) => {
+                let is_last = !*final_seen && is_final(&line);
+                if is_last {
+                    // The terminal event is kept even past the cap (it is at most the probe
+                    // size), so a cut stream can still be told complete.
+                    stdout_dropped = stdout_dropped.saturating_sub(line.len() as u64);
+                    lines.push(line);
+                    *final_seen = true;
+                }
+                is_last
+            }
+            Stream::Dropped(bytes) => {
+                stdout_dropped += bytes;
+                false
+            }
             Stream::Stderr(bytes) => {
                 stderr_tail.extend_from_slice(&bytes);
-                if stderr_tail.len() > STDERR_TAIL_BYTES * 2 {
-                    let cut = stderr_tail.len() - STDERR_TAIL_BYTES;
+                if stderr_tail.len() > stderr_cap.saturating_mul(2).max(64 * 1024) {
+                    let cut = stderr_tail.len() - stderr_cap;
+                    stderr_dropped += cut as u64;
                     stderr_tail.drain(..cut);
                 }
                 false
@@ -265,7 +407,12 @@ pub async fn run_process(
                         stop = Stop::Terminating { kill_at: now + limits.grace };
                     }
                     Stop::Terminating { .. } => {
-                        signal_group(group, libc::SIGKILL);
+                        if lifeline.is_some() {
+                            // The supervisor kills the whole tree, then exits like the command.
+                            lifeline = None;
+                        } else {
+                            signal_group(group, libc::SIGKILL);
+                        }
                         stop = Stop::Killed;
                     }
                     Stop::Killed => {}
@@ -273,6 +420,8 @@ pub async fn run_process(
             }
         }
     }
+    drop(lifeline);
+    crate::contain::unregister_child(registered);
 
     // Phase 2: the child is gone; read what is left, but never wait on pipes a grandchild holds.
     let drain_until = tokio::time::Instant::now() + PIPE_DRAIN_AFTER_EXIT;
@@ -296,10 +445,13 @@ pub async fn run_process(
 
     let status = status.expect("loop ends with a status");
     use std::os::unix::process::ExitStatusExt;
-    let keep_from = stderr_tail.len().saturating_sub(STDERR_TAIL_BYTES);
+    let keep_from = stderr_tail.len().saturating_sub(stderr_cap);
+    stderr_dropped += keep_from as u64;
     Ok(ProcessOutcome {
         stdout_lines: lines,
         stderr_tail: String::from_utf8_lossy(&stderr_tail[keep_from..]).into_owned(),
+        stdout_dropped_bytes: stdout_dropped,
+        stderr_dropped_bytes: stderr_dropped,
         exit_code: status.code(),
         signal: status.signal(),
         timed_out,
@@ -333,6 +485,8 @@ mod tests {
             timeout: Duration::from_millis(timeout_ms),
             grace: Duration::from_millis(300),
             linger: Duration::from_millis(300),
+            max_stdout_bytes: DEFAULT_MAX_STDOUT_BYTES,
+            max_stderr_bytes: DEFAULT_MAX_STDERR_BYTES,
         }
     }
 
@@ -398,9 +552,10 @@ mod tests {
     #[tokio::test]
     async fn sigterm_ignored_means_sigkill_after_grace() {
         let (_dir, path) = pid_file();
+        // Long enough for Python to start and ignore SIGTERM on a loaded machine.
         let outcome = run_process(
             &fake_agent("ignore-term", &[&path.display().to_string()]),
-            limits(500),
+            limits(3000),
             is_result,
         )
         .await
@@ -502,7 +657,11 @@ mod tests {
             .unwrap();
         assert_eq!(outcome.exit_code, Some(0));
         assert!(outcome.final_event_seen);
-        assert!(outcome.stderr_tail.len() <= STDERR_TAIL_BYTES);
+        assert!(outcome.stderr_tail.len() <= DEFAULT_MAX_STDERR_BYTES);
+        assert_eq!(
+            outcome.stderr_dropped_bytes as usize + outcome.stderr_tail.len(),
+            4 * 1024 * 1024 + "fake agent starting\n".len()
+        );
     }
 
     #[tokio::test]
@@ -513,5 +672,41 @@ mod tests {
             .await
             .unwrap_err();
         assert!(error.to_string().contains("cannot start"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn output_past_the_caps_is_dropped_and_counted() {
+        // 20 MB on stdout without a newline, then the result line; 1 MiB kept at most.
+        let mut limits = limits(60_000);
+        limits.max_stdout_bytes = 1024 * 1024;
+        limits.max_stderr_bytes = 1000;
+        let outcome = run_process(&fake_agent("flood", &["20000000"]), limits, is_result)
+            .await
+            .unwrap();
+        assert_eq!(outcome.exit_code, Some(0));
+        let kept: usize = outcome.stdout_lines.iter().map(String::len).sum();
+        assert!(kept <= 1024 * 1024 + 1000, "kept {kept} bytes");
+        assert!(
+            outcome.stdout_dropped_bytes >= 20_000_000,
+            "{}",
+            outcome.stdout_dropped_bytes
+        );
+        // The final event is still seen (and kept) past the cap.
+        assert!(outcome.final_event_seen);
+        assert!(is_result(outcome.stdout_lines.last().unwrap()));
+        assert!(outcome.stderr_tail.len() <= 1000);
+        assert!(outcome.stderr_dropped_bytes > 0);
+    }
+
+    #[tokio::test]
+    async fn lines_within_the_cap_are_kept_whole() {
+        let mut limits = limits(10_000);
+        limits.max_stdout_bytes = 100_000;
+        let outcome = run_process(&fake_agent("ok", &[]), limits, is_result)
+            .await
+            .unwrap();
+        assert_eq!(outcome.stdout_dropped_bytes, 0);
+        assert_eq!(outcome.stderr_dropped_bytes, 0);
+        assert!(outcome.final_event_seen);
     }
 }

@@ -225,6 +225,14 @@ pub struct TrialRecord {
     /// sum over those that did (a lower bound), flagged rather than silently summed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub usage_partial: bool,
+    /// For an unscoreable trial that failed for an infrastructure reason: which (typed; the
+    /// agent's or server's own message is in `reason`). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infrastructure: Option<crate::trajectory::InfrastructureCause>,
+    /// What the trial's output lost to the runner profile's size caps (`stdout`, `stderr`,
+    /// `transcript`); absent when nothing was cut.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub truncated: Vec<crate::trajectory::OutputCut>,
 }
 
 impl TrialRecord {
@@ -896,6 +904,8 @@ mod tests {
             supersedes: false,
             unscoreable_cause: None,
             usage_partial: false,
+            infrastructure: None,
+            truncated: Vec::new(),
         }
     }
 

@@ -111,6 +111,157 @@ pub struct ProcessExit {
     pub wall_s: f64,
     /// The last few KiB of stderr.
     pub stderr_tail: String,
+    /// Bytes of stdout dropped past the profile's `max_stdout_bytes` (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stdout_dropped_bytes: u64,
+    /// Bytes of stderr dropped before the kept tail (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stderr_dropped_bytes: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+/// What a trial's output lost to a size cap (recorded per trial as `truncated`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputCut {
+    /// The agent's stdout passed `max_stdout_bytes`: later lines are missing.
+    Stdout,
+    /// The agent's stderr passed `max_stderr_bytes`: only its tail is kept.
+    Stderr,
+    /// The transcript passed `max_transcript_bytes`: long texts in it were shortened.
+    Transcript,
+}
+
+/// Why a trial is unscoreable for an infrastructure reason (recorded as `infrastructure`).
+/// The first five are reported by the agent CLI or the model server itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InfrastructureCause {
+    /// The model API could not be reached (DNS failure, connection refused or reset).
+    ApiUnreachable,
+    /// The API refused the credentials (HTTP 401/403, invalid key).
+    AuthFailure,
+    /// The API rate-limited the requests (HTTP 429, quota exhausted).
+    RateLimited,
+    /// The API was overloaded or unavailable (HTTP 529/503).
+    Overloaded,
+    /// The API failed otherwise (HTTP 5xx).
+    ServerError,
+    /// The trial ran past its timeout.
+    Timeout,
+    /// The runner failed: the agent program could not start, died, or its stream ended without
+    /// its terminal event; or an HTTP runner's requests failed after their retries.
+    Runner,
+    /// A judge or custom grader failed.
+    Grader,
+}
+
+impl InfrastructureCause {
+    /// Every cause, in order.
+    pub const ALL: [InfrastructureCause; 8] = [
+        InfrastructureCause::ApiUnreachable,
+        InfrastructureCause::AuthFailure,
+        InfrastructureCause::RateLimited,
+        InfrastructureCause::Overloaded,
+        InfrastructureCause::ServerError,
+        InfrastructureCause::Timeout,
+        InfrastructureCause::Runner,
+        InfrastructureCause::Grader,
+    ];
+
+    /// The recorded name (`api_unreachable`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InfrastructureCause::ApiUnreachable => "api_unreachable",
+            InfrastructureCause::AuthFailure => "auth_failure",
+            InfrastructureCause::RateLimited => "rate_limited",
+            InfrastructureCause::Overloaded => "overloaded",
+            InfrastructureCause::ServerError => "server_error",
+            InfrastructureCause::Timeout => "timeout",
+            InfrastructureCause::Runner => "runner",
+            InfrastructureCause::Grader => "grader",
+        }
+    }
+
+    /// What the cause means, for reasons and messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            InfrastructureCause::ApiUnreachable => "agent API unreachable",
+            InfrastructureCause::AuthFailure => "agent API authentication failed",
+            InfrastructureCause::RateLimited => "agent API rate limit",
+            InfrastructureCause::Overloaded => "agent API overloaded",
+            InfrastructureCause::ServerError => "agent API server error",
+            InfrastructureCause::Timeout => "trial timeout",
+            InfrastructureCause::Runner => "runner failure",
+            InfrastructureCause::Grader => "grader failure",
+        }
+    }
+
+    /// The cause an HTTP status code names, when it names one.
+    pub fn from_status(status: u64) -> Option<Self> {
+        match status {
+            401 | 403 | 407 => Some(InfrastructureCause::AuthFailure),
+            429 => Some(InfrastructureCause::RateLimited),
+            503 | 529 => Some(InfrastructureCause::Overloaded),
+            500..=599 => Some(InfrastructureCause::ServerError),
+            _ => None,
+        }
+    }
+
+    /// The cause an error message names, recognised from the agent CLIs' and HTTP clients' own
+    /// wording (Claude Code `API Error: Can't reach the API server … (ENOTFOUND)`, Codex
+    /// `unexpected status 401 Unauthorized`, Gemini `RESOURCE_EXHAUSTED`, Node `ECONNREFUSED`,
+    /// reqwest `error sending request`, …). Only ever applied to error text (error events, a
+    /// failed result, the stderr of a failed process), never to the agent's answer.
+    pub fn from_error_text(text: &str) -> Option<Self> {
+        use std::sync::LazyLock;
+        static PATTERNS: LazyLock<Vec<(InfrastructureCause, regex::Regex)>> = LazyLock::new(|| {
+            let pattern = |cause, text: &str| {
+                (
+                    cause,
+                    regex::Regex::new(&format!("(?i){text}")).expect("valid pattern"),
+                )
+            };
+            vec![
+                pattern(
+                    InfrastructureCause::AuthFailure,
+                    r"\b(401|403)\b|unauthori[sz]ed|unauthenticated|authentication[ _](error|failed)|invalid (x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|permission_denied|\bforbidden\b",
+                ),
+                pattern(
+                    InfrastructureCause::RateLimited,
+                    r"\b429\b|rate[ _-]?limit|too many requests|resource_exhausted|resource has been exhausted|\bquota\b",
+                ),
+                pattern(
+                    InfrastructureCause::Overloaded,
+                    r"\b(529|503)\b|overloaded|service unavailable|\bunavailable\b",
+                ),
+                pattern(
+                    InfrastructureCause::ApiUnreachable,
+                    r"enotfound|econnrefused|econnreset|etimedout|eai_again|ehostunreach|enetunreach|can'?t reach|cannot reach|unable to connect|connection[ _](refused|reset|error|failed)|error sending request|fetch failed|failed to lookup address|dns error|name or service not known|no route to host|network (error|is unreachable)|stream disconnected|getaddrinfo",
+                ),
+                pattern(
+                    InfrastructureCause::ServerError,
+                    r"\b50[0248]\b|internal server error|bad gateway|gateway time-?out|\bserver_error\b|\bapi_error\b",
+                ),
+            ]
+        });
+        PATTERNS
+            .iter()
+            .find(|(_, regex)| regex.is_match(text))
+            .map(|(cause, _)| *cause)
+    }
+}
+
+/// An infrastructure failure the agent CLI reported in its own output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InfrastructureFailure {
+    /// What kind of failure.
+    pub cause: InfrastructureCause,
+    /// The CLI's own error text (credential values redacted).
+    pub message: String,
 }
 
 /// A shell command the agent ran.
@@ -237,6 +388,13 @@ pub struct Trajectory {
     /// bound, not the trial's total.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub usage_partial: bool,
+    /// An infrastructure failure the agent reported (API unreachable, authentication, rate
+    /// limit, overload): the trial is unscoreable, never failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infrastructure_error: Option<InfrastructureFailure>,
+    /// What the output lost to the profile's size caps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub truncated: Vec<OutputCut>,
 }
 
 impl Trajectory {
@@ -261,6 +419,8 @@ impl Trajectory {
             skill_catalogue: None,
             process: None,
             usage_partial: false,
+            infrastructure_error: None,
+            truncated: Vec::new(),
         }
     }
 
@@ -278,6 +438,66 @@ impl Trajectory {
             }
         }
         self.usage.add(usage);
+    }
+
+    /// Record that the agent reported an infrastructure failure: the trajectory is incomplete
+    /// with the CLI's own message as the reason. The first report wins.
+    pub fn set_infrastructure_error(&mut self, cause: InfrastructureCause, message: &str) {
+        if self.infrastructure_error.is_some() {
+            return;
+        }
+        let message = crate::runner::parsers::truncate(message.trim(), 500);
+        self.status = TrajectoryStatus::Incomplete {
+            reason: format!("{}: {message}", cause.describe()),
+        };
+        self.infrastructure_error = Some(InfrastructureFailure { cause, message });
+    }
+
+    /// Shorten the trajectory's long texts until its JSON form is at most `limit` bytes (or the
+    /// texts are down to a few hundred bytes each). Returns whether anything was cut.
+    pub fn shrink_to(&mut self, limit: usize) -> bool {
+        let size = |t: &Trajectory| serde_json::to_vec(t).map(|v| v.len()).unwrap_or(0);
+        if size(self) <= limit {
+            return false;
+        }
+        self.raw_events.clear();
+        let mut each = limit / 4;
+        while size(self) > limit && each >= 256 {
+            let cut = |text: &mut String| {
+                if text.len() > each {
+                    let dropped = text.len() - each;
+                    *text = format!(
+                        "{} …[{dropped} bytes cut: max_transcript_bytes]",
+                        crate::runner::parsers::truncate(text, each).trim_end_matches('…')
+                    );
+                }
+            };
+            for message in &mut self.messages {
+                cut(&mut message.content);
+            }
+            for call in &mut self.tool_calls {
+                if let Some(output) = call.output.as_mut() {
+                    cut(output);
+                }
+                let input = call.input.to_string();
+                if input.len() > each {
+                    let mut text = input;
+                    cut(&mut text);
+                    call.input = serde_json::Value::String(text);
+                }
+            }
+            for command in &mut self.commands {
+                cut(&mut command.command);
+            }
+            if let Some(answer) = self.final_answer.as_mut() {
+                cut(answer);
+            }
+            if let Some(process) = self.process.as_mut() {
+                cut(&mut process.stderr_tail);
+            }
+            each /= 2;
+        }
+        true
     }
 
     /// Replace every occurrence of a credential value in the trajectory's text (messages, tool

@@ -1377,7 +1377,28 @@ fn a_judge_that_is_down_makes_trials_unscoreable_and_the_run_an_infrastructure_e
     let judge_url = format!("http://{}/v1", closed.local_addr().unwrap());
     drop(closed);
     let fixture = Fixture::judged(&server.base_url(), &judge_url, 2);
-    let output = fixture.run(&["-k", "1", "--run-id", "down", "--judge", "judge"]);
+    // The pre-flight check finds the dead judge before any trial runs.
+    let output = fixture.run(&["-k", "1", "--run-id", "early", "--judge", "judge"]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let error = stderr(&output);
+    assert!(
+        error.contains("pre-flight check of `judge`") && error.contains("unreachable"),
+        "{error}"
+    );
+    let recorded =
+        std::fs::read_to_string(fixture.run_dir("early").join("trials.jsonl")).unwrap_or_default();
+    assert!(recorded.is_empty(), "{recorded}");
+    assert_eq!(server.requests(), 0, "no agent request was spent");
+    // Without the check, every trial finds it: unscoreable, never failed.
+    let output = fixture.run(&[
+        "-k",
+        "1",
+        "--run-id",
+        "down",
+        "--judge",
+        "judge",
+        "--no-preflight",
+    ]);
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let error = stderr(&output);
     assert!(error.contains("4 of 4 trials are unscoreable"), "{error}");

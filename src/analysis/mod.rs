@@ -268,6 +268,14 @@ pub struct ArmSummary {
     /// Unscoreable trials by cause (the reason up to its first `:`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unscoreable_causes: BTreeMap<String, usize>,
+    /// Trials whose output was cut at the runner profile's size caps (`truncated` in their
+    /// records); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated_trials: usize,
+}
+
+fn is_zero(value: &usize) -> bool {
+    *value == 0
 }
 
 /// The verdict on the lift.
@@ -519,6 +527,7 @@ struct ArmTotals {
     latency_trials: usize,
     retries: usize,
     unscoreable_causes: BTreeMap<String, usize>,
+    truncated_trials: usize,
 }
 
 /// Streaming accumulator of a run's records: per-case and per-arm counters only.
@@ -602,6 +611,9 @@ impl<'a> RunAccumulator<'a> {
             totals.latency_trials += 1;
         }
         totals.retries += record.retries.len();
+        if !record.truncated.is_empty() {
+            totals.truncated_trials += 1;
+        }
         if record.outcome == Outcome::Unscoreable {
             *totals
                 .unscoreable_causes
@@ -818,6 +830,7 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
                 .then(|| totals.latency_s / totals.latency_trials as f64),
             retries: totals.retries,
             unscoreable_causes: totals.unscoreable_causes.clone(),
+            truncated_trials: totals.truncated_trials,
         }
     };
     // The arms' bootstraps run on their own threads while the lift is computed.

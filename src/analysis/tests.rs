@@ -97,6 +97,8 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
         supersedes: false,
         unscoreable_cause: None,
         usage_partial: false,
+        infrastructure: None,
+        truncated: Vec::new(),
     }
 }
 

@@ -155,6 +155,14 @@ pub struct RunArgs {
     /// Merge the shard folders with `skill-lift merge`.
     #[arg(long, value_name = "i/n", conflicts_with = "resume")]
     pub shard: Option<crate::shard::Shard>,
+    /// Skip the pre-flight check (before any trial: the agent program exists and answers
+    /// `--version`; each HTTP runner and judge answers one cheap request).
+    #[arg(long)]
+    pub no_preflight: bool,
+    /// Circuit breaker: stop scheduling after N trials in a row failed for infrastructure
+    /// reasons (exit 3; `--resume` continues); 0 disables it.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub breaker: usize,
 }
 
 /// Flags of `skill-lift merge`.

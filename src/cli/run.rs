@@ -647,20 +647,29 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         manifest.model
     );
 
+    // From the first child on, SIGINT/SIGTERM stop the run cleanly (servers included).
+    crate::contain::install_interrupt_handler();
     let mut server = None;
     if done.len() < planned.len()
         && let Some(config) = &profile.profile.server
     {
         let profile_dir = absolute(profile.path.parent().unwrap_or(Path::new(".")));
         eprintln!("skill-lift: checking model server at {}", config.ready_url);
-        server = ManagedServer::ensure(
-            config,
-            &profile_dir,
-            &profile.profile.base_url,
-            &run_dir.join("server.log"),
-        )
-        .await
-        .map_err(CommandError::infrastructure)?;
+        // Dropping the start-up on an interrupt stops the server it started (SIGKILL of its
+        // process group).
+        let server_log = run_dir.join("server.log");
+        server = tokio::select! {
+            started = ManagedServer::ensure(
+                config,
+                &profile_dir,
+                &profile.profile.base_url,
+                &server_log,
+            ) => started.map_err(CommandError::infrastructure)?,
+            _ = crate::contain::interrupted() => {
+                eprintln!("skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift run --resume {}", run_dir.display());
+                return Ok(exit_codes::INTERRUPTED);
+            }
+        };
         if server.is_some() {
             eprintln!(
                 "skill-lift: started model server ({})",
@@ -670,10 +679,41 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     }
 
     let mut judge_servers = if done.len() < planned.len() {
-        super::grading::ensure_judge_servers(&judge_profiles, &run_dir).await?
+        tokio::select! {
+            started = super::grading::ensure_judge_servers(&judge_profiles, &run_dir) => started?,
+            _ = crate::contain::interrupted() => {
+                if let Some(server) = server.as_mut() {
+                    server.stop().await;
+                }
+                eprintln!("skill-lift: interrupted while waiting for the judge's model server; it was stopped. Continue with: skill-lift run --resume {}", run_dir.display());
+                return Ok(exit_codes::INTERRUPTED);
+            }
+        }
     } else {
         Vec::new()
     };
+    if done.len() < planned.len() && !args.no_preflight {
+        let mut checks = vec![(profile.clone(), api_key.clone())];
+        for judge in &judge_profiles {
+            checks.push((judge.clone(), super::grading::profile_api_key(judge)?));
+        }
+        for (checked, key) in &checks {
+            match crate::runner::preflight::check(checked, key.as_deref()).await {
+                Ok(line) => eprintln!("skill-lift: pre-flight {}: {line}", checked.name),
+                Err(error) => {
+                    if let Some(server) = server.as_mut() {
+                        server.stop().await;
+                    }
+                    for server in judge_servers.iter_mut() {
+                        server.stop().await;
+                    }
+                    return Err(CommandError::infrastructure(anyhow!(
+                        "{error}; nothing was run (skip the check with --no-preflight)"
+                    )));
+                }
+            }
+        }
+    }
     let runner =
         build_runner(&profile, api_key).map_err(|e| CommandError::infrastructure(anyhow!(e)))?;
     let decoys = prepare_decoys(&decoy_source).map_err(CommandError::input)?;
@@ -712,6 +752,8 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         ),
         can_run_commands: crate::grade::pipeline::can_run_commands(&manifest.runner.kind),
         retried,
+        max_transcript_bytes: usize::try_from(profile.profile.max_transcript_bytes)
+            .unwrap_or(usize::MAX),
     });
     // A resumed run keeps the gates it started with unless a flag is given again.
     let analysis_settings = args
@@ -721,6 +763,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         jobs,
         k: manifest.k,
         progress: !quiet && progress_allowed(),
+        breaker: args.breaker,
     };
     let (stop_exports, exports_stopped) = tokio::sync::watch::channel(false);
     let periodic = tokio::spawn(periodic_exports(
@@ -747,6 +790,12 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     }
     // The servers wrote their logs themselves: they pass the redaction boundary now.
     crate::redact::redact_logs_in(&run_dir);
+    // Anything re-parented to skill-lift that it did not start (a supervisor was killed from
+    // outside) goes now.
+    let orphans = crate::contain::reap_adopted_orphans();
+    if orphans > 0 {
+        eprintln!("skill-lift: stopped {orphans} orphaned processes left by killed trials");
+    }
     let report = match outcome {
         Ok(report) => report,
         Err(crate::execute::ExecuteError::Leak(message)) => {
@@ -785,10 +834,20 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         exit_code_for(&summary),
         exit_codes::INFRASTRUCTURE_ERROR | exit_codes::NOTHING_TO_RUN
     );
-    if manifest.shard.is_none() && !report.interrupted && measured {
+    let stopped_early = report.interrupted || report.breaker.is_some();
+    if manifest.shard.is_none() && !stopped_early && measured {
         record_in_baseline_store(&run_dir, &manifest, args.state.as_deref());
-    } else if manifest.shard.is_none() && !report.interrupted {
+    } else if manifest.shard.is_none() && !stopped_early {
         eprintln!("skill-lift: baseline store not updated: this run measured no lift");
+    }
+    if let Some(reason) = &report.breaker {
+        let remaining = report.missing;
+        eprintln!(
+            "error: {reason}; stopped with {remaining} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {} (exit {})",
+            run_dir.display(),
+            exit_codes::INFRASTRUCTURE_ERROR
+        );
+        return Ok(exit_codes::INFRASTRUCTURE_ERROR);
     }
     if report.interrupted {
         eprintln!(

@@ -207,10 +207,19 @@ pub async fn run_grader(
             .unwrap_or(Duration::from_secs(300)),
         grace: Duration::from_secs(2),
         linger: Duration::from_secs(3600),
+        max_stdout_bytes: crate::process::DEFAULT_MAX_STDOUT_BYTES,
+        max_stderr_bytes: crate::process::DEFAULT_MAX_STDERR_BYTES,
     };
     let outcome = run_process(&process, limits, |_| false)
         .await
         .map_err(|e| format!("grader `{}`: {e}", spec.name))?;
+    if outcome.stdout_dropped_bytes > 0 {
+        return Err(format!(
+            "grader `{}` printed more than {} bytes on stdout",
+            spec.name,
+            crate::process::DEFAULT_MAX_STDOUT_BYTES
+        ));
+    }
     if outcome.timed_out {
         return Err(format!(
             "grader `{}` exceeded its timeout of {} s",

@@ -127,6 +127,9 @@ pub fn unscoreable(reason: String) -> Grade {
 pub enum UnscoreableCause {
     /// The runner failed (HTTP error after retries, agent CLI failure, missing program).
     RunnerError,
+    /// The agent CLI reported that its model API was unreachable, refused the credentials,
+    /// rate-limited or was overloaded (the typed cause is the record's `infrastructure`).
+    AgentApiError,
     /// The trial ran past its timeout.
     Timeout,
     /// The trajectory ended without its terminal event.
@@ -149,8 +152,9 @@ pub enum UnscoreableCause {
 
 impl UnscoreableCause {
     /// Every cause.
-    pub const ALL: [UnscoreableCause; 10] = [
+    pub const ALL: [UnscoreableCause; 11] = [
         UnscoreableCause::RunnerError,
+        UnscoreableCause::AgentApiError,
         UnscoreableCause::Timeout,
         UnscoreableCause::IncompleteTrajectory,
         UnscoreableCause::StagingFailed,
@@ -166,6 +170,8 @@ impl UnscoreableCause {
     pub fn prefix(self) -> &'static str {
         match self {
             UnscoreableCause::RunnerError => "runner error",
+            // `agent API unreachable: …`, `agent API rate limit: …` (`InfrastructureCause`).
+            UnscoreableCause::AgentApiError => "agent API",
             UnscoreableCause::Timeout => "trial exceeded its timeout",
             UnscoreableCause::IncompleteTrajectory => "incomplete trajectory",
             UnscoreableCause::StagingFailed => "staging failed",
@@ -193,6 +199,7 @@ impl UnscoreableCause {
         matches!(
             self,
             UnscoreableCause::RunnerError
+                | UnscoreableCause::AgentApiError
                 | UnscoreableCause::Timeout
                 | UnscoreableCause::IncompleteTrajectory
                 | UnscoreableCause::StagingFailed

@@ -244,6 +244,14 @@ impl GraderSet {
 
     /// Output checks, deterministic metrics, composite and outcome.
     pub fn finish(&self, facts: &TrialFacts<'_>, remote: RemoteGrades) -> Grade {
+        if let Some(failure) = &facts.trajectory.infrastructure_error {
+            // The agent's own report: "agent API unreachable: API Error: Can't reach …".
+            return Grade::unscoreable(format!(
+                "{}: {}",
+                failure.cause.describe(),
+                failure.message
+            ));
+        }
         if let TrajectoryStatus::Incomplete { reason } = &facts.trajectory.status {
             return Grade::unscoreable(format!("incomplete trajectory: {reason}"));
         }

@@ -40,7 +40,7 @@ fn metric_cells(
 }
 
 /// Columns of `trials.csv`, in order.
-pub const TRIAL_COLUMNS: [&str; 32] = [
+pub const TRIAL_COLUMNS: [&str; 34] = [
     "run_id",
     "trial_id",
     "case_id",
@@ -73,6 +73,8 @@ pub const TRIAL_COLUMNS: [&str; 32] = [
     "goal_accuracy",
     "behavior_check",
     "other_scores",
+    "infrastructure",
+    "truncated",
 ];
 
 /// Columns of `cases.csv`, in order (metric columns: the case's mean over scoreable attempts).
@@ -156,7 +158,20 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
                     optional(record.transcript.as_ref()),
                 ]
                 .into_iter()
-                .chain(metrics),
+                .chain(metrics)
+                .chain([
+                    optional(record.infrastructure.map(|c| c.as_str())),
+                    record
+                        .truncated
+                        .iter()
+                        .map(|cut| match cut {
+                            crate::trajectory::OutputCut::Stdout => "stdout",
+                            crate::trajectory::OutputCut::Stderr => "stderr",
+                            crate::trajectory::OutputCut::Transcript => "transcript",
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ]),
             )
             .map_err(std::io::Error::other)
     }

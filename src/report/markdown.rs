@@ -28,6 +28,20 @@ fn arm_row(name: &str, arm: &ArmSummary) -> String {
     )
 }
 
+/// A line on trials whose output was cut at the size caps, when there are any.
+fn truncation_line(out: &mut String, summary: &Summary) {
+    let (with, without) = (
+        summary.arms.with_skill.truncated_trials,
+        summary.arms.without_skill.truncated_trials,
+    );
+    if with + without > 0 {
+        let _ = writeln!(
+            out,
+            "\nOutput cut at the runner profile's size caps (`max_stdout_bytes`, `max_stderr_bytes`, `max_transcript_bytes`): with_skill {with}, without_skill {without} trials (`truncated` in trials.jsonl)."
+        );
+    }
+}
+
 fn unscoreable_section(out: &mut String, summary: &Summary) {
     let unscoreable = &summary.unscoreable;
     let arms = [
@@ -254,6 +268,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     out.push_str(&arm_row("with_skill", &summary.arms.with_skill));
     out.push_str(&arm_row("without_skill", &summary.arms.without_skill));
     unscoreable_section(&mut out, summary);
+    truncation_line(&mut out, summary);
     metrics_section(&mut out, summary);
     agreement_section(&mut out, summary);
     let _ = writeln!(

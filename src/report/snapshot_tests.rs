@@ -152,6 +152,8 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
         supersedes: false,
         unscoreable_cause: None,
         usage_partial: false,
+        infrastructure: None,
+        truncated: Vec::new(),
     }
 }
 

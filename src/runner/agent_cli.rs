@@ -17,7 +17,9 @@ use async_trait::async_trait;
 use super::parsers::{self, OutputFormat, SkillContext};
 use super::{AttemptError, AttemptInput, Runner, RunnerKind, RunnerProfile};
 use crate::process::{ProcessLimits, ProcessOutcome, ProcessSpec, run_process};
-use crate::trajectory::{ProcessExit, Trajectory, TrajectoryStatus};
+use crate::trajectory::{
+    InfrastructureCause, OutputCut, ProcessExit, Trajectory, TrajectoryStatus,
+};
 
 /// The variable holding a placeholder key for local servers when the profile names none.
 const DUMMY_KEY_VARIABLE: &str = "SKILL_LIFT_DUMMY_KEY";
@@ -387,6 +389,14 @@ fn prepare_home(home: &Path, kind: RunnerKind) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The last stderr line that names an infrastructure failure (an unreachable API, refused
+/// credentials, a rate limit, an overload), for CLIs that report fatal errors on stderr.
+fn stderr_infrastructure(stderr: &str) -> Option<(InfrastructureCause, String)> {
+    stderr.lines().rev().take(200).find_map(|line| {
+        InfrastructureCause::from_error_text(line).map(|cause| (cause, line.trim().to_string()))
+    })
+}
+
 /// Classify a finished process and fold the result into the trajectory.
 fn classify(
     trajectory: &mut Trajectory,
@@ -394,6 +404,22 @@ fn classify(
     format: OutputFormat,
     timeout: Duration,
 ) -> &'static str {
+    if trajectory.infrastructure_error.is_some() {
+        // The agent itself reported an unreachable API, refused credentials, a rate limit or
+        // an overload: unscoreable, whatever the exit code.
+        return "infrastructure_error";
+    }
+    let failed = outcome.timed_out
+        || outcome.signal.is_some()
+        || outcome.exit_code.is_some_and(|code| code != 0)
+        || !(outcome.final_event_seen || format == OutputFormat::Text);
+    if failed
+        && !outcome.stopped_after_final_event
+        && let Some((cause, message)) = stderr_infrastructure(&outcome.stderr_tail)
+    {
+        trajectory.set_infrastructure_error(cause, &message);
+        return "infrastructure_error";
+    }
     if outcome.timed_out {
         trajectory.status = TrajectoryStatus::Incomplete {
             reason: format!(
@@ -471,6 +497,8 @@ impl Runner for AgentCliRunner {
             timeout: input.timeout,
             grace: Duration::from_secs_f64(self.profile.grace_s),
             linger: Duration::from_secs_f64(self.profile.linger_s),
+            max_stdout_bytes: usize::try_from(self.profile.max_stdout_bytes).unwrap_or(usize::MAX),
+            max_stderr_bytes: usize::try_from(self.profile.max_stderr_bytes).unwrap_or(usize::MAX),
         };
         let format = self.format;
         let outcome = run_process(&spec, limits, |line| format.is_final_event(line))
@@ -482,6 +510,12 @@ impl Runner for AgentCliRunner {
                 partial: None,
             })?;
         let mut trajectory = format.parse(&outcome.stdout_lines);
+        if outcome.stdout_dropped_bytes > 0 {
+            trajectory.truncated.push(OutputCut::Stdout);
+        }
+        if outcome.stderr_dropped_bytes > 0 {
+            trajectory.truncated.push(OutputCut::Stderr);
+        }
         parsers::detect(
             &mut trajectory,
             SkillContext {
@@ -498,7 +532,15 @@ impl Runner for AgentCliRunner {
             class: class.to_string(),
             wall_s: outcome.wall_s,
             stderr_tail: self.redact(&outcome.stderr_tail),
+            stdout_dropped_bytes: outcome.stdout_dropped_bytes,
+            stderr_dropped_bytes: outcome.stderr_dropped_bytes,
         });
+        if let Some(failure) = trajectory.infrastructure_error.as_mut() {
+            failure.message = self.redact(&failure.message);
+            if let TrajectoryStatus::Incomplete { reason } = &mut trajectory.status {
+                *reason = self.redact(reason);
+            }
+        }
         Ok(trajectory)
     }
 }

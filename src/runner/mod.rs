@@ -8,6 +8,7 @@ pub mod agent_cli;
 pub mod http;
 pub mod openai_chat;
 pub mod parsers;
+pub mod preflight;
 pub mod profile;
 pub mod server;
 

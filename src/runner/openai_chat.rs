@@ -375,7 +375,7 @@ impl Runner for OpenAiChatRunner {
         let policy = RetryPolicy {
             max_retries: self.profile.max_retries,
             base_delay: Duration::from_secs_f64(self.profile.retry_base_delay_s.max(0.0)),
-            max_delay: Duration::from_secs(30),
+            max_delay: Duration::from_secs_f64(self.profile.max_retry_delay_s),
         };
         let max_turns = if mode == SkillMode::Tools {
             self.profile.max_turns

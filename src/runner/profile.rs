@@ -143,9 +143,15 @@ pub struct RunnerProfile {
     /// Most retries of one request after infrastructure errors (connection, 429, 5xx).
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
-    /// First backoff delay in seconds (doubles per retry, capped at 30 s; `Retry-After` wins).
+    /// First backoff delay in seconds (doubles per retry, capped at `max_retry_delay_s`;
+    /// `Retry-After` wins, within the same cap).
     #[serde(default = "default_retry_base_delay")]
     pub retry_base_delay_s: f64,
+    /// Longest single wait before a retry, seconds, whatever `Retry-After` asks (default 30): a
+    /// server asking for an hour costs at most `max_retries` × this per request, and the run's
+    /// circuit breaker stops the run when every trial fails.
+    #[serde(default = "default_max_retry_delay")]
+    pub max_retry_delay_s: f64,
     /// Optional managed model server.
     #[serde(default)]
     pub server: Option<ServerConfig>,
@@ -188,6 +194,32 @@ pub struct RunnerProfile {
     /// Agent CLIs: seconds a CLI may keep running after its final event before it is stopped.
     #[serde(default = "default_linger")]
     pub linger_s: f64,
+    /// Agent CLIs and custom graders: bytes of stdout kept per trial (default 16 MiB); past it
+    /// lines are dropped and the trial is flagged `truncated: ["stdout"]`.
+    #[serde(default = "default_max_stdout_bytes")]
+    pub max_stdout_bytes: u64,
+    /// Agent CLIs: bytes of stderr kept per trial, the tail (default 64 KiB).
+    #[serde(default = "default_max_stderr_bytes")]
+    pub max_stderr_bytes: u64,
+    /// Bytes of one transcript file at most (default 16 MiB); longer texts in it are shortened
+    /// and the trial is flagged `truncated: ["transcript"]`.
+    #[serde(default = "default_max_transcript_bytes")]
+    pub max_transcript_bytes: u64,
+}
+
+fn default_max_retry_delay() -> f64 {
+    30.0
+}
+fn default_max_stdout_bytes() -> u64 {
+    crate::process::DEFAULT_MAX_STDOUT_BYTES as u64
+}
+fn default_max_stderr_bytes() -> u64 {
+    crate::process::DEFAULT_MAX_STDERR_BYTES as u64
+}
+/// The default cap on one transcript file, bytes (16 MiB).
+pub const DEFAULT_MAX_TRANSCRIPT_BYTES: u64 = 16 * 1024 * 1024;
+fn default_max_transcript_bytes() -> u64 {
+    DEFAULT_MAX_TRANSCRIPT_BYTES
 }
 
 fn default_grace() -> f64 {
@@ -379,6 +411,8 @@ pub const MAX_CONCURRENCY: usize = 1024;
 pub const MAX_TURNS: usize = 10_000;
 /// Most retries of one request a profile may ask for.
 pub const MAX_RETRIES: u32 = 100;
+/// Largest output cap (`max_stdout_bytes`, `max_stderr_bytes`, `max_transcript_bytes`): 16 GiB.
+pub const MAX_CAP_BYTES: u64 = 1 << 34;
 
 /// The first numeric setting outside its bounds, as `(key, what is wrong)`. Bounds keep every
 /// later conversion (durations, semaphores, backoff doubling) far from overflow: a profile
@@ -409,6 +443,14 @@ fn out_of_bounds(profile: &RunnerProfile) -> Option<(&'static str, String)> {
                 MAX_DELAY_S,
             )
         })
+        .or_else(|| {
+            seconds(
+                "max_retry_delay_s",
+                profile.max_retry_delay_s,
+                false,
+                MAX_DELAY_S,
+            )
+        })
         .or_else(|| seconds("grace_s", profile.grace_s, false, MAX_DELAY_S))
         .or_else(|| seconds("linger_s", profile.linger_s, false, MAX_DELAY_S))
         .or_else(|| {
@@ -430,6 +472,31 @@ fn out_of_bounds(profile: &RunnerProfile) -> Option<(&'static str, String)> {
             )
         })
         .or_else(|| count("max_turns", profile.max_turns as u64, 1, MAX_TURNS as u64))
+        // The output caps bound what one trial may hold in memory.
+        .or_else(|| {
+            count(
+                "max_stdout_bytes",
+                profile.max_stdout_bytes,
+                1024,
+                MAX_CAP_BYTES,
+            )
+        })
+        .or_else(|| {
+            count(
+                "max_stderr_bytes",
+                profile.max_stderr_bytes,
+                0,
+                MAX_CAP_BYTES,
+            )
+        })
+        .or_else(|| {
+            count(
+                "max_transcript_bytes",
+                profile.max_transcript_bytes,
+                64 * 1024,
+                MAX_CAP_BYTES,
+            )
+        })
         .or_else(|| {
             count(
                 "max_retries",

@@ -2,7 +2,9 @@
 //! does not answer, and stopped at the end of the run.
 //!
 //! The child runs in its own process group; stopping sends SIGTERM to the group, waits a grace
-//! period, then SIGKILL, so no orphan keeps the port. Output goes to a log file in the run folder.
+//! period, then SIGKILL, so no orphan keeps the port. It gets `PR_SET_PDEATHSIG(SIGKILL)`
+//! (`crate::contain`), so it dies with skill-lift even when skill-lift is killed with `kill -9`.
+//! Output goes to a log file in the run folder.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -102,10 +104,12 @@ impl ManagedServer {
             .stderr(Stdio::from(log_err))
             .kill_on_drop(true)
             .process_group(0);
+        crate::contain::die_with_parent(&mut command);
         let child = command.spawn().map_err(|source| ServerError::Spawn {
             command: argv.join(" "),
             source,
         })?;
+        crate::contain::register_child(child.id());
         let mut server = ManagedServer {
             child,
             log: log.to_path_buf(),

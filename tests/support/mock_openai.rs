@@ -25,8 +25,10 @@ pub struct MockBehaviour {
     pub with_answer: String,
     /// Answer when it is absent.
     pub without_answer: String,
-    /// Answer the first N requests with HTTP 429 (`Retry-After: 0`).
+    /// Answer the first N requests with HTTP 429 (`Retry-After: retry_after`).
     pub fail_first_with_429: usize,
+    /// The `Retry-After` value of those 429 answers, seconds (default "0").
+    pub retry_after: &'static str,
     /// Answer every request with HTTP 500.
     pub always_500: bool,
     /// Delay before each answer.
@@ -44,6 +46,7 @@ impl Default for MockBehaviour {
             with_answer: "Aye! Here is the answer.".to_string(),
             without_answer: "Here is the answer.".to_string(),
             fail_first_with_429: 0,
+            retry_after: "0",
             always_500: false,
             delay: Duration::ZERO,
             activate: None,
@@ -107,7 +110,7 @@ async fn chat(
         state.rejected.fetch_add(1, Ordering::SeqCst);
         return (
             StatusCode::TOO_MANY_REQUESTS,
-            [("retry-after", "0")],
+            [("retry-after", behaviour.retry_after)],
             Json(json!({"error": {"message": "rate limited"}})),
         )
             .into_response();

@@ -57,8 +57,6 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` sent to the Anthropic Messages API (where it is required) when the profile sets
 /// none.
 pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u64 = 2048;
-/// Longest wait between retries of one request, seconds (also caps `Retry-After`).
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
 /// Longest model text quoted in a reason, characters.
 const REASON_QUOTE_CHARS: usize = 300;
 
@@ -338,7 +336,7 @@ impl Judge {
             policy: RetryPolicy {
                 max_retries: settings_profile.max_retries,
                 base_delay: Duration::from_secs_f64(settings_profile.retry_base_delay_s.max(0.0)),
-                max_delay: MAX_RETRY_DELAY,
+                max_delay: Duration::from_secs_f64(settings_profile.max_retry_delay_s),
             },
             cache: settings.cache_dir.clone().map(JudgeCache::new),
             settings,

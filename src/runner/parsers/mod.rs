@@ -24,7 +24,8 @@ use serde_json::Value;
 
 use crate::runner::StagedSkill;
 use crate::trajectory::{
-    ActivationEvidence, Message, Role, ScriptRun, SkillActivation, ToolCall, Trajectory,
+    ActivationEvidence, InfrastructureCause, Message, Role, ScriptRun, SkillActivation, ToolCall,
+    Trajectory,
 };
 
 /// An agent CLI's stdout format.
@@ -65,8 +66,17 @@ impl OutputFormat {
         }
     }
 
-    /// Parse a whole stream.
+    /// Parse a whole stream; an infrastructure failure the agent reported in its error events
+    /// (see [`reported_infrastructure`]) makes the trajectory incomplete with that cause.
     pub fn parse(self, lines: &[String]) -> Trajectory {
+        let mut trajectory = self.parse_events(lines);
+        if let Some((cause, message)) = reported_infrastructure(self, lines) {
+            trajectory.set_infrastructure_error(cause, &message);
+        }
+        trajectory
+    }
+
+    fn parse_events(self, lines: &[String]) -> Trajectory {
         match self {
             OutputFormat::ClaudeStreamJson => claude::parse(lines),
             OutputFormat::CodexJson => codex::parse(lines),
@@ -85,6 +95,164 @@ impl OutputFormat {
             }
         }
     }
+}
+
+/// The infrastructure failure an agent reported in its own error events, with its message:
+/// Claude Code's failed `result` (`api_error_status`, or `API Error: Can't reach the API server
+/// … (ENOTFOUND)`) and `assistant` lines marked `is_api_error_message`; Codex `turn.failed`;
+/// Gemini CLI's failed `result` and `error` events of severity `error`; OpenCode `error`
+/// events (`error.data.statusCode`); Cursor's failed `result`; Goose `error` events. The HTTP
+/// status decides when the event carries one, else the message's wording
+/// ([`InfrastructureCause::from_error_text`]). Messages of ordinary agent failures (turn limit,
+/// tool errors) name no cause and are left alone.
+pub fn reported_infrastructure(
+    format: OutputFormat,
+    lines: &[String],
+) -> Option<(InfrastructureCause, String)> {
+    let mut found: Option<(InfrastructureCause, String)> = None;
+    let mut consider = |status: Option<u64>, message: String| {
+        let cause = status
+            .and_then(InfrastructureCause::from_status)
+            .or_else(|| InfrastructureCause::from_error_text(&message));
+        if let Some(cause) = cause {
+            // The last reported failure is the one that ended the run.
+            found = Some((cause, message));
+        }
+    };
+    // A CLI killed (by the trial timeout) while it was still retrying never reports a final
+    // failure: its last retry notice names the cause (Codex `Reconnecting... waiting for network
+    // (Connection failed: error sending request)` forever when the host is unreachable; Claude
+    // Code `system/api_retry` with `error_status`).
+    let mut pending_retry: Option<(Option<u64>, String)> = None;
+    let mut finished = false;
+    // Only lines that can be error or terminal events are parsed a second time.
+    for line in lines.iter().filter(|line| {
+        line.contains("rror") || line.contains("retry") || format.is_final_event(line)
+    }) {
+        let Some(event) = parse_line(line) else {
+            continue;
+        };
+        let kind = str_field(&event, "type").unwrap_or("");
+        let status = |value: &Value| {
+            value
+                .as_u64()
+                .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
+        };
+        if format.is_final_event(line) {
+            finished = true;
+        }
+        match (format, kind) {
+            (OutputFormat::ClaudeStreamJson, "system")
+                if str_field(&event, "subtype") == Some("api_retry") =>
+            {
+                let code = event.get("error_status").and_then(status);
+                let error = str_field(&event, "error").unwrap_or("");
+                pending_retry = Some((
+                    code,
+                    format!(
+                        "retrying the API after: {error}{}",
+                        code.map(|c| format!(" (HTTP {c})")).unwrap_or_default()
+                    ),
+                ));
+            }
+            (OutputFormat::CodexJson, "error") => {
+                let message = str_field(&event, "message").unwrap_or("");
+                if message.starts_with("Reconnecting") {
+                    pending_retry = Some((None, message.to_string()));
+                }
+            }
+            (OutputFormat::ClaudeStreamJson, "result")
+            | (OutputFormat::CursorStreamJson, "result")
+                if event.get("is_error").and_then(Value::as_bool) == Some(true) =>
+            {
+                let text = str_field(&event, "result").unwrap_or("").to_string();
+                let text = if text.is_empty() {
+                    event
+                        .get("errors")
+                        .map(Value::to_string)
+                        .unwrap_or_default()
+                } else {
+                    text
+                };
+                // Claude Code also names the failure class (`api_error: "connection_failed"`).
+                let text = match str_field(&event, "api_error") {
+                    Some(class) if InfrastructureCause::from_error_text(&text).is_none() => {
+                        format!("{text} ({class})")
+                    }
+                    _ => text,
+                };
+                consider(event.get("api_error_status").and_then(status), text);
+            }
+            (OutputFormat::ClaudeStreamJson, "assistant")
+                if event.get("is_api_error_message").and_then(Value::as_bool) == Some(true) =>
+            {
+                consider(
+                    event.get("api_error_status").and_then(status),
+                    output_text(&event["message"]["content"]),
+                );
+            }
+            (OutputFormat::CodexJson, "turn.failed") => {
+                consider(
+                    None,
+                    str_field(&event["error"], "message")
+                        .unwrap_or("")
+                        .to_string(),
+                );
+            }
+            (OutputFormat::GeminiStreamJson, "result")
+                if str_field(&event, "status") != Some("success") =>
+            {
+                let error = &event["error"];
+                consider(
+                    error.get("code").and_then(status),
+                    str_field(error, "message")
+                        .map(str::to_string)
+                        .unwrap_or_else(|| error.to_string()),
+                );
+            }
+            (OutputFormat::GeminiStreamJson, "error")
+                if str_field(&event, "severity") == Some("error") =>
+            {
+                consider(None, str_field(&event, "message").unwrap_or("").to_string());
+            }
+            (OutputFormat::OpencodeJson, "error") => {
+                let error = &event["error"];
+                let data = &error["data"];
+                let message = str_field(data, "message")
+                    .or_else(|| str_field(error, "message"))
+                    .map(str::to_string)
+                    .unwrap_or_else(|| error.to_string());
+                let name = str_field(error, "name").unwrap_or("");
+                consider(
+                    data.get("statusCode").and_then(status),
+                    format!("{name}: {message}"),
+                );
+            }
+            (OutputFormat::GooseStreamJson, "error") => {
+                let error = &event["error"];
+                consider(
+                    None,
+                    error
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| error.to_string()),
+                );
+            }
+            _ => {}
+        }
+    }
+    if found.is_none()
+        && !finished
+        && let Some((code, message)) = pending_retry
+    {
+        let cause = code
+            .and_then(InfrastructureCause::from_status)
+            .or_else(|| InfrastructureCause::from_error_text(&message));
+        if let Some(cause) = cause {
+            return Some((cause, message));
+        }
+    }
+    found
 }
 
 /// A stdout line as a JSON object, or `None` for anything else.
@@ -553,6 +721,182 @@ pub(crate) mod test_support {
 mod tests {
     use super::test_support::*;
     use super::*;
+
+    /// Error streams in the shapes the real CLIs print (captured from Claude Code 2.1.332, Codex
+    /// 0.171.0, Gemini CLI and OpenCode against an unreachable host and a loopback server
+    /// answering 401/429/529; values invented), plus Cursor's and Goose's documented shapes.
+    #[test]
+    fn agent_reported_infrastructure_errors_are_recognised() {
+        use InfrastructureCause as Cause;
+        let cases: &[(OutputFormat, &str, Cause, &str)] = &[
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5"}
+{"type":"system","subtype":"api_retry","attempt":10,"max_retries":10,"retry_delay_ms":39623,"error_status":null,"error":"unknown","session_id":"s1"}
+{"type":"assistant","message":{"id":"a1","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)"}]},"session_id":"s1","error":"server_error","is_api_error_message":true,"api_error":"connection_failed"}
+{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"api_error":"connection_failed","terminal_reason":"api_error","result":"API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)","num_turns":1,"session_id":"s1","total_cost_usd":0}"#,
+                Cause::ApiUnreachable,
+                "ENOTFOUND",
+            ),
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":612,"error_status":401,"error":"authentication_failed","session_id":"s2"}
+{"type":"result","subtype":"success","is_error":true,"api_error_status":401,"api_error_type":"authentication_error","terminal_reason":"api_error","result":"Invalid API key · Fix external API key","session_id":"s2"}"#,
+                Cause::AuthFailure,
+                "Invalid API key",
+            ),
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"api_error_type":"overloaded_error","result":"API Error: Repeated 529 Overloaded errors","session_id":"s3"}"#,
+                Cause::Overloaded,
+                "529",
+            ),
+            (
+                OutputFormat::CodexJson,
+                r#"{"type":"thread.started","thread_id":"t1"}
+{"type":"turn.started"}
+{"type":"error","message":"Reconnecting... 1/5 (unexpected status 401 Unauthorized: Incorrect API key provided: sk-test***., url: http://127.0.0.1:9/v1/responses)"}
+{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Incorrect API key provided: sk-test***., url: http://127.0.0.1:9/v1/responses"}}"#,
+                Cause::AuthFailure,
+                "401 Unauthorized",
+            ),
+            (
+                OutputFormat::CodexJson,
+                r#"{"type":"turn.failed","error":{"message":"stream disconnected before completion: error sending request for url (http://api.invalid/v1/responses)"}}"#,
+                Cause::ApiUnreachable,
+                "error sending request",
+            ),
+            (
+                // Codex 0.171.0 with no route to the host retries forever; the trial timeout
+                // ends it.
+                OutputFormat::CodexJson,
+                r#"{"type":"thread.started","thread_id":"t2"}
+{"type":"turn.started"}
+{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}
+{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}"#,
+                Cause::ApiUnreachable,
+                "waiting for network",
+            ),
+            (
+                // Claude Code killed by the trial timeout while retrying a 529.
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"system","subtype":"init","session_id":"s4","model":"m"}
+{"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,"retry_delay_ms":2044,"error_status":529,"error":"overloaded","session_id":"s4"}"#,
+                Cause::Overloaded,
+                "HTTP 529",
+            ),
+            (
+                OutputFormat::GeminiStreamJson,
+                r#"{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: exception TypeError: fetch failed sending request]"},"stats":{}}"#,
+                Cause::ApiUnreachable,
+                "fetch failed",
+            ),
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit"}"#,
+                Cause::RateLimited,
+                "Request rejected (429)",
+            ),
+            (
+                OutputFormat::CodexJson,
+                r#"{"type":"turn.failed","error":{"message":"unexpected status 529 <unknown status code>: The server is overloaded, url: http://127.0.0.1:9/v1/responses"}}"#,
+                Cause::Overloaded,
+                "overloaded",
+            ),
+            (
+                OutputFormat::GeminiStreamJson,
+                r#"{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: Resource has been exhausted (e.g. check quota).]\nPlease wait and try again later."},"stats":{}}"#,
+                Cause::RateLimited,
+                "exhausted",
+            ),
+            (
+                OutputFormat::OpencodeJson,
+                r#"{"type":"error","sessionID":"ses_3","error":{"name":"APIError","data":{"message":"The server is overloaded","statusCode":529,"isRetryable":true}}}"#,
+                Cause::Overloaded,
+                "overloaded",
+            ),
+            (
+                OutputFormat::CodexJson,
+                r#"{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#,
+                Cause::RateLimited,
+                "429",
+            ),
+            (
+                OutputFormat::GeminiStreamJson,
+                r#"{"type":"init","timestamp":"2026-12-01T13:09:42.735Z","session_id":"g1","model":"gemini-2.5-pro"}
+{"type":"result","timestamp":"2026-12-01T13:09:42.925Z","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":401,\"message\":\"API key not valid. Please pass a valid API key.\",\"status\":\"UNAUTHENTICATED\"}}]"},"stats":{"total_tokens":0}}"#,
+                Cause::AuthFailure,
+                "API key not valid",
+            ),
+            (
+                OutputFormat::GeminiStreamJson,
+                r#"{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":429,\"message\":\"Resource has been exhausted (e.g. check quota).\",\"status\":\"RESOURCE_EXHAUSTED\"}}]"},"stats":{}}"#,
+                Cause::RateLimited,
+                "RESOURCE_EXHAUSTED",
+            ),
+            (
+                OutputFormat::OpencodeJson,
+                r#"{"type":"error","timestamp":1796130589349,"sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Incorrect API key provided: sk-test***.","statusCode":401,"isRetryable":false,"responseBody":"{\"error\": {\"code\": \"invalid_api_key\"}}"}}}"#,
+                Cause::AuthFailure,
+                "APIError: Incorrect API key",
+            ),
+            (
+                OutputFormat::OpencodeJson,
+                r#"{"type":"error","timestamp":1,"sessionID":"ses_2","error":{"name":"APIError","data":{"message":"Cannot connect to API: Unable to connect. Is the computer able to access the url?","isRetryable":true,"metadata":{"url":"http://api.invalid/v1/chat/completions"}}}}"#,
+                Cause::ApiUnreachable,
+                "Unable to connect",
+            ),
+            (
+                OutputFormat::CursorStreamJson,
+                r#"{"type":"result","subtype":"error","is_error":true,"result":"Connection error: getaddrinfo ENOTFOUND api2.cursor.sh","session_id":"c1"}"#,
+                Cause::ApiUnreachable,
+                "ENOTFOUND",
+            ),
+            (
+                OutputFormat::GooseStreamJson,
+                r#"{"type":"error","error":"Request failed: Rate limit exceeded (429 Too Many Requests)"}"#,
+                Cause::RateLimited,
+                "Rate limit",
+            ),
+        ];
+        for (format, stream, cause, needle) in cases {
+            let trajectory = format.parse(&lines(stream));
+            let failure = trajectory
+                .infrastructure_error
+                .as_ref()
+                .unwrap_or_else(|| panic!("{format:?}: nothing recognised in {stream}"));
+            assert_eq!(failure.cause, *cause, "{format:?}: {}", failure.message);
+            assert!(failure.message.contains(needle), "{}", failure.message);
+            assert!(
+                matches!(&trajectory.status, crate::trajectory::TrajectoryStatus::Incomplete { reason } if reason.contains(needle))
+            );
+        }
+        // Ordinary agent failures and answers that merely talk about errors name no cause.
+        let ordinary: &[(OutputFormat, &str)] = &[
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"result","subtype":"error_max_turns","is_error":true,"result":"","session_id":"s"}"#,
+            ),
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"result","subtype":"success","is_error":false,"result":"The API returned 401 Unauthorized and a rate limit error; fix the key.","session_id":"s"}"#,
+            ),
+            (
+                OutputFormat::CodexJson,
+                r#"{"type":"error","message":"Reconnecting... 1/5 (unexpected status 503)"}
+{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}"#,
+            ),
+            (
+                OutputFormat::GeminiStreamJson,
+                r#"{"type":"error","severity":"warning","message":"Loop detection disabled"}
+{"type":"result","status":"success","stats":{}}"#,
+            ),
+        ];
+        for (format, stream) in ordinary {
+            let trajectory = format.parse(&lines(stream));
+            assert_eq!(trajectory.infrastructure_error, None, "{stream}");
+        }
+    }
 
     #[test]
     fn non_json_lines_are_skipped_and_text_format_takes_everything() {

@@ -1,0 +1,225 @@
+//! Pre-flight: before a run spends anything, one cheap check per runner and judge profile
+//! proves the program exists and the API answers, so a dead judge or a missing agent program is
+//! found in seconds, not after every trial ran.
+//!
+//! - Agent CLIs: the program is found (in the `PATH` the CLI will get) and is executable; for
+//!   the known CLI kinds it also answers `--version` (run in a fresh temporary HOME, under the
+//!   same containment as an attempt) within [`VERSION_TIMEOUT`].
+//! - HTTP profiles (`openai-chat`, `anthropic-messages`): one `GET {base_url}/models` with the
+//!   profile's credentials within [`HTTP_TIMEOUT`]. A connection failure or HTTP 401/403 fails
+//!   the check; any other answer (a 404 from a server without `/models` included) proves the
+//!   server is there.
+//!
+//! Mechanics only: the CLI decides what a failure means (exit 3, `--no-preflight` skips it).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{LoadedProfile, RunnerKind};
+use crate::trajectory::InfrastructureCause;
+
+/// Longest wait for `PROGRAM --version`.
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest wait for the HTTP check.
+pub const HTTP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A failed pre-flight check.
+#[derive(Debug, thiserror::Error)]
+#[error("pre-flight check of `{profile}` ({path}) failed: {cause_text}: {message}")]
+pub struct PreflightError {
+    /// The profile's name.
+    pub profile: String,
+    /// The profile file.
+    pub path: PathBuf,
+    /// What kind of failure.
+    pub cause: InfrastructureCause,
+    /// `cause` in words.
+    pub cause_text: &'static str,
+    /// What happened.
+    pub message: String,
+}
+
+/// The usual program of an agent CLI kind (`None` for `command` and the HTTP kinds).
+fn version_checked_program(kind: RunnerKind) -> Option<&'static str> {
+    match kind {
+        RunnerKind::ClaudeCode => Some("claude"),
+        RunnerKind::Codex => Some("codex"),
+        RunnerKind::Gemini => Some("gemini"),
+        RunnerKind::Opencode => Some("opencode"),
+        RunnerKind::Cursor => Some("cursor-agent"),
+        RunnerKind::Goose => Some("goose"),
+        RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => None,
+    }
+}
+
+/// Check `loaded` (runner or judge); `api_key` is the value of its `api_key_env`. Returns a
+/// one-line description of what answered.
+pub async fn check(
+    loaded: &LoadedProfile,
+    api_key: Option<&str>,
+) -> Result<String, PreflightError> {
+    let fail = |cause: InfrastructureCause, message: String| PreflightError {
+        profile: loaded.name.clone(),
+        path: loaded.path.clone(),
+        cause,
+        cause_text: match cause {
+            InfrastructureCause::ApiUnreachable => "API unreachable",
+            InfrastructureCause::AuthFailure => "API authentication failed",
+            _ => "program unavailable",
+        },
+        message,
+    };
+    let profile = &loaded.profile;
+    if profile.kind.is_agent_cli() {
+        let program = if profile.kind == RunnerKind::Command {
+            profile.command.first().cloned().unwrap_or_default()
+        } else {
+            profile.program.clone().unwrap_or_else(|| {
+                version_checked_program(profile.kind)
+                    .unwrap_or_default()
+                    .to_string()
+            })
+        };
+        let path_variable = profile
+            .env
+            .get("PATH")
+            .cloned()
+            .or_else(|| std::env::var("PATH").ok());
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let Some(resolved) = crate::contain::resolve_program(
+            std::path::Path::new(&program),
+            path_variable.as_deref(),
+            &cwd,
+        ) else {
+            return Err(fail(
+                InfrastructureCause::Runner,
+                format!(
+                    "program `{program}` not found or not executable (PATH searched: {}); install the agent CLI (scripts/install-agent-clis) or set `program` in the profile",
+                    path_variable.as_deref().unwrap_or("")
+                ),
+            ));
+        };
+        if version_checked_program(profile.kind).is_none() {
+            return Ok(format!("{} exists", resolved.display()));
+        }
+        return version(&resolved, path_variable.as_deref())
+            .await
+            .map_err(|message| fail(InfrastructureCause::Runner, message));
+    }
+    let base = if profile.base_url.is_empty() && profile.kind == RunnerKind::AnthropicMessages {
+        crate::grade::judge::ANTHROPIC_DEFAULT_BASE_URL.to_string()
+    } else {
+        profile.base_url.trim_end_matches('/').to_string()
+    };
+    let url = format!("{base}/models");
+    let client = reqwest::Client::builder()
+        .timeout(HTTP_TIMEOUT)
+        .build()
+        .map_err(|error| fail(InfrastructureCause::Runner, error.to_string()))?;
+    let mut request = client.get(&url);
+    if let Some(key) = api_key {
+        request = if profile.kind == RunnerKind::AnthropicMessages {
+            request
+                .header("x-api-key", key)
+                .header("anthropic-version", crate::grade::judge::ANTHROPIC_VERSION)
+        } else {
+            request.bearer_auth(key)
+        };
+    }
+    match request.send().await {
+        Err(error) => {
+            let mut message = error.to_string();
+            let mut source = std::error::Error::source(&error);
+            while let Some(inner) = source {
+                message.push_str(&format!(": {inner}"));
+                source = inner.source();
+            }
+            Err(fail(
+                InfrastructureCause::ApiUnreachable,
+                format!("GET {url}: {message}"),
+            ))
+        }
+        Ok(response) => {
+            let status = response.status();
+            if matches!(status.as_u16(), 401 | 403) {
+                let body: String = response
+                    .text()
+                    .await
+                    .unwrap_or_default()
+                    .chars()
+                    .take(300)
+                    .collect();
+                let body = match api_key {
+                    Some(key) if key.len() >= 4 => body.replace(key, "[redacted]"),
+                    _ => body,
+                };
+                return Err(fail(
+                    InfrastructureCause::AuthFailure,
+                    format!("GET {url}: HTTP {status}: {body}"),
+                ));
+            }
+            Ok(format!("GET {url}: HTTP {}", status.as_u16()))
+        }
+    }
+}
+
+/// Run `program --version` in a fresh HOME; its first output line, or why it failed.
+async fn version(program: &std::path::Path, path_variable: Option<&str>) -> Result<String, String> {
+    let home = tempfile::tempdir().map_err(|error| format!("temporary HOME: {error}"))?;
+    let home_path = home.path().display().to_string();
+    let spec = crate::process::ProcessSpec {
+        program: program.to_path_buf(),
+        args: vec!["--version".to_string()],
+        cwd: home.path().to_path_buf(),
+        env: vec![
+            ("PATH".to_string(), path_variable.unwrap_or("").to_string()),
+            ("HOME".to_string(), home_path.clone()),
+            (
+                "XDG_CONFIG_HOME".to_string(),
+                format!("{home_path}/.config"),
+            ),
+            ("XDG_CACHE_HOME".to_string(), format!("{home_path}/.cache")),
+            (
+                "XDG_DATA_HOME".to_string(),
+                format!("{home_path}/.local/share"),
+            ),
+            (
+                "TMPDIR".to_string(),
+                std::env::temp_dir().display().to_string(),
+            ),
+            ("NO_COLOR".to_string(), "1".to_string()),
+            ("TERM".to_string(), "dumb".to_string()),
+        ],
+    };
+    let limits = crate::process::ProcessLimits {
+        timeout: VERSION_TIMEOUT,
+        grace: Duration::from_secs(1),
+        linger: Duration::from_secs(1),
+        max_stdout_bytes: 64 * 1024,
+        max_stderr_bytes: 4 * 1024,
+    };
+    let outcome = crate::process::run_process(&spec, limits, |_| false)
+        .await
+        .map_err(|error| error.to_string())?;
+    let first_line = outcome
+        .stdout_lines
+        .iter()
+        .find(|line| !line.trim().is_empty())
+        .cloned()
+        .unwrap_or_default();
+    match (outcome.timed_out, outcome.exit_code) {
+        (true, _) => Err(format!(
+            "`{} --version` did not answer within {} s",
+            program.display(),
+            VERSION_TIMEOUT.as_secs()
+        )),
+        (false, Some(0)) => Ok(format!("{}: {}", program.display(), first_line.trim())),
+        _ => Err(format!(
+            "`{} --version` failed (exit {:?}, signal {:?}): {}",
+            program.display(),
+            outcome.exit_code,
+            outcome.signal,
+            outcome.stderr_tail.lines().last().unwrap_or("").trim()
+        )),
+    }
+}
