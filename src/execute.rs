@@ -620,9 +620,14 @@ async fn run_trial(
 /// discovered, and the trial measures nothing about it). Either makes the trial unscoreable.
 fn catalogue_problem(trajectory: &Trajectory, arm: Arm, target: &str) -> Option<String> {
     let catalogue = trajectory.skill_catalogue.as_ref()?;
+    // A target the skill tool activated successfully was discovered, whatever the catalogue says.
+    let activated = trajectory.skill_activations.iter().any(|a| {
+        a.ok && a.evidence == crate::trajectory::ActivationEvidence::SkillTool && a.skill == target
+    });
     let listed = catalogue
         .iter()
-        .any(|name| name == target || name.rsplit(':').next() == Some(target));
+        .any(|name| name == target || name.rsplit(':').next() == Some(target))
+        || (arm == Arm::WithSkill && activated);
     match (arm, listed) {
         (Arm::WithoutSkill, true) => Some(format!(
             "isolation failure: the agent's skill catalogue lists the target `{target}` in the baseline arm"

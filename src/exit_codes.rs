@@ -14,5 +14,8 @@ pub const INPUT_ERROR: i32 = 2;
 pub const INFRASTRUCTURE_ERROR: i32 = 3;
 /// Nothing to run: no active golden case, or every trial of the run is not gradable.
 pub const NOTHING_TO_RUN: i32 = 4;
+/// Completed with warnings: `scan` registered what it could but skipped assets it could not
+/// read (malformed or duplicate-named; each is listed with its path and reason).
+pub const COMPLETED_WITH_WARNINGS: i32 = 5;
 /// Interrupted (Ctrl-C / SIGTERM); recorded trials are kept and `--resume` continues.
 pub const INTERRUPTED: i32 = 130;

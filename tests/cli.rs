@@ -479,7 +479,7 @@ fn regrade_reads_kept_workspaces_and_reproduces_workspace_checks() {
     fixture.write(
         "skill/pirate-greeting/evals/evals.json",
         r#"{"evals": [{"id": "a", "prompt": "Hi", "files": ["evals/files/notes.txt"],
-             "checks": [{"type": "file_contains", "path": "notes.txt", "value": "ahoy"}]}]}"#,
+             "checks": [{"type": "file_contains", "path": "evals/files/notes.txt", "value": "ahoy"}]}]}"#,
     );
     let output = fixture.run(&["-k", "1", "--run-id", "kept", "--keep-workspaces"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

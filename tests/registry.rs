@@ -139,7 +139,7 @@ fn hosts_lists_profiles_with_resolved_roots_and_counts() {
     let find = |name: &str| hosts.iter().find(|h| h["name"] == name).unwrap().clone();
     let claude = find("claude-code");
     assert_eq!(claude["assets"], 2);
-    assert_eq!(claude["root"], json!(world.home().join(".claude/skills")));
+    assert_eq!(claude["root"], json!(world.home().join(".claude")));
     assert_eq!(find("plugs")["assets"], 1);
     assert_eq!(find("plugs")["kind"], "plugin");
     assert_eq!(find("generic")["root"], Value::Null);

@@ -42,9 +42,11 @@ pub struct Skill {
     pub license: Option<String>,
     /// `compatibility`, when present.
     pub compatibility: Option<String>,
-    /// `metadata` map (string to string; non-string values are rendered as YAML scalars).
+    /// `metadata` map (string to string; scalars are rendered as strings, nested maps and lists
+    /// as compact JSON, with a [`SkillWarning::NonStringMetadata`] warning).
     pub metadata: BTreeMap<String, String>,
-    /// `allowed-tools`, split into tool names (space-separated string or YAML list).
+    /// `allowed-tools`, split into tool names: a YAML list, or a string separated by commas
+    /// and/or whitespace, with parentheses kept whole (`Read, Bash(git add:*)` → two tools).
     pub allowed_tools: Vec<String>,
     /// Markdown body after the frontmatter, unmodified.
     pub body: String,
@@ -72,6 +74,10 @@ pub enum SkillWarning {
     UnknownKey { key: String },
     /// The YAML only parsed after quoting values that contain `": "` (lenient client behaviour).
     RepairedYaml,
+    /// A `metadata` value is not a string (a nested map, a list); it is kept as compact JSON.
+    NonStringMetadata { key: String },
+    /// `metadata` is not a map; it is ignored.
+    MetadataNotMapping,
 }
 
 impl fmt::Display for SkillWarning {
@@ -106,6 +112,14 @@ impl fmt::Display for SkillWarning {
             Self::RepairedYaml => write!(
                 f,
                 "frontmatter YAML needed quoting of values containing \": \" to parse; quote them"
+            ),
+            Self::NonStringMetadata { key } => write!(
+                f,
+                "`metadata.{key}` is not a string (the specification maps strings to strings); kept as JSON"
+            ),
+            Self::MetadataNotMapping => write!(
+                f,
+                "`metadata` is not a map of keys to values; ignored"
             ),
         }
     }
@@ -380,26 +394,33 @@ pub fn parse_skill_text(
         None | Some(serde_norway::Value::Null) => {}
         Some(serde_norway::Value::Mapping(map)) => {
             for (key, value) in map {
-                let key = scalar_to_string(key)
-                    .ok_or_else(|| wrong_type("metadata", "a map of strings to strings"))?;
-                let value = scalar_to_string(value)
-                    .ok_or_else(|| wrong_type("metadata", "a map of strings to strings"))?;
+                let key = scalar_to_string(key).unwrap_or_else(|| yaml_as_json(key));
+                let value = match scalar_to_string(value) {
+                    Some(value) => value,
+                    None if matches!(value, serde_norway::Value::Null) => String::new(),
+                    None => {
+                        warnings.push(SkillWarning::NonStringMetadata { key: key.clone() });
+                        yaml_as_json(value)
+                    }
+                };
                 metadata.insert(key, value);
             }
         }
-        Some(_) => return Err(wrong_type("metadata", "a map of strings to strings")),
+        Some(_) => warnings.push(SkillWarning::MetadataNotMapping),
     }
 
     let allowed_tools = match get("allowed-tools") {
         None | Some(serde_norway::Value::Null) => Vec::new(),
-        Some(serde_norway::Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
-        Some(serde_norway::Value::Sequence(items)) => items
-            .iter()
-            .map(|item| {
-                scalar_to_string(item)
-                    .ok_or_else(|| wrong_type("allowed-tools", "a string or a list of strings"))
-            })
-            .collect::<Result<_, _>>()?,
+        Some(serde_norway::Value::String(s)) => split_tool_list(s),
+        Some(serde_norway::Value::Sequence(items)) => {
+            let mut tools = Vec::new();
+            for item in items {
+                let item = scalar_to_string(item)
+                    .ok_or_else(|| wrong_type("allowed-tools", "a string or a list of strings"))?;
+                tools.extend(split_tool_list(&item));
+            }
+            tools
+        }
         Some(_) => return Err(wrong_type("allowed-tools", "a string or a list of strings")),
     };
 
@@ -414,6 +435,42 @@ pub fn parse_skill_text(
         body: body.to_string(),
         warnings,
     })
+}
+
+/// A YAML value rendered as compact JSON (for metadata values that are not strings).
+fn yaml_as_json(value: &serde_norway::Value) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| format!("{value:?}"))
+}
+
+/// Split an `allowed-tools` string into tool names: separators are commas and whitespace outside
+/// parentheses, so `Read, Bash(git add:*) Grep` gives `Read`, `Bash(git add:*)`, `Grep`.
+pub fn split_tool_list(text: &str) -> Vec<String> {
+    let mut tools = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                current.push(c);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                current.push(c);
+            }
+            c if depth == 0 && (c == ',' || c.is_whitespace()) => {
+                if !current.trim().is_empty() {
+                    tools.push(current.trim().to_string());
+                }
+                current.clear();
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.trim().is_empty() {
+        tools.push(current.trim().to_string());
+    }
+    tools
 }
 
 /// Whether `name` follows the specification's character rules: 1–64 characters, lowercase
@@ -510,6 +567,38 @@ mod tests {
             parse("---\nname: a\ndescription: d\n", "a"),
             Err(SkillError::MissingFrontmatter { .. })
         ));
+    }
+
+    #[test]
+    fn allowed_tools_comma_string_keeps_parentheses_whole() {
+        let skill = parse(
+            "---\nname: a\ndescription: d\nallowed-tools: Read, Bash(git add:*), Grep\n---\n",
+            "a",
+        )
+        .unwrap();
+        assert_eq!(skill.allowed_tools, vec!["Read", "Bash(git add:*)", "Grep"]);
+        assert_eq!(
+            split_tool_list("Bash(python3 scripts/x.py:*) , Write,Edit"),
+            vec!["Bash(python3 scripts/x.py:*)", "Write", "Edit"]
+        );
+    }
+
+    #[test]
+    fn nested_metadata_loads_with_a_warning() {
+        let skill = parse(
+            "---\nname: a\ndescription: d\nmetadata:\n  openclaw:\n    emoji: \"x\"\n    requires: [git]\n  tags: [a, b]\n  version: 2\n---\n",
+            "a",
+        )
+        .unwrap();
+        assert_eq!(skill.metadata["version"], "2");
+        assert_eq!(skill.metadata["openclaw"], r#"{"emoji":"x","requires":["git"]}"#);
+        assert!(skill.warnings.contains(&SkillWarning::NonStringMetadata {
+            key: "openclaw".into()
+        }));
+        let skill = parse("---\nname: a\ndescription: d\nmetadata: just text\n---\n", "a")
+            .unwrap();
+        assert!(skill.metadata.is_empty());
+        assert!(skill.warnings.contains(&SkillWarning::MetadataNotMapping));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod baseline;
 mod fingerprint;
 mod grading;
+mod harbor;
 mod merge;
 mod plan;
 mod probe;
@@ -61,6 +62,9 @@ pub enum Command {
     Suggest(probe::SuggestArgs),
     /// Standalone fingerprint report of paths (fingerprint-report.json/.md); never the registry.
     Fingerprint(fingerprint::FingerprintArgs),
+    /// Run a Harbor task's verifier as a custom grader (added by `run` for task folders).
+    #[command(hide = true)]
+    HarborVerify(harbor::HarborVerifyArgs),
 }
 
 /// Flags of `skill-lift run`.
@@ -406,6 +410,7 @@ pub fn main() -> i32 {
             Command::Probe(args) => probe::probe(args),
             Command::Suggest(args) => probe::suggest_command(args),
             Command::Fingerprint(args) => fingerprint::fingerprint(args),
+            Command::HarborVerify(args) => harbor::harbor_verify(args),
         }
     });
     match result {

@@ -230,9 +230,14 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
         )));
     }
     let summary = scan(&state, &host, &root, calibre).map_err(CommandError::input)?;
+    let code = if summary.skipped.is_empty() {
+        exit_codes::SUCCESS
+    } else {
+        exit_codes::COMPLETED_WITH_WARNINGS
+    };
     if args.json {
         print_json(&summary);
-        return Ok(exit_codes::SUCCESS);
+        return Ok(code);
     }
     println!(
         "scanned {} at {}: {} asset(s) ({} new, {} removed, {} fingerprint changed) in {:.2} s, calibre {}",
@@ -272,8 +277,50 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
             println!("  {asset} {}", tokens.join(" "));
         }
     }
+    if let Ok(Some(registry)) = read_registry(&state, &host.name) {
+        let plugins: Vec<_> = registry
+            .assets
+            .iter()
+            .filter(|(_, a)| {
+                a.kind == crate::registry::surface::AssetKind::Plugin
+                    && a.root.as_deref() == Some(root.as_path())
+            })
+            .collect();
+        if !plugins.is_empty() {
+            println!("plugins ({}):", plugins.len());
+            for (name, asset) in plugins {
+                let surface: Vec<String> = asset
+                    .surface
+                    .iter()
+                    .map(|(category, items)| format!("{category}({})", items.join(", ")))
+                    .collect();
+                println!(
+                    "  {name}{}: {}",
+                    asset
+                        .version
+                        .as_deref()
+                        .map(|v| format!(" {v}"))
+                        .unwrap_or_default(),
+                    if surface.is_empty() {
+                        "no declared surface".to_string()
+                    } else {
+                        surface.join(" ")
+                    }
+                );
+            }
+        }
+    }
+    if !summary.skipped.is_empty() {
+        eprintln!(
+            "warning: skipped {} asset(s) that could not be registered (the others were):",
+            summary.skipped.len()
+        );
+        for skipped in &summary.skipped {
+            eprintln!("  {}: {}", skipped.path.display(), skipped.reason);
+        }
+    }
     println!("registry: {}", registry_path(&state, &host.name).display());
-    Ok(exit_codes::SUCCESS)
+    Ok(code)
 }
 
 fn require_registry(state: &Path, host: &str) -> Result<Registry, CommandError> {

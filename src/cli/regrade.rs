@@ -93,7 +93,7 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
         .evals
         .clone()
         .unwrap_or_else(|| original.eval_set.path.clone());
-    if !eval_path.is_file() {
+    if !eval_path.is_file() && !eval_path.is_dir() {
         return Err(CommandError::input(anyhow!(
             "{}: the run's eval set is not there any more; pass it with --evals FILE",
             eval_path.display()

@@ -116,13 +116,16 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
         .evals
         .clone()
         .unwrap_or_else(|| default_eval_path(&skill_dir));
-    if !eval_path.is_file() {
+    if !eval_path.is_file() && !eval_path.is_dir() {
         return Err(CommandError::input(anyhow!(
-            "{}: eval set not found; put golden cases in <skill>/evals/evals.json or pass --evals FILE",
+            "{}: eval set not found; put golden cases in <skill>/evals/evals.json or pass --evals FILE (or a Harbor task folder)",
             eval_path.display()
         )));
     }
     let eval_set = load_eval_set(&eval_path, &skill_dir).map_err(CommandError::input)?;
+    for warning in &eval_set.warnings {
+        eprintln!("warning: {}: {warning}", eval_path.display());
+    }
     if let Some(name) = &eval_set.skill_name
         && name != &skill.name
     {
@@ -208,7 +211,37 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
             "--run-id `{run_id}` must be a plain folder name"
         )));
     }
-    let grading = super::grading::resolve_grading(&args.grading)?;
+    let mut grading = super::grading::resolve_grading(&args.grading)?;
+    if let Some(tasks) = &eval_set.harbor_tasks {
+        // Each task's verifier grades it, as a custom grader run in the trial workspace.
+        if grading
+            .settings
+            .custom_graders
+            .iter()
+            .any(|g| g.name == "verifier")
+        {
+            return Err(CommandError::input(anyhow!(
+                "--grader name `verifier` is taken by the Harbor tasks' verifier; name yours differently"
+            )));
+        }
+        let exe = std::env::current_exe()
+            .context("locating the skill-lift binary for the verifier grader")
+            .map_err(CommandError::input)?;
+        grading
+            .settings
+            .custom_graders
+            .push(crate::grade::custom::CustomGraderSpec {
+                name: "verifier".to_string(),
+                command: format!(
+                    "{} harbor-verify --tasks {}",
+                    super::harbor::shell_quote(&exe.display().to_string()),
+                    super::harbor::shell_quote(&tasks.display().to_string())
+                ),
+                timeout_s: eval_set
+                    .verifier_timeout_s
+                    .unwrap_or(args.grading.grader_timeout),
+            });
+    }
     super::grading::validate_expected_outputs(&eval_path, &cases, &grading.settings)?;
     let manifest = Manifest {
         format_version: FORMAT_VERSION,

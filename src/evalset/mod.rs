@@ -1,11 +1,18 @@
 //! Eval sets: every accepted golden-case format (agentskills / skill-creator `evals.json`, the
-//! ACES extensions, the legacy flat list, `{"cases": [...]}`, BenchFlow) read into one
-//! [`GoldenCase`] model. See `shared/reference/eval-formats.md` §1.
+//! ACES extensions, the legacy flat list, `{"cases": [...]}`, BenchFlow, dotnet/skills Vally
+//! `eval.yaml` ([`vally`]), SkillsBench / Harbor task folders ([`harbor`])) read into one
+//! [`GoldenCase`] model, and trigger sets ([`TriggerCase`]) recognised and validated. See
+//! `docs/eval-formats.md`.
 //!
 //! Errors name the file and the JSON path (`evals[3].prompt`), or the line for syntax errors.
-//! This module does not stage files; it only resolves and validates their paths.
+//! Fields skill-lift does not use are reported once per file ([`EvalSetWarning`]), never
+//! dropped silently. This module does not stage files; it only resolves and validates their
+//! paths (and refuses a fixture that would copy the target skill into the baseline).
 
-use std::collections::BTreeSet;
+pub mod harbor;
+pub mod vally;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -127,6 +134,61 @@ pub enum EvalFormat {
     CasesWrapper,
     /// `{"version"|"defaults", "cases": [...]}` (BenchFlow).
     Benchflow,
+    /// dotnet/skills Vally `eval.yaml`: `scenarios` (or `stimuli`) with prompts, assertions,
+    /// rubrics and setup files.
+    Vally,
+    /// A SkillsBench / Harbor task folder (`task.toml`, `instruction.md`, `environment/`,
+    /// `tests/test.sh`) or a folder of them; graded by each task's verifier.
+    Harbor,
+}
+
+/// One query of a trigger (description) eval set: skill-creator's `{query, should_trigger}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriggerCase {
+    /// The user query.
+    pub query: String,
+    /// Whether the skill should trigger on it (`false`: a negative, graded as negative).
+    pub should_trigger: bool,
+}
+
+/// Something in an eval file that loaded but deserves the user's attention.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EvalSetWarning {
+    /// Case fields skill-lift does not use: name → number of cases carrying it.
+    UnusedFields { fields: BTreeMap<String, usize> },
+    /// A `files` entry stages a file of the target skill itself (outside its `evals/`) into
+    /// both arms' workspaces.
+    StagesSkillFile { case: String, entry: String },
+    /// Assertions of a kind with no deterministic check here, kept as judge assertions.
+    AssertionsForJudge { kinds: BTreeMap<String, usize> },
+}
+
+impl std::fmt::Display for EvalSetWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let counted = |map: &BTreeMap<String, usize>| {
+            map.iter()
+                .map(|(name, count)| format!("`{name}` ({count})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Self::UnusedFields { fields } => write!(
+                f,
+                "fields skill-lift does not use (ignored; field and number of cases): {}",
+                counted(fields)
+            ),
+            Self::StagesSkillFile { case, entry } => write!(
+                f,
+                "case `{case}`: files entry `{entry}` is part of the target skill; it is staged in both arms, so the baseline sees it"
+            ),
+            Self::AssertionsForJudge { kinds } => write!(
+                f,
+                "assertion types with no deterministic check, kept as judge assertions (graded only with --judge): {}",
+                counted(kinds)
+            ),
+        }
+    }
 }
 
 /// A loaded eval set.
@@ -142,6 +204,12 @@ pub struct EvalSet {
     pub skill_name: Option<String>,
     /// All cases, drafts included, in file order.
     pub cases: Vec<GoldenCase>,
+    /// Warnings about the file (unused fields, skill files staged), to print.
+    pub warnings: Vec<EvalSetWarning>,
+    /// For a Harbor suite: the folder holding the task folders (the verifier grader's input).
+    pub harbor_tasks: Option<PathBuf>,
+    /// For a Harbor suite: the longest `[verifier] timeout_sec` of its tasks, seconds.
+    pub verifier_timeout_s: Option<f64>,
 }
 
 impl EvalSet {
@@ -178,6 +246,155 @@ pub enum EvalSetError {
     },
     #[error("{path}: unrecognised eval-set shape: {message}")]
     UnknownShape { path: PathBuf, message: String },
+    #[error(
+        "{path}: this is a trigger set ({total} queries: {positive} should trigger, {negative} should not), not golden cases; trigger sets are for `skill-lift triggers` (not built yet); `run` needs golden cases (evals.json, eval.yaml or a task folder)"
+    )]
+    TriggerSet {
+        path: PathBuf,
+        total: usize,
+        positive: usize,
+        negative: usize,
+    },
+}
+
+/// Load a trigger (description) eval set: skill-creator's `[{"query", "should_trigger"}]`
+/// (also under `{"evals": [...]}` or `{"queries": [...]}`), ACES items carrying `query` with
+/// `should_trigger` or `expected_trigger`. Errors name the file and the JSON path.
+pub fn load_trigger_set(path: &Path) -> Result<Vec<TriggerCase>, EvalSetError> {
+    let document = read_document(path)?;
+    let context = Context {
+        path: path.to_path_buf(),
+        eval_dir: PathBuf::new(),
+        skill_root: PathBuf::new(),
+    };
+    let (items, list) = match &document {
+        Value::Array(items) => (items, "$".to_string()),
+        Value::Object(object) => match ["evals", "queries", "triggers"]
+            .iter()
+            .find_map(|key| object.get(*key).and_then(Value::as_array).map(|a| (a, *key)))
+        {
+            Some((items, key)) => (items, key.to_string()),
+            None => {
+                return Err(EvalSetError::UnknownShape {
+                    path: path.to_path_buf(),
+                    message: "a trigger set is an array of {query, should_trigger}".to_string(),
+                });
+            }
+        },
+        _ => {
+            return Err(EvalSetError::UnknownShape {
+                path: path.to_path_buf(),
+                message: "a trigger set is an array of {query, should_trigger}".to_string(),
+            });
+        }
+    };
+    read_triggers(items, &list, &context)
+}
+
+fn read_triggers(
+    items: &[Value],
+    list: &str,
+    context: &Context,
+) -> Result<Vec<TriggerCase>, EvalSetError> {
+    let mut triggers = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let at = format!("{list}[{index}]");
+        let Value::Object(object) = item else {
+            return Err(context.invalid(&at, "each query must be an object".to_string()));
+        };
+        let query = match object.get("query").or_else(|| object.get("prompt")) {
+            Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
+            Some(_) => {
+                return Err(context.invalid(
+                    &format!("{at}.query"),
+                    "must be a non-empty string".to_string(),
+                ));
+            }
+            None => return Err(context.invalid(&format!("{at}.query"), "is required".to_string())),
+        };
+        let should_trigger = match trigger_flag(object) {
+            Ok(Some(flag)) => flag,
+            Ok(None) => {
+                return Err(context.invalid(
+                    &format!("{at}.should_trigger"),
+                    "is required (true or false)".to_string(),
+                ));
+            }
+            Err((key, message)) => return Err(context.invalid(&format!("{at}.{key}"), message)),
+        };
+        triggers.push(TriggerCase {
+            query,
+            should_trigger,
+        });
+    }
+    if triggers.is_empty() {
+        return Err(context.invalid(list, "the trigger set has no queries".to_string()));
+    }
+    Ok(triggers)
+}
+
+/// `should_trigger`, or its ACES alias `expected_trigger` (they must agree when both are set).
+fn trigger_flag(object: &Map<String, Value>) -> Result<Option<bool>, (&'static str, String)> {
+    let read = |key: &'static str| match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err((key, "must be true or false".to_string())),
+    };
+    let should = read("should_trigger")?;
+    let expected = read("expected_trigger")?;
+    match (should, expected) {
+        (Some(a), Some(b)) if a != b => Err((
+            "expected_trigger",
+            "disagrees with `should_trigger`; keep one".to_string(),
+        )),
+        (Some(a), _) | (None, Some(a)) => Ok(Some(a)),
+        (None, None) => Ok(None),
+    }
+}
+
+/// Whether a list of items is a trigger set: every item has `query` and a trigger flag and
+/// none has a `prompt` or `question`.
+fn is_trigger_list(items: &[Value]) -> bool {
+    !items.is_empty()
+        && items.iter().all(|item| {
+            item.get("query").is_some()
+                && (item.get("should_trigger").is_some() || item.get("expected_trigger").is_some())
+                && item.get("prompt").is_none()
+                && item.get("question").is_none()
+        })
+}
+
+/// Case fields the loaders read; anything else is reported as unused.
+const KNOWN_CASE_FIELDS: &[&str] = &[
+    "id",
+    "prompt",
+    "question",
+    "expected_output",
+    "ground_truth",
+    "expected_output_match",
+    "assertions",
+    "expectations",
+    "expected_behavior",
+    "checks",
+    "expected_skill",
+    "expected_script",
+    "acceptable_skills",
+    "acceptable_alternates",
+    "should_trigger",
+    "expected_trigger",
+    "files",
+    "cluster",
+    "status",
+    "weight",
+];
+
+/// Read the file at `path` as a JSON value (`.jsonl` lines as an array; `.yaml`/`.yml` as YAML).
+fn read_document(path: &Path) -> Result<Value, EvalSetError> {
+    let bytes = std::fs::read(path).map_err(|source| EvalSetError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_document(&bytes, path)
 }
 
 /// The file's text; invalid UTF-8 is an error naming the file, line and column of the first
@@ -204,23 +421,14 @@ fn utf8_text<'b>(bytes: &'b [u8], path: &Path) -> Result<&'b str, EvalSetError> 
     })
 }
 
-/// Load the eval set at `path` (`.json`, `.jsonl`, `.yaml`/`.yml`).
-///
-/// `skill_root` is the skill folder: `files` entries starting with `evals/` resolve against it,
-/// others against the eval file's folder (the rule of eval-formats.md §1.2).
-pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetError> {
-    let bytes = std::fs::read(path).map_err(|source| EvalSetError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let digest = sha256_digest(&bytes);
-    let text = utf8_text(&bytes, path)?;
+fn parse_document(bytes: &[u8], path: &Path) -> Result<Value, EvalSetError> {
+    let text = utf8_text(bytes, path)?;
     let extension = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    let document = match extension.as_str() {
-        "jsonl" => parse_jsonl(text, path)?,
+    match extension.as_str() {
+        "jsonl" => parse_jsonl(text, path),
         "yaml" | "yml" => {
             serde_norway::from_str::<Value>(text).map_err(|error| EvalSetError::Syntax {
                 path: path.to_path_buf(),
@@ -228,7 +436,7 @@ pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetE
                 column: error.location().map(|l| l.column()).unwrap_or(0),
                 format: "YAML",
                 message: error.to_string(),
-            })?
+            })
         }
         _ => serde_json::from_str::<Value>(text).map_err(|error| EvalSetError::Syntax {
             path: path.to_path_buf(),
@@ -236,8 +444,27 @@ pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetE
             column: error.column(),
             format: "JSON",
             message: error.to_string(),
-        })?,
-    };
+        }),
+    }
+}
+
+/// Load the eval set at `path`: a file (`.json`, `.jsonl`, `.yaml`/`.yml`; Vally `eval.yaml`
+/// is recognised by its `scenarios`/`stimuli`), or a folder (a Harbor task folder or a folder of
+/// them).
+///
+/// `skill_root` is the skill folder: `files` entries starting with `evals/` resolve against it,
+/// others against the eval file's folder and then the skill folder (eval-formats.md §1.2). A
+/// trigger set is recognised, validated and refused with [`EvalSetError::TriggerSet`].
+pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetError> {
+    if path.is_dir() {
+        return harbor::load_harbor(path, skill_root);
+    }
+    let bytes = std::fs::read(path).map_err(|source| EvalSetError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let digest = sha256_digest(&bytes);
+    let document = parse_document(&bytes, path)?;
     let eval_dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -248,12 +475,34 @@ pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetE
         eval_dir,
         skill_root: skill_root.to_path_buf(),
     };
+    if vally::is_vally(&document) {
+        return vally::load_vally(&document, &context, digest);
+    }
     let (format, skill_name, items, list_name) = detect_shape(&document, &context)?;
+    if is_trigger_list(items) {
+        let triggers = read_triggers(items, &list_name, &context)?;
+        let positive = triggers.iter().filter(|t| t.should_trigger).count();
+        return Err(EvalSetError::TriggerSet {
+            path: path.to_path_buf(),
+            total: triggers.len(),
+            positive,
+            negative: triggers.len() - positive,
+        });
+    }
     let mut cases = Vec::with_capacity(items.len());
     let mut seen = BTreeSet::new();
+    let mut unused: BTreeMap<String, usize> = BTreeMap::new();
+    let mut warnings = Vec::new();
     for (index, item) in items.iter().enumerate() {
         let at = format!("{list_name}[{index}]");
-        let case = context.read_case(item, &at)?;
+        let case = context.read_case(item, &at, &mut warnings)?;
+        if let Value::Object(object) = item {
+            for key in object.keys() {
+                if !KNOWN_CASE_FIELDS.contains(&key.as_str()) {
+                    *unused.entry(key.clone()).or_default() += 1;
+                }
+            }
+        }
         if !seen.insert(case.id.clone()) {
             return Err(context.invalid(
                 &format!("{at}.id"),
@@ -265,12 +514,18 @@ pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetE
     if cases.is_empty() {
         return Err(context.invalid(&list_name, "the eval set has no cases".to_string()));
     }
+    if !unused.is_empty() {
+        warnings.insert(0, EvalSetWarning::UnusedFields { fields: unused });
+    }
     Ok(EvalSet {
         path: path.to_path_buf(),
         digest,
         format,
         skill_name,
         cases,
+        warnings,
+        harbor_tasks: None,
+        verifier_timeout_s: None,
     })
 }
 
@@ -296,19 +551,7 @@ type Shape<'a> = (EvalFormat, Option<String>, &'a Vec<Value>, String);
 
 fn detect_shape<'a>(document: &'a Value, context: &Context) -> Result<Shape<'a>, EvalSetError> {
     match document {
-        Value::Array(items) => {
-            if items
-                .first()
-                .is_some_and(|i| i.get("query").is_some() && i.get("should_trigger").is_some())
-            {
-                return Err(EvalSetError::UnknownShape {
-                    path: context.path.clone(),
-                    message: "this is a trigger set ([{query, should_trigger}]), not golden cases"
-                        .to_string(),
-                });
-            }
-            Ok((EvalFormat::LegacyFlat, None, items, "$".to_string()))
-        }
+        Value::Array(items) => Ok((EvalFormat::LegacyFlat, None, items, "$".to_string())),
         Value::Object(object) => {
             let skill_name = match object.get("skill_name") {
                 None | Some(Value::Null) => None,
@@ -352,10 +595,11 @@ fn detect_shape<'a>(document: &'a Value, context: &Context) -> Result<Shape<'a>,
     }
 }
 
-struct Context {
-    path: PathBuf,
-    eval_dir: PathBuf,
-    skill_root: PathBuf,
+/// Where an eval file lives, for resolving its paths and naming it in errors.
+pub(crate) struct Context {
+    pub(crate) path: PathBuf,
+    pub(crate) eval_dir: PathBuf,
+    pub(crate) skill_root: PathBuf,
 }
 
 fn optional_string(object: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
@@ -374,12 +618,12 @@ fn string_list(value: &Value) -> Result<Vec<String>, String> {
             .iter()
             .map(|item| match item {
                 Value::String(s) => Ok(s.clone()),
-                // skill-creator's grading format allows {text: ...} objects.
-                Value::Object(o) => o
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .ok_or_else(|| "list items must be strings".to_string()),
+                // Assertions as objects: `{"text"}` (skill-creator's grading format) or
+                // `{"name", "description"}`.
+                Value::Object(o) => assertion_text(o).ok_or_else(|| {
+                    "list items must be strings or objects with `text` or `description`"
+                        .to_string()
+                }),
                 _ => Err("list items must be strings".to_string()),
             })
             .collect(),
@@ -387,8 +631,29 @@ fn string_list(value: &Value) -> Result<Vec<String>, String> {
     }
 }
 
+/// The text of an assertion object: `text`, else `description` (prefixed with `name:`), else
+/// `name`.
+fn assertion_text(object: &Map<String, Value>) -> Option<String> {
+    let get = |key: &str| {
+        object
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
+    if let Some(text) = get("text") {
+        return Some(text.to_string());
+    }
+    match (get("name"), get("description")) {
+        (Some(name), Some(description)) => Some(format!("{name}: {description}")),
+        (None, Some(description)) => Some(description.to_string()),
+        (Some(name), None) => Some(name.to_string()),
+        (None, None) => None,
+    }
+}
+
 impl Context {
-    fn invalid(&self, json_path: &str, message: String) -> EvalSetError {
+    pub(crate) fn invalid(&self, json_path: &str, message: String) -> EvalSetError {
         EvalSetError::Invalid {
             path: self.path.clone(),
             json_path: json_path.to_string(),
@@ -396,7 +661,12 @@ impl Context {
         }
     }
 
-    fn read_case(&self, item: &Value, at: &str) -> Result<GoldenCase, EvalSetError> {
+    fn read_case(
+        &self,
+        item: &Value,
+        at: &str,
+        warnings: &mut Vec<EvalSetWarning>,
+    ) -> Result<GoldenCase, EvalSetError> {
         let Value::Object(object) = item else {
             return Err(self.invalid(at, "each case must be a JSON object".to_string()));
         };
@@ -535,15 +805,11 @@ impl Context {
                 string_list(value).map_err(|m| self.invalid(&field("acceptable_skills"), m))?
             }
         };
-        let should_trigger = match object.get("should_trigger") {
-            None | Some(Value::Null) => expected_skill != ExpectedSkill::None,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => {
-                return Err(self.invalid(
-                    &field("should_trigger"),
-                    "must be true or false".to_string(),
-                ));
-            }
+        // `expected_trigger` is ACES's name for `should_trigger`; `false` makes a negative case.
+        let should_trigger = match trigger_flag(object) {
+            Ok(Some(flag)) => flag,
+            Ok(None) => expected_skill != ExpectedSkill::None,
+            Err((key, message)) => return Err(self.invalid(&field(key), message)),
         };
         let cluster = match object.get("cluster") {
             None | Some(Value::Null) => None,
@@ -576,7 +842,7 @@ impl Context {
                 return Err(self.invalid(&field("weight"), "must be a positive number".to_string()));
             }
         };
-        let files = self.read_files(object.get("files"), &field("files"))?;
+        let files = self.read_files(object.get("files"), &field("files"), &id, warnings)?;
 
         Ok(GoldenCase {
             id,
@@ -596,16 +862,35 @@ impl Context {
         })
     }
 
-    fn read_files(&self, value: Option<&Value>, at: &str) -> Result<CaseFiles, EvalSetError> {
+    /// Resolve a case's `files`. Each entry is staged at the path as written (so the prompt's
+    /// path and the workspace agree). An entry starting with `evals/` is relative to the skill
+    /// folder; others to the eval file's folder, else to the skill folder. Refused: absolute
+    /// paths, `..`, symbolic links leading out of that folder, missing files, and anything that
+    /// would copy the target skill itself (its folder or its `SKILL.md`) into the workspace,
+    /// where the baseline arm would see it.
+    fn read_files(
+        &self,
+        value: Option<&Value>,
+        at: &str,
+        case_id: &str,
+        warnings: &mut Vec<EvalSetWarning>,
+    ) -> Result<CaseFiles, EvalSetError> {
         let entries = match value {
             None => return Ok(CaseFiles::Omitted),
             Some(value) => string_list(value).map_err(|m| self.invalid(at, m))?,
         };
+        let skill_root = self
+            .skill_root
+            .canonicalize()
+            .unwrap_or(self.skill_root.clone());
+        let skill_file = skill_root.join("SKILL.md");
         let mut files = Vec::with_capacity(entries.len());
         for (index, entry) in entries.iter().enumerate() {
             let entry_at = format!("{at}[{index}]");
-            let relative = Path::new(entry);
-            if relative.is_absolute()
+            let trimmed = entry.trim().trim_start_matches("./");
+            let relative = Path::new(trimmed);
+            if trimmed.is_empty()
+                || relative.is_absolute()
                 || relative.components().any(|c| {
                     matches!(
                         c,
@@ -618,20 +903,27 @@ impl Context {
                     format!("`{entry}` must be a relative path inside the eval folder (no `..`, no absolute path)"),
                 ));
             }
-            let (base, inside) = match relative.strip_prefix("evals") {
-                Ok(rest) if entry.starts_with("evals/") => {
-                    (self.skill_root.join("evals"), rest.to_path_buf())
-                }
-                _ => (self.eval_dir.clone(), relative.to_path_buf()),
+            let bases: Vec<&Path> = if trimmed.starts_with("evals/") {
+                vec![&self.skill_root]
+            } else {
+                vec![&self.eval_dir, &self.skill_root]
             };
-            let source = base.join(&inside);
-            let resolved = source.canonicalize().map_err(|_| {
-                self.invalid(
+            let Some((base, resolved)) = bases.iter().find_map(|base| {
+                base.join(relative)
+                    .canonicalize()
+                    .ok()
+                    .map(|resolved| (*base, resolved))
+            }) else {
+                let looked: Vec<String> = bases
+                    .iter()
+                    .map(|b| b.join(relative).display().to_string())
+                    .collect();
+                return Err(self.invalid(
                     &entry_at,
-                    format!("`{entry}` does not exist (looked for {})", source.display()),
-                )
-            })?;
-            let base_resolved = base.canonicalize().unwrap_or(base.clone());
+                    format!("`{entry}` does not exist (looked for {})", looked.join(" and ")),
+                ));
+            };
+            let base_resolved = base.canonicalize().unwrap_or(base.to_path_buf());
             if !resolved.starts_with(&base_resolved) {
                 return Err(self.invalid(
                     &entry_at,
@@ -641,18 +933,25 @@ impl Context {
                     ),
                 ));
             }
-            let destination = inside
-                .strip_prefix("files")
-                .map(Path::to_path_buf)
-                .unwrap_or(inside.clone());
-            let destination = if destination.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                destination
-            };
+            if resolved == skill_file || skill_root.starts_with(&resolved) {
+                return Err(self.invalid(
+                    &entry_at,
+                    format!(
+                        "`{entry}` would copy the target skill ({}) into the workspace, where the baseline arm would see it; list only fixture files",
+                        if resolved == skill_file { "its SKILL.md" } else { "its folder" }
+                    ),
+                ));
+            }
+            if resolved.starts_with(&skill_root) && !resolved.starts_with(skill_root.join("evals"))
+            {
+                warnings.push(EvalSetWarning::StagesSkillFile {
+                    case: case_id.to_string(),
+                    entry: entry.clone(),
+                });
+            }
             files.push(CaseFile {
                 source: resolved,
-                destination,
+                destination: relative.to_path_buf(),
             });
         }
         Ok(CaseFiles::Listed(files))
@@ -794,6 +1093,7 @@ mod tests {
         assert!(error.to_string().contains("no cases"), "{error}");
         let error = load(r#"[{"query": "q", "should_trigger": true}]"#).unwrap_err();
         assert!(error.to_string().contains("trigger set"), "{error}");
+        assert!(error.to_string().contains("skill-lift triggers"), "{error}");
     }
 
     #[test]
@@ -816,8 +1116,31 @@ mod tests {
         let CaseFiles::Listed(files) = &set.cases[0].files else {
             panic!()
         };
-        assert_eq!(files[0].destination, PathBuf::from("data.csv"));
+        // Staged at the path the entry (and so the prompt) names.
+        assert_eq!(files[0].destination, PathBuf::from("evals/files/data.csv"));
+        assert_eq!(files[1].destination, PathBuf::from("files/data.csv"));
         assert_eq!(files[0].source, files[1].source);
+        // Skill-root relative when not beside the eval file; a skill file is staged with a
+        // warning; the skill's SKILL.md or folder is refused.
+        std::fs::write(skill.join("SKILL.md"), "---\nname: s\ndescription: d\n---\n").unwrap();
+        let set = write_and_load(r#"["secret.txt"]"#).unwrap();
+        assert!(matches!(
+            set.warnings.as_slice(),
+            [EvalSetWarning::StagesSkillFile { .. }]
+        ));
+        for leak in [r#"["SKILL.md"]"#, r#"["evals/../SKILL.md"]"#] {
+            let error = write_and_load(leak).unwrap_err().to_string();
+            assert!(
+                error.contains("target skill") || error.contains("files[0]"),
+                "{leak}: {error}"
+            );
+        }
+        assert!(
+            write_and_load(r#"["SKILL.md"]"#)
+                .unwrap_err()
+                .to_string()
+                .contains("would copy the target skill (its SKILL.md)")
+        );
         assert!(
             write_and_load(r#"["../secret.txt"]"#)
                 .unwrap_err()

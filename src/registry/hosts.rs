@@ -48,6 +48,11 @@ pub struct HostProfile {
     /// Installed plugins are the `dependencies` of `<root>/package.json`, found under
     /// `<root>/node_modules/<name>` (the DeepSeek desktop profile layout).
     pub deps_from_package_json: bool,
+    /// Also find Claude Code plugins (`.claude-plugin/plugin.json`), marketplaces
+    /// (`.claude-plugin/marketplace.json`) and the Claude config layout under the root
+    /// (`skills/`, `plugins/marketplaces/…`, `plugins/cache/…`). On for `claude-code` and
+    /// `generic`; `hosts.json` sets it with `"claude_plugins": true`.
+    pub claude_plugins: bool,
     /// `builtin` or the `hosts.json` path that defined it.
     pub source: String,
 }
@@ -65,6 +70,8 @@ struct HostEntry {
     logs: Option<String>,
     #[serde(default)]
     deps_from_package_json: bool,
+    #[serde(default)]
+    claude_plugins: bool,
 }
 
 /// `hosts.json`: `{"hosts": {"<name>": {"kind": "plugin", "root": "~/x", "manifests": [...],
@@ -96,6 +103,7 @@ fn builtin(name: &str, kind: HostKind, root: Option<&str>, logs: Option<&str>) -
         manifests: default_manifests(kind),
         logs: logs.map(str::to_string),
         deps_from_package_json: false,
+        claude_plugins: false,
         source: "builtin".to_string(),
     }
 }
@@ -109,13 +117,14 @@ pub fn builtin_hosts() -> Vec<HostProfile> {
         Some("~/.dsh/logs/*.log"),
     );
     deepseek.deps_from_package_json = true;
+    // Claude Code keeps skills in `~/.claude/skills` and plugins in `~/.claude/plugins`; its root
+    // is the config folder so both are found.
+    let mut claude = builtin("claude-code", HostKind::Skill, Some("~/.claude"), None);
+    claude.claude_plugins = true;
+    let mut generic = builtin("generic", HostKind::Asset, None, None);
+    generic.claude_plugins = true;
     vec![
-        builtin(
-            "claude-code",
-            HostKind::Skill,
-            Some("~/.claude/skills"),
-            None,
-        ),
+        claude,
         builtin("codex", HostKind::Skill, Some("~/.codex/skills"), None),
         builtin("agents", HostKind::Skill, Some("~/.agents/skills"), None),
         builtin("gemini", HostKind::Skill, Some("~/.gemini/skills"), None),
@@ -139,7 +148,7 @@ pub fn builtin_hosts() -> Vec<HostProfile> {
             None,
         ),
         deepseek,
-        builtin("generic", HostKind::Asset, None, None),
+        generic,
     ]
 }
 
@@ -179,6 +188,7 @@ pub fn load_hosts(state_dir: &Path) -> Result<Vec<HostProfile>, RegistryError> {
             manifests,
             logs: entry.logs,
             deps_from_package_json: entry.deps_from_package_json,
+            claude_plugins: entry.claude_plugins,
             source: path.display().to_string(),
         };
         match hosts.iter_mut().find(|h| h.name == name) {
@@ -235,44 +245,176 @@ impl HostProfile {
     }
 }
 
+/// A Claude Code plugin's manifest, relative to the plugin folder.
+pub const CLAUDE_PLUGIN_MANIFEST: &str = ".claude-plugin/plugin.json";
+/// A Claude Code marketplace's manifest, relative to the marketplace folder.
+pub const CLAUDE_MARKETPLACE_MANIFEST: &str = ".claude-plugin/marketplace.json";
+
+/// Where a discovered asset was found; decides which copy wins when the same plugin is both
+/// installed (`plugins/cache/…`) and available in a marketplace clone.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AssetOrigin {
+    /// An installed copy under `plugins/cache/<marketplace>/<plugin>/<version>/`.
+    PluginCache,
+    /// A folder directly under the root (or the root itself).
+    Root,
+    /// A skill under `<root>/skills/` (the Claude config folder layout).
+    ConfigSkills,
+    /// A plugin listed in the named marketplace's `marketplace.json`.
+    Marketplace(String),
+}
+
 /// One asset folder found under a host root.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiscoveredAsset {
     pub dir: PathBuf,
-    /// The manifest that made it an asset (`SKILL.md`, `package.json`, …).
+    /// The manifest that made it an asset (`SKILL.md`, `package.json`,
+    /// `.claude-plugin/plugin.json`, or `.claude-plugin/marketplace.json` for a plugin that a
+    /// marketplace entry defines without its own manifest).
     pub manifest: String,
+    /// Where it was found.
+    pub origin: AssetOrigin,
+    /// The plugin's entry in its marketplace's `marketplace.json`, when listed there.
+    pub marketplace_entry: Option<serde_json::Value>,
 }
 
-/// Asset folders under `root`: each immediate subfolder (hidden ones and the fingerprint
-/// module's excluded folder names skipped) holding one of the host's manifests, plus, for
-/// `deps_from_package_json` hosts, `<root>/node_modules/<dep>` for each dependency of
-/// `<root>/package.json`. A missing root gives no assets. Sorted by path.
+impl AssetOrigin {
+    /// Preference when two copies carry the same name (lower wins).
+    pub fn rank(&self) -> u8 {
+        match self {
+            Self::PluginCache => 0,
+            Self::Root => 1,
+            Self::ConfigSkills => 2,
+            Self::Marketplace(_) => 3,
+        }
+    }
+}
+
+impl DiscoveredAsset {
+    fn new(dir: PathBuf, manifest: impl Into<String>, origin: AssetOrigin) -> Self {
+        Self {
+            dir,
+            manifest: manifest.into(),
+            origin,
+            marketplace_entry: None,
+        }
+    }
+}
+
+/// Something under a root that looked like an asset but could not be listed (a malformed
+/// marketplace, a listed plugin folder that is missing). Reported by `scan`, never fatal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedAsset {
+    /// The folder or file involved.
+    pub path: PathBuf,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// What discovery found under a root.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Discovery {
+    pub assets: Vec<DiscoveredAsset>,
+    pub skipped: Vec<SkippedAsset>,
+}
+
+/// Asset folders under `root` (see [`discover`]); discovery problems are dropped.
 pub fn discover_assets(
     host: &HostProfile,
     root: &Path,
 ) -> Result<Vec<DiscoveredAsset>, RegistryError> {
-    let mut found = Vec::new();
-    let entries = match std::fs::read_dir(root) {
+    Ok(discover(host, root)?.assets)
+}
+
+/// Sub-folders of `dir`, sorted, skipping hidden ones and the fingerprint module's excluded
+/// folder names; a missing folder has none.
+fn subfolders(dir: &Path) -> Result<Vec<PathBuf>, RegistryError> {
+    let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(found),
-        Err(error) => return Err(RegistryError::io(root)(error)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(RegistryError::io(dir)(error)),
     };
+    let mut found = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(RegistryError::io(root))?;
+        let entry = entry.map_err(RegistryError::io(dir))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') || crate::asset::fingerprint::is_excluded_dir(&name) {
             continue;
         }
         let path = entry.path();
-        // Follow a symlinked skill folder (hosts often link installed skills).
-        if !path.is_dir() {
+        // Follow a symlinked folder (hosts often link installed skills).
+        if path.is_dir() {
+            found.push(path);
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Asset folders under `root`: each immediate subfolder (hidden ones and the fingerprint
+/// module's excluded folder names skipped) holding one of the host's manifests, plus, for
+/// `deps_from_package_json` hosts, `<root>/node_modules/<dep>` for each dependency of
+/// `<root>/package.json`, plus, for `claude_plugins` hosts, Claude Code plugins and
+/// marketplaces (see [`HostProfile::claude_plugins`]). A missing root gives no assets. Sorted
+/// by path.
+pub fn discover(host: &HostProfile, root: &Path) -> Result<Discovery, RegistryError> {
+    let mut discovery = Discovery::default();
+    if !root.exists() {
+        return Ok(discovery);
+    }
+    let claude = host.claude_plugins;
+    if claude {
+        if root.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+            discovery.assets.push(DiscoveredAsset::new(
+                root.to_path_buf(),
+                CLAUDE_PLUGIN_MANIFEST,
+                AssetOrigin::Root,
+            ));
+        }
+        if root.join(CLAUDE_MARKETPLACE_MANIFEST).is_file() {
+            expand_marketplace(root, &mut discovery);
+        }
+    }
+    for path in subfolders(root)? {
+        if claude && path.join(CLAUDE_MARKETPLACE_MANIFEST).is_file() {
+            expand_marketplace(&path, &mut discovery);
+            if !path.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+                continue;
+            }
+        }
+        if claude && path.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+            discovery.assets.push(DiscoveredAsset::new(
+                path,
+                CLAUDE_PLUGIN_MANIFEST,
+                AssetOrigin::Root,
+            ));
             continue;
         }
         if let Some(manifest) = host.manifest_in(&path) {
-            found.push(DiscoveredAsset {
-                dir: path,
-                manifest,
-            });
+            discovery
+                .assets
+                .push(DiscoveredAsset::new(path, manifest, AssetOrigin::Root));
+        }
+    }
+    if claude && !root.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+        // The Claude config folder layout: `<root>/skills/<skill>/SKILL.md` and
+        // `<root>/plugins/{marketplaces,cache}/…`; or the root is that `plugins` folder.
+        let skills = root.join("skills");
+        if skills.is_dir() && !skills.join("SKILL.md").is_file() {
+            for path in subfolders(&skills)? {
+                if path.join("SKILL.md").is_file() {
+                    discovery.assets.push(DiscoveredAsset::new(
+                        path,
+                        "SKILL.md",
+                        AssetOrigin::ConfigSkills,
+                    ));
+                }
+            }
+        }
+        for plugins in [root.join("plugins"), root.to_path_buf()] {
+            if plugins.join("cache").is_dir() || plugins.join("marketplaces").is_dir() {
+                claude_plugins_folder(&plugins, &mut discovery)?;
+            }
         }
     }
     if host.deps_from_package_json {
@@ -282,9 +424,13 @@ pub fn discover_assets(
                 for dep in deps.keys() {
                     let dir = root.join("node_modules").join(dep);
                     if let Some(manifest) = host.manifest_in(&dir)
-                        && !found.iter().any(|f| f.dir == dir)
+                        && !discovery.assets.iter().any(|f| f.dir == dir)
                     {
-                        found.push(DiscoveredAsset { dir, manifest });
+                        discovery.assets.push(DiscoveredAsset::new(
+                            dir,
+                            manifest,
+                            AssetOrigin::Root,
+                        ));
                     }
                 }
             } else if value.get("dependencies").is_some_and(|d| !d.is_null()) {
@@ -295,8 +441,146 @@ pub fn discover_assets(
             }
         }
     }
-    found.sort_by(|a, b| a.dir.cmp(&b.dir));
-    Ok(found)
+    discovery.assets.sort_by(|a, b| a.dir.cmp(&b.dir));
+    discovery.assets.dedup_by(|a, b| a.dir == b.dir);
+    Ok(discovery)
+}
+
+/// `~/.claude/plugins`: marketplace clones under `marketplaces/<name>/` and installed copies
+/// under `cache/<marketplace>/<plugin>/<version>/` (the newest version of each plugin; a
+/// plugin folder directly under `cache/<marketplace>/` is accepted too).
+fn claude_plugins_folder(plugins: &Path, discovery: &mut Discovery) -> Result<(), RegistryError> {
+    for marketplace in subfolders(&plugins.join("marketplaces"))? {
+        if marketplace.join(CLAUDE_MARKETPLACE_MANIFEST).is_file() {
+            expand_marketplace(&marketplace, discovery);
+        }
+    }
+    for marketplace in subfolders(&plugins.join("cache"))? {
+        for plugin in subfolders(&marketplace)? {
+            if plugin.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+                discovery.assets.push(DiscoveredAsset::new(
+                    plugin,
+                    CLAUDE_PLUGIN_MANIFEST,
+                    AssetOrigin::PluginCache,
+                ));
+                continue;
+            }
+            let newest = subfolders(&plugin)?
+                .into_iter()
+                .filter(|version| {
+                    version.join(CLAUDE_PLUGIN_MANIFEST).is_file()
+                        || version.join("skills").is_dir()
+                        || version.join("commands").is_dir()
+                })
+                .max_by(|a, b| compare_versions(a.file_name().unwrap_or_default(), b.file_name().unwrap_or_default()));
+            if let Some(version) = newest {
+                let manifest = if version.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+                    CLAUDE_PLUGIN_MANIFEST
+                } else {
+                    CLAUDE_MARKETPLACE_MANIFEST
+                };
+                discovery.assets.push(DiscoveredAsset::new(
+                    version,
+                    manifest,
+                    AssetOrigin::PluginCache,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Order version folder names: numeric dot-separated parts compare as numbers (`1.10.0` >
+/// `1.9.2`), anything else as text.
+fn compare_versions(a: &std::ffi::OsStr, b: &std::ffi::OsStr) -> std::cmp::Ordering {
+    let key = |name: &std::ffi::OsStr| {
+        name.to_string_lossy()
+            .split(['.', '-'])
+            .map(|part| match part.parse::<u64>() {
+                Ok(number) => (0u8, number, String::new()),
+                Err(_) => (1u8, 0, part.to_string()),
+            })
+            .collect::<Vec<_>>()
+    };
+    key(a).cmp(&key(b))
+}
+
+/// The plugins a marketplace lists with a local `source` (`"./plugins/x"`, or a bare name under
+/// `metadata.pluginRoot`). Remote sources (GitHub, git URLs) are not on disk and are not
+/// listed; a malformed `marketplace.json` or a listed folder that is missing is skipped with
+/// the reason.
+fn expand_marketplace(dir: &Path, discovery: &mut Discovery) {
+    let path = dir.join(CLAUDE_MARKETPLACE_MANIFEST);
+    let skip = |discovery: &mut Discovery, path: &Path, reason: String| {
+        discovery.skipped.push(SkippedAsset {
+            path: path.to_path_buf(),
+            reason,
+        })
+    };
+    let value: serde_json::Value = match std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not valid JSON: {e}")))
+    {
+        Ok(value) => value,
+        Err(reason) => return skip(discovery, &path, reason),
+    };
+    let name = value
+        .get("name")
+        .and_then(|n| n.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+    let Some(plugins) = value.get("plugins").and_then(|p| p.as_array()) else {
+        return skip(
+            discovery,
+            &path,
+            "`plugins` must be an array of plugin entries".to_string(),
+        );
+    };
+    let plugin_root = value
+        .pointer("/metadata/pluginRoot")
+        .and_then(|r| r.as_str())
+        .unwrap_or("");
+    for (index, entry) in plugins.iter().enumerate() {
+        let at = format!("{}: plugins[{index}]", path.display());
+        let source = match entry.get("source") {
+            Some(serde_json::Value::String(source)) => source.clone(),
+            // `{"source": "github", …}`, `{"source": "url", …}`: not on disk.
+            Some(serde_json::Value::Object(_)) => continue,
+            _ => {
+                discovery.skipped.push(SkippedAsset {
+                    path: path.clone(),
+                    reason: format!("plugins[{index}]: `source` is missing"),
+                });
+                continue;
+            }
+        };
+        let relative = if source.starts_with("./") || source.starts_with("../") || plugin_root.is_empty() {
+            PathBuf::from(&source)
+        } else {
+            Path::new(plugin_root).join(&source)
+        };
+        let plugin_dir = dir.join(relative);
+        if !plugin_dir.is_dir() {
+            discovery.skipped.push(SkippedAsset {
+                path: plugin_dir,
+                reason: format!("{at}: listed plugin folder `{source}` does not exist"),
+            });
+            continue;
+        }
+        let manifest = if plugin_dir.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+            CLAUDE_PLUGIN_MANIFEST
+        } else {
+            CLAUDE_MARKETPLACE_MANIFEST
+        };
+        let mut found =
+            DiscoveredAsset::new(plugin_dir, manifest, AssetOrigin::Marketplace(name.clone()));
+        found.marketplace_entry = Some(entry.clone());
+        discovery.assets.push(found);
+    }
 }
 
 #[cfg(test)]
@@ -347,7 +631,10 @@ mod tests {
             r#"{"dependencies": {"@s/p": "1.0.0", "missing": "1"}}"#,
         )
         .unwrap();
-        let skill_host = builtin_hosts().remove(0);
+        let skill_host = builtin_hosts()
+            .into_iter()
+            .find(|h| h.name == "codex")
+            .unwrap();
         let found = discover_assets(&skill_host, root).unwrap();
         assert_eq!(found.len(), 1);
         let deepseek = builtin_hosts()

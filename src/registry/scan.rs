@@ -1,7 +1,10 @@
 //! `registry.<host>.json`: one file per host, holding each installed asset's fingerprint (with
 //! its calibre), capability surface and history, the scan history, and the host's model bumps.
 //! [`scan`] walks a host root, fingerprints every asset with `crate::asset::fingerprint` (the same
-//! code `run` records), and reports what changed since the previous scan. Writes are atomic and
+//! code `run` records), and reports what changed since the previous scan. One bad asset never
+//! aborts a scan: malformed or duplicate-named assets are listed in [`ScanSummary::skipped`]
+//! with the reason, and the registry is written for the rest. Assets remember the root they
+//! were scanned from, so scanning another root never marks them removed. Writes are atomic and
 //! under an exclusive lock; another host's registry is never touched.
 
 use std::collections::BTreeMap;
@@ -12,10 +15,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::RegistryError;
-use super::hosts::{HostProfile, discover_assets};
+use super::hosts::{AssetOrigin, DiscoveredAsset, HostProfile, SkippedAsset, discover};
 use super::models::{ModelBump, Waiver};
 use super::state::{check_schema, lock_for, read_json, write_json};
-use super::surface::{AssetKind, Surface, diff_tokens, load_asset};
+use super::surface::{AssetKind, Surface, diff_tokens, load_discovered};
 use crate::asset::fingerprint::{Calibre, fingerprint};
 
 /// Version of the registry file format.
@@ -48,6 +51,10 @@ pub struct AssetEntry {
     /// Earlier fingerprints, oldest first.
     #[serde(default)]
     pub previous_fingerprints: Vec<String>,
+    /// The root the asset was scanned from (absent in registries written before roots were
+    /// recorded: then the registry's `root`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<PathBuf>,
 }
 
 /// What one scan found changed.
@@ -67,6 +74,9 @@ pub struct ScanSummary {
     pub recalibrated: Vec<String>,
     /// Capability-surface changes per asset (`+bin`, `deps(+a)`).
     pub caps_changed: BTreeMap<String, Vec<String>>,
+    /// Assets that could not be registered (malformed manifest, duplicate name), with why.
+    #[serde(default)]
+    pub skipped: Vec<SkippedAsset>,
     /// Wall time of the scan, milliseconds.
     pub elapsed_ms: u64,
 }
@@ -144,24 +154,27 @@ pub fn update_registry<T>(
 /// One asset freshly scanned.
 struct Scanned {
     name: String,
+    origin: AssetOrigin,
     entry: AssetEntry,
 }
 
 fn scan_one(
     host: &HostProfile,
-    dir: &Path,
-    manifest: &str,
+    found: &DiscoveredAsset,
+    root: &Path,
     calibre: Calibre,
     now: DateTime<Utc>,
 ) -> Result<Scanned, RegistryError> {
-    let loaded = load_asset(dir, manifest, host.kind)?;
+    let dir = found.dir.as_path();
+    let loaded = load_discovered(found, host.kind)?;
     let print = fingerprint(dir, calibre)?;
     Ok(Scanned {
         name: loaded.name,
+        origin: found.origin.clone(),
         entry: AssetEntry {
             kind: loaded.kind,
             path: dir.to_path_buf(),
-            manifest: manifest.to_string(),
+            manifest: found.manifest.clone(),
             description: loaded.description,
             version: loaded.version,
             fingerprint: print.digest,
@@ -172,31 +185,40 @@ fn scan_one(
             first_seen: now,
             fingerprint_since: now,
             previous_fingerprints: Vec::new(),
+            root: Some(root.to_path_buf()),
         },
     })
 }
 
-/// Fingerprint the assets on up to `available_parallelism` threads, keeping input order.
+/// Fingerprint the assets on up to `available_parallelism` threads, keeping input order; each
+/// asset's own error is kept beside it.
 fn scan_all(
     host: &HostProfile,
-    found: &[super::hosts::DiscoveredAsset],
+    found: &[DiscoveredAsset],
+    root: &Path,
     calibre: Calibre,
     now: DateTime<Utc>,
-) -> Result<Vec<Scanned>, RegistryError> {
+) -> Vec<(PathBuf, Result<Scanned, RegistryError>)> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8)
         .min(found.len().max(1));
     let chunk = found.len().div_ceil(threads).max(1);
-    let results: Vec<Result<Vec<Scanned>, RegistryError>> = std::thread::scope(|scope| {
+    type Part = Vec<(PathBuf, Result<Scanned, RegistryError>)>;
+    let results: Vec<Part> = std::thread::scope(|scope| {
         let handles: Vec<_> = found
             .chunks(chunk)
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|asset| scan_one(host, &asset.dir, &asset.manifest, calibre, now))
-                        .collect::<Result<Vec<_>, _>>()
+                        .map(|asset| {
+                            (
+                                asset.dir.clone(),
+                                scan_one(host, asset, root, calibre, now),
+                            )
+                        })
+                        .collect::<Part>()
                 })
             })
             .collect();
@@ -205,15 +227,28 @@ fn scan_all(
             .map(|handle| handle.join().expect("scan worker panicked"))
             .collect()
     });
-    let mut scanned = Vec::with_capacity(found.len());
-    for part in results {
-        scanned.extend(part?);
-    }
-    Ok(scanned)
+    results.into_iter().flatten().collect()
+}
+
+/// The reason an asset was skipped, without the path (the summary lists the path beside it).
+fn skip_reason(path: &Path, error: &RegistryError) -> String {
+    let text = error.to_string();
+    let prefix = format!("{}: ", path.display());
+    let skill_md = format!("{}: ", path.join("SKILL.md").display());
+    text.strip_prefix(&skill_md)
+        .map(|rest| format!("SKILL.md: {rest}"))
+        .or_else(|| text.strip_prefix(&prefix).map(str::to_string))
+        .unwrap_or(text)
 }
 
 /// Scan `root` for `host`'s assets, update `registry.<host>.json`, and return what changed.
-/// On any error (malformed manifest, unreadable file) nothing is written.
+///
+/// An asset that cannot be loaded (malformed manifest or `SKILL.md`, unreadable file) or whose
+/// name another asset already has is skipped and listed in [`ScanSummary::skipped`]; the rest
+/// are registered. When the same Claude Code plugin is both installed (`plugins/cache/…`) and in
+/// a marketplace clone, the installed copy is registered and the other is not a duplicate.
+/// Only assets recorded from this `root` can be reported removed. Errors only for the registry
+/// file itself or an unreadable root.
 pub fn scan(
     state_dir: &Path,
     host: &HostProfile,
@@ -222,23 +257,71 @@ pub fn scan(
 ) -> Result<ScanSummary, RegistryError> {
     let started = Instant::now();
     let now = Utc::now();
-    let found = discover_assets(host, root)?;
-    let scanned = scan_all(host, &found, calibre, now)?;
-    let mut fresh: BTreeMap<String, AssetEntry> = BTreeMap::new();
-    for item in scanned {
-        if let Some(other) = fresh.get(&item.name) {
-            return Err(RegistryError::Invalid {
-                path: item.entry.path.clone(),
-                message: format!(
-                    "asset name `{}` is also used by {}; names must be unique within a host",
-                    item.name,
-                    other.path.display()
-                ),
-            });
+    let discovery = discover(host, root)?;
+    let mut skipped = discovery.skipped;
+    let mut loaded = Vec::new();
+    for (path, result) in scan_all(host, &discovery.assets, root, calibre, now) {
+        match result {
+            Ok(item) => loaded.push(item),
+            Err(error) => skipped.push(SkippedAsset {
+                reason: skip_reason(&path, &error),
+                path,
+            }),
         }
+    }
+    // The preferred copy first (installed plugins, then root folders, then marketplace clones),
+    // then by path, so duplicates are reported against the copy that was kept.
+    loaded.sort_by(|a, b| {
+        (a.origin.rank(), &a.entry.path).cmp(&(b.origin.rank(), &b.entry.path))
+    });
+    let mut fresh: BTreeMap<String, AssetEntry> = BTreeMap::new();
+    let mut kept_origin: BTreeMap<String, AssetOrigin> = BTreeMap::new();
+    for item in loaded {
+        if let Some(other) = fresh.get(&item.name) {
+            let shadowed_plugin_copy = item.entry.kind == AssetKind::Plugin
+                && kept_origin.get(&item.name).is_some_and(|o| *o == AssetOrigin::PluginCache)
+                && matches!(item.origin, AssetOrigin::Marketplace(_));
+            if !shadowed_plugin_copy {
+                skipped.push(SkippedAsset {
+                    reason: format!(
+                        "asset name `{}` is also used by {}; names must be unique within a host",
+                        item.name,
+                        other.path.display()
+                    ),
+                    path: item.entry.path.clone(),
+                });
+            }
+            continue;
+        }
+        kept_origin.insert(item.name.clone(), item.origin);
         fresh.insert(item.name, item.entry);
     }
     update_registry(state_dir, &host.name, |registry| {
+        let previous_root = registry.root.clone();
+        let root_of = |entry: &AssetEntry| entry.root.clone().or_else(|| previous_root.clone());
+        // A name already registered from another root, at another path, is a clash: keep the
+        // registered one and skip this one.
+        let clashes: Vec<String> = fresh
+            .iter()
+            .filter(|(name, entry)| {
+                registry.assets.get(*name).is_some_and(|old| {
+                    root_of(old).as_deref() != Some(root) && old.path != entry.path
+                })
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in clashes {
+            let entry = fresh.remove(&name).expect("listed above");
+            let old = &registry.assets[&name];
+            skipped.push(SkippedAsset {
+                reason: format!(
+                    "asset name `{name}` is registered from another root ({}, at {}); names must be unique within a host",
+                    root_of(old).map(|r| r.display().to_string()).unwrap_or_default(),
+                    old.path.display()
+                ),
+                path: entry.path,
+            });
+        }
         let mut summary = ScanSummary {
             at: now,
             root: root.to_path_buf(),
@@ -267,14 +350,24 @@ pub fn scan(
                 }
             }
         }
-        summary.removed = registry
-            .assets
-            .keys()
-            .filter(|name| !fresh.contains_key(*name))
-            .cloned()
-            .collect();
+        let mut kept = BTreeMap::new();
+        for (name, mut old) in std::mem::take(&mut registry.assets) {
+            if fresh.contains_key(&name) {
+                continue;
+            }
+            let old_root = root_of(&old);
+            if old_root.as_deref() == Some(root) {
+                summary.removed.push(name);
+            } else {
+                // Another root's asset: kept as it was, with its root made explicit.
+                old.root = old_root;
+                kept.insert(name, old);
+            }
+        }
         summary.elapsed_ms = started.elapsed().as_millis() as u64;
-        registry.assets = std::mem::take(&mut fresh);
+        summary.skipped = std::mem::take(&mut skipped);
+        kept.append(&mut fresh);
+        registry.assets = kept;
         registry.root = Some(root.to_path_buf());
         registry.last_scan = Some(now);
         registry.scans.push(summary.clone());
@@ -352,19 +445,63 @@ mod tests {
     }
 
     #[test]
-    fn malformed_manifest_writes_nothing() {
+    fn malformed_and_duplicate_assets_are_skipped_not_fatal() {
         let state = tempfile::tempdir().unwrap();
         let root = tempfile::tempdir().unwrap();
         write(root.path(), "p/plugin.json", "{oops");
-        let error = scan(
+        write(root.path(), "bare/SKILL.md", "# no frontmatter\n");
+        write(root.path(), "a/SKILL.md", "---\nname: same\ndescription: d\n---\n");
+        write(root.path(), "b/SKILL.md", "---\nname: same\ndescription: d\n---\n");
+        write(root.path(), "good/SKILL.md", "---\nname: good\ndescription: d\n---\n");
+        let summary = scan(
             state.path(),
             &generic(),
             root.path(),
             Calibre::V3AgentSkills,
         )
-        .unwrap_err();
-        assert!(error.to_string().contains("plugin.json"), "{error}");
-        assert!(!registry_path(state.path(), "generic").exists());
+        .unwrap();
+        assert_eq!(summary.new, vec!["good", "same"]);
+        let reasons: Vec<(String, &str)> = summary
+            .skipped
+            .iter()
+            .map(|s| {
+                (
+                    s.path.file_name().unwrap().to_string_lossy().into_owned(),
+                    s.reason.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(reasons.len(), 3, "{reasons:?}");
+        assert!(reasons.iter().any(|(p, r)| p == "p" && r.contains("plugin.json")));
+        assert!(reasons.iter().any(|(p, r)| p == "bare" && r.contains("frontmatter")));
+        assert!(reasons.iter().any(|(p, r)| p == "b" && r.contains("also used by")));
+        let registry = read_registry(state.path(), "generic").unwrap().unwrap();
+        assert_eq!(registry.assets.len(), 2);
+    }
+
+    #[test]
+    fn another_root_does_not_remove_the_first_roots_assets() {
+        let state = tempfile::tempdir().unwrap();
+        let first = tempfile::tempdir().unwrap();
+        let second = tempfile::tempdir().unwrap();
+        write(first.path(), "a/SKILL.md", "---\nname: a\ndescription: d\n---\n");
+        write(second.path(), "b/SKILL.md", "---\nname: b\ndescription: d\n---\n");
+        write(second.path(), "a/SKILL.md", "---\nname: a\ndescription: other\n---\n");
+        scan(state.path(), &generic(), first.path(), Calibre::V3AgentSkills).unwrap();
+        let summary =
+            scan(state.path(), &generic(), second.path(), Calibre::V3AgentSkills).unwrap();
+        assert!(summary.removed.is_empty(), "{summary:?}");
+        assert_eq!(summary.new, vec!["b"]);
+        assert_eq!(summary.skipped.len(), 1);
+        assert!(summary.skipped[0].reason.contains("another root"));
+        let registry = read_registry(state.path(), "generic").unwrap().unwrap();
+        assert_eq!(registry.assets.len(), 2);
+        assert_eq!(registry.assets["a"].root.as_deref(), Some(first.path()));
+        // Removing `a` from the first root shows up when the first root is scanned again.
+        std::fs::remove_dir_all(first.path().join("a")).unwrap();
+        let again = scan(state.path(), &generic(), first.path(), Calibre::V3AgentSkills).unwrap();
+        assert_eq!(again.removed, vec!["a"]);
+        assert!(read_registry(state.path(), "generic").unwrap().unwrap().assets.contains_key("b"));
     }
 
     #[test]

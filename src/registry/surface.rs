@@ -4,6 +4,9 @@
 //!
 //! Plugins: `patch` (`dsh.bundle.patch`, `cordis.patch.yml`), `main` (`main`/`module`), `bin`,
 //! `exports`, `deps`, `skills`, `mcp`, `hooks`, `insert` (cordis rows), `scripts`.
+//! Claude Code plugins (`.claude-plugin/plugin.json`, or an entry of a marketplace's
+//! `.claude-plugin/marketplace.json`): `commands`, `agents`, `skills`, `hooks` (event names),
+//! `mcp` (server names), `lsp` (server names), `scripts` (bundled files under `scripts/`, `bin/`).
 //! Skills: `tools` (allowed-tools), `scripts` (files under `scripts/`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,15 +16,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::RegistryError;
-use super::hosts::HostKind;
+use super::hosts::{
+    CLAUDE_MARKETPLACE_MANIFEST, CLAUDE_PLUGIN_MANIFEST, DiscoveredAsset, HostKind,
+};
 use crate::asset::fingerprint::{Calibre, selected_files};
 
 /// Category → sorted item names. Empty categories are omitted.
 pub type Surface = BTreeMap<String, Vec<String>>;
 
 /// The plugin surface categories, in report order.
-pub const PLUGIN_CATEGORIES: [&str; 10] = [
-    "patch", "main", "bin", "exports", "deps", "skills", "mcp", "hooks", "insert", "scripts",
+pub const PLUGIN_CATEGORIES: [&str; 13] = [
+    "patch", "main", "bin", "exports", "deps", "commands", "agents", "skills", "mcp", "lsp",
+    "hooks", "insert", "scripts",
 ];
 /// The skill surface categories.
 pub const SKILL_CATEGORIES: [&str; 2] = ["tools", "scripts"];
@@ -108,6 +114,17 @@ fn script_files(dir: &Path) -> Result<Vec<String>, RegistryError> {
     Ok(selected_files(&scripts, Calibre::V3AgentSkills)?)
 }
 
+/// Load a discovered asset (Claude Code plugins listed by a marketplace carry its entry).
+pub fn load_discovered(
+    found: &DiscoveredAsset,
+    host_kind: HostKind,
+) -> Result<LoadedAsset, RegistryError> {
+    if found.manifest == CLAUDE_PLUGIN_MANIFEST || found.manifest == CLAUDE_MARKETPLACE_MANIFEST {
+        return load_claude_plugin(&found.dir, found.marketplace_entry.as_ref());
+    }
+    load_asset(&found.dir, &found.manifest, host_kind)
+}
+
 /// Load the asset in `dir`, recognised by `manifest` (the host decides which manifest counts).
 pub fn load_asset(
     dir: &Path,
@@ -116,6 +133,9 @@ pub fn load_asset(
 ) -> Result<LoadedAsset, RegistryError> {
     let is_skill =
         manifest == "SKILL.md" || (host_kind == HostKind::Skill && dir.join("SKILL.md").is_file());
+    if manifest == CLAUDE_PLUGIN_MANIFEST || manifest == CLAUDE_MARKETPLACE_MANIFEST {
+        return load_claude_plugin(dir, None);
+    }
     if is_skill {
         let skill = crate::asset::load_skill(dir)?;
         let mut surface = Surface::new();
@@ -230,6 +250,216 @@ fn load_plugin(dir: &Path) -> Result<LoadedAsset, RegistryError> {
         kind: AssetKind::Plugin,
         description: field("description").unwrap_or_default(),
         version: field("version"),
+        surface,
+    })
+}
+
+/// Markdown files directly in `dir` (or one level of sub-folders, `commands/git/commit.md`
+/// → `git/commit`), without the `.md` extension.
+fn markdown_names(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return names;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() && !name.starts_with('.') {
+            for inner in markdown_names(&path) {
+                names.push(format!("{name}/{inner}"));
+            }
+        } else if let Some(stem) = name.strip_suffix(".md") {
+            names.push(stem.to_string());
+        }
+    }
+    names
+}
+
+/// A manifest value naming plugin-relative paths: a string or a list of strings.
+fn declared_paths(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::String(path)) => vec![path.clone()],
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A plugin-relative path (`./skills/`) resolved inside `dir`; `None` when it leaves it.
+fn inside(dir: &Path, relative: &str) -> Option<std::path::PathBuf> {
+    let relative = relative.replace("${CLAUDE_PLUGIN_ROOT}", ".");
+    let path = Path::new(&relative);
+    if path.is_absolute()
+        || path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return None;
+    }
+    Some(dir.join(path))
+}
+
+/// Skills declared by a path: the folder itself when it holds `SKILL.md`, else its sub-folders
+/// that do (`"skills": "./skills/"` is a folder of skills, not a skill named `./skills/`).
+fn skills_at(path: &Path) -> Vec<String> {
+    if path.join("SKILL.md").is_file() {
+        return crate::asset::load_skill(path)
+            .map(|skill| skill.name)
+            .ok()
+            .or_else(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .into_iter()
+            .collect();
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("SKILL.md").is_file())
+        .map(|p| {
+            crate::asset::load_skill(&p)
+                .map(|skill| skill.name)
+                .unwrap_or_else(|_| p.file_name().unwrap_or_default().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+/// Hook event names of a `hooks` value: an inline `{"hooks": {Event: […]}}` / `{Event: […]}`
+/// object, or a path to such a JSON file.
+fn hook_events(dir: &Path, value: &Value) -> Result<Vec<String>, RegistryError> {
+    let mut events = Vec::new();
+    let mut from_object = |object: &serde_json::Map<String, Value>| {
+        let inner = object.get("hooks").and_then(Value::as_object).unwrap_or(object);
+        events.extend(inner.keys().filter(|k| *k != "description").cloned());
+    };
+    match value {
+        Value::Object(object) => from_object(object),
+        other => {
+            for path in declared_paths(Some(other)) {
+                if let Some(path) = inside(dir, &path)
+                    && let Some(object) = read_object(&path)?
+                {
+                    from_object(&object);
+                }
+            }
+        }
+    }
+    Ok(events)
+}
+
+/// Server names of an `mcpServers` / `lspServers` value: an inline object (optionally wrapped
+/// in `{"mcpServers": …}`), or a path to such a JSON file.
+fn server_names(dir: &Path, value: &Value, wrapper: &str) -> Result<Vec<String>, RegistryError> {
+    let unwrap = |object: serde_json::Map<String, Value>| match object.get(wrapper) {
+        Some(Value::Object(inner)) => inner.keys().cloned().collect::<Vec<_>>(),
+        _ => object.keys().cloned().collect(),
+    };
+    match value {
+        Value::Object(object) => Ok(unwrap(object.clone())),
+        other => {
+            let mut names = Vec::new();
+            for path in declared_paths(Some(other)) {
+                if let Some(path) = inside(dir, &path)
+                    && let Some(object) = read_object(&path)?
+                {
+                    names.extend(unwrap(object));
+                }
+            }
+            Ok(names)
+        }
+    }
+}
+
+/// A Claude Code plugin: `.claude-plugin/plugin.json` (optional when a marketplace entry
+/// defines the plugin) plus the default folders `commands/`, `agents/`, `skills/`,
+/// `hooks/hooks.json`, `.mcp.json`, `.lsp.json`, and bundled `scripts/` / `bin/` files.
+/// Paths declared in the manifest (`"skills": "./skills/"`, `"commands": ["./extra/x.md"]`)
+/// add to the defaults.
+fn load_claude_plugin(dir: &Path, entry: Option<&Value>) -> Result<LoadedAsset, RegistryError> {
+    let manifest = read_object(&dir.join(CLAUDE_PLUGIN_MANIFEST))?.unwrap_or_default();
+    let entry = entry.and_then(Value::as_object).cloned().unwrap_or_default();
+    let field = |key: &str| manifest.get(key).or_else(|| entry.get(key));
+    let text = |key: &str| field(key).and_then(Value::as_str).map(str::to_string);
+    let folder = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = text("name").unwrap_or(folder);
+    let mut surface = Surface::new();
+
+    let mut commands = markdown_names(&dir.join("commands"));
+    let mut agents = markdown_names(&dir.join("agents"));
+    let mut skills = skills_at(&dir.join("skills"));
+    for (key, list) in [("commands", &mut commands), ("agents", &mut agents)] {
+        for path in declared_paths(field(key)) {
+            let Some(path) = inside(dir, &path) else {
+                continue;
+            };
+            if path.is_dir() {
+                list.extend(markdown_names(&path));
+            } else if let Some(stem) = path.file_stem() {
+                list.push(stem.to_string_lossy().into_owned());
+            }
+        }
+    }
+    for path in declared_paths(field("skills")) {
+        if let Some(path) = inside(dir, &path) {
+            skills.extend(skills_at(&path));
+        }
+    }
+    insert(&mut surface, "commands", commands);
+    insert(&mut surface, "agents", agents);
+    insert(&mut surface, "skills", skills);
+
+    let mut hooks = Vec::new();
+    if let Some(object) = read_object(&dir.join("hooks/hooks.json"))? {
+        hooks.extend(hook_events(dir, &Value::Object(object))?);
+    }
+    if let Some(value) = field("hooks") {
+        hooks.extend(hook_events(dir, value)?);
+    }
+    insert(&mut surface, "hooks", hooks);
+
+    let mut mcp = Vec::new();
+    if let Some(object) = read_object(&dir.join(".mcp.json"))? {
+        mcp.extend(server_names(dir, &Value::Object(object), "mcpServers")?);
+    }
+    if let Some(value) = field("mcpServers") {
+        mcp.extend(server_names(dir, value, "mcpServers")?);
+    }
+    insert(&mut surface, "mcp", mcp);
+
+    let mut lsp = Vec::new();
+    if let Some(object) = read_object(&dir.join(".lsp.json"))? {
+        lsp.extend(server_names(dir, &Value::Object(object), "lspServers")?);
+    }
+    if let Some(value) = field("lspServers") {
+        lsp.extend(server_names(dir, value, "lspServers")?);
+    }
+    insert(&mut surface, "lsp", lsp);
+
+    let mut scripts: Vec<String> = script_files(dir)?
+        .into_iter()
+        .map(|f| format!("scripts/{f}"))
+        .collect();
+    if dir.join("bin").is_dir() {
+        scripts.extend(
+            selected_files(&dir.join("bin"), Calibre::V3AgentSkills)?
+                .into_iter()
+                .map(|f| format!("bin/{f}")),
+        );
+    }
+    insert(&mut surface, "scripts", scripts);
+
+    Ok(LoadedAsset {
+        name,
+        kind: AssetKind::Plugin,
+        description: text("description").unwrap_or_default(),
+        version: text("version"),
         surface,
     })
 }

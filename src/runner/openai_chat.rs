@@ -167,6 +167,43 @@ fn resolve_in_workspace(workspace: &Path, requested: &str) -> Option<(std::path:
     Some((resolved, shown))
 }
 
+/// Resolve a `read_file` path: inside the workspace first; else, relative to the folder of a
+/// skill activated earlier in this attempt (latest first), as the paths in a `SKILL.md` body
+/// are written. Only staged skills can be reached (the baseline arm has no target to read),
+/// and never anything outside the workspace. The shown path is workspace-relative.
+fn resolve_for_read(
+    input: &AttemptInput<'_>,
+    activations: &[SkillActivation],
+    requested: &str,
+) -> Option<(std::path::PathBuf, String)> {
+    if let Some(found) = resolve_in_workspace(input.workspace, requested)
+        && found.0.is_file()
+    {
+        return Some(found);
+    }
+    let root = input.workspace.canonicalize().ok()?;
+    for activation in activations.iter().rev() {
+        if !activation.ok || activation.evidence != ActivationEvidence::SkillTool {
+            continue;
+        }
+        let Some(staged) = input.skills.iter().find(|s| s.name == activation.skill) else {
+            continue;
+        };
+        if let Some((resolved, _)) = resolve_in_workspace(&staged.dir, requested)
+            && resolved.is_file()
+            && resolved.starts_with(&root)
+        {
+            let shown = resolved
+                .strip_prefix(&root)
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
+            return Some((resolved, shown));
+        }
+    }
+    resolve_in_workspace(input.workspace, requested)
+}
+
 struct ToolExecution {
     output: String,
     is_error: bool,
@@ -241,6 +278,19 @@ impl OpenAiChatRunner {
                 };
                 match skills.iter().find(|s| s.name == requested.trim()) {
                     Some(skill) => {
+                        let location = input
+                            .skills
+                            .iter()
+                            .find(|staged| staged.name == skill.name)
+                            .map(|staged| {
+                                staged
+                                    .dir
+                                    .strip_prefix(input.workspace)
+                                    .unwrap_or(&staged.dir)
+                                    .to_string_lossy()
+                                    .replace('\\', "/")
+                            })
+                            .unwrap_or_default();
                         trajectory.skill_activations.push(SkillActivation {
                             skill: skill.name.clone(),
                             evidence: ActivationEvidence::SkillTool,
@@ -253,7 +303,10 @@ impl OpenAiChatRunner {
                             reason: None,
                         });
                         ToolExecution {
-                            output: skill.body.clone(),
+                            output: format!(
+                                "Skill `{}` lives in the folder `{location}/` (relative to your working folder). Paths in its instructions (references/, scripts/, assets) are relative to that folder: read them with read_file as written (e.g. `references/guide.md`) or as `{location}/references/guide.md`.\n\n{}",
+                                skill.name, skill.body
+                            ),
                             is_error: false,
                             final_answer: None,
                         }
@@ -279,10 +332,11 @@ impl OpenAiChatRunner {
                 let Some(requested) = text_argument("path") else {
                     return error("read_file needs a `path` argument".to_string());
                 };
-                let Some((resolved, shown)) = resolve_in_workspace(input.workspace, &requested)
+                let Some((resolved, shown)) =
+                    resolve_for_read(input, &trajectory.skill_activations, &requested)
                 else {
                     return error(format!(
-                        "`{requested}` is not a file inside the working folder"
+                        "`{requested}` is not a file inside the working folder or an activated skill's folder"
                     ));
                 };
                 match std::fs::read(&resolved) {
@@ -291,8 +345,14 @@ impl OpenAiChatRunner {
                         let skills_root = input.workspace.canonicalize().ok();
                         for staged in input.skills {
                             let skill_file = staged.dir.join("SKILL.md").canonicalize().ok();
+                            // A skill activated and then its SKILL.md read counts once.
+                            let already = trajectory
+                                .skill_activations
+                                .iter()
+                                .any(|a| a.ok && a.skill == staged.name);
                             if skill_file.as_deref() == Some(resolved.as_path())
                                 && skills_root.is_some()
+                                && !already
                             {
                                 trajectory.skill_activations.push(SkillActivation {
                                     skill: staged.name.clone(),

@@ -6,6 +6,11 @@
 //! a `result` the per-message usage is deduplicated by `message.id` and the trajectory is
 //! incomplete. A `Skill` result counts as an error when `is_error` is true or when
 //! `tool_use_result.success` is false (the silent failures of several releases).
+//!
+//! The skill catalogue is `init.skills`, plus any skill the `Skill` tool activated successfully
+//! whose name `init.slash_commands` lists (user-invocable skills may appear only there). A
+//! `Bash` result's exit code is read from its text (`Exit code 127` on the first line of an
+//! error result; 0 for a result that is not an error).
 
 use std::collections::{HashMap, HashSet};
 
@@ -39,6 +44,9 @@ pub fn parse(lines: &[String]) -> Trajectory {
     let mut usage_by_message: Vec<(String, Usage)> = Vec::new();
     let mut seen_messages = HashSet::new();
     let mut result_seen = false;
+    let mut slash_commands: Vec<String> = Vec::new();
+    let mut command_of_call: HashMap<String, usize> = HashMap::new();
+    let exit_code_line = regex::Regex::new(r"^\s*Exit code (-?\d+)").expect("valid pattern");
     for event in events(lines) {
         let kind = str_field(&event, "type").unwrap_or("");
         if let Some(session) = str_field(&event, "session_id")
@@ -51,6 +59,13 @@ pub fn parse(lines: &[String]) -> Trajectory {
                 if str_field(&event, "subtype") == Some("init") {
                     if let Some(model) = str_field(&event, "model") {
                         trajectory.observed_model = Some(model.to_string());
+                    }
+                    if let Some(commands) = event.get("slash_commands").and_then(Value::as_array) {
+                        slash_commands = commands
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(|c| c.trim_start_matches('/').to_string())
+                            .collect();
                     }
                     if let Some(skills) = event.get("skills").and_then(Value::as_array) {
                         trajectory.skill_catalogue = Some(
@@ -93,6 +108,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
                             if name == "Bash"
                                 && let Some(command) = super::command_argument(&input)
                             {
+                                command_of_call.insert(id.clone(), trajectory.commands.len());
                                 trajectory.commands.push(crate::trajectory::CommandRun {
                                     command,
                                     exit_code: None,
@@ -136,6 +152,16 @@ pub fn parse(lines: &[String]) -> Trajectory {
                                         content: text.clone(),
                                         tool_call_id: Some(id.to_string()),
                                     });
+                                    if let Some(&command) = command_of_call.get(id) {
+                                        let code = exit_code_line
+                                            .captures(&text)
+                                            .and_then(|c| c[1].parse::<i32>().ok());
+                                        trajectory.commands[command].exit_code = match code {
+                                            Some(code) => Some(code),
+                                            None if !is_error => Some(0),
+                                            None => None,
+                                        };
+                                    }
                                     if let Some(&index) = call_index.get(id) {
                                         let call = &mut trajectory.tool_calls[index];
                                         call.output = Some(text);
@@ -192,6 +218,24 @@ pub fn parse(lines: &[String]) -> Trajectory {
             // Informational events: partial SSE events and rate-limit notices.
             "stream_event" | "rate_limit_event" => {}
             _ => trajectory.raw_events.push(event),
+        }
+    }
+    // Skills activated through the Skill tool that the init event listed only among the slash
+    // commands were discovered all the same.
+    if let Some(catalogue) = trajectory.skill_catalogue.as_mut() {
+        for call in &trajectory.tool_calls {
+            if call.name != "Skill" || call.is_error || call.output.is_none() {
+                continue;
+            }
+            let Some(requested) = call.input.get("skill").and_then(Value::as_str) else {
+                continue;
+            };
+            let requested = requested.trim_start_matches('/');
+            if slash_commands.iter().any(|c| c == requested)
+                && !catalogue.iter().any(|c| c == requested)
+            {
+                catalogue.push(requested.to_string());
+            }
         }
     }
     if !result_seen {
@@ -334,6 +378,48 @@ mod tests {
                 ("csv-tools", ActivationEvidence::FileRead, false),
                 ("release-notes", ActivationEvidence::ShellCommand, true)
             ]
+        );
+    }
+
+    #[test]
+    fn skill_listed_only_in_slash_commands_is_in_the_catalogue() {
+        let text = r#"{"type":"system","subtype":"init","session_id":"s","skills":["csv-tools"],"slash_commands":["compact","release-notes","csv-tools"]}
+{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Skill","input":{"skill":"release-notes"}}]},"session_id":"s"}
+{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Launching skill: release-notes"}]},"tool_use_result":{"success":true,"commandName":"release-notes"},"session_id":"s"}
+{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s"}"#;
+        let trajectory = parse_and_detect(text);
+        let catalogue = trajectory.skill_catalogue.unwrap();
+        assert!(catalogue.contains(&"release-notes".to_string()), "{catalogue:?}");
+        // A built-in slash command that was never activated is not a skill.
+        assert!(!catalogue.contains(&"compact".to_string()));
+    }
+
+    #[test]
+    fn bash_exit_codes_come_from_the_result_text() {
+        let text = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"frobnicate --all"}},{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","id":"t3","name":"Bash","input":{"command":"rm -rf x"}}]},"session_id":"s"}
+{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Exit code 127\n/bin/bash: line 1: frobnicate: command not found","is_error":true},{"type":"tool_result","tool_use_id":"t2","content":"a\nb","is_error":false},{"type":"tool_result","tool_use_id":"t3","content":"Permission to use Bash has been denied.","is_error":true}]},"session_id":"s"}
+{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s"}"#;
+        let trajectory = parse(&lines(text));
+        let codes: Vec<Option<i32>> = trajectory.commands.iter().map(|c| c.exit_code).collect();
+        assert_eq!(codes, vec![Some(127), Some(0), None]);
+    }
+
+    #[test]
+    fn skill_activated_then_its_skill_md_read_counts_once() {
+        let text = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Skill","input":{"skill":"release-notes"}}]},"session_id":"s"}
+{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Launching skill: release-notes"}]},"session_id":"s"}
+{"type":"assistant","message":{"id":"m2","content":[{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"/task/.claude/skills/release-notes/SKILL.md"}}]},"session_id":"s"}
+{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"---"}]},"session_id":"s"}
+{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s"}"#;
+        let trajectory = parse_and_detect(text);
+        assert_eq!(trajectory.skill_activations.len(), 1);
+        assert_eq!(
+            trajectory.skill_activations[0].evidence,
+            ActivationEvidence::SkillTool
+        );
+        assert_eq!(
+            trajectory.files_read,
+            vec![".claude/skills/release-notes/SKILL.md".to_string()]
         );
     }
 

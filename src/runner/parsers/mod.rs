@@ -595,7 +595,12 @@ pub fn detect(trajectory: &mut Trajectory, context: SkillContext<'_>) {
                 let resolved = normalize(context.workspace, &path);
                 files_read.push(relative_to(context.workspace, &resolved));
                 for skill in context.skills {
-                    if same_file(&resolved, &skill.dir.join("SKILL.md")) {
+                    // A skill activated and then its SKILL.md read counts once.
+                    let already = activations
+                        .iter()
+                        .chain(trajectory.skill_activations.iter())
+                        .any(|a: &SkillActivation| a.ok && a.skill == skill.name);
+                    if !already && same_file(&resolved, &skill.dir.join("SKILL.md")) {
                         activations.push(SkillActivation {
                             skill: skill.name.clone(),
                             evidence: ActivationEvidence::FileRead,
@@ -634,7 +639,11 @@ pub fn detect(trajectory: &mut Trajectory, context: SkillContext<'_>) {
             && let Some(command) = command_argument(&call.input)
         {
             for skill in context.skills {
-                if command_reads_skill(&context, skill, &command) {
+                let already = activations
+                    .iter()
+                    .chain(trajectory.skill_activations.iter())
+                    .any(|a: &SkillActivation| a.ok && a.skill == skill.name);
+                if !already && command_reads_skill(&context, skill, &command) {
                     activations.push(SkillActivation {
                         skill: skill.name.clone(),
                         evidence: ActivationEvidence::ShellCommand,
