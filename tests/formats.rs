@@ -45,13 +45,9 @@ fn skills_with_nested_metadata_and_comma_tools_load_with_warnings() {
     );
     assert_eq!(skill.metadata["version"], "1.4");
     assert!(skill.metadata["openclaw"].contains("\"emoji\":\"sun\""));
-    assert!(
-        skill
-            .warnings
-            .contains(&SkillWarning::NonStringMetadata {
-                key: "openclaw".into()
-            })
-    );
+    assert!(skill.warnings.contains(&SkillWarning::NonStringMetadata {
+        key: "openclaw".into()
+    }));
     assert!(skill.warnings.contains(&SkillWarning::UnknownKey {
         key: "homepage".into()
     }));
@@ -120,7 +116,8 @@ fn skill_creator_malformed_variants_name_file_and_path() {
         &skill,
     ));
     assert!(
-        missing.contains("missing-file.json: evals[0].files[0]") && missing.contains("does not exist"),
+        missing.contains("missing-file.json: evals[0].files[0]")
+            && missing.contains("does not exist"),
         "{missing}"
     );
 }
@@ -166,7 +163,10 @@ fn aces_fields_load_and_expected_trigger_false_is_a_negative_case() {
         "expected_trigger: false is a negative case"
     );
     assert_eq!(negative.files, CaseFiles::Listed(vec![]));
-    assert_eq!(by_id["calc-alt-001"].acceptable_skills, vec!["unit-convert"]);
+    assert_eq!(
+        by_id["calc-alt-001"].acceptable_skills,
+        vec!["unit-convert"]
+    );
     // Unused fields are reported once per file, with counts.
     let unused = set
         .warnings
@@ -205,7 +205,10 @@ fn vally_eval_yaml_loads_scenarios_assertions_rubrics_and_setup_files() {
     );
     assert_eq!(
         first.assertions,
-        vec!["output_judge: The reply is friendly", "Greets like a pirate"]
+        vec![
+            "output_judge: The reply is friendly",
+            "Greets like a pirate"
+        ]
     );
     let CaseFiles::Listed(files) = &first.files else {
         panic!("files listed")
@@ -240,7 +243,9 @@ fn vally_malformed_variants_name_file_and_path() {
     );
     let assertion = error_text(load_eval_set(&base.join("bad-assertion.yaml"), &base));
     assert!(
-        assertion.contains("bad-assertion.yaml: scenarios[0].assertions[0]: `file_contains` needs `value`"),
+        assertion.contains(
+            "bad-assertion.yaml: scenarios[0].assertions[0]: `file_contains` needs `value`"
+        ),
         "{assertion}"
     );
     let escaping = error_text(load_eval_set(&base.join("escaping-file.yaml"), &base));
@@ -270,10 +275,14 @@ fn harbor_task_folders_become_cases_graded_by_their_verifier() {
         .collect();
     assert_eq!(staged, vec!["data.csv"]);
     assert_eq!(set.verifier_timeout_s, Some(60.0));
-    assert_eq!(set.harbor_tasks.as_deref(), Some(tasks.canonicalize().unwrap().as_path()));
+    assert_eq!(
+        set.harbor_tasks.as_deref(),
+        Some(tasks.canonicalize().unwrap().as_path())
+    );
     let text: Vec<String> = set.warnings.iter().map(ToString::to_string).collect();
     assert!(
-        text.iter().any(|w| w.contains("`task.toml: metadata.difficulty` (2)")),
+        text.iter()
+            .any(|w| w.contains("`task.toml: metadata.difficulty` (2)")),
         "{text:?}"
     );
     // One task folder alone is a suite of one.
@@ -299,9 +308,13 @@ fn harbor_task_folders_become_cases_graded_by_their_verifier() {
     )
     .unwrap();
     assert_eq!(verdict.reward, 0.0);
-    let verdict =
-        skill_lift::evalset::harbor::verify_task(&tasks, "plain-hello", workspace.path(), Some("Aye!"))
-            .unwrap();
+    let verdict = skill_lift::evalset::harbor::verify_task(
+        &tasks,
+        "plain-hello",
+        workspace.path(),
+        Some("Aye!"),
+    )
+    .unwrap();
     assert_eq!(verdict.reward, 1.0);
 }
 
@@ -322,7 +335,10 @@ fn harbor_malformed_variants_name_the_file() {
 // ---------------------------------------------------------------- registry: plugins and scale
 
 fn host(name: &str) -> skill_lift::registry::hosts::HostProfile {
-    builtin_hosts().into_iter().find(|h| h.name == name).unwrap()
+    builtin_hosts()
+        .into_iter()
+        .find(|h| h.name == name)
+        .unwrap()
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -359,7 +375,11 @@ fn claude_config_folder_scans_skills_and_plugins_with_their_surfaces() {
         .unwrap();
     let git = &registry.assets["git-helper"];
     // The installed copy (newest version in the cache) is the one registered.
-    assert!(git.path.ends_with("cache/acme-tools/git-helper/1.2.0"), "{:?}", git.path);
+    assert!(
+        git.path.ends_with("cache/acme-tools/git-helper/1.2.0"),
+        "{:?}",
+        git.path
+    );
     assert_eq!(git.version.as_deref(), Some("1.2.0"));
     let surface = |name: &str, category: &str| -> Vec<String> {
         registry.assets[name]
@@ -368,11 +388,17 @@ fn claude_config_folder_scans_skills_and_plugins_with_their_surfaces() {
             .cloned()
             .unwrap_or_default()
     };
-    assert_eq!(surface("git-helper", "commands"), vec!["commit", "pr/describe"]);
+    assert_eq!(
+        surface("git-helper", "commands"),
+        vec!["commit", "pr/describe"]
+    );
     assert_eq!(surface("git-helper", "agents"), vec!["reviewer"]);
     // `"skills": "./skills/"` is a folder of skills.
     assert_eq!(surface("git-helper", "skills"), vec!["commit-message"]);
-    assert_eq!(surface("git-helper", "hooks"), vec!["PreToolUse", "SessionStart"]);
+    assert_eq!(
+        surface("git-helper", "hooks"),
+        vec!["PreToolUse", "SessionStart"]
+    );
     assert_eq!(surface("git-helper", "mcp"), vec!["git-server"]);
     assert_eq!(surface("git-helper", "scripts"), vec!["scripts/check.sh"]);
     // A plugin defined by its marketplace entry only (strict: false).
@@ -380,7 +406,10 @@ fn claude_config_folder_scans_skills_and_plugins_with_their_surfaces() {
     assert_eq!(surface("db-tools", "lsp"), vec!["sql-lsp"]);
     assert_eq!(surface("db-tools", "mcp"), vec!["db"]);
     assert_eq!(surface("db-tools", "scripts"), vec!["bin/db-cli"]);
-    assert_eq!(surface("pdf-fill", "tools"), vec!["Bash(python3 scripts/fill.py:*)", "Read"]);
+    assert_eq!(
+        surface("pdf-fill", "tools"),
+        vec!["Bash(python3 scripts/fill.py:*)", "Read"]
+    );
 }
 
 #[test]
@@ -406,8 +435,14 @@ fn scan_of_a_large_host_registers_every_good_asset_and_lists_each_bad_one() {
     }
     let bad = [
         ("bad-no-frontmatter", "# no frontmatter\n".to_string()),
-        ("bad-yaml", "---\nname: x\ndescription: [unclosed\n---\n".to_string()),
-        ("bad-no-description", "---\nname: bad-no-description\n---\n".to_string()),
+        (
+            "bad-yaml",
+            "---\nname: x\ndescription: [unclosed\n---\n".to_string(),
+        ),
+        (
+            "bad-no-description",
+            "---\nname: bad-no-description\n---\n".to_string(),
+        ),
         (
             "dup-of-skill-007",
             "---\nname: skill-007\ndescription: d\n---\n".to_string(),
@@ -418,7 +453,11 @@ fn scan_of_a_large_host_registers_every_good_asset_and_lists_each_bad_one() {
         std::fs::write(root.join(name).join("SKILL.md"), text).unwrap();
     }
     std::fs::create_dir_all(root.join("broken-plugin/.claude-plugin")).unwrap();
-    std::fs::write(root.join("broken-plugin/.claude-plugin/plugin.json"), "{oops").unwrap();
+    std::fs::write(
+        root.join("broken-plugin/.claude-plugin/plugin.json"),
+        "{oops",
+    )
+    .unwrap();
     copy_tree(
         &fixture("claude-home/.claude/plugins/marketplaces/acme-tools"),
         &root.join("acme-tools"),
@@ -455,10 +494,16 @@ fn scan_of_a_large_host_registers_every_good_asset_and_lists_each_bad_one() {
         "dup-of-skill-007",
         "broken-plugin",
     ] {
-        assert!(skipped.iter().any(|p| p.ends_with(name)), "{name}: {skipped:?}");
+        assert!(
+            skipped.iter().any(|p| p.ends_with(name)),
+            "{name}: {skipped:?}"
+        );
     }
     // status and check keep working on the written registry.
-    for command in [["status", "--host", "generic"], ["check", "--host", "generic"]] {
+    for command in [
+        ["status", "--host", "generic"],
+        ["check", "--host", "generic"],
+    ] {
         let output = Command::new(env!("CARGO_BIN_EXE_skill-lift"))
             .args(command)
             .env("SKILL_LIFT_HOME", &state)
@@ -509,7 +554,16 @@ impl Suite {
             .env("SKILL_LIFT_HOME", self.dir.path().join("state"))
             .env("CI", "true")
             .env_remove("SKILL_LIFT_RUNNER")
-            .args(["run", "pirate-greeting", "--runner", "mock", "--out", "results", "-k", "2"])
+            .args([
+                "run",
+                "pirate-greeting",
+                "--runner",
+                "mock",
+                "--out",
+                "results",
+                "-k",
+                "2",
+            ])
             .arg("--evals")
             .arg(evals)
             .args(["--run-id", run_id])
@@ -518,7 +572,12 @@ impl Suite {
     }
 
     fn summary(&self, run_id: &str) -> Value {
-        let path = self.dir.path().join("results").join(run_id).join("summary.json");
+        let path = self
+            .dir
+            .path()
+            .join("results")
+            .join(run_id)
+            .join("summary.json");
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 }
@@ -532,11 +591,20 @@ fn vally_suite_runs_end_to_end_against_the_mock_server() {
     let output = suite.run(&evals.join("eval.yaml"), "vally");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("fields skill-lift does not use"), "{stderr}");
+    assert!(
+        stderr.contains("fields skill-lift does not use"),
+        "{stderr}"
+    );
     let summary = suite.summary("vally");
     assert_eq!(summary["lift"]["n_cases"], 2, "{summary:#}");
-    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0, "{summary:#}");
-    assert_eq!(summary["arms"]["without_skill"]["pass_rate"], 0.0, "{summary:#}");
+    assert_eq!(
+        summary["arms"]["with_skill"]["pass_rate"], 1.0,
+        "{summary:#}"
+    );
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary:#}"
+    );
 }
 
 #[test]
@@ -550,16 +618,19 @@ fn skillsbench_suite_runs_end_to_end_graded_by_the_task_verifiers() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let summary = suite.summary("bench");
     assert_eq!(summary["lift"]["n_cases"], 2, "{summary:#}");
-    let trials: Vec<Value> = std::fs::read_to_string(
-        suite.dir.path().join("results/bench/trials.jsonl"),
-    )
-    .unwrap()
-    .lines()
-    .map(|l| serde_json::from_str(l).unwrap())
-    .collect();
+    let trials: Vec<Value> =
+        std::fs::read_to_string(suite.dir.path().join("results/bench/trials.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
     assert_eq!(trials.len(), 8);
     for trial in &trials {
-        let expected = if trial["arm"] == "with_skill" { 1.0 } else { 0.0 };
+        let expected = if trial["arm"] == "with_skill" {
+            1.0
+        } else {
+            0.0
+        };
         assert_eq!(trial["scores"]["verifier"], expected, "{trial}");
     }
     let manifest: Value = serde_json::from_str(

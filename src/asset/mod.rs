@@ -117,10 +117,9 @@ impl fmt::Display for SkillWarning {
                 f,
                 "`metadata.{key}` is not a string (the specification maps strings to strings); kept as JSON"
             ),
-            Self::MetadataNotMapping => write!(
-                f,
-                "`metadata` is not a map of keys to values; ignored"
-            ),
+            Self::MetadataNotMapping => {
+                write!(f, "`metadata` is not a map of keys to values; ignored")
+            }
         }
     }
 }
@@ -591,12 +590,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(skill.metadata["version"], "2");
-        assert_eq!(skill.metadata["openclaw"], r#"{"emoji":"x","requires":["git"]}"#);
+        assert_eq!(
+            skill.metadata["openclaw"],
+            r#"{"emoji":"x","requires":["git"]}"#
+        );
         assert!(skill.warnings.contains(&SkillWarning::NonStringMetadata {
             key: "openclaw".into()
         }));
-        let skill = parse("---\nname: a\ndescription: d\nmetadata: just text\n---\n", "a")
-            .unwrap();
+        let skill = parse(
+            "---\nname: a\ndescription: d\nmetadata: just text\n---\n",
+            "a",
+        )
+        .unwrap();
         assert!(skill.metadata.is_empty());
         assert!(skill.warnings.contains(&SkillWarning::MetadataNotMapping));
     }

@@ -21,13 +21,11 @@ pub struct HarborVerifyArgs {
 }
 
 fn env_path(name: &str) -> Result<PathBuf, CommandError> {
-    std::env::var_os(name)
-        .map(PathBuf::from)
-        .ok_or_else(|| {
-            CommandError::input(anyhow!(
-                "{name} is not set: harbor-verify runs as a custom grader of `skill-lift run`"
-            ))
-        })
+    std::env::var_os(name).map(PathBuf::from).ok_or_else(|| {
+        CommandError::input(anyhow!(
+            "{name} is not set: harbor-verify runs as a custom grader of `skill-lift run`"
+        ))
+    })
 }
 
 /// Quote `text` for `sh -c`.

@@ -29,7 +29,8 @@ fn is_container_recipe(name: &str) -> bool {
     name == "Dockerfile"
         || name == ".dockerignore"
         || name == "skills"
-        || (name.starts_with("docker-compose") && (name.ends_with(".yml") || name.ends_with(".yaml")))
+        || (name.starts_with("docker-compose")
+            && (name.ends_with(".yml") || name.ends_with(".yaml")))
 }
 
 /// Whether `dir` is a Harbor task folder.
@@ -78,8 +79,7 @@ pub fn load_harbor(dir: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetErro
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        super::validate_id(&id)
-            .map_err(|message| invalid(task, "task folder name", message))?;
+        super::validate_id(&id).map_err(|message| invalid(task, "task folder name", message))?;
         let toml_path = task.join("task.toml");
         let toml_text =
             std::fs::read_to_string(&toml_path).map_err(|source| EvalSetError::Read {
@@ -121,12 +121,11 @@ pub fn load_harbor(dir: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetErro
             verifier_timeout = Some(verifier_timeout.map_or(seconds, |t: f64| t.max(seconds)));
         }
         let instruction_path = task.join("instruction.md");
-        let prompt = std::fs::read_to_string(&instruction_path).map_err(|source| {
-            EvalSetError::Read {
+        let prompt =
+            std::fs::read_to_string(&instruction_path).map_err(|source| EvalSetError::Read {
                 path: instruction_path.clone(),
                 source,
-            }
-        })?;
+            })?;
         if prompt.trim().is_empty() {
             return Err(invalid(
                 &instruction_path,
@@ -283,7 +282,9 @@ pub fn verify_task(
         .into_iter()
         .find(|dir| {
             dir.join("tests/test.sh").is_file()
-                && dir.file_name().is_some_and(|n| n.to_string_lossy() == case_id)
+                && dir
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy() == case_id)
         })
         .ok_or_else(|| VerifyError::NoTask {
             case: case_id.to_string(),
@@ -360,9 +361,12 @@ fn dockerfile_workdir(path: &Path) -> Option<String> {
         .filter_map(|line| {
             let line = line.trim();
             let (instruction, rest) = line.split_once(char::is_whitespace)?;
-            instruction
-                .eq_ignore_ascii_case("WORKDIR")
-                .then(|| rest.trim().trim_matches('"').trim_end_matches('/').to_string())
+            instruction.eq_ignore_ascii_case("WORKDIR").then(|| {
+                rest.trim()
+                    .trim_matches('"')
+                    .trim_end_matches('/')
+                    .to_string()
+            })
         })
         .last()
 }
@@ -370,11 +374,7 @@ fn dockerfile_workdir(path: &Path) -> Option<String> {
 /// Copy `from` to `to`, rewriting each mapped absolute path prefix in text files (only where it
 /// starts a path: after a quote, space, `=`, `(`, `:` or a line start, and followed by `/`, a
 /// quote, space or the end).
-fn copy_rewritten(
-    from: &Path,
-    to: &Path,
-    mapping: &[(String, String)],
-) -> Result<(), VerifyError> {
+fn copy_rewritten(from: &Path, to: &Path, mapping: &[(String, String)]) -> Result<(), VerifyError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| VerifyError::Io { path, source }
@@ -489,8 +489,11 @@ mod tests {
     fn workdir_is_the_last_absolute_one() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("Dockerfile");
-        std::fs::write(&path, "FROM ubuntu:24.04\nWORKDIR /root\nCOPY x /app/x\nworkdir /app/\n")
-            .unwrap();
+        std::fs::write(
+            &path,
+            "FROM ubuntu:24.04\nWORKDIR /root\nCOPY x /app/x\nworkdir /app/\n",
+        )
+        .unwrap();
         assert_eq!(dockerfile_workdir(&path).as_deref(), Some("/app"));
     }
 }

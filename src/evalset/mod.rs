@@ -269,10 +269,12 @@ pub fn load_trigger_set(path: &Path) -> Result<Vec<TriggerCase>, EvalSetError> {
     };
     let (items, list) = match &document {
         Value::Array(items) => (items, "$".to_string()),
-        Value::Object(object) => match ["evals", "queries", "triggers"]
-            .iter()
-            .find_map(|key| object.get(*key).and_then(Value::as_array).map(|a| (a, *key)))
-        {
+        Value::Object(object) => match ["evals", "queries", "triggers"].iter().find_map(|key| {
+            object
+                .get(*key)
+                .and_then(Value::as_array)
+                .map(|a| (a, *key))
+        }) {
             Some((items, key)) => (items, key.to_string()),
             None => {
                 return Err(EvalSetError::UnknownShape {
@@ -621,8 +623,7 @@ fn string_list(value: &Value) -> Result<Vec<String>, String> {
                 // Assertions as objects: `{"text"}` (skill-creator's grading format) or
                 // `{"name", "description"}`.
                 Value::Object(o) => assertion_text(o).ok_or_else(|| {
-                    "list items must be strings or objects with `text` or `description`"
-                        .to_string()
+                    "list items must be strings or objects with `text` or `description`".to_string()
                 }),
                 _ => Err("list items must be strings".to_string()),
             })
@@ -920,7 +921,10 @@ impl Context {
                     .collect();
                 return Err(self.invalid(
                     &entry_at,
-                    format!("`{entry}` does not exist (looked for {})", looked.join(" and ")),
+                    format!(
+                        "`{entry}` does not exist (looked for {})",
+                        looked.join(" and ")
+                    ),
                 ));
             };
             let base_resolved = base.canonicalize().unwrap_or(base.to_path_buf());
@@ -1122,7 +1126,11 @@ mod tests {
         assert_eq!(files[0].source, files[1].source);
         // Skill-root relative when not beside the eval file; a skill file is staged with a
         // warning; the skill's SKILL.md or folder is refused.
-        std::fs::write(skill.join("SKILL.md"), "---\nname: s\ndescription: d\n---\n").unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: s\ndescription: d\n---\n",
+        )
+        .unwrap();
         let set = write_and_load(r#"["secret.txt"]"#).unwrap();
         assert!(matches!(
             set.warnings.as_slice(),

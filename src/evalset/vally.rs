@@ -36,8 +36,8 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::{
-    CaseFile, CaseFiles, Context, EvalFormat, EvalSet, EvalSetError, EvalSetWarning,
-    ExpectedSkill, GoldenCase, validate_id,
+    CaseFile, CaseFiles, Context, EvalFormat, EvalSet, EvalSetError, EvalSetWarning, ExpectedSkill,
+    GoldenCase, validate_id,
 };
 use crate::asset::fingerprint::sha256_digest;
 use crate::grade::checks::Check;
@@ -71,7 +71,12 @@ pub(crate) fn load_vally(
 ) -> Result<EvalSet, EvalSetError> {
     let (list, items) = ["scenarios", "stimuli"]
         .iter()
-        .find_map(|key| document.get(*key).and_then(Value::as_array).map(|a| (*key, a)))
+        .find_map(|key| {
+            document
+                .get(*key)
+                .and_then(Value::as_array)
+                .map(|a| (*key, a))
+        })
         .expect("is_vally checked");
     let mut unused: BTreeMap<String, usize> = BTreeMap::new();
     let mut for_judge: BTreeMap<String, usize> = BTreeMap::new();
@@ -244,9 +249,9 @@ fn read_setup_file(entry: &Value, at: &str, context: &Context) -> Result<CaseFil
             .find_map(|key| object.get(*key).and_then(Value::as_str).map(str::to_string))
     };
     let source = text(&["source", "src"]);
-    let destination = text(&["path", "dest"]).or_else(|| source.clone()).ok_or_else(|| {
-        context.invalid(&format!("{at}.path"), "is required".to_string())
-    })?;
+    let destination = text(&["path", "dest"])
+        .or_else(|| source.clone())
+        .ok_or_else(|| context.invalid(&format!("{at}.path"), "is required".to_string()))?;
     let destination = checked_relative(&destination)
         .ok_or_else(|| {
             context.invalid(
@@ -269,7 +274,10 @@ fn read_setup_file(entry: &Value, at: &str, context: &Context) -> Result<CaseFil
         });
     }
     let Some(source) = source else {
-        return Err(context.invalid(at, "needs `source` (a file) or `content` (text)".to_string()));
+        return Err(context.invalid(
+            at,
+            "needs `source` (a file) or `content` (text)".to_string(),
+        ));
     };
     let Some(relative) = checked_relative(&source) else {
         return Err(context.invalid(
@@ -281,7 +289,10 @@ fn read_setup_file(entry: &Value, at: &str, context: &Context) -> Result<CaseFil
     let resolved = joined.canonicalize().map_err(|_| {
         context.invalid(
             &format!("{at}.source"),
-            format!("`{source}` does not exist (looked for {})", joined.display()),
+            format!(
+                "`{source}` does not exist (looked for {})",
+                joined.display()
+            ),
         )
     })?;
     let base = context
@@ -291,7 +302,10 @@ fn read_setup_file(entry: &Value, at: &str, context: &Context) -> Result<CaseFil
     if !resolved.starts_with(&base) {
         return Err(context.invalid(
             &format!("{at}.source"),
-            format!("`{source}` resolves outside the eval folder ({})", resolved.display()),
+            format!(
+                "`{source}` resolves outside the eval folder ({})",
+                resolved.display()
+            ),
         ));
     }
     let skill_root = context

@@ -472,7 +472,12 @@ fn claude_plugins_folder(plugins: &Path, discovery: &mut Discovery) -> Result<()
                         || version.join("skills").is_dir()
                         || version.join("commands").is_dir()
                 })
-                .max_by(|a, b| compare_versions(a.file_name().unwrap_or_default(), b.file_name().unwrap_or_default()));
+                .max_by(|a, b| {
+                    compare_versions(
+                        a.file_name().unwrap_or_default(),
+                        b.file_name().unwrap_or_default(),
+                    )
+                });
             if let Some(version) = newest {
                 let manifest = if version.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
                     CLAUDE_PLUGIN_MANIFEST
@@ -558,11 +563,12 @@ fn expand_marketplace(dir: &Path, discovery: &mut Discovery) {
                 continue;
             }
         };
-        let relative = if source.starts_with("./") || source.starts_with("../") || plugin_root.is_empty() {
-            PathBuf::from(&source)
-        } else {
-            Path::new(plugin_root).join(&source)
-        };
+        let relative =
+            if source.starts_with("./") || source.starts_with("../") || plugin_root.is_empty() {
+                PathBuf::from(&source)
+            } else {
+                Path::new(plugin_root).join(&source)
+            };
         let plugin_dir = dir.join(relative);
         if !plugin_dir.is_dir() {
             discovery.skipped.push(SkippedAsset {

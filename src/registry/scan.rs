@@ -212,12 +212,7 @@ fn scan_all(
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|asset| {
-                            (
-                                asset.dir.clone(),
-                                scan_one(host, asset, root, calibre, now),
-                            )
-                        })
+                        .map(|asset| (asset.dir.clone(), scan_one(host, asset, root, calibre, now)))
                         .collect::<Part>()
                 })
             })
@@ -230,14 +225,14 @@ fn scan_all(
     results.into_iter().flatten().collect()
 }
 
-/// The reason an asset was skipped, without the path (the summary lists the path beside it).
+/// The reason an asset was skipped, without the asset's folder (the summary lists the path
+/// beside it): `SKILL.md: …`, `plugin.json: …`.
 fn skip_reason(path: &Path, error: &RegistryError) -> String {
     let text = error.to_string();
-    let prefix = format!("{}: ", path.display());
-    let skill_md = format!("{}: ", path.join("SKILL.md").display());
-    text.strip_prefix(&skill_md)
-        .map(|rest| format!("SKILL.md: {rest}"))
-        .or_else(|| text.strip_prefix(&prefix).map(str::to_string))
+    let folder = path.display().to_string();
+    text.strip_prefix(&format!("{folder}/"))
+        .or_else(|| text.strip_prefix(&format!("{folder}: ")))
+        .map(str::to_string)
         .unwrap_or(text)
 }
 
@@ -269,17 +264,27 @@ pub fn scan(
             }),
         }
     }
-    // The preferred copy first (installed plugins, then root folders, then marketplace clones),
-    // then by path, so duplicates are reported against the copy that was kept.
-    loaded.sort_by(|a, b| {
-        (a.origin.rank(), &a.entry.path).cmp(&(b.origin.rank(), &b.entry.path))
-    });
+    // The preferred copy first (installed plugins, then root folders, then marketplace clones;
+    // then the one whose folder has the asset's name), then by path, so duplicates are reported
+    // against the copy that was kept.
+    let key = |item: &Scanned| {
+        let renamed = item
+            .entry
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            != Some(item.name.clone());
+        (item.origin.rank(), renamed, item.entry.path.clone())
+    };
+    loaded.sort_by_key(key);
     let mut fresh: BTreeMap<String, AssetEntry> = BTreeMap::new();
     let mut kept_origin: BTreeMap<String, AssetOrigin> = BTreeMap::new();
     for item in loaded {
         if let Some(other) = fresh.get(&item.name) {
             let shadowed_plugin_copy = item.entry.kind == AssetKind::Plugin
-                && kept_origin.get(&item.name).is_some_and(|o| *o == AssetOrigin::PluginCache)
+                && kept_origin
+                    .get(&item.name)
+                    .is_some_and(|o| *o == AssetOrigin::PluginCache)
                 && matches!(item.origin, AssetOrigin::Marketplace(_));
             if !shadowed_plugin_copy {
                 skipped.push(SkippedAsset {
@@ -450,9 +455,21 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         write(root.path(), "p/plugin.json", "{oops");
         write(root.path(), "bare/SKILL.md", "# no frontmatter\n");
-        write(root.path(), "a/SKILL.md", "---\nname: same\ndescription: d\n---\n");
-        write(root.path(), "b/SKILL.md", "---\nname: same\ndescription: d\n---\n");
-        write(root.path(), "good/SKILL.md", "---\nname: good\ndescription: d\n---\n");
+        write(
+            root.path(),
+            "a/SKILL.md",
+            "---\nname: same\ndescription: d\n---\n",
+        );
+        write(
+            root.path(),
+            "b/SKILL.md",
+            "---\nname: same\ndescription: d\n---\n",
+        );
+        write(
+            root.path(),
+            "good/SKILL.md",
+            "---\nname: good\ndescription: d\n---\n",
+        );
         let summary = scan(
             state.path(),
             &generic(),
@@ -472,9 +489,21 @@ mod tests {
             })
             .collect();
         assert_eq!(reasons.len(), 3, "{reasons:?}");
-        assert!(reasons.iter().any(|(p, r)| p == "p" && r.contains("plugin.json")));
-        assert!(reasons.iter().any(|(p, r)| p == "bare" && r.contains("frontmatter")));
-        assert!(reasons.iter().any(|(p, r)| p == "b" && r.contains("also used by")));
+        assert!(
+            reasons
+                .iter()
+                .any(|(p, r)| p == "p" && r.contains("plugin.json"))
+        );
+        assert!(
+            reasons
+                .iter()
+                .any(|(p, r)| p == "bare" && r.contains("frontmatter"))
+        );
+        assert!(
+            reasons
+                .iter()
+                .any(|(p, r)| p == "b" && r.contains("also used by"))
+        );
         let registry = read_registry(state.path(), "generic").unwrap().unwrap();
         assert_eq!(registry.assets.len(), 2);
     }
@@ -484,12 +513,35 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let first = tempfile::tempdir().unwrap();
         let second = tempfile::tempdir().unwrap();
-        write(first.path(), "a/SKILL.md", "---\nname: a\ndescription: d\n---\n");
-        write(second.path(), "b/SKILL.md", "---\nname: b\ndescription: d\n---\n");
-        write(second.path(), "a/SKILL.md", "---\nname: a\ndescription: other\n---\n");
-        scan(state.path(), &generic(), first.path(), Calibre::V3AgentSkills).unwrap();
-        let summary =
-            scan(state.path(), &generic(), second.path(), Calibre::V3AgentSkills).unwrap();
+        write(
+            first.path(),
+            "a/SKILL.md",
+            "---\nname: a\ndescription: d\n---\n",
+        );
+        write(
+            second.path(),
+            "b/SKILL.md",
+            "---\nname: b\ndescription: d\n---\n",
+        );
+        write(
+            second.path(),
+            "a/SKILL.md",
+            "---\nname: a\ndescription: other\n---\n",
+        );
+        scan(
+            state.path(),
+            &generic(),
+            first.path(),
+            Calibre::V3AgentSkills,
+        )
+        .unwrap();
+        let summary = scan(
+            state.path(),
+            &generic(),
+            second.path(),
+            Calibre::V3AgentSkills,
+        )
+        .unwrap();
         assert!(summary.removed.is_empty(), "{summary:?}");
         assert_eq!(summary.new, vec!["b"]);
         assert_eq!(summary.skipped.len(), 1);
@@ -499,9 +551,21 @@ mod tests {
         assert_eq!(registry.assets["a"].root.as_deref(), Some(first.path()));
         // Removing `a` from the first root shows up when the first root is scanned again.
         std::fs::remove_dir_all(first.path().join("a")).unwrap();
-        let again = scan(state.path(), &generic(), first.path(), Calibre::V3AgentSkills).unwrap();
+        let again = scan(
+            state.path(),
+            &generic(),
+            first.path(),
+            Calibre::V3AgentSkills,
+        )
+        .unwrap();
         assert_eq!(again.removed, vec!["a"]);
-        assert!(read_registry(state.path(), "generic").unwrap().unwrap().assets.contains_key("b"));
+        assert!(
+            read_registry(state.path(), "generic")
+                .unwrap()
+                .unwrap()
+                .assets
+                .contains_key("b")
+        );
     }
 
     #[test]

@@ -323,7 +323,12 @@ fn skills_at(path: &Path) -> Vec<String> {
         .map(|p| {
             crate::asset::load_skill(&p)
                 .map(|skill| skill.name)
-                .unwrap_or_else(|_| p.file_name().unwrap_or_default().to_string_lossy().into_owned())
+                .unwrap_or_else(|_| {
+                    p.file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned()
+                })
         })
         .collect()
 }
@@ -333,7 +338,10 @@ fn skills_at(path: &Path) -> Vec<String> {
 fn hook_events(dir: &Path, value: &Value) -> Result<Vec<String>, RegistryError> {
     let mut events = Vec::new();
     let mut from_object = |object: &serde_json::Map<String, Value>| {
-        let inner = object.get("hooks").and_then(Value::as_object).unwrap_or(object);
+        let inner = object
+            .get("hooks")
+            .and_then(Value::as_object)
+            .unwrap_or(object);
         events.extend(inner.keys().filter(|k| *k != "description").cloned());
     };
     match value {
@@ -381,7 +389,10 @@ fn server_names(dir: &Path, value: &Value, wrapper: &str) -> Result<Vec<String>,
 /// add to the defaults.
 fn load_claude_plugin(dir: &Path, entry: Option<&Value>) -> Result<LoadedAsset, RegistryError> {
     let manifest = read_object(&dir.join(CLAUDE_PLUGIN_MANIFEST))?.unwrap_or_default();
-    let entry = entry.and_then(Value::as_object).cloned().unwrap_or_default();
+    let entry = entry
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let field = |key: &str| manifest.get(key).or_else(|| entry.get(key));
     let text = |key: &str| field(key).and_then(Value::as_str).map(str::to_string);
     let folder = dir

@@ -622,4 +622,72 @@ mod tests {
         assert!(resolve_in_workspace(dir.path(), "/etc/passwd").is_none());
         assert!(resolve_in_workspace(dir.path(), "missing.txt").is_none());
     }
+
+    #[test]
+    fn read_file_reaches_an_activated_skills_files_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        let skill_dir = workspace.join(".agents/skills/csv-summary");
+        std::fs::create_dir_all(skill_dir.join("references")).unwrap();
+        std::fs::write(
+            skill_dir.join("SKILL.md"),
+            "---\nname: csv-summary\ndescription: d\n---\n",
+        )
+        .unwrap();
+        std::fs::write(skill_dir.join("references/format.md"), "table").unwrap();
+        std::fs::write(dir.path().join("outside.txt"), "secret").unwrap();
+        let staged = vec![StagedSkill {
+            name: "csv-summary".to_string(),
+            dir: skill_dir.clone(),
+            target: true,
+        }];
+        let input = AttemptInput {
+            prompt: "p",
+            workspace: &workspace,
+            home: dir.path(),
+            skills: &staged,
+            model: "m",
+            timeout: Duration::from_secs(1),
+        };
+        let activation = |skill: &str, ok: bool| SkillActivation {
+            skill: skill.to_string(),
+            evidence: ActivationEvidence::SkillTool,
+            ok,
+            tool_call_index: Some(0),
+            target: true,
+            reason: None,
+        };
+        // Before activation the body's relative path is not a workspace file.
+        assert!(resolve_for_read(&input, &[], "references/format.md").is_none());
+        let activated = [activation("csv-summary", true)];
+        let (path, shown) = resolve_for_read(&input, &activated, "references/format.md").unwrap();
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "table");
+        assert_eq!(shown, ".agents/skills/csv-summary/references/format.md");
+        // The workspace-relative spelling works too; escapes never do.
+        assert!(
+            resolve_for_read(
+                &input,
+                &[],
+                ".agents/skills/csv-summary/references/format.md"
+            )
+            .is_some()
+        );
+        assert!(resolve_for_read(&input, &activated, "../../outside.txt").is_none());
+        assert!(resolve_for_read(&input, &activated, "/etc/passwd").is_none());
+        // A failed activation, or a skill not staged in this arm (the baseline's target), opens
+        // nothing.
+        assert!(
+            resolve_for_read(
+                &input,
+                &[activation("csv-summary", false)],
+                "references/format.md"
+            )
+            .is_none()
+        );
+        let baseline = AttemptInput {
+            skills: &[],
+            ..input
+        };
+        assert!(resolve_for_read(&baseline, &activated, "references/format.md").is_none());
+    }
 }

@@ -389,7 +389,10 @@ mod tests {
 {"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s"}"#;
         let trajectory = parse_and_detect(text);
         let catalogue = trajectory.skill_catalogue.unwrap();
-        assert!(catalogue.contains(&"release-notes".to_string()), "{catalogue:?}");
+        assert!(
+            catalogue.contains(&"release-notes".to_string()),
+            "{catalogue:?}"
+        );
         // A built-in slash command that was never activated is not a skill.
         assert!(!catalogue.contains(&"compact".to_string()));
     }
