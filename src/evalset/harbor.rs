@@ -357,18 +357,16 @@ pub fn verify_task(
 /// The last absolute `WORKDIR` of a Dockerfile.
 fn dockerfile_workdir(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
-    text.lines()
-        .filter_map(|line| {
-            let line = line.trim();
-            let (instruction, rest) = line.split_once(char::is_whitespace)?;
-            instruction.eq_ignore_ascii_case("WORKDIR").then(|| {
-                rest.trim()
-                    .trim_matches('"')
-                    .trim_end_matches('/')
-                    .to_string()
-            })
+    text.lines().rev().find_map(|line| {
+        let line = line.trim();
+        let (instruction, rest) = line.split_once(char::is_whitespace)?;
+        instruction.eq_ignore_ascii_case("WORKDIR").then(|| {
+            rest.trim()
+                .trim_matches('"')
+                .trim_end_matches('/')
+                .to_string()
         })
-        .last()
+    })
 }
 
 /// Copy `from` to `to`, rewriting each mapped absolute path prefix in text files (only where it
