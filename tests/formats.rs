@@ -618,6 +618,15 @@ fn skillsbench_suite_runs_end_to_end_graded_by_the_task_verifiers() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let summary = suite.summary("bench");
     assert_eq!(summary["lift"]["n_cases"], 2, "{summary:#}");
+    // The verifier's reward decides the outcome, not the process metrics.
+    assert_eq!(
+        summary["arms"]["with_skill"]["pass_rate"], 1.0,
+        "{summary:#}"
+    );
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary:#}"
+    );
     let trials: Vec<Value> =
         std::fs::read_to_string(suite.dir.path().join("results/bench/trials.jsonl"))
             .unwrap()

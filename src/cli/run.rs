@@ -241,6 +241,19 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
                     .verifier_timeout_s
                     .unwrap_or(args.grading.grader_timeout),
             });
+        // The task's reward decides, as in SkillsBench: the process metrics are reported (with
+        // their own lifts) but weigh 0 in the composite unless --metric-weight says otherwise.
+        for name in [
+            crate::grade::metric::SECURITY,
+            crate::grade::metric::SKILL_EXECUTION,
+            crate::grade::metric::SKILL_EFFICIENCY,
+        ] {
+            grading
+                .settings
+                .weights
+                .entry(name.to_string())
+                .or_insert(0.0);
+        }
     }
     super::grading::validate_expected_outputs(&eval_path, &cases, &grading.settings)?;
     let manifest = Manifest {
