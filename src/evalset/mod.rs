@@ -941,7 +941,7 @@ impl Context {
                 return Err(self.invalid(
                     &entry_at,
                     format!(
-                        "`{entry}` would copy the target skill ({}) into the workspace, where the baseline arm would see it; list only fixture files",
+                        "leak guard: `{entry}` would copy the target skill ({}) into the workspace, where the baseline arm would see it; list only fixture files",
                         if resolved == skill_file { "its SKILL.md" } else { "its folder" }
                     ),
                 ));

@@ -315,7 +315,7 @@ fn read_setup_file(entry: &Value, at: &str, context: &Context) -> Result<CaseFil
     if resolved == skill_root.join("SKILL.md") || skill_root.starts_with(&resolved) {
         return Err(context.invalid(
             &format!("{at}.source"),
-            format!("`{source}` would copy the target skill into the workspace, where the baseline arm would see it"),
+            format!("leak guard: `{source}` would copy the target skill into the workspace, where the baseline arm would see it"),
         ));
     }
     Ok(CaseFile {
