@@ -9,11 +9,13 @@ use statrs::distribution::{Binomial, ChiSquared, ContinuousCDF, Discrete, Discre
 
 use super::{Interval, proportion::wilson_interval};
 
-/// Newcombe's hybrid score interval for `p₁ - p₂` of paired proportions, method 10 without
-/// continuity correction (Newcombe, Statistics in Medicine 17:2635, 1998; statistics.md §5).
+/// Newcombe's hybrid score interval for `p₁ - p₂` of paired proportions, method 10 as published
+/// (Newcombe, Statistics in Medicine 17:2635, 1998; statistics.md §5): Wilson intervals without
+/// continuity correction, combined with the correlation `φ` *with* Newcombe's correction.
 ///
 /// With `n = a+b+c+d`, `p₁ = (a+b)/n`, `p₂ = (a+c)/n`, Wilson intervals `(l₁,u₁)`, `(l₂,u₂)`,
-/// and `φ = (ad - bc)/√((a+b)(c+d)(a+c)(b+d))` (0 when that denominator is 0):
+/// `num = ad - bc`, corrected to `max(num - n/2, 0)` when `num > 0`, and
+/// `φ = num/√((a+b)(c+d)(a+c)(b+d))` (0 when that denominator is 0):
 /// `low  = δ̂ - √((p₁-l₁)² - 2φ(p₁-l₁)(u₂-p₂) + (u₂-p₂)²)`,
 /// `high = δ̂ + √((u₁-p₁)² - 2φ(u₁-p₁)(p₂-l₂) + (p₂-l₂)²)`.
 ///
@@ -35,8 +37,12 @@ pub fn newcombe_paired_interval(
     let p2 = (both + only_b) as f64 / total;
     let (a, b, c, d) = (both as f64, only_a as f64, only_b as f64, neither as f64);
     let marginal_product = (a + b) * (c + d) * (a + c) * (b + d);
+    let mut numerator = a * d - b * c;
+    if numerator > 0.0 {
+        numerator = (numerator - total / 2.0).max(0.0);
+    }
     let phi = if marginal_product > 0.0 {
-        (a * d - b * c) / marginal_product.sqrt()
+        numerator / marginal_product.sqrt()
     } else {
         0.0
     };
@@ -151,16 +157,61 @@ mod tests {
     use super::*;
     use crate::stats::test_data::assert_close;
 
-    /// statistics.md §5 worked example: n = 30, a = 10, b = 8, c = 2, d = 10 → [0.004544, 0.370357].
+    /// statistics.md §5 worked example: n = 30, a = 10, b = 8, c = 2, d = 10 → φ = 69/216 with
+    /// Newcombe's correction, [−0.006262, +0.379776] (spans 0, like McNemar's mid-p 0.065).
     #[test]
     fn newcombe_reproduces_worked_example() {
         let interval = newcombe_paired_interval(10, 8, 2, 10, 0.95).unwrap();
-        assert_close(interval.low, 0.004544, 1e-6);
-        assert_close(interval.high, 0.370357, 1e-6);
+        assert_close(interval.low, -0.006262, 1e-6);
+        assert_close(interval.high, 0.379776, 1e-6);
+    }
+
+    /// Published rows (statistics.md §5): Newcombe 1998 Table III and the Cavo table of
+    /// Fagerland, Lydersen & Laake 2014, to the 4 decimals they are published with.
+    #[test]
+    fn newcombe_reproduces_published_rows() {
+        let rows: [([u64; 4], f64, f64); 4] = [
+            ([20, 12, 2, 16], 0.0562, 0.3292),
+            ([36, 12, 2, 0], 0.0569, 0.3404),
+            ([35, 14, 0, 1], 0.1461, 0.4175),
+            ([59, 6, 16, 80], -0.1186, -0.0046),
+        ];
+        for ([a, b, c, d], low, high) in rows {
+            let interval = newcombe_paired_interval(a, b, c, d, 0.95).unwrap();
+            assert_close(interval.low, low, 5e-5);
+            assert_close(interval.high, high, 5e-5);
+        }
+    }
+
+    /// a·d − b·c positive but below n/2: the corrected numerator is clamped at 0 (φ = 0, the
+    /// square-and-add interval); a negative a·d − b·c is used as it is.
+    #[test]
+    fn newcombe_correction_clamps_and_leaves_negative_numerators() {
+        // a=3, b=2, c=2, d=2: ad − bc = 2 > 0, n/2 = 4.5 → num = 0.
+        let clamped = newcombe_paired_interval(3, 2, 2, 2, 0.95).unwrap();
+        let w = wilson_interval(5, 9, 0.95).unwrap();
+        let p = 5.0 / 9.0;
+        let expected = ((p - w.low).powi(2) + (w.high - p).powi(2)).sqrt();
+        assert_close(clamped.low, -expected, 1e-12);
+        assert_close(clamped.high, expected, 1e-12);
+        // a=1, b=4, c=4, d=1: ad − bc = −15 < 0 → φ = −15/25, wider than square-and-add.
+        let negative = newcombe_paired_interval(1, 4, 4, 1, 0.95).unwrap();
+        let w = wilson_interval(5, 10, 0.95).unwrap();
+        let independent = ((0.5 - w.low).powi(2) + (w.high - 0.5).powi(2)).sqrt();
+        assert!(negative.high > independent);
+        let phi: f64 = -15.0 / 25.0;
+        let x = 0.5 - w.low;
+        let y = w.high - 0.5;
+        assert_close(
+            negative.high,
+            (x * x - 2.0 * phi * x * y + y * y).sqrt(),
+            1e-12,
+        );
     }
 
     /// §5 contrast: the same rates with φ = 0 (arms treated as independent) give
-    /// [-0.0500, +0.4179]; the worked example's φ is 84/216.
+    /// [-0.0500, +0.4179]; without Newcombe's correction φ would be 84/216 and the interval
+    /// [0.004544, 0.370357] (the wrong "improved" of an earlier reference page).
     #[test]
     fn newcombe_with_zero_phi_is_square_and_add() {
         let w1 = wilson_interval(18, 30, 0.95).unwrap();
