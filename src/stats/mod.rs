@@ -11,7 +11,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `proportion.rs` | Wilson and Clopper–Pearson intervals for one rate |
+//! | `proportion.rs` | Wilson and Clopper–Pearson intervals for one rate; effective-count Wilson for a mean of case rates |
 //! | `paired_binary.rs` | K = 1 paired binary: Newcombe method 10 interval, McNemar tests |
 //! | `mean_t.rs` | t interval / paired t on case values, clustered standard error |
 //! | `bootstrap.rs` | seeded case/cluster bootstrap (percentile, BCa) and the exact (ideal) case bootstrap |
@@ -71,7 +71,9 @@ pub use power::{
     difference_variance_decomposition, mcnemar_cases_needed, minimum_detectable_effect,
     observed_minimum_detectable_effect,
 };
-pub use proportion::{clopper_pearson_interval, wilson_interval};
+pub use proportion::{
+    EffectiveCountWilson, clopper_pearson_interval, effective_count_wilson_interval, wilson_interval,
+};
 pub use sampling::seeded_rng;
 
 /// A two-sided confidence interval `[low, high]` in the units of the estimate it belongs to

@@ -1,10 +1,119 @@
 //! Confidence intervals for one proportion (K = 1 arm rates, or one case's trial counts):
-//! Wilson score and Clopper–Pearson exact (statistics.md §4). Must not be applied to trials
-//! pooled across cases when K > 1 (§1): pass case-level counts only.
+//! Wilson score and Clopper–Pearson exact (statistics.md §4), and the effective-count Wilson
+//! interval for a mean of case rates when K > 1 or cases are clustered (§6.4). Plain Wilson must
+//! not be applied to trials pooled across cases when K > 1 (§1): pass case-level counts only,
+//! or use [`effective_count_wilson_interval`].
 
-use statrs::distribution::{Beta, ContinuousCDF};
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{Beta, ContinuousCDF, StudentsT};
 
-use super::{Interval, two_sided_normal_quantile};
+use super::{
+    Clusters, Interval, StatsError, check_confidence, check_unit_interval,
+    mean_t::clustered_standard_error, two_sided_normal_quantile,
+};
+
+/// The Wilson score interval for a rate `p` observed on `n` (possibly fractional, effective)
+/// trials with quantile `z`; bounds clamped to `[0, 1]`.
+fn wilson_score(p: f64, n: f64, z: f64) -> Interval {
+    let z2 = z * z;
+    let denominator = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denominator;
+    let half_width = z / denominator * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).max(0.0).sqrt();
+    Interval {
+        low: if p <= 0.0 {
+            0.0
+        } else {
+            (centre - half_width).max(0.0)
+        },
+        high: if p >= 1.0 {
+            1.0
+        } else {
+            (centre + half_width).min(1.0)
+        },
+    }
+}
+
+/// Effective-count Wilson interval of one arm's mean of case rates (statistics.md §6.4).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EffectiveCountWilson {
+    /// The interval.
+    pub interval: Interval,
+    /// Mean of the case rates `p̂`.
+    pub rate: f64,
+    /// Effective number of independent trials `n_eff = T/deff`.
+    pub effective_trials: f64,
+    /// Design effect `deff = max(1, V̂·T/(p̂(1-p̂)))`, `V̂` the (clustered) variance of `p̂`;
+    /// 1 when `p̂` is 0 or 1 or the case rates do not vary (no evidence of clustering).
+    pub design_effect: f64,
+    /// Degrees of freedom of the t quantile used in place of z: `n - 1`, or `C - 1` clustered.
+    pub df: u64,
+}
+
+/// Wilson interval for the mean `p̂` of case rates with unequal information (K attempts per
+/// case, or clustered cases), on an effective count (Kish's design effect; the Korn & Graubard
+/// 1998 adaptation of binomial intervals to complex samples; statistics.md §6.4):
+///
+/// `V̂ = S²/n` (or the clustered `SE²` of §3), `T = Σ trials`,
+/// `deff = max(1, V̂·T/(p̂(1-p̂)))`, `n_eff = T/deff`, and the Wilson score interval of `p̂`
+/// on `n_eff` trials with `t_{df,1-α/2}` in place of z (`df = n - 1`, or `C - 1`).
+/// A rate of exactly 0 or 1 keeps `deff = 1` and a positive width: never a zero-width interval.
+///
+/// `case_rates[i]` is case i's pass rate in `[0, 1]`, `trials` the scored attempts behind all
+/// of them together. Errors: no cases, `trials < n`, values outside `[0, 1]`, bad confidence,
+/// cluster length mismatch.
+pub fn effective_count_wilson_interval(
+    case_rates: &[f64],
+    trials: u64,
+    clusters: Option<&Clusters>,
+    confidence: f64,
+) -> Result<EffectiveCountWilson, StatsError> {
+    check_confidence(confidence)?;
+    check_unit_interval("case_rates", case_rates)?;
+    let n = case_rates.len();
+    if n == 0 || (trials as usize) < n {
+        return Err(StatsError::TooFewCases {
+            what: "effective-count Wilson interval",
+            needed: n.max(1),
+            found: (trials as usize).min(n),
+        });
+    }
+    let rate = case_rates.iter().sum::<f64>() / n as f64;
+    let (variance, df) = match clusters {
+        Some(clusters) => {
+            clusters.check_cases(n)?;
+            match clustered_standard_error(case_rates, clusters)? {
+                Some(se) => (Some(se.adjusted * se.adjusted), se.df),
+                None => (None, 0),
+            }
+        }
+        None if n >= 2 => {
+            let sum_squares: f64 = case_rates.iter().map(|r| (r - rate) * (r - rate)).sum();
+            (Some(sum_squares / (n as f64 - 1.0) / n as f64), n as u64 - 1)
+        }
+        None => (None, 0),
+    };
+    let total = trials as f64;
+    let binomial = rate * (1.0 - rate);
+    let design_effect = match variance {
+        Some(v) if binomial > 0.0 && v > 0.0 => (v * total / binomial).max(1.0),
+        _ => 1.0,
+    };
+    let quantile = if df >= 1 {
+        StudentsT::new(0.0, 1.0, df as f64)
+            .map_err(|_| StatsError::InvalidConfidence(confidence))?
+            .inverse_cdf(1.0 - (1.0 - confidence) / 2.0)
+    } else {
+        check_confidence(confidence)?
+    };
+    let effective_trials = total / design_effect;
+    Ok(EffectiveCountWilson {
+        interval: wilson_score(rate, effective_trials, quantile),
+        rate,
+        effective_trials,
+        design_effect,
+        df,
+    })
+}
 
 /// Wilson score interval for `successes` out of `trials` (Wilson 1927; statistics.md §4).
 ///
@@ -21,22 +130,7 @@ pub fn wilson_interval(successes: u64, trials: u64, confidence: f64) -> Option<I
     }
     let z = two_sided_normal_quantile(confidence)?;
     let n = trials as f64;
-    let p = successes as f64 / n;
-    let z2 = z * z;
-    let denominator = 1.0 + z2 / n;
-    let centre = (p + z2 / (2.0 * n)) / denominator;
-    let half_width = z / denominator * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    let low = if successes == 0 {
-        0.0
-    } else {
-        (centre - half_width).max(0.0)
-    };
-    let high = if successes == trials {
-        1.0
-    } else {
-        (centre + half_width).min(1.0)
-    };
-    Some(Interval { low, high })
+    Some(wilson_score(successes as f64 / n, n, z))
 }
 
 /// Clopper–Pearson "exact" interval (Clopper & Pearson 1934; statistics.md §4).
@@ -142,6 +236,46 @@ mod tests {
             0.975,
             1e-9,
         );
+    }
+
+    /// K = 3, 30 cases all passing (0.98-vs-0.90 scenario's common draw): deff = 1, n_eff = 90,
+    /// t₂₉ in place of z — a positive width, never the bootstrap's [1, 1].
+    #[test]
+    fn effective_count_wilson_at_the_bounds() {
+        let all = effective_count_wilson_interval(&[1.0; 30], 90, None, 0.95).unwrap();
+        assert_eq!(all.design_effect, 1.0);
+        assert_eq!(all.effective_trials, 90.0);
+        assert_eq!(all.df, 29);
+        let t = StudentsT::new(0.0, 1.0, 29.0).unwrap().inverse_cdf(0.975);
+        assert_close(all.interval.low, 90.0 / (90.0 + t * t), 1e-12);
+        assert_eq!(all.interval.high, 1.0);
+        let none = effective_count_wilson_interval(&[0.0; 30], 90, None, 0.95).unwrap();
+        assert_eq!(none.interval.low, 0.0);
+        assert_close(none.interval.high, 1.0 - all.interval.low, 1e-12);
+    }
+
+    /// Independent trials (no between-case spread beyond binomial noise) keep deff near 1;
+    /// case rates that are all 0 or 1 (maximal clustering) give deff = K and n_eff = n.
+    #[test]
+    fn effective_count_wilson_design_effect() {
+        let rates = [0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0];
+        let r = effective_count_wilson_interval(&rates, 30, None, 0.95).unwrap();
+        // S² = 0.6·0.4·10/9, V = S²/10, deff = V·30/0.24 = 30/9.
+        assert_close(r.design_effect, 30.0 / 9.0, 1e-12);
+        assert_close(r.effective_trials, 9.0, 1e-12);
+        // K = 1 data: deff = n/(n-1) → n_eff = n - 1.
+        let k1 = effective_count_wilson_interval(&rates, 10, None, 0.95).unwrap();
+        assert_close(k1.design_effect, 10.0 / 9.0, 1e-12);
+        assert_close(k1.effective_trials, 9.0, 1e-12);
+        // Clustered: uses the clustered SE and C - 1 df.
+        // Clusters of alike cases (0,0 / 1,1): the clustered variance is larger than S²/n.
+        let clusters = Clusters::from_labels(&["a", "b", "a", "b", "c", "d", "c", "e", "d", "e"]);
+        let c = effective_count_wilson_interval(&rates, 30, Some(&clusters), 0.95).unwrap();
+        assert_eq!(c.df, 4);
+        assert!(c.interval.low < r.interval.low);
+        assert!(effective_count_wilson_interval(&[], 0, None, 0.95).is_err());
+        assert!(effective_count_wilson_interval(&[0.5, 0.5], 1, None, 0.95).is_err());
+        assert!(effective_count_wilson_interval(&[1.5], 3, None, 0.95).is_err());
     }
 
     #[test]
