@@ -137,7 +137,8 @@ fn run_with_known_lift_writes_all_outputs() {
     assert_eq!(lift["verdict"], "improved");
     assert_eq!(lift["n_cases"], 6);
     assert_eq!(lift["k"], 2);
-    assert!(lift["method"].as_str().unwrap().contains("bootstrap"));
+    // Every case 0/2 → 2/2: the t interval would be [1, 1]; the Wilson fallback is not.
+    assert_eq!(lift["method"], "wilson-square-and-add");
     assert_eq!(summary["trials"]["recorded"], 24);
     assert_eq!(summary["observed_models"], json!(["mock-model-1"]));
     // 12 trials per arm, 6 cases, 2 attempts, 4 decoys in both arms.
@@ -765,6 +766,16 @@ fn malformed_inputs_are_input_errors() {
             "evals[0].checks[0]: invalid regular expression",
         ),
         (
+            "case weight",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    "skill/pirate-greeting/evals/evals.json",
+                    r#"{"evals": [{"id": 1, "prompt": "a", "weight": 2}]}"#,
+                )
+            }),
+            "evals[0].weight: case weights are not supported",
+        ),
+        (
             "escaping file",
             Box::new(|f: &Fixture| {
                 f.write(
@@ -836,6 +847,104 @@ fn malformed_inputs_are_input_errors() {
     let output = binary().args(["run", "x", "-k", "0"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(server.requests(), 0, "no input error reached the model");
+}
+
+/// `--method newcombe` applies to K = 1 only: with K > 1 it is an input error before any trial
+/// runs (never a silent fallback), and `report` refuses it the same way.
+#[test]
+fn newcombe_with_k_above_one_is_an_input_error() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 5);
+    let output = fixture.run(&["-k", "2", "--method", "newcombe", "--run-id", "n2"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--method newcombe needs K = 1"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.requests(), 0, "no trial ran");
+    let output = fixture.run(&["-k", "2", "--run-id", "k2", "-q"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = binary()
+        .arg("report")
+        .arg(fixture.run_dir("k2"))
+        .args(["--method", "newcombe", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("needs K = 1"),
+        "{}",
+        stderr(&output)
+    );
+    // K = 1: accepted.
+    let output = fixture.run(&["-k", "1", "--method", "newcombe", "--run-id", "n1", "-q"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        summary(&fixture.run_dir("n1"))["lift"]["method"],
+        "newcombe"
+    );
+}
+
+/// A perfect skill (every case 0/K → K/K) gets a real interval (Wilson square-and-add, never
+/// [1, 1]) and an exact permutation test that agrees; fewer than 5 cases get no interval at
+/// all, only the reason; a zero-lift case is not a JUnit failure unless a gate says so.
+#[test]
+fn verdicts_agree_with_their_tests_and_small_runs_show_no_interval() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 6);
+    let output = fixture.run(&["-k", "2", "--run-id", "perfect", "-q"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lift = summary(&fixture.run_dir("perfect"))["lift"].clone();
+    assert_eq!(lift["method"], "wilson-square-and-add");
+    assert_eq!(lift["test"], "sign-flip-permutation");
+    assert!((lift["p_value"].as_f64().unwrap() - 2.0 / 64.0).abs() < 1e-12);
+    assert!(lift["ci_low"].as_f64().unwrap() > 0.0);
+    assert!(lift["ci_low"].as_f64().unwrap() < lift["ci_high"].as_f64().unwrap());
+    assert_eq!(lift["verdict"], "improved");
+
+    let small = Fixture::new(&server.base_url(), 3);
+    let output = small.run(&["-k", "1", "--run-id", "small"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = small.run_dir("small");
+    let lift = summary(&run_dir)["lift"].clone();
+    assert_eq!(lift["ci_low"], Value::Null);
+    assert_eq!(lift["verdict_reasons"][0]["code"], "too_few_cases");
+    let markdown = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    let line = markdown.lines().find(|l| l.starts_with("**Lift")).unwrap();
+    assert!(line.contains("no interval"), "{line}");
+    assert!(!line.contains("CI ["), "{line}");
+    assert!(
+        markdown.contains("too few scored cases (3 < 5)"),
+        "{markdown}"
+    );
+
+    // Zero lift (the check never passes in either arm): passed in junit.xml without a gate,
+    // failed with `--fail-on not-improved`.
+    let zero = Fixture::new(&server.base_url(), 5);
+    let evals: Vec<Value> = (0..5)
+        .map(|i| {
+            json!({"id": format!("case-{i:02}"), "prompt": "Q?",
+                        "checks": [{"type": "regex", "pattern": "^NEVER"}]})
+        })
+        .collect();
+    zero.write(
+        "skill/pirate-greeting/evals/evals.json",
+        &json!({"evals": evals}).to_string(),
+    );
+    let output = zero.run(&["-k", "1", "--run-id", "zero", "-q"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let junit = std::fs::read_to_string(zero.run_dir("zero").join("junit.xml")).unwrap();
+    assert!(!junit.contains("<failure"), "{junit}");
+    let output = binary()
+        .arg("report")
+        .arg(zero.run_dir("zero"))
+        .args(["--fail-on", "not-improved", "--format", "junit", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let junit = std::fs::read_to_string(zero.run_dir("zero").join("junit.xml")).unwrap();
+    assert!(junit.contains("with-skill-failed"), "{junit}");
 }
 
 /// Rewrite the fixture's eval set so outcomes differ by case: `case-00`, `case-03`, … pass only

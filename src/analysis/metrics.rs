@@ -7,10 +7,10 @@
 //! differences — the same definition for the composite (`composite`, the per-trial weighted mean
 //! of the applicable metrics, `crate::grade`) as for every single metric.
 //!
-//! Interval: seeded case (or cluster) bootstrap, BCa with percentile fallback, for up to
-//! [`BOOTSTRAP_MAX_CASES`] paired cases; the paired t interval beyond (statistics.md §5.4: with
-//! thousands of cases the t interval's coverage matches the bootstrap's, at a fraction of its
-//! cost).
+//! Interval, test and verdict: the same policy as the headline (`super::inference`: paired t
+//! below the bootstrap switch point, cluster t for few clusters, BCa otherwise), except that
+//! beyond [`BOOTSTRAP_MAX_CASES`] paired cases the paired t interval replaces the bootstrap
+//! (with thousands of cases its coverage matches the bootstrap's, at a fraction of its cost).
 
 use std::collections::BTreeMap;
 
@@ -19,9 +19,11 @@ use serde::{Deserialize, Serialize};
 use crate::grade::metric::ACES_METRICS;
 use crate::grade::{GradingSettings, Outcome};
 use crate::record::TrialRecord;
-use crate::stats::{self, BootstrapConfig, BootstrapMethod, Clusters};
+use crate::stats::Clusters;
 
-use super::{AnalysisSettings, CONFIDENCE};
+use super::AnalysisSettings;
+use super::inference::{self, Direction, PairedData, VerdictReason};
+use super::noise::CaseMoments;
 
 /// The name of the composite score in metric tables.
 pub const COMPOSITE: &str = "composite";
@@ -52,9 +54,19 @@ pub struct MetricLift {
     /// Scoreable trials where the metric applied, per arm.
     pub with_skill_trials: usize,
     pub without_skill_trials: usize,
-    /// `improved` when the interval is above 0, `regressed` when below, `unchanged` when every
-    /// paired case difference is exactly 0, else `inconclusive`.
+    /// Test behind `p_value` (`paired-t`, `cluster-t`, `sign-flip-permutation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
+    /// Two-sided p-value of no lift.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    /// `improved` when the interval is above 0 and the test agrees (p < 0.05), `regressed`
+    /// likewise below, `unchanged` when every paired case difference is exactly 0, else
+    /// `inconclusive` (see `verdict_reasons`).
     pub verdict: MetricVerdict,
+    /// Why the verdict is inconclusive (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdict_reasons: Vec<VerdictReason>,
     /// Judge metrics with `--judge-k` > 1: the mean over scoreable trials of the standard
     /// deviation of the judge's repeats (how much the judge disagrees with itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,8 +98,8 @@ impl MetricVerdict {
 /// Per-case, per-arm metric sums over scoreable trials.
 #[derive(Debug, Default)]
 pub(crate) struct MetricAccumulator {
-    /// Per case: per arm: metric → (sum, count).
-    cases: Vec<[BTreeMap<String, (f64, u32)>; 2]>,
+    /// Per case: per arm: metric → moments (count, sum, sum of squares, judge repeat variance).
+    cases: Vec<[BTreeMap<String, CaseMoments>; 2]>,
     /// Per judge metric: (sum of repeat standard deviations, trials).
     judge_spread: BTreeMap<String, (f64, u32)>,
 }
@@ -110,14 +122,14 @@ impl MetricAccumulator {
             self.cases.resize_with(case + 1, Default::default);
         }
         let sums = &mut self.cases[case][arm];
-        let mut add = |name: &str, value: f64| match sums.get_mut(name) {
-            Some(entry) => {
-                entry.0 += value;
-                entry.1 += 1;
+        let mut add = |name: &str, value: f64| {
+            if !sums.contains_key(name) {
+                sums.insert(name.to_string(), CaseMoments::default());
             }
-            None => {
-                sums.insert(name.to_string(), (value, 1));
-            }
+            let entry = sums.get_mut(name).expect("inserted above");
+            entry.count += 1;
+            entry.sum += value;
+            entry.sum_squares += value * value;
         };
         for (name, score) in &record.scores {
             add(name, *score);
@@ -130,9 +142,13 @@ impl MetricAccumulator {
         }
         for (name, metric) in record.metrics.parse() {
             if let Some(sd) = metric.judge.as_ref().and_then(|judge| judge.sd) {
-                let entry = self.judge_spread.entry(name).or_default();
+                let entry = self.judge_spread.entry(name.clone()).or_default();
                 entry.0 += sd;
                 entry.1 += 1;
+                if let Some(moments) = sums.get_mut(&name) {
+                    moments.judge_variance_sum += sd * sd;
+                    moments.judge_attempts += 1;
+                }
             }
         }
     }
@@ -144,11 +160,27 @@ impl MetricAccumulator {
             .all(|arms| arms[0].is_empty() && arms[1].is_empty())
     }
 
+    /// Per judge metric graded with repeats: the moments of both arms for every case where the
+    /// metric has a value in both (for the noise decomposition).
+    pub(crate) fn judge_moments(&self) -> BTreeMap<String, Vec<[CaseMoments; 2]>> {
+        self.judge_spread
+            .keys()
+            .map(|name| {
+                let cases = self
+                    .cases
+                    .iter()
+                    .filter_map(|[with, without]| Some([*with.get(name)?, *without.get(name)?]))
+                    .collect();
+                (name.clone(), cases)
+            })
+            .collect()
+    }
+
     /// The case means of case `case`: per arm, metric → mean.
     pub(crate) fn case_means(&self, case: usize) -> [BTreeMap<String, f64>; 2] {
-        let means = |sums: &BTreeMap<String, (f64, u32)>| {
+        let means = |sums: &BTreeMap<String, CaseMoments>| {
             sums.iter()
-                .map(|(name, (sum, count))| (name.clone(), sum / *count as f64))
+                .map(|(name, m)| (name.clone(), m.sum / f64::from(m.count)))
                 .collect()
         };
         match self.cases.get(case) {
@@ -218,11 +250,11 @@ impl MetricAccumulator {
         for (index, arms) in self.cases.iter().enumerate() {
             let with_sum = arms[0].get(name);
             let without_sum = arms[1].get(name);
-            with_trials += with_sum.map_or(0, |s| s.1 as usize);
-            without_trials += without_sum.map_or(0, |s| s.1 as usize);
-            if let (Some((a, n_a)), Some((b, n_b))) = (with_sum, without_sum) {
-                with.push(a / *n_a as f64);
-                without.push(b / *n_b as f64);
+            with_trials += with_sum.map_or(0, |s| s.count as usize);
+            without_trials += without_sum.map_or(0, |s| s.count as usize);
+            if let (Some(a), Some(b)) = (with_sum, without_sum) {
+                with.push(a.sum / f64::from(a.count));
+                without.push(b.sum / f64::from(b.count));
                 pair_labels.push(
                     labels
                         .get(index)
@@ -235,57 +267,47 @@ impl MetricAccumulator {
         let mean = |values: &[f64]| {
             (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
         };
-        let differences: Vec<f64> = with.iter().zip(&without).map(|(a, b)| a - b).collect();
         let clusters = clustered.then(|| Clusters::from_labels(&pair_labels));
-        let prefix = if clustered { "cluster" } else { "case" };
-        let (interval, method) = if n < 2 {
-            (None, format!("{prefix}-bootstrap-bca"))
-        } else if n <= BOOTSTRAP_MAX_CASES {
-            let config = BootstrapConfig {
-                resamples: settings.resamples,
-                seed: settings.seed,
-                method: BootstrapMethod::Bca,
-                confidence: CONFIDENCE,
-            };
-            match stats::bootstrap_paired_difference(&with, &without, clusters.as_ref(), &config) {
-                Ok(result) => match result.bca {
-                    Some(bca) => (Some(bca), format!("{prefix}-bootstrap-bca")),
-                    None => (
-                        Some(result.percentile),
-                        format!("{prefix}-bootstrap-percentile"),
-                    ),
-                },
-                Err(_) => (None, format!("{prefix}-bootstrap-bca")),
-            }
-        } else {
-            let interval = stats::paired_t(&differences, clusters.as_ref(), CONFIDENCE)
-                .ok()
-                .and_then(|t| t.interval)
-                .map(|i| stats::Interval {
-                    low: i.low.max(-1.0),
-                    high: i.high.min(1.0),
-                });
-            (interval, "paired-t".to_string())
+        // Beyond BOOTSTRAP_MAX_CASES the t interval (same coverage, a fraction of the cost).
+        let requested = (n > BOOTSTRAP_MAX_CASES).then_some(super::LiftMethod::T);
+        let mut inference = inference::infer(
+            &PairedData {
+                with: &with,
+                without: &without,
+                clusters: clusters.as_ref(),
+                binary_table: None,
+                arm_trials: None,
+            },
+            requested,
+            settings.resamples,
+            settings.seed,
+        );
+        let unchanged = n >= 1 && inference.differences.iter().all(|d| *d == 0.0);
+        let (direction, verdict_reasons) = inference::decide(&mut inference);
+        let (verdict, verdict_reasons) = match direction {
+            _ if unchanged => (MetricVerdict::Unchanged, Vec::new()),
+            Direction::Up => (MetricVerdict::Improved, verdict_reasons),
+            Direction::Down => (MetricVerdict::Regressed, verdict_reasons),
+            Direction::None => (MetricVerdict::Inconclusive, verdict_reasons),
         };
-        let verdict = match interval {
-            _ if n >= 1 && differences.iter().all(|d| *d == 0.0) => MetricVerdict::Unchanged,
-            Some(i) if n >= 2 && i.low > 0.0 => MetricVerdict::Improved,
-            Some(i) if n >= 2 && i.high < 0.0 => MetricVerdict::Regressed,
-            _ => MetricVerdict::Inconclusive,
-        };
+        let interval = inference.interval;
+        let method = inference.method.as_str().to_string();
         MetricLift {
             metric: name.to_string(),
             weight: (name != COMPOSITE).then(|| grading.weight(name)),
             with_skill: mean(&with),
             without_skill: mean(&without),
-            estimate: mean(&differences),
+            estimate: inference.estimate,
             ci_low: interval.map(|i| i.low),
             ci_high: interval.map(|i| i.high),
             method,
             n_cases: n,
             with_skill_trials: with_trials,
             without_skill_trials: without_trials,
+            test: inference.test.map(|t| t.as_str().to_string()),
+            p_value: inference.p_value,
             verdict,
+            verdict_reasons,
             judge_repeat_sd: self
                 .judge_spread
                 .get(name)

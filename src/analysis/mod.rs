@@ -21,22 +21,29 @@
 //!   power 0.8, t-based).
 
 mod agreement;
+mod inference;
 mod metrics;
+mod noise;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 pub use agreement::{JudgeAgreement, JudgeCheckAgreement, JudgePairAgreement};
+pub use inference::{
+    BOOTSTRAP_MIN_CASES, CLUSTER_BOOTSTRAP_MIN_CLUSTERS, InconclusiveReason, IntervalMethod,
+    LiftTest, MIN_VERDICT_CASES, MIN_VERDICT_CLUSTERS, PairedTCheck, VERDICT_ALPHA, VerdictReason,
+};
 pub use metrics::{BOOTSTRAP_MAX_CASES, COMPOSITE, MetricLift, MetricVerdict};
+pub use noise::{ArmNoise, MdeProjection, NoiseShares, NoiseSummary, ScoreNoise};
 
 use serde::{Deserialize, Serialize};
 
 use crate::grade::Outcome;
 use crate::record::{Manifest, TrialRecord};
-use crate::stats::{self, BootstrapConfig, BootstrapMethod, Clusters, Interval};
+use crate::stats::{self, Clusters, Interval};
 use crate::workspace::Arm;
 
 /// Version of the `summary.json` schema (docs/summary-format.md).
-pub const SUMMARY_FORMAT_VERSION: u32 = 3;
+pub const SUMMARY_FORMAT_VERSION: u32 = 4;
 
 /// Confidence level of every interval.
 pub const CONFIDENCE: f64 = 0.95;
@@ -121,6 +128,45 @@ pub struct AnalysisSettings {
     /// Largest tolerated fraction of unscoreable trials (`--max-unscoreable`); beyond it the
     /// run is an infrastructure error.
     pub max_unscoreable: f64,
+}
+
+/// A `--method` that cannot apply to a run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MethodError {
+    /// Newcombe's interval is for K = 1 paired binary outcomes only.
+    #[error(
+        "--method newcombe needs K = 1 (one attempt per case per arm) but this run has K = {k}; use --method t, bca or percentile, or leave --method out for the data-driven default"
+    )]
+    NewcombeNeedsSingleAttempt {
+        /// The run's K.
+        k: u32,
+    },
+    /// Newcombe's interval does not account for clusters.
+    #[error(
+        "--method newcombe ignores the cases' `cluster` labels ({clusters} clusters); use --method t (cluster-robust t) or bca (cluster bootstrap)"
+    )]
+    NewcombeIgnoresClusters {
+        /// Distinct cluster labels.
+        clusters: usize,
+    },
+}
+
+/// Refuses a `--method` the run's design cannot use (never a silent fallback): Newcombe with
+/// K > 1 or with clustered cases.
+pub fn check_method(manifest: &Manifest, method: Option<LiftMethod>) -> Result<(), MethodError> {
+    if method != Some(LiftMethod::Newcombe) {
+        return Ok(());
+    }
+    if manifest.k > 1 {
+        return Err(MethodError::NewcombeNeedsSingleAttempt { k: manifest.k });
+    }
+    let clusters: BTreeSet<&String> = manifest.eval_set.case_clusters.values().collect();
+    if !clusters.is_empty() {
+        return Err(MethodError::NewcombeIgnoresClusters {
+            clusters: clusters.len(),
+        });
+    }
+    Ok(())
 }
 
 /// Default `--max-unscoreable`: 10% of the recorded trials.
@@ -251,7 +297,8 @@ pub struct ArmSummary {
     pub ci_low: Option<f64>,
     /// Upper end of the 95% interval.
     pub ci_high: Option<f64>,
-    /// `wilson` or `case-bootstrap-percentile` (`cluster-bootstrap-percentile`).
+    /// [`ArmIntervalMethod`]: `wilson` (every paired case has one scored attempt, no
+    /// clusters) or `wilson-effective-count`; `None` with fewer than 5 paired cases.
     pub interval_method: Option<String>,
     /// Cases in the rate (scored in both arms).
     pub n_cases: usize,
@@ -276,6 +323,27 @@ pub struct ArmSummary {
 
 fn is_zero(value: &usize) -> bool {
     *value == 0
+}
+
+/// The interval of one arm's pass rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArmIntervalMethod {
+    /// Wilson score interval on the case-level passes (K = 1, unclustered).
+    Wilson,
+    /// Wilson score interval on the effective count (design effect from the case rates'
+    /// variance, clustered when cases carry `cluster`; t quantile): K > 1 or clusters.
+    WilsonEffectiveCount,
+}
+
+impl ArmIntervalMethod {
+    /// The name used in every output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArmIntervalMethod::Wilson => "wilson",
+            ArmIntervalMethod::WilsonEffectiveCount => "wilson-effective-count",
+        }
+    }
 }
 
 /// The verdict on the lift.
@@ -320,14 +388,6 @@ pub struct NegativeLiftCounts {
     pub activation_observable: bool,
 }
 
-/// The paired t cross-check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PairedTCheck {
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    pub p_value: Option<f64>,
-}
-
 /// The outcome of the gates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateResult {
@@ -346,17 +406,20 @@ pub struct LiftSummary {
     pub estimate: Option<f64>,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
-    /// Interval method: `newcombe`, `case-bootstrap-bca`, `case-bootstrap-percentile`,
-    /// `cluster-bootstrap-*`, `paired-t`.
+    /// Interval method ([`IntervalMethod::as_str`]): `newcombe`, `paired-t`, `cluster-t`,
+    /// `case-bootstrap-bca`, `case-bootstrap-percentile`, `cluster-bootstrap-*`.
     pub method: String,
-    /// Test behind `p_value`: `mcnemar-mid-p`, `sign-flip-permutation`, `paired-t`.
+    /// Test behind `p_value` ([`LiftTest::as_str`]): `mcnemar-mid-p`, `sign-flip-permutation`,
+    /// `paired-t`, `cluster-t`.
     pub test: Option<String>,
     /// Two-sided p-value of no lift.
     pub p_value: Option<f64>,
-    /// Paired t interval and p-value, always computed as a cross-check.
+    /// Paired t interval and p-value (cluster-robust with clusters), always computed as a
+    /// cross-check.
     pub paired_t: PairedTCheck,
-    /// Minimum detectable effect at the observed variance (α = 0.05, power 0.8, t-based), a
-    /// fraction.
+    /// Minimum detectable effect at the observed variance of the lift (α = 0.05, power 0.8,
+    /// t-based: `(t_{df,0.975} + t_{df,0.8})·SE`, the clustered SE and C − 1 df with
+    /// clusters), a fraction.
     pub mde: Option<f64>,
     /// Paired cases (N of the interval).
     pub n_cases: usize,
@@ -365,8 +428,9 @@ pub struct LiftSummary {
     /// Attempts per case per arm planned.
     pub k: u32,
     pub verdict: Verdict,
-    /// Why the verdict is inconclusive (empty otherwise).
-    pub verdict_reasons: Vec<String>,
+    /// Why the verdict is inconclusive (empty otherwise): typed `code` (and its fields) plus
+    /// `message`.
+    pub verdict_reasons: Vec<VerdictReason>,
     /// Pearson correlation between the arms' case values.
     pub correlation: Option<f64>,
     pub case_lifts: CaseLiftDistribution,
@@ -487,6 +551,9 @@ pub struct Summary {
     pub grading: GradingSummary,
     /// Unscoreable trials against the limit.
     pub unscoreable: UnscoreableSummary,
+    /// Where the variance comes from: cases, attempts, judge repeats, per arm (format 4).
+    #[serde(default)]
+    pub noise: NoiseSummary,
     /// Judge agreement, when a judge graded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_agreement: Option<JudgeAgreement>,
@@ -664,6 +731,10 @@ struct Paired {
     table: [u64; 4],
     with_passes: u64,
     without_passes: u64,
+    with_scored: u64,
+    without_scored: u64,
+    /// Per paired case: the pass moments of both arms.
+    moments: Vec<[noise::CaseMoments; 2]>,
 }
 
 fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Summary {
@@ -690,6 +761,9 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         table: [0; 4],
         with_passes: 0,
         without_passes: 0,
+        with_scored: 0,
+        without_scored: 0,
+        moments: Vec::new(),
     };
     let mut case_summaries = Vec::with_capacity(case_ids.len());
     let mut negative_lift = NegativeLiftCounts {
@@ -746,6 +820,15 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
                 .push(cluster.clone().unwrap_or_else(|| format!("case:{id}")));
             paired.with_passes += with.trials.pass as u64;
             paired.without_passes += without.trials.pass as u64;
+            paired.with_scored += with.trials.scored() as u64;
+            paired.without_scored += without.trials.scored() as u64;
+            let moments = |arm: &CaseArm| noise::CaseMoments {
+                count: arm.trials.scored() as u32,
+                sum: arm.trials.pass as f64,
+                sum_squares: arm.trials.pass as f64,
+                ..Default::default()
+            };
+            paired.moments.push([moments(&with), moments(&without)]);
         }
         let with_unstable = with.trials.unscoreable > 0 && without.trials.scored() > 0;
         let negative_lift_class = match lift {
@@ -785,35 +868,31 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
     let n = paired.with.len();
     let clustered = !manifest.eval_set.case_clusters.is_empty();
     let clusters = clustered.then(|| Clusters::from_labels(&paired.labels));
-    let n_clusters = clustered.then(|| paired.labels.iter().collect::<BTreeSet<_>>().len());
-    let prefix = if clustered { "cluster" } else { "case" };
-    let bootstrap = |method| BootstrapConfig {
-        resamples: settings.resamples,
-        seed: settings.seed,
-        method,
-        confidence: CONFIDENCE,
-    };
 
-    // Per-arm rates over the paired cases.
+    // Per-arm rates over the paired cases: Wilson on the case-level passes when every paired
+    // case has exactly one scored attempt (K = 1, unclustered), else the effective-count Wilson
+    // interval (design effect from the case rates' own variance; never zero width).
     let single_attempt = n > 0 && paired.single_attempt && !clustered;
-    let arm_summary = |arm: Arm, values: &[f64], passes: u64| {
+    let arm_summary = |arm: Arm, values: &[f64], passes: u64, scored: u64| {
         let totals = &arm_totals[arm_index(arm)];
-        let (interval, interval_method) = if values.is_empty() {
+        let (interval, interval_method) = if values.len() < MIN_VERDICT_CASES {
             (None, None)
         } else if single_attempt {
             (
                 stats::wilson_interval(passes, values.len() as u64, CONFIDENCE),
-                Some("wilson".to_string()),
+                Some(ArmIntervalMethod::Wilson.as_str().to_string()),
             )
         } else {
-            let result = stats::bootstrap_mean(
-                values,
-                clusters.as_ref(),
-                &bootstrap(BootstrapMethod::Percentile),
-            );
             (
-                result.ok().map(|r| r.percentile),
-                Some(format!("{prefix}-bootstrap-percentile")),
+                stats::effective_count_wilson_interval(
+                    values,
+                    scored,
+                    clusters.as_ref(),
+                    CONFIDENCE,
+                )
+                .ok()
+                .map(|r| r.interval),
+                Some(ArmIntervalMethod::WilsonEffectiveCount.as_str().to_string()),
             )
         };
         let recorded = totals.trials.total();
@@ -833,185 +912,70 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
             truncated_trials: totals.truncated_trials,
         }
     };
-    // The arms' bootstraps run on their own threads while the lift is computed.
-    let (arms, differences, estimate, paired_t, interval, method_name, test, p_value) =
-        std::thread::scope(|scope| {
-            let with_skill =
-                scope.spawn(|| arm_summary(Arm::WithSkill, &paired.with, paired.with_passes));
-            let without_skill = scope
-                .spawn(|| arm_summary(Arm::WithoutSkill, &paired.without, paired.without_passes));
-
-            let differences: Vec<f64> = paired
-                .with
-                .iter()
-                .zip(&paired.without)
-                .map(|(a, b)| a - b)
-                .collect();
-            let estimate = mean(&differences);
-            let t_check = (n >= 2)
-                .then(|| stats::paired_t(&differences, clusters.as_ref(), CONFIDENCE).ok())
-                .flatten();
-            let paired_t = PairedTCheck {
-                // A lift lies in [-1, 1]; the t interval can overshoot near the bounds.
-                ci_low: t_check
-                    .as_ref()
-                    .and_then(|t| t.interval.map(|i| i.low.max(-1.0))),
-                ci_high: t_check
-                    .as_ref()
-                    .and_then(|t| t.interval.map(|i| i.high.min(1.0))),
-                p_value: t_check.as_ref().and_then(|t| t.p_value),
-            };
-            let method = match settings.method {
-                Some(LiftMethod::Newcombe) if !single_attempt => LiftMethod::Bca,
-                Some(method) => method,
-                None if single_attempt => LiftMethod::Newcombe,
-                None => LiftMethod::Bca,
-            };
-            let (interval, method_name, test, p_value): (
-                Option<Interval>,
-                String,
-                Option<String>,
-                Option<f64>,
-            ) = match method {
-                LiftMethod::Newcombe => {
-                    let [both, only_with, only_without, neither] = paired.table;
-                    let interval = stats::newcombe_paired_interval(
-                        both,
-                        only_with,
-                        only_without,
-                        neither,
-                        CONFIDENCE,
-                    );
-                    let mcnemar = stats::mcnemar(only_with, only_without);
-                    (
-                        interval,
-                        "newcombe".to_string(),
-                        Some("mcnemar-mid-p".to_string()),
-                        Some(mcnemar.mid_p),
-                    )
-                }
-                LiftMethod::T => (
-                    t_check.as_ref().and_then(|t| t.interval).map(|i| Interval {
-                        low: i.low.max(-1.0),
-                        high: i.high.min(1.0),
-                    }),
-                    "paired-t".to_string(),
-                    Some("paired-t".to_string()),
-                    paired_t.p_value,
-                ),
-                LiftMethod::Bca | LiftMethod::Percentile => {
-                    let requested = if method == LiftMethod::Bca {
-                        BootstrapMethod::Bca
-                    } else {
-                        BootstrapMethod::Percentile
-                    };
-                    let result = (n >= 1)
-                        .then(|| {
-                            stats::bootstrap_paired_difference(
-                                &paired.with,
-                                &paired.without,
-                                clusters.as_ref(),
-                                &bootstrap(requested),
-                            )
-                            .ok()
-                        })
-                        .flatten();
-                    let (interval, name) = match (&result, method) {
-                        (Some(r), LiftMethod::Bca) if r.bca.is_some() => {
-                            (r.bca, format!("{prefix}-bootstrap-bca"))
-                        }
-                        (Some(r), _) => {
-                            (Some(r.percentile), format!("{prefix}-bootstrap-percentile"))
-                        }
-                        (None, _) => (None, format!("{prefix}-bootstrap-bca")),
-                    };
-                    let (test, p_value) = if n <= 20 && !clustered {
-                        let permutation =
-                            stats::sign_flip_test(&differences, settings.resamples, settings.seed)
-                                .ok();
-                        (
-                            Some("sign-flip-permutation".to_string()),
-                            permutation.map(|p| p.two_sided_p),
-                        )
-                    } else {
-                        (Some("paired-t".to_string()), paired_t.p_value)
-                    };
-                    (interval, name, test, p_value)
-                }
-            };
-            let arms = Arms {
-                with_skill: with_skill.join().expect("arm analysis thread"),
-                without_skill: without_skill.join().expect("arm analysis thread"),
-            };
-            (
-                arms,
-                differences,
-                estimate,
-                paired_t,
-                interval,
-                method_name,
-                test,
-                p_value,
-            )
-        });
-    // With identical case differences the observed variance is 0 and the MDE formula says 0:
-    // that is no evidence of power, so it is left unknown.
-    let all_equal = differences.windows(2).all(|w| w[0] == w[1]);
-    let mde = (!all_equal)
-        .then(|| stats::observed_minimum_detectable_effect(&differences, MDE_ALPHA, MDE_POWER))
-        .flatten()
-        .map(|m| m.t_based);
-
-    let mut verdict_reasons = Vec::new();
-    let verdict = match (n, interval) {
-        (0, _) => {
-            verdict_reasons.push("no case was scored in both arms".to_string());
-            Verdict::Inconclusive
-        }
-        (1, _) => {
-            verdict_reasons.push("too few scored cases (1) for an interval".to_string());
-            Verdict::Inconclusive
-        }
-        (_, None) => {
-            verdict_reasons.push("the interval could not be computed".to_string());
-            Verdict::Inconclusive
-        }
-        (_, Some(i)) if i.low > 0.0 => Verdict::Improved,
-        (_, Some(i)) if i.high < 0.0 => Verdict::Regressed,
-        (_, Some(_)) => {
-            verdict_reasons.push("the 95% interval of the lift spans 0".to_string());
-            if let (Some(mde), Some(lift)) = (mde, estimate)
-                && mde > lift.abs()
-            {
-                verdict_reasons.push(format!(
-                    "the minimum detectable effect ({:.1} pp at 80% power) is larger than the observed lift ({:+.1} pp): more cases are needed",
-                    mde * 100.0,
-                    lift * 100.0
-                ));
-            }
-            Verdict::Inconclusive
-        }
+    let arms = Arms {
+        with_skill: arm_summary(
+            Arm::WithSkill,
+            &paired.with,
+            paired.with_passes,
+            paired.with_scored,
+        ),
+        without_skill: arm_summary(
+            Arm::WithoutSkill,
+            &paired.without,
+            paired.without_passes,
+            paired.without_scored,
+        ),
     };
-
+    let mut inference = inference::infer(
+        &inference::PairedData {
+            with: &paired.with,
+            without: &paired.without,
+            clusters: clusters.as_ref(),
+            binary_table: single_attempt.then_some(paired.table),
+            arm_trials: Some([paired.with_scored, paired.without_scored]),
+        },
+        settings.method,
+        settings.resamples,
+        settings.seed,
+    );
+    let (direction, verdict_reasons) = inference::decide(&mut inference);
+    let verdict = match direction {
+        inference::Direction::Up => Verdict::Improved,
+        inference::Direction::Down => Verdict::Regressed,
+        inference::Direction::None => Verdict::Inconclusive,
+    };
+    let interval = inference.interval;
+    let estimate = inference.estimate;
+    let differences = &inference.differences;
+    let noise = noise::summarize(
+        &paired.moments,
+        if manifest.grading.judge_k > 1 {
+            metric_accumulator.judge_moments()
+        } else {
+            BTreeMap::new()
+        },
+        manifest.grading.judge_k,
+        clusters.as_ref(),
+    );
     let gate = evaluate_gate(&settings.gate, verdict, interval);
     let case_lifts = CaseLiftDistribution {
         positive: differences.iter().filter(|d| **d > 0.0).count(),
         zero: differences.iter().filter(|d| **d == 0.0).count(),
         negative: differences.iter().filter(|d| **d < 0.0).count(),
-        median: median(&differences),
+        median: median(differences),
     };
     let lift = LiftSummary {
         metric: "pass_rate".to_string(),
         estimate,
         ci_low: interval.map(|i| i.low),
         ci_high: interval.map(|i| i.high),
-        method: method_name,
-        test,
-        p_value: if n == 0 { None } else { p_value },
-        paired_t,
-        mde,
+        method: inference.method.as_str().to_string(),
+        test: inference.test.map(|t| t.as_str().to_string()),
+        p_value: inference.p_value,
+        paired_t: inference.paired_t.clone(),
+        mde: inference.mde,
         n_cases: n,
-        n_clusters,
+        n_clusters: inference.n_clusters,
         k: manifest.k,
         verdict,
         verdict_reasons,
@@ -1101,6 +1065,7 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         metric_lifts,
         grading: GradingSummary::from_settings(&manifest.grading),
         unscoreable,
+        noise,
         judge_agreement,
         cases: case_summaries,
         not_measured,

@@ -78,6 +78,7 @@ pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
         lines.push(b'\n');
     }
     write_atomic(&out.join("trials.jsonl"), &lines).map_err(CommandError::infrastructure)?;
+    args.analysis.check_method(&manifest)?;
     let settings = args
         .analysis
         .settings_over(manifest.seed, manifest.gates.as_ref());

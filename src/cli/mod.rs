@@ -227,7 +227,8 @@ pub struct AnalysisArgs {
     /// Bootstrap resamples for intervals.
     #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = parse_resamples)]
     pub bootstrap_resamples: usize,
-    /// Lift interval method: newcombe (K = 1 only), bca, percentile, t (default: chosen from the data).
+    /// Lift interval method: newcombe (K = 1, unclustered only; an error otherwise), bca,
+    /// percentile, t (default: chosen from the data, see docs/statistics.md).
     #[arg(long, value_name = "METHOD")]
     pub method: Option<crate::analysis::LiftMethod>,
     /// Gate: the lift interval's lower bound must exceed this fraction (0.05 = 5 pp); exit 1 otherwise.
@@ -243,6 +244,12 @@ pub struct AnalysisArgs {
 }
 
 impl AnalysisArgs {
+    /// Refuses a `--method` the run's design cannot use (exit 2): `newcombe` with K > 1 or
+    /// with clustered cases, never a silent fallback.
+    pub fn check_method(&self, manifest: &crate::record::Manifest) -> Result<(), CommandError> {
+        crate::analysis::check_method(manifest, self.method).map_err(CommandError::input)
+    }
+
     /// Analysis settings with `seed`, from the flags alone.
     pub fn settings(&self, seed: u64) -> crate::analysis::AnalysisSettings {
         self.settings_over(seed, None)

@@ -233,6 +233,7 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
     }
     crate::redact::redact_logs_in(&out_dir);
 
+    args.analysis.check_method(&manifest)?;
     let settings = args
         .analysis
         .settings_over(manifest.seed, manifest.gates.as_ref());

@@ -87,6 +87,7 @@ pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
         std::fs::create_dir_all(&out_dir)
             .with_context(|| format!("creating {}", out_dir.display()))
             .map_err(CommandError::input)?;
+        args.analysis.check_method(&run.manifest)?;
         // The run's own gates (its manifest) unless a flag is given again.
         let settings = args.analysis.settings_over(
             args.seed.unwrap_or(run.manifest.seed),

@@ -573,6 +573,8 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         calibre,
         judge_profiles,
     } = resolved;
+    // Before any trial runs: a --method the design cannot use is an input error.
+    args.analysis.check_method(&manifest)?;
     if cases.is_empty() {
         eprintln!("error: the eval set has no active case to run (drafts need --allow-draft)");
         return Ok(exit_codes::NOTHING_TO_RUN);

@@ -829,10 +829,20 @@ impl Context {
                 ));
             }
         };
+        // Every estimate weights cases equally (statistics.md §1; docs/statistics.md): a
+        // weight other than 1 would silently not be used, so it is refused.
         let weight = match object.get("weight") {
             None | Some(Value::Null) => 1.0,
             Some(Value::Number(n)) => match n.as_f64() {
-                Some(w) if w.is_finite() && w > 0.0 => w,
+                Some(w) if w == 1.0 => w,
+                Some(w) if w.is_finite() && w > 0.0 => {
+                    return Err(self.invalid(
+                        &field("weight"),
+                        format!(
+                            "case weights are not supported: every case counts equally in the pass rates, intervals and tests (docs/statistics.md); remove `weight` ({w}) or set it to 1 (copy the case under another id if it must count more)"
+                        ),
+                    ));
+                }
                 _ => {
                     return Err(
                         self.invalid(&field("weight"), "must be a positive number".to_string())
@@ -1014,7 +1024,7 @@ mod tests {
             r#"{"skill_name": "calc", "evals": [
             {"id": 1, "prompt": "p1", "expected_output": "o", "files": [], "assertions": ["a"],
              "expected_skill": "calc", "expected_script": "calc.py", "acceptable_skills": ["u"],
-             "checks": [{"type": "contains", "value": "397.8"}], "cluster": "c1", "weight": 2},
+             "checks": [{"type": "contains", "value": "397.8"}], "cluster": "c1", "weight": 1},
             {"id": "neg-1", "prompt": "p2", "expected_skill": null, "status": "draft"},
             {"id": "x", "prompt": "p3", "expectations": ["e"], "acceptable_alternates": ["z"]}]}"#,
         )
@@ -1026,7 +1036,7 @@ mod tests {
         assert_eq!(first.expected_skill, ExpectedSkill::Named("calc".into()));
         assert_eq!(first.files, CaseFiles::Listed(vec![]));
         assert_eq!(first.checks.len(), 1);
-        assert_eq!(first.weight, 2.0);
+        assert_eq!(first.weight, 1.0);
         assert!(first.should_trigger);
         let negative = &set.cases[1];
         assert_eq!(negative.expected_skill, ExpectedSkill::None);
@@ -1037,6 +1047,18 @@ mod tests {
         assert_eq!(set.runnable_cases(false).len(), 2);
         assert_eq!(set.runnable_cases(true).len(), 3);
         assert!(set.digest.starts_with("sha256:"));
+    }
+
+    /// Case weights other than 1 are refused with the file and JSON path (they would not be
+    /// used by any estimate).
+    #[test]
+    fn case_weights_other_than_one_are_refused() {
+        let error = load(r#"{"evals": [{"id": "a", "prompt": "p", "weight": 2}]}"#).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("evals[0].weight"), "{message}");
+        assert!(message.contains("not supported"), "{message}");
+        let error = load(r#"{"evals": [{"id": "a", "prompt": "p", "weight": -1}]}"#).unwrap_err();
+        assert!(error.to_string().contains("positive number"));
     }
 
     #[test]

@@ -628,7 +628,7 @@ pub fn to_table(report: &RegressReport) -> String {
         }
         for c in &asset.comparisons {
             out.push_str(&format!(
-                "  {} {} → {}: {} → {} ({:+.1} pp), cases down {} / up {}, {} p={:.4} adj={:.4}",
+                "  {} {} → {}: {} → {} ({:+.1} pp), cases down {} / up {}, {} p {} adj {}",
                 c.flag,
                 c.from_model,
                 c.to_model,
@@ -638,8 +638,8 @@ pub fn to_table(report: &RegressReport) -> String {
                 c.cases_down,
                 c.cases_up,
                 c.test,
-                c.p,
-                c.p_adjusted
+                crate::report::markdown::format_p_value(c.p),
+                crate::report::markdown::format_p_value(c.p_adjusted)
             ));
             if let Some(a) = &c.attribution {
                 out.push_str(&format!("\n    attribution: {} ({})", a.target, a.evidence));
@@ -651,14 +651,14 @@ pub fn to_table(report: &RegressReport) -> String {
         }
         for flag in &asset.case_flags {
             out.push_str(&format!(
-                "  case {} {}/{} → {}/{} Fisher p={:.4} adj={:.4}{}\n",
+                "  case {} {}/{} → {}/{} Fisher p {} adj {}{}\n",
                 flag.case_id,
                 flag.from.0,
                 flag.from.1,
                 flag.to.0,
                 flag.to.1,
-                flag.fisher_p,
-                flag.p_adjusted,
+                crate::report::markdown::format_p_value(flag.fisher_p),
+                crate::report::markdown::format_p_value(flag.p_adjusted),
                 if flag.low_power {
                     " (low power / suggestive: K < 10)"
                 } else {

@@ -118,14 +118,13 @@ fn verdict_block(out: &mut String, summary: &Summary) {
     {
         let _ = writeln!(
             out,
-            "<div class=\"composite\" data-composite-lift=\"{}\">Composite lift (mean of the metrics): <strong>{}</strong>, 95% CI [{}, {}] ({}), with_skill {}, without_skill {}</div>",
+            "<div class=\"composite\" data-composite-lift=\"{}\">Composite lift (mean of the metrics): <strong>{}</strong>, {} ({}), with_skill {}, without_skill {}</div>",
             composite
                 .estimate
                 .map(|v| format!("{v:.6}"))
                 .unwrap_or_default(),
             points(composite.estimate),
-            points(composite.ci_low),
-            points(composite.ci_high),
+            crate::report::tables::interval_text(composite.ci_low, composite.ci_high),
             escape(&composite.method),
             percent(composite.with_skill),
             percent(composite.without_skill),
@@ -135,7 +134,7 @@ fn verdict_block(out: &mut String, summary: &Summary) {
         let _ = writeln!(
             out,
             "<div>Verdict {class}: {}.</div>",
-            escape(&lift.verdict_reasons.join("; "))
+            escape(&crate::report::tables::reasons(&lift.verdict_reasons))
         );
     }
     if let Some(gate) = &lift.gate {
@@ -273,7 +272,8 @@ fn metrics_table(out: &mut String, summary: &Summary) {
     let grading = &summary.grading;
     let _ = writeln!(
         out,
-        "<p class=\"muted\">Composite: {}. Pass: {}.{}</p>",
+        "<p class=\"muted\">Graded by: {}. Composite: {}. Pass: {}.{}</p>",
+        escape(&tables::graded_by(summary)),
         escape(&grading.composite_definition),
         escape(&grading.pass_rule),
         if grading.judges.is_empty() {
@@ -318,6 +318,20 @@ fn metrics_table(out: &mut String, summary: &Summary) {
     if !versus.is_empty() {
         out.push_str("<h3>Judge versus output checks (judge pass = score ≥ 0.5)</h3>\n");
         out.push_str(&versus);
+    }
+}
+
+/// Where the variance comes from: cases, attempts, judge repeats, per arm.
+fn noise_block(out: &mut String, summary: &Summary) {
+    use crate::report::tables;
+    let table = tables::html(&tables::noise_table(summary), "noise", escape);
+    if table.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Where the variance comes from</h2>\n<p class=\"muted\">Variance of a case's value = cases + attempts/K + judge repeats/(K·J); shares in brackets.</p>\n");
+    out.push_str(&table);
+    if let Some(sentence) = tables::mde_projection_sentence(summary) {
+        let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
     }
 }
 
@@ -652,6 +666,7 @@ pub fn report_html(run: &RunExport) -> String {
     metrics_table(&mut out, summary);
     out.push_str("<h2>Pass rate per arm (95% interval)</h2>\n");
     arm_rates(&mut out, summary);
+    noise_block(&mut out, summary);
     out.push_str("<h2>Per-case lift</h2>\n");
     case_lift_distribution(&mut out, summary);
     out.push_str("<h2>Cases</h2>\n");

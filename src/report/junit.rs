@@ -1,9 +1,11 @@
 //! `junit.xml`: one test case per golden case, for CI test reporters. A case is
 //!
 //! - **skipped** when it is not in the paired analysis (no scored attempt in one arm);
-//! - **failed** when its lift is negative (the skill made it worse) or the with-skill arm never
-//!   passed it;
-//! - **passed** otherwise.
+//! - **failed** when its lift is negative (the skill made it worse), or — only when the run's
+//!   gate says anything short of `improved` fails (`--fail-on not-improved`) — when the
+//!   with-skill arm never passed it;
+//! - **passed** otherwise: a zero-lift case is not a failure unless a gate says so (its
+//!   system-out still says when the with-skill arm never passed).
 //!
 //! The suite's properties carry the lift summary (estimate, interval, method, N, K, verdict).
 //! Times are the sums of the trials' recorded wall times; no generation timestamp is written.
@@ -50,6 +52,11 @@ pub fn junit_xml(run: &RunExport) -> Vec<u8> {
     for (name, value) in properties {
         suite.add_property(Property::new(name, value));
     }
+    let strict_gate = lift.gate.as_ref().is_some_and(|gate| {
+        gate.settings
+            .fail_on
+            .contains(&crate::analysis::FailOn::NotImproved)
+    });
     let mut total_s = 0.0;
     for case in &summary.cases {
         let records: Vec<_> = run
@@ -81,7 +88,7 @@ pub fn junit_xml(run: &RunExport) -> Vec<u8> {
                 status.set_type("negative-lift");
                 status
             }
-            (Some(l), _) if case.with_skill.trials.pass == 0 => {
+            (Some(l), _) if case.with_skill.trials.pass == 0 && strict_gate => {
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 let reason = records
                     .iter()

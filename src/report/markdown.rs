@@ -93,33 +93,27 @@ fn metrics_section(out: &mut String, summary: &Summary) {
         let _ = writeln!(out, "\n{sentence}");
     }
     let grading = &summary.grading;
-    let mut graders = vec![if grading.deterministic_metrics {
-        "deterministic metrics (security, skill_execution, skill_efficiency)".to_string()
-    } else {
-        "output checks only".to_string()
-    }];
-    if !grading.judges.is_empty() {
-        graders.push(format!(
-            "LLM judge {} ({}; K = {}, rubric {})",
-            grading.judges.join(", "),
-            grading.judge_metrics.join(", "),
-            grading.judge_k,
-            grading.rubric_version.as_deref().unwrap_or("n/a")
-        ));
-    }
-    if !grading.custom_graders.is_empty() {
-        graders.push(format!(
-            "custom graders {}",
-            grading.custom_graders.join(", ")
-        ));
-    }
     let _ = writeln!(
         out,
         "\nGraded by: {}. Composite: {}. Pass: {}.",
-        graders.join("; "),
+        tables::graded_by(summary),
         grading.composite_definition,
         grading.pass_rule
     );
+}
+
+fn noise_section(out: &mut String, summary: &Summary) {
+    let table = tables::markdown(&tables::noise_table(summary));
+    if table.is_empty() {
+        return;
+    }
+    let _ = write!(
+        out,
+        "\nWhere the variance comes from (variance of a case's value: cases + attempts/K + judge repeats/(K·J)):\n\n{table}"
+    );
+    if let Some(sentence) = tables::mde_projection_sentence(summary) {
+        let _ = writeln!(out, "\n{sentence}");
+    }
 }
 
 fn agreement_section(out: &mut String, summary: &Summary) {
@@ -176,12 +170,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
             summary.asset, summary.trials.recorded, summary.trials.planned
         );
     }
-    let interval = match (lift.ci_low, lift.ci_high) {
-        (Some(low), Some(high)) => {
-            format!("95% CI [{}, {}]", points(Some(low)), points(Some(high)))
-        }
-        _ => "no interval".to_string(),
-    };
+    let interval = tables::interval_text(lift.ci_low, lift.ci_high);
     let _ = writeln!(
         out,
         "**Lift (pass rate, with − without): {}**, {interval} ({}), N = {} cases, K = {}.",
@@ -195,12 +184,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
         .iter()
         .find(|m| m.metric == crate::analysis::COMPOSITE)
     {
-        let interval = match (composite.ci_low, composite.ci_high) {
-            (Some(low), Some(high)) => {
-                format!("95% CI [{}, {}]", points(Some(low)), points(Some(high)))
-            }
-            _ => "no interval".to_string(),
-        };
+        let interval = tables::interval_text(composite.ci_low, composite.ci_high);
         let _ = writeln!(
             out,
             "\n**Composite lift (mean of the metrics, with − without): {}**, {interval} ({}), N = {} cases; with_skill {}, without_skill {}.",
@@ -234,7 +218,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     if lift.verdict_reasons.is_empty() {
         let _ = writeln!(out, ".");
     } else {
-        let _ = writeln!(out, " — {}.", lift.verdict_reasons.join("; "));
+        let _ = writeln!(out, " — {}.", tables::reasons(&lift.verdict_reasons));
     }
     if let Some(gate) = &lift.gate {
         if gate.passed {
@@ -270,6 +254,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     unscoreable_section(&mut out, summary);
     truncation_line(&mut out, summary);
     metrics_section(&mut out, summary);
+    noise_section(&mut out, summary);
     agreement_section(&mut out, summary);
     let _ = writeln!(
         out,

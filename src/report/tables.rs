@@ -1,7 +1,7 @@
 //! The grading tables shared by `report.md` and `report.html`: the same header and the same
 //! formatted cells, rendered as Markdown or HTML by the caller.
 
-use crate::analysis::Summary;
+use crate::analysis::{Summary, VerdictReason};
 
 /// Percentages with one decimal (`n/a` when absent).
 pub(crate) fn percent(value: Option<f64>) -> String {
@@ -23,6 +23,178 @@ fn number(value: Option<f64>) -> String {
         .unwrap_or_else(|| "n/a".to_string())
 }
 
+/// `95% CI [low, high]` in percentage points, or `no interval`.
+pub(crate) fn interval_text(low: Option<f64>, high: Option<f64>) -> String {
+    match (low, high) {
+        (Some(low), Some(high)) => {
+            format!("95% CI [{}, {}]", points(Some(low)), points(Some(high)))
+        }
+        _ => "no interval".to_string(),
+    }
+}
+
+/// A p-value for people: `0.0123`, or `< 0.0001` below the shown precision (`n/a` when absent).
+pub(crate) fn p_value(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p < 0.0001 => "< 0.0001".to_string(),
+        Some(p) => format!("{p:.4}"),
+        None => "n/a".to_string(),
+    }
+}
+
+/// The verdict reasons' messages joined with `; `.
+pub(crate) fn reasons(reasons: &[VerdictReason]) -> String {
+    reasons
+        .iter()
+        .map(|r| r.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// "Graded by …": the grader families whose metrics are in the metric table, each with the
+/// metric names it contributed (composite excluded).
+pub(crate) fn graded_by(summary: &Summary) -> String {
+    use crate::grade::metric::{ACES_METRICS, CHECKS};
+    let names: Vec<&str> = summary
+        .metric_lifts
+        .iter()
+        .map(|m| m.metric.as_str())
+        .filter(|m| *m != crate::analysis::COMPOSITE)
+        .collect();
+    let grading = &summary.grading;
+    let judge_metrics: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|m| grading.judge_metrics.iter().any(|j| j == m))
+        .collect();
+    let deterministic: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|m| ACES_METRICS.contains(m) && !judge_metrics.contains(m))
+        .collect();
+    let custom: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|m| grading.custom_graders.iter().any(|g| g == m))
+        .collect();
+    let mut parts = Vec::new();
+    if names.contains(&CHECKS) {
+        parts.push("output checks (checks)".to_string());
+    }
+    if !deterministic.is_empty() {
+        parts.push(format!(
+            "deterministic metrics ({})",
+            deterministic.join(", ")
+        ));
+    }
+    if !judge_metrics.is_empty() {
+        parts.push(format!(
+            "LLM judge {} ({}; K = {}, rubric {})",
+            grading.judges.join(", "),
+            judge_metrics.join(", "),
+            grading.judge_k,
+            grading.rubric_version.as_deref().unwrap_or("n/a")
+        ));
+    }
+    if !custom.is_empty() {
+        parts.push(format!("custom graders ({})", custom.join(", ")));
+    }
+    let known: Vec<&str> = [CHECKS]
+        .into_iter()
+        .chain(deterministic.iter().copied())
+        .chain(judge_metrics.iter().copied())
+        .chain(custom.iter().copied())
+        .collect();
+    let other: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|m| !known.contains(m))
+        .collect();
+    if !other.is_empty() {
+        parts.push(format!("other recorded metrics ({})", other.join(", ")));
+    }
+    if parts.is_empty() {
+        "no metric".to_string()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// One row per arm and score: where the variance of a case's value comes from.
+pub(crate) fn noise_table(summary: &Summary) -> Table {
+    let share = |value: Option<f64>| value.map(|v| format!("{:.0}%", v * 100.0));
+    let variance = |value: Option<f64>| {
+        value
+            .map(|v| format!("{v:.4}"))
+            .unwrap_or_else(|| "n/a".to_string())
+    };
+    let mut rows = Vec::new();
+    for score in &summary.noise.scores {
+        for (arm, noise) in [
+            ("with_skill", &score.with_skill),
+            ("without_skill", &score.without_skill),
+        ] {
+            let Some(noise) = noise else { continue };
+            let cell = |v: Option<f64>, s: Option<f64>| match (v, share(s)) {
+                (Some(v), Some(s)) => format!("{} ({s})", variance(Some(v))),
+                (v, _) => variance(v),
+            };
+            rows.push(vec![
+                score.score.clone(),
+                arm.to_string(),
+                format!("{:.1}", noise.attempts_per_case),
+                noise
+                    .judge_repeats
+                    .map(|j| j.to_string())
+                    .unwrap_or_else(|| "—".to_string()),
+                cell(Some(noise.case_variance), noise.shares.cases),
+                cell(noise.attempt_variance, noise.shares.attempts),
+                if noise.judge_repeats.is_some() {
+                    cell(noise.judge_variance, noise.shares.judge_repeats)
+                } else {
+                    "—".to_string()
+                },
+                if noise.clamped.is_empty() {
+                    "—".to_string()
+                } else {
+                    format!("{} (negative estimate set to 0)", noise.clamped.join(", "))
+                },
+            ]);
+        }
+    }
+    Table {
+        header: &[
+            "score",
+            "arm",
+            "K",
+            "J",
+            "σ² cases (share)",
+            "σ² attempts (share)",
+            "σ² judge repeats (share)",
+            "clamped",
+        ],
+        rows,
+    }
+}
+
+/// What more cases or attempts would buy (`None` without a projection).
+pub(crate) fn mde_projection_sentence(summary: &Summary) -> Option<String> {
+    summary.noise.mde_projection.as_ref().map(|p| {
+        format!(
+            "Minimum detectable effect of the pass-rate lift (normal approximation, α = 0.05, power 0.8): {:.1} pp now; {:.1} pp with twice the cases; {:.1} pp with twice the attempts per case (between-case lift variance ω² = {:.4}{}).",
+            p.current * 100.0,
+            p.twice_the_cases * 100.0,
+            p.twice_the_attempts * 100.0,
+            p.omega_squared,
+            if p.omega_clamped {
+                ", a negative estimate set to 0"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
 /// A table: header cells and rows of cells (plain text; the renderer escapes).
 pub(crate) struct Table {
     pub header: &'static [&'static str],
@@ -39,6 +211,8 @@ pub(crate) fn metric_table(summary: &Summary) -> Table {
             "without_skill",
             "lift",
             "95% CI",
+            "method",
+            "p",
             "cases",
             "verdict",
         ],
@@ -62,6 +236,8 @@ pub(crate) fn metric_table(summary: &Summary) -> Table {
                     percent(metric.without_skill),
                     points(metric.estimate),
                     interval,
+                    metric.method.clone(),
+                    p_value(metric.p_value),
                     metric.n_cases.to_string(),
                     metric.verdict.as_str().to_string(),
                 ]

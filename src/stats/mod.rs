@@ -72,7 +72,8 @@ pub use power::{
     observed_minimum_detectable_effect,
 };
 pub use proportion::{
-    EffectiveCountWilson, clopper_pearson_interval, effective_count_wilson_interval, wilson_interval,
+    EffectiveCountWilson, clopper_pearson_interval, effective_count_wilson_interval,
+    wilson_interval,
 };
 pub use sampling::seeded_rng;
 

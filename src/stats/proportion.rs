@@ -88,7 +88,10 @@ pub fn effective_count_wilson_interval(
         }
         None if n >= 2 => {
             let sum_squares: f64 = case_rates.iter().map(|r| (r - rate) * (r - rate)).sum();
-            (Some(sum_squares / (n as f64 - 1.0) / n as f64), n as u64 - 1)
+            (
+                Some(sum_squares / (n as f64 - 1.0) / n as f64),
+                n as u64 - 1,
+            )
         }
         None => (None, 0),
     };

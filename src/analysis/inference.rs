@@ -1,0 +1,751 @@
+//! The inference policy for a paired lift: which interval and which test a lift gets (the
+//! switch points, measured by `scripts/check-coverage`), and the verdict rule that makes a
+//! verdict agree with its own test. Shared by the headline pass-rate lift and every metric lift.
+//! The mechanics (intervals, tests) live in `crate::stats`; this module only chooses and
+//! combines them. It reads no records and prints nothing.
+//!
+//! Default interval (statistics.md §5, §6.4; switch points from the simulation in
+//! docs/statistics.md):
+//! - K = 1 binary, no clusters: Newcombe's hybrid score interval (method 10) + McNemar mid-p;
+//! - clustered, fewer than [`CLUSTER_BOOTSTRAP_MIN_CLUSTERS`] clusters: cluster-robust t
+//!   (clustered SE, C − 1 df), tested by the same cluster t;
+//! - clustered, at least that many: cluster bootstrap BCa, tested by the cluster t;
+//! - otherwise, fewer than [`BOOTSTRAP_MIN_CASES`] paired cases: paired t (n − 1 df), tested by
+//!   the same paired t;
+//! - otherwise: case bootstrap BCa (percentile when BCa is undefined), tested by the sign-flip
+//!   permutation test for n ≤ 20 and the paired t beyond;
+//! - pass rates whose interval above came out with zero width (every case difference equal,
+//!   e.g. every case 0/K without and K/K with the skill): the square-and-add combination
+//!   (Newcombe's method 10 with φ = 0) of the arms' effective-count Wilson intervals, tested by
+//!   the sign-flip permutation test (the cluster t with clusters) — never a zero-width interval.
+//!
+//! Verdict: `improved` / `regressed` only when the interval excludes 0 in that direction **and**
+//! the test's two-sided p is below [`VERDICT_ALPHA`]; inconclusive with typed reasons otherwise
+//! (no paired case, fewer than [`MIN_VERDICT_CASES`] cases, fewer than
+//! [`MIN_VERDICT_CLUSTERS`] clusters, no interval, a zero-width interval, an interval spanning
+//! 0, or a test that disagrees).
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::stats::{self, BootstrapConfig, BootstrapMethod, Clusters, Interval};
+
+use super::{CONFIDENCE, LiftMethod, MDE_ALPHA, MDE_POWER};
+
+/// Fewest paired cases for an `improved` / `regressed` verdict; below it no interval is
+/// reported either.
+pub const MIN_VERDICT_CASES: usize = 5;
+/// Fewest clusters for an `improved` / `regressed` verdict on clustered cases.
+pub const MIN_VERDICT_CLUSTERS: usize = 4;
+/// Significance level the primary test must reach for a verdict.
+pub const VERDICT_ALPHA: f64 = 0.05;
+/// From this many paired (unclustered) cases on, the lift's default interval is the case
+/// bootstrap (BCa); below it the paired t interval, whose coverage holds where the bootstrap's
+/// does not (measured: docs/statistics.md).
+pub const BOOTSTRAP_MIN_CASES: usize = 50;
+/// From this many clusters on, the cluster bootstrap (BCa); below it the cluster-robust t.
+pub const CLUSTER_BOOTSTRAP_MIN_CLUSTERS: usize = 50;
+/// Largest n for which the sign-flip permutation test is the bootstrap's test.
+const PERMUTATION_MAX_CASES: usize = 20;
+
+/// The interval behind a lift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IntervalMethod {
+    /// Newcombe's hybrid score interval, method 10 (K = 1 binary).
+    Newcombe,
+    /// Paired t interval on case differences, n − 1 df.
+    PairedT,
+    /// Cluster-robust t interval (clustered SE, C − 1 df).
+    ClusterT,
+    /// Square-and-add of the arms' effective-count Wilson intervals (pass rates whose t or
+    /// bootstrap interval had zero width).
+    WilsonSquareAndAdd,
+    /// Case bootstrap, BCa.
+    CaseBootstrapBca,
+    /// Case bootstrap, percentile.
+    CaseBootstrapPercentile,
+    /// Cluster bootstrap, BCa.
+    ClusterBootstrapBca,
+    /// Cluster bootstrap, percentile.
+    ClusterBootstrapPercentile,
+}
+
+impl IntervalMethod {
+    /// The name used in every output (`method`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IntervalMethod::Newcombe => "newcombe",
+            IntervalMethod::PairedT => "paired-t",
+            IntervalMethod::ClusterT => "cluster-t",
+            IntervalMethod::WilsonSquareAndAdd => "wilson-square-and-add",
+            IntervalMethod::CaseBootstrapBca => "case-bootstrap-bca",
+            IntervalMethod::CaseBootstrapPercentile => "case-bootstrap-percentile",
+            IntervalMethod::ClusterBootstrapBca => "cluster-bootstrap-bca",
+            IntervalMethod::ClusterBootstrapPercentile => "cluster-bootstrap-percentile",
+        }
+    }
+}
+
+/// The test behind a lift's p-value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LiftTest {
+    /// McNemar's mid-p test on the discordant cases (K = 1 binary).
+    McnemarMidP,
+    /// Sign-flip permutation test on case differences.
+    SignFlipPermutation,
+    /// Paired t test on case differences.
+    PairedT,
+    /// Cluster-robust t test (C − 1 df).
+    ClusterT,
+}
+
+impl LiftTest {
+    /// The name used in every output (`test`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LiftTest::McnemarMidP => "mcnemar-mid-p",
+            LiftTest::SignFlipPermutation => "sign-flip-permutation",
+            LiftTest::PairedT => "paired-t",
+            LiftTest::ClusterT => "cluster-t",
+        }
+    }
+}
+
+/// Why a verdict is inconclusive (typed; `message` in [`VerdictReason`] says it in words).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum InconclusiveReason {
+    /// No case was scored in both arms.
+    NoPairedCases,
+    /// Fewer paired cases than [`MIN_VERDICT_CASES`]: no interval is reported.
+    TooFewCases {
+        /// Paired cases.
+        n_cases: usize,
+        /// The minimum.
+        minimum: usize,
+    },
+    /// Fewer clusters than [`MIN_VERDICT_CLUSTERS`].
+    TooFewClusters {
+        /// Clusters among the paired cases.
+        n_clusters: usize,
+        /// The minimum.
+        minimum: usize,
+    },
+    /// The interval could not be computed.
+    NoInterval,
+    /// The interval has zero width (e.g. every case difference is the same).
+    ZeroWidthInterval,
+    /// The 95% interval contains 0.
+    IntervalSpansZero,
+    /// The interval excludes 0 but the primary test does not reject at α = 0.05.
+    TestDisagrees {
+        /// The test.
+        test: LiftTest,
+        /// Its two-sided p-value (`None`: not computable).
+        p_value: Option<f64>,
+    },
+    /// The minimum detectable effect exceeds the observed lift (more cases needed).
+    MdeExceedsLift {
+        /// MDE, a fraction.
+        mde: f64,
+        /// Observed lift, a fraction.
+        lift: f64,
+    },
+    /// `--method newcombe` on data that is not K = 1 binary and unclustered.
+    MethodNotApplicable {
+        /// The requested method.
+        method: LiftMethod,
+    },
+}
+
+impl std::fmt::Display for InconclusiveReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InconclusiveReason::NoPairedCases => write!(f, "no case was scored in both arms"),
+            InconclusiveReason::TooFewCases { n_cases, minimum } => write!(
+                f,
+                "too few scored cases ({n_cases} < {minimum}) for an interval or a verdict"
+            ),
+            InconclusiveReason::TooFewClusters {
+                n_clusters,
+                minimum,
+            } => write!(
+                f,
+                "too few clusters ({n_clusters} < {minimum}) for a verdict"
+            ),
+            InconclusiveReason::NoInterval => write!(f, "the interval could not be computed"),
+            InconclusiveReason::ZeroWidthInterval => write!(
+                f,
+                "the interval has zero width (every case difference is the same): no evidence of its uncertainty"
+            ),
+            InconclusiveReason::IntervalSpansZero => {
+                write!(f, "the 95% interval of the lift spans 0")
+            }
+            InconclusiveReason::TestDisagrees { test, p_value } => match p_value {
+                Some(p) => write!(
+                    f,
+                    "the interval excludes 0 but the {} test does not agree (p {} ≥ {VERDICT_ALPHA})",
+                    test.as_str(),
+                    crate::report::markdown::format_p_value(*p)
+                ),
+                None => write!(
+                    f,
+                    "the interval excludes 0 but the {} test has no p-value",
+                    test.as_str()
+                ),
+            },
+            InconclusiveReason::MdeExceedsLift { mde, lift } => write!(
+                f,
+                "the minimum detectable effect ({:.1} pp at 80% power) is larger than the observed lift ({:+.1} pp): more cases are needed",
+                mde * 100.0,
+                lift * 100.0
+            ),
+            InconclusiveReason::MethodNotApplicable { method } => write!(
+                f,
+                "--method {} needs K = 1 binary, unclustered data",
+                serde_json::to_value(method)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+}
+
+/// One reason of an inconclusive verdict: the typed reason (`code` and its fields) and the
+/// sentence every report prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictReason {
+    /// The typed reason.
+    #[serde(flatten)]
+    pub reason: InconclusiveReason,
+    /// The same in words.
+    pub message: String,
+}
+
+impl From<InconclusiveReason> for VerdictReason {
+    fn from(reason: InconclusiveReason) -> Self {
+        let message = reason.to_string();
+        Self { reason, message }
+    }
+}
+
+/// The paired cases of one lift.
+pub(crate) struct PairedData<'a> {
+    /// With-skill case values in `[0, 1]`.
+    pub with: &'a [f64],
+    /// Baseline case values, same order.
+    pub without: &'a [f64],
+    /// Cluster membership of the paired cases, when cases carry `cluster`.
+    pub clusters: Option<&'a Clusters>,
+    /// The 2×2 table (both, only with, only without, neither) when every paired case has
+    /// exactly one binary scored attempt per arm.
+    pub binary_table: Option<[u64; 4]>,
+    /// Scored attempts behind each arm's case values (with, without) when the values are pass
+    /// rates: enables the Wilson fallback for a zero-width interval.
+    pub arm_trials: Option<[u64; 2]>,
+}
+
+/// The paired t cross-check (clustered when the cases are).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedTCheck {
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub p_value: Option<f64>,
+}
+
+/// The inference on one paired lift.
+pub(crate) struct LiftInference {
+    pub estimate: Option<f64>,
+    pub interval: Option<Interval>,
+    pub method: IntervalMethod,
+    pub test: Option<LiftTest>,
+    pub p_value: Option<f64>,
+    pub paired_t: PairedTCheck,
+    /// `(t_{df,0.975} + t_{df,0.8})·SE` with the SE and df of the t analysis the interval's
+    /// family uses (clustered SE and C − 1 df for clustered cases).
+    pub mde: Option<f64>,
+    pub n_clusters: Option<usize>,
+    pub differences: Vec<f64>,
+    /// Set when the requested method does not apply to the data.
+    pub not_applicable: Option<LiftMethod>,
+}
+
+/// The default interval for `n` paired cases (and `clusters` clusters when clustered).
+pub(crate) fn default_method(n: usize, clusters: Option<usize>, binary_k1: bool) -> IntervalMethod {
+    match clusters {
+        Some(c) if c < CLUSTER_BOOTSTRAP_MIN_CLUSTERS => IntervalMethod::ClusterT,
+        Some(_) => IntervalMethod::ClusterBootstrapBca,
+        None if binary_k1 => IntervalMethod::Newcombe,
+        None if n < BOOTSTRAP_MIN_CASES => IntervalMethod::PairedT,
+        None => IntervalMethod::CaseBootstrapBca,
+    }
+}
+
+fn clamp_lift(interval: Interval) -> Interval {
+    Interval {
+        low: interval.low.clamp(-1.0, 1.0),
+        high: interval.high.clamp(-1.0, 1.0),
+    }
+}
+
+/// Interval, test, cross-check and MDE of one paired lift. `requested` is `--method` (the
+/// headline only); `resamples` and `seed` drive the bootstrap and the permutation test.
+pub(crate) fn infer(
+    data: &PairedData<'_>,
+    requested: Option<LiftMethod>,
+    resamples: usize,
+    seed: u64,
+) -> LiftInference {
+    let n = data.with.len();
+    let differences: Vec<f64> = data
+        .with
+        .iter()
+        .zip(data.without)
+        .map(|(a, b)| a - b)
+        .collect();
+    let estimate = (n > 0).then(|| differences.iter().sum::<f64>() / n as f64);
+    let n_clusters = data.clusters.map(Clusters::cluster_count);
+    let t_check = (n >= 2)
+        .then(|| stats::paired_t(&differences, data.clusters, CONFIDENCE).ok())
+        .flatten();
+    let paired_t = PairedTCheck {
+        ci_low: t_check
+            .as_ref()
+            .and_then(|t| t.interval.map(|i| clamp_lift(i).low)),
+        ci_high: t_check
+            .as_ref()
+            .and_then(|t| t.interval.map(|i| clamp_lift(i).high)),
+        p_value: t_check.as_ref().and_then(|t| t.p_value),
+    };
+    let clustered = data.clusters.is_some();
+    let binary_k1 = data.binary_table.is_some() && !clustered;
+    let mut not_applicable = None;
+    let method = match requested {
+        None => default_method(n, n_clusters, binary_k1),
+        Some(LiftMethod::Newcombe) if binary_k1 => IntervalMethod::Newcombe,
+        Some(LiftMethod::Newcombe) => {
+            not_applicable = Some(LiftMethod::Newcombe);
+            default_method(n, n_clusters, binary_k1)
+        }
+        Some(LiftMethod::T) if clustered => IntervalMethod::ClusterT,
+        Some(LiftMethod::T) => IntervalMethod::PairedT,
+        Some(LiftMethod::Bca) if clustered => IntervalMethod::ClusterBootstrapBca,
+        Some(LiftMethod::Bca) => IntervalMethod::CaseBootstrapBca,
+        Some(LiftMethod::Percentile) if clustered => IntervalMethod::ClusterBootstrapPercentile,
+        Some(LiftMethod::Percentile) => IntervalMethod::CaseBootstrapPercentile,
+    };
+    let t_test = if clustered {
+        LiftTest::ClusterT
+    } else {
+        LiftTest::PairedT
+    };
+    let (interval, method, test, p_value) = match method {
+        IntervalMethod::Newcombe => {
+            let [both, only_with, only_without, neither] = data
+                .binary_table
+                .expect("Newcombe is chosen only with a table");
+            let interval =
+                stats::newcombe_paired_interval(both, only_with, only_without, neither, CONFIDENCE);
+            let mcnemar = stats::mcnemar(only_with, only_without);
+            (
+                interval,
+                method,
+                Some(LiftTest::McnemarMidP),
+                Some(mcnemar.mid_p),
+            )
+        }
+        IntervalMethod::PairedT | IntervalMethod::ClusterT | IntervalMethod::WilsonSquareAndAdd => {
+            (
+                t_check.as_ref().and_then(|t| t.interval).map(clamp_lift),
+                method,
+                Some(t_test),
+                paired_t.p_value,
+            )
+        }
+        _ => {
+            let bca = matches!(
+                method,
+                IntervalMethod::CaseBootstrapBca | IntervalMethod::ClusterBootstrapBca
+            );
+            let config = BootstrapConfig {
+                resamples,
+                seed,
+                method: if bca {
+                    BootstrapMethod::Bca
+                } else {
+                    BootstrapMethod::Percentile
+                },
+                confidence: CONFIDENCE,
+            };
+            let result = (n >= 1)
+                .then(|| {
+                    stats::bootstrap_paired_difference(
+                        data.with,
+                        data.without,
+                        data.clusters,
+                        &config,
+                    )
+                    .ok()
+                })
+                .flatten();
+            let percentile = if clustered {
+                IntervalMethod::ClusterBootstrapPercentile
+            } else {
+                IntervalMethod::CaseBootstrapPercentile
+            };
+            let (interval, method) = match &result {
+                Some(r) if bca && r.bca.is_some() => (r.bca, method),
+                Some(r) => (Some(r.percentile), percentile),
+                None => (None, method),
+            };
+            let (test, p_value) = if !clustered && n <= PERMUTATION_MAX_CASES {
+                let permutation = stats::sign_flip_test(&differences, resamples, seed).ok();
+                (
+                    LiftTest::SignFlipPermutation,
+                    permutation.map(|p| p.two_sided_p),
+                )
+            } else {
+                (t_test, paired_t.p_value)
+            };
+            (interval, method, Some(test), p_value)
+        }
+    };
+    let (interval, method, test, p_value) = match (interval, data.arm_trials) {
+        (Some(i), Some(trials)) if i.width() <= 0.0 && n >= 2 => {
+            let fallback = square_and_add(data, trials);
+            let (test, p_value) = if clustered {
+                (t_test, paired_t.p_value)
+            } else {
+                let permutation = stats::sign_flip_test(&differences, resamples, seed).ok();
+                (
+                    LiftTest::SignFlipPermutation,
+                    permutation.map(|p| p.two_sided_p),
+                )
+            };
+            (
+                fallback.or(Some(i)),
+                IntervalMethod::WilsonSquareAndAdd,
+                Some(test),
+                p_value,
+            )
+        }
+        _ => (interval, method, test, p_value),
+    };
+    let mde = t_check.as_ref().and_then(|t| {
+        let se = t.standard_error.filter(|se| *se > 0.0)?;
+        if t.df == 0 {
+            return None;
+        }
+        let dist = StudentsT::new(0.0, 1.0, t.df as f64).ok()?;
+        Some((dist.inverse_cdf(1.0 - MDE_ALPHA / 2.0) + dist.inverse_cdf(MDE_POWER)) * se)
+    });
+    LiftInference {
+        estimate,
+        interval,
+        method,
+        test,
+        p_value: (n > 0).then_some(p_value).flatten(),
+        paired_t,
+        mde,
+        n_clusters,
+        differences,
+        not_applicable,
+    }
+}
+
+/// `d̄ ∓ √((p̂ − l)² + (u' − p̂')²)`: the arms' effective-count Wilson intervals combined by
+/// square-and-add (Newcombe 1998 method 10 with φ = 0; conservative for positively correlated
+/// arms).
+fn square_and_add(
+    data: &PairedData<'_>,
+    [with_trials, without_trials]: [u64; 2],
+) -> Option<Interval> {
+    let with =
+        stats::effective_count_wilson_interval(data.with, with_trials, data.clusters, CONFIDENCE)
+            .ok()?;
+    let without = stats::effective_count_wilson_interval(
+        data.without,
+        without_trials,
+        data.clusters,
+        CONFIDENCE,
+    )
+    .ok()?;
+    let delta = with.rate - without.rate;
+    let low = delta
+        - ((with.rate - with.interval.low).powi(2)
+            + (without.interval.high - without.rate).powi(2))
+        .sqrt();
+    let high = delta
+        + ((with.interval.high - with.rate).powi(2)
+            + (without.rate - without.interval.low).powi(2))
+        .sqrt();
+    Some(clamp_lift(Interval { low, high }))
+}
+
+/// The direction a verdict may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Up,
+    Down,
+    None,
+}
+
+/// The verdict rule (statistics.md §5, §6.4): a direction only when the interval excludes 0
+/// and the test agrees at [`VERDICT_ALPHA`]; otherwise the reasons. Also drops the interval
+/// (and p-value) of a lift with fewer than [`MIN_VERDICT_CASES`] cases, so that no report
+/// prints an interval beside "too few scored cases".
+pub(crate) fn decide(inference: &mut LiftInference) -> (Direction, Vec<VerdictReason>) {
+    let n = inference.differences.len();
+    let mut reasons: Vec<InconclusiveReason> = Vec::new();
+    if let Some(method) = inference.not_applicable {
+        reasons.push(InconclusiveReason::MethodNotApplicable { method });
+    }
+    if n == 0 {
+        reasons.push(InconclusiveReason::NoPairedCases);
+    } else if n < MIN_VERDICT_CASES {
+        inference.interval = None;
+        inference.p_value = None;
+        inference.mde = None;
+        inference.paired_t = PairedTCheck {
+            ci_low: None,
+            ci_high: None,
+            p_value: None,
+        };
+        reasons.push(InconclusiveReason::TooFewCases {
+            n_cases: n,
+            minimum: MIN_VERDICT_CASES,
+        });
+    }
+    if let Some(c) = inference.n_clusters
+        && n > 0
+        && c < MIN_VERDICT_CLUSTERS
+    {
+        reasons.push(InconclusiveReason::TooFewClusters {
+            n_clusters: c,
+            minimum: MIN_VERDICT_CLUSTERS,
+        });
+    }
+    let direction = match inference.interval {
+        _ if n == 0 || n < MIN_VERDICT_CASES => Direction::None,
+        None => {
+            reasons.push(InconclusiveReason::NoInterval);
+            Direction::None
+        }
+        Some(i) if i.width() <= 0.0 => {
+            reasons.push(InconclusiveReason::ZeroWidthInterval);
+            Direction::None
+        }
+        Some(i) if i.low > 0.0 || i.high < 0.0 => {
+            let agrees = inference.p_value.is_some_and(|p| p < VERDICT_ALPHA);
+            if !agrees {
+                reasons.push(InconclusiveReason::TestDisagrees {
+                    test: inference.test.unwrap_or(LiftTest::PairedT),
+                    p_value: inference.p_value,
+                });
+            }
+            if i.low > 0.0 {
+                Direction::Up
+            } else {
+                Direction::Down
+            }
+        }
+        Some(_) => {
+            reasons.push(InconclusiveReason::IntervalSpansZero);
+            if let (Some(mde), Some(lift)) = (inference.mde, inference.estimate)
+                && mde > lift.abs()
+            {
+                reasons.push(InconclusiveReason::MdeExceedsLift { mde, lift });
+            }
+            Direction::None
+        }
+    };
+    let direction = if reasons.is_empty() {
+        direction
+    } else {
+        Direction::None
+    };
+    (
+        direction,
+        reasons.into_iter().map(VerdictReason::from).collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inference_for(with: &[f64], without: &[f64], table: Option<[u64; 4]>) -> LiftInference {
+        infer(
+            &PairedData {
+                with,
+                without,
+                clusters: None,
+                binary_table: table,
+                arm_trials: None,
+            },
+            None,
+            2000,
+            7,
+        )
+    }
+
+    #[test]
+    fn default_methods_follow_the_switch_points() {
+        assert_eq!(default_method(20, None, true), IntervalMethod::Newcombe);
+        assert_eq!(
+            default_method(BOOTSTRAP_MIN_CASES - 1, None, false),
+            IntervalMethod::PairedT
+        );
+        assert_eq!(
+            default_method(BOOTSTRAP_MIN_CASES, None, false),
+            IntervalMethod::CaseBootstrapBca
+        );
+        assert_eq!(default_method(30, Some(5), true), IntervalMethod::ClusterT);
+        assert_eq!(
+            default_method(300, Some(CLUSTER_BOOTSTRAP_MIN_CLUSTERS), false),
+            IntervalMethod::ClusterBootstrapBca
+        );
+    }
+
+    /// §5 worked example (K = 1): Newcombe spans 0 and McNemar mid-p 0.065 — inconclusive.
+    #[test]
+    fn newcombe_worked_example_is_inconclusive() {
+        let mut with = Vec::new();
+        let mut without = Vec::new();
+        for (count, a, b) in [(10, 1.0, 1.0), (8, 1.0, 0.0), (2, 0.0, 1.0), (10, 0.0, 0.0)] {
+            for _ in 0..count {
+                with.push(a);
+                without.push(b);
+            }
+        }
+        let mut inference = inference_for(&with, &without, Some([10, 8, 2, 10]));
+        assert_eq!(inference.method, IntervalMethod::Newcombe);
+        assert!((inference.p_value.unwrap() - 0.065430).abs() < 1e-6);
+        let (direction, reasons) = decide(&mut inference);
+        assert_eq!(direction, Direction::None);
+        assert_eq!(reasons[0].reason, InconclusiveReason::IntervalSpansZero);
+    }
+
+    #[test]
+    fn interval_and_test_must_agree() {
+        let mut inference = inference_for(&[1.0; 10], &[0.0; 10], None);
+        inference.interval = Some(Interval {
+            low: 0.1,
+            high: 0.9,
+        });
+        inference.p_value = Some(0.06);
+        let (direction, reasons) = decide(&mut inference);
+        assert_eq!(direction, Direction::None);
+        assert!(matches!(
+            reasons[0].reason,
+            InconclusiveReason::TestDisagrees { .. }
+        ));
+        assert!(reasons[0].message.contains("does not agree"));
+        inference.p_value = Some(0.01);
+        assert_eq!(decide(&mut inference).0, Direction::Up);
+    }
+
+    #[test]
+    fn zero_width_few_cases_and_few_clusters_are_inconclusive() {
+        // Every case +1: the t interval is [1, 1].
+        let mut same = inference_for(&[1.0; 8], &[0.0; 8], None);
+        let (direction, reasons) = decide(&mut same);
+        assert_eq!(direction, Direction::None);
+        assert_eq!(reasons[0].reason, InconclusiveReason::ZeroWidthInterval);
+        // Four cases: no interval at all.
+        let mut few = inference_for(&[1.0, 1.0, 0.0, 1.0], &[0.0, 0.0, 0.0, 1.0], None);
+        let (direction, reasons) = decide(&mut few);
+        assert_eq!(direction, Direction::None);
+        assert!(few.interval.is_none() && few.p_value.is_none());
+        assert!(
+            reasons[0]
+                .message
+                .starts_with("too few scored cases (4 < 5)")
+        );
+        // Three clusters.
+        let clusters = Clusters::from_labels(&["a", "a", "b", "b", "c", "c"]);
+        let with = [1.0, 0.9, 1.0, 0.8, 1.0, 0.9];
+        let without = [0.0, 0.1, 0.2, 0.1, 0.0, 0.1];
+        let mut clustered = infer(
+            &PairedData {
+                with: &with,
+                without: &without,
+                clusters: Some(&clusters),
+                binary_table: None,
+                arm_trials: None,
+            },
+            None,
+            2000,
+            7,
+        );
+        assert_eq!(clustered.method, IntervalMethod::ClusterT);
+        let (direction, reasons) = decide(&mut clustered);
+        assert_eq!(direction, Direction::None);
+        assert_eq!(
+            reasons[0].reason,
+            InconclusiveReason::TooFewClusters {
+                n_clusters: 3,
+                minimum: 4
+            }
+        );
+    }
+
+    /// Every case 0/2 → 2/2 (six cases): the t interval would be [1, 1]; the pass rate falls
+    /// back to the Wilson square-and-add interval and the exact sign-flip test (p = 2/64).
+    #[test]
+    fn equal_differences_fall_back_to_wilson_square_and_add() {
+        let mut inference = infer(
+            &PairedData {
+                with: &[1.0; 6],
+                without: &[0.0; 6],
+                clusters: None,
+                binary_table: None,
+                arm_trials: Some([12, 12]),
+            },
+            None,
+            2000,
+            7,
+        );
+        assert_eq!(inference.method, IntervalMethod::WilsonSquareAndAdd);
+        assert_eq!(inference.test, Some(LiftTest::SignFlipPermutation));
+        assert!((inference.p_value.unwrap() - 2.0 / 64.0).abs() < 1e-12);
+        let interval = inference.interval.unwrap();
+        assert!(interval.width() > 0.0 && interval.low > 0.3 && interval.high == 1.0);
+        assert_eq!(decide(&mut inference).0, Direction::Up);
+        // No difference at all: a real interval around 0, not [0, 0].
+        let mut none = infer(
+            &PairedData {
+                with: &[1.0; 6],
+                without: &[1.0; 6],
+                clusters: None,
+                binary_table: None,
+                arm_trials: Some([12, 12]),
+            },
+            None,
+            2000,
+            7,
+        );
+        let interval = none.interval.unwrap();
+        assert!(interval.low < 0.0 && interval.high > 0.0);
+        let (direction, reasons) = decide(&mut none);
+        assert_eq!(direction, Direction::None);
+        assert_eq!(reasons[0].reason, InconclusiveReason::IntervalSpansZero);
+    }
+
+    #[test]
+    fn reasons_serialize_with_a_code() {
+        let reason = VerdictReason::from(InconclusiveReason::TooFewCases {
+            n_cases: 3,
+            minimum: 5,
+        });
+        let json = serde_json::to_value(&reason).unwrap();
+        assert_eq!(json["code"], "too_few_cases");
+        assert_eq!(json["n_cases"], 3);
+        assert!(json["message"].as_str().unwrap().contains("3 < 5"));
+        let back: VerdictReason = serde_json::from_value(json).unwrap();
+        assert_eq!(back, reason);
+    }
+}
