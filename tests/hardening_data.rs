@@ -773,12 +773,15 @@ fn report_refuses_records_outside_the_plan_and_implausible_values() {
 #[test]
 fn report_keeps_the_run_gates() {
     let server = MockServer::start(MockBehaviour::default());
-    // The lift is +1.0: a min-lift above 1 cannot pass.
-    let fixture = finished_run(&server, "gated", &["--min-lift", "1"]);
+    // The lift is +1.0: a min-lift above 1 cannot pass. Five cases: below five no interval is
+    // reported (docs/statistics.md), so no --min-lift could pass.
+    let fixture = Fixture::new(&server.base_url(), 5);
+    let output = fixture.run(&["-k", "2", "--run-id", "gated", "--min-lift", "1"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let report = fixture.report("gated", &[]);
     assert_eq!(report.status.code(), Some(1), "{}", stderr(&report));
     // A flag given again wins.
-    let report = fixture.report("gated", &["--min-lift", "0.5"]);
+    let report = fixture.report("gated", &["--min-lift", "0.2"]);
     assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
 }
 
