@@ -399,6 +399,8 @@ fn record(
         supersedes: false,
         unscoreable_cause: None,
         usage_partial: false,
+        infrastructure: None,
+        truncated: Vec::new(),
     }
 }
 
