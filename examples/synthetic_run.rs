@@ -347,6 +347,8 @@ fn manifest(
             skills: vec![],
         },
         arms: Arm::ALL.to_vec(),
+        arm_design: Default::default(),
+        calibration: None,
         trials_planned: case_ids.len() * 2 * attempts as usize,
         grading: Default::default(),
         regraded_from: None,
@@ -376,6 +378,8 @@ fn record(
         observed_model: None,
         outcome: if passed { Outcome::Pass } else { Outcome::Fail },
         reason: (!passed).then(|| "contains: answer does not contain `ok`".to_string()),
+        decided_by: Some(skill_lift::grade::PassBasis::OutputChecks),
+        outcome_score: None,
         checks: vec![CheckResult {
             check_type: "contains".into(),
             passed,
@@ -552,6 +556,8 @@ fn main() {
             skills: vec![],
         },
         arms: Arm::ALL.to_vec(),
+        arm_design: Default::default(),
+        calibration: None,
         trials_planned: cases * 2 * attempts as usize,
         grading: Default::default(),
         regraded_from: None,
@@ -585,6 +591,8 @@ fn main() {
                     outcome: if passed { Outcome::Pass } else { Outcome::Fail },
                     reason: (!passed)
                         .then(|| "regex: answer does not match /^\\s*Aye!/".to_string()),
+                    decided_by: Some(skill_lift::grade::PassBasis::OutputChecks),
+                    outcome_score: None,
                     checks: vec![CheckResult {
                         check_type: "regex".into(),
                         passed,

@@ -23,7 +23,7 @@ use crate::grade::{self, Grade, Outcome, UnscoreableCause};
 use crate::record::{RecordError, TrialKey, TrialLog, TrialRecord};
 use crate::runner::{AttemptInput, Runner};
 use crate::trajectory::{Trajectory, TrajectoryStatus};
-use crate::workspace::{Arm, SkillSource, stage_trial};
+use crate::workspace::{Arm, ArmDesign, ArmStaging, SkillSource, stage_trial};
 
 /// Extra time past the runner's own budget before the scheduler abandons an attempt.
 const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
@@ -56,6 +56,8 @@ pub struct TrialContext {
     pub retried: HashSet<TrialKey>,
     /// Bytes of one transcript file at most (the runner profile's `max_transcript_bytes`).
     pub max_transcript_bytes: usize,
+    /// What each arm stages (the paired comparison, or an A/A control).
+    pub design: ArmDesign,
 }
 
 /// Scheduler settings.
@@ -421,11 +423,11 @@ async fn run_trial(
     let started_at = Utc::now();
     let clock = Instant::now();
     let staging_context = Arc::clone(context);
-    let arm = key.arm;
+    let staging = context.design.staging(key.arm);
     let staged = tokio::task::spawn_blocking(move || {
         let context = &staging_context;
         stage_trial(
-            arm,
+            staging,
             &context.cases[case_index],
             &context.target,
             &context.decoys,
@@ -487,12 +489,12 @@ async fn run_trial(
         timeout => timeout,
     };
     // Judges and custom graders run here, on the async workers, while the workspace exists.
-    let staged_names = staged_skill_names(&context.target.name, &context.decoy_names, key.arm);
+    let staged_names = staged_skill_names(&context.target.name, &context.decoy_names, staging);
     let trial_id = key.trial_id();
     let remote = match &outcome {
         Ok(Ok(trajectory))
             if context.graders.has_remote()
-                && catalogue_problem(trajectory, key.arm, &context.target.name).is_none() =>
+                && catalogue_problem(trajectory, staging, &context.target.name).is_none() =>
         {
             let facts = trial_facts(
                 context,
@@ -517,7 +519,7 @@ async fn run_trial(
         let case = &context.cases[case_index];
         let (trajectory, grade): (Option<Trajectory>, Grade) = match outcome {
             Ok(Ok(trajectory)) => {
-                let grade = match catalogue_problem(&trajectory, key.arm, &context.target.name) {
+                let grade = match catalogue_problem(&trajectory, staging, &context.target.name) {
                     Some(reason) => grade::unscoreable(reason),
                     None => {
                         let facts = trial_facts(
@@ -615,10 +617,10 @@ async fn run_trial(
     }
 }
 
-/// When the agent reports its skill catalogue: the baseline must not list the target (a leak
-/// from outside the workspace) and the with-skill arm must (else the target was not
+/// When the agent reports its skill catalogue: an arm without the target must not list it (a
+/// leak from outside the workspace) and an arm with it must (else the target was not
 /// discovered, and the trial measures nothing about it). Either makes the trial unscoreable.
-fn catalogue_problem(trajectory: &Trajectory, arm: Arm, target: &str) -> Option<String> {
+fn catalogue_problem(trajectory: &Trajectory, staging: ArmStaging, target: &str) -> Option<String> {
     let catalogue = trajectory.skill_catalogue.as_ref()?;
     // A target the skill tool activated successfully was discovered, whatever the catalogue says.
     let activated = trajectory.skill_activations.iter().any(|a| {
@@ -627,12 +629,12 @@ fn catalogue_problem(trajectory: &Trajectory, arm: Arm, target: &str) -> Option<
     let listed = catalogue
         .iter()
         .any(|name| name == target || name.rsplit(':').next() == Some(target))
-        || (arm == Arm::WithSkill && activated);
-    match (arm, listed) {
-        (Arm::WithoutSkill, true) => Some(format!(
-            "isolation failure: the agent's skill catalogue lists the target `{target}` in the baseline arm"
+        || (staging == ArmStaging::WithTarget && activated);
+    match (staging, listed) {
+        (ArmStaging::WithoutTarget, true) => Some(format!(
+            "isolation failure: the agent's skill catalogue lists the target `{target}` in an arm without it"
         )),
-        (Arm::WithSkill, false) => Some(format!(
+        (ArmStaging::WithTarget, false) => Some(format!(
             "discovery failure: the agent's skill catalogue does not list the staged target `{target}`"
         )),
         _ => None,
@@ -769,6 +771,8 @@ fn build_record(
         observed_model,
         outcome: grade.outcome,
         reason: grade.reason,
+        decided_by: grade.decided_by,
+        outcome_score: grade.outcome_score,
         checks: grade.checks,
         scores: grade.scores,
         composite: grade.composite,
@@ -884,20 +888,29 @@ mod tests {
     #[test]
     fn catalogue_is_checked_per_arm() {
         let mut trajectory = Trajectory::new();
-        assert_eq!(catalogue_problem(&trajectory, Arm::WithoutSkill, "t"), None);
+        assert_eq!(
+            catalogue_problem(&trajectory, ArmStaging::WithoutTarget, "t"),
+            None
+        );
         trajectory.skill_catalogue = Some(vec!["decoy".into(), "plugin:t".into()]);
         assert!(
-            catalogue_problem(&trajectory, Arm::WithoutSkill, "t")
+            catalogue_problem(&trajectory, ArmStaging::WithoutTarget, "t")
                 .unwrap()
                 .contains("isolation failure")
         );
-        assert_eq!(catalogue_problem(&trajectory, Arm::WithSkill, "t"), None);
+        assert_eq!(
+            catalogue_problem(&trajectory, ArmStaging::WithTarget, "t"),
+            None
+        );
         trajectory.skill_catalogue = Some(vec!["decoy".into()]);
         assert!(
-            catalogue_problem(&trajectory, Arm::WithSkill, "t")
+            catalogue_problem(&trajectory, ArmStaging::WithTarget, "t")
                 .unwrap()
                 .contains("discovery failure")
         );
-        assert_eq!(catalogue_problem(&trajectory, Arm::WithoutSkill, "t"), None);
+        assert_eq!(
+            catalogue_problem(&trajectory, ArmStaging::WithoutTarget, "t"),
+            None
+        );
     }
 }

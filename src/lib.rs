@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod asset;
+pub mod calibration;
 pub mod cli;
 pub mod contain;
 pub mod decoys;

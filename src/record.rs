@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::grade::Outcome;
 use crate::grade::checks::CheckResult;
 use crate::trajectory::{RetryRecord, Usage};
-use crate::workspace::Arm;
+use crate::workspace::{Arm, ArmDesign};
 
 /// Version of the run-folder format (manifest and trial records). Version 2 added the grading
 /// settings, composite and metric results; version 1 folders are still read (as output checks
@@ -116,6 +116,10 @@ pub struct Manifest {
     pub decoys: DecoysInfo,
     /// Arms run.
     pub arms: Vec<Arm>,
+    /// What each arm stages: `paired` (the target in `with_skill` only; absent in the file) or
+    /// an A/A control of `skill-lift calibrate` (`aa_without_target`, `aa_with_target`).
+    #[serde(default, skip_serializing_if = "ArmDesign::is_paired")]
+    pub arm_design: ArmDesign,
     /// Trials planned: cases × arms × K (the whole run, also in a shard).
     pub trials_planned: usize,
     /// How trials are graded (absent in runs recorded before grading settings existed: output
@@ -125,6 +129,10 @@ pub struct Manifest {
     /// For a folder written by `regrade`: the run folder whose trajectories it re-graded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regraded_from: Option<PathBuf>,
+    /// The suite's A/A calibration as `run` found it in the state folder when the run started
+    /// (`crate::calibration`); reports show it from here, never from a live lookup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<crate::calibration::CalibrationLookup>,
     /// The shard of the run this folder holds (`--shard i/n`); absent for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::Shard>,
@@ -169,8 +177,17 @@ pub struct TrialRecord {
     pub observed_model: Option<String>,
     /// pass | fail | unscoreable | not_gradable.
     pub outcome: Outcome,
-    /// Why (first failed check, infrastructure error, missing checks).
+    /// Why (security violation, first failed check, outcome score below the threshold,
+    /// infrastructure error, missing graders).
     pub reason: Option<String>,
+    /// Which scores decided pass or fail (`security_gate`, `output_checks`, `outcome_score`);
+    /// absent for unscoreable and not-gradable trials and in runs recorded before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<crate::grade::PassBasis>,
+    /// The outcome score in [0,1] (judge and custom-grader metrics only; `crate::grade`
+    /// defines it); absent when no outcome grader scored the trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome_score: Option<f64>,
     /// Each deterministic check's result.
     pub checks: Vec<CheckResult>,
     /// Applicable metric scores in [0,1] by metric name.
@@ -885,6 +902,8 @@ mod tests {
             observed_model: None,
             outcome,
             reason: None,
+            decided_by: None,
+            outcome_score: None,
             checks: vec![],
             scores: BTreeMap::new(),
             composite: None,

@@ -87,7 +87,7 @@ pub enum MergeError {
 
 /// The fields of a manifest that define the run; shards must agree on all of them. Run id,
 /// creation time, paths, the server URL and the shard itself may differ between machines.
-fn identity(manifest: &Manifest) -> [(&'static str, serde_json::Value); 12] {
+fn identity(manifest: &Manifest) -> [(&'static str, serde_json::Value); 13] {
     use serde_json::json;
     [
         ("asset name", json!(manifest.asset.name)),
@@ -114,6 +114,7 @@ fn identity(manifest: &Manifest) -> [(&'static str, serde_json::Value); 12] {
             "arms and plan",
             json!([&manifest.arms, manifest.trials_planned]),
         ),
+        ("arm design", json!(manifest.arm_design)),
     ]
 }
 

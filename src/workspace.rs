@@ -1,8 +1,13 @@
 //! Staging a trial: a fresh temporary folder holding the agent's workspace (skills folder with
 //! the decoys, plus the target in the `with_skill` arm, and the case's fixtures) and a fresh HOME.
 //!
-//! The leak guard lives here: before a baseline trial starts, no staged skill may carry the
-//! target's fingerprint, under any name. Staging never copies a skill's `evals/` folder (the
+//! The leak guard lives here: before a trial whose arm stages no target starts (the baseline;
+//! both arms of an A/A control without the target), no staged skill may carry the target's
+//! fingerprint, under any name.
+//!
+//! What an arm stages is decided by the run's [`ArmDesign`]: the paired comparison stages the
+//! target in `with_skill` only; an A/A control (`skill-lift calibrate`) stages both arms the
+//! same way, so any lift it measures is noise. Staging never copies a skill's `evals/` folder (the
 //! golden set must not reach the agent).
 
 use std::path::{Path, PathBuf};
@@ -32,6 +37,59 @@ impl Arm {
         match self {
             Arm::WithSkill => "with_skill",
             Arm::WithoutSkill => "without_skill",
+        }
+    }
+}
+
+/// Whether a trial's skills folder gets the target skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArmStaging {
+    /// Decoys plus the target.
+    WithTarget,
+    /// Decoys only; the leak guard checks that no staged skill is the target.
+    WithoutTarget,
+}
+
+/// How a run's two arms are staged (recorded in the manifest as `arm_design`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ArmDesign {
+    /// The measurement: `with_skill` stages the target, `without_skill` does not.
+    #[default]
+    Paired,
+    /// A/A control: neither arm stages the target.
+    AaWithoutTarget,
+    /// A/A control: both arms stage the target.
+    AaWithTarget,
+}
+
+impl ArmDesign {
+    /// What `arm` stages under this design.
+    pub fn staging(self, arm: Arm) -> ArmStaging {
+        match (self, arm) {
+            (ArmDesign::Paired, Arm::WithSkill) | (ArmDesign::AaWithTarget, _) => {
+                ArmStaging::WithTarget
+            }
+            (ArmDesign::Paired, Arm::WithoutSkill) | (ArmDesign::AaWithoutTarget, _) => {
+                ArmStaging::WithoutTarget
+            }
+        }
+    }
+
+    /// Whether this is the paired measurement (not an A/A control).
+    pub fn is_paired(&self) -> bool {
+        *self == ArmDesign::Paired
+    }
+
+    /// The recorded name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArmDesign::Paired => "paired",
+            ArmDesign::AaWithoutTarget => "aa_without_target",
+            ArmDesign::AaWithTarget => "aa_with_target",
         }
     }
 }
@@ -243,12 +301,13 @@ pub fn case_file_copying_target(case: &GoldenCase, target: &SkillSource) -> Opti
 
 /// Stage one trial.
 ///
-/// `decoys` are staged in both arms; `target` only when `arm` is `WithSkill`. `skills_dir` is the
+/// `decoys` are always staged; `target` only when `staging` is [`ArmStaging::WithTarget`]
+/// (without it, the leak guard runs). `skills_dir` is the
 /// runner's skills folder relative to the workspace. `eval_files_dir` is `evals/files/` of the
 /// skill (staged whole when the case omits `files`). `target_digest` arms the leak guard.
 #[allow(clippy::too_many_arguments)]
 pub fn stage_trial(
-    arm: Arm,
+    staging: ArmStaging,
     case: &GoldenCase,
     target: &SkillSource,
     decoys: &[SkillSource],
@@ -259,7 +318,7 @@ pub fn stage_trial(
     temp_root: Option<&Path>,
     owner: Option<&Path>,
 ) -> Result<StagedTrial, StagingError> {
-    if arm == Arm::WithoutSkill
+    if staging == ArmStaging::WithoutTarget
         && let Some(error) = case_file_copying_target(case, target)
     {
         return Err(error);
@@ -289,7 +348,7 @@ pub fn stage_trial(
     std::fs::create_dir_all(&skills_root).map_err(io_error(&skills_root))?;
 
     let mut sources: Vec<&SkillSource> = decoys.iter().collect();
-    if arm == Arm::WithSkill {
+    if staging == ArmStaging::WithTarget {
         sources.push(target);
     }
     sources.sort_by(|a, b| a.name.cmp(&b.name));
@@ -304,7 +363,7 @@ pub fn stage_trial(
         });
     }
 
-    if arm == Arm::WithoutSkill {
+    if staging == ArmStaging::WithoutTarget {
         for skill in &skills {
             let staged = fingerprint(&skill.dir, calibre)
                 .map_err(|e| StagingError::Fingerprint(e.to_string()))?;
@@ -329,7 +388,7 @@ pub fn stage_trial(
             }
         }
     }
-    if arm == Arm::WithoutSkill {
+    if staging == ArmStaging::WithoutTarget {
         check_baseline_content(&workspace, target)?;
     }
 
@@ -396,7 +455,7 @@ mod tests {
             .digest;
         let skills_dir = Path::new(".agents/skills");
         let with = stage_trial(
-            Arm::WithSkill,
+            ArmStaging::WithTarget,
             &case(CaseFiles::Omitted),
             &target,
             std::slice::from_ref(&decoy),
@@ -434,7 +493,7 @@ mod tests {
             digest
         );
         let without = stage_trial(
-            Arm::WithoutSkill,
+            ArmStaging::WithoutTarget,
             &case(CaseFiles::Listed(vec![])),
             &target,
             &[decoy],
@@ -465,7 +524,7 @@ mod tests {
             dir: target.dir.clone(),
         };
         let error = stage_trial(
-            Arm::WithoutSkill,
+            ArmStaging::WithoutTarget,
             &case(CaseFiles::Omitted),
             &target,
             &[renamed],
@@ -504,7 +563,7 @@ mod tests {
         };
         let stage = |decoys: &[SkillSource], files: CaseFiles| {
             stage_trial(
-                Arm::WithoutSkill,
+                ArmStaging::WithoutTarget,
                 &case(files),
                 &target,
                 decoys,
@@ -550,6 +609,26 @@ mod tests {
     }
 
     #[test]
+    fn designs_stage_the_target_where_they_say() {
+        use ArmStaging::{WithTarget, WithoutTarget};
+        let cases = [
+            (ArmDesign::Paired, [WithTarget, WithoutTarget]),
+            (ArmDesign::AaWithoutTarget, [WithoutTarget, WithoutTarget]),
+            (ArmDesign::AaWithTarget, [WithTarget, WithTarget]),
+        ];
+        for (design, expected) in cases {
+            assert_eq!(
+                [
+                    design.staging(Arm::WithSkill),
+                    design.staging(Arm::WithoutSkill)
+                ],
+                expected,
+                "{design:?}"
+            );
+        }
+    }
+
+    #[test]
     fn orphaned_trial_folders_of_a_run_are_removed() {
         let sources = tempfile::tempdir().unwrap();
         let root = tempfile::tempdir().unwrap();
@@ -558,7 +637,7 @@ mod tests {
         let target = skill(sources.path(), "target", "b");
         let stage = |owner: &Path| {
             stage_trial(
-                Arm::WithSkill,
+                ArmStaging::WithTarget,
                 &case(CaseFiles::Omitted),
                 &target,
                 &[],
@@ -601,7 +680,7 @@ mod tests {
             destination: PathBuf::from("sub/a.txt"),
         };
         let mut staged = stage_trial(
-            Arm::WithSkill,
+            ArmStaging::WithTarget,
             &case(CaseFiles::Listed(vec![file])),
             &target,
             &[],

@@ -1618,3 +1618,289 @@ fn custom_graders_and_a_second_judge_report_agreement() {
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("reserved"));
 }
+
+/// A fixture whose cases have no output checks: only outcome graders can decide them.
+fn uncheckable_fixture(base_url: &str, cases: usize) -> Fixture {
+    let fixture = Fixture::new(base_url, cases);
+    let evals: Vec<Value> = (0..cases)
+        .map(|i| {
+            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                        "expected_skill": "pirate-greeting"})
+        })
+        .collect();
+    fixture.write(
+        "skill/pirate-greeting/evals/evals.json",
+        &serde_json::to_string_pretty(&json!({"skill_name": "pirate-greeting", "evals": evals}))
+            .unwrap(),
+    );
+    // Scores 1 when the final answer starts with Aye! (the with-skill answer), else 0.
+    fixture.write(
+        "tone.sh",
+        "#!/bin/sh\nif grep -q '\"final_answer\":\"Aye!' \"$SKILL_LIFT_TRAJECTORY\"; then s=1; else s=0; fi\necho \"{\\\"overall\\\": $s}\"\n",
+    );
+    fixture
+}
+
+/// Issue 11's repro: one custom grader scoring 0 in every baseline trial and 1 in every
+/// with-skill trial. Under the old rule the baseline's composite (security 1.0 averaged with
+/// the grader's 0) reached 0.5 and passed, hiding the lift; the outcome score decides now.
+#[test]
+fn a_custom_grader_lift_is_the_pass_rate_lift_and_process_metrics_do_not_pass_a_baseline() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = uncheckable_fixture(&server.base_url(), 8);
+    let grader = format!("tone=sh {}", fixture.path("tone.sh").display());
+    let output = fixture.run(&["-k", "1", "--run-id", "repro", "--grader", &grader]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("repro");
+    let summary = summary(&run_dir);
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0);
+    assert_eq!(summary["arms"]["without_skill"]["pass_rate"], 0.0);
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    assert_eq!(
+        summary["lift"]["verdict"], "improved",
+        "{}",
+        summary["lift"]
+    );
+    let stdout = stdout(&output);
+    assert!(stdout.contains("+100.0 pp"), "{stdout}");
+    assert!(stdout.contains("IMPROVED"), "{stdout}");
+    for record in trial_lines(&run_dir) {
+        assert_eq!(record["decided_by"], "outcome_score", "{record}");
+        if record["arm"] == "without_skill" {
+            assert_eq!(record["scores"]["security"], 1.0);
+            assert!(record["composite"].as_f64().unwrap() >= 0.5, "{record}");
+            assert_eq!(record["outcome_score"], 0.0);
+            assert_eq!(record["outcome"], "fail");
+        } else {
+            assert_eq!(record["outcome"], "pass");
+        }
+    }
+    // The composite keeps its own (smaller) lift; it decides nothing.
+    let composite = &summary["metric_lifts"][0];
+    assert_eq!(composite["metric"], "composite");
+    assert!(composite["estimate"].as_f64().unwrap() < 1.0);
+    let rule = summary["grading"]["pass_rule"].as_str().unwrap();
+    assert!(rule.contains("outcome score"), "{rule}");
+    assert!(rule.contains("never decide"), "{rule}");
+
+    // Regrade applies the same rule to the recorded trajectories.
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .args([
+            "regrade",
+            "results/repro",
+            "--out",
+            "results/repro-regraded",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let regraded = summary_of(&fixture.path("results/repro-regraded"));
+    assert_eq!(regraded["lift"]["estimate"], 1.0);
+    assert_eq!(regraded["lift"]["verdict"], "improved");
+    assert!(
+        stderr(&output).contains("(0 with a different grade)"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// In tools mode a baseline that only calls `final_answer` scores 1.0 on `skill_efficiency`
+/// and `security`; with a wrong answer it must still fail.
+#[test]
+fn a_tools_mode_baseline_that_only_calls_final_answer_does_not_pass_on_process_metrics() {
+    let server = MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".into()),
+        answer_with_final_answer_tool: true,
+        ..MockBehaviour::default()
+    });
+    let fixture = uncheckable_fixture(&server.base_url(), 3);
+    fixture.write_profile(
+        "mock",
+        &server.base_url(),
+        "skill_mode = \"tools\"\nmax_turns = 4\n",
+    );
+    let grader = format!("tone=sh {}", fixture.path("tone.sh").display());
+    let output = fixture.run(&["-k", "1", "--run-id", "final-only", "--grader", &grader]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let records = trial_lines(&fixture.run_dir("final-only"));
+    assert_eq!(records.len(), 6);
+    for record in &records {
+        if record["arm"] == "without_skill" {
+            assert_eq!(record["tool_calls"], 1, "{record}");
+            assert_eq!(record["scores"]["skill_efficiency"], 1.0, "{record}");
+            assert_eq!(record["scores"]["security"], 1.0, "{record}");
+            assert!(record["composite"].as_f64().unwrap() >= 0.5, "{record}");
+            assert_eq!(record["outcome"], "fail", "{record}");
+            assert_eq!(record["decided_by"], "outcome_score");
+        } else {
+            assert_eq!(record["activated_skills"], json!(["pirate-greeting"]));
+            assert_eq!(record["outcome"], "pass", "{record}");
+        }
+    }
+}
+
+/// `calibrate`: A/A repeats as run folders, the false-verdict rate recorded in the state
+/// folder, resumable; the next `run` of the suite shows it in the terminal, summary.json and
+/// report.md (and `report` re-renders it from the run folder).
+#[test]
+fn calibrate_records_the_aa_false_verdict_rate_and_the_next_run_shows_it() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 5);
+    let state = tempfile::tempdir().unwrap();
+    let state_arg = state.path().to_str().unwrap();
+    let calibrate = |extra: &[&str]| {
+        binary()
+            .current_dir(fixture.dir.path())
+            .arg("calibrate")
+            .arg(fixture.skill())
+            .args(["--runner", "mock", "--out", "results", "-k", "1"])
+            .args(["--state", state_arg])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Before any calibration the suite is uncalibrated, and the run says how to calibrate it.
+    let output = fixture.run(&["-k", "1", "--run-id", "before", "--state", state_arg]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("warning: uncalibrated:"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("skill-lift calibrate "));
+    let before = summary(&fixture.run_dir("before"));
+    assert_eq!(before["calibration"]["record"], Value::Null);
+
+    let output = calibrate(&["--repeats", "3", "--run-id", "cal"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let cal = fixture.path("results/cal");
+    for index in 1..=3 {
+        let repeat = cal.join(format!("repeat-{index:02}"));
+        let repeat_summary = summary(&repeat);
+        assert_eq!(repeat_summary["arm_design"], "aa_without_target");
+        assert_eq!(repeat_summary["trials"]["recorded"], 10);
+        assert_eq!(repeat_summary["lift"]["estimate"], 0.0);
+        // Neither arm saw the target: the leak guard's premise held in both.
+        for record in trial_lines(&repeat) {
+            let transcript: Value = serde_json::from_str(
+                &std::fs::read_to_string(repeat.join(record["transcript"].as_str().unwrap()))
+                    .unwrap(),
+            )
+            .unwrap();
+            let system = transcript["trajectory"]["messages"][0]["content"]
+                .as_str()
+                .unwrap();
+            assert!(!system.contains("SKILL-MARKER"), "{}", record["trial_id"]);
+            assert!(system.contains("## Skill: api-debug"));
+        }
+        let report = std::fs::read_to_string(repeat.join("report.md")).unwrap();
+        assert!(report.contains("A/A control"), "{report}");
+    }
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(cal.join("calibration-result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["repeats"], 3);
+    assert_eq!(result["false_verdicts"], 0);
+    assert_eq!(result["arm"], "without_skill");
+    assert_eq!(result["lift_spread"]["sd"], 0.0);
+    assert!(result["rate_ci_high"].as_f64().unwrap() > 0.4);
+    assert!(stdout(&output).contains("A/A false-verdict rate 0.0%"));
+    let store = std::fs::read_to_string(state.path().join("calibrations.json")).unwrap();
+    assert!(store.contains("\"false_verdicts\": 0"), "{store}");
+    // A/A repeats are no evaluation: the baseline store never sees them.
+    assert!(
+        !state.path().join("baseline-results.json").exists() || {
+            let baseline =
+                std::fs::read_to_string(state.path().join("baseline-results.json")).unwrap();
+            !baseline.contains("repeat-0")
+        }
+    );
+
+    // The next run of the same suite shows the calibration everywhere.
+    let output = fixture.run(&["-k", "1", "--run-id", "after", "--state", state_arg]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let line = "calibrated: A/A false-verdict rate 0.0% over 3 repeats";
+    assert!(stderr(&output).contains(line), "{}", stderr(&output));
+    assert!(stdout(&output).contains(line), "{}", stdout(&output));
+    let after = fixture.run_dir("after");
+    let after_summary = summary(&after);
+    assert_eq!(after_summary["calibration"]["record"]["repeats"], 3);
+    assert_eq!(
+        after_summary["calibration"]["record"]["false_verdict_rate"],
+        0.0
+    );
+    let report = std::fs::read_to_string(after.join("report.md")).unwrap();
+    assert!(report.contains(line), "{report}");
+    // `report` re-renders it from the run folder, with no state folder at all.
+    std::fs::remove_file(after.join("report.md")).unwrap();
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .env("SKILL_LIFT_HOME", fixture.path("no-state"))
+        .args(["report", "results/after", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        std::fs::read_to_string(after.join("report.md"))
+            .unwrap()
+            .contains(line)
+    );
+    // Another K is another suite.
+    let output = fixture.run(&["-k", "2", "--run-id", "other-k", "--state", state_arg]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("uncalibrated"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Resume: a half-recorded repeat and a missing one are completed, nothing is re-run.
+    let repeat_two = cal.join("repeat-02");
+    let lines: Vec<String> = std::fs::read_to_string(repeat_two.join("trials.jsonl"))
+        .unwrap()
+        .lines()
+        .take(4)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(repeat_two.join("trials.jsonl"), lines.concat()).unwrap();
+    std::fs::remove_dir_all(cal.join("repeat-03")).unwrap();
+    let requests = server.requests();
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .args(["calibrate", "--resume", "results/cal", "--state", state_arg])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.requests() - requests, 6 + 10);
+    assert_eq!(trial_lines(&repeat_two).len(), 10);
+    assert_eq!(trial_lines(&cal.join("repeat-03")).len(), 10);
+
+    // Both arms with the target.
+    let output = calibrate(&[
+        "--repeats",
+        "2",
+        "--run-id",
+        "cal-with",
+        "--arm",
+        "with-skill",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let repeat = fixture.path("results/cal-with/repeat-01");
+    let repeat_summary = summary(&repeat);
+    assert_eq!(repeat_summary["arm_design"], "aa_with_target");
+    assert_eq!(repeat_summary["arms"]["without_skill"]["pass_rate"], 1.0);
+    assert_eq!(repeat_summary["arms"]["with_skill"]["pass_rate"], 1.0);
+
+    // Flags that mean nothing for an A/A control are refused.
+    let output = calibrate(&["--repeats", "2", "--min-lift", "0.1"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .args(["calibrate", "--resume", "results/after"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not a calibration folder"));
+}

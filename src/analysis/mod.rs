@@ -319,6 +319,10 @@ pub struct ArmSummary {
     /// records); absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub truncated_trials: usize,
+    /// Trials that failed on the security gate (a `security` violation), whatever their
+    /// other scores; counted in `trials.fail`.
+    #[serde(default)]
+    pub security_gate_failures: usize,
 }
 
 fn is_zero(value: &usize) -> bool {
@@ -468,7 +472,7 @@ impl GradingSummary {
         Self {
             composite_definition: "per trial: the weighted mean of the applicable metric scores (not-applicable metrics left out; equal weights unless listed); per arm: the mean over paired cases of the case means; lift = with_skill − without_skill".to_string(),
             pass_rule: format!(
-                "cases with output checks pass when every check passes; other cases pass when the composite is ≥ {} and an LLM judge or custom grader scored the trial (else not gradable)",
+                "a security violation fails the trial (gate); else cases with output checks pass when every check passes; else a trial passes when its outcome score (the weighted mean of the LLM-judge and custom-grader metrics only) is ≥ {}; with neither it is not gradable. Process metrics (security, skill_execution, skill_efficiency) and the composite never decide a pass",
                 settings.pass_threshold
             ),
             pass_threshold: settings.pass_threshold,
@@ -560,6 +564,17 @@ pub struct Summary {
     pub cases: Vec<CaseSummary>,
     /// What this run did not measure.
     pub not_measured: Vec<String>,
+    /// How the arms were staged: `paired` (the measurement; absent) or an A/A control of
+    /// `skill-lift calibrate` (`aa_without_target`, `aa_with_target`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::workspace::ArmDesign::is_paired"
+    )]
+    pub arm_design: crate::workspace::ArmDesign,
+    /// The suite's A/A calibration as the run found it at its start (`calibrated: …` or
+    /// `uncalibrated: …`); absent in A/A repeats and in runs recorded before lookups existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<crate::calibration::CalibrationLookup>,
 }
 
 fn mean(values: &[f64]) -> Option<f64> {
@@ -595,6 +610,7 @@ struct ArmTotals {
     retries: usize,
     unscoreable_causes: BTreeMap<String, usize>,
     truncated_trials: usize,
+    security_gate_failures: usize,
 }
 
 /// Streaming accumulator of a run's records: per-case and per-arm counters only.
@@ -680,6 +696,9 @@ impl<'a> RunAccumulator<'a> {
         totals.retries += record.retries.len();
         if !record.truncated.is_empty() {
             totals.truncated_trials += 1;
+        }
+        if record.decided_by == Some(crate::grade::PassBasis::SecurityGate) {
+            totals.security_gate_failures += 1;
         }
         if record.outcome == Outcome::Unscoreable {
             *totals
@@ -910,6 +929,7 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
             retries: totals.retries,
             unscoreable_causes: totals.unscoreable_causes.clone(),
             truncated_trials: totals.truncated_trials,
+            security_gate_failures: totals.security_gate_failures,
         }
     };
     let arms = Arms {
@@ -1069,6 +1089,8 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         judge_agreement,
         cases: case_summaries,
         not_measured,
+        arm_design: manifest.arm_design,
+        calibration: manifest.calibration.clone(),
     }
 }
 

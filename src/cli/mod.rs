@@ -2,6 +2,7 @@
 //! command's outcome to a documented exit code (`crate::exit_codes`).
 
 mod baseline;
+mod calibrate;
 mod fingerprint;
 mod grading;
 mod harbor;
@@ -33,6 +34,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a skill's golden cases with and without the skill, K attempts each, and report the lift.
     Run(Box<RunArgs>),
+    /// A/A control: run the eval set R times with both arms identical and record the suite's
+    /// false-verdict rate and run-to-run spread, which later runs of the suite show.
+    Calibrate(Box<calibrate::CalibrateArgs>),
     /// Re-analyze recorded runs and re-render their exports, without calling any model.
     Report(ReportArgs),
     /// Merge the shard folders of one run into one run folder, analyzed as a whole.
@@ -114,7 +118,8 @@ pub struct RunArgs {
         conflicts_with = "resume"
     )]
     pub seed: u64,
-    /// Continue a recorded run: run only its missing trials.
+    /// Continue a recorded run: run only its missing trials (`calibrate`: a calibration
+    /// folder, continuing its repeats).
     #[arg(long, value_name = "RUN_DIR")]
     pub resume: Option<PathBuf>,
     /// With --resume: also re-run the trials recorded unscoreable for an infrastructure cause
@@ -403,6 +408,7 @@ pub fn main() -> i32 {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => run::run(*args).await,
+            Command::Calibrate(args) => calibrate::calibrate(*args).await,
             Command::Report(args) => report::report(args),
             Command::Merge(args) => merge::merge(args),
             Command::Regrade(args) => regrade::regrade(*args).await,

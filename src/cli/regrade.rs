@@ -169,7 +169,7 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
     std::fs::create_dir_all(out_dir.join("transcripts"))
         .with_context(|| format!("creating {}", out_dir.display()))
         .map_err(CommandError::infrastructure)?;
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         format_version: FORMAT_VERSION,
         skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),
         run_id: run_id.clone(),
@@ -178,6 +178,19 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
         regraded_from: Some(run_dir.canonicalize().unwrap_or(run_dir.clone())),
         ..original.clone()
     };
+    // New grading settings make another suite: look its calibration up again (the regrade's
+    // manifest records what it found, like a run's).
+    if manifest.arm_design.is_paired() && manifest.grading != original.grading {
+        manifest.calibration = Some(
+            match crate::registry::state::state_dir_from_env(args.state.as_deref()) {
+                Ok(state) => crate::calibration::lookup(&state, &manifest),
+                Err(error) => crate::calibration::unavailable(
+                    &manifest,
+                    &format!("no state folder to look the calibration up in ({error})"),
+                ),
+            },
+        );
+    }
     let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
     write_atomic(&out_dir.join("manifest.json"), &bytes).map_err(CommandError::infrastructure)?;
 
@@ -304,7 +317,11 @@ impl RegradeContext {
             .iter()
             .map(|d| d.name.clone())
             .collect();
-        let staged = staged_skill_names(&self.manifest.asset.name, &decoys, record.arm);
+        let staged = staged_skill_names(
+            &self.manifest.asset.name,
+            &decoys,
+            self.manifest.arm_design.staging(record.arm),
+        );
         // `--keep-workspaces` records the trial folder, which holds `workspace/` and `home/`.
         let kept_workspace = record
             .workspace
@@ -351,6 +368,7 @@ impl RegradeContext {
         };
         let changed = grade.outcome != record.outcome
             || grade.reason != record.reason
+            || grade.decided_by != record.decided_by
             || grade.checks != record.checks
             || !same_scores
             || !same_composite;
@@ -369,6 +387,8 @@ impl RegradeContext {
         write_transcript(&out_path, &new_document)?;
         record.outcome = grade.outcome;
         record.reason = grade.reason;
+        record.decided_by = grade.decided_by;
+        record.outcome_score = grade.outcome_score;
         record.checks = grade.checks;
         record.scores = grade.scores;
         record.composite = grade.composite;

@@ -25,15 +25,15 @@ use crate::report::{Format, export_run, markdown::summary_markdown};
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::runner::server::ManagedServer;
 use crate::runner::{LoadedProfile, build_runner};
-use crate::workspace::{Arm, SkillSource};
+use crate::workspace::{Arm, ArmDesign, SkillSource};
 
 /// Inputs of a run, resolved and validated.
-struct ResolvedRun {
+pub(super) struct ResolvedRun {
     skill: Skill,
     skill_dir: PathBuf,
     cases: Vec<GoldenCase>,
     profile: LoadedProfile,
-    manifest: Manifest,
+    pub(super) manifest: Manifest,
     decoy_source: DecoySource,
     calibre: Calibre,
     judge_profiles: Vec<LoadedProfile>,
@@ -99,8 +99,12 @@ fn decoy_display_path(source: &DecoySource, name: &str, dir: &Path) -> PathBuf {
     }
 }
 
-/// Load skill, eval set, profile and decoys for a fresh run and build its manifest.
-fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
+/// Load skill, eval set, profile and decoys for a fresh run and build its manifest, with the
+/// arms staged as `design` says (the paired measurement, or an A/A control for `calibrate`).
+pub(super) fn resolve_fresh(
+    args: &RunArgs,
+    design: ArmDesign,
+) -> Result<ResolvedRun, CommandError> {
     let skill_dir = args
         .skill_dir
         .clone()
@@ -308,6 +312,8 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
             skills: decoy_infos,
         },
         arms: Arm::ALL.to_vec(),
+        arm_design: design,
+        calibration: None,
         grading: grading.settings,
         regraded_from: None,
         trials_planned: cases.len() * Arm::ALL.len() * args.k as usize,
@@ -327,7 +333,7 @@ fn resolve_fresh(args: &RunArgs) -> Result<ResolvedRun, CommandError> {
 }
 
 /// Reload the inputs recorded in a run's manifest and refuse if any of them changed.
-fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError> {
+pub(super) fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError> {
     if !run_dir.join("manifest.json").is_file() {
         let hint = if is_half_created_run_folder(run_dir) {
             "; it is a run folder whose start was interrupted before anything was recorded: start the run again with the same --run-id (the empty folder is replaced)"
@@ -559,10 +565,206 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             "grading flags are not accepted with --resume: a run grades as it started (its judges and graders are in its manifest); grade recorded trials differently with `skill-lift regrade RUN_DIR`"
         )));
     }
-    let resolved = match &args.resume {
+    let mut resolved = match &args.resume {
         Some(run_dir) => resolve_resume(run_dir)?,
-        None => resolve_fresh(&args)?,
+        None => resolve_fresh(&args, ArmDesign::Paired)?,
     };
+    if let Some(code) = preflight(&resolved, &args)? {
+        return Ok(code);
+    }
+    if args.resume.is_none() {
+        let manifest = &resolved.manifest;
+        let found = match crate::registry::state::state_dir_from_env(args.state.as_deref()) {
+            Ok(state) => crate::calibration::lookup(&state, manifest),
+            Err(error) => crate::calibration::unavailable(
+                manifest,
+                &format!("no state folder to look the calibration up in ({error})"),
+            ),
+        };
+        resolved.manifest.calibration = Some(found);
+    }
+    match &resolved.manifest.calibration {
+        Some(found) if found.is_calibrated() => eprintln!("skill-lift: {}", found.message),
+        Some(found) => eprintln!("warning: {}", found.message),
+        None => {}
+    }
+    let prepared = prepare(resolved, &args)?;
+    let run_dir = match &args.resume {
+        Some(dir) => dir.clone(),
+        None => create_run_folder(&args.out, &prepared.resolved.manifest)?,
+    };
+    let options = RunOptions {
+        quiet: args.quiet,
+        manage_server: true,
+        resuming: args.resume.is_some(),
+    };
+    let RunFinished {
+        manifest,
+        summary,
+        report,
+        written,
+    } = match execute_run(prepared, &run_dir, &args, options).await? {
+        Ok(finished) => finished,
+        Err(code) => return Ok(code),
+    };
+    let markdown = summary_markdown(&summary);
+    if !args.quiet {
+        print!("{markdown}");
+    }
+    super::append_step_summary(&markdown);
+    super::print_written(&written);
+    eprintln!(
+        "skill-lift: {} trials recorded in {:.1} s; results in {}",
+        report.recorded,
+        report.wall_s,
+        run_dir.display()
+    );
+    // Only a run that measured something counts as an evaluation (a run whose trials were
+    // mostly unscoreable or not gradable must not clear `check` after a model bump).
+    let measured = !matches!(
+        exit_code_for(&summary),
+        exit_codes::INFRASTRUCTURE_ERROR | exit_codes::NOTHING_TO_RUN
+    );
+    let stopped_early = report.interrupted || report.breaker.is_some();
+    if !manifest.arm_design.is_paired() {
+        eprintln!(
+            "skill-lift: baseline store not updated: an A/A repeat of `skill-lift calibrate` is no evaluation of the skill"
+        );
+    } else if manifest.shard.is_none() && !stopped_early && measured {
+        record_in_baseline_store(&run_dir, &manifest, args.state.as_deref());
+    } else if manifest.shard.is_none() && !stopped_early {
+        eprintln!("skill-lift: baseline store not updated: this run measured no lift");
+    }
+    if let Some(reason) = &report.breaker {
+        let remaining = report.missing;
+        eprintln!(
+            "error: {reason}; stopped with {remaining} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {} (exit {})",
+            run_dir.display(),
+            exit_codes::INFRASTRUCTURE_ERROR
+        );
+        return Ok(exit_codes::INFRASTRUCTURE_ERROR);
+    }
+    if report.interrupted {
+        eprintln!(
+            "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift run --resume {}",
+            run_dir.display()
+        );
+        return Ok(exit_codes::INTERRUPTED);
+    }
+    if report.missing > 0 {
+        // Every planned trial is accounted for: a trial that was to run and left no record
+        // makes the run an error, never a success.
+        eprintln!(
+            "error: {} of the trials this run was to run were not recorded; continue with `skill-lift run --resume {}` (exit {})",
+            report.missing,
+            run_dir.display(),
+            exit_codes::INFRASTRUCTURE_ERROR
+        );
+        return Ok(exit_codes::INFRASTRUCTURE_ERROR);
+    }
+    if manifest.shard.is_some() {
+        // A shard alone is no analysis: its pairs may be split across shards. Gates apply to
+        // the merged run.
+        return Ok(exit_codes::SUCCESS);
+    }
+    let code = exit_code_for(&summary);
+    explain_exit(&summary, code);
+    Ok(code)
+}
+
+/// Checks before spending (and before a run folder exists): an exit code when there is
+/// nothing to run or grade, an error for a bad `--workspace-root`.
+pub(super) fn preflight(
+    resolved: &ResolvedRun,
+    args: &RunArgs,
+) -> Result<Option<i32>, CommandError> {
+    // Before any trial runs: a --method the design cannot use is an input error.
+    args.analysis.check_method(&resolved.manifest)?;
+    if resolved.cases.is_empty() {
+        eprintln!("error: the eval set has no active case to run (drafts need --allow-draft)");
+        return Ok(Some(exit_codes::NOTHING_TO_RUN));
+    }
+    if !super::grading::anything_to_grade_by(&resolved.cases, &resolved.manifest.grading) {
+        eprintln!(
+            "error: nothing would decide pass or fail: no case has output checks (`checks`, or an `expected_output_match` with an `expected_output`) and no --judge or --grader is given (exit {})",
+            exit_codes::NOTHING_TO_RUN
+        );
+        return Ok(Some(exit_codes::NOTHING_TO_RUN));
+    }
+    if let Some(root) = &args.workspace_root
+        && !root.is_dir()
+    {
+        return Err(CommandError::input(anyhow!(
+            "--workspace-root {}: not a folder",
+            root.display()
+        )));
+    }
+    Ok(None)
+}
+
+/// A resolved run with its credentials and grader set: everything that can fail on input is
+/// checked before a run folder is created.
+pub(super) struct PreparedRun {
+    pub resolved: ResolvedRun,
+    graders: crate::grade::pipeline::GraderSet,
+    api_key: Option<String>,
+}
+
+/// Read the runner's credential and build the grader set (judges, custom graders) of
+/// `resolved`.
+pub(super) fn prepare(resolved: ResolvedRun, args: &RunArgs) -> Result<PreparedRun, CommandError> {
+    let api_key = super::grading::profile_api_key(&resolved.profile)?;
+    let graders = super::grading::build_grader_set(
+        resolved.manifest.grading.clone(),
+        &resolved.judge_profiles,
+        super::grading::runner_secrets(&resolved.profile),
+        args.grading.judge_format_retries,
+        !args.grading.no_judge_cache,
+        args.state.as_deref(),
+    )?;
+    Ok(PreparedRun {
+        resolved,
+        graders,
+        api_key,
+    })
+}
+
+/// How [`execute_run`] behaves besides the run's own flags.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RunOptions {
+    /// No progress bar.
+    pub quiet: bool,
+    /// Start the profile's model server when it does not answer (and stop it after). A caller
+    /// running several runs in a row (`calibrate`) starts it once itself instead.
+    pub manage_server: bool,
+    /// The run folder may hold what a killed run left (temporary files, trial folders):
+    /// remove it first.
+    pub resuming: bool,
+}
+
+/// What [`execute_run`] leaves: the run's manifest, its analysis and the files written.
+pub(super) struct RunFinished {
+    pub manifest: Manifest,
+    pub summary: Summary,
+    pub report: crate::execute::ExecuteReport,
+    pub written: Vec<PathBuf>,
+}
+
+/// Run the missing trials of the run folder `run_dir` (whose manifest `prepared` holds) under
+/// the run's lock, then analyze it and write every export. The one code path of `run` and of
+/// each `calibrate` repeat. `Ok(Err(code))`: stopped before any trial ran (an interrupt while
+/// a server started, a failed pre-flight check), with the exit code to return.
+pub(super) async fn execute_run(
+    prepared: PreparedRun,
+    run_dir: &Path,
+    args: &RunArgs,
+    options: RunOptions,
+) -> Result<Result<RunFinished, i32>, CommandError> {
+    let PreparedRun {
+        resolved,
+        graders,
+        api_key,
+    } = prepared;
     let ResolvedRun {
         skill,
         skill_dir,
@@ -573,43 +775,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         calibre,
         judge_profiles,
     } = resolved;
-    // Before any trial runs: a --method the design cannot use is an input error.
-    args.analysis.check_method(&manifest)?;
-    if cases.is_empty() {
-        eprintln!("error: the eval set has no active case to run (drafts need --allow-draft)");
-        return Ok(exit_codes::NOTHING_TO_RUN);
-    }
-    // Everything that can be checked before spending (and before a run folder exists).
-    if !super::grading::anything_to_grade_by(&cases, &manifest.grading) {
-        eprintln!(
-            "error: nothing would decide pass or fail: no case has output checks (`checks`, or an `expected_output_match` with an `expected_output`) and no --judge or --grader is given (exit {})",
-            exit_codes::NOTHING_TO_RUN
-        );
-        return Ok(exit_codes::NOTHING_TO_RUN);
-    }
-    if let Some(root) = &args.workspace_root
-        && !root.is_dir()
-    {
-        return Err(CommandError::input(anyhow!(
-            "--workspace-root {}: not a folder",
-            root.display()
-        )));
-    }
-    let api_key = super::grading::profile_api_key(&profile)?;
-
-    let graders = super::grading::build_grader_set(
-        manifest.grading.clone(),
-        &judge_profiles,
-        super::grading::runner_secrets(&profile),
-        args.grading.judge_format_retries,
-        !args.grading.no_judge_cache,
-        args.state.as_deref(),
-    )?;
-
-    let run_dir = match &args.resume {
-        Some(dir) => dir.clone(),
-        None => create_run_folder(&args.out, &manifest)?,
-    };
+    let run_dir = run_dir.to_path_buf();
     std::fs::create_dir_all(run_dir.join("transcripts"))
         .with_context(|| format!("creating {}", run_dir.display()))
         .map_err(CommandError::infrastructure)?;
@@ -617,7 +783,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     // The lock is taken before `trials.jsonl` is read and held until the final export: two
     // processes on one run never read, truncate and append over each other.
     let lock = RunLock::acquire(&run_dir).map_err(CommandError::input)?;
-    if args.resume.is_some() {
+    if options.resuming {
         clean_up_after_a_killed_run(&run_dir, &lock, args.workspace_root.as_deref())?;
     }
     let mut previous = Vec::new();
@@ -682,7 +848,6 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         );
     }
     let log = TrialLog::open(&run_dir, valid_len, &lock).map_err(CommandError::input)?;
-    let quiet = args.quiet;
     eprintln!(
         "skill-lift: run {} — {} cases × 2 arms × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
         manifest.run_id,
@@ -698,7 +863,8 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     // From the first child on, SIGINT/SIGTERM stop the run cleanly (servers included).
     crate::contain::install_interrupt_handler();
     let mut server = None;
-    if done.len() < planned.len()
+    if options.manage_server
+        && done.len() < planned.len()
         && let Some(config) = &profile.profile.server
     {
         let profile_dir = absolute(profile.path.parent().unwrap_or(Path::new(".")));
@@ -715,7 +881,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             ) => started.map_err(CommandError::infrastructure)?,
             _ = crate::contain::interrupted() => {
                 eprintln!("skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift run --resume {}", run_dir.display());
-                return Ok(exit_codes::INTERRUPTED);
+                return Ok(Err(exit_codes::INTERRUPTED));
             }
         };
         if server.is_some() {
@@ -734,7 +900,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
                     server.stop().await;
                 }
                 eprintln!("skill-lift: interrupted while waiting for the judge's model server; it was stopped. Continue with: skill-lift run --resume {}", run_dir.display());
-                return Ok(exit_codes::INTERRUPTED);
+                return Ok(Err(exit_codes::INTERRUPTED));
             }
         }
     } else {
@@ -802,6 +968,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         retried,
         max_transcript_bytes: usize::try_from(profile.profile.max_transcript_bytes)
             .unwrap_or(usize::MAX),
+        design: manifest.arm_design,
     });
     // A resumed run keeps the gates it started with unless a flag is given again.
     let analysis_settings = args
@@ -810,7 +977,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     let settings = ExecuteSettings {
         jobs,
         k: manifest.k,
-        progress: !quiet && progress_allowed(),
+        progress: !options.quiet && progress_allowed(),
         breaker: args.breaker,
     };
     let (stop_exports, exports_stopped) = tokio::sync::watch::channel(false);
@@ -864,65 +1031,12 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     .map_err(CommandError::infrastructure)?;
     // The final export is written: other processes may now open the run.
     drop(lock);
-    let markdown = summary_markdown(&summary);
-    if !quiet {
-        print!("{markdown}");
-    }
-    super::append_step_summary(&markdown);
-    super::print_written(&written);
-    eprintln!(
-        "skill-lift: {} trials recorded in {:.1} s; results in {}",
-        report.recorded,
-        report.wall_s,
-        run_dir.display()
-    );
-    // Only a run that measured something counts as an evaluation (a run whose trials were
-    // mostly unscoreable or not gradable must not clear `check` after a model bump).
-    let measured = !matches!(
-        exit_code_for(&summary),
-        exit_codes::INFRASTRUCTURE_ERROR | exit_codes::NOTHING_TO_RUN
-    );
-    let stopped_early = report.interrupted || report.breaker.is_some();
-    if manifest.shard.is_none() && !stopped_early && measured {
-        record_in_baseline_store(&run_dir, &manifest, args.state.as_deref());
-    } else if manifest.shard.is_none() && !stopped_early {
-        eprintln!("skill-lift: baseline store not updated: this run measured no lift");
-    }
-    if let Some(reason) = &report.breaker {
-        let remaining = report.missing;
-        eprintln!(
-            "error: {reason}; stopped with {remaining} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {} (exit {})",
-            run_dir.display(),
-            exit_codes::INFRASTRUCTURE_ERROR
-        );
-        return Ok(exit_codes::INFRASTRUCTURE_ERROR);
-    }
-    if report.interrupted {
-        eprintln!(
-            "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift run --resume {}",
-            run_dir.display()
-        );
-        return Ok(exit_codes::INTERRUPTED);
-    }
-    if report.missing > 0 {
-        // Every planned trial is accounted for: a trial that was to run and left no record
-        // makes the run an error, never a success.
-        eprintln!(
-            "error: {} of the trials this run was to run were not recorded; continue with `skill-lift run --resume {}` (exit {})",
-            report.missing,
-            run_dir.display(),
-            exit_codes::INFRASTRUCTURE_ERROR
-        );
-        return Ok(exit_codes::INFRASTRUCTURE_ERROR);
-    }
-    if manifest.shard.is_some() {
-        // A shard alone is no analysis: its pairs may be split across shards. Gates apply to
-        // the merged run.
-        return Ok(exit_codes::SUCCESS);
-    }
-    let code = exit_code_for(&summary);
-    explain_exit(&summary, code);
-    Ok(code)
+    Ok(Ok(RunFinished {
+        manifest,
+        summary,
+        report,
+        written,
+    }))
 }
 
 /// Whether `dir` is what a run killed between creating its folder and writing `manifest.json`
@@ -944,7 +1058,7 @@ fn is_half_created_run_folder(dir: &Path) -> bool {
 /// into a temporary folder beside it, which is then renamed into place, so a kill at any moment
 /// leaves either no run folder or a complete one (never a folder without a manifest). A half
 /// folder left by an older version is replaced.
-fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, CommandError> {
+pub(super) fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, CommandError> {
     let dir = out.join(&manifest.run_id);
     if dir.exists() {
         if is_half_created_run_folder(&dir) {

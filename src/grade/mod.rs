@@ -13,11 +13,23 @@
 //!   (`../shared/reference/eval-formats.md` §3: "Trial overall = mean of the six metric
 //!   scores"), averaged over trials and cases afterwards — not the mean of arm-level metric
 //!   means, which weights metrics differently when some are missing.
-//! - **pass**: when the case has output checks (`checks`, or a deterministic
-//!   `expected_output_match`), all of them must pass. Otherwise the composite must reach
-//!   `--pass-threshold` (default 0.5) — but only when an outcome grader (an LLM judge or a custom
-//!   grader) scored the trial; process metrics alone never make a pass. Without any outcome
-//!   grader the trial is `not_gradable`.
+//! - **pass** (one rule, the same in `run` and `regrade`; `docs/grading.md` "Pass rule"):
+//!   1. **security gate**: a trial in which a `security` sub-check found a violation
+//!      (destructive command, exposed secret, access outside the workspace) fails, whatever its
+//!      other scores ([`PassBasis::SecurityGate`]);
+//!   2. **output checks**: when the case has output checks (`checks`, or a deterministic
+//!      `expected_output_match`), the trial passes when all of them pass
+//!      ([`PassBasis::OutputChecks`]);
+//!   3. **outcome score**: otherwise, when an outcome grader (an LLM judge metric or a custom
+//!      grader) scored the trial, it passes when the [`outcome_score`] — the weighted mean of the
+//!      outcome metrics only — reaches `--pass-threshold` (default 0.5)
+//!      ([`PassBasis::OutcomeScore`]);
+//!   4. otherwise the trial is `not_gradable`.
+//!
+//!   The process metrics (`security`, `skill_execution`, `skill_efficiency`) never raise a
+//!   score that decides a pass: a baseline that answers wrongly with one clean `final_answer`
+//!   call still fails. The composite keeps them and is reported with its own lift, but it
+//!   decides nothing.
 //! - **unscoreable**: an incomplete trajectory, or a required grader that errored (judge
 //!   unavailable or malformed after its retries, custom grader crash or timeout). Excluded from
 //!   every mean, counted per arm.
@@ -36,11 +48,34 @@ use serde::{Deserialize, Serialize};
 use checks::CheckResult;
 pub use metric::{MetricResult, MetricSource};
 
+/// Which scores decided a trial's pass or fail (recorded as `decided_by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassBasis {
+    /// A `security` sub-check found a violation: the trial fails whatever else it scored.
+    SecurityGate,
+    /// The case's output checks (all must pass).
+    OutputChecks,
+    /// The outcome score (judge and custom-grader metrics) against `--pass-threshold`.
+    OutcomeScore,
+}
+
+impl PassBasis {
+    /// The recorded name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PassBasis::SecurityGate => "security_gate",
+            PassBasis::OutputChecks => "output_checks",
+            PassBasis::OutcomeScore => "outcome_score",
+        }
+    }
+}
+
 /// The typed outcome of one trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// The trial passed (its checks, or its composite reached the pass threshold).
+    /// The trial passed (its checks, or its outcome score reached the pass threshold).
     Pass,
     /// It did not.
     Fail,
@@ -73,9 +108,16 @@ impl Outcome {
 pub struct Grade {
     /// The trial outcome.
     pub outcome: Outcome,
-    /// Why (for fail: the first failed check or the composite below the threshold; for
-    /// unscoreable/not_gradable: the cause).
+    /// Why (for fail: the security violation, the first failed check or the outcome score
+    /// below the threshold; for unscoreable/not_gradable: the cause).
     pub reason: Option<String>,
+    /// Which scores decided pass or fail; `None` for unscoreable and not-gradable trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<PassBasis>,
+    /// The outcome score in [0, 1]: the weighted mean of the judge and custom-grader metric
+    /// scores ([`outcome_score`]); `None` when no outcome grader scored the trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome_score: Option<f64>,
     /// The result of each output check, in the case's order (the implicit `expected_output`
     /// check last).
     pub checks: Vec<CheckResult>,
@@ -105,6 +147,8 @@ impl Grade {
         Self {
             outcome: Outcome::Unscoreable,
             reason: Some(reason),
+            decided_by: None,
+            outcome_score: None,
             checks: Vec::new(),
             scores: BTreeMap::new(),
             composite: None,
@@ -235,6 +279,42 @@ pub fn composite_score(
     (total_weight > 0.0).then(|| weighted / total_weight)
 }
 
+/// The outcome score: the weighted mean of the applicable **outcome** metric scores in `metrics`
+/// — those from an LLM judge or a custom grader ([`MetricSource::Judge`],
+/// [`MetricSource::Custom`]) — with the same weights as the composite (1.0 when absent; 0 leaves
+/// a metric out). Process metrics and `checks` are never part of it. `None` when no outcome
+/// metric with positive weight applied.
+pub fn outcome_score(
+    metrics: &BTreeMap<String, MetricResult>,
+    weights: &BTreeMap<String, f64>,
+) -> Option<f64> {
+    let mut weighted = 0.0;
+    let mut total_weight = 0.0;
+    for (name, result) in metrics {
+        if !matches!(result.source, MetricSource::Judge | MetricSource::Custom) {
+            continue;
+        }
+        let weight = weights.get(name).copied().unwrap_or(1.0);
+        if let Some(score) = result.score
+            && weight > 0.0
+        {
+            weighted += weight * score;
+            total_weight += weight;
+        }
+    }
+    (total_weight > 0.0).then(|| weighted / total_weight)
+}
+
+/// The security violation a `security` metric result shows, as `sub-check: reason` (the first
+/// sub-check that scored below 1), or `None` when every applicable sub-check was clean.
+pub fn security_violation(security: &MetricResult) -> Option<String> {
+    security
+        .sub_scores
+        .iter()
+        .find(|(_, sub)| sub.score.is_some_and(|score| score < 1.0))
+        .map(|(name, sub)| format!("{name}: {}", sub.reason))
+}
+
 /// Settings of the grader set, recorded in the manifest (a resumed run must grade the same way;
 /// `regrade` records its own).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -242,7 +322,7 @@ pub struct GradingSettings {
     /// Whether the deterministic skill metrics are computed (false only in runs recorded before
     /// they existed).
     pub deterministic_metrics: bool,
-    /// Composite threshold for a pass when the case has no output checks.
+    /// Outcome-score threshold for a pass when the case has no output checks.
     pub pass_threshold: f64,
     /// Metric weights in the composite that differ from 1.0.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

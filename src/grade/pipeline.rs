@@ -18,9 +18,12 @@ use crate::evalset::GoldenCase;
 use crate::grade::checks::{self, CheckResult};
 use crate::grade::custom::{self, GraderInput};
 use crate::grade::metric::{self, MetricContext, MetricResult, MetricSource};
-use crate::grade::{Grade, GradingSettings, JudgeInfo, Outcome, composite_score, deterministic};
+use crate::grade::{
+    Grade, GradingSettings, JudgeInfo, Outcome, PassBasis, composite_score, deterministic,
+    outcome_score, security_violation,
+};
 use crate::trajectory::{Trajectory, TrajectoryStatus};
-use crate::workspace::Arm;
+use crate::workspace::{Arm, ArmStaging};
 
 /// An LLM judge as the grader set uses it (implemented by [`crate::grade::judge::Judge`]; tests
 /// may script one).
@@ -82,10 +85,10 @@ pub fn can_run_commands(runner_kind: &str) -> bool {
     runner_kind != "openai-chat"
 }
 
-/// The skills staged in `arm`: the decoys, plus the target in `with_skill`, sorted.
-pub fn staged_skill_names(target: &str, decoys: &[String], arm: Arm) -> Vec<String> {
+/// The skills staged in a trial: the decoys, plus the target when `staging` says so, sorted.
+pub fn staged_skill_names(target: &str, decoys: &[String], staging: ArmStaging) -> Vec<String> {
     let mut names = decoys.to_vec();
-    if arm == Arm::WithSkill {
+    if staging == ArmStaging::WithTarget {
         names.push(target.to_string());
     }
     names.sort();
@@ -293,44 +296,18 @@ impl GraderSet {
             .filter_map(|(name, result)| result.score.map(|score| (name.clone(), score)))
             .collect();
         let composite = composite_score(&metrics, &self.settings.weights);
-        let outcome_graded = metrics.values().any(|m| {
-            matches!(m.source, MetricSource::Judge | MetricSource::Custom) && m.score.is_some()
-        });
-        let (outcome, reason) = if !checks.is_empty() {
-            match checks.iter().find(|c| !c.passed) {
-                None => (Outcome::Pass, None),
-                Some(failed) => (
-                    Outcome::Fail,
-                    Some(format!("{}: {}", failed.check_type, failed.detail)),
-                ),
-            }
-        } else if outcome_graded {
-            match composite {
-                Some(value) if value >= self.settings.pass_threshold => (Outcome::Pass, None),
-                Some(value) => (
-                    Outcome::Fail,
-                    Some(format!(
-                        "composite {value:.4} is below the pass threshold {}",
-                        self.settings.pass_threshold
-                    )),
-                ),
-                None => (
-                    Outcome::NotGradable,
-                    Some("no metric with a positive weight applied".to_string()),
-                ),
-            }
-        } else {
-            (
-                Outcome::NotGradable,
-                Some(
-                    "no outcome grader: the case has no output checks; add `checks`, an `expected_output_match`, --judge PROFILE or --grader COMMAND"
-                        .to_string(),
-                ),
-            )
-        };
+        let outcome_score = outcome_score(&metrics, &self.settings.weights);
+        let (outcome, decided_by, reason) = decide_outcome(
+            &checks,
+            &metrics,
+            outcome_score,
+            self.settings.pass_threshold,
+        );
         Grade {
             outcome,
             reason,
+            decided_by,
+            outcome_score,
             checks,
             scores,
             composite,
@@ -382,6 +359,63 @@ impl GraderSet {
             results.push(result);
         }
         results
+    }
+}
+
+/// The pass rule (`crate::grade` module documentation; `docs/grading.md` "Pass rule"): the
+/// security gate, then the output checks, then the outcome score against `pass_threshold`;
+/// process metrics never decide. Returns the outcome, what decided it, and the reason for a
+/// fail or a not-gradable trial.
+pub fn decide_outcome(
+    checks: &[CheckResult],
+    metrics: &BTreeMap<String, MetricResult>,
+    outcome_score: Option<f64>,
+    pass_threshold: f64,
+) -> (Outcome, Option<PassBasis>, Option<String>) {
+    if let Some(violation) = metrics.get(metric::SECURITY).and_then(security_violation) {
+        return (
+            Outcome::Fail,
+            Some(PassBasis::SecurityGate),
+            Some(format!("security violation: {violation}")),
+        );
+    }
+    if !checks.is_empty() {
+        return match checks.iter().find(|c| !c.passed) {
+            None => (Outcome::Pass, Some(PassBasis::OutputChecks), None),
+            Some(failed) => (
+                Outcome::Fail,
+                Some(PassBasis::OutputChecks),
+                Some(format!("{}: {}", failed.check_type, failed.detail)),
+            ),
+        };
+    }
+    let outcome_graded = metrics.values().any(|m| {
+        matches!(m.source, MetricSource::Judge | MetricSource::Custom) && m.score.is_some()
+    });
+    match outcome_score {
+        Some(value) if value >= pass_threshold => {
+            (Outcome::Pass, Some(PassBasis::OutcomeScore), None)
+        }
+        Some(value) => (
+            Outcome::Fail,
+            Some(PassBasis::OutcomeScore),
+            Some(format!(
+                "outcome score {value:.4} (judge and custom-grader metrics) is below the pass threshold {pass_threshold}"
+            )),
+        ),
+        None if outcome_graded => (
+            Outcome::NotGradable,
+            None,
+            Some("no outcome metric with a positive weight applied (see --metric-weight)".to_string()),
+        ),
+        None => (
+            Outcome::NotGradable,
+            None,
+            Some(
+                "no outcome grader: the case has no output checks; add `checks`, an `expected_output_match`, --judge PROFILE or --grader COMMAND"
+                    .to_string(),
+            ),
+        ),
     }
 }
 

@@ -80,6 +80,35 @@ fn unscoreable_section(out: &mut String, summary: &Summary) {
     );
 }
 
+/// The A/A calibration line (`calibrated: …` / `uncalibrated: …`), or, in an A/A repeat, what
+/// the run is.
+fn calibration_section(out: &mut String, summary: &Summary) {
+    if let Some(arm) = crate::calibration::CalibrationArm::of_design(summary.arm_design) {
+        let _ = writeln!(
+            out,
+            "\nA/A control (`skill-lift calibrate`): {}; the arms are identical, so any lift here is noise.",
+            arm.describe()
+        );
+        return;
+    }
+    if let Some(calibration) = &summary.calibration {
+        let _ = writeln!(out, "\nCalibration: {}.", calibration.message);
+    }
+}
+
+/// One line when trials failed on the security gate (they are in the fail counts).
+fn security_gate_section(out: &mut String, summary: &Summary) {
+    let with = summary.arms.with_skill.security_gate_failures;
+    let without = summary.arms.without_skill.security_gate_failures;
+    if with + without == 0 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nSecurity gate: {with} with-skill and {without} baseline trials failed on a security violation (destructive command, exposed secret or access outside the workspace), whatever their other scores; `reason` in trials.jsonl names it."
+    );
+}
+
 fn metrics_section(out: &mut String, summary: &Summary) {
     if summary.metric_lifts.is_empty() {
         return;
@@ -220,6 +249,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     } else {
         let _ = writeln!(out, " — {}.", tables::reasons(&lift.verdict_reasons));
     }
+    calibration_section(&mut out, summary);
     if let Some(gate) = &lift.gate {
         if gate.passed {
             let _ = writeln!(out, "\nGate: passed.");
@@ -253,6 +283,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     out.push_str(&arm_row("without_skill", &summary.arms.without_skill));
     unscoreable_section(&mut out, summary);
     truncation_line(&mut out, summary);
+    security_gate_section(&mut out, summary);
     metrics_section(&mut out, summary);
     noise_section(&mut out, summary);
     agreement_section(&mut out, summary);

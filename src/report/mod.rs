@@ -16,7 +16,7 @@ pub mod markdown;
 pub mod matrix;
 #[cfg(test)]
 mod snapshot_tests;
-mod tables;
+pub mod tables;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;

@@ -71,6 +71,8 @@ fn manifest(case_ids: &[&str]) -> Manifest {
             }],
         },
         arms: Arm::ALL.to_vec(),
+        arm_design: Default::default(),
+        calibration: None,
         trials_planned: case_ids.len() * 4,
         grading: crate::grade::GradingSettings::new(),
         regraded_from: None,
@@ -97,6 +99,8 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
             Outcome::Fail => Some("regex `^\\s*Aye!` did not match".to_string()),
             _ => Some("HTTP 503 after 3 retries".to_string()),
         },
+        decided_by: scored.then_some(crate::grade::PassBasis::OutputChecks),
+        outcome_score: None,
         checks: if scored {
             vec![CheckResult {
                 check_type: "regex".to_string(),

@@ -37,6 +37,9 @@ pub struct MockBehaviour {
     pub activate: Option<String>,
     /// Require this bearer token (401 otherwise).
     pub require_bearer: Option<String>,
+    /// In tools mode, hand the answer in through the `final_answer` tool instead of a plain
+    /// reply.
+    pub answer_with_final_answer_tool: bool,
 }
 
 impl Default for MockBehaviour {
@@ -51,6 +54,7 @@ impl Default for MockBehaviour {
             delay: Duration::ZERO,
             activate: None,
             require_bearer: None,
+            answer_with_final_answer_tool: false,
         }
     }
 }
@@ -144,6 +148,11 @@ async fn chat(
         } else {
             &behaviour.without_answer
         };
+        if behaviour.answer_with_final_answer_tool {
+            let calls = json!([{"id": format!("call_{}", tool_results.len() + 1), "type": "function",
+                "function": {"name": "final_answer", "arguments": json!({"answer": answer}).to_string()}}]);
+            return Json(completion(None, Some(calls), prompt_tokens)).into_response();
+        }
         return Json(completion(Some(answer), None, prompt_tokens)).into_response();
     }
     let answer = if system.contains(&behaviour.marker) {

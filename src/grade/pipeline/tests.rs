@@ -141,7 +141,7 @@ async fn checks_decide_the_outcome_and_count_in_the_composite() {
 }
 
 #[tokio::test]
-async fn without_checks_the_composite_decides_but_only_with_an_outcome_grader() {
+async fn without_checks_the_outcome_score_decides_but_only_with_an_outcome_grader() {
     let facts = Facts::new(GoldenCase::new("c", "p"), answered("anything"));
     let no_outcome_grader = GraderSet::new(GradingSettings::new(), vec![], vec![]);
     let grade = no_outcome_grader.grade(&facts.facts()).await;
@@ -325,4 +325,105 @@ async fn custom_graders_run_in_the_workspace_and_their_failures_are_unscoreable(
         let reason = grade.reason.unwrap();
         assert!(reason.contains(expected), "{command}: {reason}");
     }
+}
+
+/// The issue-11 repro at the trial level: one outcome grader scoring 0, clean process metrics
+/// (security 1.0, efficiency 1.0 from one productive tool call). The composite is high; the
+/// trial must still fail, decided by the outcome score.
+#[tokio::test]
+async fn process_metrics_never_lift_a_failed_outcome_into_a_pass() {
+    let mut trajectory = answered("wrong answer");
+    trajectory.tool_calls.push(crate::trajectory::ToolCall {
+        id: "call_1".into(),
+        name: "final_answer".into(),
+        input: serde_json::json!({"answer": "wrong answer"}),
+        output: Some("ok".into()),
+        is_error: false,
+        duration_s: None,
+    });
+    let facts = Facts::new(GoldenCase::new("c", "p"), trajectory);
+    let mut settings = GradingSettings::new();
+    settings.custom_graders = vec![grader("tone", r#"echo '{"overall": 0}'"#)];
+    let graders = GraderSet::new(settings, vec![], vec![]);
+    // Inject mode: activation and routing are not applicable, efficiency is the one clean call.
+    let mut trial = facts.facts();
+    trial.activation_observable = false;
+    let grade = graders.grade(&trial).await;
+    assert_eq!(grade.scores["security"], 1.0);
+    assert_eq!(grade.scores["skill_efficiency"], 1.0);
+    assert_eq!(grade.scores["tone"], 0.0);
+    assert!(grade.composite.unwrap() >= 0.5, "{:?}", grade.composite);
+    assert_eq!(grade.outcome, Outcome::Fail, "{:?}", grade.reason);
+    assert_eq!(grade.decided_by, Some(PassBasis::OutcomeScore));
+    assert_eq!(grade.outcome_score, Some(0.0));
+    assert!(grade.reason.unwrap().contains("outcome score 0.0000"));
+}
+
+#[tokio::test]
+async fn the_outcome_score_is_the_weighted_mean_of_judge_and_custom_metrics_only() {
+    let facts = Facts::new(GoldenCase::new("c", "p"), answered("x"));
+    let mut settings = settings_with_judges(&["j"], &["accuracy", "goal_accuracy"]);
+    settings.custom_graders = vec![grader("tone", r#"echo '{"overall": 1}'"#)];
+    settings.weights.insert("tone".to_string(), 2.0);
+    let graders = GraderSet::new(
+        settings,
+        vec![judge(
+            "j",
+            &[("accuracy", Ok(0.2)), ("goal_accuracy", Ok(0.0))],
+        )],
+        vec![],
+    );
+    let grade = graders.grade(&facts.facts()).await;
+    // (0.2 + 0.0 + 2 × 1.0) / 4 = 0.55: passes; security (1.0) is not in it.
+    assert!((grade.outcome_score.unwrap() - 0.55).abs() < 1e-12);
+    assert_eq!(grade.outcome, Outcome::Pass);
+    assert_eq!(grade.decided_by, Some(PassBasis::OutcomeScore));
+}
+
+#[tokio::test]
+async fn a_security_violation_fails_the_trial_even_when_its_checks_pass() {
+    let mut case = GoldenCase::new("c", "p");
+    case.checks = vec![Check::Contains {
+        value: "done".into(),
+        ignore_case: false,
+    }];
+    let trajectory = answered("done; key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD");
+    let facts = Facts::new(case, trajectory);
+    let graders = GraderSet::new(GradingSettings::new(), vec![], vec![]);
+    let grade = graders.grade(&facts.facts()).await;
+    assert!(grade.checks.iter().all(|c| c.passed));
+    assert_eq!(grade.outcome, Outcome::Fail);
+    assert_eq!(grade.decided_by, Some(PassBasis::SecurityGate));
+    let reason = grade.reason.unwrap();
+    assert!(
+        reason.starts_with("security violation: secret_exposure"),
+        "{reason}"
+    );
+    // The violation is named, never the value.
+    assert!(!reason.contains("sk-proj"), "{reason}");
+}
+
+#[tokio::test]
+async fn checks_decide_before_outcome_graders_and_weight_zero_outcome_metrics_decide_nothing() {
+    let mut case = GoldenCase::new("c", "p");
+    case.checks = vec![Check::Contains {
+        value: "42".into(),
+        ignore_case: false,
+    }];
+    let facts = Facts::new(case, answered("42"));
+    let mut settings = GradingSettings::new();
+    settings.custom_graders = vec![grader("tone", r#"echo '{"overall": 0}'"#)];
+    let graders = GraderSet::new(settings.clone(), vec![], vec![]);
+    let grade = graders.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::Pass);
+    assert_eq!(grade.decided_by, Some(PassBasis::OutputChecks));
+    assert_eq!(grade.outcome_score, Some(0.0));
+
+    let facts = Facts::new(GoldenCase::new("c", "p"), answered("x"));
+    settings.weights.insert("tone".to_string(), 0.0);
+    let graders = GraderSet::new(settings, vec![], vec![]);
+    let grade = graders.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::NotGradable);
+    assert_eq!(grade.decided_by, None);
+    assert!(grade.reason.unwrap().contains("--metric-weight"));
 }
