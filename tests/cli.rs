@@ -1833,6 +1833,16 @@ fn calibrate_records_the_aa_false_verdict_rate_and_the_next_run_shows_it() {
     );
     let report = std::fs::read_to_string(after.join("report.md")).unwrap();
     assert!(report.contains(line), "{report}");
+    let html = std::fs::read_to_string(after.join("report.html")).unwrap();
+    assert!(html.contains(&format!("Calibration: {line}")));
+    let trials_csv = std::fs::read_to_string(after.join("trials.csv")).unwrap();
+    assert!(
+        trials_csv
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains(",output_checks,")
+    );
     // `report` re-renders it from the run folder, with no state folder at all.
     std::fs::remove_file(after.join("report.md")).unwrap();
     let output = binary()

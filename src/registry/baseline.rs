@@ -156,6 +156,12 @@ pub fn record_run(
     manifest: &Manifest,
     records: &[TrialRecord],
 ) -> Result<RecordedRun, RegistryError> {
+    if !manifest.arm_design.is_paired() {
+        return Err(RegistryError::Invalid {
+            path: PathBuf::from(&manifest.run_id),
+            message: "an A/A repeat of `skill-lift calibrate` (both arms staged the same way) is no evaluation of the skill; the baseline store takes paired runs only".to_string(),
+        });
+    }
     let now = Utc::now();
     let asset = manifest.asset.name.clone();
     let entries: Vec<BaselineEntry> = records

@@ -40,7 +40,7 @@ fn metric_cells(
 }
 
 /// Columns of `trials.csv`, in order.
-pub const TRIAL_COLUMNS: [&str; 34] = [
+pub const TRIAL_COLUMNS: [&str; 36] = [
     "run_id",
     "trial_id",
     "case_id",
@@ -51,6 +51,8 @@ pub const TRIAL_COLUMNS: [&str; 34] = [
     "observed_model",
     "outcome",
     "reason",
+    "decided_by",
+    "outcome_score",
     "checks_passed",
     "checks_total",
     "input_tokens",
@@ -142,6 +144,8 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
                     optional(record.observed_model.as_ref()),
                     record.outcome.as_str().to_string(),
                     optional(record.reason.as_ref()),
+                    optional(record.decided_by.map(|basis| basis.as_str())),
+                    optional(record.outcome_score.map(float)),
                     passed.to_string(),
                     record.checks.len().to_string(),
                     optional(record.usage.input_tokens),

@@ -137,6 +137,19 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             escape(&crate::report::tables::reasons(&lift.verdict_reasons))
         );
     }
+    if let Some(arm) = crate::calibration::CalibrationArm::of_design(summary.arm_design) {
+        let _ = writeln!(
+            out,
+            "<div class=\"calibration\">A/A control (skill-lift calibrate): {}; any lift here is noise.</div>",
+            escape(arm.describe())
+        );
+    } else if let Some(calibration) = &summary.calibration {
+        let _ = writeln!(
+            out,
+            "<div class=\"calibration\">Calibration: {}.</div>",
+            escape(&calibration.message)
+        );
+    }
     if let Some(gate) = &lift.gate {
         let _ = writeln!(
             out,
