@@ -377,8 +377,6 @@ pub fn record(state: &Path, record: &CalibrationRecord) -> Result<PathBuf, Calib
 pub struct CalibrationLookup {
     /// `sha256:<hex>` of the run's [`CalibrationKey`].
     pub key_digest: String,
-    /// When the lookup happened (the run's start).
-    pub looked_up_at: DateTime<Utc>,
     /// The calibration found (the without-skill one when both exist), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<CalibrationBrief>,
@@ -456,7 +454,6 @@ pub fn lookup_in(store: &CalibrationStore, manifest: &Manifest) -> CalibrationLo
     match found {
         Some(record) => CalibrationLookup {
             key_digest,
-            looked_up_at: Utc::now(),
             message: format!(
                 "calibrated: {} ({}, {} on {})",
                 record.headline(),
@@ -480,7 +477,6 @@ pub fn lookup_in(store: &CalibrationStore, manifest: &Manifest) -> CalibrationLo
         },
         None => CalibrationLookup {
             key_digest,
-            looked_up_at: Utc::now(),
             record: None,
             message: format!(
                 "uncalibrated: no A/A calibration of this suite on this runner, model, decoys, K and grading settings, so its false-verdict rate is unknown; measure it with `{hint}`"
@@ -506,7 +502,6 @@ pub fn lookup(state: &Path, manifest: &Manifest) -> CalibrationLookup {
 pub fn unavailable(manifest: &Manifest, reason: &str) -> CalibrationLookup {
     CalibrationLookup {
         key_digest: CalibrationKey::of_manifest(manifest).digest(),
-        looked_up_at: Utc::now(),
         record: None,
         message: format!("uncalibrated: {reason}"),
     }

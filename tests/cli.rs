@@ -1820,11 +1820,21 @@ fn calibrate_records_the_aa_false_verdict_rate_and_the_next_run_shows_it() {
 
     let output = binary()
         .current_dir(fixture.dir.path())
-        .args(["baseline", "ingest", "results/cal/repeat-01", "--state", state_arg])
+        .args([
+            "baseline",
+            "ingest",
+            "results/cal/repeat-01",
+            "--state",
+            state_arg,
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("A/A repeat"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("A/A repeat"),
+        "{}",
+        stderr(&output)
+    );
 
     // The next run of the same suite shows the calibration everywhere.
     let output = fixture.run(&["-k", "1", "--run-id", "after", "--state", state_arg]);
