@@ -542,6 +542,7 @@ mod tests {
                 profile_digest: "sha256:profile".into(),
                 skill_mode: "inject".into(),
                 base_url: "http://127.0.0.1:1/v1".into(),
+                capabilities: None,
             },
             model: "m".into(),
             k,

@@ -1,11 +1,19 @@
-//! The scheduler: runs the planned trials with bounded concurrency, grades each, and hands
-//! finished records to the single recorder loop, which appends them to `trials.jsonl` (group
-//! commit: one write and one fsync per batch of finished trials) and drives the progress bar.
+//! The trial pipeline's scheduler: runs the planned trials with bounded concurrency through the
+//! typed stages of one trial ([`stage`] → [`drive`] → [`grade_trial`] → [`record_trial`]), and
+//! owns the one dispatcher every worker reports to.
+//!
+//! Workers send typed [`TrialEvent`]s (started, retried, finished, fatal); the dispatcher alone
+//! touches the terminal (progress bar), the trial log (through a [`RecordSink`] on a recorder
+//! thread: one write and one fsync per batch of finished trials, group commit) and the live
+//! record store the periodic exports are written from (memory, never a re-read of
+//! `trials.jsonl`). A fatal event (a leak, a panicked scheduler task, a failed append) stops the
+//! run with its own [`ExecuteError`].
 //!
 //! Order: attempts outermost, then cases, then arms, so a partial run stays balanced between
 //! arms. Interrupts stop new trials and drop the ones in flight (they are re-run on resume).
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,11 +27,11 @@ use tokio::task::JoinSet;
 use crate::asset::fingerprint::Calibre;
 use crate::evalset::GoldenCase;
 use crate::grade::pipeline::{GraderSet, RemoteGrades, TrialFacts, staged_skill_names};
-use crate::grade::{self, Grade, Outcome, UnscoreableCause};
+use crate::grade::{Grade, Outcome, UnscoreableCause};
 use crate::record::{RecordError, TrialKey, TrialLog, TrialRecord};
-use crate::runner::{AttemptInput, Runner};
+use crate::runner::{AttemptError, AttemptInput, Runner};
 use crate::trajectory::{Trajectory, TrajectoryStatus};
-use crate::workspace::{Arm, ArmDesign, ArmStaging, SkillSource, stage_trial};
+use crate::workspace::{Arm, ArmDesign, ArmStaging, SkillSource, StagedTrial, stage_trial};
 
 /// Extra time past the runner's own budget before the scheduler abandons an attempt.
 const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
@@ -48,10 +56,8 @@ pub struct TrialContext {
     pub graders: Arc<GraderSet>,
     /// Names of the decoys staged in both arms.
     pub decoy_names: Vec<String>,
-    /// False in `inject` mode (every staged skill is in the prompt).
-    pub activation_observable: bool,
-    /// False for runners without a shell (`openai-chat`).
-    pub can_run_commands: bool,
+    /// What the runner can do (skills folder, observability, shell), as the manifest records.
+    pub capabilities: crate::runner::RunnerCapabilities,
     /// Trials re-run by `--retry-unscoreable`: their new records supersede the recorded ones.
     pub retried: HashSet<TrialKey>,
     /// Bytes of one transcript file at most (the runner profile's `max_transcript_bytes`).
@@ -60,8 +66,21 @@ pub struct TrialContext {
     pub design: ArmDesign,
 }
 
+/// Writes the exports of a run's current records.
+pub type ExportFn = dyn Fn(&[TrialRecord]) + Send + Sync;
+
+/// The exports rewritten during a run, from the dispatcher's records in memory.
+#[derive(Clone)]
+pub struct PeriodicExports {
+    /// Time between two exports (one is skipped when nothing was recorded since the last).
+    pub interval: Duration,
+    /// Writes the exports of the run's current records (failures are the callee's to ignore:
+    /// the final export at the end of the run reports them).
+    pub export: Arc<ExportFn>,
+}
+
 /// Scheduler settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct ExecuteSettings {
     /// Trials in flight at once.
     pub jobs: usize,
@@ -72,6 +91,8 @@ pub struct ExecuteSettings {
     /// The circuit breaker: stop scheduling once this many trials in a row (in recording order)
     /// failed for infrastructure reasons; 0 disables it.
     pub breaker: usize,
+    /// Exports rewritten during the run, when any.
+    pub exports: Option<PeriodicExports>,
 }
 
 /// How execution ended.
@@ -86,6 +107,8 @@ pub struct ExecuteReport {
     pub missing: usize,
     /// Why the circuit breaker stopped the run early, when it did.
     pub breaker: Option<String>,
+    /// Model requests of this invocation's trials that were retried (rate limits, 5xx).
+    pub retried_requests: usize,
     /// Wall time, seconds.
     pub wall_s: f64,
 }
@@ -93,10 +116,53 @@ pub struct ExecuteReport {
 /// A failure that stops the whole run.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecuteError {
+    /// Appending to the trial log failed (the run folder is no longer trustworthy to extend).
     #[error(transparent)]
     Record(#[from] RecordError),
+    /// The leak guard found the target where an arm must not have it (an input problem).
     #[error("{0}")]
     Leak(String),
+    /// skill-lift itself failed: a scheduler or recorder task panicked. An internal error,
+    /// never reported as the input error a leak is.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// What ends a run early, as a worker or the recorder reports it.
+#[derive(Debug)]
+pub enum Fatal {
+    /// The leak guard's finding.
+    Leak(String),
+    /// A scheduler task panicked (a trial's own panic is a recorded unscoreable trial instead).
+    TaskPanicked(String),
+    /// The trial log refused a batch.
+    Record(RecordError),
+}
+
+/// What a worker reports to the dispatcher.
+#[derive(Debug)]
+pub enum TrialEvent {
+    /// The trial was taken from the queue and is being staged.
+    Started(TrialKey),
+    /// The trial's model requests were retried this many times (reported with its record).
+    Retried { key: TrialKey, requests: usize },
+    /// The trial is graded; its record goes to the log.
+    Finished(Box<TrialRecord>),
+    /// The run must stop.
+    Fatal(Fatal),
+}
+
+/// Where the dispatcher's recorder thread appends finished records (the run's `trials.jsonl`;
+/// tests may fail on purpose).
+pub trait RecordSink: Send + 'static {
+    /// Append one batch durably, in order.
+    fn append(&mut self, batch: &[TrialRecord]) -> Result<(), RecordError>;
+}
+
+impl RecordSink for TrialLog {
+    fn append(&mut self, batch: &[TrialRecord]) -> Result<(), RecordError> {
+        TrialLog::append(self, batch)
+    }
 }
 
 /// The planned trial keys in execution order.
@@ -162,7 +228,78 @@ impl RunningLift {
     }
 }
 
-/// Run the trials not yet in `done`, appending each finished one to `log`.
+/// The one owner of the run's terminal output, trial log, live records and stop decisions.
+struct Dispatcher {
+    bar: ProgressBar,
+    running: RunningLift,
+    /// The run's current records (those read at the start plus every committed one): the
+    /// periodic exports are written from here.
+    live: Vec<TrialRecord>,
+    /// Whether `live` is kept (periodic exports are set).
+    keep_live: bool,
+    /// `live.len()` at the last periodic export.
+    exported: Option<usize>,
+    recorded: usize,
+    started: usize,
+    retried_requests: usize,
+    breaker_limit: usize,
+    breaker: Option<String>,
+    /// The infrastructure causes of the trailing run of infrastructure failures.
+    failing_streak: Vec<crate::trajectory::InfrastructureCause>,
+    fatal: Option<Fatal>,
+    interrupted: bool,
+}
+
+impl Dispatcher {
+    /// Take a committed batch: count it, feed the live lift and the breaker. Returns whether
+    /// the run must stop scheduling (the breaker tripped).
+    fn committed(&mut self, batch: Vec<TrialRecord>) -> bool {
+        self.recorded += batch.len();
+        for record in &batch {
+            self.running.add(record);
+            match record.infrastructure {
+                Some(cause) if record.outcome == Outcome::Unscoreable => {
+                    self.failing_streak.push(cause)
+                }
+                _ => self.failing_streak.clear(),
+            }
+        }
+        let trip = self.breaker_limit > 0
+            && self.failing_streak.len() >= self.breaker_limit
+            && self.breaker.is_none()
+            && !self.interrupted
+            && self.fatal.is_none();
+        if trip {
+            self.breaker = Some(breaker_reason(&self.failing_streak, &batch));
+        }
+        self.bar.inc(batch.len() as u64);
+        if self.keep_live {
+            self.live.extend(batch);
+        }
+        self.bar.set_message(self.message());
+        trip
+    }
+
+    fn message(&self) -> String {
+        let mut message = self.running.message();
+        if self.retried_requests > 0 {
+            message.push_str(&format!(", {} requests retried", self.retried_requests));
+        }
+        message
+    }
+
+    /// Take a fatal event (the first one wins). Returns whether it is the first.
+    fn fatal(&mut self, fatal: Fatal) -> bool {
+        if self.fatal.is_some() {
+            return false;
+        }
+        self.fatal = Some(fatal);
+        true
+    }
+}
+
+/// Run the trials not yet in `done`, appending each finished one to `sink`; `interrupt`
+/// resolving stops the run (Ctrl-C in production: [`crate::contain::interrupted`]).
 ///
 /// Records go to a dedicated recorder thread that appends and fsyncs them; while one fsync is in
 /// progress the next finished trials queue up and are committed together (group commit), so the
@@ -172,7 +309,8 @@ pub async fn execute(
     settings: ExecuteSettings,
     done: &HashSet<TrialKey>,
     previous: &[TrialRecord],
-    log: TrialLog,
+    sink: impl RecordSink,
+    interrupt: impl Future<Output = ()>,
 ) -> Result<ExecuteReport, ExecuteError> {
     let started = Instant::now();
     let planned = plan_trials(&context.cases, settings.k);
@@ -196,26 +334,45 @@ pub async fn execute(
         ProgressBar::hidden()
     };
     bar.set_position(total - pending.len() as u64);
-    let mut running = RunningLift::default();
+    let mut dispatcher = Dispatcher {
+        bar,
+        running: RunningLift::default(),
+        // Kept only when something exports from it.
+        live: if settings.exports.is_some() {
+            previous.to_vec()
+        } else {
+            Vec::new()
+        },
+        keep_live: settings.exports.is_some(),
+        exported: None,
+        recorded: 0,
+        started: 0,
+        retried_requests: 0,
+        breaker_limit: settings.breaker,
+        breaker: None,
+        failing_streak: Vec::new(),
+        fatal: None,
+        interrupted: false,
+    };
     for record in previous {
-        running.add(record);
+        dispatcher.running.add(record);
     }
-    bar.set_message(running.message());
+    dispatcher.bar.set_message(dispatcher.message());
 
-    // Recorder thread: owns the log; reports each committed batch back.
+    // Recorder thread: owns the sink; reports each committed batch back.
     let (record_sender, record_receiver) = std::sync::mpsc::channel::<TrialRecord>();
     let (committed_sender, mut committed_receiver) =
         mpsc::unbounded_channel::<Result<Vec<TrialRecord>, RecordError>>();
     let recorder = std::thread::Builder::new()
         .name("skill-lift-recorder".to_string())
         .spawn(move || {
-            let mut log = log;
+            let mut sink = sink;
             while let Ok(first) = record_receiver.recv() {
                 let mut batch = vec![first];
                 while let Ok(more) = record_receiver.try_recv() {
                     batch.push(more);
                 }
-                let result = log.append(&batch).map(|()| batch);
+                let result = sink.append(&batch).map(|()| batch);
                 let failed = result.is_err();
                 if committed_sender.send(result).is_err() || failed {
                     break;
@@ -229,7 +386,8 @@ pub async fn execute(
             })
         })?;
 
-    let (fatal_sender, mut fatal_receiver) = mpsc::unbounded_channel::<String>();
+    let mut record_sender = Some(record_sender);
+    let (event_sender, mut event_receiver) = mpsc::unbounded_channel::<TrialEvent>();
     let semaphore = Arc::new(Semaphore::new(settings.jobs.max(1)));
     let spawner_context = Arc::clone(&context);
     let spawner = tokio::spawn(async move {
@@ -239,9 +397,9 @@ pub async fn execute(
                 break;
             };
             let context = Arc::clone(&spawner_context);
-            let record_sender = record_sender.clone();
-            let fatal_sender = fatal_sender.clone();
+            let events = event_sender.clone();
             tasks.spawn(async move {
+                let _ = events.send(TrialEvent::Started(key.clone()));
                 // The trial runs in its own task so a panic anywhere in it is caught here and
                 // recorded as an unscoreable trial (cause `internal_error`), never lost.
                 let started_at = Utc::now();
@@ -251,25 +409,36 @@ pub async fn execute(
                     let key = key.clone();
                     tokio::spawn(async move { run_trial(&context, case_index, &key).await })
                 };
-                match trial.await {
-                    Ok(Ok(record)) => {
-                        let _ = record_sender.send(record);
-                    }
-                    Ok(Err(TrialFatal::Leak(message))) => {
-                        let _ = fatal_sender.send(message);
-                    }
+                let event = match trial.await {
+                    Ok(Ok(record)) => TrialEvent::Finished(Box::new(record)),
+                    Ok(Err(fatal)) => TrialEvent::Fatal(fatal),
                     Err(join_error) if join_error.is_panic() => {
                         let grade = UnscoreableCause::InternalError.grade(format!(
                             "the trial's task panicked: {}",
                             panic_text(join_error)
                         ));
-                        let _ = record_sender.send(build_record(
-                            &context, &key, started_at, clock, grade, None, None, None,
-                        ));
+                        TrialEvent::Finished(Box::new(record_trial(
+                            &context,
+                            &key,
+                            TrialClock { started_at, clock },
+                            grade,
+                            None,
+                            None,
+                            None,
+                        )))
                     }
                     // Cancelled: the run is stopping (interrupt or fatal error); re-run on resume.
-                    Err(_) => {}
+                    Err(_) => return,
+                };
+                if let TrialEvent::Finished(record) = &event
+                    && !record.retries.is_empty()
+                {
+                    let _ = events.send(TrialEvent::Retried {
+                        key: key.clone(),
+                        requests: record.retries.len(),
+                    });
                 }
+                let _ = events.send(event);
                 drop(permit);
             });
             // Reap finished tasks so the set stays small.
@@ -278,90 +447,132 @@ pub async fn execute(
         while tasks.join_next().await.is_some() {}
     });
     let abort = spawner.abort_handle();
+    // The spawner's own end: a panic there is fatal (an internal error, never a leak).
+    let mut spawner = Some(spawner);
 
-    let mut recorded = 0usize;
-    let mut interrupted = false;
-    let mut breaker = None;
-    // The infrastructure causes of the trailing run of infrastructure failures.
-    let mut failing_streak: Vec<crate::trajectory::InfrastructureCause> = Vec::new();
-    let mut fatal = None;
-    let mut record_error = None;
-    let interrupt = wait_for_interrupt();
+    let mut export_tick = settings
+        .exports
+        .as_ref()
+        .map(|exports| tokio::time::interval_at(tokio::time::Instant::now() + exports.interval, exports.interval));
+    let mut export_job: Option<tokio::task::JoinHandle<()>> = None;
     tokio::pin!(interrupt);
-    loop {
+    let mut committed_open = true;
+    let mut events_open = true;
+    while committed_open || events_open {
         tokio::select! {
-            committed = committed_receiver.recv() => {
-                match committed {
-                    None => break,
-                    Some(Ok(batch)) => {
-                        recorded += batch.len();
-                        for record in &batch {
-                            running.add(record);
-                            match record.infrastructure {
-                                Some(cause) if record.outcome == Outcome::Unscoreable => {
-                                    failing_streak.push(cause)
-                                }
-                                _ => failing_streak.clear(),
-                            }
-                        }
-                        if settings.breaker > 0
-                            && failing_streak.len() >= settings.breaker
-                            && breaker.is_none()
-                            && !interrupted
-                        {
-                            // Stop scheduling; trials in flight are dropped (re-run on resume).
-                            breaker = Some(breaker_reason(&failing_streak, &batch));
-                            abort.abort();
-                        }
-                        bar.inc(batch.len() as u64);
-                        bar.set_message(running.message());
+            event = event_receiver.recv(), if events_open => match event {
+                // Every worker and the spawner are gone: no more records will come. Closing the
+                // recorder's queue lets it commit the last batch and end.
+                None => {
+                    events_open = false;
+                    record_sender = None;
+                }
+                Some(TrialEvent::Started(_)) => dispatcher.started += 1,
+                Some(TrialEvent::Retried { requests, .. }) => {
+                    dispatcher.retried_requests += requests;
+                }
+                Some(TrialEvent::Finished(record)) => {
+                    if let Some(sender) = &record_sender {
+                        let _ = sender.send(*record);
                     }
-                    Some(Err(error)) => {
-                        record_error = Some(error);
+                }
+                Some(TrialEvent::Fatal(fatal)) => {
+                    if dispatcher.fatal(fatal) {
                         abort.abort();
                     }
                 }
-            }
-            Some(error) = fatal_receiver.recv(), if fatal.is_none() => {
-                fatal = Some(error);
-                abort.abort();
-            }
-            _ = &mut interrupt, if !interrupted => {
+            },
+            committed = committed_receiver.recv(), if committed_open => match committed {
+                None => {
+                    committed_open = false;
+                    // The recorder ended while trials may still finish: it panicked (a failed
+                    // append reported itself first). Nothing more can be recorded.
+                    if events_open && dispatcher.fatal(Fatal::TaskPanicked("the recorder stopped".to_string())) {
+                        abort.abort();
+                    }
+                }
+                Some(Ok(batch)) => {
+                    if dispatcher.committed(batch) {
+                        // Stop scheduling; trials in flight are dropped (re-run on resume).
+                        abort.abort();
+                    }
+                }
+                Some(Err(error)) => {
+                    if dispatcher.fatal(Fatal::Record(error)) {
+                        abort.abort();
+                    }
+                }
+            },
+            ended = async { spawner.as_mut().expect("spawner present").await }, if spawner.is_some() => {
+                spawner = None;
+                if let Err(join_error) = ended
+                    && join_error.is_panic()
+                    && dispatcher.fatal(Fatal::TaskPanicked(panic_text(join_error)))
+                {
+                    abort.abort();
+                }
+            },
+            _ = async { export_tick.as_mut().expect("exports set").tick().await }, if export_tick.is_some() => {
+                let running = export_job.as_ref().is_some_and(|job| !job.is_finished());
+                if !running && dispatcher.exported != Some(dispatcher.live.len()) && !dispatcher.live.is_empty()
+                    && let Some(exports) = &settings.exports
+                {
+                    dispatcher.exported = Some(dispatcher.live.len());
+                    let records = dispatcher.live.clone();
+                    let export = Arc::clone(&exports.export);
+                    export_job = Some(tokio::task::spawn_blocking(move || export(&records)));
+                }
+            },
+            _ = &mut interrupt, if !dispatcher.interrupted => {
                 // Stop new trials and drop those in flight (re-run on resume); what already
                 // finished is still committed before the loop ends.
-                interrupted = true;
+                dispatcher.interrupted = true;
                 abort.abort();
             }
         }
     }
-    let _ = spawner.await;
-    let _ = recorder.join();
-    bar.finish_and_clear();
-    if let Some(error) = record_error {
-        return Err(ExecuteError::Record(error));
+    if let Err(payload) = recorder.join() {
+        // The recorder's own panic message replaces the placeholder.
+        let message = panic_payload_text(payload.as_ref());
+        dispatcher.fatal = match dispatcher.fatal {
+            None | Some(Fatal::TaskPanicked(_)) => Some(Fatal::TaskPanicked(format!(
+                "the recorder panicked: {message}"
+            ))),
+            other => other,
+        };
     }
-    if let Some(error) = fatal {
-        return Err(ExecuteError::Leak(error));
+    // An export in progress finishes before the caller writes the final exports.
+    if let Some(job) = export_job {
+        let _ = job.await;
+    }
+    dispatcher.bar.finish_and_clear();
+    match dispatcher.fatal {
+        Some(Fatal::Record(error)) => return Err(ExecuteError::Record(error)),
+        Some(Fatal::Leak(message)) => return Err(ExecuteError::Leak(message)),
+        Some(Fatal::TaskPanicked(message)) => {
+            return Err(ExecuteError::Internal(format!(
+                "a scheduler task panicked: {message}"
+            )));
+        }
+        None => {}
     }
     Ok(ExecuteReport {
-        recorded,
-        interrupted,
-        missing: pending_count.saturating_sub(recorded),
-        breaker,
+        recorded: dispatcher.recorded,
+        interrupted: dispatcher.interrupted,
+        missing: pending_count.saturating_sub(dispatcher.recorded),
+        breaker: dispatcher.breaker,
+        retried_requests: dispatcher.retried_requests,
         wall_s: started.elapsed().as_secs_f64(),
     })
 }
 
-/// Why a trial stops the whole run.
-#[derive(Debug)]
-enum TrialFatal {
-    /// The leak guard found the target in the baseline.
-    Leak(String),
-}
-
 /// The message of a panicked task, when it carried one.
 fn panic_text(error: tokio::task::JoinError) -> String {
-    let payload = error.into_panic();
+    panic_payload_text(error.into_panic().as_ref())
+}
+
+/// The message a panic payload carries, when it carries one.
+fn panic_payload_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|text| text.to_string())
@@ -369,10 +580,6 @@ fn panic_text(error: tokio::task::JoinError) -> String {
         .unwrap_or_else(|| "(no message)".to_string())
 }
 
-/// Resolves on Ctrl-C or SIGTERM (the process-wide handler of `crate::contain`).
-async fn wait_for_interrupt() {
-    crate::contain::interrupted().await;
-}
 
 /// Why the circuit breaker tripped: the streak's length, its causes and the last message.
 fn breaker_reason(
@@ -400,16 +607,33 @@ fn breaker_reason(
     )
 }
 
-/// Run one trial: stage, drive the runner under the trial timeout, grade, write the transcript.
-/// File-system work (staging, grading workspace checks, transcript, clean-up) runs on the
-/// blocking pool so slow file systems never stall the async workers.
-/// `Err` only for a leak-guard violation, which stops the run; a panic in a blocking step is an
-/// unscoreable record (cause `internal_error`).
-async fn run_trial(
-    context: &Arc<TrialContext>,
-    case_index: usize,
-    key: &TrialKey,
-) -> Result<TrialRecord, TrialFatal> {
+
+/// Why a trial stops the whole run, as [`run_trial`] reports it.
+type TrialResult = Result<TrialRecord, Fatal>;
+
+/// When a trial started, for its record.
+#[derive(Clone, Copy)]
+struct TrialClock {
+    started_at: chrono::DateTime<Utc>,
+    clock: Instant,
+}
+
+/// What driving the runner produced.
+enum Driven {
+    /// The agent finished (its answer may still be wrong).
+    Completed(Box<Trajectory>),
+    /// The runner gave up (after its own bounded retries).
+    Failed(AttemptError),
+    /// The trial ran past its timeout.
+    TimedOut,
+}
+
+/// Run one trial through its stages: [`stage`] its folder, [`drive`] the runner under the
+/// trial timeout, [`grade_trial`], write the transcript and [`record_trial`]. File-system work
+/// (staging, grading workspace checks, transcript, clean-up) runs on the blocking pool so slow
+/// file systems never stall the async workers. `Err` only for a leak-guard violation, which
+/// stops the run; a panic in a blocking step is an unscoreable record (cause `internal_error`).
+async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKey) -> TrialResult {
     // Fault injection for the tests (debug builds only): a panic inside a trial must become an
     // unscoreable record, never a lost trial.
     if cfg!(debug_assertions)
@@ -420,79 +644,25 @@ async fn run_trial(
             key.trial_id()
         );
     }
-    let started_at = Utc::now();
-    let clock = Instant::now();
-    let staging_context = Arc::clone(context);
+    let time = TrialClock {
+        started_at: Utc::now(),
+        clock: Instant::now(),
+    };
     let staging = context.design.staging(key.arm);
-    let staged = tokio::task::spawn_blocking(move || {
-        let context = &staging_context;
-        stage_trial(
-            staging,
-            &context.cases[case_index],
-            &context.target,
-            &context.decoys,
-            context.runner.skills_dir(),
-            &context.eval_files_dir,
-            &context.target_digest,
-            context.calibre,
-            context.workspace_root.as_deref(),
-            Some(&context.run_dir),
-        )
-    })
-    .await;
-    let staged = match staged {
-        Ok(Ok(staged)) => staged,
-        Ok(Err(error)) if error.is_leak() => {
-            return Err(TrialFatal::Leak(error.to_string()));
-        }
-        Ok(Err(error)) => {
-            let grade = UnscoreableCause::StagingFailed.grade(error);
-            return Ok(build_record(
-                context, key, started_at, clock, grade, None, None, None,
-            ));
-        }
-        Err(join_error) => {
-            let grade = UnscoreableCause::InternalError
-                .grade(format!("the staging task failed: {join_error}"));
-            return Ok(build_record(
-                context, key, started_at, clock, grade, None, None, None,
-            ));
+    let staged = match stage(context, case_index, staging).await {
+        Ok(staged) => staged,
+        Err(StageFailure::Fatal(fatal)) => return Err(fatal),
+        Err(StageFailure::Unscoreable(grade)) => {
+            return Ok(record_trial(context, key, time, grade, None, None, None));
         }
     };
     let case = &context.cases[case_index];
-    let input = AttemptInput {
-        prompt: &case.prompt,
-        workspace: &staged.workspace,
-        home: &staged.home,
-        skills: &staged.skills,
-        model: &context.model,
-        timeout: context.trial_timeout,
-    };
-    let outcome = tokio::time::timeout(
-        context.trial_timeout + TIMEOUT_MARGIN,
-        context.runner.run_attempt(input),
-    )
-    .await;
-    // Credential values never reach a transcript, a judge or a custom grader: they are
-    // replaced by a marker the `security` metric still reports.
-    let outcome = match outcome {
-        Ok(Ok(mut trajectory)) => {
-            trajectory.redact_credentials(context.graders.credentials());
-            Ok(Ok(trajectory))
-        }
-        Ok(Err(mut error)) => {
-            if let Some(partial) = error.partial.as_mut() {
-                partial.redact_credentials(context.graders.credentials());
-            }
-            Ok(Err(error))
-        }
-        timeout => timeout,
-    };
+    let driven = drive(context, case, &staged).await;
     // Judges and custom graders run here, on the async workers, while the workspace exists.
     let staged_names = staged_skill_names(&context.target.name, &context.decoy_names, staging);
     let trial_id = key.trial_id();
-    let remote = match &outcome {
-        Ok(Ok(trajectory))
+    let remote = match &driven {
+        Driven::Completed(trajectory)
             if context.graders.has_remote()
                 && catalogue_problem(trajectory, staging, &context.target.name).is_none() =>
         {
@@ -517,45 +687,16 @@ async fn run_trial(
         let key = &finishing_key;
         let mut staged = staged;
         let case = &context.cases[case_index];
-        let (trajectory, grade): (Option<Trajectory>, Grade) = match outcome {
-            Ok(Ok(trajectory)) => {
-                let grade = match catalogue_problem(&trajectory, staging, &context.target.name) {
-                    Some(reason) => grade::unscoreable(reason),
-                    None => {
-                        let facts = trial_facts(
-                            context,
-                            case,
-                            &trajectory,
-                            key,
-                            &trial_id,
-                            &staged_names,
-                            &staged.workspace,
-                            &staged.home,
-                        );
-                        context.graders.finish(&facts, remote)
-                    }
-                };
-                (Some(trajectory), grade)
-            }
-            Ok(Err(error)) => {
-                let grade = UnscoreableCause::RunnerError.grade(&error.message);
-                (error.partial.map(|t| *t), grade)
-            }
-            Err(_) => {
-                let mut trajectory = Trajectory::new();
-                trajectory.status = TrajectoryStatus::Incomplete {
-                    reason: "trial timeout".to_string(),
-                };
-                let grade = grade::unscoreable(format!(
-                    "{} of {:.0} s",
-                    UnscoreableCause::Timeout.prefix(),
-                    context.trial_timeout.as_secs_f64()
-                ));
-                (Some(trajectory), grade)
-            }
-        };
-        let mut grade = grade;
-        let mut trajectory = trajectory;
+        let (mut trajectory, mut grade) = grade_trial(
+            context,
+            case,
+            key,
+            staging,
+            &staged,
+            &staged_names,
+            driven,
+            remote,
+        );
         let transcript = match trajectory.as_mut() {
             Some(trajectory) => {
                 let paths = TrialPaths {
@@ -593,11 +734,10 @@ async fn run_trial(
         };
         // Dropping the staged trial removes its folder (unless kept).
         drop(staged);
-        build_record(
+        record_trial(
             context,
             key,
-            started_at,
-            clock,
+            time,
             grade,
             trajectory.as_ref(),
             transcript,
@@ -610,9 +750,141 @@ async fn run_trial(
         Err(join_error) => {
             let grade = UnscoreableCause::InternalError
                 .grade(format!("the grading task failed: {join_error}"));
-            Ok(build_record(
-                context, key, started_at, clock, grade, None, None, None,
-            ))
+            Ok(record_trial(context, key, time, grade, None, None, None))
+        }
+    }
+}
+
+/// Why staging produced no trial folder.
+enum StageFailure {
+    /// The leak guard's finding: the run stops.
+    Fatal(Fatal),
+    /// This trial is unscoreable (an I/O failure, a panicked staging task).
+    Unscoreable(Grade),
+}
+
+/// Stage the trial's folder as its arm says (on the blocking pool).
+async fn stage(
+    context: &Arc<TrialContext>,
+    case_index: usize,
+    staging: ArmStaging,
+) -> Result<StagedTrial, StageFailure> {
+    let staging_context = Arc::clone(context);
+    let staged = tokio::task::spawn_blocking(move || {
+        let context = &staging_context;
+        stage_trial(
+            staging,
+            &context.cases[case_index],
+            &context.target,
+            &context.decoys,
+            &context.capabilities.skills_dir,
+            &context.eval_files_dir,
+            &context.target_digest,
+            context.calibre,
+            context.workspace_root.as_deref(),
+            Some(&context.run_dir),
+        )
+    })
+    .await;
+    match staged {
+        Ok(Ok(staged)) => Ok(staged),
+        Ok(Err(error)) if error.is_leak() => {
+            Err(StageFailure::Fatal(Fatal::Leak(error.to_string())))
+        }
+        Ok(Err(error)) => Err(StageFailure::Unscoreable(
+            UnscoreableCause::StagingFailed.grade(error),
+        )),
+        Err(join_error) => Err(StageFailure::Unscoreable(
+            UnscoreableCause::InternalError
+                .grade(format!("the staging task failed: {join_error}")),
+        )),
+    }
+}
+
+/// Drive the runner on the staged trial under the trial timeout. Credential values never reach
+/// a transcript, a judge or a custom grader: they are replaced by a marker the `security`
+/// metric still reports.
+async fn drive(context: &TrialContext, case: &GoldenCase, staged: &StagedTrial) -> Driven {
+    let input = AttemptInput {
+        prompt: &case.prompt,
+        workspace: &staged.workspace,
+        home: &staged.home,
+        skills: &staged.skills,
+        model: &context.model,
+        timeout: context.trial_timeout,
+    };
+    let outcome = tokio::time::timeout(
+        context.trial_timeout + TIMEOUT_MARGIN,
+        context.runner.run_attempt(input),
+    )
+    .await;
+    match outcome {
+        Ok(Ok(mut trajectory)) => {
+            trajectory.redact_credentials(context.graders.credentials());
+            Driven::Completed(Box::new(trajectory))
+        }
+        Ok(Err(mut error)) => {
+            if let Some(partial) = error.partial.as_mut() {
+                partial.redact_credentials(context.graders.credentials());
+            }
+            Driven::Failed(error)
+        }
+        Err(_) => Driven::TimedOut,
+    }
+}
+
+/// Grade what driving produced (synchronous: output checks, workspace checks, deterministic
+/// metrics); returns the trajectory to record, when there is one, and the grade.
+#[allow(clippy::too_many_arguments)]
+fn grade_trial(
+    context: &TrialContext,
+    case: &GoldenCase,
+    key: &TrialKey,
+    staging: ArmStaging,
+    staged: &StagedTrial,
+    staged_names: &[String],
+    driven: Driven,
+    remote: RemoteGrades,
+) -> (Option<Trajectory>, Grade) {
+    match driven {
+        Driven::Completed(trajectory) => {
+            let grade = match catalogue_problem(&trajectory, staging, &context.target.name) {
+                Some(grade) => grade,
+                None => {
+                    let trial_id = key.trial_id();
+                    let facts = trial_facts(
+                        context,
+                        case,
+                        &trajectory,
+                        key,
+                        &trial_id,
+                        staged_names,
+                        &staged.workspace,
+                        &staged.home,
+                    );
+                    context.graders.finish(&facts, remote)
+                }
+            };
+            (Some(*trajectory), grade)
+        }
+        Driven::Failed(error) => {
+            let grade = UnscoreableCause::RunnerError.grade(&error.message);
+            (error.partial.map(|t| *t), grade)
+        }
+        Driven::TimedOut => {
+            let mut trajectory = Trajectory::new();
+            trajectory.status = TrajectoryStatus::Incomplete {
+                reason: "trial timeout".to_string(),
+            };
+            let grade = Grade::unscoreable(
+                UnscoreableCause::Timeout,
+                format!(
+                    "{} of {:.0} s",
+                    UnscoreableCause::Timeout.prefix(),
+                    context.trial_timeout.as_secs_f64()
+                ),
+            );
+            (Some(trajectory), grade)
         }
     }
 }
@@ -620,7 +892,7 @@ async fn run_trial(
 /// When the agent reports its skill catalogue: an arm without the target must not list it (a
 /// leak from outside the workspace) and an arm with it must (else the target was not
 /// discovered, and the trial measures nothing about it). Either makes the trial unscoreable.
-fn catalogue_problem(trajectory: &Trajectory, staging: ArmStaging, target: &str) -> Option<String> {
+fn catalogue_problem(trajectory: &Trajectory, staging: ArmStaging, target: &str) -> Option<Grade> {
     let catalogue = trajectory.skill_catalogue.as_ref()?;
     // A target the skill tool activated successfully was discovered, whatever the catalogue says.
     let activated = trajectory.skill_activations.iter().any(|a| {
@@ -631,12 +903,12 @@ fn catalogue_problem(trajectory: &Trajectory, staging: ArmStaging, target: &str)
         .any(|name| name == target || name.rsplit(':').next() == Some(target))
         || (staging == ArmStaging::WithTarget && activated);
     match (staging, listed) {
-        (ArmStaging::WithoutTarget, true) => Some(format!(
-            "isolation failure: the agent's skill catalogue lists the target `{target}` in an arm without it"
-        )),
-        (ArmStaging::WithTarget, false) => Some(format!(
-            "discovery failure: the agent's skill catalogue does not list the staged target `{target}`"
-        )),
+        (ArmStaging::WithoutTarget, true) => Some(UnscoreableCause::IsolationFailure.grade(format!(
+            "the agent's skill catalogue lists the target `{target}` in an arm without it"
+        ))),
+        (ArmStaging::WithTarget, false) => Some(UnscoreableCause::DiscoveryFailure.grade(format!(
+            "the agent's skill catalogue does not list the staged target `{target}`"
+        ))),
         _ => None,
     }
 }
@@ -661,8 +933,8 @@ fn trial_facts<'a>(
         trial_id,
         target_skill: &context.target.name,
         staged_skills: staged_names,
-        activation_observable: context.activation_observable,
-        can_run_commands: context.can_run_commands,
+        activation_observable: context.capabilities.activation_observable,
+        can_run_commands: context.capabilities.can_run_commands,
         workspace: Some(workspace),
         run_workspace: Some(workspace),
         run_home: Some(home),
@@ -717,12 +989,12 @@ fn write_transcript(
     Ok(relative)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn build_record(
+/// The trial's record: its grade with the cause typed as graded, what the trajectory measured
+/// (usage, latency, retries, activations) and where its transcript is.
+fn record_trial(
     context: &TrialContext,
     key: &TrialKey,
-    started_at: chrono::DateTime<Utc>,
-    clock: Instant,
+    time: TrialClock,
     grade: Grade,
     trajectory: Option<&Trajectory>,
     transcript: Option<String>,
@@ -753,10 +1025,9 @@ fn build_record(
             None => Default::default(),
         };
     let unscoreable_cause = (grade.outcome == Outcome::Unscoreable)
-        .then(|| UnscoreableCause::of_reason(grade.reason.as_deref().unwrap_or_default()));
-    let infrastructure = (grade.outcome == Outcome::Unscoreable)
-        .then(|| infrastructure_cause(trajectory, grade.reason.as_deref()))
-        .flatten();
+        .then(|| grade.cause.unwrap_or(UnscoreableCause::Other));
+    let infrastructure = unscoreable_cause
+        .and_then(|cause| infrastructure_cause(trajectory, cause, grade.reason.as_deref()));
     let truncated = trajectory.map(|t| t.truncated.clone()).unwrap_or_default();
     TrialRecord {
         infrastructure,
@@ -780,8 +1051,8 @@ fn build_record(
         other_judges: grade.other_judges,
         other_judge_errors: grade.other_judge_errors,
         usage,
-        started_at,
-        wall_s: clock.elapsed().as_secs_f64(),
+        started_at: time.started_at,
+        wall_s: time.clock.elapsed().as_secs_f64(),
         model_latency_s,
         requests,
         retries,
@@ -795,12 +1066,13 @@ fn build_record(
     }
 }
 
-/// The infrastructure cause of an unscoreable trial: what the agent reported, else what the
-/// reason's class says (a runner error's HTTP status or wording, a timeout, an incomplete
-/// stream, a grader error). `None` for causes that are not infrastructure (an isolation or
-/// discovery failure, a staging error).
+/// The infrastructure cause of an unscoreable trial: what the agent reported, else what its
+/// typed cause says (a runner error's HTTP status or wording, a timeout, an incomplete stream, a
+/// grader error). `None` for causes that are not infrastructure (an isolation or discovery
+/// failure, a staging error).
 fn infrastructure_cause(
     trajectory: Option<&Trajectory>,
+    cause: UnscoreableCause,
     reason: Option<&str>,
 ) -> Option<crate::trajectory::InfrastructureCause> {
     use crate::trajectory::InfrastructureCause as Cause;
@@ -814,8 +1086,9 @@ fn infrastructure_cause(
         return Some(Cause::Timeout);
     }
     let reason = reason.unwrap_or("");
-    match UnscoreableCause::of_reason(reason) {
+    match cause {
         UnscoreableCause::RunnerError => {
+            // The runner's own message (an HTTP status, a connection error) says which.
             let message = reason
                 .strip_prefix(UnscoreableCause::RunnerError.prefix())
                 .unwrap_or(reason);
@@ -847,31 +1120,43 @@ mod tests {
     #[test]
     fn infrastructure_causes_are_typed() {
         use crate::trajectory::InfrastructureCause as Cause;
+        use UnscoreableCause as U;
         let mut trajectory = Trajectory::new();
-        assert_eq!(infrastructure_cause(Some(&trajectory), None), None);
+        assert_eq!(
+            infrastructure_cause(Some(&trajectory), U::IsolationFailure, None),
+            None
+        );
         assert_eq!(
             infrastructure_cause(
                 None,
+                U::RunnerError,
                 Some("runner error: HTTP 429: slow down (gave up after 4 retries)")
             ),
             Some(Cause::RateLimited)
         );
         assert_eq!(
-            infrastructure_cause(None, Some("runner error: error sending request for url")),
+            infrastructure_cause(
+                None,
+                U::RunnerError,
+                Some("runner error: error sending request for url")
+            ),
             Some(Cause::ApiUnreachable)
         );
         assert_eq!(
-            infrastructure_cause(None, Some("trial exceeded its timeout of 5 s")),
+            infrastructure_cause(None, U::Timeout, Some("trial exceeded its timeout of 5 s")),
             Some(Cause::Timeout)
         );
         assert_eq!(
-            infrastructure_cause(None, Some("grader error: judge unavailable")),
+            infrastructure_cause(None, U::GraderError, Some("grader error: judge unavailable")),
             Some(Cause::Grader)
         );
+        // The cause decides, not the text: a reason that reads like a runner error but was
+        // graded as a discovery failure is no infrastructure failure.
         assert_eq!(
             infrastructure_cause(
                 None,
-                Some("isolation failure: the agent's skill catalogue lists the target")
+                U::DiscoveryFailure,
+                Some("runner error: HTTP 429: slow down")
             ),
             None
         );
@@ -880,7 +1165,11 @@ mod tests {
             "API Error: Can't reach the API server (ENOTFOUND)",
         );
         assert_eq!(
-            infrastructure_cause(Some(&trajectory), Some("incomplete trajectory: x")),
+            infrastructure_cause(
+                Some(&trajectory),
+                U::IncompleteTrajectory,
+                Some("incomplete trajectory: x")
+            ),
             Some(Cause::ApiUnreachable)
         );
     }
@@ -893,24 +1182,344 @@ mod tests {
             None
         );
         trajectory.skill_catalogue = Some(vec!["decoy".into(), "plugin:t".into()]);
+        let isolation = catalogue_problem(&trajectory, ArmStaging::WithoutTarget, "t").unwrap();
+        assert_eq!(isolation.cause, Some(UnscoreableCause::IsolationFailure));
         assert!(
-            catalogue_problem(&trajectory, ArmStaging::WithoutTarget, "t")
+            isolation
+                .reason
                 .unwrap()
-                .contains("isolation failure")
+                .starts_with("isolation failure: ")
         );
         assert_eq!(
             catalogue_problem(&trajectory, ArmStaging::WithTarget, "t"),
             None
         );
         trajectory.skill_catalogue = Some(vec!["decoy".into()]);
-        assert!(
-            catalogue_problem(&trajectory, ArmStaging::WithTarget, "t")
-                .unwrap()
-                .contains("discovery failure")
-        );
+        let discovery = catalogue_problem(&trajectory, ArmStaging::WithTarget, "t").unwrap();
+        assert_eq!(discovery.cause, Some(UnscoreableCause::DiscoveryFailure));
         assert_eq!(
             catalogue_problem(&trajectory, ArmStaging::WithoutTarget, "t"),
             None
         );
+    }
+}
+
+/// Scheduler tests on a fake runner: interrupt, leak abort, record failure, panics.
+#[cfg(test)]
+mod scheduler_tests {
+    use super::*;
+    use crate::evalset::{CaseFiles, CaseStatus, ExpectedSkill};
+    use crate::grade::GradingSettings;
+    use crate::grade::checks::Check;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// What the fake runner does on an attempt.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Script {
+        /// Answer at once: `Aye` when the target is staged, else not.
+        Answer,
+        /// Never answer (until the trial timeout).
+        Hang,
+        /// Panic inside the attempt.
+        Panic,
+    }
+
+    struct FakeRunner {
+        script: Script,
+        attempts: AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl Runner for FakeRunner {
+        fn kind(&self) -> &'static str {
+            "fake"
+        }
+        fn skills_dir(&self) -> &'static Path {
+            Path::new(".agents/skills")
+        }
+        async fn run_attempt(
+            &self,
+            input: AttemptInput<'_>,
+        ) -> Result<Trajectory, crate::runner::AttemptError> {
+            self.attempts.fetch_add(1, Ordering::SeqCst);
+            match self.script {
+                Script::Answer => {}
+                Script::Hang => std::future::pending::<()>().await,
+                Script::Panic => panic!("fake runner panicked"),
+            }
+            let mut trajectory = Trajectory::new();
+            let with = input.skills.iter().any(|s| s.target);
+            trajectory.final_answer = Some(if with { "Aye" } else { "No" }.to_string());
+            Ok(trajectory)
+        }
+    }
+
+    /// A sink that keeps the records, or refuses every batch.
+    #[derive(Clone, Default)]
+    struct MemorySink {
+        records: Arc<Mutex<Vec<TrialRecord>>>,
+        fail: bool,
+    }
+
+    impl RecordSink for MemorySink {
+        fn append(&mut self, batch: &[TrialRecord]) -> Result<(), RecordError> {
+            if self.fail {
+                return Err(RecordError::Io {
+                    path: PathBuf::from("trials.jsonl"),
+                    source: std::io::Error::other("disk full"),
+                });
+            }
+            self.records.lock().unwrap().extend_from_slice(batch);
+            Ok(())
+        }
+    }
+
+    fn case(id: &str) -> GoldenCase {
+        GoldenCase {
+            id: id.into(),
+            prompt: "p".into(),
+            expected_output: None,
+            expected_output_match: None,
+            assertions: vec![],
+            checks: vec![Check::Contains {
+                value: "Aye".into(),
+                ignore_case: false,
+            }],
+            expected_skill: ExpectedSkill::Unspecified,
+            expected_script: None,
+            acceptable_skills: vec![],
+            should_trigger: true,
+            files: CaseFiles::Omitted,
+            cluster: None,
+            status: CaseStatus::Active,
+            weight: 1.0,
+        }
+    }
+
+    /// A run of `cases` cases on the fake runner; `leaky` stages a copy of the target as a decoy.
+    fn setup(script: Script, cases: usize, leaky: bool) -> (tempfile::TempDir, Arc<TrialContext>) {
+        let dir = tempfile::tempdir().unwrap();
+        let write_skill = |name: &str, body: &str| {
+            let skill = dir.path().join("skills").join(name);
+            std::fs::create_dir_all(&skill).unwrap();
+            std::fs::write(
+                skill.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: d\n---\n{body}\n"),
+            )
+            .unwrap();
+            SkillSource {
+                name: name.into(),
+                dir: skill,
+            }
+        };
+        let target = write_skill("target", "Answer Aye.");
+        let mut decoys = vec![write_skill("decoy", "Something else entirely.")];
+        if leaky {
+            let copy = dir.path().join("skills").join("copy");
+            std::fs::create_dir_all(&copy).unwrap();
+            std::fs::copy(target.dir.join("SKILL.md"), copy.join("SKILL.md")).unwrap();
+            decoys.push(SkillSource {
+                name: "copy".into(),
+                dir: copy,
+            });
+        }
+        let run_dir = dir.path().join("run");
+        std::fs::create_dir_all(run_dir.join("transcripts")).unwrap();
+        let calibre = Calibre::default();
+        let target_digest = crate::asset::fingerprint::fingerprint(&target.dir, calibre)
+            .unwrap()
+            .digest;
+        let context = Arc::new(TrialContext {
+            run_id: "r".into(),
+            run_dir,
+            runner_name: "fake".into(),
+            model: "m".into(),
+            runner: Box::new(FakeRunner {
+                script,
+                attempts: AtomicUsize::new(0),
+            }),
+            cases: (0..cases).map(|i| case(&format!("c{i}"))).collect(),
+            eval_files_dir: target.dir.join("evals/files"),
+            target,
+            decoy_names: decoys.iter().map(|d| d.name.clone()).collect(),
+            decoys,
+            target_digest,
+            calibre,
+            trial_timeout: Duration::from_secs(30),
+            keep_workspaces: false,
+            workspace_root: Some(dir.path().to_path_buf()),
+            graders: Arc::new(GraderSet::new(GradingSettings::new(), vec![], vec![])),
+            capabilities: crate::runner::RunnerCapabilities {
+                skills_dir: PathBuf::from(".agents/skills"),
+                skill_delivery: crate::runner::SkillDelivery::Native,
+                activation_observable: true,
+                can_run_commands: true,
+            },
+            retried: HashSet::new(),
+            max_transcript_bytes: 1 << 20,
+            design: ArmDesign::Paired,
+        });
+        (dir, context)
+    }
+
+    fn settings(exports: Option<PeriodicExports>) -> ExecuteSettings {
+        ExecuteSettings {
+            jobs: 4,
+            k: 1,
+            progress: false,
+            breaker: 0,
+            exports,
+        }
+    }
+
+    #[tokio::test]
+    async fn every_trial_is_recorded_and_exports_come_from_memory() {
+        let (_dir, context) = setup(Script::Answer, 3, false);
+        let sink = MemorySink::default();
+        let exported = Arc::new(Mutex::new(Vec::<usize>::new()));
+        let seen = Arc::clone(&exported);
+        let exports = PeriodicExports {
+            interval: Duration::from_millis(1),
+            export: Arc::new(move |records| seen.lock().unwrap().push(records.len())),
+        };
+        let report = execute(
+            context,
+            settings(Some(exports)),
+            &HashSet::new(),
+            &[],
+            sink.clone(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!((report.recorded, report.missing), (6, 0));
+        let records = sink.records.lock().unwrap();
+        assert_eq!(records.len(), 6);
+        for record in records.iter() {
+            let expected = if record.arm == Arm::WithSkill {
+                Outcome::Pass
+            } else {
+                Outcome::Fail
+            };
+            assert_eq!(record.outcome, expected, "{}", record.trial_id);
+        }
+        // Every periodic export saw records only from memory, never more than were committed.
+        assert!(exported.lock().unwrap().iter().all(|n| *n <= 6));
+    }
+
+    #[tokio::test]
+    async fn an_interrupt_stops_the_run_and_keeps_what_finished() {
+        let (_dir, context) = setup(Script::Hang, 4, false);
+        let sink = MemorySink::default();
+        let report = execute(
+            context,
+            settings(None),
+            &HashSet::new(),
+            &[],
+            sink.clone(),
+            tokio::time::sleep(Duration::from_millis(200)),
+        )
+        .await
+        .unwrap();
+        assert!(report.interrupted);
+        assert_eq!(report.recorded, 0);
+        assert_eq!(report.missing, 8, "the trials in flight were dropped");
+        assert!(sink.records.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_leak_aborts_the_run_as_a_leak() {
+        let (_dir, context) = setup(Script::Answer, 3, true);
+        let error = execute(
+            context,
+            settings(None),
+            &HashSet::new(),
+            &[],
+            MemorySink::default(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(&error, ExecuteError::Leak(message) if message.contains("leak guard")),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failed_append_stops_the_run_with_a_record_error() {
+        let (_dir, context) = setup(Script::Answer, 3, false);
+        let sink = MemorySink {
+            fail: true,
+            ..Default::default()
+        };
+        let error = execute(
+            context,
+            settings(None),
+            &HashSet::new(),
+            &[],
+            sink,
+            std::future::pending(),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(&error, ExecuteError::Record(_)),
+            "{error}: a failed append is no leak"
+        );
+        assert!(error.to_string().contains("disk full"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_panicking_trial_is_an_internal_error_record_not_a_leak() {
+        let (_dir, context) = setup(Script::Panic, 2, false);
+        let sink = MemorySink::default();
+        let report = execute(
+            context,
+            settings(None),
+            &HashSet::new(),
+            &[],
+            sink.clone(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!((report.recorded, report.missing), (4, 0));
+        for record in sink.records.lock().unwrap().iter() {
+            assert_eq!(record.outcome, Outcome::Unscoreable);
+            assert_eq!(
+                record.unscoreable_cause,
+                Some(UnscoreableCause::InternalError)
+            );
+            assert!(
+                record.reason.as_deref().unwrap().contains("fake runner panicked"),
+                "{:?}",
+                record.reason
+            );
+            assert!(UnscoreableCause::InternalError.is_infrastructure());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_sink_is_an_internal_error_not_a_leak() {
+        struct PanickingSink;
+        impl RecordSink for PanickingSink {
+            fn append(&mut self, _batch: &[TrialRecord]) -> Result<(), RecordError> {
+                panic!("sink exploded")
+            }
+        }
+        let (_dir, context) = setup(Script::Answer, 2, false);
+        let error = execute(
+            context,
+            settings(None),
+            &HashSet::new(),
+            &[],
+            PanickingSink,
+            std::future::pending(),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(error, ExecuteError::Internal(_)), "{error}");
     }
 }

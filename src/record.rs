@@ -18,10 +18,11 @@ use crate::grade::checks::CheckResult;
 use crate::trajectory::{RetryRecord, Usage};
 use crate::workspace::{Arm, ArmDesign};
 
-/// Version of the run-folder format (manifest and trial records). Version 2 added the grading
-/// settings, composite and metric results; version 1 folders are still read (as output checks
-/// only).
-pub const FORMAT_VERSION: u32 = 2;
+/// Version of the run-folder format (manifest and trial records). Version 3 added the runner's
+/// typed capabilities (`runner.capabilities`) and the arms as data (`arm_specs`); version 2 the
+/// grading settings, composite and metric results. Versions 1 and 2 are still read (their
+/// capabilities from the recorded kind and skill mode, their arms the paired two).
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest run-folder format this skill-lift reads.
 pub const OLDEST_READABLE_FORMAT_VERSION: u32 = 1;
 
@@ -71,10 +72,24 @@ pub struct RunnerInfo {
     pub profile_path: PathBuf,
     /// `sha256:<hex>` of the profile file.
     pub profile_digest: String,
-    /// Skill mode (`inject` | `tools`).
+    /// Skill mode (`inject` | `tools`; `native` for agent CLIs).
     pub skill_mode: String,
     /// Server base URL.
     pub base_url: String,
+    /// What the runner can do and what can be observed of it (run-folder format 3 on; absent in older
+    /// run folders: [`RunnerInfo::capabilities`] reads those from `kind` and `skill_mode`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<crate::runner::RunnerCapabilities>,
+}
+
+impl RunnerInfo {
+    /// The runner's capabilities: as recorded, else (older run folders) from the recorded kind
+    /// and skill mode.
+    pub fn capabilities(&self) -> crate::runner::RunnerCapabilities {
+        self.capabilities.clone().unwrap_or_else(|| {
+            crate::runner::RunnerCapabilities::of_recorded_names(&self.kind, &self.skill_mode)
+        })
+    }
 }
 
 /// One staged decoy.
@@ -234,8 +249,8 @@ pub struct TrialRecord {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub supersedes: bool,
     /// For an unscoreable trial: the class of its cause (the detail is in `reason`). Absent in
-    /// records written before causes were typed; [`crate::grade::UnscoreableCause::of_reason`]
-    /// reads it from the reason then.
+    /// records written before causes were typed; [`TrialRecord::cause`] reads it from the
+    /// reason then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unscoreable_cause: Option<crate::grade::UnscoreableCause>,
     /// True when only some of the trial's model requests reported usage: `usage` is then the
@@ -253,6 +268,35 @@ pub struct TrialRecord {
 }
 
 impl TrialRecord {
+    /// Why the trial is unscoreable (`None` for any other outcome): the recorded typed cause;
+    /// for records written before causes were typed, the class of the reason's prefix.
+    pub fn cause(&self) -> Option<crate::grade::UnscoreableCause> {
+        if self.outcome != Outcome::Unscoreable {
+            return None;
+        }
+        Some(self.unscoreable_cause.unwrap_or_else(|| {
+            crate::grade::UnscoreableCause::of_legacy_reason(self.reason.as_deref().unwrap_or(""))
+        }))
+    }
+
+    /// The name the analysis counts an unscoreable trial's cause under: the typed cause's
+    /// label (an agent-reported API failure by its infrastructure class, e.g. `agent API
+    /// unreachable`); for records written before causes were typed, the reason's text before
+    /// its first `:`.
+    pub fn cause_label(&self) -> String {
+        use crate::grade::UnscoreableCause;
+        match (self.unscoreable_cause, self.infrastructure) {
+            (Some(UnscoreableCause::AgentApiError), Some(infrastructure)) => {
+                infrastructure.describe().to_string()
+            }
+            (Some(cause), _) => cause.label().to_string(),
+            (None, _) => {
+                let reason = self.reason.as_deref().unwrap_or("unknown");
+                reason.split(':').next().unwrap_or(reason).trim().to_string()
+            }
+        }
+    }
+
     /// The trial's key: (case id, arm, attempt).
     pub fn key(&self) -> TrialKey {
         TrialKey {

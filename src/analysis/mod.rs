@@ -627,18 +627,6 @@ pub struct RunAccumulator<'a> {
     agreement: agreement::AgreementAccumulator,
 }
 
-/// The cause class of an unscoreable reason: the text before its first `:` (`runner error`,
-/// `grader error`, `incomplete trajectory`, …).
-fn unscoreable_cause(reason: Option<&str>) -> String {
-    let reason = reason.unwrap_or("unknown");
-    reason
-        .split(':')
-        .next()
-        .unwrap_or(reason)
-        .trim()
-        .to_string()
-}
-
 impl<'a> RunAccumulator<'a> {
     /// An empty accumulator for the run `manifest` describes.
     pub fn new(manifest: &'a Manifest) -> Self {
@@ -703,7 +691,7 @@ impl<'a> RunAccumulator<'a> {
         if record.outcome == Outcome::Unscoreable {
             *totals
                 .unscoreable_causes
-                .entry(unscoreable_cause(record.reason.as_deref()))
+                .entry(record.cause_label())
                 .or_default() += 1;
         }
         let grading = &self.manifest.grading;
@@ -768,10 +756,7 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         agreement,
         ..
     } = accumulator;
-    let activation_observable = crate::grade::pipeline::activation_observable(
-        &manifest.runner.kind,
-        &manifest.runner.skill_mode,
-    );
+    let activation_observable = manifest.runner.capabilities().activation_observable;
     let mut paired = Paired {
         with: Vec::new(),
         without: Vec::new(),

@@ -44,6 +44,7 @@ fn manifest(
             profile_digest: "sha256:z".into(),
             skill_mode: skill_mode.into(),
             base_url: "http://127.0.0.1:1/v1".into(),
+            capabilities: None,
         },
         model: "m".into(),
         k,

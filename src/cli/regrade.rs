@@ -23,9 +23,7 @@ use super::grading::{
 };
 use super::{AnalysisArgs, CommandError};
 use crate::evalset::{GoldenCase, load_eval_set};
-use crate::grade::pipeline::{
-    GraderSet, TrialFacts, activation_observable, can_run_commands, staged_skill_names,
-};
+use crate::grade::pipeline::{GraderSet, TrialFacts, staged_skill_names};
 use crate::grade::{GradingSettings, Outcome};
 use crate::record::{
     FORMAT_VERSION, Manifest, RunLock, TranscriptDocument, TrialLog, TrialRecord, read_manifest,
@@ -335,6 +333,7 @@ impl RegradeContext {
                 }
             })
             .filter(|w| w.is_dir());
+        let capabilities = self.manifest.runner.capabilities();
         let facts = TrialFacts {
             case,
             trajectory: &document.trajectory,
@@ -343,11 +342,8 @@ impl RegradeContext {
             trial_id: &record.trial_id,
             target_skill: &self.manifest.asset.name,
             staged_skills: &staged,
-            activation_observable: activation_observable(
-                &self.manifest.runner.kind,
-                &self.manifest.runner.skill_mode,
-            ),
-            can_run_commands: can_run_commands(&self.manifest.runner.kind),
+            activation_observable: capabilities.activation_observable,
+            can_run_commands: capabilities.can_run_commands,
             workspace: kept_workspace.as_deref(),
             run_workspace: document.workspace_path.as_deref(),
             run_home: document.home_path.as_deref(),

@@ -260,6 +260,7 @@ pub(super) fn resolve_fresh(
         }
     }
     super::grading::validate_expected_outputs(&eval_path, &cases, &grading.settings)?;
+    let capabilities = crate::runner::RunnerCapabilities::of_profile(&profile.profile);
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -294,15 +295,9 @@ pub(super) fn resolve_fresh(
             profile_digest: sha256_digest(&profile_bytes),
             // Agent CLIs discover staged skills themselves: `skill_mode` applies to
             // `openai-chat` only.
-            skill_mode: if profile.profile.kind.is_agent_cli() {
-                "native".to_string()
-            } else {
-                serde_json::to_value(profile.profile.skill_mode)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            },
+            skill_mode: capabilities.skill_delivery.as_str().to_string(),
             base_url: profile.profile.base_url.clone(),
+            capabilities: Some(capabilities),
         },
         model,
         k: args.k,
@@ -495,41 +490,26 @@ fn export_interval() -> Duration {
         .unwrap_or(Duration::from_secs(10))
 }
 
-/// Every `interval` until `stop` turns true: when trials were recorded since the last time,
-/// re-analyze `trials.jsonl` and rewrite every export (not the transcript pages) atomically.
-/// Failures are ignored here: the final export at the end of the run reports them.
-async fn periodic_exports(
+/// The exports rewritten during a run: every [`export_interval`], when trials were recorded
+/// since the last time, every export (not the transcript pages) from the dispatcher's records
+/// in memory, atomically. Failures are ignored here: the final export at the end of the run
+/// reports them.
+fn periodic_exports(
     run_dir: PathBuf,
     manifest: Manifest,
     settings: AnalysisSettings,
-    interval: Duration,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) {
-    let manifest = Arc::new(manifest);
-    let mut exported_len = None;
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
-            _ = stop.changed() => return,
-        }
-        if *stop.borrow() {
-            return;
-        }
-        let dir = run_dir.clone();
-        let manifest = Arc::clone(&manifest);
-        let previous = exported_len;
-        let settings = settings.clone();
-        let job = tokio::task::spawn_blocking(move || -> Option<u64> {
-            let length = std::fs::metadata(dir.join("trials.jsonl")).ok()?.len();
-            if previous == Some(length) || length == 0 {
-                return previous;
-            }
-            export_run(&dir, &dir, &manifest, &settings, &Format::ALL, false).ok()?;
-            Some(length)
-        });
-        if let Ok(length) = job.await {
-            exported_len = length.or(exported_len);
-        }
+) -> crate::execute::PeriodicExports {
+    crate::execute::PeriodicExports {
+        interval: export_interval(),
+        export: Arc::new(move |records| {
+            let _ = crate::report::export_records(
+                &run_dir,
+                &manifest,
+                &settings,
+                &Format::ALL,
+                records,
+            );
+        }),
     }
 }
 
@@ -803,15 +783,9 @@ pub(super) async fn execute_run(
         previous
             .iter()
             .filter(|record| {
-                record.outcome == crate::grade::Outcome::Unscoreable
-                    && record
-                        .unscoreable_cause
-                        .unwrap_or_else(|| {
-                            crate::grade::UnscoreableCause::of_reason(
-                                record.reason.as_deref().unwrap_or_default(),
-                            )
-                        })
-                        .is_infrastructure()
+                record
+                    .cause()
+                    .is_some_and(crate::grade::UnscoreableCause::is_infrastructure)
             })
             .map(|record| record.key())
             .collect()
@@ -960,11 +934,11 @@ pub(super) async fn execute_run(
             .iter()
             .map(|d| d.name.clone())
             .collect(),
-        activation_observable: crate::grade::pipeline::activation_observable(
-            &manifest.runner.kind,
-            &manifest.runner.skill_mode,
-        ),
-        can_run_commands: crate::grade::pipeline::can_run_commands(&manifest.runner.kind),
+        capabilities: manifest
+            .runner
+            .capabilities
+            .clone()
+            .unwrap_or_else(|| crate::runner::RunnerCapabilities::of_profile(&profile.profile)),
         retried,
         max_transcript_bytes: usize::try_from(profile.profile.max_transcript_bytes)
             .unwrap_or(usize::MAX),
@@ -979,24 +953,25 @@ pub(super) async fn execute_run(
         k: manifest.k,
         progress: !options.quiet && progress_allowed(),
         breaker: args.breaker,
+        exports: Some(periodic_exports(
+            run_dir.clone(),
+            manifest.clone(),
+            analysis_settings.clone(),
+        )),
     };
-    let (stop_exports, exports_stopped) = tokio::sync::watch::channel(false);
-    let periodic = tokio::spawn(periodic_exports(
-        run_dir.clone(),
-        manifest.clone(),
-        analysis_settings.clone(),
-        export_interval(),
-        exports_stopped,
-    ));
     let graders_for_usage = Arc::clone(&context.graders);
-    let outcome = execute(context, settings, &done, &previous, log).await;
+    let outcome = execute(
+        context,
+        settings,
+        &done,
+        &previous,
+        log,
+        crate::contain::interrupted(),
+    )
+    .await;
     for line in graders_for_usage.judge_usage_lines() {
         eprintln!("skill-lift: {line}");
     }
-    // Stop the periodic exports and wait for one in progress, so it cannot overwrite the final
-    // exports below.
-    let _ = stop_exports.send(true);
-    let _ = periodic.await;
     if let Some(server) = server.as_mut() {
         server.stop().await;
     }
@@ -1013,6 +988,7 @@ pub(super) async fn execute_run(
     }
     let report = match outcome {
         Ok(report) => report,
+        // A leak is the inputs' fault (exit 2); a failed append or an internal error is not.
         Err(crate::execute::ExecuteError::Leak(message)) => {
             return Err(CommandError::input(anyhow!("{message}")));
         }

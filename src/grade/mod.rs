@@ -139,12 +139,18 @@ pub struct Grade {
     /// they do not make the trial unscoreable, but the agreement report counts them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub other_judge_errors: BTreeMap<String, Vec<String>>,
+    /// Why an unscoreable trial is unscoreable, typed (`reason` holds the detail); `None` for
+    /// every other outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<UnscoreableCause>,
 }
 
 impl Grade {
-    /// An unscoreable grade with `reason`.
-    pub fn unscoreable(reason: String) -> Self {
+    /// An unscoreable grade of `cause` whose reason is `reason` (the whole text; see
+    /// [`UnscoreableCause::grade`] for `<prefix>: <detail>`).
+    pub fn unscoreable(cause: UnscoreableCause, reason: String) -> Self {
         Self {
+            cause: Some(cause),
             outcome: Outcome::Unscoreable,
             reason: Some(reason),
             decided_by: None,
@@ -159,13 +165,9 @@ impl Grade {
     }
 }
 
-/// An unscoreable grade with `reason`.
-pub fn unscoreable(reason: String) -> Grade {
-    Grade::unscoreable(reason)
-}
-
-/// Why a trial is unscoreable, as a class; the reason text carries the detail and starts with
-/// [`UnscoreableCause::prefix`] (the analysis counts causes by that prefix).
+/// Why a trial is unscoreable, as a class. It travels typed from where the trial failed to the
+/// grade ([`Grade::cause`]), the trial record (`unscoreable_cause`) and the analysis; the reason
+/// text carries the detail and starts with [`UnscoreableCause::prefix`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnscoreableCause {
@@ -228,8 +230,10 @@ impl UnscoreableCause {
         }
     }
 
-    /// The cause of a recorded reason, by its prefix.
-    pub fn of_reason(reason: &str) -> Self {
+    /// The cause of a reason recorded before causes were typed (trial records without
+    /// `unscoreable_cause`), by its prefix. Only [`crate::record::TrialRecord::cause`] reads old
+    /// records this way; nothing new is classified by its text.
+    pub fn of_legacy_reason(reason: &str) -> Self {
         Self::ALL
             .into_iter()
             .find(|cause| cause != &UnscoreableCause::Other && reason.starts_with(cause.prefix()))
@@ -254,7 +258,16 @@ impl UnscoreableCause {
 
     /// An unscoreable grade of this cause: `<prefix>: <detail>`.
     pub fn grade(self, detail: impl std::fmt::Display) -> Grade {
-        Grade::unscoreable(format!("{}: {detail}", self.prefix()))
+        Grade::unscoreable(self, format!("{}: {detail}", self.prefix()))
+    }
+
+    /// The name the analysis counts this cause under (`summary.json` `unscoreable_causes`):
+    /// its prefix (`runner error`, `grader error`, …); `other` for [`UnscoreableCause::Other`].
+    pub fn label(self) -> &'static str {
+        match self {
+            UnscoreableCause::Other => "other",
+            cause => cause.prefix(),
+        }
     }
 }
 

@@ -19,8 +19,8 @@ use crate::grade::checks::{self, CheckResult};
 use crate::grade::custom::{self, GraderInput};
 use crate::grade::metric::{self, MetricContext, MetricResult, MetricSource};
 use crate::grade::{
-    Grade, GradingSettings, JudgeInfo, Outcome, PassBasis, composite_score, deterministic,
-    outcome_score, security_violation,
+    Grade, GradingSettings, JudgeInfo, Outcome, PassBasis, UnscoreableCause, composite_score,
+    deterministic, outcome_score, security_violation,
 };
 use crate::trajectory::{Trajectory, TrajectoryStatus};
 use crate::workspace::{Arm, ArmStaging};
@@ -72,17 +72,6 @@ pub struct TrialFacts<'a> {
     pub run_home: Option<&'a Path>,
     /// Recorded check results (`regrade`): workspace checks reuse them when `workspace` is gone.
     pub recorded_checks: Option<&'a [CheckResult]>,
-}
-
-/// Whether skill activation is observable for a runner (`RunnerInfo.kind`, `.skill_mode` as
-/// recorded): not for `openai-chat` in `inject` mode, where every staged skill is in the prompt.
-pub fn activation_observable(runner_kind: &str, skill_mode: &str) -> bool {
-    !(runner_kind == "openai-chat" && skill_mode == "inject")
-}
-
-/// Whether a runner can run shell commands: agent CLIs can, `openai-chat` cannot.
-pub fn can_run_commands(runner_kind: &str) -> bool {
-    runner_kind != "openai-chat"
 }
 
 /// The skills staged in a trial: the decoys, plus the target when `staging` says so, sorted.
@@ -249,17 +238,16 @@ impl GraderSet {
     pub fn finish(&self, facts: &TrialFacts<'_>, remote: RemoteGrades) -> Grade {
         if let Some(failure) = &facts.trajectory.infrastructure_error {
             // The agent's own report: "agent API unreachable: API Error: Can't reach …".
-            return Grade::unscoreable(format!(
-                "{}: {}",
-                failure.cause.describe(),
-                failure.message
-            ));
+            return Grade::unscoreable(
+                UnscoreableCause::AgentApiError,
+                format!("{}: {}", failure.cause.describe(), failure.message),
+            );
         }
         if let TrajectoryStatus::Incomplete { reason } = &facts.trajectory.status {
-            return Grade::unscoreable(format!("incomplete trajectory: {reason}"));
+            return UnscoreableCause::IncompleteTrajectory.grade(reason);
         }
         if !remote.errors.is_empty() {
-            return Grade::unscoreable(format!("grader error: {}", remote.errors.join("; ")));
+            return UnscoreableCause::GraderError.grade(remote.errors.join("; "));
         }
         let checks = self.output_checks(facts);
         let mut metrics = BTreeMap::new();
@@ -314,6 +302,7 @@ impl GraderSet {
             metrics,
             other_judges: remote.other_judges,
             other_judge_errors: remote.other_judge_errors,
+            cause: None,
         }
     }
 

@@ -154,6 +154,51 @@ pub fn export_run(
     formats: &[Format],
     transcript_pages: bool,
 ) -> Result<(Summary, Vec<PathBuf>), RecordError> {
+    let trials = run_dir.join("trials.jsonl");
+    export_from(
+        run_dir,
+        out_dir,
+        manifest,
+        settings,
+        formats,
+        transcript_pages,
+        |visit| for_each_planned_trial(&trials, manifest, visit).map(|_| ()),
+    )
+}
+
+/// [`export_run`] from records already in memory (the run's dispatcher during a run: its
+/// periodic exports never re-read `trials.jsonl`). `records` are the run's current records, one
+/// per planned trial (superseded ones left out). No transcript pages are written.
+pub fn export_records(
+    out_dir: &Path,
+    manifest: &Manifest,
+    settings: &AnalysisSettings,
+    formats: &[Format],
+    records: &[TrialRecord],
+) -> Result<(Summary, Vec<PathBuf>), RecordError> {
+    export_from(
+        out_dir,
+        out_dir,
+        manifest,
+        settings,
+        formats,
+        false,
+        |visit| records.iter().cloned().try_for_each(visit),
+    )
+}
+
+/// The one export path: `source` hands every record to its visitor once.
+fn export_from(
+    run_dir: &Path,
+    out_dir: &Path,
+    manifest: &Manifest,
+    settings: &AnalysisSettings,
+    formats: &[Format],
+    transcript_pages: bool,
+    source: impl FnOnce(
+        &mut dyn FnMut(TrialRecord) -> Result<(), RecordError>,
+    ) -> Result<(), RecordError>,
+) -> Result<(Summary, Vec<PathBuf>), RecordError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source: std::io::Error| RecordError::Io { path, source }
@@ -172,7 +217,7 @@ pub fn export_run(
     let mut accumulator = RunAccumulator::new(manifest);
     let mut records = Vec::new();
     // Only records of the run's own plan are analyzed (file:line errors otherwise).
-    for_each_planned_trial(&run_dir.join("trials.jsonl"), manifest, |record| {
+    source(&mut |record| {
         accumulator.add(&record);
         if let Some(writer) = trials_csv.as_mut() {
             writer.write(&record).map_err(io(&trials_csv_path))?;

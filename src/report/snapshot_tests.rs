@@ -59,6 +59,7 @@ fn manifest(case_ids: &[&str]) -> Manifest {
             profile_digest: format!("sha256:{}", "ef".repeat(32)),
             skill_mode: "inject".to_string(),
             base_url: "http://127.0.0.1:8080/v1".to_string(),
+            capabilities: None,
         },
         model: "qwen2.5-0.5b-instruct".to_string(),
         k: 2,

@@ -20,6 +20,96 @@ use async_trait::async_trait;
 use crate::trajectory::Trajectory;
 pub use profile::{LoadedProfile, RunnerKind, RunnerProfile, SkillMode};
 
+/// How the staged skills reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillDelivery {
+    /// The agent discovers the skills folder itself (agent CLIs).
+    Native,
+    /// Every staged skill's body is placed in the system prompt (`openai-chat`, `inject`).
+    Inject,
+    /// Names and descriptions in the prompt, bodies through a tool (`openai-chat`, `tools`).
+    Tools,
+}
+
+impl SkillDelivery {
+    /// The recorded name (`native`, `inject`, `tools`), as `skill_mode` in the manifest.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillDelivery::Native => "native",
+            SkillDelivery::Inject => "inject",
+            SkillDelivery::Tools => "tools",
+        }
+    }
+}
+
+/// What a runner can do and what the harness can observe of it: one typed value, decided from
+/// the profile when a run starts and recorded in the manifest (`runner.capabilities`), so
+/// staging, grading and analysis read it instead of re-deriving it from kind names.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RunnerCapabilities {
+    /// Where staged skills go, relative to the workspace (e.g. `.agents/skills`).
+    pub skills_dir: PathBuf,
+    /// How the staged skills reach the model.
+    pub skill_delivery: SkillDelivery,
+    /// Whether skill activation can be observed (false when every staged skill is in the
+    /// prompt: `inject`).
+    pub activation_observable: bool,
+    /// Whether the agent can run shell commands (false for `openai-chat`).
+    pub can_run_commands: bool,
+}
+
+impl RunnerCapabilities {
+    /// The capabilities of a runner `profile` describes. Agent CLI kinds discover skills
+    /// natively and run commands; `openai-chat` delivers them as its `skill_mode` says and has
+    /// no shell.
+    pub fn of_profile(profile: &RunnerProfile) -> Self {
+        if profile.kind.is_agent_cli() {
+            let skills_dir = profile
+                .skills_dir
+                .as_deref()
+                .unwrap_or(agent_cli::default_skills_dir(profile.kind));
+            return Self {
+                skills_dir: PathBuf::from(skills_dir),
+                skill_delivery: SkillDelivery::Native,
+                activation_observable: true,
+                can_run_commands: true,
+            };
+        }
+        let skill_delivery = match profile.skill_mode {
+            SkillMode::Inject => SkillDelivery::Inject,
+            SkillMode::Tools => SkillDelivery::Tools,
+        };
+        Self {
+            skills_dir: PathBuf::from(openai_chat::SKILLS_DIR),
+            skill_delivery,
+            activation_observable: skill_delivery != SkillDelivery::Inject,
+            can_run_commands: false,
+        }
+    }
+
+    /// The capabilities of a run recorded before they were (run-folder format 2 and older),
+    /// from the recorded runner kind and skill mode: the one place those names are read back.
+    pub fn of_recorded_names(kind: &str, skill_mode: &str) -> Self {
+        let model_api = kind == RunnerKind::OpenaiChat.name();
+        let skill_delivery = match skill_mode {
+            "inject" if model_api => SkillDelivery::Inject,
+            "tools" if model_api => SkillDelivery::Tools,
+            _ => SkillDelivery::Native,
+        };
+        Self {
+            skills_dir: PathBuf::from(if model_api {
+                openai_chat::SKILLS_DIR
+            } else {
+                ".agents/skills"
+            }),
+            skill_delivery,
+            activation_observable: skill_delivery != SkillDelivery::Inject,
+            can_run_commands: !model_api,
+        }
+    }
+}
+
 /// One skill as staged in a trial's workspace.
 #[derive(Debug, Clone)]
 pub struct StagedSkill {

@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+/// Where this runner stages skills, relative to the workspace.
+pub const SKILLS_DIR: &str = ".agents/skills";
+
 use super::http::{RetryPolicy, post_json_with_retries};
 use super::{AttemptError, AttemptInput, Runner, RunnerProfile, SkillMode, StagedSkill};
 use crate::asset::parse_skill_text;
@@ -400,7 +403,7 @@ impl Runner for OpenAiChatRunner {
     }
 
     fn skills_dir(&self) -> &'static Path {
-        Path::new(".agents/skills")
+        Path::new(SKILLS_DIR)
     }
 
     async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError> {
