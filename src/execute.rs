@@ -450,10 +450,12 @@ pub async fn execute(
     // The spawner's own end: a panic there is fatal (an internal error, never a leak).
     let mut spawner = Some(spawner);
 
-    let mut export_tick = settings
-        .exports
-        .as_ref()
-        .map(|exports| tokio::time::interval_at(tokio::time::Instant::now() + exports.interval, exports.interval));
+    let mut export_tick = settings.exports.as_ref().map(|exports| {
+        tokio::time::interval_at(
+            tokio::time::Instant::now() + exports.interval,
+            exports.interval,
+        )
+    });
     let mut export_job: Option<tokio::task::JoinHandle<()>> = None;
     tokio::pin!(interrupt);
     let mut committed_open = true;
@@ -580,7 +582,6 @@ fn panic_payload_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".to_string())
 }
 
-
 /// Why the circuit breaker tripped: the streak's length, its causes and the last message.
 fn breaker_reason(
     streak: &[crate::trajectory::InfrastructureCause],
@@ -606,7 +607,6 @@ fn breaker_reason(
         crate::runner::parsers::truncate(last, 300)
     )
 }
-
 
 /// Why a trial stops the whole run, as [`run_trial`] reports it.
 type TrialResult = Result<TrialRecord, Fatal>;
@@ -795,8 +795,7 @@ async fn stage(
             UnscoreableCause::StagingFailed.grade(error),
         )),
         Err(join_error) => Err(StageFailure::Unscoreable(
-            UnscoreableCause::InternalError
-                .grade(format!("the staging task failed: {join_error}")),
+            UnscoreableCause::InternalError.grade(format!("the staging task failed: {join_error}")),
         )),
     }
 }
@@ -903,9 +902,9 @@ fn catalogue_problem(trajectory: &Trajectory, staging: ArmStaging, target: &str)
         .any(|name| name == target || name.rsplit(':').next() == Some(target))
         || (staging == ArmStaging::WithTarget && activated);
     match (staging, listed) {
-        (ArmStaging::WithoutTarget, true) => Some(UnscoreableCause::IsolationFailure.grade(format!(
-            "the agent's skill catalogue lists the target `{target}` in an arm without it"
-        ))),
+        (ArmStaging::WithoutTarget, true) => Some(UnscoreableCause::IsolationFailure.grade(
+            format!("the agent's skill catalogue lists the target `{target}` in an arm without it"),
+        )),
         (ArmStaging::WithTarget, false) => Some(UnscoreableCause::DiscoveryFailure.grade(format!(
             "the agent's skill catalogue does not list the staged target `{target}`"
         ))),
@@ -1147,7 +1146,11 @@ mod tests {
             Some(Cause::Timeout)
         );
         assert_eq!(
-            infrastructure_cause(None, U::GraderError, Some("grader error: judge unavailable")),
+            infrastructure_cause(
+                None,
+                U::GraderError,
+                Some("grader error: judge unavailable")
+            ),
             Some(Cause::Grader)
         );
         // The cause decides, not the text: a reason that reads like a runner error but was
@@ -1184,12 +1187,7 @@ mod tests {
         trajectory.skill_catalogue = Some(vec!["decoy".into(), "plugin:t".into()]);
         let isolation = catalogue_problem(&trajectory, ArmStaging::WithoutTarget, "t").unwrap();
         assert_eq!(isolation.cause, Some(UnscoreableCause::IsolationFailure));
-        assert!(
-            isolation
-                .reason
-                .unwrap()
-                .starts_with("isolation failure: ")
-        );
+        assert!(isolation.reason.unwrap().starts_with("isolation failure: "));
         assert_eq!(
             catalogue_problem(&trajectory, ArmStaging::WithTarget, "t"),
             None
@@ -1493,7 +1491,11 @@ mod scheduler_tests {
                 Some(UnscoreableCause::InternalError)
             );
             assert!(
-                record.reason.as_deref().unwrap().contains("fake runner panicked"),
+                record
+                    .reason
+                    .as_deref()
+                    .unwrap()
+                    .contains("fake runner panicked"),
                 "{:?}",
                 record.reason
             );

@@ -292,7 +292,12 @@ impl TrialRecord {
             (Some(cause), _) => cause.label().to_string(),
             (None, _) => {
                 let reason = self.reason.as_deref().unwrap_or("unknown");
-                reason.split(':').next().unwrap_or(reason).trim().to_string()
+                reason
+                    .split(':')
+                    .next()
+                    .unwrap_or(reason)
+                    .trim()
+                    .to_string()
             }
         }
     }
