@@ -5,14 +5,16 @@
 
 /// The command ran and its gate passed (or no gate was set).
 pub const SUCCESS: i32 = 0;
-/// The command ran but a gate failed (regressed, below `--min-lift`, DEGRADED).
+/// The command ran but a gate failed (regressed, below `--min-lift`, DEGRADED); `lint` found an
+/// error-severity finding (or a warning with `--deny-warnings`); `env` found red flags.
 pub const GATE_FAILED: i32 = 1;
 /// Usage or input error: bad flags, malformed `evals.json`, `SKILL.md`, runner profile, run folder.
 pub const INPUT_ERROR: i32 = 2;
 /// Infrastructure error: the runner or model server could not start, or no trial could be scored
-/// because of infrastructure failures.
+/// because of infrastructure failures; `install` could not write into a host (all rolled back).
 pub const INFRASTRUCTURE_ERROR: i32 = 3;
-/// Nothing to run: no active golden case, or every trial of the run is not gradable.
+/// Nothing to run: no active golden case, or every trial of the run is not gradable; `install`
+/// found no agent host.
 pub const NOTHING_TO_RUN: i32 = 4;
 /// Completed with warnings: `scan` registered what it could but skipped assets it could not
 /// read (malformed or duplicate-named; each is listed with its path and reason).

@@ -198,6 +198,46 @@ pub fn redact_text(text: &str) -> Cow<'_, str> {
     out
 }
 
+/// One well-known key shape found in a text by [`find_key_shapes`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyShapeMatch {
+    /// Marker kind, e.g. `openai-key` (the same kinds [`redact_text`] writes).
+    pub kind: &'static str,
+    /// Byte range of the secret part in the text.
+    pub range: std::ops::Range<usize>,
+}
+
+/// Every well-known key shape in `text` (the patterns [`redact_text`] replaces, with the same
+/// acceptance tests), in text order. Registered credential values are not searched. Used by
+/// `skill-lift lint` to report secrets in a skill's files without a second pattern list.
+pub fn find_key_shapes(text: &str) -> Vec<KeyShapeMatch> {
+    let matched = SHAPE_SET.matches(text);
+    let mut found = Vec::new();
+    if !matched.matched_any() {
+        return found;
+    }
+    for (index, shape) in KEY_SHAPES.iter().enumerate() {
+        if !matched.matched(index) {
+            continue;
+        }
+        for captures in shape.regex.captures_iter(text) {
+            if let Some(secret) = captures.get(shape.group)
+                && (shape.accept)(secret.as_str())
+                && !found.iter().any(|m: &KeyShapeMatch| {
+                    m.range.start < secret.end() && secret.start() < m.range.end
+                })
+            {
+                found.push(KeyShapeMatch {
+                    kind: shape.kind,
+                    range: secret.range(),
+                });
+            }
+        }
+    }
+    found.sort_by_key(|m| m.range.start);
+    found
+}
+
 /// [`redact_text`] over bytes: UTF-8 runs are redacted, other bytes kept as they are.
 pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     match std::str::from_utf8(bytes) {
@@ -324,6 +364,22 @@ impl<W: Write> Write for RedactingWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_key_shapes_uses_the_same_shapes_and_acceptance() {
+        let anthropic = format!("sk-ant-{}", "a1B2c3D4e5F6g7H8i9J0k1");
+        let text = format!(
+            "key = {anthropic} and prose sk-learn-pipeline-component-x and Bearer authentication"
+        );
+        let found = find_key_shapes(&text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, "anthropic-key");
+        assert_eq!(&text[found[0].range.clone()], anthropic);
+        assert!(find_key_shapes("nothing here").is_empty());
+        let two = "ghp_abcdefghijklmnopqrstuvwxyz0123456789 AKIAABCDEFGHIJKLMNOP";
+        let kinds: Vec<&str> = find_key_shapes(two).iter().map(|m| m.kind).collect();
+        assert_eq!(kinds, ["github-token", "aws-access-key"]);
+    }
 
     #[test]
     fn key_shapes_are_redacted_and_prose_is_not() {

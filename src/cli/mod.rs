@@ -4,8 +4,10 @@
 mod baseline;
 mod calibrate;
 mod fingerprint;
+mod fit;
 mod grading;
 mod harbor;
+mod install;
 mod merge;
 mod plan;
 mod probe;
@@ -66,6 +68,16 @@ pub enum Command {
     Suggest(probe::SuggestArgs),
     /// Standalone fingerprint report of paths (fingerprint-report.json/.md); never the registry.
     Fingerprint(fingerprint::FingerprintArgs),
+    /// Static authoring checks of skill folders (Agent Skills spec, links, scripts, size,
+    /// secrets): a score and a rule table. Not runtime evidence; `--against` shows how the score
+    /// relates to measured lift.
+    Lint(fit::LintArgs),
+    /// Environment reconciliation: the commands, interpreters, packages, MCP servers, OS, locale,
+    /// context size and network a skill assumes vs this machine (satisfied / missing / unknown).
+    Env(fit::EnvArgs),
+    /// Install skill-lift's own Agent Skill into every agent host found (verified by
+    /// fingerprint; all or nothing); `--dry-run`, `--uninstall`.
+    Install(install::InstallArgs),
     /// Run a Harbor task's verifier as a custom grader (added by `run` for task folders).
     #[command(hide = true)]
     HarborVerify(harbor::HarborVerifyArgs),
@@ -423,6 +435,9 @@ pub fn main() -> i32 {
             Command::Probe(args) => probe::probe(args),
             Command::Suggest(args) => probe::suggest_command(args),
             Command::Fingerprint(args) => fingerprint::fingerprint(args),
+            Command::Lint(args) => fit::lint(args),
+            Command::Env(args) => fit::env(args),
+            Command::Install(args) => install::install_command(args),
             Command::HarborVerify(args) => harbor::harbor_verify(args),
         }
     });

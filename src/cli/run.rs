@@ -545,6 +545,12 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             "grading flags are not accepted with --resume: a run grades as it started (its judges and graders are in its manifest); grade recorded trials differently with `skill-lift regrade RUN_DIR`"
         )));
     }
+    if args.resume.is_none()
+        && let Some(skill_dir) = &args.skill_dir
+    {
+        // Red flags of `skill-lift env` come first: a missing tool explains failures to come.
+        super::fit::print_red_flags(skill_dir, &args.runner, args.model.as_deref());
+    }
     let mut resolved = match &args.resume {
         Some(run_dir) => resolve_resume(run_dir)?,
         None => resolve_fresh(&args, ArmDesign::Paired)?,

@@ -147,6 +147,43 @@ pub struct RecordedRun {
     pub store: PathBuf,
 }
 
+/// The baseline entries one recorded run contributes (one per trial record), without writing
+/// anything: what [`record_run`] stores, and what `skill-lift lint --against RUN_DIR` reads.
+pub fn entries_from_run(
+    manifest: &Manifest,
+    records: &[TrialRecord],
+    recorded_at: DateTime<Utc>,
+) -> Vec<BaselineEntry> {
+    let asset = &manifest.asset.name;
+    records
+        .iter()
+        .map(|record| BaselineEntry {
+            fingerprint: manifest.asset.fingerprint.clone(),
+            calibre: manifest.asset.calibre.clone(),
+            model: record.model.clone(),
+            runner: record.runner.clone(),
+            case_id: record.case_id.clone(),
+            arm: record.arm.as_str().to_string(),
+            attempt: record.attempt,
+            verdict: record.outcome,
+            source: EntrySource::Run,
+            run_id: Some(manifest.run_id.clone()),
+            recorded_at,
+            activated: Some(record.activated_skills.iter().any(|s| s == asset)),
+            checks: record
+                .checks
+                .iter()
+                .map(|c| CheckVerdict {
+                    check_type: c.check_type.clone(),
+                    passed: c.passed,
+                })
+                .collect(),
+            tool_calls: Some(record.tool_calls),
+            reason: record.reason.clone(),
+        })
+        .collect()
+}
+
 /// Feed the baseline store from a recorded run: one entry per trial record, keyed by the run's
 /// fingerprint and calibre and each record's model, runner, case, arm and attempt. Idempotent:
 /// entries from an earlier call for the same run id are replaced (so `run --resume` and
@@ -162,35 +199,8 @@ pub fn record_run(
             message: "an A/A repeat of `skill-lift calibrate` (both arms staged the same way) is no evaluation of the skill; the baseline store takes paired runs only".to_string(),
         });
     }
-    let now = Utc::now();
     let asset = manifest.asset.name.clone();
-    let entries: Vec<BaselineEntry> = records
-        .iter()
-        .map(|record| BaselineEntry {
-            fingerprint: manifest.asset.fingerprint.clone(),
-            calibre: manifest.asset.calibre.clone(),
-            model: record.model.clone(),
-            runner: record.runner.clone(),
-            case_id: record.case_id.clone(),
-            arm: record.arm.as_str().to_string(),
-            attempt: record.attempt,
-            verdict: record.outcome,
-            source: EntrySource::Run,
-            run_id: Some(manifest.run_id.clone()),
-            recorded_at: now,
-            activated: Some(record.activated_skills.iter().any(|s| s == &asset)),
-            checks: record
-                .checks
-                .iter()
-                .map(|c| CheckVerdict {
-                    check_type: c.check_type.clone(),
-                    passed: c.passed,
-                })
-                .collect(),
-            tool_calls: Some(record.tool_calls),
-            reason: record.reason.clone(),
-        })
-        .collect();
+    let entries = entries_from_run(manifest, records, Utc::now());
     let count = entries.len();
     let replaced = update_store(state_dir, |store| {
         let slot = store.assets.entry(asset.clone()).or_default();

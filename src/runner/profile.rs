@@ -125,6 +125,10 @@ pub struct RunnerProfile {
     /// Maximum completion tokens per request.
     #[serde(default)]
     pub max_tokens: Option<u64>,
+    /// The model's context window, tokens (what `skill-lift env` checks a skill's size
+    /// against); unset: the documented window of known model families, else unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
     /// Sampling seed sent to servers that accept one.
     #[serde(default)]
     pub seed: Option<u64>,
@@ -509,6 +513,11 @@ fn out_of_bounds(profile: &RunnerProfile) -> Option<(&'static str, String)> {
             profile
                 .max_tokens
                 .and_then(|tokens| count("max_tokens", tokens, 1, 100_000_000))
+        })
+        .or_else(|| {
+            profile
+                .context_tokens
+                .and_then(|tokens| count("context_tokens", tokens, 1, 100_000_000))
         })
         .or_else(|| {
             profile

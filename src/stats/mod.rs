@@ -20,7 +20,7 @@
 //! | `multiplicity.rs` | Benjamini–Hochberg, Benjamini–Yekutieli, Holm adjusted p-values |
 //! | `power.rs` | Miller's variance decomposition, MDE, cases needed, Connor's McNemar n |
 //! | `pass_at_k.rs` | unbiased pass@k and pass^k estimators |
-//! | `correlation.rs` | Pearson correlation between the arms' case values |
+//! | `correlation.rs` | Pearson correlation between the arms' case values; Spearman ρ with a Fisher-z interval; Cohen's kappa |
 //! | `lattice.rs` | detection of a common denominator K so sums can be exact integers |
 //! | `sampling.rs` | the seeded ChaCha20 generator and the portable bounded-integer rule |
 
@@ -52,7 +52,9 @@ pub use bootstrap::{
     BootstrapConfig, BootstrapMethod, BootstrapResult, DEFAULT_RESAMPLES, IdealBootstrap,
     bootstrap_mean, bootstrap_mean_interval, bootstrap_paired_difference, ideal_case_bootstrap,
 };
-pub use correlation::{cohen_kappa, pearson_correlation};
+pub use correlation::{
+    average_ranks, cohen_kappa, pearson_correlation, spearman_correlation, spearman_interval,
+};
 pub use fisher::{fisher_exact_two_sided, regression_fisher_p};
 pub use lattice::{MAX_CASE_DENOMINATOR, MAX_COMMON_DENOMINATOR, common_denominator};
 pub use mean_t::{

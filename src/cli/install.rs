@@ -1,0 +1,118 @@
+//! `skill-lift install`: render `crate::install` (skill-lift's own skill into every agent host
+//! found) and map its outcome to an exit code.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::CommandError;
+use crate::exit_codes;
+use crate::install::{InstallAction, InstallReport, discover_targets, install, uninstall};
+
+/// Flags of `skill-lift install`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Say what would be installed or removed; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Remove skill-lift's skill from every host found instead.
+    #[arg(long)]
+    pub uninstall: bool,
+    /// Only these hosts (repeatable; names as `skill-lift hosts` lists them).
+    #[arg(long = "host", value_name = "NAME")]
+    pub hosts: Vec<String>,
+    /// Replace (or remove) a folder named skill-lift even when it is not skill-lift's own skill.
+    #[arg(long)]
+    pub force: bool,
+    /// State folder holding hosts.json (default: $SKILL_LIFT_HOME, else ~/.skill-lift).
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<PathBuf>,
+}
+
+/// Run `skill-lift install`.
+pub fn install_command(args: InstallArgs) -> Result<i32, CommandError> {
+    let state = crate::registry::state::state_dir_from_env(args.state.as_deref())
+        .map_err(CommandError::input)?;
+    let hosts = crate::registry::hosts::load_hosts(&state).map_err(CommandError::input)?;
+    for name in &args.hosts {
+        if !hosts.iter().any(|h| &h.name == name) {
+            return Err(CommandError::input(anyhow::anyhow!(
+                "unknown host `{name}` (known: {}); add it to {}",
+                hosts
+                    .iter()
+                    .map(|h| h.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                crate::registry::hosts::hosts_file(&state).display()
+            )));
+        }
+    }
+    let (targets, skipped) = discover_targets(&hosts, &args.hosts).map_err(CommandError::input)?;
+    if targets.is_empty() {
+        for host in &skipped {
+            eprintln!("  {}: {}", host.host, host.reason);
+        }
+        eprintln!("skill-lift install: no agent host found on this machine (nothing to do)");
+        return Ok(exit_codes::NOTHING_TO_RUN);
+    }
+    let report = if args.uninstall {
+        uninstall(&targets, skipped, args.dry_run, args.force)
+    } else {
+        install(&targets, skipped, args.dry_run, args.force)
+    }
+    .map_err(CommandError::infrastructure)?;
+    print_report(&report, args.uninstall);
+    if report.succeeded {
+        Ok(exit_codes::SUCCESS)
+    } else {
+        Ok(exit_codes::INFRASTRUCTURE_ERROR)
+    }
+}
+
+fn print_report(report: &InstallReport, uninstalling: bool) {
+    let verb = match (uninstalling, report.dry_run) {
+        (false, false) => "install",
+        (false, true) => "install (dry run: nothing written)",
+        (true, false) => "uninstall",
+        (true, true) => "uninstall (dry run: nothing removed)",
+    };
+    println!(
+        "skill-lift {verb}: skill `{}` {}",
+        crate::install::SKILL_NAME,
+        report.fingerprint
+    );
+    for outcome in &report.outcomes {
+        let verified = match (outcome.action, &outcome.fingerprint) {
+            (
+                InstallAction::Installed | InstallAction::Updated | InstallAction::Unchanged,
+                Some(_),
+            ) if !report.dry_run => " (fingerprint verified)",
+            _ => "",
+        };
+        let action = if report.dry_run {
+            match outcome.action {
+                InstallAction::Installed => "would install",
+                InstallAction::Updated => "would update",
+                InstallAction::Removed => "would remove",
+                other => other.as_str(),
+            }
+        } else {
+            outcome.action.as_str()
+        };
+        println!(
+            "  {:<12} {:<16} {}{verified}",
+            outcome.host,
+            action,
+            outcome.target.display()
+        );
+        if let Some(error) = &outcome.error {
+            println!("               {}", crate::redact::redact_text(error));
+        }
+    }
+    for host in &report.skipped {
+        println!("  {:<12} {:<16} {}", host.host, "skipped", host.reason);
+    }
+    if !report.succeeded && !uninstalling && !report.dry_run {
+        println!("Nothing was installed: every host done before the failure was rolled back.");
+    }
+}

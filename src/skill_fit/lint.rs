@@ -1,0 +1,1325 @@
+//! `skill-lift lint`: static authoring checks of one skill folder, a rule table and a score.
+//!
+//! The checks read files only (no agent, no model, no network): Agent Skills specification
+//! conformance (name rules, description and compatibility lengths, frontmatter keys and types),
+//! declared tools, a Limitations section, author/tags metadata, broken relative links and
+//! missing referenced files, scripts without a run bit, oversized bodies, and secrets in any
+//! file (the key shapes of `crate::redact`, one pattern list for the whole program).
+//!
+//! The score is the weighted share of applicable rules that pass (error rules weigh 3, warning
+//! rules 2, info rules 1), 0–100; a `SKILL.md` that cannot be parsed scores 0. It measures
+//! authoring hygiene, not value: [`against`] puts it beside measured lift so the user can see
+//! the (lack of) correlation on their own skills. This module never prints.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use super::{
+    Evidence, SkillFile, SkillFitError, body_first_line, commands_in_shell_line, estimate_tokens,
+    fenced_blocks, is_shell_lang, skill_files,
+};
+use crate::asset::{SkillError, SkillWarning};
+
+/// Body size the specification recommends staying under, estimated tokens ("< 5000 tokens
+/// recommended" for the SKILL.md body; agentskills.io/specification, progressive disclosure).
+pub const DEFAULT_MAX_BODY_TOKENS: usize = 5000;
+/// Body lines the specification recommends staying under ("keep SKILL.md under 500 lines").
+pub const DEFAULT_MAX_BODY_LINES: usize = 500;
+
+/// How severe a failed rule is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Breaks the specification or the skill (a host may refuse or mis-load it); fails `lint`.
+    Error,
+    /// Likely to hurt routing or use; fails `lint` only with `--deny-warnings`.
+    Warning,
+    /// A recommendation (registry listings, licensing).
+    Info,
+}
+
+impl Severity {
+    fn weight(self) -> f64 {
+        match self {
+            Self::Error => 3.0,
+            Self::Warning => 2.0,
+            Self::Info => 1.0,
+        }
+    }
+
+    /// `error`, `warning` or `info`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warning => "warning",
+            Self::Info => "info",
+        }
+    }
+}
+
+/// One lint rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LintRule {
+    /// `SKILL.md` exists and its frontmatter parses as a YAML mapping.
+    Frontmatter,
+    /// `name`: present, 1–64 characters, lowercase letters, digits and single inner hyphens.
+    NameFormat,
+    /// `name` equals the folder name.
+    NameMatchesFolder,
+    /// `description`: present, 1–1024 characters.
+    DescriptionLength,
+    /// The description says when to use the skill (agents route on it).
+    DescriptionSaysWhen,
+    /// `compatibility`, when present: at most 500 characters.
+    CompatibilityLength,
+    /// Only the specification's frontmatter keys.
+    FrontmatterKeys,
+    /// Frontmatter values of the specification's types (`metadata` string → string, …).
+    FrontmatterTypes,
+    /// Tools in `allowed-tools` are tools a host defines, scripts they name exist, and a body that
+    /// runs shell commands grants a shell tool.
+    DeclaredTools,
+    /// The body has a Limitations (or "When not to use") section.
+    LimitationsSection,
+    /// `metadata.author` and `metadata.tags`, which skill registries list.
+    AuthorAndTags,
+    /// A `license` field.
+    License,
+    /// Relative Markdown links resolve to files inside the skill.
+    BrokenLinks,
+    /// Files the body references (`scripts/…`, `references/…`, `assets/…`) exist.
+    ReferencedFiles,
+    /// Scripts with a `#!` line have an execute bit.
+    ScriptRunBit,
+    /// The body is non-empty and under the recommended size.
+    BodySize,
+    /// No credential-shaped string and no credential file in the skill.
+    Secrets,
+}
+
+impl LintRule {
+    /// Every rule, in report order.
+    pub const ALL: [LintRule; 17] = [
+        Self::Frontmatter,
+        Self::NameFormat,
+        Self::NameMatchesFolder,
+        Self::DescriptionLength,
+        Self::DescriptionSaysWhen,
+        Self::CompatibilityLength,
+        Self::FrontmatterKeys,
+        Self::FrontmatterTypes,
+        Self::DeclaredTools,
+        Self::LimitationsSection,
+        Self::AuthorAndTags,
+        Self::License,
+        Self::BrokenLinks,
+        Self::ReferencedFiles,
+        Self::ScriptRunBit,
+        Self::BodySize,
+        Self::Secrets,
+    ];
+
+    /// The rule's id, as in the JSON report (`name-format`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Frontmatter => "frontmatter",
+            Self::NameFormat => "name-format",
+            Self::NameMatchesFolder => "name-matches-folder",
+            Self::DescriptionLength => "description-length",
+            Self::DescriptionSaysWhen => "description-says-when",
+            Self::CompatibilityLength => "compatibility-length",
+            Self::FrontmatterKeys => "frontmatter-keys",
+            Self::FrontmatterTypes => "frontmatter-types",
+            Self::DeclaredTools => "declared-tools",
+            Self::LimitationsSection => "limitations-section",
+            Self::AuthorAndTags => "author-and-tags",
+            Self::License => "license",
+            Self::BrokenLinks => "broken-links",
+            Self::ReferencedFiles => "referenced-files",
+            Self::ScriptRunBit => "script-run-bit",
+            Self::BodySize => "body-size",
+            Self::Secrets => "secrets",
+        }
+    }
+
+    /// The severity of a failure of this rule.
+    pub fn severity(self) -> Severity {
+        match self {
+            Self::Frontmatter
+            | Self::NameFormat
+            | Self::NameMatchesFolder
+            | Self::DescriptionLength
+            | Self::CompatibilityLength
+            | Self::BrokenLinks
+            | Self::ReferencedFiles
+            | Self::Secrets => Severity::Error,
+            Self::DescriptionSaysWhen
+            | Self::FrontmatterKeys
+            | Self::FrontmatterTypes
+            | Self::DeclaredTools
+            | Self::LimitationsSection
+            | Self::ScriptRunBit
+            | Self::BodySize => Severity::Warning,
+            Self::AuthorAndTags | Self::License => Severity::Info,
+        }
+    }
+
+    /// What the rule checks, one line.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Self::Frontmatter => "SKILL.md exists with YAML frontmatter that parses",
+            Self::NameFormat => "name: 1-64 lowercase letters, digits, single inner hyphens",
+            Self::NameMatchesFolder => "name equals the folder name",
+            Self::DescriptionLength => "description: 1-1024 characters",
+            Self::DescriptionSaysWhen => "description says when to use the skill",
+            Self::CompatibilityLength => "compatibility: at most 500 characters",
+            Self::FrontmatterKeys => "only the specification's frontmatter keys",
+            Self::FrontmatterTypes => "frontmatter values have the specification's types",
+            Self::DeclaredTools => "allowed-tools names real tools and existing scripts",
+            Self::LimitationsSection => "body has a Limitations section",
+            Self::AuthorAndTags => "metadata.author and metadata.tags for registries",
+            Self::License => "license field present",
+            Self::BrokenLinks => "relative links resolve inside the skill",
+            Self::ReferencedFiles => "referenced scripts/references/assets exist",
+            Self::ScriptRunBit => "scripts with #! are executable",
+            Self::BodySize => "body non-empty, under the token and line budget",
+            Self::Secrets => "no credentials in any file",
+        }
+    }
+}
+
+/// Whether a rule held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleStatus {
+    Passed,
+    Failed,
+    /// The rule had nothing to check (no `compatibility`, or the frontmatter did not parse).
+    NotApplicable,
+}
+
+/// One problem found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LintFinding {
+    pub rule: LintRule,
+    pub severity: Severity,
+    /// What is wrong and what to do.
+    pub message: String,
+    /// Where it was seen, when a line can be named.
+    pub evidence: Option<Evidence>,
+}
+
+/// One row of the rule table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleResult {
+    pub rule: LintRule,
+    pub severity: Severity,
+    pub status: RuleStatus,
+    /// Findings of this rule.
+    pub findings: usize,
+    /// What the rule checks.
+    pub summary: &'static str,
+}
+
+/// Settings of [`lint_skill`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LintOptions {
+    /// Body budget, estimated tokens ([`super::estimate_tokens`]).
+    pub max_body_tokens: usize,
+    /// Body budget, lines.
+    pub max_body_lines: usize,
+}
+
+impl Default for LintOptions {
+    fn default() -> Self {
+        Self {
+            max_body_tokens: DEFAULT_MAX_BODY_TOKENS,
+            max_body_lines: DEFAULT_MAX_BODY_LINES,
+        }
+    }
+}
+
+/// The lint of one skill folder.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LintReport {
+    /// The folder as given.
+    pub skill_dir: PathBuf,
+    /// `name` from the frontmatter (the folder name when it has none); `None` when `SKILL.md`
+    /// could not be parsed.
+    pub name: Option<String>,
+    /// `sha256:…` fingerprint (calibre v3-agent-skills) of the folder.
+    pub fingerprint: String,
+    /// Weighted share of applicable rules passed, 0–100 (see the module documentation).
+    pub score: f64,
+    /// Findings by severity.
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+    /// Estimated tokens of the body (0 when it could not be read).
+    pub body_tokens: usize,
+    /// The rule table, in [`LintRule::ALL`] order.
+    pub rules: Vec<RuleResult>,
+    /// Every finding, in rule order.
+    pub findings: Vec<LintFinding>,
+}
+
+impl LintReport {
+    /// Go / no-go: no error-severity finding (with `deny_warnings`, no warning either).
+    pub fn passes(&self, deny_warnings: bool) -> bool {
+        self.errors == 0 && (!deny_warnings || self.warnings == 0)
+    }
+}
+
+/// Host tool names `allowed-tools` may grant (Claude Code, Codex, Gemini CLI, OpenCode, Goose
+/// built-ins), compared case-insensitively. MCP tools (`mcp__server__tool`) are accepted too.
+const KNOWN_TOOLS: [&str; 44] = [
+    "read",
+    "write",
+    "edit",
+    "multiedit",
+    "bash",
+    "grep",
+    "glob",
+    "ls",
+    "webfetch",
+    "websearch",
+    "task",
+    "todowrite",
+    "todoread",
+    "notebookedit",
+    "notebookread",
+    "bashoutput",
+    "killshell",
+    "slashcommand",
+    "skill",
+    "askuserquestion",
+    "exitplanmode",
+    "shell",
+    "apply_patch",
+    "read_file",
+    "write_file",
+    "replace",
+    "list_directory",
+    "glob_tool",
+    "search_file_content",
+    "run_shell_command",
+    "web_fetch",
+    "google_web_search",
+    "save_memory",
+    "read_many_files",
+    "patch",
+    "list",
+    "todo",
+    "webfetch_tool",
+    "fetch",
+    "computer",
+    "text_editor",
+    "str_replace_editor",
+    "view",
+    "update_plan",
+];
+
+/// Shell-running tools: a body that runs commands needs one of these granted.
+const SHELL_TOOLS: [&str; 4] = ["bash", "shell", "run_shell_command", "computer"];
+
+/// Files that are credentials by name.
+fn is_credential_file(relative: &str) -> bool {
+    let name = relative.rsplit('/').next().unwrap_or(relative);
+    name == ".env"
+        || (name.starts_with(".env.") && !name.ends_with(".example") && !name.ends_with(".sample"))
+        || matches!(
+            name,
+            "id_rsa"
+                | "id_ed25519"
+                | "id_ecdsa"
+                | ".netrc"
+                | ".pypirc"
+                | ".npmrc"
+                | "credentials.json"
+        )
+        || name.ends_with(".pem")
+        || name.ends_with(".p12")
+        || name.ends_with(".pfx")
+}
+
+static LINK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+["'][^"']*["'])?\s*\)"#).expect("link")
+});
+static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[\s`'(\[=:])((?:\./)?(?:scripts|references|assets|templates|examples)/[A-Za-z0-9_./\-]*[A-Za-z0-9_\-])")
+        .expect("reference")
+});
+static HEADING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s{0,3}#{1,6}\s+(.*)$").expect("heading"));
+static LIMITATIONS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)limitation|\blimits\b|caveat|known issues|when not to use|do not use|don't use|not for\b|out of scope|constraints")
+        .expect("limitations")
+});
+static SAYS_WHEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\buse (it |this )?(when|for|to|if|whenever)\b|\bwhen (the )?(user|you|asked|working|handling|a |an )|\bwhenever\b|\btrigger|\bapplies (when|to)\b|\bfor (tasks|requests|questions) (about|involving|that)")
+        .expect("says when")
+});
+
+struct Collector {
+    findings: Vec<LintFinding>,
+}
+
+impl Collector {
+    fn add(&mut self, rule: LintRule, message: impl Into<String>, evidence: Option<Evidence>) {
+        self.findings.push(LintFinding {
+            rule,
+            severity: rule.severity(),
+            message: message.into(),
+            evidence,
+        });
+    }
+}
+
+/// Lint the skill in `dir`.
+///
+/// A `SKILL.md` that is missing or does not parse is a finding (rule `frontmatter`, score 0),
+/// not an error: the file checks (links in other files, run bits, secrets) still run. Errors
+/// only when `dir` is not a folder or a file cannot be read.
+pub fn lint_skill(dir: &Path, options: &LintOptions) -> Result<LintReport, SkillFitError> {
+    let files = skill_files(dir)?;
+    let fingerprint = crate::asset::fingerprint::fingerprint(
+        dir,
+        crate::asset::fingerprint::Calibre::V3AgentSkills,
+    )?;
+    let mut collector = Collector {
+        findings: Vec::new(),
+    };
+    let mut applicable: BTreeSet<LintRule> = [
+        LintRule::Frontmatter,
+        LintRule::BrokenLinks,
+        LintRule::ScriptRunBit,
+        LintRule::Secrets,
+    ]
+    .into_iter()
+    .collect();
+
+    let skill_md_text = files
+        .iter()
+        .find(|f| f.relative == "SKILL.md")
+        .and_then(|f| f.text.clone());
+    let loaded = crate::asset::load_skill(dir);
+    let mut name = None;
+    let mut body_tokens = 0;
+    let mut direct_invocations = BTreeSet::new();
+    match &loaded {
+        Ok(skill) => {
+            name = Some(skill.name.clone());
+            let text = skill_md_text.clone().unwrap_or_default();
+            applicable.extend([
+                LintRule::NameFormat,
+                LintRule::NameMatchesFolder,
+                LintRule::DescriptionLength,
+                LintRule::DescriptionSaysWhen,
+                LintRule::FrontmatterKeys,
+                LintRule::FrontmatterTypes,
+                LintRule::DeclaredTools,
+                LintRule::LimitationsSection,
+                LintRule::AuthorAndTags,
+                LintRule::License,
+                LintRule::ReferencedFiles,
+                LintRule::BodySize,
+            ]);
+            if skill.compatibility.is_some() {
+                applicable.insert(LintRule::CompatibilityLength);
+            }
+            check_frontmatter(skill, &text, &mut collector);
+            let first = body_first_line(&text, &skill.body);
+            body_tokens = estimate_tokens(&skill.body);
+            check_body(skill, first, body_tokens, options, &mut collector);
+            direct_invocations = check_tools_and_references(skill, first, &files, &mut collector);
+        }
+        Err(error) => check_load_error(error, &skill_md_text, &mut collector),
+    }
+    check_links(dir, &files, &mut collector);
+    check_run_bits(&files, &direct_invocations, &mut collector);
+    check_secrets(&files, &mut collector);
+
+    let findings = collector.findings;
+    let rules: Vec<RuleResult> = LintRule::ALL
+        .iter()
+        .map(|&rule| {
+            let count = findings.iter().filter(|f| f.rule == rule).count();
+            let status = if !applicable.contains(&rule) {
+                RuleStatus::NotApplicable
+            } else if count > 0 {
+                RuleStatus::Failed
+            } else {
+                RuleStatus::Passed
+            };
+            RuleResult {
+                rule,
+                severity: rule.severity(),
+                status,
+                findings: count,
+                summary: rule.summary(),
+            }
+        })
+        .collect();
+    let score = if loaded.is_err() {
+        0.0
+    } else {
+        let (passed, total) = rules
+            .iter()
+            .filter(|r| r.status != RuleStatus::NotApplicable)
+            .fold((0.0, 0.0), |(passed, total), r| {
+                let weight = r.severity.weight();
+                let gained = if r.status == RuleStatus::Passed {
+                    weight
+                } else {
+                    0.0
+                };
+                (passed + gained, total + weight)
+            });
+        if total > 0.0 {
+            (1000.0 * passed / total).round() / 10.0
+        } else {
+            0.0
+        }
+    };
+    let count = |severity| findings.iter().filter(|f| f.severity == severity).count();
+    Ok(LintReport {
+        skill_dir: dir.to_path_buf(),
+        name,
+        fingerprint: fingerprint.digest,
+        score,
+        errors: count(Severity::Error),
+        warnings: count(Severity::Warning),
+        infos: count(Severity::Info),
+        body_tokens,
+        rules,
+        findings,
+    })
+}
+
+/// The line of `SKILL.md` holding frontmatter key `key` (0 when not found).
+fn key_line(text: &str, key: &str) -> (usize, String) {
+    text.lines()
+        .enumerate()
+        .skip(1)
+        .take_while(|(_, line)| line.trim_end() != "---")
+        .find(|(_, line)| line.starts_with(&format!("{key}:")))
+        .map(|(index, line)| (index + 1, line.to_string()))
+        .unwrap_or((0, String::new()))
+}
+
+fn key_evidence(text: &str, key: &str) -> Option<Evidence> {
+    let (line, content) = key_line(text, key);
+    Some(Evidence::at("SKILL.md", line, &content))
+}
+
+fn check_load_error(error: &SkillError, text: &Option<String>, out: &mut Collector) {
+    match error {
+        SkillError::MissingDescription { .. } => {
+            out.add(
+                LintRule::DescriptionLength,
+                "`description` is missing or empty (required, 1-1024 characters: what the skill does and when to use it)",
+                Some(Evidence::at("SKILL.md", 0, "")),
+            );
+        }
+        SkillError::WrongType {
+            field, expected, ..
+        } => {
+            let evidence = text.as_deref().and_then(|t| key_evidence(t, field));
+            out.add(
+                LintRule::FrontmatterTypes,
+                format!("frontmatter field `{field}` must be {expected}"),
+                evidence,
+            );
+        }
+        SkillError::InvalidYaml { line, message, .. } => {
+            let content = text
+                .as_deref()
+                .and_then(|t| t.lines().nth(line.saturating_sub(1)))
+                .unwrap_or("");
+            out.add(
+                LintRule::Frontmatter,
+                format!("frontmatter YAML does not parse: {message}"),
+                Some(Evidence::at("SKILL.md", *line, content)),
+            );
+        }
+        other => out.add(
+            LintRule::Frontmatter,
+            other.to_string(),
+            Some(Evidence::at("SKILL.md", 0, "")),
+        ),
+    }
+}
+
+fn check_frontmatter(skill: &crate::asset::Skill, text: &str, out: &mut Collector) {
+    for warning in &skill.warnings {
+        match warning {
+            SkillWarning::NameMismatch { .. } => out.add(
+                LintRule::NameMatchesFolder,
+                format!("{warning} (the specification requires them equal)"),
+                key_evidence(text, "name"),
+            ),
+            SkillWarning::InvalidName { .. } | SkillWarning::MissingName { .. } => out.add(
+                LintRule::NameFormat,
+                warning.to_string(),
+                key_evidence(text, "name"),
+            ),
+            SkillWarning::FieldTooLong { field, .. } => {
+                let rule = match field.as_str() {
+                    "name" => LintRule::NameFormat,
+                    "description" => LintRule::DescriptionLength,
+                    _ => LintRule::CompatibilityLength,
+                };
+                out.add(rule, warning.to_string(), key_evidence(text, field));
+            }
+            SkillWarning::UnknownKey { key } => out.add(
+                LintRule::FrontmatterKeys,
+                warning.to_string(),
+                key_evidence(text, key),
+            ),
+            SkillWarning::RepairedYaml => {
+                out.add(LintRule::FrontmatterTypes, warning.to_string(), None)
+            }
+            SkillWarning::NonStringMetadata { key } => out.add(
+                LintRule::FrontmatterTypes,
+                warning.to_string(),
+                metadata_evidence(text, key),
+            ),
+            SkillWarning::MetadataNotMapping => out.add(
+                LintRule::FrontmatterTypes,
+                warning.to_string(),
+                key_evidence(text, "metadata"),
+            ),
+        }
+    }
+    if !SAYS_WHEN.is_match(&skill.description) {
+        out.add(
+            LintRule::DescriptionSaysWhen,
+            "the description does not say when to use the skill (e.g. \"Use when …\"); agents pick skills by their description",
+            key_evidence(text, "description"),
+        );
+    }
+    let has = |key: &str| {
+        skill
+            .metadata
+            .get(key)
+            .is_some_and(|v| !v.trim().is_empty())
+    };
+    let mut missing = Vec::new();
+    if !has("author") {
+        missing.push("metadata.author");
+    }
+    if !has("tags") && !has("keywords") {
+        missing.push("metadata.tags");
+    }
+    if !missing.is_empty() {
+        out.add(
+            LintRule::AuthorAndTags,
+            format!(
+                "no {}: skill registries and marketplaces list skills by author and tags",
+                missing.join(" and ")
+            ),
+            None,
+        );
+    }
+    if skill.license.as_deref().is_none_or(|l| l.trim().is_empty()) {
+        out.add(
+            LintRule::License,
+            "no `license`: say under which terms the skill may be shared",
+            None,
+        );
+    }
+}
+
+fn metadata_evidence(text: &str, key: &str) -> Option<Evidence> {
+    text.lines()
+        .enumerate()
+        .find(|(_, line)| {
+            line.trim_start().starts_with(&format!("{key}:")) && line.starts_with(' ')
+        })
+        .map(|(index, line)| Evidence::at("SKILL.md", index + 1, line))
+}
+
+fn check_body(
+    skill: &crate::asset::Skill,
+    first_line: usize,
+    body_tokens: usize,
+    options: &LintOptions,
+    out: &mut Collector,
+) {
+    let lines = skill.body.lines().count();
+    if skill.body.trim().is_empty() {
+        out.add(
+            LintRule::BodySize,
+            "the body is empty: the instructions the agent follows once the skill is activated go there",
+            Some(Evidence::at("SKILL.md", first_line, "")),
+        );
+    }
+    if body_tokens > options.max_body_tokens {
+        out.add(
+            LintRule::BodySize,
+            format!(
+                "the body is about {body_tokens} tokens (estimated), over the {} the specification recommends; move detail into references/ files loaded on demand",
+                options.max_body_tokens
+            ),
+            Some(Evidence::at("SKILL.md", first_line, "")),
+        );
+    }
+    if lines > options.max_body_lines {
+        out.add(
+            LintRule::BodySize,
+            format!(
+                "the body is {lines} lines, over the {} the specification recommends",
+                options.max_body_lines
+            ),
+            Some(Evidence::at("SKILL.md", first_line, "")),
+        );
+    }
+    let has_section = skill.body.lines().any(|line| {
+        HEADING
+            .captures(line)
+            .is_some_and(|c| LIMITATIONS.is_match(&c[1]))
+    });
+    if !has_section {
+        out.add(
+            LintRule::LimitationsSection,
+            "no Limitations section (a heading such as \"## Limitations\" or \"## When not to use\"): say what the skill does not do, so agents do not over-apply it",
+            None,
+        );
+    }
+}
+
+/// The program of an `allowed-tools` entry such as `Bash(git add:*)` → `git`.
+pub fn bash_pattern_program(tool: &str) -> Option<(String, String)> {
+    let open = tool.find('(')?;
+    let head = tool[..open].trim();
+    let inner = tool[open + 1..].trim_end_matches(')').trim();
+    let program = inner
+        .split([':', ' '])
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    (!program.is_empty() && program != "*").then(|| (head.to_string(), program))
+}
+
+/// Declared tools and referenced files; returns the skill-relative scripts the body runs
+/// directly (`./scripts/x.sh`), which need a run bit.
+fn check_tools_and_references(
+    skill: &crate::asset::Skill,
+    first_line: usize,
+    files: &[SkillFile],
+    out: &mut Collector,
+) -> BTreeSet<String> {
+    let text = files
+        .iter()
+        .find(|f| f.relative == "SKILL.md")
+        .and_then(|f| f.text.clone())
+        .unwrap_or_default();
+    let tools_evidence = key_evidence(&text, "allowed-tools");
+    let exists = |relative: &str| {
+        let relative = relative.trim_start_matches("./");
+        skill.dir.join(relative).exists()
+    };
+    for tool in &skill.allowed_tools {
+        let head = tool.split('(').next().unwrap_or(tool).trim();
+        let lower = head.to_ascii_lowercase();
+        if !(lower.starts_with("mcp__") || KNOWN_TOOLS.contains(&lower.as_str())) {
+            out.add(
+                LintRule::DeclaredTools,
+                format!("allowed-tools names `{head}`, a tool no known host defines (a typo?)"),
+                tools_evidence.clone(),
+            );
+        }
+        if let Some((_, program)) = bash_pattern_program(tool)
+            && program.contains('/')
+            && !program.starts_with('/')
+            && !exists(&program)
+        {
+            out.add(
+                LintRule::DeclaredTools,
+                format!(
+                    "allowed-tools grants `{tool}`, but `{program}` is not in the skill folder"
+                ),
+                tools_evidence.clone(),
+            );
+        }
+    }
+
+    // Commands in the body's shell blocks.
+    let blocks = fenced_blocks(&skill.body, first_line);
+    let mut shell_lines = Vec::new();
+    let mut direct = BTreeSet::new();
+    for block in &blocks {
+        if is_shell_lang(&block.lang) {
+            for (number, line) in &block.lines {
+                let programs = commands_in_shell_line(line);
+                if !programs.is_empty() {
+                    shell_lines.push((*number, line.clone()));
+                }
+                for program in programs {
+                    if program.contains('/')
+                        && !program.starts_with('/')
+                        && !program.starts_with('~')
+                    {
+                        direct.insert(program.trim_start_matches("./").to_string());
+                    }
+                }
+            }
+        }
+    }
+    let grants_shell = skill.allowed_tools.iter().any(|t| {
+        let head = t.split('(').next().unwrap_or(t).trim().to_ascii_lowercase();
+        SHELL_TOOLS.contains(&head.as_str())
+    });
+    if !skill.allowed_tools.is_empty()
+        && !grants_shell
+        && let Some((number, line)) = shell_lines.first()
+    {
+        out.add(
+            LintRule::DeclaredTools,
+            "the body runs shell commands but allowed-tools grants no shell tool (Bash)",
+            Some(Evidence::at("SKILL.md", *number, line)),
+        );
+    }
+
+    // Referenced files, outside links (links are checked by `broken-links`).
+    let mut reported = BTreeSet::new();
+    for (index, line) in skill.body.lines().enumerate() {
+        let number = first_line + index;
+        let without_links = LINK.replace_all(line, "");
+        for captures in REFERENCE.captures_iter(&without_links) {
+            let reference = captures[1].trim_end_matches('.').to_string();
+            if reference.contains('*') || reference.ends_with('/') {
+                continue;
+            }
+            if !exists(&reference) && reported.insert(reference.clone()) {
+                out.add(
+                    LintRule::ReferencedFiles,
+                    format!("the body references `{reference}`, which is not in the skill folder"),
+                    Some(Evidence::at("SKILL.md", number, line)),
+                );
+            }
+        }
+    }
+    direct
+}
+
+fn check_links(dir: &Path, files: &[SkillFile], out: &mut Collector) {
+    let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    for file in files.iter().filter(|f| f.relative.ends_with(".md")) {
+        let Some(text) = &file.text else { continue };
+        let in_code: BTreeSet<usize> = fenced_blocks(text, 1)
+            .iter()
+            .flat_map(|b| b.lines.iter().map(|(n, _)| *n))
+            .collect();
+        let folder = file.path.parent().unwrap_or(dir);
+        for (index, line) in text.lines().enumerate() {
+            let number = index + 1;
+            if in_code.contains(&number) {
+                continue;
+            }
+            for captures in LINK.captures_iter(line) {
+                let target = &captures[1];
+                let is_external = target.starts_with('#')
+                    || target.starts_with("//")
+                    || target.split_once(':').is_some_and(|(scheme, _)| {
+                        !scheme.is_empty()
+                            && scheme
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                    });
+                if is_external {
+                    continue;
+                }
+                let path_part = target.split(['#', '?']).next().unwrap_or(target);
+                let decoded = path_part.replace("%20", " ");
+                if decoded.is_empty() {
+                    continue;
+                }
+                let resolved = if decoded.starts_with('/') {
+                    PathBuf::from(&decoded)
+                } else {
+                    folder.join(&decoded)
+                };
+                let evidence = Some(Evidence::at(&file.relative, number, line));
+                match resolved.canonicalize() {
+                    Err(_) => out.add(
+                        LintRule::BrokenLinks,
+                        format!("link target `{target}` does not exist"),
+                        evidence,
+                    ),
+                    Ok(found) if !found.starts_with(&root) => out.add(
+                        LintRule::BrokenLinks,
+                        format!("link target `{target}` is outside the skill folder (it is not installed with the skill)"),
+                        evidence,
+                    ),
+                    Ok(_) => {}
+                }
+            }
+        }
+    }
+}
+
+fn check_run_bits(files: &[SkillFile], direct: &BTreeSet<String>, out: &mut Collector) {
+    for file in files {
+        if file.executable {
+            continue;
+        }
+        if let Some(shebang) = file.shebang() {
+            out.add(
+                LintRule::ScriptRunBit,
+                format!(
+                    "`{}` starts with `{shebang}` but has no execute bit (chmod +x)",
+                    file.relative
+                ),
+                Some(Evidence::at(&file.relative, 1, shebang)),
+            );
+        } else if direct.contains(&file.relative) {
+            out.add(
+                LintRule::ScriptRunBit,
+                format!(
+                    "the body runs `{}` directly, but it has no execute bit and no #! line",
+                    file.relative
+                ),
+                Some(Evidence::at(&file.relative, 0, "")),
+            );
+        }
+    }
+}
+
+fn check_secrets(files: &[SkillFile], out: &mut Collector) {
+    for file in files {
+        if is_credential_file(&file.relative) {
+            out.add(
+                LintRule::Secrets,
+                format!(
+                    "`{}` is a credential file by its name; never ship it inside a skill",
+                    file.relative
+                ),
+                Some(Evidence::at(&file.relative, 0, "")),
+            );
+        }
+        let Some(text) = &file.text else { continue };
+        for (index, line) in text.lines().enumerate() {
+            let found = crate::redact::find_key_shapes(line);
+            let kinds: BTreeSet<&str> = found.iter().map(|m| m.kind).collect();
+            for kind in kinds {
+                out.add(
+                    LintRule::Secrets,
+                    format!("credential-shaped string ({kind}) in `{}` (value not shown); remove it and rotate the key", file.relative),
+                    Some(Evidence::at(&file.relative, index + 1, line)),
+                );
+            }
+        }
+    }
+}
+
+/// Measured lift of one skill (one fingerprint), from the baseline store or run folders.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredLift {
+    /// Mean over cases of (with-skill pass rate − without-skill pass rate), in [-1, 1].
+    pub lift: f64,
+    /// Cases with scored trials in both arms.
+    pub cases: usize,
+    /// Scored (pass/fail) trials counted.
+    pub trials: usize,
+    /// Runs that contributed (run ids; manual replays count as `manual`).
+    pub runs: Vec<String>,
+    /// Models pooled.
+    pub models: Vec<String>,
+}
+
+/// One skill of an [`AgainstReport`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgainstRow {
+    pub skill_dir: PathBuf,
+    pub name: Option<String>,
+    pub fingerprint: String,
+    pub lint_score: f64,
+    /// The lift measured for this name *and* fingerprint, when there is one.
+    pub measured: Option<MeasuredLift>,
+    /// Why there is no measured lift (no entries, only under other fingerprints).
+    pub note: Option<String>,
+}
+
+/// Lint score against measured lift over the skills that have both.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgainstReport {
+    /// The results folder, run folder or state folder read.
+    pub source: PathBuf,
+    pub rows: Vec<AgainstRow>,
+    /// Skills with both a lint score and a measured lift.
+    pub paired: usize,
+    /// Spearman's ρ (average ranks) of lint score vs lift; `None` below 2 pairs or when either
+    /// list is constant.
+    pub spearman_rho: Option<f64>,
+    /// 95% interval of ρ (Fisher z, Fieller–Hartley–Pearson standard error); `None` below 4 pairs.
+    pub interval_95: Option<(f64, f64)>,
+    /// The ACES reference values, for comparison.
+    pub aces_reference: &'static str,
+}
+
+/// The ACES finding `--against` reproduces.
+pub const ACES_REFERENCE: &str = "ACES: Spearman rho = -0.018 (structural scores) and -0.027 (LLM-judged scores) against measured lift over 64 skills";
+
+/// Verdicts per (asset name, fingerprint) read from `source`: a state folder (holding
+/// `baseline-results.json`), one run folder (`manifest.json` + `trials.jsonl`), or a folder of
+/// run folders (e.g. `results/`).
+pub fn read_measurements(
+    source: &Path,
+) -> Result<BTreeMap<String, Vec<crate::registry::baseline::BaselineEntry>>, SkillFitError> {
+    use crate::registry::baseline;
+    let read_run =
+        |run_dir: &Path| -> Result<Option<(String, Vec<baseline::BaselineEntry>)>, SkillFitError> {
+            let manifest =
+                crate::record::read_manifest(run_dir).map_err(|error| SkillFitError::Invalid {
+                    path: run_dir.to_path_buf(),
+                    message: error.to_string(),
+                })?;
+            if !manifest.arm_design.is_paired() {
+                // A/A calibration repeats measure no lift.
+                return Ok(None);
+            }
+            let (records, _) =
+                crate::record::read_trials(&run_dir.join("trials.jsonl")).map_err(|error| {
+                    SkillFitError::Invalid {
+                        path: run_dir.join("trials.jsonl"),
+                        message: error.to_string(),
+                    }
+                })?;
+            let entries = baseline::entries_from_run(&manifest, &records, chrono::Utc::now());
+            Ok(Some((manifest.asset.name.clone(), entries)))
+        };
+    let mut by_asset: BTreeMap<String, Vec<baseline::BaselineEntry>> = BTreeMap::new();
+    if baseline::baseline_path(source).is_file() {
+        let store = baseline::read_store(source)?;
+        for (asset, slot) in store.assets {
+            by_asset.entry(asset).or_default().extend(slot.entries);
+        }
+    } else if source.join("manifest.json").is_file() {
+        if let Some((asset, entries)) = read_run(source)? {
+            by_asset.entry(asset).or_default().extend(entries);
+        }
+    } else if source.is_dir() {
+        let mut run_dirs: Vec<PathBuf> = std::fs::read_dir(source)
+            .map_err(|source_error| SkillFitError::Read {
+                path: source.to_path_buf(),
+                source: source_error,
+            })?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join("manifest.json").is_file() && p.join("trials.jsonl").is_file())
+            .collect();
+        run_dirs.sort();
+        if run_dirs.is_empty() {
+            return Err(SkillFitError::Invalid {
+                path: source.to_path_buf(),
+                message: "holds no baseline-results.json, no manifest.json and no run folders; pass a state folder, a run folder or a results folder".to_string(),
+            });
+        }
+        for run_dir in run_dirs {
+            if let Some((asset, entries)) = read_run(&run_dir)? {
+                by_asset.entry(asset).or_default().extend(entries);
+            }
+        }
+    } else {
+        return Err(SkillFitError::NotAFolder {
+            dir: source.to_path_buf(),
+        });
+    }
+    Ok(by_asset)
+}
+
+/// The case-level lift of `entries` (one asset, one fingerprint): for each case with scored
+/// trials in both the with-skill and the without-skill arm, the difference of the two pass
+/// rates; their mean. `None` when no case has both arms.
+pub fn measured_lift(
+    entries: &[&crate::registry::baseline::BaselineEntry],
+) -> Option<MeasuredLift> {
+    let mut cases: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
+    let mut runs = BTreeSet::new();
+    let mut models = BTreeSet::new();
+    let mut trials = 0;
+    for entry in entries {
+        let arm = match entry.arm.as_str() {
+            "with_skill" => 0,
+            "without_skill" => 1,
+            _ => continue,
+        };
+        if !entry.verdict.is_scored() {
+            continue;
+        }
+        let slot = &mut cases.entry(entry.case_id.as_str()).or_default()[arm];
+        slot.1 += 1;
+        if entry.verdict == crate::grade::Outcome::Pass {
+            slot.0 += 1;
+        }
+        trials += 1;
+        runs.insert(entry.run_id.clone().unwrap_or_else(|| "manual".to_string()));
+        models.insert(entry.model.clone());
+    }
+    let differences: Vec<f64> = cases
+        .values()
+        .filter(|[with, without]| with.1 > 0 && without.1 > 0)
+        .map(|[with, without]| with.0 as f64 / with.1 as f64 - without.0 as f64 / without.1 as f64)
+        .collect();
+    if differences.is_empty() {
+        return None;
+    }
+    Some(MeasuredLift {
+        lift: differences.iter().sum::<f64>() / differences.len() as f64,
+        cases: differences.len(),
+        trials,
+        runs: runs.into_iter().collect(),
+        models: models.into_iter().collect(),
+    })
+}
+
+/// Put each linted skill's score beside its measured lift (same name, same fingerprint under the
+/// calibre the measurement recorded) from `source`, and compute Spearman's ρ with a 95% interval
+/// over the skills that have both.
+pub fn against(reports: &[LintReport], source: &Path) -> Result<AgainstReport, SkillFitError> {
+    let measurements = read_measurements(source)?;
+    let mut rows = Vec::new();
+    for report in reports {
+        let mut row = AgainstRow {
+            skill_dir: report.skill_dir.clone(),
+            name: report.name.clone(),
+            fingerprint: report.fingerprint.clone(),
+            lint_score: report.score,
+            measured: None,
+            note: None,
+        };
+        let Some(name) = &report.name else {
+            row.note = Some("SKILL.md does not parse: no name to match".to_string());
+            rows.push(row);
+            continue;
+        };
+        let Some(entries) = measurements.get(name) else {
+            row.note = Some(format!(
+                "no measured verdicts for `{name}` in {}",
+                source.display()
+            ));
+            rows.push(row);
+            continue;
+        };
+        // The skill's fingerprint under each calibre the entries used.
+        let mut own: BTreeMap<String, Option<String>> = BTreeMap::new();
+        for calibre in entries
+            .iter()
+            .map(|e| e.calibre.clone())
+            .collect::<BTreeSet<_>>()
+        {
+            let digest = calibre
+                .parse::<crate::asset::fingerprint::Calibre>()
+                .ok()
+                .and_then(|c| crate::asset::fingerprint::fingerprint(&report.skill_dir, c).ok())
+                .map(|f| f.digest);
+            own.insert(calibre, digest);
+        }
+        let matching: Vec<_> = entries
+            .iter()
+            .filter(|e| {
+                own.get(&e.calibre).cloned().flatten().as_deref() == Some(e.fingerprint.as_str())
+            })
+            .collect();
+        if matching.is_empty() {
+            let others: BTreeSet<&str> = entries.iter().map(|e| e.fingerprint.as_str()).collect();
+            row.note = Some(format!(
+                "measured only under {} other fingerprint(s): the files changed since; run it again to pair",
+                others.len()
+            ));
+        } else {
+            row.measured = measured_lift(&matching);
+            if row.measured.is_none() {
+                row.note = Some("no case scored in both arms".to_string());
+            }
+        }
+        rows.push(row);
+    }
+    let pairs: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| r.measured.as_ref().map(|m| (r.lint_score, m.lift)))
+        .collect();
+    let (scores, lifts): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+    let rho = crate::stats::spearman_correlation(&scores, &lifts);
+    let interval = rho.and_then(|rho| crate::stats::spearman_interval(rho, pairs.len(), 0.05));
+    Ok(AgainstReport {
+        source: source.to_path_buf(),
+        rows,
+        paired: pairs.len(),
+        spearman_rho: rho,
+        interval_95: interval,
+        aces_reference: ACES_REFERENCE,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, relative: &str, content: &str) {
+        let path = root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    fn rule_failed(report: &LintReport, rule: LintRule) -> bool {
+        report
+            .rules
+            .iter()
+            .any(|r| r.rule == rule && r.status == RuleStatus::Failed)
+    }
+
+    #[test]
+    fn clean_skill_passes_every_rule() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("pdf-tools");
+        write(
+            &dir,
+            "SKILL.md",
+            "---\nname: pdf-tools\ndescription: Fills PDF forms. Use when the user asks to fill a PDF.\nlicense: MIT\nmetadata:\n  author: someone\n  tags: pdf, forms\nallowed-tools: Bash(python3:*) Read\n---\n# PDF\n\nRun [the filler](scripts/fill.py):\n\n```bash\npython3 scripts/fill.py in.pdf\n```\n\n## Limitations\n\nNo scanned PDFs.\n",
+        );
+        write(&dir, "scripts/fill.py", "print('x')\n");
+        let report = lint_skill(&dir, &LintOptions::default()).unwrap();
+        assert_eq!(report.findings, vec![], "{:#?}", report.findings);
+        assert_eq!(report.score, 100.0);
+        assert!(report.passes(true));
+    }
+
+    #[test]
+    fn planted_problems_are_found() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("planted");
+        let long = "word ".repeat(230);
+        write(
+            &dir,
+            "SKILL.md",
+            &format!(
+                "---\nname: Planted_Skill\ndescription: {long}\nmodel: opus\nallowed-tools: Read, Frobnicate, Bash(scripts/gone.sh:*)\n---\n# Body\n\nSee [guide](references/guide.md) and `scripts/missing.py`.\n\n```bash\n./scripts/run.sh\n```\n"
+            ),
+        );
+        write(&dir, "scripts/run.sh", "#!/bin/sh\necho hi\n");
+        write(
+            &dir,
+            "notes.txt",
+            "token: ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+        );
+        let report = lint_skill(&dir, &LintOptions::default()).unwrap();
+        for rule in [
+            LintRule::NameFormat,
+            LintRule::NameMatchesFolder,
+            LintRule::DescriptionLength,
+            LintRule::DescriptionSaysWhen,
+            LintRule::FrontmatterKeys,
+            LintRule::DeclaredTools,
+            LintRule::LimitationsSection,
+            LintRule::BrokenLinks,
+            LintRule::ReferencedFiles,
+            LintRule::ScriptRunBit,
+            LintRule::Secrets,
+        ] {
+            assert!(
+                rule_failed(&report, rule),
+                "{rule:?} not failed: {:#?}",
+                report.findings
+            );
+        }
+        assert!(!report.passes(false));
+        assert!(report.score < 50.0, "{}", report.score);
+        // The secret is never quoted.
+        let json = serde_json::to_string(&report).unwrap();
+        assert!(!json.contains("ghp_abcdefghij"), "{json}");
+        let secret = report
+            .findings
+            .iter()
+            .find(|f| f.rule == LintRule::Secrets)
+            .unwrap();
+        assert_eq!(secret.evidence.as_ref().unwrap().location(), "notes.txt:1");
+    }
+
+    #[test]
+    fn unparseable_frontmatter_scores_zero_and_still_checks_files() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("broken");
+        write(
+            &dir,
+            "SKILL.md",
+            "---\nname: broken\ndescription: [unclosed\n---\nbody\n",
+        );
+        write(&dir, "README.md", "[x](nowhere.md)\n");
+        let report = lint_skill(&dir, &LintOptions::default()).unwrap();
+        assert_eq!(report.score, 0.0);
+        assert!(report.name.is_none());
+        assert!(rule_failed(&report, LintRule::Frontmatter));
+        assert!(rule_failed(&report, LintRule::BrokenLinks));
+        let frontmatter = report
+            .findings
+            .iter()
+            .find(|f| f.rule == LintRule::Frontmatter)
+            .unwrap();
+        let line = frontmatter.evidence.as_ref().unwrap().line;
+        assert!((3..=4).contains(&line), "{line}");
+    }
+
+    #[test]
+    fn body_size_budget() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("big");
+        write(
+            &dir,
+            "SKILL.md",
+            &format!(
+                "---\nname: big\ndescription: Use when big.\n---\n{}",
+                "abcd ".repeat(5000)
+            ),
+        );
+        let report = lint_skill(&dir, &LintOptions::default()).unwrap();
+        assert!(rule_failed(&report, LintRule::BodySize));
+        assert_eq!(report.body_tokens, 6250);
+    }
+
+    #[test]
+    fn lift_from_entries() {
+        use crate::registry::baseline::{BaselineEntry, EntrySource};
+        let entry = |case: &str, arm: &str, pass: bool| BaselineEntry {
+            fingerprint: "sha256:x".into(),
+            calibre: "v3-agent-skills".into(),
+            model: "m".into(),
+            runner: "r".into(),
+            case_id: case.into(),
+            arm: arm.into(),
+            attempt: 1,
+            verdict: if pass {
+                crate::grade::Outcome::Pass
+            } else {
+                crate::grade::Outcome::Fail
+            },
+            source: EntrySource::Manual,
+            run_id: None,
+            recorded_at: chrono::Utc::now(),
+            activated: None,
+            checks: vec![],
+            tool_calls: None,
+            reason: None,
+        };
+        let entries = [
+            entry("a", "with_skill", true),
+            entry("a", "with_skill", false),
+            entry("a", "without_skill", false),
+            entry("b", "with_skill", true),
+            entry("b", "without_skill", true),
+            entry("c", "with_skill", true),
+        ];
+        let refs: Vec<_> = entries.iter().collect();
+        let lift = measured_lift(&refs).unwrap();
+        // a: 0.5 − 0, b: 1 − 1; c has one arm only.
+        assert_eq!(lift.cases, 2);
+        assert!((lift.lift - 0.25).abs() < 1e-12);
+    }
+}
