@@ -660,3 +660,64 @@ fn install_refuses_a_foreign_skill_and_reports_no_host() {
     assert_eq!(output.status.code(), Some(4));
     assert!(text(&output).1.contains("no agent host found"));
 }
+
+/// `--against` a results folder: the recorded run fixture (7 cases scored in both arms, lift
+/// 3/7) is paired with a skill of the same name once the manifest carries that skill's
+/// fingerprint; with any other fingerprint it is listed, unpaired.
+#[test]
+fn lint_against_a_results_folder_reads_run_folders() {
+    let state = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let skill = root.path().join("pirate-greeting");
+    write(
+        &skill,
+        "SKILL.md",
+        "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye!\n",
+    );
+    let results = root.path().join("results");
+    let run = results.join("run-1");
+    let fixture = repository().join("tests/fixtures/recorded-run");
+    for entry in tree(&fixture) {
+        match entry {
+            (relative, None) => std::fs::create_dir_all(run.join(relative)).unwrap(),
+            (relative, Some(bytes)) => {
+                std::fs::create_dir_all(run.join(&relative).parent().unwrap()).unwrap();
+                std::fs::write(run.join(relative), bytes).unwrap();
+            }
+        }
+    }
+    let against = ["--against", results.to_str().unwrap()];
+    let (value, _, stderr) = lint_json(state.path(), &[&skill], &against);
+    let row = &value["against"]["rows"][0];
+    assert!(row["measured"].is_null(), "{row}\n{stderr}");
+    assert!(
+        row["note"].as_str().unwrap().contains("other fingerprint"),
+        "{row}"
+    );
+
+    let fingerprint = value["skills"][0]["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let manifest_path = run.join("manifest.json");
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    manifest["asset"]["fingerprint"] = json!(fingerprint);
+    std::fs::write(
+        &manifest_path,
+        serde_json::to_string_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
+    let (value, _, stderr) = lint_json(state.path(), &[&skill], &against);
+    let measured = &value["against"]["rows"][0]["measured"];
+    assert_eq!(measured["cases"], 7, "{value:#}\n{stderr}");
+    assert!(
+        (measured["lift"].as_f64().unwrap() - 3.0 / 7.0).abs() < 1e-12,
+        "{measured}"
+    );
+    assert_eq!(value["against"]["paired"], 1);
+    assert!(
+        value["against"]["spearman_rho"].is_null(),
+        "one skill has no rho"
+    );
+}
