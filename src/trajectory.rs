@@ -240,7 +240,7 @@ impl InfrastructureCause {
                 ),
                 pattern(
                     InfrastructureCause::ApiUnreachable,
-                    r"enotfound|econnrefused|econnreset|etimedout|eai_again|ehostunreach|enetunreach|can'?t reach|cannot reach|unable to connect|connection[ _](refused|reset|error|failed)|error sending request|fetch failed|failed to lookup address|dns error|name or service not known|no route to host|network (error|is unreachable)|stream disconnected|getaddrinfo",
+                    r"enotfound|econnrefused|econnreset|etimedout|eai_again|ehostunreach|enetunreach|can'?t reach|cannot reach|unable to connect|could not connect|connection[ _](refused|reset|error|failed)|error sending request|fetch failed|failed to lookup address|dns error|name or service not known|no route to host|network (error|is unreachable)|stream disconnected|getaddrinfo",
                 ),
                 pattern(
                     InfrastructureCause::ServerError,

@@ -121,6 +121,8 @@ impl Fixture {
             ".codex/skills",
             ".gemini/skills",
             ".config/opencode/skills",
+            ".copilot/skills",
+            ".qwen/skills",
         ] {
             fixture.write(
                 &format!("real-home/{user_dir}/{TARGET}/SKILL.md"),
@@ -152,6 +154,8 @@ impl Fixture {
             .env("CLAUDE_CONFIG_DIR", real_home.join(".claude"))
             .env("CODEX_HOME", real_home.join(".codex"))
             .env("XDG_CONFIG_HOME", real_home.join(".config"))
+            .env("COPILOT_HOME", real_home.join(".copilot"))
+            .env("QWEN_HOME", real_home.join(".qwen"))
             .arg("run")
             .arg(self.path(&format!("skill/{TARGET}")))
             .args([
@@ -588,6 +592,8 @@ fn opencode_paired_run_against_streaming_chat_mock() {
         marker: "SKILL-MARKER".to_string(),
         with_answer: WITH_ANSWER.to_string(),
         without_answer: WITHOUT_ANSWER.to_string(),
+        skill_argument: "name".to_string(),
+        call_name: None,
     });
     let fixture = Fixture::new(2);
     fixture.write(
@@ -786,4 +792,250 @@ fn claude_code_failed_skill_call_is_not_an_activation() {
     );
     assert_eq!(grade["outcome"], "fail");
     assert_no_processes_under(&fixture.path("trials"));
+}
+
+/// The behaviour of the streaming chat mock for the CLIs whose skill tool is `skill {skill}`
+/// (Copilot CLI, Qwen Code); `call_name` makes the model name another skill than the target.
+fn skill_argument_mock(call_name: Option<&str>) -> ChatStreamMock {
+    ChatStreamMock::start(ChatBehaviour {
+        target: TARGET.to_string(),
+        marker: "SKILL-MARKER".to_string(),
+        with_answer: WITH_ANSWER.to_string(),
+        without_answer: WITHOUT_ANSWER.to_string(),
+        skill_argument: "skill".to_string(),
+        call_name: call_name.map(str::to_string),
+    })
+}
+
+/// A paired run of `kind` (program `cli`) against the streaming chat mock: the designed lift
+/// is measured exactly, the with-skill arm shows the target's activation through the skill
+/// tool and the baseline never does (the target is planted in every personal skill folder of
+/// the real HOME), usage is the mock's per-request counts times the requests, the mock saw the
+/// key and no recorded file holds it, and no process is left.
+fn paired_run_against_chat_mock(kind: &str, cli: &Path, reports_catalogue: bool) {
+    let mock = skill_argument_mock(None);
+    let fixture = Fixture::new(2);
+    fixture.write(
+        &format!("runners/{kind}.toml"),
+        &format!(
+            "kind = \"{kind}\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"m1\"\napi_key_env = \"MOCK_CHAT_KEY\"\ntimeout_s = 240\nconcurrency = 2\n",
+            cli.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run(kind, kind, &[("MOCK_CHAT_KEY", SECRET)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir(kind);
+    let summary = summary(&run_dir);
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(
+        summary["arms"]["with_skill"]["pass_rate"], 1.0,
+        "{summary} {transcripts:?}"
+    );
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary}"
+    );
+    assert_eq!(summary["lift"]["estimate"], 1.0);
+    assert_eq!(transcripts.len(), 4);
+    for (arm, trajectory, grade) in &transcripts {
+        assert_eq!(trajectory["status"], "complete", "{trajectory}");
+        assert_eq!(trajectory["process"]["class"], "ok");
+        assert_eq!(trajectory["process"]["exit_code"], 0);
+        assert_eq!(trajectory["observed_model"], "m1");
+        assert!(
+            trajectory["session_id"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty()),
+            "{trajectory}"
+        );
+        if reports_catalogue {
+            // The agent's own catalogue: the target only with the skill, never from the
+            // planted personal folders.
+            let catalogue: Vec<&str> = trajectory["skill_catalogue"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            assert_eq!(
+                catalogue.contains(&TARGET),
+                arm == "with_skill",
+                "{catalogue:?}"
+            );
+        }
+        let requests: u64 = if arm == "with_skill" { 2 } else { 1 };
+        let usage = &trajectory["usage"];
+        assert_eq!(
+            usage["input_tokens"],
+            requests * support::mock_chat_stream::PROMPT_TOKENS,
+            "{usage}"
+        );
+        assert_eq!(
+            usage["cached_tokens"],
+            requests * support::mock_chat_stream::CACHED_TOKENS
+        );
+        assert_eq!(
+            usage["output_tokens"],
+            requests * support::mock_chat_stream::COMPLETION_TOKENS
+        );
+        assert_eq!(usage["cost_usd"], Value::Null);
+        let target_hits: Vec<&Value> = trajectory["skill_activations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["skill"] == TARGET)
+            .collect();
+        if arm == "with_skill" {
+            assert_eq!(grade["outcome"], "pass");
+            assert_eq!(trajectory["final_answer"], WITH_ANSWER);
+            assert_eq!(target_hits.len(), 1, "{trajectory}");
+            assert_eq!(target_hits[0]["evidence"], "skill_tool");
+            assert_eq!(target_hits[0]["ok"], true, "{trajectory}");
+            assert_eq!(target_hits[0]["target"], true);
+        } else {
+            assert_eq!(grade["outcome"], "fail");
+            assert_eq!(trajectory["final_answer"], WITHOUT_ANSWER);
+            assert!(target_hits.is_empty(), "{trajectory}");
+        }
+    }
+    let keys = mock.state.api_keys.lock().unwrap().clone();
+    assert!(
+        !keys.is_empty() && keys.iter().all(|k| k == SECRET),
+        "{keys:?}"
+    );
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+/// The model names a skill that does not exist: the CLI's skill tool fails while the run ends
+/// normally (exit 0). The call must read as *not activated*, with the CLI's error kept.
+fn failed_skill_call_against_chat_mock(kind: &str, cli: &Path, error_text: &str) {
+    let mock = skill_argument_mock(Some("pirate-greting"));
+    let fixture = Fixture::new(1);
+    fixture.write(
+        &format!("runners/{kind}.toml"),
+        &format!(
+            "kind = \"{kind}\"\nprogram = \"{}\"\nbase_url = \"{}\"\nmodel = \"m1\"\napi_key_env = \"MOCK_CHAT_KEY\"\ntimeout_s = 240\nconcurrency = 2\n",
+            cli.display(),
+            mock.base_url()
+        ),
+    );
+    let output = fixture.run(kind, "failed-call", &[("MOCK_CHAT_KEY", SECRET)]);
+    let run_dir = fixture.run_dir("failed-call");
+    let transcripts = transcripts(&run_dir);
+    assert_eq!(transcripts.len(), 2, "{}", stderr(&output));
+    let (_, trajectory, grade) = transcripts
+        .iter()
+        .find(|(arm, _, _)| arm == "with_skill")
+        .unwrap();
+    assert_eq!(trajectory["process"]["exit_code"], 0, "{trajectory}");
+    assert_eq!(trajectory["status"], "complete");
+    let activations = trajectory["skill_activations"].as_array().unwrap();
+    assert_eq!(activations.len(), 1, "{trajectory}");
+    assert_eq!(activations[0]["skill"], "pirate-greting");
+    assert_eq!(activations[0]["ok"], false, "{trajectory}");
+    assert_eq!(activations[0]["target"], false);
+    let reason = activations[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("the skill tool returned an error") && reason.contains(error_text),
+        "{reason}"
+    );
+    assert_eq!(grade["outcome"], "fail");
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+/// The provider is unreachable (a loopback port nothing listens on): every trial is
+/// unscoreable with the typed cause and the CLI's own error as the reason, never `fail`.
+fn unreachable_provider(kind: &str, cli: &Path, message: &str) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let fixture = Fixture::new(1);
+    fixture.write(
+        &format!("runners/{kind}.toml"),
+        &format!(
+            "kind = \"{kind}\"\nprogram = \"{}\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m1\"\napi_key_env = \"MOCK_CHAT_KEY\"\ntimeout_s = 300\nconcurrency = 2\n",
+            cli.display()
+        ),
+    );
+    let output = fixture.run(kind, "offline", &[("MOCK_CHAT_KEY", SECRET)]);
+    let run_dir = fixture.run_dir("offline");
+    let records: Vec<Value> = std::fs::read_to_string(run_dir.join("trials.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "{}", stderr(&output));
+    for record in &records {
+        assert_eq!(record["outcome"], "unscoreable", "{record}");
+        assert_eq!(record["infrastructure"], "api_unreachable", "{record}");
+        let reason = record["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("agent API unreachable: ") && reason.contains(message),
+            "{reason}"
+        );
+    }
+    for (_, trajectory, grade) in transcripts(&run_dir) {
+        assert_eq!(grade["outcome"], "unscoreable", "{grade}");
+        assert_eq!(trajectory["process"]["class"], "infrastructure_error");
+        assert_eq!(trajectory["process"]["exit_code"], 1);
+    }
+    assert_secret_never_recorded(&run_dir);
+    assert_no_processes_under(&fixture.path("trials"));
+}
+
+#[test]
+fn copilot_paired_run_against_streaming_chat_mock() {
+    let Some(copilot) = installed_cli("copilot") else {
+        return;
+    };
+    paired_run_against_chat_mock("copilot", &copilot, true);
+}
+
+#[test]
+fn copilot_failed_skill_call_is_not_an_activation() {
+    let Some(copilot) = installed_cli("copilot") else {
+        return;
+    };
+    failed_skill_call_against_chat_mock("copilot", &copilot, "Skill not found: pirate-greting");
+}
+
+#[test]
+fn copilot_unreachable_provider_is_unscoreable() {
+    let Some(copilot) = installed_cli("copilot") else {
+        return;
+    };
+    unreachable_provider(
+        "copilot",
+        &copilot,
+        "Could not connect to local model provider",
+    );
+}
+
+#[test]
+fn qwen_code_paired_run_against_streaming_chat_mock() {
+    let Some(qwen) = installed_cli("qwen") else {
+        return;
+    };
+    paired_run_against_chat_mock("qwen-code", &qwen, false);
+}
+
+#[test]
+fn qwen_code_failed_skill_call_is_not_an_activation() {
+    let Some(qwen) = installed_cli("qwen") else {
+        return;
+    };
+    failed_skill_call_against_chat_mock("qwen-code", &qwen, "not found");
+}
+
+#[test]
+fn qwen_code_unreachable_provider_is_unscoreable() {
+    let Some(qwen) = installed_cli("qwen") else {
+        return;
+    };
+    unreachable_provider("qwen-code", &qwen, "Connection error");
 }

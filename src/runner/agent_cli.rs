@@ -1,5 +1,5 @@
-//! Agent CLI runners: Claude Code, Codex, Gemini CLI, OpenCode, Cursor, Goose and the generic
-//! `command` template. Each kind knows its headless argv, its project skills folder, its
+//! Agent CLI runners: Claude Code, Codex, Gemini CLI, OpenCode, Cursor, Goose, GitHub Copilot
+//! CLI, Qwen Code and the generic `command` template. Each kind knows its headless argv, its project skills folder, its
 //! config-dir variables and how it takes a model and a base URL; the attempt itself is one child
 //! process (`crate::process`) whose stdout is parsed by the kind's parser (`super::parsers`).
 //!
@@ -8,6 +8,9 @@
 //! the machine can reach either arm), and only `PATH`, the profile's `pass_env` names and its
 //! fixed `env` are added. Credential values are never written to the trajectory: they are
 //! redacted from the recorded stderr tail.
+
+mod copilot;
+mod qwen_code;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -32,6 +35,8 @@ pub fn default_skills_dir(kind: RunnerKind) -> &'static str {
         RunnerKind::Opencode => ".opencode/skills",
         RunnerKind::Cursor => ".cursor/skills",
         RunnerKind::Goose => ".goose/skills",
+        RunnerKind::Copilot => copilot::SKILLS_DIR,
+        RunnerKind::QwenCode => qwen_code::SKILLS_DIR,
         RunnerKind::Codex
         | RunnerKind::Command
         | RunnerKind::OpenaiChat
@@ -48,6 +53,8 @@ fn default_program(kind: RunnerKind) -> &'static str {
         RunnerKind::Opencode => "opencode",
         RunnerKind::Cursor => "cursor-agent",
         RunnerKind::Goose => "goose",
+        RunnerKind::Copilot => copilot::PROGRAM,
+        RunnerKind::QwenCode => qwen_code::PROGRAM,
         RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => "",
     }
 }
@@ -61,6 +68,8 @@ fn output_format(profile: &RunnerProfile) -> OutputFormat {
         RunnerKind::Opencode => OutputFormat::OpencodeJson,
         RunnerKind::Cursor => OutputFormat::CursorStreamJson,
         RunnerKind::Goose => OutputFormat::GooseStreamJson,
+        RunnerKind::Copilot => OutputFormat::CopilotJson,
+        RunnerKind::QwenCode => OutputFormat::QwenStreamJson,
         RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => {
             profile.output_format.unwrap_or(OutputFormat::Text)
         }
@@ -68,8 +77,13 @@ fn output_format(profile: &RunnerProfile) -> OutputFormat {
 }
 
 /// The kind's own headless arguments; `{…}` placeholders are filled in later.
-fn kind_args(kind: RunnerKind) -> Vec<&'static str> {
-    match kind {
+fn kind_args(profile: &RunnerProfile) -> Vec<String> {
+    match profile.kind {
+        RunnerKind::Copilot => return copilot::args(profile),
+        RunnerKind::QwenCode => return qwen_code::args(&profile.base_url),
+        _ => {}
+    }
+    let args: Vec<&'static str> = match profile.kind {
         RunnerKind::ClaudeCode => vec![
             "-p",
             "{prompt}",
@@ -131,8 +145,13 @@ fn kind_args(kind: RunnerKind) -> Vec<&'static str> {
             "--model",
             "{model}",
         ],
-        RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => Vec::new(),
-    }
+        RunnerKind::Copilot
+        | RunnerKind::QwenCode
+        | RunnerKind::Command
+        | RunnerKind::OpenaiChat
+        | RunnerKind::AnthropicMessages => Vec::new(),
+    };
+    args.into_iter().map(str::to_string).collect()
 }
 
 /// Kinds that take the prompt as the last positional argument (after `extra_args`).
@@ -222,8 +241,8 @@ impl AgentCliRunner {
             .program
             .clone()
             .unwrap_or_else(|| default_program(self.profile.kind).to_string());
-        let mut args: Vec<String> = kind_args(self.profile.kind)
-            .into_iter()
+        let mut args: Vec<String> = kind_args(&self.profile)
+            .iter()
             .map(|a| self.fill(a, input))
             .collect();
         let base = self.profile.base_url.trim_end_matches('/');
@@ -275,6 +294,7 @@ impl AgentCliRunner {
             ("GEMINI_CLI_HOME".into(), home.display().to_string()),
             ("OPENCODE_CONFIG_DIR".into(), at(".config/opencode")),
             ("COPILOT_HOME".into(), at(".copilot")),
+            ("QWEN_HOME".into(), at(".qwen")),
         ];
         let base = self.profile.base_url.trim_end_matches('/');
         match self.profile.kind {
@@ -330,6 +350,8 @@ impl AgentCliRunner {
             RunnerKind::Goose => {
                 env.push(("GOOSE_MODE".into(), "auto".into()));
             }
+            RunnerKind::Copilot => copilot::environment(&mut env, base, self.api_key()),
+            RunnerKind::QwenCode => qwen_code::environment(&mut env, base, self.api_key()),
             RunnerKind::Cursor
             | RunnerKind::Command
             | RunnerKind::OpenaiChat
@@ -344,6 +366,15 @@ impl AgentCliRunner {
             env.push((name.clone(), value.clone()));
         }
         env
+    }
+
+    /// The value of the profile's `api_key_env`, when it names one that is set.
+    fn api_key(&self) -> Option<&str> {
+        let name = self.profile.api_key_env.as_deref()?;
+        self.passed
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, value)| value.as_str())
     }
 
     /// Replace every passed-through value in `text`.
@@ -361,6 +392,9 @@ impl AgentCliRunner {
 /// Make the folders the environment names (some CLIs refuse a missing config dir), plus the
 /// settings a kind needs in its fresh config folder.
 fn prepare_home(home: &Path, kind: RunnerKind) -> std::io::Result<()> {
+    if kind == RunnerKind::QwenCode {
+        qwen_code::prepare_home(home)?;
+    }
     if kind == RunnerKind::Gemini {
         // A fresh home has no auth choice; headless runs then exit 41. API-key auth (the key
         // comes from the passed-through GEMINI_API_KEY / GOOGLE_API_KEY).
@@ -383,6 +417,7 @@ fn prepare_home(home: &Path, kind: RunnerKind) -> std::io::Result<()> {
         ".codex",
         ".gemini",
         ".copilot",
+        ".qwen",
     ] {
         std::fs::create_dir_all(home.join(relative))?;
     }
@@ -510,6 +545,9 @@ impl Runner for AgentCliRunner {
                 partial: None,
             })?;
         let mut trajectory = format.parse(&outcome.stdout_lines);
+        if self.profile.kind == RunnerKind::Copilot {
+            copilot::finish(input.home, &mut trajectory);
+        }
         if outcome.stdout_dropped_bytes > 0 {
             trajectory.truncated.push(OutputCut::Stdout);
         }
@@ -621,6 +659,111 @@ mod tests {
         assert!(!config.1.contains("sk-secret-value"));
         assert!(env.contains(&("MOCK_KEY".to_string(), "sk-secret-value".to_string())));
         assert_eq!(runner.redact("key=sk-secret-value!"), "key=[redacted]!");
+    }
+
+    #[test]
+    fn copilot_and_qwen_code_argv_environment_and_home() {
+        let workspace = Path::new("/w");
+        let home = Path::new("/h");
+        let get = |env: &[(String, String)], name: &str| {
+            env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+        };
+        let runner = AgentCliRunner::new(
+            profile(
+                "copilot",
+                "base_url = \"http://127.0.0.1:9/v1/\"\napi_key_env = \"MOCK_KEY\"\npass_env = [\"GH_TOKEN\"]\n",
+            ),
+            Some("sk-secret-value".into()),
+        )
+        .unwrap();
+        let mut attempt = input(workspace, home, &[]);
+        attempt.prompt = "-v is not a flag here";
+        let (program, args) = runner.argv(&attempt);
+        assert_eq!(program, "copilot");
+        assert_eq!(args[0], "--prompt=-v is not a flag here");
+        for expected in [
+            "--allow-all-tools",
+            "--no-auto-update",
+            "/h/copilot-usage.json",
+            "--secret-env-vars=COPILOT_PROVIDER_API_KEY,GH_TOKEN,MOCK_KEY",
+        ] {
+            assert!(args.iter().any(|a| a == expected), "{expected}: {args:?}");
+        }
+        assert!(args.windows(2).any(|w| w == ["--model", "m1"]));
+        assert!(!args.iter().any(|a| a.contains("sk-secret-value")));
+        let env = runner.environment(&attempt);
+        assert_eq!(get(&env, "COPILOT_HOME").as_deref(), Some("/h/.copilot"));
+        assert_eq!(get(&env, "COPILOT_OFFLINE").as_deref(), Some("true"));
+        assert_eq!(
+            get(&env, "COPILOT_PROVIDER_BASE_URL").as_deref(),
+            Some("http://127.0.0.1:9/v1")
+        );
+        assert_eq!(
+            get(&env, "COPILOT_PROVIDER_API_KEY").as_deref(),
+            Some("sk-secret-value")
+        );
+        assert_eq!(runner.skills_dir(), Path::new(".github/skills"));
+        // Without a base URL: GitHub's routing, no provider variables.
+        let runner = AgentCliRunner::new(profile("copilot", ""), None).unwrap();
+        let env = runner.environment(&input(workspace, home, &[]));
+        assert_eq!(get(&env, "COPILOT_OFFLINE"), None);
+        assert_eq!(get(&env, "COPILOT_PROVIDER_BASE_URL"), None);
+
+        let runner = AgentCliRunner::new(
+            profile(
+                "qwen-code",
+                "base_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"MOCK_KEY\"\n",
+            ),
+            Some("sk-secret-value".into()),
+        )
+        .unwrap();
+        let (program, args) = runner.argv(&attempt);
+        assert_eq!(program, "qwen");
+        assert_eq!(args[0], "--prompt=-v is not a flag here");
+        assert!(args.windows(2).any(|w| w == ["-o", "stream-json"]));
+        assert!(args.windows(2).any(|w| w == ["--approval-mode", "yolo"]));
+        assert!(args.windows(2).any(|w| w == ["--auth-type", "openai"]));
+        assert!(!args.iter().any(|a| a == "--safe-mode" || a == "--bare"));
+        let env = runner.environment(&attempt);
+        assert_eq!(get(&env, "QWEN_HOME").as_deref(), Some("/h/.qwen"));
+        assert_eq!(
+            get(&env, "OPENAI_BASE_URL").as_deref(),
+            Some("http://127.0.0.1:9/v1")
+        );
+        assert_eq!(
+            get(&env, "OPENAI_API_KEY").as_deref(),
+            Some("sk-secret-value")
+        );
+        assert_eq!(runner.skills_dir(), Path::new(".qwen/skills"));
+        let runner = AgentCliRunner::new(profile("qwen-code", ""), None).unwrap();
+        let (_, args) = runner.argv(&input(workspace, home, &[]));
+        assert!(!args.iter().any(|a| a == "--auth-type"));
+
+        let dir = tempfile::tempdir().unwrap();
+        prepare_home(dir.path(), RunnerKind::QwenCode).unwrap();
+        let settings: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(".qwen/settings.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(settings["memory"]["enableManagedAutoMemory"], false);
+        assert_eq!(settings["privacy"]["usageStatisticsEnabled"], false);
+    }
+
+    #[test]
+    fn copilot_usage_comes_from_its_usage_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut trajectory = Trajectory::new();
+        copilot::finish(dir.path(), &mut trajectory);
+        assert_eq!(trajectory.usage, crate::trajectory::Usage::default());
+        std::fs::write(
+            dir.path().join("copilot-usage.json"),
+            r#"{"modelMetrics":{"m1":{"usage":{"inputTokens":200,"outputTokens":14,"cacheReadTokens":40,"cacheWriteTokens":0}}}}"#,
+        )
+        .unwrap();
+        copilot::finish(dir.path(), &mut trajectory);
+        assert_eq!(trajectory.usage.input_tokens, Some(200));
+        assert_eq!(trajectory.usage.output_tokens, Some(14));
+        assert_eq!(trajectory.usage.cached_tokens, Some(40));
     }
 
     #[test]

@@ -48,6 +48,8 @@ fn version_checked_program(kind: RunnerKind) -> Option<&'static str> {
         RunnerKind::Opencode => Some("opencode"),
         RunnerKind::Cursor => Some("cursor-agent"),
         RunnerKind::Goose => Some("goose"),
+        RunnerKind::Copilot => Some("copilot"),
+        RunnerKind::QwenCode => Some("qwen"),
         RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => None,
     }
 }

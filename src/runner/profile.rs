@@ -26,6 +26,10 @@ pub enum RunnerKind {
     Cursor,
     /// Goose (`goose run --output-format stream-json`).
     Goose,
+    /// GitHub Copilot CLI (`copilot --prompt=… --output-format json`).
+    Copilot,
+    /// Qwen Code (`qwen --prompt=… -o stream-json`).
+    QwenCode,
     /// Any program: an argv template and a chosen output parser.
     Command,
     /// The Anthropic Messages API (`POST {base_url}/messages`). Judge-only in this version
@@ -44,6 +48,8 @@ impl RunnerKind {
             RunnerKind::Opencode => "opencode",
             RunnerKind::Cursor => "cursor",
             RunnerKind::Goose => "goose",
+            RunnerKind::Copilot => "copilot",
+            RunnerKind::QwenCode => "qwen-code",
             RunnerKind::Command => "command",
             RunnerKind::AnthropicMessages => "anthropic-messages",
         }
@@ -665,6 +671,8 @@ mod tests {
             "opencode",
             "cursor",
             "goose",
+            "copilot",
+            "qwen-code",
             "command",
         ] {
             assert!(kinds.contains(kind), "no profile for {kind} in runners/");

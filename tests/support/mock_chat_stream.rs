@@ -1,10 +1,13 @@
 //! A scripted OpenAI Chat Completions server with SSE streaming (`stream: true`), enough for
-//! OpenCode's `@ai-sdk/openai-compatible` provider.
+//! OpenCode's `@ai-sdk/openai-compatible` provider, GitHub Copilot CLI's BYOK provider and
+//! Qwen Code's OpenAI auth.
 //!
-//! Decided from the request: marker text in a `tool` message → `with_answer`; a `skill` tool
-//! offered, the target named in the request (i.e. installed) and no tool message yet → call
-//! `skill {"name": target}`; otherwise `without_answer`. Requests without tools (OpenCode's
-//! title generation) get a short title. Designed lift: 1.0.
+//! Decided from the request: marker text (the skill's body) in a `tool` or `user` message →
+//! `with_answer` (OpenCode and Qwen Code return the body as the skill tool's result; Copilot
+//! sends it as a `<skill-context>` user message); a `skill` tool offered, the target named in the
+//! request (i.e. installed) and no tool message yet → call `skill {skill_argument: target}`;
+//! otherwise `without_answer`. Requests without tools (OpenCode's title generation) get a short
+//! title. Designed lift: 1.0. Every request's bearer token is recorded.
 
 #![allow(dead_code)]
 
@@ -29,15 +32,33 @@ pub struct ChatBehaviour {
     pub marker: String,
     pub with_answer: String,
     pub without_answer: String,
+    /// The skill tool's argument naming the skill: `name` (OpenCode) or `skill` (Copilot CLI,
+    /// Qwen Code).
+    pub skill_argument: String,
+    /// The skill name the model asks for (default: the target); another name makes the CLI's
+    /// skill tool fail.
+    pub call_name: Option<String>,
 }
 
 pub struct ChatState {
     pub behaviour: ChatBehaviour,
     pub requests: AtomicUsize,
+    /// The `Authorization: Bearer` value of every request.
+    pub api_keys: std::sync::Mutex<Vec<String>>,
 }
 
-async fn completions(State(state): State<Arc<ChatState>>, Json(body): Json<Value>) -> Response {
+async fn completions(
+    State(state): State<Arc<ChatState>>,
+    headers: axum::http::HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     let number = state.requests.fetch_add(1, Ordering::SeqCst);
+    let bearer = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim_start_matches("Bearer ").to_string())
+        .unwrap_or_default();
+    state.api_keys.lock().unwrap().push(bearer);
     let behaviour = &state.behaviour;
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let tool_messages: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
@@ -49,10 +70,10 @@ async fn completions(State(state): State<Arc<ChatState>>, Json(body): Json<Value
         .collect();
     let (delta, finish) = if tools.is_empty() {
         (json!({"role": "assistant", "content": "Greeting"}), "stop")
-    } else if tool_messages
-        .iter()
-        .any(|m| m["content"].to_string().contains(&behaviour.marker))
-    {
+    } else if messages.iter().any(|m| {
+        (m["role"] == "tool" || m["role"] == "user")
+            && m["content"].to_string().contains(&behaviour.marker)
+    }) {
         (
             json!({"role": "assistant", "content": behaviour.with_answer}),
             "stop",
@@ -63,7 +84,7 @@ async fn completions(State(state): State<Arc<ChatState>>, Json(body): Json<Value
     {
         (
             json!({"role": "assistant", "tool_calls": [{"index": 0, "id": format!("call_{number}"), "type": "function",
-                "function": {"name": "skill", "arguments": json!({"name": behaviour.target}).to_string()}}]}),
+                "function": {"name": "skill", "arguments": json!({behaviour.skill_argument.as_str(): behaviour.call_name.as_deref().unwrap_or(&behaviour.target)}).to_string()}}]}),
             "tool_calls",
         )
     } else {
@@ -107,6 +128,7 @@ impl ChatStreamMock {
         let state = Arc::new(ChatState {
             behaviour,
             requests: AtomicUsize::new(0),
+            api_keys: std::sync::Mutex::new(Vec::new()),
         });
         let router = Router::new()
             .route("/v1/chat/completions", post(completions))

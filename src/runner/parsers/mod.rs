@@ -12,10 +12,12 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 pub mod goose;
 pub mod opencode;
+pub mod qwen;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -44,6 +46,10 @@ pub enum OutputFormat {
     CursorStreamJson,
     /// Goose `run --output-format stream-json`.
     GooseStreamJson,
+    /// GitHub Copilot CLI `--output-format json`.
+    CopilotJson,
+    /// Qwen Code `-o stream-json`.
+    QwenStreamJson,
     /// Plain text: the whole stdout is the final answer; the exit code decides completeness.
     Text,
 }
@@ -58,7 +64,9 @@ impl OutputFormat {
         match self {
             OutputFormat::ClaudeStreamJson
             | OutputFormat::GeminiStreamJson
-            | OutputFormat::CursorStreamJson => kind == "result",
+            | OutputFormat::CursorStreamJson
+            | OutputFormat::CopilotJson
+            | OutputFormat::QwenStreamJson => kind == "result",
             OutputFormat::CodexJson => kind == "turn.completed" || kind == "turn.failed",
             OutputFormat::OpencodeJson => kind == "done",
             OutputFormat::GooseStreamJson => kind == "complete",
@@ -84,6 +92,8 @@ impl OutputFormat {
             OutputFormat::OpencodeJson => opencode::parse(lines),
             OutputFormat::CursorStreamJson => cursor::parse(lines),
             OutputFormat::GooseStreamJson => goose::parse(lines),
+            OutputFormat::CopilotJson => copilot::parse(lines),
+            OutputFormat::QwenStreamJson => qwen::parse(lines),
             OutputFormat::Text => {
                 let mut trajectory = Trajectory::new();
                 let text = lines.join("\n").trim().to_string();
@@ -101,29 +111,36 @@ impl OutputFormat {
 /// Claude Code's failed `result` (`api_error_status`, or `API Error: Can't reach the API server
 /// … (ENOTFOUND)`) and `assistant` lines marked `is_api_error_message`; Codex `turn.failed`;
 /// Gemini CLI's failed `result` and `error` events of severity `error`; OpenCode `error`
-/// events (`error.data.statusCode`); Cursor's failed `result`; Goose `error` events. The HTTP
-/// status decides when the event carries one, else the message's wording
-/// ([`InfrastructureCause::from_error_text`]). Messages of ordinary agent failures (turn limit,
+/// events (`error.data.statusCode`); Cursor's failed `result`; Goose `error` events; Copilot
+/// CLI `session.error` (`statusCode`, `errorType`; a connection that failed in its
+/// `model.call_failure` events makes an otherwise unnamed failure `api_unreachable`); Qwen
+/// Code's failed `result` (`error.message`). The HTTP status decides when the event carries
+/// one, else the message's wording ([`InfrastructureCause::from_error_text`]), else the cause
+/// the event's own error type names. Messages of ordinary agent failures (turn limit,
 /// tool errors) name no cause and are left alone.
 pub fn reported_infrastructure(
     format: OutputFormat,
     lines: &[String],
 ) -> Option<(InfrastructureCause, String)> {
     let mut found: Option<(InfrastructureCause, String)> = None;
-    let mut consider = |status: Option<u64>, message: String| {
-        let cause = status
-            .and_then(InfrastructureCause::from_status)
-            .or_else(|| InfrastructureCause::from_error_text(&message));
-        if let Some(cause) = cause {
-            // The last reported failure is the one that ended the run.
-            found = Some((cause, message));
-        }
-    };
+    let mut consider =
+        |status: Option<u64>, message: String, named: Option<InfrastructureCause>| {
+            let cause = status
+                .and_then(InfrastructureCause::from_status)
+                .or_else(|| InfrastructureCause::from_error_text(&message))
+                .or(named);
+            if let Some(cause) = cause {
+                // The last reported failure is the one that ended the run.
+                found = Some((cause, message));
+            }
+        };
     // A CLI killed (by the trial timeout) while it was still retrying never reports a final
     // failure: its last retry notice names the cause (Codex `Reconnecting... waiting for network
     // (Connection failed: error sending request)` forever when the host is unreachable; Claude
     // Code `system/api_retry` with `error_status`).
     let mut pending_retry: Option<(Option<u64>, String)> = None;
+    // Copilot CLI: whether a model call failed to connect at all (`failureKind: transport`).
+    let mut connection_failed = false;
     let mut finished = false;
     // Only lines that can be error or terminal events are parsed a second time.
     for line in lines.iter().filter(|line| {
@@ -181,7 +198,7 @@ pub fn reported_infrastructure(
                     }
                     _ => text,
                 };
-                consider(event.get("api_error_status").and_then(status), text);
+                consider(event.get("api_error_status").and_then(status), text, None);
             }
             (OutputFormat::ClaudeStreamJson, "assistant")
                 if event.get("is_api_error_message").and_then(Value::as_bool) == Some(true) =>
@@ -189,6 +206,7 @@ pub fn reported_infrastructure(
                 consider(
                     event.get("api_error_status").and_then(status),
                     output_text(&event["message"]["content"]),
+                    None,
                 );
             }
             (OutputFormat::CodexJson, "turn.failed") => {
@@ -197,6 +215,7 @@ pub fn reported_infrastructure(
                     str_field(&event["error"], "message")
                         .unwrap_or("")
                         .to_string(),
+                    None,
                 );
             }
             (OutputFormat::GeminiStreamJson, "result")
@@ -208,12 +227,17 @@ pub fn reported_infrastructure(
                     str_field(error, "message")
                         .map(str::to_string)
                         .unwrap_or_else(|| error.to_string()),
+                    None,
                 );
             }
             (OutputFormat::GeminiStreamJson, "error")
                 if str_field(&event, "severity") == Some("error") =>
             {
-                consider(None, str_field(&event, "message").unwrap_or("").to_string());
+                consider(
+                    None,
+                    str_field(&event, "message").unwrap_or("").to_string(),
+                    None,
+                );
             }
             (OutputFormat::OpencodeJson, "error") => {
                 let error = &event["error"];
@@ -226,7 +250,25 @@ pub fn reported_infrastructure(
                 consider(
                     data.get("statusCode").and_then(status),
                     format!("{name}: {message}"),
+                    None,
                 );
+            }
+            (OutputFormat::CopilotJson, _) => match copilot::reported(&event) {
+                Some(copilot::Reported::Fatal(code, message, named)) => {
+                    let named =
+                        named.or(connection_failed.then_some(InfrastructureCause::ApiUnreachable));
+                    consider(code, message, named);
+                }
+                Some(copilot::Reported::Retrying(code, message, transport)) => {
+                    connection_failed |= transport;
+                    pending_retry = Some((code, message));
+                }
+                None => {}
+            },
+            (OutputFormat::QwenStreamJson, "result") => {
+                if let Some(message) = qwen::reported_error(&event) {
+                    consider(None, message, None);
+                }
             }
             (OutputFormat::GooseStreamJson, "error") => {
                 let error = &event["error"];
@@ -236,6 +278,7 @@ pub fn reported_infrastructure(
                         .as_str()
                         .map(str::to_string)
                         .unwrap_or_else(|| error.to_string()),
+                    None,
                 );
             }
             _ => {}
@@ -247,7 +290,8 @@ pub fn reported_infrastructure(
     {
         let cause = code
             .and_then(InfrastructureCause::from_status)
-            .or_else(|| InfrastructureCause::from_error_text(&message));
+            .or_else(|| InfrastructureCause::from_error_text(&message))
+            .or(connection_failed.then_some(InfrastructureCause::ApiUnreachable));
         if let Some(cause) = cause {
             return Some((cause, message));
         }
@@ -324,13 +368,15 @@ pub struct SkillContext<'a> {
     pub skills: &'a [StagedSkill],
 }
 
-/// Dedicated skill tools and the input key naming the skill.
-pub(crate) const SKILL_TOOLS: &[(&str, &str)] = &[
-    ("Skill", "skill"),
-    ("activate_skill", "name"),
-    ("skill", "name"),
-    ("load_skill", "name"),
-    ("skills__load_skill", "name"),
+/// Dedicated skill tools and the input keys that may name the skill (first present wins):
+/// Claude Code `Skill {skill}`, Gemini CLI `activate_skill {name}`, OpenCode `skill {name}`,
+/// Copilot CLI and Qwen Code `skill {skill}`, Goose `load_skill {name}`.
+pub(crate) const SKILL_TOOLS: &[(&str, &[&str])] = &[
+    ("Skill", &["skill"]),
+    ("activate_skill", &["name"]),
+    ("skill", &["name", "skill"]),
+    ("load_skill", &["name"]),
+    ("skills__load_skill", &["name"]),
 ];
 /// File-read tools.
 pub(crate) const READ_TOOLS: &[&str] = &[
@@ -351,6 +397,7 @@ pub(crate) const WRITE_TOOLS: &[&str] = &[
     "replace",
     "write",
     "edit",
+    "create",
     "writeToolCall",
     "editToolCall",
     "file_change",
@@ -564,8 +611,11 @@ pub fn detect(trajectory: &mut Trajectory, context: SkillContext<'_>) {
     let find_skill = |name: &str| context.skills.iter().find(|s| s.name == name);
     for (index, call) in trajectory.tool_calls.iter().enumerate() {
         let name = call.name.as_str();
-        if let Some((_, key)) = SKILL_TOOLS.iter().find(|(tool, _)| *tool == name) {
-            let requested = call.input.get(*key).and_then(Value::as_str).unwrap_or("");
+        if let Some((_, keys)) = SKILL_TOOLS.iter().find(|(tool, _)| *tool == name) {
+            let requested = keys
+                .iter()
+                .find_map(|key| call.input.get(*key).and_then(Value::as_str))
+                .unwrap_or("");
             // Plugin skills are `plugin:skill`; Goose accepts `skill/file` for bundled files.
             let requested = requested.rsplit(':').next().unwrap_or(requested);
             let requested = requested.split('/').next().unwrap_or(requested).trim();
