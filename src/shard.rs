@@ -7,6 +7,10 @@
 //! The assignment depends only on the trial id (`<case>/<arm>/<attempt>`), never on the order
 //! or the machine. Merging is the inverse: shards whose manifests describe the same run are
 //! unioned, duplicates refused, and the merged folder is analyzed like a single-machine run.
+//!
+//! `--shard auto` ([`auto_shard`]) reads the shard from the environment of a Kubernetes
+//! Indexed Job, a CI system's parallel jobs, or an explicit variable pair, and resolves to the
+//! same [`Shard`] before anything else sees it.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -60,6 +64,212 @@ impl FromStr for Shard {
         }
         Ok(Shard { index, count })
     }
+}
+
+/// Environment variables `--shard auto` reads, in the order it tries them.
+///
+/// | source | index variable | count variable | index base |
+/// |---|---|---|---|
+/// | explicit | `SKILL_LIFT_SHARD_INDEX` | `SKILL_LIFT_SHARD_COUNT` | 0 |
+/// | Kubernetes Indexed Job | `JOB_COMPLETION_INDEX` | `SKILL_LIFT_SHARD_COUNT` | 0 |
+/// | GitLab CI `parallel:` | `CI_NODE_INDEX` | `CI_NODE_TOTAL` | 1 |
+/// | CircleCI `parallelism` | `CIRCLE_NODE_INDEX` | `CIRCLE_NODE_TOTAL` | 0 |
+/// | Buildkite `parallelism` | `BUILDKITE_PARALLEL_JOB` | `BUILDKITE_PARALLEL_JOB_COUNT` | 0 |
+///
+/// Kubernetes sets only the index (`JOB_COMPLETION_INDEX`, from the pod annotation
+/// `batch.kubernetes.io/job-completion-index`), never the Job's `spec.completions`, so the count
+/// comes from `SKILL_LIFT_SHARD_COUNT`. GitHub Actions has no such variable at all: its
+/// `strategy.job-index` / `strategy.job-total` exist only as expression contexts, so a workflow
+/// passes them (or a matrix value) through the explicit pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardSource {
+    /// `SKILL_LIFT_SHARD_INDEX` (0-based) and `SKILL_LIFT_SHARD_COUNT`.
+    Explicit,
+    /// `JOB_COMPLETION_INDEX` (0-based) and `SKILL_LIFT_SHARD_COUNT`.
+    KubernetesIndexedJob,
+    /// `CI_NODE_INDEX` (1-based) and `CI_NODE_TOTAL`.
+    GitLab,
+    /// `CIRCLE_NODE_INDEX` (0-based) and `CIRCLE_NODE_TOTAL`.
+    CircleCi,
+    /// `BUILDKITE_PARALLEL_JOB` (0-based) and `BUILDKITE_PARALLEL_JOB_COUNT`.
+    Buildkite,
+}
+
+/// The explicit count variable, also the count of a Kubernetes Indexed Job.
+pub const SHARD_COUNT_VAR: &str = "SKILL_LIFT_SHARD_COUNT";
+/// The explicit (0-based) index variable.
+pub const SHARD_INDEX_VAR: &str = "SKILL_LIFT_SHARD_INDEX";
+/// The index Kubernetes sets in each pod of an Indexed Job (0-based).
+pub const JOB_COMPLETION_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+
+impl ShardSource {
+    /// Every source, in the order `--shard auto` tries them.
+    pub const ALL: [ShardSource; 5] = [
+        Self::Explicit,
+        Self::KubernetesIndexedJob,
+        Self::GitLab,
+        Self::CircleCi,
+        Self::Buildkite,
+    ];
+
+    /// The variable holding the index.
+    pub fn index_var(self) -> &'static str {
+        match self {
+            Self::Explicit => SHARD_INDEX_VAR,
+            Self::KubernetesIndexedJob => JOB_COMPLETION_INDEX_VAR,
+            Self::GitLab => "CI_NODE_INDEX",
+            Self::CircleCi => "CIRCLE_NODE_INDEX",
+            Self::Buildkite => "BUILDKITE_PARALLEL_JOB",
+        }
+    }
+
+    /// The variable holding the number of shards.
+    pub fn count_var(self) -> &'static str {
+        match self {
+            Self::Explicit | Self::KubernetesIndexedJob => SHARD_COUNT_VAR,
+            Self::GitLab => "CI_NODE_TOTAL",
+            Self::CircleCi => "CIRCLE_NODE_TOTAL",
+            Self::Buildkite => "BUILDKITE_PARALLEL_JOB_COUNT",
+        }
+    }
+
+    /// The index of the first shard in this source's numbering (0 or 1).
+    pub fn first_index(self) -> u32 {
+        match self {
+            Self::GitLab => 1,
+            _ => 0,
+        }
+    }
+
+    /// A short name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Explicit => "explicit",
+            Self::KubernetesIndexedJob => "Kubernetes Indexed Job",
+            Self::GitLab => "GitLab CI",
+            Self::CircleCi => "CircleCI",
+            Self::Buildkite => "Buildkite",
+        }
+    }
+}
+
+/// Why `--shard auto` found no shard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AutoShardError {
+    #[error(
+        "--shard auto found no shard index in the environment: set {SHARD_INDEX_VAR} (0-based) and {SHARD_COUNT_VAR}, or run it as a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with {SHARD_COUNT_VAR} set to the Job's completions), or under GitLab CI / CircleCI / Buildkite parallelism"
+    )]
+    NotFound,
+    #[error(
+        "--shard auto: {index_var} is set but {count_var} is not; set {count_var} to the number of shards{hint}"
+    )]
+    MissingCount {
+        index_var: &'static str,
+        count_var: &'static str,
+        hint: &'static str,
+    },
+    #[error("--shard auto: {var}=`{value}` is not a whole number")]
+    NotANumber { var: &'static str, value: String },
+    #[error(
+        "--shard auto: {index_var}={index} is outside the {count} shards of {count_var}={count} (valid: {first}..={last})"
+    )]
+    OutOfRange {
+        index_var: &'static str,
+        count_var: &'static str,
+        index: u64,
+        count: u64,
+        first: u64,
+        last: u64,
+    },
+    #[error(
+        "--shard auto: {SHARD_INDEX_VAR}={explicit} and JOB_COMPLETION_INDEX={kubernetes} disagree; unset one"
+    )]
+    Conflict { explicit: String, kubernetes: String },
+}
+
+/// A shard found by `--shard auto`, with where it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AutoShard {
+    pub shard: Shard,
+    pub source: ShardSource,
+}
+
+/// Resolve `--shard auto` from the environment (`env` looks a variable up; empty values count
+/// as unset). Sources are tried in [`ShardSource::ALL`] order; the first whose index variable is
+/// set decides, and its count must be set too. The result is the 1-based [`Shard`].
+pub fn auto_shard(env: impl Fn(&str) -> Option<String>) -> Result<AutoShard, AutoShardError> {
+    let get = |var: &str| env(var).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    if let (Some(explicit), Some(kubernetes)) =
+        (get(SHARD_INDEX_VAR), get(JOB_COMPLETION_INDEX_VAR))
+        && explicit != kubernetes
+    {
+        return Err(AutoShardError::Conflict {
+            explicit,
+            kubernetes,
+        });
+    }
+    for source in ShardSource::ALL {
+        let Some(index) = get(source.index_var()) else {
+            continue;
+        };
+        let number = |var: &'static str, value: String| {
+            value
+                .parse::<u64>()
+                .map_err(|_| AutoShardError::NotANumber { var, value })
+        };
+        let index = number(source.index_var(), index)?;
+        let count = match get(source.count_var()) {
+            Some(count) => number(source.count_var(), count)?,
+            None => {
+                return Err(AutoShardError::MissingCount {
+                    index_var: source.index_var(),
+                    count_var: source.count_var(),
+                    hint: if source == ShardSource::KubernetesIndexedJob {
+                        " (Kubernetes does not expose the Job's completions to its pods; set it in the pod's env)"
+                    } else {
+                        ""
+                    },
+                });
+            }
+        };
+        let first = u64::from(source.first_index());
+        let out_of_range = || AutoShardError::OutOfRange {
+            index_var: source.index_var(),
+            count_var: source.count_var(),
+            index,
+            count,
+            first,
+            last: (count + first).saturating_sub(1),
+        };
+        if count == 0 || count > u64::from(u32::MAX) || index < first || index - first >= count {
+            return Err(out_of_range());
+        }
+        return Ok(AutoShard {
+            shard: Shard {
+                index: (index - first + 1) as u32,
+                count: count as u32,
+            },
+            source,
+        });
+    }
+    Err(AutoShardError::NotFound)
+}
+
+/// The value of `--shard`: `i/n`, or `auto` resolved from the environment at parse time (see
+/// [`auto_shard`]); either way the run sees a plain [`Shard`]. For clap's `value_parser`.
+pub fn parse_shard_flag(value: &str) -> Result<Shard, String> {
+    if value.trim() == "auto" {
+        let found = auto_shard(|var| std::env::var(var).ok()).map_err(|e| e.to_string())?;
+        eprintln!(
+            "skill-lift: --shard auto: shard {} from {} ({}, {})",
+            found.shard,
+            found.source.name(),
+            found.source.index_var(),
+            found.source.count_var()
+        );
+        return Ok(found.shard);
+    }
+    value.parse()
 }
 
 /// Why shards cannot be merged.
@@ -232,5 +442,101 @@ mod tests {
         for bad in ["0/3", "4/3", "1/0", "3", "a/b"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
+    }
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: std::collections::HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |var| map.get(var).cloned()
+    }
+
+    #[test]
+    fn auto_shard_reads_each_source_in_its_numbering() {
+        let cases: [(&[(&str, &str)], Shard, ShardSource); 5] = [
+            (
+                &[("SKILL_LIFT_SHARD_INDEX", "0"), ("SKILL_LIFT_SHARD_COUNT", "4")],
+                Shard { index: 1, count: 4 },
+                ShardSource::Explicit,
+            ),
+            (
+                &[("JOB_COMPLETION_INDEX", "3"), ("SKILL_LIFT_SHARD_COUNT", "4")],
+                Shard { index: 4, count: 4 },
+                ShardSource::KubernetesIndexedJob,
+            ),
+            (
+                &[("CI_NODE_INDEX", "2"), ("CI_NODE_TOTAL", "3")],
+                Shard { index: 2, count: 3 },
+                ShardSource::GitLab,
+            ),
+            (
+                &[("CIRCLE_NODE_INDEX", "2"), ("CIRCLE_NODE_TOTAL", "3")],
+                Shard { index: 3, count: 3 },
+                ShardSource::CircleCi,
+            ),
+            (
+                &[("BUILDKITE_PARALLEL_JOB", "0"), ("BUILDKITE_PARALLEL_JOB_COUNT", "2")],
+                Shard { index: 1, count: 2 },
+                ShardSource::Buildkite,
+            ),
+        ];
+        for (env, shard, source) in cases {
+            assert_eq!(
+                auto_shard(env_of(env)).unwrap(),
+                AutoShard { shard, source },
+                "{env:?}"
+            );
+        }
+        // The explicit pair wins over a CI system's own variables; the same index twice is fine.
+        let found = auto_shard(env_of(&[
+            ("SKILL_LIFT_SHARD_INDEX", "1"),
+            ("JOB_COMPLETION_INDEX", "1"),
+            ("SKILL_LIFT_SHARD_COUNT", "2"),
+            ("CI_NODE_INDEX", "1"),
+            ("CI_NODE_TOTAL", "5"),
+        ]))
+        .unwrap();
+        assert_eq!(found.shard, Shard { index: 2, count: 2 });
+    }
+
+    #[test]
+    fn auto_shard_refuses_what_it_cannot_trust() {
+        let error = |pairs: &[(&str, &str)]| auto_shard(env_of(pairs)).unwrap_err();
+        assert_eq!(error(&[]), AutoShardError::NotFound);
+        assert_eq!(error(&[("SKILL_LIFT_SHARD_INDEX", " ")]), AutoShardError::NotFound);
+        assert!(matches!(
+            error(&[("JOB_COMPLETION_INDEX", "1")]),
+            AutoShardError::MissingCount { index_var: "JOB_COMPLETION_INDEX", .. }
+        ));
+        assert!(error(&[("JOB_COMPLETION_INDEX", "1")]).to_string().contains("SKILL_LIFT_SHARD_COUNT"));
+        assert!(matches!(
+            error(&[("JOB_COMPLETION_INDEX", "4"), ("SKILL_LIFT_SHARD_COUNT", "4")]),
+            AutoShardError::OutOfRange { index: 4, count: 4, .. }
+        ));
+        assert!(matches!(
+            error(&[("CI_NODE_INDEX", "0"), ("CI_NODE_TOTAL", "4")]),
+            AutoShardError::OutOfRange { first: 1, last: 4, .. }
+        ));
+        assert!(matches!(
+            error(&[("JOB_COMPLETION_INDEX", "0"), ("SKILL_LIFT_SHARD_COUNT", "0")]),
+            AutoShardError::OutOfRange { .. }
+        ));
+        assert!(matches!(
+            error(&[("JOB_COMPLETION_INDEX", "-1"), ("SKILL_LIFT_SHARD_COUNT", "4")]),
+            AutoShardError::NotANumber { var: "JOB_COMPLETION_INDEX", .. }
+        ));
+        assert!(matches!(
+            error(&[("SKILL_LIFT_SHARD_INDEX", "0"), ("SKILL_LIFT_SHARD_COUNT", "four")]),
+            AutoShardError::NotANumber { var: "SKILL_LIFT_SHARD_COUNT", .. }
+        ));
+        assert!(matches!(
+            error(&[
+                ("SKILL_LIFT_SHARD_INDEX", "0"),
+                ("JOB_COMPLETION_INDEX", "2"),
+                ("SKILL_LIFT_SHARD_COUNT", "4")
+            ]),
+            AutoShardError::Conflict { .. }
+        ));
     }
 }

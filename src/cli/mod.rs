@@ -173,8 +173,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub state: Option<PathBuf>,
     /// Run only shard i of n (1-based): the trials whose id hashes to it (FNV-1a, pinned).
-    /// Merge the shard folders with `skill-lift merge`.
-    #[arg(long, value_name = "i/n", conflicts_with = "resume")]
+    /// `auto` reads it from the environment: a Kubernetes Indexed Job's JOB_COMPLETION_INDEX
+    /// with SKILL_LIFT_SHARD_COUNT, SKILL_LIFT_SHARD_INDEX (0-based) with SKILL_LIFT_SHARD_COUNT,
+    /// or GitLab / CircleCI / Buildkite parallelism (docs/kubernetes.md). Merge the shard folders
+    /// with `skill-lift merge`.
+    #[arg(long, value_name = "i/n|auto", conflicts_with = "resume", value_parser = crate::shard::parse_shard_flag)]
     pub shard: Option<crate::shard::Shard>,
     /// Skip the pre-flight check (before any trial: the agent program exists and answers
     /// `--version`; each HTTP runner and judge answers one cheap request).
