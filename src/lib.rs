@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod asset;
 pub mod calibration;
+pub mod changed;
 pub mod cli;
 pub mod contain;
 pub mod decoys;

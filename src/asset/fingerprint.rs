@@ -192,11 +192,72 @@ pub fn selected_files(root: &Path, calibre: Calibre) -> Result<Vec<String>, Fing
     Ok(files)
 }
 
+/// Whether `calibre` selects the file at `relative` (`/`-separated, relative to the asset
+/// folder): no folder on its way is excluded ([`is_excluded_dir`]), its name is not excluded
+/// ([`is_excluded_file`]), and under v2 the calibre's list includes it. The rule
+/// [`selected_files`] applies while walking a folder, for a path list from elsewhere (a git tree).
+pub fn selects(relative: &str, calibre: Calibre) -> bool {
+    let mut parts: Vec<&str> = relative.split('/').collect();
+    let Some(name) = parts.pop() else {
+        return false;
+    };
+    if name.is_empty() || parts.iter().any(|dir| is_excluded_dir(dir)) || is_excluded_file(name) {
+        return false;
+    }
+    calibre != Calibre::V2CapabilitySurface || v2_includes(relative)
+}
+
+/// Builds a [`Fingerprint`] from files given one by one, in the hash layout of the module
+/// documentation. Files must come in byte-wise ascending order of their relative path (the
+/// order [`selected_files`] returns), each once.
+#[derive(Debug, Clone)]
+pub struct FingerprintHasher {
+    hasher: Sha256,
+    calibre: Calibre,
+    files: Vec<String>,
+    bytes: u64,
+}
+
+impl FingerprintHasher {
+    /// An empty fingerprint under `calibre`.
+    pub fn new(calibre: Calibre) -> Self {
+        Self {
+            hasher: Sha256::new(),
+            calibre,
+            files: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Add the file at `relative` (`/`-separated) with its bytes.
+    pub fn add(&mut self, relative: &str, content: &[u8]) {
+        debug_assert!(
+            self.files.last().is_none_or(|last| last.as_str() < relative),
+            "files must be added in ascending order of path"
+        );
+        self.hasher.update(relative.as_bytes());
+        self.hasher.update([0u8]);
+        self.hasher.update((content.len() as u64).to_le_bytes());
+        self.hasher.update(content);
+        self.bytes += content.len() as u64;
+        self.files.push(relative.to_string());
+    }
+
+    /// The finished fingerprint.
+    pub fn finish(self) -> Fingerprint {
+        Fingerprint {
+            digest: format!("sha256:{}", hex::encode(self.hasher.finalize())),
+            calibre: self.calibre,
+            files: self.files,
+            bytes: self.bytes,
+        }
+    }
+}
+
 /// Compute the fingerprint of the asset folder `root` under `calibre`.
 pub fn fingerprint(root: &Path, calibre: Calibre) -> Result<Fingerprint, FingerprintError> {
     let files = selected_files(root, calibre)?;
-    let mut hasher = Sha256::new();
-    let mut bytes = 0u64;
+    let mut hasher = FingerprintHasher::new(calibre);
     let mut buffer = Vec::new();
     for relative in &files {
         let path = root.join(relative);
@@ -207,18 +268,9 @@ pub fn fingerprint(root: &Path, calibre: Calibre) -> Result<Fingerprint, Fingerp
                 path: path.clone(),
                 source,
             })?;
-        hasher.update(relative.as_bytes());
-        hasher.update([0u8]);
-        hasher.update((buffer.len() as u64).to_le_bytes());
-        hasher.update(&buffer);
-        bytes += buffer.len() as u64;
+        hasher.add(relative, &buffer);
     }
-    Ok(Fingerprint {
-        digest: format!("sha256:{}", hex::encode(hasher.finalize())),
-        calibre,
-        files,
-        bytes,
-    })
+    Ok(hasher.finish())
 }
 
 /// sha256 of a byte string as `sha256:<hex>` (used for eval-set digests).
@@ -339,5 +391,34 @@ mod tests {
             assert_eq!(calibre.name().parse::<Calibre>().unwrap(), calibre);
         }
         assert!("v9".parse::<Calibre>().is_err());
+    }
+
+    #[test]
+    fn path_rule_agrees_with_the_walk() {
+        let dir = sample();
+        write(dir.path(), "lib/node_modules/y.js", "y");
+        write(dir.path(), "scripts/testdata/z.py", "z");
+        write(dir.path(), ".hidden/notes.md", "h");
+        let all: Vec<String> = ignore::WalkBuilder::new(dir.path())
+            .standard_filters(false)
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(|e| {
+                e.path()
+                    .strip_prefix(dir.path())
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
+        for calibre in [Calibre::V2CapabilitySurface, Calibre::V3AgentSkills] {
+            let mut by_rule: Vec<String> =
+                all.iter().filter(|p| selects(p, calibre)).cloned().collect();
+            by_rule.sort();
+            assert_eq!(by_rule, selected_files(dir.path(), calibre).unwrap(), "{calibre}");
+        }
+        assert!(selects(".hidden/notes.md", Calibre::V3AgentSkills));
+        assert!(!selects("scripts/testdata/z.py", Calibre::V3AgentSkills));
     }
 }

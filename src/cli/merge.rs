@@ -1,6 +1,12 @@
 //! `skill-lift merge`: union the shard folders of one run into a new run folder (manifest,
 //! trials.jsonl in plan order, transcripts), then analyze and export it like a single-machine
 //! run. The checks live in `crate::shard::merge_shards`.
+//!
+//! Each argument is a shard folder (it holds `manifest.json`) or a folder of shard folders (a
+//! shared volume that every shard of a Kubernetes Indexed Job wrote into): its sub-folders
+//! holding a `manifest.json` are taken, in name order.
+
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 
@@ -12,7 +18,7 @@ use crate::shard::{merge_shards, missing_shards};
 /// Run the command; returns the exit code.
 pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
     let mut shards = Vec::new();
-    for dir in &args.shard_dirs {
+    for dir in &shard_folders(&args.shard_dirs).map_err(CommandError::input)? {
         let manifest = read_manifest(dir).map_err(CommandError::input)?;
         // Records outside the shard's own plan are refused with file:line.
         let mut records = Vec::new();
@@ -100,4 +106,41 @@ pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
     let code = super::run::exit_code_for(&summary);
     super::run::explain_exit(&summary, code);
     Ok(code)
+}
+
+/// The shard folders the arguments name: each argument that holds `manifest.json` itself, else
+/// its sub-folders that do (name order). An argument with neither is an error naming it.
+fn shard_folders(arguments: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut folders = Vec::new();
+    for argument in arguments {
+        if argument.join("manifest.json").is_file() {
+            folders.push(argument.clone());
+            continue;
+        }
+        let entries = std::fs::read_dir(argument)
+            .with_context(|| format!("{}: cannot read the shard folder", argument.display()))?;
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| is_run_folder(path))
+            .collect();
+        if found.is_empty() {
+            return Err(anyhow!(
+                "{}: neither a shard folder (no manifest.json) nor a folder of shard folders",
+                argument.display()
+            ));
+        }
+        found.sort();
+        folders.extend(found);
+    }
+    Ok(folders)
+}
+
+/// Whether `path` is a folder holding a run's `manifest.json` (temporary staging folders of a
+/// run being created are skipped).
+fn is_run_folder(path: &Path) -> bool {
+    let staging = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with(crate::record::TEMP_PREFIX));
+    !staging && path.join("manifest.json").is_file()
 }

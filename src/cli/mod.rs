@@ -3,6 +3,7 @@
 
 mod baseline;
 mod calibrate;
+mod changed;
 mod fingerprint;
 mod fit;
 mod grading;
@@ -78,6 +79,8 @@ pub enum Command {
     /// Install skill-lift's own Agent Skill into every agent host found (verified by
     /// fingerprint; all or nothing); `--dry-run`, `--uninstall`.
     Install(install::InstallArgs),
+    /// Skills whose fingerprint changed between two git commits (text, or JSON for a CI matrix).
+    Changed(changed::ChangedArgs),
     /// Run a Harbor task's verifier as a custom grader (added by `run` for task folders).
     #[command(hide = true)]
     HarborVerify(harbor::HarborVerifyArgs),
@@ -192,7 +195,8 @@ pub struct RunArgs {
 /// Flags of `skill-lift merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// Shard folders of one run (each from `skill-lift run --shard i/n`).
+    /// Shard folders of one run (each from `skill-lift run --shard i/n`), or folders holding
+    /// them (e.g. the shared volume the shards of an Indexed Job wrote into).
     #[arg(required = true, value_name = "SHARD_DIR")]
     pub shard_dirs: Vec<PathBuf>,
     /// The merged run folder to create (must not exist, or be empty).
@@ -441,6 +445,7 @@ pub fn main() -> i32 {
             Command::Lint(args) => fit::lint(args),
             Command::Env(args) => fit::env(args),
             Command::Install(args) => install::install_command(args),
+            Command::Changed(args) => changed::changed(args),
             Command::HarborVerify(args) => harbor::harbor_verify(args),
         }
     });
