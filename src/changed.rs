@@ -30,9 +30,7 @@ pub enum ChangedError {
     GitMissing { source: std::io::Error },
     #[error("{dir}: not inside a git repository ({message})")]
     NotARepository { dir: PathBuf, message: String },
-    #[error(
-        "`{rev}` is not a commit in {repo}{hint} ({message})"
-    )]
+    #[error("`{rev}` is not a commit in {repo}{hint} ({message})")]
     UnknownRevision {
         rev: String,
         repo: PathBuf,
@@ -121,7 +119,13 @@ impl GitRepo {
         let spec = format!("{rev}^{{commit}}");
         let output = self
             .command()
-            .args(["rev-parse", "--verify", "--quiet", "--end-of-options", &spec])
+            .args([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &spec,
+            ])
             .stdin(Stdio::null())
             .output()
             .map_err(|source| ChangedError::GitMissing { source })?;
@@ -161,7 +165,10 @@ impl GitRepo {
                 args: args.join(" "),
                 message: format!("record `{}`", String::from_utf8_lossy(record)),
             };
-            let tab = record.iter().position(|b| *b == b'\t').ok_or_else(unreadable)?;
+            let tab = record
+                .iter()
+                .position(|b| *b == b'\t')
+                .ok_or_else(unreadable)?;
             let meta = std::str::from_utf8(&record[..tab]).map_err(|_| unreadable())?;
             let path = String::from_utf8_lossy(&record[tab + 1..]).into_owned();
             let mut fields = meta.split(' ');
@@ -390,7 +397,11 @@ impl Drop for BlobReader {
 }
 
 /// The fingerprint digest of a skill from its blobs.
-fn digest(reader: &mut BlobReader, skill: &SkillTree, calibre: Calibre) -> Result<String, ChangedError> {
+fn digest(
+    reader: &mut BlobReader,
+    skill: &SkillTree,
+    calibre: Calibre,
+) -> Result<String, ChangedError> {
     let mut hasher = FingerprintHasher::new(calibre);
     for (relative, oid) in &skill.files {
         hasher.add(relative, &reader.read(oid)?);
@@ -399,7 +410,11 @@ fn digest(reader: &mut BlobReader, skill: &SkillTree, calibre: Calibre) -> Resul
 }
 
 /// The skill's name: `name` from the frontmatter of its `SKILL.md`, else the folder name.
-fn skill_name(reader: &mut BlobReader, folder: &str, skill: &SkillTree) -> Result<String, ChangedError> {
+fn skill_name(
+    reader: &mut BlobReader,
+    folder: &str,
+    skill: &SkillTree,
+) -> Result<String, ChangedError> {
     let folder_name = folder.rsplit('/').next().unwrap_or(folder).to_string();
     let bytes = reader.read(&skill.skill_md)?;
     let text = String::from_utf8_lossy(&bytes);
@@ -494,7 +509,10 @@ pub fn compare(
 /// `under` folders given on the command line (relative to the current folder, or absolute)
 /// as repository-relative `/`-separated paths.
 pub fn repository_relative(repo: &GitRepo, paths: &[PathBuf]) -> Result<Vec<String>, ChangedError> {
-    let root = repo.root.canonicalize().unwrap_or_else(|_| repo.root.clone());
+    let root = repo
+        .root
+        .canonicalize()
+        .unwrap_or_else(|_| repo.root.clone());
     let cwd = std::env::current_dir().unwrap_or_default();
     paths
         .iter()
@@ -505,12 +523,13 @@ pub fn repository_relative(repo: &GitRepo, paths: &[PathBuf]) -> Result<Vec<Stri
                 cwd.join(path)
             };
             let absolute = absolute.canonicalize().unwrap_or(absolute);
-            let relative = absolute
-                .strip_prefix(&root)
-                .map_err(|_| ChangedError::OutsideRepository {
-                    path: path.clone(),
-                    repo: repo.root.clone(),
-                })?;
+            let relative =
+                absolute
+                    .strip_prefix(&root)
+                    .map_err(|_| ChangedError::OutsideRepository {
+                        path: path.clone(),
+                        repo: repo.root.clone(),
+                    })?;
             Ok(relative
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy())
@@ -560,9 +579,16 @@ mod tests {
                 ("scripts/x.py".to_string(), "3".to_string())
             ]
         );
-        assert_eq!(skills["skills/ab"].files.len(), 1, "a sibling prefix is not a child");
+        assert_eq!(
+            skills["skills/ab"].files.len(),
+            1,
+            "a sibling prefix is not a child"
+        );
         let only = skills_in(&tree, Calibre::V3AgentSkills, &["skills".to_string()]);
-        assert_eq!(only.keys().collect::<Vec<_>>(), vec!["skills/a", "skills/ab"]);
+        assert_eq!(
+            only.keys().collect::<Vec<_>>(),
+            vec!["skills/a", "skills/ab"]
+        );
         assert!(is_within("skills/a", "skills"));
         assert!(!is_within("skillset/a", "skills"));
     }

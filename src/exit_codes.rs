@@ -9,11 +9,12 @@ pub const SUCCESS: i32 = 0;
 /// error-severity finding (or a warning with `--deny-warnings`); `env` found red flags.
 pub const GATE_FAILED: i32 = 1;
 /// Usage or input error: bad flags, malformed `evals.json`, `SKILL.md`, runner profile, run folder;
-/// `--shard auto` without a usable index; `changed` with an unknown commit or outside a repository.
+/// `--shard auto` without a usable index; `changed` with an unknown commit or outside a repository;
+/// a malformed `s3://` location, or one holding no run folder.
 pub const INPUT_ERROR: i32 = 2;
 /// Infrastructure error: the runner or model server could not start, or no trial could be scored
 /// because of infrastructure failures; `install` could not write into a host (all rolled back);
-/// `changed`: git cannot be run.
+/// `changed`: git cannot be run; an object-store transfer failed.
 pub const INFRASTRUCTURE_ERROR: i32 = 3;
 /// Nothing to run: no active golden case, or every trial of the run is not gradable; `install`
 /// found no agent host.

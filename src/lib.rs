@@ -18,6 +18,7 @@ pub mod exit_codes;
 pub mod grade;
 pub mod install;
 pub mod leak_guard;
+pub mod object_out;
 pub mod plan;
 pub mod process;
 pub mod record;

@@ -184,7 +184,10 @@ pub enum AutoShardError {
     #[error(
         "--shard auto: {SHARD_INDEX_VAR}={explicit} and JOB_COMPLETION_INDEX={kubernetes} disagree; unset one"
     )]
-    Conflict { explicit: String, kubernetes: String },
+    Conflict {
+        explicit: String,
+        kubernetes: String,
+    },
 }
 
 /// A shard found by `--shard auto`, with where it came from.
@@ -198,7 +201,11 @@ pub struct AutoShard {
 /// as unset). Sources are tried in [`ShardSource::ALL`] order; the first whose index variable is
 /// set decides, and its count must be set too. The result is the 1-based [`Shard`].
 pub fn auto_shard(env: impl Fn(&str) -> Option<String>) -> Result<AutoShard, AutoShardError> {
-    let get = |var: &str| env(var).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let get = |var: &str| {
+        env(var)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
     if let (Some(explicit), Some(kubernetes)) =
         (get(SHARD_INDEX_VAR), get(JOB_COMPLETION_INDEX_VAR))
         && explicit != kubernetes
@@ -456,12 +463,18 @@ mod tests {
     fn auto_shard_reads_each_source_in_its_numbering() {
         let cases: [(&[(&str, &str)], Shard, ShardSource); 5] = [
             (
-                &[("SKILL_LIFT_SHARD_INDEX", "0"), ("SKILL_LIFT_SHARD_COUNT", "4")],
+                &[
+                    ("SKILL_LIFT_SHARD_INDEX", "0"),
+                    ("SKILL_LIFT_SHARD_COUNT", "4"),
+                ],
                 Shard { index: 1, count: 4 },
                 ShardSource::Explicit,
             ),
             (
-                &[("JOB_COMPLETION_INDEX", "3"), ("SKILL_LIFT_SHARD_COUNT", "4")],
+                &[
+                    ("JOB_COMPLETION_INDEX", "3"),
+                    ("SKILL_LIFT_SHARD_COUNT", "4"),
+                ],
                 Shard { index: 4, count: 4 },
                 ShardSource::KubernetesIndexedJob,
             ),
@@ -476,7 +489,10 @@ mod tests {
                 ShardSource::CircleCi,
             ),
             (
-                &[("BUILDKITE_PARALLEL_JOB", "0"), ("BUILDKITE_PARALLEL_JOB_COUNT", "2")],
+                &[
+                    ("BUILDKITE_PARALLEL_JOB", "0"),
+                    ("BUILDKITE_PARALLEL_JOB_COUNT", "2"),
+                ],
                 Shard { index: 1, count: 2 },
                 ShardSource::Buildkite,
             ),
@@ -504,31 +520,67 @@ mod tests {
     fn auto_shard_refuses_what_it_cannot_trust() {
         let error = |pairs: &[(&str, &str)]| auto_shard(env_of(pairs)).unwrap_err();
         assert_eq!(error(&[]), AutoShardError::NotFound);
-        assert_eq!(error(&[("SKILL_LIFT_SHARD_INDEX", " ")]), AutoShardError::NotFound);
+        assert_eq!(
+            error(&[("SKILL_LIFT_SHARD_INDEX", " ")]),
+            AutoShardError::NotFound
+        );
         assert!(matches!(
             error(&[("JOB_COMPLETION_INDEX", "1")]),
-            AutoShardError::MissingCount { index_var: "JOB_COMPLETION_INDEX", .. }
+            AutoShardError::MissingCount {
+                index_var: "JOB_COMPLETION_INDEX",
+                ..
+            }
         ));
-        assert!(error(&[("JOB_COMPLETION_INDEX", "1")]).to_string().contains("SKILL_LIFT_SHARD_COUNT"));
+        assert!(
+            error(&[("JOB_COMPLETION_INDEX", "1")])
+                .to_string()
+                .contains("SKILL_LIFT_SHARD_COUNT")
+        );
         assert!(matches!(
-            error(&[("JOB_COMPLETION_INDEX", "4"), ("SKILL_LIFT_SHARD_COUNT", "4")]),
-            AutoShardError::OutOfRange { index: 4, count: 4, .. }
+            error(&[
+                ("JOB_COMPLETION_INDEX", "4"),
+                ("SKILL_LIFT_SHARD_COUNT", "4")
+            ]),
+            AutoShardError::OutOfRange {
+                index: 4,
+                count: 4,
+                ..
+            }
         ));
         assert!(matches!(
             error(&[("CI_NODE_INDEX", "0"), ("CI_NODE_TOTAL", "4")]),
-            AutoShardError::OutOfRange { first: 1, last: 4, .. }
+            AutoShardError::OutOfRange {
+                first: 1,
+                last: 4,
+                ..
+            }
         ));
         assert!(matches!(
-            error(&[("JOB_COMPLETION_INDEX", "0"), ("SKILL_LIFT_SHARD_COUNT", "0")]),
+            error(&[
+                ("JOB_COMPLETION_INDEX", "0"),
+                ("SKILL_LIFT_SHARD_COUNT", "0")
+            ]),
             AutoShardError::OutOfRange { .. }
         ));
         assert!(matches!(
-            error(&[("JOB_COMPLETION_INDEX", "-1"), ("SKILL_LIFT_SHARD_COUNT", "4")]),
-            AutoShardError::NotANumber { var: "JOB_COMPLETION_INDEX", .. }
+            error(&[
+                ("JOB_COMPLETION_INDEX", "-1"),
+                ("SKILL_LIFT_SHARD_COUNT", "4")
+            ]),
+            AutoShardError::NotANumber {
+                var: "JOB_COMPLETION_INDEX",
+                ..
+            }
         ));
         assert!(matches!(
-            error(&[("SKILL_LIFT_SHARD_INDEX", "0"), ("SKILL_LIFT_SHARD_COUNT", "four")]),
-            AutoShardError::NotANumber { var: "SKILL_LIFT_SHARD_COUNT", .. }
+            error(&[
+                ("SKILL_LIFT_SHARD_INDEX", "0"),
+                ("SKILL_LIFT_SHARD_COUNT", "four")
+            ]),
+            AutoShardError::NotANumber {
+                var: "SKILL_LIFT_SHARD_COUNT",
+                ..
+            }
         ));
         assert!(matches!(
             error(&[

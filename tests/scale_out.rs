@@ -174,7 +174,11 @@ fn changed_lists_exactly_the_skills_whose_fingerprint_changed() {
     let output = repo.changed(&["--base", &base, "--format", "json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = stdout(&output);
-    assert_eq!(text.lines().count(), 1, "one line for $GITHUB_OUTPUT: {text}");
+    assert_eq!(
+        text.lines().count(),
+        1,
+        "one line for $GITHUB_OUTPUT: {text}"
+    );
     let matrix: Value = serde_json::from_str(&text).unwrap();
     let paths: Vec<&str> = matrix
         .as_array()
@@ -188,7 +192,9 @@ fn changed_lists_exactly_the_skills_whose_fingerprint_changed() {
     assert_eq!(matrix[1]["status"], "added");
     assert_eq!(matrix[1]["base_fingerprint"], Value::Null);
     assert!(
-        stderr(&output).contains("2 skill(s) to evaluate (1 changed, 1 added); 0 deleted, 0 moved, 1 unchanged"),
+        stderr(&output).contains(
+            "2 skill(s) to evaluate (1 changed, 1 added); 0 deleted, 0 moved, 1 unchanged"
+        ),
         "{}",
         stderr(&output)
     );
@@ -213,8 +219,14 @@ fn changed_lists_exactly_the_skills_whose_fingerprint_changed() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let lines: Vec<String> = stdout(&output).lines().map(str::to_string).collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(lines[0].starts_with("changed  skills/edited  (edited)  sha256:"), "{lines:?}");
-    assert!(lines[1].starts_with("added    skills/brand-new  (brand-new)  sha256:"), "{lines:?}");
+    assert!(
+        lines[0].starts_with("changed  skills/edited  (edited)  sha256:"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("added    skills/brand-new  (brand-new)  sha256:"),
+        "{lines:?}"
+    );
 
     // Deleted and moved skills are reported apart and never enter the matrix.
     repo.git(&["rm", "-q", "-r", "skills/edited"]);
@@ -224,12 +236,26 @@ fn changed_lists_exactly_the_skills_whose_fingerprint_changed() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output).trim(), "[]");
     let err = stderr(&output);
-    assert!(err.contains("deleted (not listed): skills/edited (edited)"), "{err}");
-    assert!(err.contains("moved (fingerprint unchanged, not listed): skills/brand-new -> skills/renamed"), "{err}");
+    assert!(
+        err.contains("deleted (not listed): skills/edited (edited)"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "moved (fingerprint unchanged, not listed): skills/brand-new -> skills/renamed"
+        ),
+        "{err}"
+    );
     let output = repo.changed(&["--base", &head]);
     let text = stdout(&output);
-    assert!(text.contains("moved    skills/renamed  (brand-new)  from skills/brand-new"), "{text}");
-    assert!(text.contains("deleted  skills/edited  (edited)  was sha256:"), "{text}");
+    assert!(
+        text.contains("moved    skills/renamed  (brand-new)  from skills/brand-new"),
+        "{text}"
+    );
+    assert!(
+        text.contains("deleted  skills/edited  (edited)  was sha256:"),
+        "{text}"
+    );
 
     // Limiting to a folder; a skill outside it is not looked at.
     let output = repo.changed(&["--base", &base, "--format", "json", "skills/readme-only"]);
@@ -266,7 +292,12 @@ fn changed_merge_base_ignores_what_the_base_branch_did_meanwhile() {
         "--format",
         "json",
     ]);
-    assert_eq!(paths(&merge_base), vec!["skills/a"], "{}", stderr(&merge_base));
+    assert_eq!(
+        paths(&merge_base),
+        vec!["skills/a"],
+        "{}",
+        stderr(&merge_base)
+    );
 }
 
 #[test]
@@ -276,7 +307,11 @@ fn changed_refuses_unknown_refs_and_non_repositories() {
     repo.commit("one");
     let output = repo.changed(&["--base", "no-such-branch"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("`no-such-branch` is not a commit"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`no-such-branch` is not a commit"),
+        "{}",
+        stderr(&output)
+    );
     let output = repo.changed(&["--base=--output=x"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let elsewhere = tempfile::tempdir().unwrap();
@@ -286,7 +321,11 @@ fn changed_refuses_unknown_refs_and_non_repositories() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("not inside a git repository"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("not inside a git repository"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -331,7 +370,14 @@ fn run_in(project: &Path) -> Command {
     let mut command = binary();
     command
         .current_dir(project)
-        .args(["run", "skill/pirate-greeting", "--runner", "mock", "-k", "2"])
+        .args([
+            "run",
+            "skill/pirate-greeting",
+            "--runner",
+            "mock",
+            "-k",
+            "2",
+        ])
         .args(["--seed", "7", "--bootstrap-resamples", "2000", "--quiet"]);
     command
 }
@@ -369,6 +415,8 @@ fn indexed_job_shards_merge_to_the_unsharded_analysis() {
                 .args(["--run-id", &format!("shard-{index}")])
                 .env("JOB_COMPLETION_INDEX", index.to_string())
                 .env("SKILL_LIFT_SHARD_COUNT", "4")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
         })
@@ -376,7 +424,12 @@ fn indexed_job_shards_merge_to_the_unsharded_analysis() {
     let mut trials = 0;
     for (index, pod) in pods.into_iter().enumerate() {
         let output = pod.wait_with_output().unwrap();
-        assert_eq!(output.status.code(), Some(0), "pod {index}: {}", stderr(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "pod {index}: {}",
+            stderr(&output)
+        );
         let manifest: Value = serde_json::from_str(
             &std::fs::read_to_string(shared.join(format!("shard-{index}/manifest.json"))).unwrap(),
         )
@@ -396,11 +449,21 @@ fn indexed_job_shards_merge_to_the_unsharded_analysis() {
         .arg(&shared)
         .arg("--out")
         .arg(&merged)
-        .args(["--run-id", "whole", "--bootstrap-resamples", "2000", "--quiet"])
+        .args([
+            "--run-id",
+            "whole",
+            "--bootstrap-resamples",
+            "2000",
+            "--quiet",
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(stderr(&output).contains("merged 4 shards (48 trials)"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("merged 4 shards (48 trials)"),
+        "{}",
+        stderr(&output)
+    );
     let whole = dir.path().join("results/whole");
     for file in ["lift.json", "lift.csv", "cases.csv"] {
         assert_eq!(
@@ -423,7 +486,11 @@ fn indexed_job_shards_merge_to_the_unsharded_analysis() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("shards 3/4 are missing"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("shards 3/4 are missing"),
+        "{}",
+        stderr(&output)
+    );
     let empty = dir.path().join("volume/empty");
     std::fs::create_dir_all(&empty).unwrap();
     let output = binary()
@@ -434,7 +501,11 @@ fn indexed_job_shards_merge_to_the_unsharded_analysis() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("neither a shard folder"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("neither a shard folder"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -446,7 +517,11 @@ fn shard_auto_without_an_index_is_an_input_error() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("found no shard index"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("found no shard index"),
+        "{}",
+        stderr(&output)
+    );
     let output = run_in(dir.path())
         .args(["--shard", "auto", "--out", "results"])
         .env("JOB_COMPLETION_INDEX", "1")
@@ -500,7 +575,11 @@ fn kubernetes_manifest_is_an_indexed_job_with_a_merge() {
     let completions = spec["completions"].as_u64().unwrap();
     assert!(spec["backoffLimitPerIndex"].as_u64().unwrap() >= 1);
     let pod = &spec["template"]["spec"];
-    assert_eq!(pod["restartPolicy"].as_str(), Some("Never"), "required by podFailurePolicy");
+    assert_eq!(
+        pod["restartPolicy"].as_str(),
+        Some("Never"),
+        "required by podFailurePolicy"
+    );
     let container = &pod["containers"][0];
     assert_eq!(
         env_value(container, "SKILL_LIFT_SHARD_COUNT"),
@@ -508,10 +587,18 @@ fn kubernetes_manifest_is_an_indexed_job_with_a_merge() {
         "the shard count must equal the Job's completions"
     );
     let script = container["args"][0].as_str().unwrap();
-    assert!(script.contains("--shard auto") && script.contains("--resume"), "{script}");
-    let claim = pod["volumes"][0]["persistentVolumeClaim"]["claimName"].as_str().unwrap();
+    assert!(
+        script.contains("--shard auto") && script.contains("--resume"),
+        "{script}"
+    );
+    let claim = pod["volumes"][0]["persistentVolumeClaim"]["claimName"]
+        .as_str()
+        .unwrap();
     let pvc = find(&docs, "PersistentVolumeClaim", claim);
-    assert_eq!(pvc["spec"]["accessModes"][0].as_str(), Some("ReadWriteMany"));
+    assert_eq!(
+        pvc["spec"]["accessModes"][0].as_str(),
+        Some("ReadWriteMany")
+    );
 
     let merge = find(&docs, "Job", "skill-lift-merge");
     let merge_pod = &merge["spec"]["template"]["spec"];
@@ -520,14 +607,24 @@ fn kubernetes_manifest_is_an_indexed_job_with_a_merge() {
         Some(claim)
     );
     let merge_container = &merge_pod["containers"][0];
-    assert!(merge_container["args"][0].as_str().unwrap().contains("skill-lift merge"));
+    assert!(
+        merge_container["args"][0]
+            .as_str()
+            .unwrap()
+            .contains("skill-lift merge")
+    );
     assert_eq!(
         env_value(merge_container, "RUN_NAME"),
         env_value(container, "RUN_NAME"),
         "both Jobs must name the same run folder"
     );
-    let wait = merge_pod["initContainers"][0]["command"].as_sequence().unwrap();
-    assert!(wait.iter().any(|a| a.as_str() == Some("job/skill-lift-shards")));
+    let wait = merge_pod["initContainers"][0]["command"]
+        .as_sequence()
+        .unwrap();
+    assert!(
+        wait.iter()
+            .any(|a| a.as_str() == Some("job/skill-lift-shards"))
+    );
     let account = merge_pod["serviceAccountName"].as_str().unwrap();
     find(&docs, "ServiceAccount", account);
     find(&docs, "RoleBinding", account);
@@ -585,7 +682,10 @@ fn documented_workflow_is_the_linted_file() {
         .nth(1)
         .and_then(|rest| rest.split("```\n").next())
         .expect("a yaml block in docs/github-actions.md");
-    assert_eq!(block, file, "docs/github-actions.md and docs/examples/skill-lift.yml differ");
+    assert_eq!(
+        block, file,
+        "docs/github-actions.md and docs/examples/skill-lift.yml differ"
+    );
     match tool("actionlint") {
         Some(actionlint) => {
             let output = Command::new(actionlint)
@@ -593,7 +693,12 @@ fn documented_workflow_is_the_linted_file() {
                 .args(["-oneline", "docs/examples/skill-lift.yml"])
                 .output()
                 .unwrap();
-            assert!(output.status.success(), "{}{}", stdout(&output), stderr(&output));
+            assert!(
+                output.status.success(),
+                "{}{}",
+                stdout(&output),
+                stderr(&output)
+            );
         }
         None => skip("actionlint"),
     }
@@ -604,10 +709,9 @@ fn documented_workflow_is_the_linted_file() {
 
 /// The `run` script and `env` names of the action step called `name`.
 fn action_step(name: &str) -> String {
-    let action: serde_norway::Value = serde_norway::from_str(
-        &std::fs::read_to_string(repo_root().join("action.yml")).unwrap(),
-    )
-    .unwrap();
+    let action: serde_norway::Value =
+        serde_norway::from_str(&std::fs::read_to_string(repo_root().join("action.yml")).unwrap())
+            .unwrap();
     action["runs"]["steps"]
         .as_sequence()
         .unwrap()
@@ -627,7 +731,9 @@ fn run_step(
     summary: &Path,
 ) -> (Option<i32>, std::collections::BTreeMap<String, String>) {
     let output_file = tempfile::NamedTempFile::new().unwrap();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_skill-lift")).parent().unwrap();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_skill-lift"))
+        .parent()
+        .unwrap();
     let path = format!(
         "{}:{}",
         bin_dir.display(),
@@ -676,8 +782,10 @@ fn action_detects_evaluates_and_gates_the_changed_skill() {
     }
     // Every case passes only with the skill's opening line: lift +1 (or −1 against `worse`).
     let evals: Vec<Value> = (0..6)
-        .map(|i| json!({"id": format!("case-{i}"), "prompt": format!("Question {i}?"),
-                        "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]}))
+        .map(|i| {
+            json!({"id": format!("case-{i}"), "prompt": format!("Question {i}?"),
+                        "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
+        })
         .collect();
     repo.write(
         "skill/pirate-greeting/evals/evals.json",
@@ -725,7 +833,9 @@ fn action_detects_evaluates_and_gates_the_changed_skill() {
     let summary = std::fs::read_to_string(&summary_file).unwrap();
     assert!(summary.contains("## `skill/pirate-greeting`"), "{summary}");
     assert!(summary.contains("IMPROVED"), "{summary}");
-    let runs: Vec<_> = std::fs::read_dir(repo.path().join("results")).unwrap().collect();
+    let runs: Vec<_> = std::fs::read_dir(repo.path().join("results"))
+        .unwrap()
+        .collect();
     assert_eq!(runs.len(), 1, "one run folder to upload");
 
     // The same skill against a model the skill makes worse: the gate fails the job.
@@ -745,7 +855,12 @@ fn action_detects_evaluates_and_gates_the_changed_skill() {
     let (code, outputs) = evaluate(given, "results-worse");
     assert_eq!(code, Some(0));
     assert_eq!(outputs["exit-code"], "1");
-    for (exit, expected) in [("0", Some(0)), ("1", Some(1)), ("3", Some(3)), ("4", Some(0))] {
+    for (exit, expected) in [
+        ("0", Some(0)),
+        ("1", Some(1)),
+        ("3", Some(3)),
+        ("4", Some(0)),
+    ] {
         let (code, _) = run_step(repo.path(), "Gate", &[("CODE", exit)], &summary_file);
         assert_eq!(code, expected, "gate on exit {exit}");
     }
@@ -754,11 +869,227 @@ fn action_detects_evaluates_and_gates_the_changed_skill() {
     let (code, outputs) = run_step(
         repo.path(),
         "Find the skills to evaluate",
-        &[("SKILLS", "skill/a\nskill/b\n"), ("BASE", ""), ("SKILL_PATHS", "")],
+        &[
+            ("SKILLS", "skill/a\nskill/b\n"),
+            ("BASE", ""),
+            ("SKILL_PATHS", ""),
+        ],
         &summary_file,
     );
     assert_eq!(code, Some(0));
     let given: Value = serde_json::from_str(&outputs["skills"]).unwrap();
     assert_eq!(given[1]["path"], "skill/b");
     assert_eq!(given[1]["name"], "b");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shards through an S3-compatible object store (moto's server on a free loopback port)
+
+/// moto's S3-compatible server, stopped on drop.
+struct Moto {
+    child: std::process::Child,
+    endpoint: String,
+}
+
+impl Moto {
+    /// Start `moto_server` on 127.0.0.1 with a port the system picks; `None` when moto is not
+    /// installed (scripts/install-ci-tools installs it).
+    fn start() -> Option<Self> {
+        use std::io::BufRead;
+        let program = tool("moto_server")?;
+        let mut child = Command::new(program)
+            .args(["-H", "127.0.0.1", "-p", "0"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("moto_server starts");
+        // werkzeug prints ` * Running on http://127.0.0.1:PORT` on stderr.
+        let stderr = child.stderr.take().unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(address) = line.split("Running on ").nth(1) {
+                    let _ = sender.send(address.trim().to_string());
+                }
+            }
+        });
+        let endpoint = receiver
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("moto_server reports its address");
+        Some(Self { child, endpoint })
+    }
+
+    /// Create a bucket (moto accepts unsigned requests).
+    fn create_bucket(&self, bucket: &str) {
+        use std::io::{Read, Write};
+        let address = self.endpoint.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        write!(
+            stream,
+            "PUT /{bucket} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A secret planted in the S3 credentials: it must appear in no file the runs wrote.
+const PLANTED_SECRET: &str = "PLANTEDs3SECRETkey0123456789abcdefXYZ";
+
+fn with_s3_env(command: &mut Command, endpoint: &str) {
+    command
+        .env("AWS_ENDPOINT_URL", endpoint)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", PLANTED_SECRET)
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("AWS_SESSION_TOKEN")
+        .env_remove("AWS_PROFILE");
+}
+
+#[test]
+fn indexed_job_shards_through_s3_merge_to_the_unsharded_analysis() {
+    let Some(moto) = Moto::start() else {
+        skip("moto_server");
+        return;
+    };
+    moto.create_bucket("evals");
+    let server = MockServer::start(MockBehaviour::default());
+    let dir = project(&server.base_url(), 9);
+    let output = run_in(dir.path())
+        .args(["--out", "results", "--run-id", "whole"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    let pods: Vec<_> = (0..4)
+        .map(|index| {
+            let mut command = run_in(dir.path());
+            command
+                .args(["--shard", "auto", "--out", "s3://evals/runs/eval-1/shards"])
+                .args(["--run-id", &format!("shard-{index}")])
+                .env("JOB_COMPLETION_INDEX", index.to_string())
+                .env("SKILL_LIFT_SHARD_COUNT", "4")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            with_s3_env(&mut command, &moto.endpoint);
+            command.spawn().unwrap()
+        })
+        .collect();
+    let mut logs = String::new();
+    for (index, pod) in pods.into_iter().enumerate() {
+        let output = pod.wait_with_output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "pod {index}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(&format!("to s3://evals/runs/eval-1/shards/shard-{index}")),
+            "{}",
+            stderr(&output)
+        );
+        logs.push_str(&stderr(&output));
+    }
+
+    // A retried pod uploads again over its earlier upload.
+    let mut retry = run_in(dir.path());
+    retry
+        .args([
+            "--shard",
+            "auto",
+            "--out",
+            "s3://evals/runs/eval-1/shards",
+            "--run-id",
+            "shard-1",
+        ])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .env("SKILL_LIFT_SHARD_COUNT", "4");
+    with_s3_env(&mut retry, &moto.endpoint);
+    let output = retry.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("replacing"), "{}", stderr(&output));
+
+    let merged = dir.path().join("merged");
+    let mut merge = binary();
+    merge
+        .arg("merge")
+        .arg("s3://evals/runs/eval-1/shards")
+        .arg("--out")
+        .arg(&merged)
+        .args([
+            "--run-id",
+            "whole",
+            "--bootstrap-resamples",
+            "2000",
+            "--quiet",
+        ]);
+    with_s3_env(&mut merge, &moto.endpoint);
+    let output = merge.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("downloaded 4 run folder(s)"),
+        "{}",
+        stderr(&output)
+    );
+    let whole = dir.path().join("results/whole");
+    for file in ["lift.json", "lift.csv", "cases.csv"] {
+        assert_eq!(
+            std::fs::read(merged.join(file)).unwrap(),
+            std::fs::read(whole.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    assert_eq!(
+        summary_without_timings(&merged),
+        summary_without_timings(&whole)
+    );
+
+    // A prefix holding no run is an input error naming it; a bad location too.
+    let mut empty = binary();
+    empty
+        .args(["merge", "s3://evals/nothing-here", "--out"])
+        .arg(dir.path().join("none"));
+    with_s3_env(&mut empty, &moto.endpoint);
+    let output = empty.output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("s3://evals/nothing-here: no run folder"),
+        "{}",
+        stderr(&output)
+    );
+    logs.push_str(&stderr(&output));
+
+    // The planted credential is in no log and no file the runs wrote.
+    assert!(!logs.contains(PLANTED_SECRET));
+    let mut pending = vec![dir.path().to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        for entry in std::fs::read_dir(folder).unwrap().filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains(PLANTED_SECRET),
+                    "{} holds the planted secret",
+                    path.display()
+                );
+            }
+        }
+    }
 }

@@ -232,7 +232,9 @@ impl FingerprintHasher {
     /// Add the file at `relative` (`/`-separated) with its bytes.
     pub fn add(&mut self, relative: &str, content: &[u8]) {
         debug_assert!(
-            self.files.last().is_none_or(|last| last.as_str() < relative),
+            self.files
+                .last()
+                .is_none_or(|last| last.as_str() < relative),
             "files must be added in ascending order of path"
         );
         self.hasher.update(relative.as_bytes());
@@ -413,10 +415,17 @@ mod tests {
             })
             .collect();
         for calibre in [Calibre::V2CapabilitySurface, Calibre::V3AgentSkills] {
-            let mut by_rule: Vec<String> =
-                all.iter().filter(|p| selects(p, calibre)).cloned().collect();
+            let mut by_rule: Vec<String> = all
+                .iter()
+                .filter(|p| selects(p, calibre))
+                .cloned()
+                .collect();
             by_rule.sort();
-            assert_eq!(by_rule, selected_files(dir.path(), calibre).unwrap(), "{calibre}");
+            assert_eq!(
+                by_rule,
+                selected_files(dir.path(), calibre).unwrap(),
+                "{calibre}"
+            );
         }
         assert!(selects(".hidden/notes.md", Calibre::V3AgentSkills));
         assert!(!selects("scripts/testdata/z.py", Calibre::V3AgentSkills));

@@ -10,6 +10,7 @@ mod grading;
 mod harbor;
 mod install;
 mod merge;
+mod object_out;
 mod plan;
 mod probe;
 mod registry;
@@ -113,10 +114,11 @@ pub struct RunArgs {
     /// Trials in flight at once (default: the profile's `concurrency`).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
-    /// Folder that receives run folders.
+    /// Folder that receives run folders, or an S3 location `s3://BUCKET/PREFIX` that receives
+    /// the finished run folder (credentials and endpoint from the AWS_* variables).
     #[arg(
         long,
-        value_name = "DIR",
+        value_name = "DIR|s3://BUCKET/PREFIX",
         env = "SKILL_LIFT_RESULTS",
         default_value = "results",
         conflicts_with = "resume"
@@ -195,8 +197,9 @@ pub struct RunArgs {
 /// Flags of `skill-lift merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// Shard folders of one run (each from `skill-lift run --shard i/n`), or folders holding
-    /// them (e.g. the shared volume the shards of an Indexed Job wrote into).
+    /// Shard folders of one run (each from `skill-lift run --shard i/n`), folders holding
+    /// them (e.g. the shared volume the shards of an Indexed Job wrote into), or
+    /// `s3://BUCKET/PREFIX` locations holding them (downloaded first).
     #[arg(required = true, value_name = "SHARD_DIR")]
     pub shard_dirs: Vec<PathBuf>,
     /// The merged run folder to create (must not exist, or be empty).
@@ -426,10 +429,10 @@ pub fn main() -> i32 {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run(args) => run::run(*args).await,
+            Command::Run(args) => object_out::run(*args).await,
             Command::Calibrate(args) => calibrate::calibrate(*args).await,
             Command::Report(args) => report::report(args),
-            Command::Merge(args) => merge::merge(args),
+            Command::Merge(args) => object_out::merge(args).await,
             Command::Regrade(args) => regrade::regrade(*args).await,
             Command::Plan(args) => plan::plan_command(args),
             Command::Hosts(args) => registry::hosts(args),

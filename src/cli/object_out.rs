@@ -1,0 +1,100 @@
+//! `--out s3://BUCKET/PREFIX` for `run` and `s3://` arguments of `merge`: the command runs on
+//! a local staging folder as usual, and the transfer happens before (`merge`: download) or
+//! after (`run`: upload) it. The transfers live in `crate::object_out`.
+
+use anyhow::Context;
+
+use super::{CommandError, MergeArgs, RunArgs};
+use crate::object_out::{S3Location, download_run_folders, store, upload_run_folder};
+
+/// `skill-lift run`, uploading the run folder when `--out` is an `s3://` location.
+pub async fn run(mut args: RunArgs) -> Result<i32, CommandError> {
+    let Some(location) = S3Location::from_path(&args.out) else {
+        return super::run::run(args).await;
+    };
+    let location = location.map_err(CommandError::input)?;
+    let client = store(&location).map_err(CommandError::input)?;
+    let staging = tempfile::Builder::new()
+        .prefix("skill-lift-s3-")
+        .tempdir()
+        .context("creating a local staging folder for the s3:// run")
+        .map_err(CommandError::infrastructure)?;
+    args.out = staging.path().to_path_buf();
+    let code = super::run::run(args).await?;
+    let mut uploaded_any = false;
+    let entries = std::fs::read_dir(staging.path())
+        .with_context(|| format!("reading {}", staging.path().display()))
+        .map_err(CommandError::infrastructure)?;
+    for entry in entries.filter_map(Result::ok) {
+        let dir = entry.path();
+        if !dir.join("manifest.json").is_file() {
+            continue;
+        }
+        let uploaded = upload_run_folder(client.as_ref(), &dir, &location)
+            .await
+            .map_err(CommandError::infrastructure)?;
+        eprintln!(
+            "skill-lift: uploaded {} files ({} bytes) to {}{}",
+            uploaded.files,
+            uploaded.bytes,
+            uploaded.location.url(),
+            if uploaded.deleted > 0 {
+                format!(
+                    " (replacing {} objects of an earlier upload)",
+                    uploaded.deleted
+                )
+            } else {
+                String::new()
+            }
+        );
+        uploaded_any = true;
+    }
+    if !uploaded_any {
+        eprintln!(
+            "skill-lift: no run folder was created; nothing uploaded to {}",
+            location.url()
+        );
+    }
+    Ok(code)
+}
+
+/// `skill-lift merge`, downloading the run folders under each `s3://` argument first.
+pub async fn merge(mut args: MergeArgs) -> Result<i32, CommandError> {
+    if S3Location::from_path(&args.out).is_some() {
+        return Err(CommandError::input(anyhow::anyhow!(
+            "merge --out takes a local folder; upload the merged folder afterwards if needed"
+        )));
+    }
+    let staging = tempfile::Builder::new()
+        .prefix("skill-lift-s3-")
+        .tempdir()
+        .context("creating a local folder for the downloaded shards")
+        .map_err(CommandError::infrastructure)?;
+    let mut local = Vec::new();
+    for (index, argument) in args.shard_dirs.iter().enumerate() {
+        match S3Location::from_path(argument) {
+            None => local.push(argument.clone()),
+            Some(location) => {
+                let location = location.map_err(CommandError::input)?;
+                let client = store(&location).map_err(CommandError::input)?;
+                let into = staging.path().join(index.to_string());
+                let folders = download_run_folders(client.as_ref(), &location, &into)
+                    .await
+                    .map_err(|error| match error {
+                        crate::object_out::ObjectOutError::NoRuns { .. } => {
+                            CommandError::input(error)
+                        }
+                        other => CommandError::infrastructure(other),
+                    })?;
+                eprintln!(
+                    "skill-lift: downloaded {} run folder(s) from {}",
+                    folders.len(),
+                    location.url()
+                );
+                local.extend(folders);
+            }
+        }
+    }
+    args.shard_dirs = local;
+    super::merge::merge(args)
+}

@@ -1,0 +1,396 @@
+//! Run folders in an S3-compatible object store: `skill-lift run --out s3://BUCKET/PREFIX`
+//! uploads the finished run folder to `PREFIX/<run-id>/`, and `skill-lift merge s3://BUCKET/PREFIX`
+//! downloads the run folders found there. Built on the `object_store` crate (Apache Arrow;
+//! feature `aws` only), configured from the standard `AWS_*` variables (`AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`/`AWS_DEFAULT_REGION`,
+//! `AWS_ENDPOINT_URL` for MinIO, Ceph or any S3-compatible server, `AWS_ALLOW_HTTP=true` for a
+//! plain-HTTP endpoint, `AWS_WEB_IDENTITY_TOKEN_FILE`/`AWS_ROLE_ARN` for workload identity).
+//!
+//! A run is recorded locally first (the run folder format is a local folder: appends, fsync,
+//! locks) and copied afterwards; `manifest.json` is uploaded last, so a reader that sees it sees
+//! a complete folder, and objects under the run's prefix that the folder no longer holds are
+//! deleted first, so a retried shard replaces its earlier upload. Credentials never enter a
+//! message: errors name the `s3://` location and the store's answer only.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use futures::TryStreamExt;
+use object_store::ObjectStore;
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path as ObjectPath;
+
+/// An `s3://BUCKET/PREFIX` location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S3Location {
+    /// The bucket name.
+    pub bucket: String,
+    /// The key prefix, `/`-separated, without leading or trailing `/` (may be empty).
+    pub prefix: String,
+}
+
+/// Why an object-store transfer failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ObjectOutError {
+    #[error("`{url}` is not an s3://BUCKET/PREFIX location: {reason}")]
+    BadUrl { url: String, reason: &'static str },
+    #[error("{url}: cannot set up the S3 client: {source}")]
+    Config {
+        url: String,
+        source: object_store::Error,
+    },
+    #[error("{url}: {action} failed: {source}")]
+    Store {
+        url: String,
+        action: &'static str,
+        source: object_store::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{url}: object `{key}` does not map to a safe relative path; not downloaded")]
+    UnsafeKey { url: String, key: String },
+    #[error("{url}: no run folder (no object named manifest.json) under this prefix")]
+    NoRuns { url: String },
+}
+
+impl S3Location {
+    /// Parse `s3://BUCKET[/PREFIX]`; `None` when `text` does not start with `s3://`.
+    pub fn parse(text: &str) -> Option<Result<Self, ObjectOutError>> {
+        let rest = text.strip_prefix("s3://")?;
+        let bad = |reason| ObjectOutError::BadUrl {
+            url: text.to_string(),
+            reason,
+        };
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Some(Err(bad("the bucket name is empty")));
+        }
+        let prefix = prefix.trim_matches('/');
+        if prefix.split('/').any(|segment| {
+            segment == "." || segment == ".." || (segment.is_empty() && !prefix.is_empty())
+        }) {
+            return Some(Err(bad("the prefix has an empty, `.` or `..` segment")));
+        }
+        Some(Ok(Self {
+            bucket: bucket.to_string(),
+            prefix: prefix.to_string(),
+        }))
+    }
+
+    /// Parse a path argument (`--out`, a merge argument) that may be an `s3://` location.
+    pub fn from_path(path: &Path) -> Option<Result<Self, ObjectOutError>> {
+        path.to_str().and_then(Self::parse)
+    }
+
+    /// `s3://bucket/prefix`.
+    pub fn url(&self) -> String {
+        if self.prefix.is_empty() {
+            format!("s3://{}", self.bucket)
+        } else {
+            format!("s3://{}/{}", self.bucket, self.prefix)
+        }
+    }
+
+    /// The location one level below, at `name`.
+    pub fn child(&self, name: &str) -> Self {
+        Self {
+            bucket: self.bucket.clone(),
+            prefix: if self.prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{}/{name}", self.prefix)
+            },
+        }
+    }
+
+    fn key(&self, relative: &str) -> ObjectPath {
+        ObjectPath::from(if self.prefix.is_empty() {
+            relative.to_string()
+        } else {
+            format!("{}/{relative}", self.prefix)
+        })
+    }
+
+    fn store_error(
+        &self,
+        action: &'static str,
+    ) -> impl FnOnce(object_store::Error) -> ObjectOutError + '_ {
+        move |source| ObjectOutError::Store {
+            url: self.url(),
+            action,
+            source,
+        }
+    }
+}
+
+/// The S3 client for `location`'s bucket, configured from the `AWS_*` environment.
+pub fn store(location: &S3Location) -> Result<Arc<dyn ObjectStore>, ObjectOutError> {
+    AmazonS3Builder::from_env()
+        .with_bucket_name(&location.bucket)
+        .build()
+        .map(|store| Arc::new(store) as Arc<dyn ObjectStore>)
+        .map_err(|source| ObjectOutError::Config {
+            url: location.url(),
+            source,
+        })
+}
+
+/// Every file under `dir` as `/`-separated relative paths (no links followed; the run's lock
+/// and temporary files skipped).
+fn local_files(dir: &Path) -> Result<Vec<String>, ObjectOutError> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        let entries = std::fs::read_dir(&folder).map_err(|source| ObjectOutError::Io {
+            path: folder.clone(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| ObjectOutError::Io {
+                path: folder.clone(),
+                source,
+            })?;
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // Temporary export files and the run's lock (`crate::record`) are not part of it.
+            if name.starts_with(crate::record::TEMP_PREFIX) || name == ".lock" {
+                continue;
+            }
+            let kind = entry.file_type().map_err(|source| ObjectOutError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file() {
+                let relative = path
+                    .strip_prefix(dir)
+                    .unwrap_or(&path)
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                files.push(relative);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// What an upload moved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uploaded {
+    /// Where the folder now is (`s3://bucket/prefix/<folder name>`).
+    pub location: S3Location,
+    /// Objects written.
+    pub files: usize,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Stale objects deleted (from an earlier upload of the same run id).
+    pub deleted: usize,
+}
+
+/// Upload the run folder `dir` to `location/<folder name>/`: stale objects under that prefix
+/// deleted first, then every file, `manifest.json` last.
+pub async fn upload_run_folder(
+    store: &dyn ObjectStore,
+    dir: &Path,
+    location: &S3Location,
+) -> Result<Uploaded, ObjectOutError> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let target = location.child(&name);
+    let mut files = local_files(dir)?;
+    // manifest.json last: its presence marks a complete folder.
+    files.sort_by_key(|f| f == "manifest.json");
+    let existing: Vec<ObjectPath> = store
+        .list(Some(&target.key("")))
+        .map_ok(|meta| meta.location)
+        .try_collect()
+        .await
+        .map_err(target.store_error("listing"))?;
+    let mut deleted = 0;
+    for key in existing {
+        let relative = key
+            .as_ref()
+            .strip_prefix(&format!("{}/", target.prefix))
+            .unwrap_or(key.as_ref())
+            .to_string();
+        if relative == "manifest.json" || !files.contains(&relative) {
+            store
+                .delete(&key)
+                .await
+                .map_err(target.store_error("deleting a stale object"))?;
+            deleted += 1;
+        }
+    }
+    let mut bytes = 0u64;
+    for relative in &files {
+        let path = dir.join(relative);
+        let content = std::fs::read(&path).map_err(|source| ObjectOutError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        bytes += content.len() as u64;
+        store
+            .put(&target.key(relative), content.into())
+            .await
+            .map_err(target.store_error("uploading"))?;
+    }
+    Ok(Uploaded {
+        location: target,
+        files: files.len(),
+        bytes,
+        deleted,
+    })
+}
+
+/// A relative object key as a safe local path (no `..`, no root, no empty segment).
+fn safe_relative(key: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(key);
+    let safe = !key.is_empty()
+        && !key.split('/').any(|segment| segment.is_empty())
+        && path
+            .components()
+            .all(|component| matches!(component, Component::Normal(_)));
+    safe.then_some(path)
+}
+
+/// Download every run folder under `location` into `into`: the location itself when it holds a
+/// `manifest.json`, else each sub-prefix that does (complete uploads only; see
+/// [`upload_run_folder`]). Returns the local folders in name order.
+pub async fn download_run_folders(
+    store: &dyn ObjectStore,
+    location: &S3Location,
+    into: &Path,
+) -> Result<Vec<PathBuf>, ObjectOutError> {
+    let prefix = if location.prefix.is_empty() {
+        None
+    } else {
+        Some(location.key(""))
+    };
+    let objects: Vec<ObjectPath> = store
+        .list(prefix.as_ref())
+        .map_ok(|meta| meta.location)
+        .try_collect()
+        .await
+        .map_err(location.store_error("listing"))?;
+    let base = if location.prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", location.prefix)
+    };
+    let relative: Vec<(String, &ObjectPath)> = objects
+        .iter()
+        .filter_map(|key| {
+            key.as_ref()
+                .strip_prefix(&base)
+                .map(|rest| (rest.to_string(), key))
+        })
+        .collect();
+    // Run folders: "" when the location itself is one, else the first segment of each
+    // `<folder>/manifest.json`.
+    let mut runs: Vec<String> = if relative.iter().any(|(r, _)| r == "manifest.json") {
+        vec![String::new()]
+    } else {
+        relative
+            .iter()
+            .filter_map(|(r, _)| r.strip_suffix("/manifest.json"))
+            .filter(|folder| !folder.contains('/'))
+            .map(str::to_string)
+            .collect()
+    };
+    runs.sort();
+    if runs.is_empty() {
+        return Err(ObjectOutError::NoRuns {
+            url: location.url(),
+        });
+    }
+    let mut folders = Vec::new();
+    for run in &runs {
+        let local_name = if run.is_empty() {
+            location
+                .prefix
+                .rsplit('/')
+                .next()
+                .filter(|n| !n.is_empty())
+                .unwrap_or("run")
+                .to_string()
+        } else {
+            run.clone()
+        };
+        let folder = into.join(&local_name);
+        let run_prefix = if run.is_empty() {
+            String::new()
+        } else {
+            format!("{run}/")
+        };
+        for (key_relative, key) in &relative {
+            let Some(inside) = key_relative.strip_prefix(&run_prefix) else {
+                continue;
+            };
+            let safe = safe_relative(inside).ok_or_else(|| ObjectOutError::UnsafeKey {
+                url: location.url(),
+                key: key.to_string(),
+            })?;
+            let bytes = store
+                .get(key)
+                .await
+                .map_err(location.store_error("downloading"))?
+                .bytes()
+                .await
+                .map_err(location.store_error("downloading"))?;
+            let path = folder.join(safe);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|source| ObjectOutError::Io {
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            std::fs::write(&path, &bytes).map_err(|source| ObjectOutError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        folders.push(folder);
+    }
+    Ok(folders)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_parse_and_refuse_what_is_not_one() {
+        assert!(S3Location::parse("results").is_none());
+        let location = S3Location::parse("s3://bucket/a/b/").unwrap().unwrap();
+        assert_eq!(location.bucket, "bucket");
+        assert_eq!(location.prefix, "a/b");
+        assert_eq!(location.url(), "s3://bucket/a/b");
+        assert_eq!(location.child("run").url(), "s3://bucket/a/b/run");
+        let root = S3Location::parse("s3://bucket").unwrap().unwrap();
+        assert_eq!(root.prefix, "");
+        assert_eq!(root.child("run").url(), "s3://bucket/run");
+        for bad in ["s3://", "s3:///x", "s3://b/a/../c", "s3://b/a//c"] {
+            assert!(S3Location::parse(bad).unwrap().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn object_keys_must_be_safe_relative_paths() {
+        assert_eq!(
+            safe_relative("transcripts/a.json"),
+            Some(PathBuf::from("transcripts/a.json"))
+        );
+        for bad in ["", "../x", "a/../../x", "/etc/passwd", "a//b", "./a"] {
+            assert!(safe_relative(bad).is_none(), "{bad}");
+        }
+    }
+}
