@@ -461,7 +461,8 @@ mod tests {
 
     #[test]
     fn auto_shard_reads_each_source_in_its_numbering() {
-        let cases: [(&[(&str, &str)], Shard, ShardSource); 5] = [
+        type Case<'a> = (&'a [(&'a str, &'a str)], Shard, ShardSource);
+        let cases: [Case; 5] = [
             (
                 &[
                     ("SKILL_LIFT_SHARD_INDEX", "0"),
