@@ -20,7 +20,7 @@ use crate::analysis::{CONFIDENCE, Summary, Verdict};
 use crate::asset::fingerprint::sha256_digest;
 use crate::record::{DecoyInfo, Manifest};
 use crate::registry::RegistryError;
-use crate::registry::state::{check_schema, lock_for, read_json, write_json};
+use crate::registry::state::{check_schema, lock_for, read_json, write_state_json};
 use crate::workspace::ArmDesign;
 
 /// File name of the calibration store in the state folder.
@@ -367,7 +367,7 @@ pub fn record(state: &Path, record: &CalibrationRecord) -> Result<PathBuf, Calib
         .records
         .retain(|existing| !same_slot(existing, record));
     store.records.push(record.clone());
-    write_json(&path, &store)?;
+    write_state_json(&path, &store)?;
     Ok(path)
 }
 

@@ -3,7 +3,8 @@
 //! owns the one dispatcher every worker reports to.
 //!
 //! Workers send typed [`TrialEvent`]s (started, retried, finished, fatal); the dispatcher alone
-//! touches the terminal (progress bar), the trial log (through a [`RecordSink`] on a recorder
+//! touches the terminal (progress: a bar, or status lines where stderr is a log —
+//! `crate::progress`), the trial log (through a [`RecordSink`] on a recorder
 //! thread: one write and one fsync per batch of finished trials, group commit) and the live
 //! record store the periodic exports are written from (memory, never a re-read of
 //! `trials.jsonl`). A fatal event (a leak, a panicked scheduler task, a failed append) stops the
@@ -14,13 +15,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
@@ -86,8 +85,8 @@ pub struct ExecuteSettings {
     pub jobs: usize,
     /// Attempts per case per arm.
     pub k: u32,
-    /// Whether to draw a progress bar (only on a terminal, never in CI).
-    pub progress: bool,
+    /// How progress is shown (a bar on a terminal, status lines in logs, or nothing).
+    pub progress: crate::progress::ProgressDisplay,
     /// The circuit breaker: stop scheduling once this many trials in a row (in recording order)
     /// failed for infrastructure reasons; 0 disables it.
     pub breaker: usize,
@@ -185,11 +184,6 @@ pub fn plan_trials(cases: &[GoldenCase], k: u32) -> Vec<(usize, TrialKey)> {
     trials
 }
 
-/// Whether a progress bar may be drawn: stderr is a terminal and `CI` is not set.
-pub fn progress_allowed() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
-}
-
 /// Running per-case pass counts for the live lift estimate on the progress bar.
 #[derive(Default)]
 struct RunningLift {
@@ -230,7 +224,7 @@ impl RunningLift {
 
 /// The one owner of the run's terminal output, trial log, live records and stop decisions.
 struct Dispatcher {
-    bar: ProgressBar,
+    progress: crate::progress::Progress,
     running: RunningLift,
     /// The run's current records (those read at the start plus every committed one): the
     /// periodic exports are written from here.
@@ -272,11 +266,11 @@ impl Dispatcher {
         if trip {
             self.breaker = Some(breaker_reason(&self.failing_streak, &batch));
         }
-        self.bar.inc(batch.len() as u64);
+        let count = batch.len() as u64;
         if self.keep_live {
             self.live.extend(batch);
         }
-        self.bar.set_message(self.message());
+        self.progress.advance(count, self.message());
         trip
     }
 
@@ -321,22 +315,18 @@ pub async fn execute(
         .collect();
     let pending_count = pending.len();
 
-    let bar = if settings.progress {
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(8));
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} trials  {msg}",
-            )
-            .expect("valid template"),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_position(total - pending.len() as u64);
+    let mut running = RunningLift::default();
+    for record in previous {
+        running.add(record);
+    }
     let mut dispatcher = Dispatcher {
-        bar,
-        running: RunningLift::default(),
+        progress: crate::progress::Progress::start(
+            settings.progress,
+            total,
+            total - pending.len() as u64,
+            running.message(),
+        ),
+        running,
         // Kept only when something exports from it.
         live: if settings.exports.is_some() {
             previous.to_vec()
@@ -354,10 +344,6 @@ pub async fn execute(
         fatal: None,
         interrupted: false,
     };
-    for record in previous {
-        dispatcher.running.add(record);
-    }
-    dispatcher.bar.set_message(dispatcher.message());
 
     // Recorder thread: owns the sink; reports each committed batch back.
     let (record_sender, record_receiver) = std::sync::mpsc::channel::<TrialRecord>();
@@ -547,7 +533,7 @@ pub async fn execute(
     if let Some(job) = export_job {
         let _ = job.await;
     }
-    dispatcher.bar.finish_and_clear();
+    dispatcher.progress.finish();
     match dispatcher.fatal {
         Some(Fatal::Record(error)) => return Err(ExecuteError::Record(error)),
         Some(Fatal::Leak(message)) => return Err(ExecuteError::Leak(message)),
@@ -1365,7 +1351,7 @@ mod scheduler_tests {
         ExecuteSettings {
             jobs: 4,
             k: 1,
-            progress: false,
+            progress: crate::progress::ProgressDisplay::Hidden,
             breaker: 0,
             exports,
         }

@@ -454,19 +454,56 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RecordError + '_ {
 /// process can leave some behind, which `run --resume` removes ([`remove_stale_temp_files`]).
 pub const TEMP_PREFIX: &str = ".skill-lift-tmp-";
 
-/// A temporary file in `dir` named with [`TEMP_PREFIX`].
-pub fn temp_file_in(dir: &Path) -> Result<tempfile::NamedTempFile, RecordError> {
+/// Who may read a file skill-lift writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileAccess {
+    /// Exports, transcripts, run folders: mode 0666 less the process umask (0644 under umask
+    /// 022), like any file a program creates, so reports can be shared and served.
+    Shared,
+    /// The state folder's files (registry, baseline store, calibrations, judge cache): 0600.
+    Private,
+}
+
+impl FileAccess {
+    /// The mode asked for at creation (the umask still applies).
+    pub fn mode(self) -> u32 {
+        match self {
+            FileAccess::Shared => 0o666,
+            FileAccess::Private => 0o600,
+        }
+    }
+}
+
+/// A temporary file in `dir` named with [`TEMP_PREFIX`], readable as `access` says once renamed
+/// into place (a plain temporary file would be 0600).
+pub fn temp_file_in_with(
+    dir: &Path,
+    access: FileAccess,
+) -> Result<tempfile::NamedTempFile, RecordError> {
+    use std::os::unix::fs::PermissionsExt;
     tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
+        .permissions(std::fs::Permissions::from_mode(access.mode()))
         .tempfile_in(dir)
         .map_err(io(dir))
 }
 
+/// A temporary file in `dir` named with [`TEMP_PREFIX`], for a shared file (an export).
+pub fn temp_file_in(dir: &Path) -> Result<tempfile::NamedTempFile, RecordError> {
+    temp_file_in_with(dir, FileAccess::Shared)
+}
+
 /// Write `bytes` to `path` atomically (temporary file in the same folder, fsync, rename), through
 /// the redaction boundary ([`crate::redact`]): no credential value or key shape reaches disk.
+/// The file is [shared](FileAccess::Shared): 0644 under umask 022.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
+    write_atomic_with(path, bytes, FileAccess::Shared)
+}
+
+/// [`write_atomic`] with the given access (state files are [`FileAccess::Private`]).
+pub fn write_atomic_with(path: &Path, bytes: &[u8], access: FileAccess) -> Result<(), RecordError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = temp_file_in(dir)?;
+    let mut temp = temp_file_in_with(dir, access)?;
     temp.write_all(&crate::redact::redact_bytes(bytes))
         .map_err(io(path))?;
     temp.as_file().sync_data().map_err(io(path))?;

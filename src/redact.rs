@@ -279,8 +279,12 @@ pub fn redact_file_in_place(path: &std::path::Path) -> std::io::Result<bool> {
         return Ok(false);
     };
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    // A run folder's file: shared like the exports (0644 under umask 022).
     let mut temp = tempfile::Builder::new()
         .prefix(crate::record::TEMP_PREFIX)
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(
+            crate::record::FileAccess::Shared.mode(),
+        ))
         .tempfile_in(dir)?;
     temp.write_all(&redacted)?;
     temp.as_file().sync_data()?;

@@ -205,11 +205,11 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
     let profile = load_profile(&plan.template.runner.profile_path).map_err(CommandError::input)?;
     let mut server = None;
     if let Some(config) = &profile.profile.server {
-        let profile_dir = super::run::absolute(profile.path.parent().unwrap_or(Path::new(".")));
+        let profile_dir = profile.profile_dir();
         eprintln!("skill-lift: checking model server at {}", config.ready_url);
         server = ManagedServer::ensure(
             config,
-            &profile_dir,
+            profile_dir.as_deref(),
             &profile.profile.base_url,
             &dir.join("server.log"),
         )

@@ -3,12 +3,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use clap::Args;
 
 use super::CommandError;
-use super::run::absolute;
-use crate::asset::fingerprint::sha256_digest;
 use crate::grade::checks::OutputMatch;
 use crate::grade::custom::{DEFAULT_GRADER_TIMEOUT_S, parse_grader_specs};
 use crate::grade::judge::{Judge, JudgeMetricKind, JudgeSettings, RUBRIC_VERSION};
@@ -79,16 +77,14 @@ pub struct ResolvedGrading {
 }
 
 fn judge_info(profile: &LoadedProfile) -> Result<JudgeInfo, CommandError> {
-    let bytes = std::fs::read(&profile.path)
-        .with_context(|| format!("reading {}", profile.path.display()))
-        .map_err(CommandError::input)?;
+    let digest = profile.digest().map_err(CommandError::input)?;
     Ok(JudgeInfo {
         name: profile.name.clone(),
         kind: profile.profile.kind.name().to_string(),
         model: profile.profile.model.clone(),
         base_url: profile.profile.base_url.clone(),
-        profile_path: absolute(&profile.path),
-        profile_digest: sha256_digest(&bytes),
+        profile_path: profile.recorded_path(),
+        profile_digest: digest,
     })
 }
 
@@ -346,11 +342,11 @@ pub async fn ensure_judge_servers(
         let Some(config) = &profile.profile.server else {
             continue;
         };
-        let profile_dir = absolute(profile.path.parent().unwrap_or(Path::new(".")));
+        let profile_dir = profile.profile_dir();
         let log = log_dir.join(format!("judge-server-{}.log", profile.name));
         let started = crate::runner::server::ManagedServer::ensure(
             config,
-            &profile_dir,
+            profile_dir.as_deref(),
             &profile.profile.base_url,
             &log,
         )

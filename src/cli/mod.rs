@@ -4,10 +4,12 @@
 mod baseline;
 mod calibrate;
 mod changed;
+mod compare;
 mod fingerprint;
 mod fit;
 mod grading;
 mod harbor;
+mod init;
 mod install;
 mod merge;
 mod object_out;
@@ -18,6 +20,7 @@ mod regrade;
 mod regress;
 mod report;
 mod run;
+mod runners;
 
 use std::path::PathBuf;
 
@@ -82,6 +85,19 @@ pub enum Command {
     Install(install::InstallArgs),
     /// Skills whose fingerprint changed between two git commits (text, or JSON for a CI matrix).
     Changed(changed::ChangedArgs),
+    /// Scaffold a skill folder with an eval set (SKILL.md, evals/evals.json: a positive case
+    /// with checks, a negative case, a file case), or add an eval set to an existing skill.
+    Init(init::InitArgs),
+    /// Two runs of one skill and eval set (other runners, models or skill versions) side by
+    /// side: a table with the differences and per-case changes (Markdown, CSV, JSON, HTML).
+    Compare(compare::CompareArgs),
+    /// List the runner profiles `--runner NAME` can name and where each comes from (built-in,
+    /// a runners folder); `runners NAME` prints one profile's TOML.
+    Runners(runners::RunnersArgs),
+    /// Set up what runs need on this machine: `setup local-model` (the zero-key local model).
+    Setup(runners::SetupArgs),
+    /// Serve the local model in the foreground (`serve local-model --port P`).
+    Serve(runners::ServeArgs),
     /// Run a Harbor task's verifier as a custom grader (added by `run` for task folders).
     #[command(hide = true)]
     HarborVerify(harbor::HarborVerifyArgs),
@@ -174,6 +190,15 @@ pub struct RunArgs {
     /// No progress bar and no Markdown summary on stdout.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Progress on stderr: `auto` draws a bar on a terminal and prints a status line (done/total,
+    /// running lift, ETA) every --progress-interval seconds when stderr is not a terminal or CI
+    /// is set (nothing with --quiet); `always` prints status lines even on a terminal or with
+    /// --quiet; `never` prints none.
+    #[arg(long, value_name = "WHEN", value_enum, env = "SKILL_LIFT_PROGRESS", default_value_t = crate::progress::ProgressMode::Auto)]
+    pub progress: crate::progress::ProgressMode,
+    /// Seconds between two progress status lines.
+    #[arg(long, value_name = "SECONDS", env = "SKILL_LIFT_PROGRESS_INTERVAL", default_value_t = crate::progress::DEFAULT_LINE_INTERVAL_S, value_parser = parse_interval)]
+    pub progress_interval: f64,
     /// State folder holding the baseline store (default: $SKILL_LIFT_HOME, else ~/.skill-lift).
     #[arg(long, value_name = "DIR")]
     pub state: Option<PathBuf>,
@@ -308,6 +333,21 @@ impl AnalysisArgs {
         }
     }
 
+    /// The analysis settings a recorded run was started with (its seed and gates), with no
+    /// flag given: what `report` without flags uses.
+    pub fn recorded_settings(
+        manifest: &crate::record::Manifest,
+    ) -> crate::analysis::AnalysisSettings {
+        let mut settings = crate::analysis::AnalysisSettings::new(manifest.seed);
+        if let Some(gates) = &manifest.gates {
+            settings.method = gates.method;
+            settings.gate.min_lift = gates.min_lift;
+            settings.gate.fail_on = gates.fail_on.clone();
+            settings.max_unscoreable = gates.max_unscoreable;
+        }
+        settings
+    }
+
     /// The gates to record in a new run's manifest.
     pub fn recorded_gates(&self) -> crate::record::RecordedGates {
         crate::record::RecordedGates {
@@ -341,6 +381,18 @@ fn parse_unit_fraction(value: &str) -> Result<f64, String> {
         Ok(fraction)
     } else {
         Err("must be a fraction between 0 and 1 (0.1 means 10%)".to_string())
+    }
+}
+
+/// Seconds between progress lines: 0.01 to 86400.
+fn parse_interval(value: &str) -> Result<f64, String> {
+    let seconds: f64 = value
+        .parse()
+        .map_err(|_| format!("`{value}` is not a number of seconds"))?;
+    if seconds.is_finite() && (0.01..=86_400.0).contains(&seconds) {
+        Ok(seconds)
+    } else {
+        Err("must be between 0.01 and 86400 seconds".to_string())
     }
 }
 
@@ -449,6 +501,11 @@ pub fn main() -> i32 {
             Command::Env(args) => fit::env(args),
             Command::Install(args) => install::install_command(args),
             Command::Changed(args) => changed::changed(args),
+            Command::Init(args) => init::init(args),
+            Command::Compare(args) => compare::compare(args),
+            Command::Runners(args) => runners::runners(args),
+            Command::Setup(args) => runners::setup(args),
+            Command::Serve(args) => runners::serve(args),
             Command::HarborVerify(args) => harbor::harbor_verify(args),
         }
     });

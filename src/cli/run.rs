@@ -11,11 +11,11 @@ use chrono::Utc;
 
 use super::{CommandError, RunArgs};
 use crate::analysis::{AnalysisSettings, Summary};
-use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
+use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::{Skill, load_skill};
 use crate::decoys::{DecoySource, prepare_decoys};
 use crate::evalset::{GoldenCase, default_eval_path, load_eval_set};
-use crate::execute::{ExecuteSettings, TrialContext, execute, plan_trials, progress_allowed};
+use crate::execute::{ExecuteSettings, TrialContext, execute, plan_trials};
 use crate::exit_codes;
 use crate::record::{
     AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunLock, RunnerInfo,
@@ -199,9 +199,7 @@ pub(super) fn resolve_fresh(
             fingerprint: print.digest,
         });
     }
-    let profile_bytes = std::fs::read(&profile.path)
-        .with_context(|| format!("reading {}", profile.path.display()))
-        .map_err(CommandError::input)?;
+    let profile_digest = profile.digest().map_err(CommandError::input)?;
     let model = args
         .model
         .clone()
@@ -291,8 +289,8 @@ pub(super) fn resolve_fresh(
         runner: RunnerInfo {
             name: profile.name.clone(),
             kind: profile.profile.kind.name().to_string(),
-            profile_path: absolute(&profile.path),
-            profile_digest: sha256_digest(&profile_bytes),
+            profile_path: profile.recorded_path(),
+            profile_digest,
             // Agent CLIs discover staged skills themselves: `skill_mode` applies to
             // `openai-chat` only.
             skill_mode: capabilities.skill_delivery.as_str().to_string(),
@@ -382,10 +380,7 @@ pub(super) fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError
         return Err(changed("case list", "case ids differ".to_string()));
     }
     let profile = load_profile(&manifest.runner.profile_path).map_err(CommandError::input)?;
-    let profile_bytes = std::fs::read(&profile.path)
-        .with_context(|| format!("reading {}", profile.path.display()))
-        .map_err(CommandError::input)?;
-    if sha256_digest(&profile_bytes) != manifest.runner.profile_digest {
+    if profile.digest().map_err(CommandError::input)? != manifest.runner.profile_digest {
         return Err(changed(
             "runner profile",
             manifest.runner.profile_path.display().to_string(),
@@ -847,7 +842,7 @@ pub(super) async fn execute_run(
         && done.len() < planned.len()
         && let Some(config) = &profile.profile.server
     {
-        let profile_dir = absolute(profile.path.parent().unwrap_or(Path::new(".")));
+        let profile_dir = profile.profile_dir();
         eprintln!("skill-lift: checking model server at {}", config.ready_url);
         // Dropping the start-up on an interrupt stops the server it started (SIGKILL of its
         // process group).
@@ -855,7 +850,7 @@ pub(super) async fn execute_run(
         server = tokio::select! {
             started = ManagedServer::ensure(
                 config,
-                &profile_dir,
+                profile_dir.as_deref(),
                 &profile.profile.base_url,
                 &server_log,
             ) => started.map_err(CommandError::infrastructure)?,
@@ -957,7 +952,12 @@ pub(super) async fn execute_run(
     let settings = ExecuteSettings {
         jobs,
         k: manifest.k,
-        progress: !options.quiet && progress_allowed(),
+        progress: crate::progress::ProgressDisplay::choose(
+            args.progress,
+            options.quiet,
+            crate::progress::ProgressDisplay::stderr_is_interactive(),
+            Duration::from_secs_f64(args.progress_interval),
+        ),
         breaker: args.breaker,
         exports: Some(periodic_exports(
             run_dir.clone(),

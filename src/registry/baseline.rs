@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::RegistryError;
-use super::state::{check_schema, lock_for, read_json, write_json};
+use super::state::{check_schema, lock_for, read_json, write_state_json};
 use crate::grade::Outcome;
 use crate::record::{Manifest, TrialRecord};
 
@@ -131,7 +131,7 @@ fn update_store<T>(
     let _lock = lock_for(&path)?;
     let mut store = read_store(state_dir)?;
     let result = change(&mut store)?;
-    write_json(&path, &store)?;
+    write_state_json(&path, &store)?;
     Ok(result)
 }
 

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::RegistryError;
 use super::hosts::{AssetOrigin, DiscoveredAsset, HostProfile, SkippedAsset, discover};
 use super::models::{ModelBump, Waiver};
-use super::state::{check_schema, lock_for, read_json, write_json};
+use super::state::{check_schema, lock_for, read_json, write_state_json};
 use super::surface::{AssetKind, Surface, diff_tokens, load_discovered};
 use crate::asset::fingerprint::{Calibre, fingerprint};
 
@@ -147,7 +147,7 @@ pub fn update_registry<T>(
     let _lock = lock_for(&path)?;
     let mut registry = read_registry(state_dir, host)?.unwrap_or_else(|| Registry::new(host));
     let result = change(&mut registry)?;
-    write_json(&path, &registry)?;
+    write_state_json(&path, &registry)?;
     Ok(result)
 }
 
@@ -573,7 +573,7 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let mut registry = Registry::new("a");
         registry.host = "b".into();
-        write_json(&registry_path(state.path(), "a"), &registry).unwrap();
+        super::super::state::write_json(&registry_path(state.path(), "a"), &registry).unwrap();
         assert!(read_registry(state.path(), "a").is_err());
     }
 }

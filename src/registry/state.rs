@@ -1,6 +1,8 @@
 //! The state folder holding `hosts.json`, `registry.<host>.json` and `baseline-results.json`:
 //! `--state DIR`, else `SKILL_LIFT_HOME`, else `~/.skill-lift/`. Also the two write disciplines
-//! every state file follows: an exclusive lock file beside it, and atomic replacement.
+//! every state file follows: an exclusive lock file beside it, and atomic replacement. The state
+//! folder is private: folders skill-lift creates for it are 0700 and its files 0600
+//! ([`write_state_json`]), unlike run folders and exports, which follow the umask.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -9,7 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::RegistryError;
-use crate::record::write_atomic;
+use crate::record::{FileAccess, write_atomic_with};
 
 /// Environment variable naming the state folder.
 pub const STATE_ENV: &str = "SKILL_LIFT_HOME";
@@ -56,16 +58,30 @@ pub fn state_dir_from_env(flag: Option<&Path>) -> Result<PathBuf, RegistryError>
     resolve_state_dir(flag, env_value.as_deref())
 }
 
+/// Create `dir` (and missing parents) with mode 0700, for state that is nobody else's business.
+/// An existing folder is left as it is.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.as_os_str().is_empty() || dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
 /// An exclusive advisory lock on `<file>.lock`, released on drop.
 pub struct StateLock {
     _file: File,
 }
 
-/// Take the exclusive lock for the state file `path`, creating its folder. Blocks while another
-/// skill-lift process holds it (writers are short: read, merge, atomic write).
+/// Take the exclusive lock for the state file `path`, creating its folder (private). Blocks
+/// while another skill-lift process holds it (writers are short: read, merge, atomic write).
 pub fn lock_for(path: &Path) -> Result<StateLock, RegistryError> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(RegistryError::io(dir))?;
+    create_private_dir(dir).map_err(RegistryError::io(dir))?;
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".lock");
     let lock_path = dir.join(name);
@@ -73,6 +89,7 @@ pub fn lock_for(path: &Path) -> Result<StateLock, RegistryError> {
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
         .open(&lock_path)
         .map_err(RegistryError::io(&lock_path))?;
     file.lock().map_err(RegistryError::io(&lock_path))?;
@@ -99,16 +116,33 @@ pub fn read_json<T: DeserializeOwned>(
         })
 }
 
-/// Write `value` as pretty JSON atomically (temporary file, fsync, rename).
+/// Write `value` as pretty JSON atomically (temporary file, fsync, rename), as a shared file
+/// (an export such as a fingerprint report or a checklist template: 0644 under umask 022).
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), RegistryError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(RegistryError::io(dir))?;
+    write_json_with(path, value, FileAccess::Shared)
+}
+
+/// Write a state file (registry, baseline store, calibrations) as pretty JSON atomically,
+/// private: mode 0600, its folder created 0700.
+pub fn write_state_json<T: Serialize>(path: &Path, value: &T) -> Result<(), RegistryError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    create_private_dir(dir).map_err(RegistryError::io(dir))?;
+    write_json_with(path, value, FileAccess::Private)
+}
+
+fn write_json_with<T: Serialize>(
+    path: &Path,
+    value: &T,
+    access: FileAccess,
+) -> Result<(), RegistryError> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|error| RegistryError::Invalid {
         path: path.to_path_buf(),
         message: error.to_string(),
     })?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes).map_err(|error| match error {
+    write_atomic_with(path, &bytes, access).map_err(|error| match error {
         crate::record::RecordError::Io { path, source } => RegistryError::Io { path, source },
         other => RegistryError::Invalid {
             path: path.to_path_buf(),

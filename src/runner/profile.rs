@@ -1,8 +1,12 @@
 //! Runner profiles: `runners/*.toml` files describing how attempts are executed.
 //!
-//! Resolution of `--runner`: a value containing `/` or ending in `.toml` is a file path; otherwise
-//! it names `runners/<name>.toml` under the current folder. Unknown keys are errors (a typo must
-//! not silently fall back to a default).
+//! Resolution of `--runner` ([`locate_profile`]): a value containing `/`, ending in `.toml` or
+//! naming an existing file is that file; otherwise it names `<name>.toml` in `runners/` under the
+//! current folder, then in each folder of `SKILL_LIFT_RUNNERS`, then the profiles shipped in
+//! `runners/` of the repository, which are compiled into the binary ([`BUILTIN_PROFILES`]) so a
+//! copied or `cargo install`ed skill-lift works from any folder. A built-in profile is recorded
+//! as `builtin:<name>` where a file's path would be. Unknown keys are errors (a typo must not
+//! silently fall back to a default).
 
 use std::path::{Path, PathBuf};
 
@@ -96,7 +100,8 @@ pub enum JudgeResponseFormat {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
-    /// argv; placeholders `{profile_dir}` (the profile's folder) and `{port}` (from `base_url`).
+    /// argv; placeholders `{profile_dir}` (the profile file's folder; not in built-in profiles),
+    /// `{skill_lift}` (this skill-lift binary) and `{port}` (from `base_url`).
     pub command: Vec<String>,
     /// URL polled until it answers 2xx.
     pub ready_url: String,
@@ -270,12 +275,67 @@ pub struct PriceTable {
     pub output_usd_per_million_tokens: f64,
 }
 
+include!(concat!(env!("OUT_DIR"), "/builtin_runners.rs"));
+
+/// Prefix of a built-in profile's recorded path (`builtin:local`): manifests and judge settings
+/// record it where a file profile's absolute path would be.
+pub const BUILTIN_PREFIX: &str = "builtin:";
+
+/// The text of the built-in profile `name`, when there is one.
+pub fn builtin_profile(name: &str) -> Option<&'static str> {
+    BUILTIN_PROFILES
+        .iter()
+        .find(|(builtin, _)| *builtin == name)
+        .map(|(_, text)| *text)
+}
+
+/// The built-in profile a recorded path names (`builtin:<name>`), when it names one.
+pub fn builtin_name(path: &Path) -> Option<&str> {
+    path.to_str()?.strip_prefix(BUILTIN_PREFIX)
+}
+
+/// The recorded path of the built-in profile `name`.
+pub fn builtin_path(name: &str) -> PathBuf {
+    PathBuf::from(format!("{BUILTIN_PREFIX}{name}"))
+}
+
+/// Where a profile was found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "origin", content = "folder", rename_all = "snake_case")]
+pub enum ProfileOrigin {
+    /// Compiled into the binary (the repository's `runners/`).
+    Builtin,
+    /// A runners folder: `runners/` under the current folder, or one of `SKILL_LIFT_RUNNERS`.
+    Folder(PathBuf),
+    /// A file named on the command line (`--runner path/to/x.toml`).
+    File,
+}
+
+impl ProfileOrigin {
+    /// How listings name the origin: `built-in`, `folder runners/`, `file`.
+    pub fn describe(&self) -> String {
+        match self {
+            ProfileOrigin::Builtin => "built-in".to_string(),
+            ProfileOrigin::Folder(dir) => format!("folder {}", dir.display()),
+            ProfileOrigin::File => "file".to_string(),
+        }
+    }
+}
+
+/// A located profile: the path to load ([`load_profile`]; `builtin:<name>` for a built-in) and
+/// where it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileLocation {
+    pub path: PathBuf,
+    pub origin: ProfileOrigin,
+}
+
 /// A profile plus where it came from.
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadedProfile {
     /// The profile's name (file stem).
     pub name: String,
-    /// The file it was read from.
+    /// The file it was read from, or `builtin:<name>` for a built-in profile.
     pub path: PathBuf,
     /// The settings.
     pub profile: RunnerProfile,
@@ -285,7 +345,7 @@ pub struct LoadedProfile {
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
     #[error(
-        "runner profile `{name}` not found (looked for {looked}); pass a profile name from runners/ or a .toml path"
+        "runner profile `{name}` not found (looked for {looked}); pass a profile name (`skill-lift runners` lists them) or a .toml path"
     )]
     NotFound { name: String, looked: String },
     #[error("{path}: cannot read runner profile: {source}")]
@@ -303,12 +363,25 @@ pub enum ProfileError {
     Semantic { path: PathBuf, message: String },
 }
 
-/// Resolve `--runner` (name or path) to a profile file.
-pub fn resolve_profile_path(value: &str) -> Result<PathBuf, ProfileError> {
+/// The runners folders searched by name, in order: `runners/` under the current folder, then
+/// each folder of `SKILL_LIFT_RUNNERS` (a `PATH`-style list).
+pub fn profile_folders() -> Vec<PathBuf> {
+    let mut folders = vec![PathBuf::from("runners")];
+    if let Some(dirs) = std::env::var_os("SKILL_LIFT_RUNNERS") {
+        folders.extend(std::env::split_paths(&dirs).filter(|d| !d.as_os_str().is_empty()));
+    }
+    folders
+}
+
+/// Locate `--runner` (name or path): a file, a profile in a runners folder, or a built-in.
+pub fn locate_profile(value: &str) -> Result<ProfileLocation, ProfileError> {
     let as_path = Path::new(value);
     if value.contains('/') || value.ends_with(".toml") || as_path.is_file() {
         if as_path.is_file() {
-            return Ok(as_path.to_path_buf());
+            return Ok(ProfileLocation {
+                path: as_path.to_path_buf(),
+                origin: ProfileOrigin::File,
+            });
         }
         return Err(ProfileError::NotFound {
             name: value.to_string(),
@@ -316,39 +389,198 @@ pub fn resolve_profile_path(value: &str) -> Result<PathBuf, ProfileError> {
         });
     }
     let file = format!("{value}.toml");
-    let mut candidates = vec![Path::new("runners").join(&file)];
-    if let Some(dirs) = std::env::var_os("SKILL_LIFT_RUNNERS") {
-        candidates.extend(std::env::split_paths(&dirs).map(|dir| dir.join(&file)));
-    }
-    // The repository the binary was built in (target/<profile>/skill-lift), so the shipped
-    // profiles work from any folder.
-    if let Ok(exe) = std::env::current_exe()
-        && let Some(repository) = exe.parent().and_then(Path::parent).and_then(Path::parent)
-    {
-        candidates.push(repository.join("runners").join(&file));
-    }
-    for candidate in &candidates {
+    let folders = profile_folders();
+    for folder in &folders {
+        let candidate = folder.join(&file);
         if candidate.is_file() {
-            return Ok(candidate.clone());
+            return Ok(ProfileLocation {
+                path: candidate,
+                origin: ProfileOrigin::Folder(folder.clone()),
+            });
         }
     }
+    if builtin_profile(value).is_some() {
+        return Ok(ProfileLocation {
+            path: builtin_path(value),
+            origin: ProfileOrigin::Builtin,
+        });
+    }
+    let mut looked: Vec<String> = folders
+        .iter()
+        .map(|folder| folder.join(&file).display().to_string())
+        .collect();
+    looked.push(format!(
+        "the built-in profiles ({})",
+        BUILTIN_PROFILES
+            .iter()
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     Err(ProfileError::NotFound {
         name: value.to_string(),
-        looked: candidates
-            .iter()
-            .map(|c| c.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
+        looked: looked.join(", "),
     })
 }
 
-/// Load and validate the profile at `path`.
+/// Resolve `--runner` (name or path) to the path [`load_profile`] reads (`builtin:<name>` for a
+/// built-in profile).
+pub fn resolve_profile_path(value: &str) -> Result<PathBuf, ProfileError> {
+    locate_profile(value).map(|location| location.path)
+}
+
+/// The text of the profile at `path` (a file, or `builtin:<name>`).
+pub fn profile_text(path: &Path) -> Result<std::borrow::Cow<'static, str>, ProfileError> {
+    if let Some(name) = builtin_name(path) {
+        return builtin_profile(name)
+            .map(std::borrow::Cow::Borrowed)
+            .ok_or_else(|| ProfileError::NotFound {
+                name: name.to_string(),
+                looked: format!(
+                    "the built-in profiles of skill-lift {}",
+                    env!("CARGO_PKG_VERSION")
+                ),
+            });
+    }
+    std::fs::read_to_string(path)
+        .map(std::borrow::Cow::Owned)
+        .map_err(|source| ProfileError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// One profile a `skill-lift runners` listing shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListedProfile {
+    /// The name `--runner` takes.
+    pub name: String,
+    /// The path [`load_profile`] reads (`builtin:<name>` for a built-in).
+    pub path: PathBuf,
+    #[serde(flatten)]
+    pub origin: ProfileOrigin,
+    /// False when a profile of the same name earlier in the search order wins.
+    pub active: bool,
+    /// The profile's kind and model, or why it does not load.
+    pub kind: Option<String>,
+    pub model: Option<String>,
+    pub error: Option<String>,
+}
+
+/// Every profile `--runner NAME` can name, in search order (runners folders, then built-ins),
+/// each marked active or shadowed by an earlier one of the same name.
+pub fn list_profiles() -> Vec<ListedProfile> {
+    let mut found: Vec<(String, PathBuf, ProfileOrigin)> = Vec::new();
+    for folder in profile_folders() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut names: Vec<(String, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "toml"))
+            .filter_map(|path| Some((path.file_stem()?.to_str()?.to_string(), path.clone())))
+            .collect();
+        names.sort();
+        for (name, path) in names {
+            found.push((name, path, ProfileOrigin::Folder(folder.clone())));
+        }
+    }
+    for (name, _) in BUILTIN_PROFILES {
+        found.push((name.to_string(), builtin_path(name), ProfileOrigin::Builtin));
+    }
+    let mut seen = std::collections::HashSet::new();
+    found
+        .into_iter()
+        .map(|(name, path, origin)| {
+            let active = seen.insert(name.clone());
+            let (kind, model, error) = match load_profile_quietly(&path) {
+                Ok(profile) => (
+                    Some(profile.kind.name().to_string()),
+                    Some(profile.model),
+                    None,
+                ),
+                Err(error) => (None, None, Some(error.to_string())),
+            };
+            ListedProfile {
+                name,
+                path,
+                origin,
+                active,
+                kind,
+                model,
+                error,
+            }
+        })
+        .collect()
+}
+
+/// Parse and check a profile without registering its credential variables.
+fn load_profile_quietly(path: &Path) -> Result<RunnerProfile, ProfileError> {
+    let text = profile_text(path)?;
+    parse_profile(path, &text)
+}
+
+/// Load and validate the profile at `path` (a file, or `builtin:<name>`).
 pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
+    let text = profile_text(path)?;
+    let profile = parse_profile(path, &text)?;
+    // Whatever these variables hold never reaches disk (the redaction boundary).
+    crate::redact::register_credentials_of(
+        profile.api_key_env.iter().chain(profile.pass_env.iter()),
+    );
+    let name = match builtin_name(path) {
+        Some(name) => name.to_string(),
+        None => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "runner".to_string()),
+    };
+    Ok(LoadedProfile {
+        name,
         path: path.to_path_buf(),
-        source,
-    })?;
-    let profile: RunnerProfile = toml::from_str(&text).map_err(|error| {
+        profile,
+    })
+}
+
+impl LoadedProfile {
+    /// Whether the profile is compiled into the binary.
+    pub fn is_builtin(&self) -> bool {
+        builtin_name(&self.path).is_some()
+    }
+
+    /// The path a manifest records: `builtin:<name>`, or the file's absolute path.
+    pub fn recorded_path(&self) -> PathBuf {
+        if self.is_builtin() {
+            return self.path.clone();
+        }
+        self.path.canonicalize().unwrap_or_else(|_| {
+            std::env::current_dir()
+                .map(|dir| dir.join(&self.path))
+                .unwrap_or_else(|_| self.path.clone())
+        })
+    }
+
+    /// The folder of the profile file (`{profile_dir}` in a `[server]` command); none for a
+    /// built-in profile.
+    pub fn profile_dir(&self) -> Option<PathBuf> {
+        if self.is_builtin() {
+            return None;
+        }
+        let recorded = self.recorded_path();
+        recorded.parent().map(Path::to_path_buf)
+    }
+
+    /// `sha256:<hex>` of the profile's text (resume refuses a changed profile).
+    pub fn digest(&self) -> Result<String, ProfileError> {
+        let text = profile_text(&self.path)?;
+        Ok(crate::asset::fingerprint::sha256_digest(text.as_bytes()))
+    }
+}
+
+/// Parse and check a profile's `text` (read from `path`, named in errors).
+fn parse_profile(path: &Path, text: &str) -> Result<RunnerProfile, ProfileError> {
+    let profile: RunnerProfile = toml::from_str(text).map_err(|error| {
         let line = error
             .span()
             .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1)
@@ -375,7 +607,7 @@ pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
     if let Some((key, message)) = out_of_bounds(&profile) {
         return Err(ProfileError::Invalid {
             path: path.to_path_buf(),
-            line: key_line(&text, key),
+            line: key_line(text, key),
             message: format!("`{key}` {message}"),
         });
     }
@@ -396,19 +628,19 @@ pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
     {
         return Err(semantic("[server] command must name a program".to_string()));
     }
-    // Whatever these variables hold never reaches disk (the redaction boundary).
-    crate::redact::register_credentials_of(
-        profile.api_key_env.iter().chain(profile.pass_env.iter()),
-    );
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "runner".to_string());
-    Ok(LoadedProfile {
-        name,
-        path: path.to_path_buf(),
-        profile,
-    })
+    if builtin_name(path).is_some()
+        && let Some(server) = &profile.server
+        && server
+            .command
+            .iter()
+            .any(|arg| arg.contains("{profile_dir}"))
+    {
+        return Err(semantic(
+            "a built-in profile has no folder: its [server] command cannot use {profile_dir} (use {skill_lift})"
+                .to_string(),
+        ));
+    }
+    Ok(profile)
 }
 
 /// Longest trial (`timeout_s`) a profile may ask for: one week, seconds.
@@ -677,6 +909,76 @@ mod tests {
         ] {
             assert!(kinds.contains(kind), "no profile for {kind} in runners/");
         }
+    }
+
+    #[test]
+    fn every_shipped_profile_is_built_in_and_loads_without_a_folder() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("runners");
+        let mut shipped: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+            .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        shipped.sort();
+        let built_in: Vec<String> = BUILTIN_PROFILES
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .collect();
+        assert_eq!(built_in, shipped);
+        for (name, text) in BUILTIN_PROFILES {
+            assert_eq!(
+                std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap(),
+                *text
+            );
+            let loaded = load_profile(&builtin_path(name))
+                .unwrap_or_else(|error| panic!("built-in {name}: {error}"));
+            assert_eq!(loaded.name, *name);
+            assert!(loaded.is_builtin());
+            assert_eq!(
+                loaded.recorded_path(),
+                PathBuf::from(format!("builtin:{name}"))
+            );
+            assert_eq!(loaded.profile_dir(), None);
+            assert_eq!(
+                loaded.digest().unwrap(),
+                crate::asset::fingerprint::sha256_digest(text.as_bytes())
+            );
+        }
+        // The local model's server is the binary itself, not a script beside the profile.
+        let local = load_profile(&builtin_path("local")).unwrap();
+        assert_eq!(
+            local.profile.server.unwrap().command[..3],
+            ["{skill_lift}", "serve", "local-model"]
+        );
+    }
+
+    #[test]
+    fn built_in_profiles_refuse_profile_dir_and_unknown_names() {
+        let error = parse_profile(
+            &builtin_path("x"),
+            "kind = \"openai-chat\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\n[server]\ncommand = [\"{profile_dir}/serve\"]\nready_url = \"http://x\"\n",
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("{skill_lift}"), "{error}");
+        let error = load_profile(&builtin_path("no-such-profile")).unwrap_err();
+        assert!(error.to_string().contains("built-in profiles"), "{error}");
+        // A file profile keeps its folder for {profile_dir}.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(
+            &path,
+            "kind = \"openai-chat\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\n",
+        )
+        .unwrap();
+        let loaded = load_profile(&path).unwrap();
+        assert!(!loaded.is_builtin());
+        assert_eq!(
+            loaded.profile_dir().unwrap(),
+            dir.path().canonicalize().unwrap()
+        );
+        let location = locate_profile(path.to_str().unwrap()).unwrap();
+        assert_eq!(location.origin, ProfileOrigin::File);
     }
 
     #[test]

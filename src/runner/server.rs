@@ -61,16 +61,30 @@ fn log_tail(path: &Path) -> String {
     lines[lines.len().saturating_sub(15)..].join("\n")
 }
 
-/// Expand `{profile_dir}` and `{port}` in the server command.
-pub fn expand_command(config: &ServerConfig, profile_dir: &Path, base_url: &str) -> Vec<String> {
+/// Expand `{profile_dir}`, `{skill_lift}` and `{port}` in the server command. `profile_dir` is
+/// `None` for a built-in profile, which cannot use `{profile_dir}` (refused when it loads).
+pub fn expand_command(
+    config: &ServerConfig,
+    profile_dir: Option<&Path>,
+    base_url: &str,
+) -> Vec<String> {
     let port = url_port(base_url)
         .map(|p| p.to_string())
         .unwrap_or_default();
-    let dir = profile_dir.to_string_lossy();
+    let dir = profile_dir
+        .map(|dir| dir.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let exe = std::env::current_exe()
+        .map(|exe| exe.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "skill-lift".to_string());
     config
         .command
         .iter()
-        .map(|arg| arg.replace("{profile_dir}", &dir).replace("{port}", &port))
+        .map(|arg| {
+            arg.replace("{profile_dir}", &dir)
+                .replace("{skill_lift}", &exe)
+                .replace("{port}", &port)
+        })
         .collect()
 }
 
@@ -79,7 +93,7 @@ impl ManagedServer {
     /// was already running (it is then left alone at the end).
     pub async fn ensure(
         config: &ServerConfig,
-        profile_dir: &Path,
+        profile_dir: Option<&Path>,
         base_url: &str,
         log: &Path,
     ) -> Result<Option<ManagedServer>, ServerError> {

@@ -115,7 +115,8 @@ impl JudgeCache {
 
     /// Store `entry` under its key, atomically (temporary file in the folder, then rename).
     pub fn store(&self, entry: &CacheEntry) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
+        // The cache lives in the private state folder: 0700 folder, 0600 files.
+        crate::registry::state::create_private_dir(&self.dir)?;
         let mut file = tempfile::NamedTempFile::new_in(&self.dir)?;
         let mut bytes = serde_json::to_vec(entry)?;
         bytes.push(b'\n');

@@ -1,0 +1,132 @@
+//! `skill-lift init [DIR]`: scaffold a skill folder with an eval set, or add an eval set to an
+//! existing skill (`crate::scaffold` builds and validates the files; this prints next steps).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+use clap::Args;
+
+use super::CommandError;
+use crate::exit_codes;
+use crate::scaffold::{
+    EXAMPLE_FILE, PlannedFile, draft_evals, evals_from_triggers, example_evals, example_file,
+    example_skill_md, is_valid_skill_name, json_text, write_scaffold,
+};
+
+/// Flags of `skill-lift init`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Drafting cases from agent session history (--from-history, `golden mine`) is not built yet: write cases by hand or start from a trigger set with --from-triggers."
+)]
+pub struct InitArgs {
+    /// The skill folder: created with SKILL.md, evals/evals.json and a fixture file when it has
+    /// no SKILL.md; when it has one, only evals/evals.json (and the fixture) are added.
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// Skill name for a new SKILL.md (default: the folder's name).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Draft the cases from a trigger set (`[{"query", "should_trigger"}]`): should-trigger
+    /// queries become positive cases, the others negative cases. They carry no output checks:
+    /// add `checks`, or grade with --judge.
+    #[arg(long, value_name = "FILE")]
+    pub from_triggers: Option<PathBuf>,
+}
+
+/// The folder's own name, also for `.` and `..`.
+fn folder_name(dir: &Path) -> Option<String> {
+    let absolute = super::run::absolute(dir);
+    absolute
+        .file_name()
+        .and_then(|name| name.to_str())
+        .map(str::to_string)
+}
+
+/// `skill-lift init`.
+pub fn init(args: InitArgs) -> Result<i32, CommandError> {
+    let dir = &args.dir;
+    let existing = dir.join("SKILL.md").is_file();
+    let name = if existing {
+        let skill = crate::asset::load_skill(dir).map_err(CommandError::input)?;
+        if args.name.as_ref().is_some_and(|n| n != &skill.name) {
+            return Err(CommandError::input(anyhow!(
+                "{}: the skill is named `{}`; --name only names a new skill",
+                dir.join("SKILL.md").display(),
+                skill.name
+            )));
+        }
+        skill.name
+    } else {
+        let name = match &args.name {
+            Some(name) => name.clone(),
+            None => folder_name(dir).unwrap_or_default(),
+        };
+        if !is_valid_skill_name(&name) {
+            return Err(CommandError::input(
+                crate::scaffold::ScaffoldError::BadName { name },
+            ));
+        }
+        name
+    };
+    let default_eval = crate::evalset::default_eval_path(dir);
+    if default_eval.is_file() {
+        return Err(CommandError::input(anyhow!(
+            "{}: the skill already has an eval set; skill-lift init never overwrites (edit it, or move it away first)",
+            default_eval.display()
+        )));
+    }
+    let triggers = match &args.from_triggers {
+        Some(path) => Some(crate::evalset::load_trigger_set(path).map_err(CommandError::input)?),
+        None => None,
+    };
+    let evals = match (&triggers, existing) {
+        (Some(triggers), _) => evals_from_triggers(&name, triggers),
+        (None, false) => example_evals(&name),
+        (None, true) => draft_evals(&name),
+    };
+    let mut files = Vec::new();
+    if !existing {
+        files.push(PlannedFile {
+            relative: "SKILL.md".into(),
+            text: example_skill_md(&name),
+        });
+    }
+    files.push(PlannedFile {
+        relative: "evals/evals.json".into(),
+        text: json_text(&evals),
+    });
+    if triggers.is_none() && !dir.join(EXAMPLE_FILE).exists() {
+        files.push(PlannedFile {
+            relative: EXAMPLE_FILE.into(),
+            text: example_file().to_string(),
+        });
+    }
+    let written = write_scaffold(dir, &files).map_err(CommandError::input)?;
+    for path in &written {
+        eprintln!("skill-lift: wrote {}", path.display());
+    }
+    let shown = dir.display();
+    match (&triggers, existing) {
+        (Some(triggers), _) => {
+            let positive = triggers.iter().filter(|t| t.should_trigger).count();
+            println!(
+                "{} cases from {} ({positive} positive, {} negative). Trigger sets carry no expected answers, so the cases have no output checks: add `checks` to each case (README: Checks), or grade with --judge:\n  skill-lift run {shown} --judge local-judge",
+                triggers.len(),
+                args.from_triggers
+                    .as_deref()
+                    .unwrap_or(Path::new(""))
+                    .display(),
+                triggers.len() - positive,
+            );
+        }
+        (None, false) => println!(
+            "New skill `{name}` in {shown}: an example skill (replies start with \"{}\") and four cases — two positive with checks, a negative case and a file case ({EXAMPLE_FILE}).\nMeasure it now (the local model; set it up once with `skill-lift setup local-model`):\n  skill-lift run {shown}\nThen replace SKILL.md with your skill and evals/evals.json with real cases (docs/eval-formats.md).",
+            crate::scaffold::EXAMPLE_OPENING
+        ),
+        (None, true) => println!(
+            "Added {} to `{name}`: three draft cases (positive with a check, negative, file) with REPLACE: placeholders. Edit them, delete each `\"status\": \"draft\"`, then:\n  skill-lift run {shown}",
+            dir.join("evals/evals.json").display()
+        ),
+    }
+    Ok(exit_codes::SUCCESS)
+}

@@ -1,0 +1,62 @@
+//! The zero-key local model (SmolLM2-135M-Instruct served by llama-cpp-python on loopback):
+//! the repository's `scripts/setup-local-model` and `scripts/serve-local-model`, compiled into
+//! the binary so `skill-lift setup local-model` and the built-in `local` profile's managed
+//! server (`skill-lift serve local-model --port P`) work from any folder. The scripts stay the
+//! one source of truth; this module only hands them to `bash`. It owns no model logic.
+
+use std::process::Command;
+
+/// `scripts/setup-local-model`: creates the cached Python environment (idempotent).
+pub const SETUP_SCRIPT: &str = include_str!("../scripts/setup-local-model");
+/// `scripts/serve-local-model`: serves the model on loopback (`exec`s the Python server).
+pub const SERVE_SCRIPT: &str = include_str!("../scripts/serve-local-model");
+/// The port the shipped `local` and `local-judge` profiles use.
+pub const DEFAULT_PORT: u16 = 18765;
+
+/// The command that runs the setup script (output on the caller's stdout and stderr).
+pub fn setup_command() -> Command {
+    let mut command = Command::new("bash");
+    command.arg("-c").arg(SETUP_SCRIPT).arg("setup-local-model");
+    command
+}
+
+/// The command that serves the model on `127.0.0.1:port` in the foreground.
+pub fn serve_command(port: u16) -> Command {
+    let mut command = Command::new("bash");
+    command
+        .arg("-c")
+        .arg(SERVE_SCRIPT)
+        .arg("serve-local-model")
+        .arg(port.to_string());
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_scripts_are_the_repository_scripts() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts");
+        assert_eq!(
+            std::fs::read_to_string(root.join("setup-local-model")).unwrap(),
+            SETUP_SCRIPT
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("serve-local-model")).unwrap(),
+            SERVE_SCRIPT
+        );
+    }
+
+    #[test]
+    fn serve_reports_a_missing_setup_with_the_command_to_run() {
+        let cache = tempfile::tempdir().unwrap();
+        let output = serve_command(1)
+            .env("SKILL_LIFT_CACHE", cache.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("skill-lift setup local-model"), "{stderr}");
+    }
+}

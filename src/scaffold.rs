@@ -1,0 +1,364 @@
+//! `skill-lift init`: scaffolds a skill folder (`SKILL.md`, `evals/evals.json` and a fixture
+//! file) or adds an eval set to an existing skill, with one case of each documented kind — a
+//! positive case with output checks, a negative case (`expected_skill: null`) and a case that
+//! stages a file — or cases drafted from a trigger set (`[{"query", "should_trigger"}]`).
+//!
+//! Everything written is validated by loading it with the same loaders `run` uses
+//! ([`crate::asset::load_skill`], [`crate::evalset::load_eval_set`]) before it is put in place;
+//! nothing existing is overwritten. This module builds texts and writes files; the CLI
+//! (`crate::cli`) prints what to do next.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::evalset::TriggerCase;
+
+/// The fixture file the file case stages, relative to the skill folder.
+pub const EXAMPLE_FILE: &str = "evals/files/notes.txt";
+
+/// The opening phrase the example skill asks for (short and early: even the 135M local model
+/// follows it, so a fresh scaffold measures a real lift).
+pub const EXAMPLE_OPENING: &str = "Status update:";
+
+/// Why a scaffold could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    #[error(
+        "`{name}` cannot name a skill: use lowercase letters, digits and single hyphens (at most 64 characters, e.g. `my-skill`); pass --name NAME"
+    )]
+    BadName { name: String },
+    #[error(
+        "{path}: already exists; skill-lift init never overwrites (remove it or pick another folder)"
+    )]
+    Exists { path: PathBuf },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the scaffold does not load (a skill-lift bug): {0}")]
+    Invalid(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ScaffoldError + '_ {
+    move |source| ScaffoldError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Whether `name` is a valid Agent Skills name: 1–64 of `a-z`, `0-9` and `-`, no leading,
+/// trailing or doubled hyphen.
+pub fn is_valid_skill_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+}
+
+/// The example skill's `SKILL.md`.
+pub fn example_skill_md(name: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: Writes short, friendly status updates about work in progress. Use when someone asks for a status update, a progress note or where a piece of work stands. Every reply starts with \"{EXAMPLE_OPENING}\".\n---\n\n# Status updates\n\nStart every reply with \"{EXAMPLE_OPENING}\", then say in one or two short sentences where the work stands and what happens next.\n\nUser: How is the report going?\nAssistant: {EXAMPLE_OPENING} the draft is written and goes to review tomorrow.\n"
+    )
+}
+
+/// The example fixture staged by the file case.
+pub fn example_file() -> &'static str {
+    "Website redesign notes\n- Home page: done\n- Checkout page: in review\n- Launch: planned for Friday\n"
+}
+
+fn opening_check() -> Value {
+    json!({"type": "regex", "pattern": format!("^\\s*{}", regex::escape(EXAMPLE_OPENING))})
+}
+
+/// The example eval set of the example skill: two positive cases with checks, a negative case
+/// and a file case (skill-creator `evals.json` shape with skill-lift's `checks`).
+pub fn example_evals(name: &str) -> Value {
+    json!({
+        "skill_name": name,
+        "evals": [
+            {
+                "id": "positive-01",
+                "prompt": "Give me a status update on the website redesign.",
+                "expected_output": format!("A reply that starts with \"{EXAMPLE_OPENING}\" and says where the redesign stands."),
+                "expected_skill": name,
+                "checks": [opening_check()]
+            },
+            {
+                "id": "positive-02",
+                "prompt": "Where does the database migration stand?",
+                "expected_output": format!("A reply that starts with \"{EXAMPLE_OPENING}\" and says what happens next."),
+                "expected_skill": name,
+                "checks": [opening_check(), {"type": "not_contains", "value": "As an AI"}]
+            },
+            {
+                "id": "negative-01",
+                "prompt": "What is the capital of France?",
+                "expected_output": "Paris, without a status update.",
+                "expected_skill": null,
+                "checks": [
+                    {"type": "contains", "value": "Paris", "ignore_case": true},
+                    {"type": "not_contains", "value": EXAMPLE_OPENING}
+                ]
+            },
+            {
+                "id": "file-01",
+                "prompt": format!("Read {EXAMPLE_FILE} and give me a status update on the launch."),
+                "expected_output": format!("A reply that starts with \"{EXAMPLE_OPENING}\" and says the launch is planned for Friday."),
+                "expected_skill": name,
+                "files": [EXAMPLE_FILE],
+                "checks": [opening_check()]
+            }
+        ]
+    })
+}
+
+/// An eval set to fill in for an existing skill whose behaviour skill-lift cannot know: one case
+/// of each kind with `REPLACE:` placeholders, all `status: draft` (so `run` refuses them until
+/// they are edited and the status removed).
+pub fn draft_evals(name: &str) -> Value {
+    json!({
+        "skill_name": name,
+        "evals": [
+            {
+                "id": "positive-01",
+                "status": "draft",
+                "prompt": format!("REPLACE: a request `{name}` should handle"),
+                "expected_output": "REPLACE: what a good answer says",
+                "expected_skill": name,
+                "checks": [{"type": "contains", "value": "REPLACE: a phrase every good answer contains", "ignore_case": true}]
+            },
+            {
+                "id": "negative-01",
+                "status": "draft",
+                "prompt": format!("REPLACE: a nearby request `{name}` should NOT handle"),
+                "expected_output": "REPLACE: what a good answer says without the skill",
+                "expected_skill": null
+            },
+            {
+                "id": "file-01",
+                "status": "draft",
+                "prompt": format!("REPLACE: a request about {EXAMPLE_FILE}"),
+                "expected_output": "REPLACE: what a good answer says about the file",
+                "expected_skill": name,
+                "files": [EXAMPLE_FILE]
+            }
+        ]
+    })
+}
+
+/// Golden cases from a trigger set: `should_trigger: true` → a positive case
+/// (`expected_skill` = the skill), `false` → a negative case (`expected_skill: null`). Trigger
+/// sets carry no expected answers, so the cases have no output checks: add `checks`, or grade
+/// with `--judge`.
+pub fn evals_from_triggers(name: &str, triggers: &[TriggerCase]) -> Value {
+    let width = triggers.len().to_string().len().max(2);
+    let cases: Vec<Value> = triggers
+        .iter()
+        .enumerate()
+        .map(|(index, trigger)| {
+            let kind = if trigger.should_trigger {
+                "positive"
+            } else {
+                "negative"
+            };
+            json!({
+                "id": format!("{kind}-{:0width$}", index + 1),
+                "prompt": trigger.query,
+                "expected_skill": if trigger.should_trigger { json!(name) } else { Value::Null },
+                "should_trigger": trigger.should_trigger
+            })
+        })
+        .collect();
+    json!({"skill_name": name, "evals": cases})
+}
+
+/// One file to write, relative to the skill folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedFile {
+    pub relative: PathBuf,
+    pub text: String,
+}
+
+/// Write `files` under `dir` (creating folders), refusing to overwrite anything; then check that
+/// `dir` loads as a skill and `evals/evals.json` as its eval set. On a failed check the files
+/// written are removed again. Returns the paths written.
+pub fn write_scaffold(dir: &Path, files: &[PlannedFile]) -> Result<Vec<PathBuf>, ScaffoldError> {
+    for file in files {
+        let path = dir.join(&file.relative);
+        if path.exists() {
+            return Err(ScaffoldError::Exists { path });
+        }
+    }
+    let mut written = Vec::new();
+    let result = (|| {
+        for file in files {
+            let path = dir.join(&file.relative);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(io(parent))?;
+            }
+            std::fs::write(&path, &file.text).map_err(io(&path))?;
+            written.push(path);
+        }
+        crate::asset::load_skill(dir).map_err(|e| ScaffoldError::Invalid(e.to_string()))?;
+        crate::evalset::load_eval_set(&dir.join("evals/evals.json"), dir)
+            .map_err(|e| ScaffoldError::Invalid(e.to_string()))?;
+        Ok(())
+    })();
+    if let Err(error) = result {
+        for path in &written {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(error);
+    }
+    Ok(written)
+}
+
+/// `value` as the pretty JSON text of an eval file (trailing newline).
+pub fn json_text(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("JSON values serialize");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_example(name: &str) -> Vec<PlannedFile> {
+        vec![
+            PlannedFile {
+                relative: "SKILL.md".into(),
+                text: example_skill_md(name),
+            },
+            PlannedFile {
+                relative: "evals/evals.json".into(),
+                text: json_text(&example_evals(name)),
+            },
+            PlannedFile {
+                relative: EXAMPLE_FILE.into(),
+                text: example_file().to_string(),
+            },
+        ]
+    }
+
+    #[test]
+    fn names() {
+        for good in ["my-skill", "a", "csv2json", "x-1-y"] {
+            assert!(is_valid_skill_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "My-Skill",
+            "-a",
+            "a-",
+            "a--b",
+            "a b",
+            "a/b",
+            "a_b",
+            &"x".repeat(65),
+        ] {
+            assert!(!is_valid_skill_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn example_scaffold_loads_with_each_kind_of_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("my-skill");
+        write_scaffold(&skill, &plan_example("my-skill")).unwrap();
+        let loaded = crate::asset::load_skill(&skill).unwrap();
+        assert_eq!(loaded.name, "my-skill");
+        let set = crate::evalset::load_eval_set(&skill.join("evals/evals.json"), &skill).unwrap();
+        let cases = set.runnable_cases(false);
+        assert_eq!(cases.len(), 4);
+        assert!(cases.iter().any(|c| !c.checks.is_empty()
+            && c.expected_skill == crate::evalset::ExpectedSkill::Named("my-skill".into())));
+        assert!(
+            cases
+                .iter()
+                .any(|c| c.expected_skill == crate::evalset::ExpectedSkill::None)
+        );
+        assert!(cases.iter().any(
+            |c| matches!(&c.files, crate::evalset::CaseFiles::Listed(files) if !files.is_empty())
+        ));
+        // The checks accept the skill's own example answer and refuse a plain one.
+        let positive = cases.iter().find(|c| c.id == "positive-01").unwrap();
+        let pattern = positive.checks[0].clone();
+        let text = serde_json::to_value(&pattern).unwrap();
+        let regex = regex::Regex::new(text["pattern"].as_str().unwrap()).unwrap();
+        assert!(regex.is_match("Status update: the draft is written."));
+        assert!(!regex.is_match("The draft is written."));
+    }
+
+    #[test]
+    fn never_overwrites_and_cleans_up_nothing_it_did_not_write() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("evals")).unwrap();
+        std::fs::write(dir.path().join("evals/evals.json"), "[]").unwrap();
+        let error = write_scaffold(dir.path(), &plan_example("x")).unwrap_err();
+        assert!(matches!(error, ScaffoldError::Exists { .. }), "{error}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("evals/evals.json")).unwrap(),
+            "[]"
+        );
+        assert!(!dir.path().join("SKILL.md").exists());
+    }
+
+    #[test]
+    fn drafts_load_as_drafts_and_triggers_as_cases() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("s");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: s\ndescription: Does s things.\n---\nBody.\n",
+        )
+        .unwrap();
+        write_scaffold(
+            &skill,
+            &[
+                PlannedFile {
+                    relative: "evals/evals.json".into(),
+                    text: json_text(&draft_evals("s")),
+                },
+                PlannedFile {
+                    relative: EXAMPLE_FILE.into(),
+                    text: example_file().to_string(),
+                },
+            ],
+        )
+        .unwrap();
+        let set = crate::evalset::load_eval_set(&skill.join("evals/evals.json"), &skill).unwrap();
+        assert_eq!(set.cases.len(), 3);
+        assert!(set.runnable_cases(false).is_empty());
+
+        let triggers = vec![
+            TriggerCase {
+                query: "total this csv".into(),
+                should_trigger: true,
+            },
+            TriggerCase {
+                query: "what time is it".into(),
+                should_trigger: false,
+            },
+        ];
+        let value = evals_from_triggers("s", &triggers);
+        let path = dir.path().join("t.json");
+        std::fs::write(&path, json_text(&value)).unwrap();
+        let set = crate::evalset::load_eval_set(&path, &skill).unwrap();
+        assert_eq!(set.cases[0].id, "positive-01");
+        assert_eq!(set.cases[0].prompt, "total this csv");
+        assert_eq!(set.cases[1].id, "negative-02");
+        assert_eq!(
+            set.cases[1].expected_skill,
+            crate::evalset::ExpectedSkill::None
+        );
+    }
+}
