@@ -34,4 +34,6 @@ pub mod shard;
 pub mod skill_fit;
 pub mod stats;
 pub mod trajectory;
+pub mod triggers;
+pub mod vet;
 pub mod workspace;

@@ -21,6 +21,8 @@ mod regress;
 mod report;
 mod run;
 mod runners;
+mod triggers;
+mod vet;
 
 use std::path::PathBuf;
 
@@ -98,6 +100,12 @@ pub enum Command {
     Setup(runners::SetupArgs),
     /// Serve the local model in the foreground (`serve local-model --port P`).
     Serve(runners::ServeArgs),
+    /// Trigger precision and recall: replay should-trigger and should-not-trigger queries K
+    /// times with the decoys staged and read which skill each attempt activated.
+    Triggers(Box<triggers::TriggersArgs>),
+    /// The new-skill workflow in one command: lint, env, triggers, a paired run sized to a
+    /// stated MDE, then registration for monitoring; one go / no-go per step.
+    Vet(Box<vet::VetArgs>),
     /// Run a Harbor task's verifier as a custom grader (added by `run` for task folders).
     #[command(hide = true)]
     HarborVerify(harbor::HarborVerifyArgs),
@@ -506,6 +514,8 @@ pub fn main() -> i32 {
             Command::Runners(args) => runners::runners(args),
             Command::Setup(args) => runners::setup(args),
             Command::Serve(args) => runners::serve(args),
+            Command::Triggers(args) => triggers::triggers(*args).await,
+            Command::Vet(args) => vet::vet(*args).await,
             Command::HarborVerify(args) => harbor::harbor_verify(args),
         }
     });

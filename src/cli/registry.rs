@@ -357,6 +357,12 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
             "assets": registry.assets.len(), "skills": skills,
             "plugins": registry.assets.len() - skills,
             "pending": report.pending().iter().map(|a| &a.asset).collect::<Vec<_>>(),
+            "monitored": registry.assets.iter()
+                .filter_map(|(name, a)| a.monitoring.as_ref().map(|m| serde_json::json!({
+                    "asset": name, "path": a.path, "fingerprint": a.fingerprint,
+                    "changed_since_vetting": a.fingerprint != m.vetted_fingerprint,
+                    "monitoring": m})))
+                .collect::<Vec<_>>(),
             "scans": registry.scans.len(), "dashboard": dashboard,
         }));
         return Ok(exit_codes::SUCCESS);
@@ -394,6 +400,40 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
         skills,
         registry.assets.len() - skills
     );
+    let monitored: Vec<String> = registry
+        .assets
+        .iter()
+        .filter_map(|(name, asset)| {
+            let m = asset.monitoring.as_ref()?;
+            let golden = m
+                .golden_set
+                .as_ref()
+                .map_or("no golden set".to_string(), |g| {
+                    format!("golden set {} ({} cases)", g.path.display(), g.items)
+                });
+            let drift = if asset.fingerprint != m.vetted_fingerprint {
+                ", fingerprint changed since vetting"
+            } else {
+                ""
+            };
+            Some(format!(
+                "  {name}: vetted {} ({}) on {} with {}, {golden}{drift}",
+                m.registered_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                m.decision,
+                m.runner,
+                m.model
+            ))
+        })
+        .collect();
+    if monitored.is_empty() {
+        println!("monitored 0 (register a skill with `skill-lift vet SKILL_DIR`)");
+    } else {
+        println!("monitored {}:", monitored.len());
+        for line in monitored {
+            println!("{line}");
+        }
+    }
     let pending = report.pending();
     if registry.model_bumps.is_empty() {
         println!("pending - (no bump recorded)");

@@ -142,13 +142,25 @@ pub enum EvalFormat {
     Harbor,
 }
 
-/// One query of a trigger (description) eval set: skill-creator's `{query, should_trigger}`.
+/// One query of a trigger (description) eval set: skill-creator's `{query, should_trigger}`,
+/// with skill-lift's optional `id`, `expected_skill` and `note` (`triggers.json`,
+/// docs/triggers.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TriggerCase {
+    /// `id` (integers canonicalised to strings), when the file gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// The user query.
     pub query: String,
     /// Whether the skill should trigger on it (`false`: a negative, graded as negative).
     pub should_trigger: bool,
+    /// `expected_skill`: the skill that should handle the query instead (e.g. a decoy for a
+    /// near-miss negative), when the file names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_skill: Option<String>,
+    /// `note`: free text (why the query is a near miss), shown in reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Something in an eval file that loaded but deserves the user's attention.
@@ -247,7 +259,7 @@ pub enum EvalSetError {
     #[error("{path}: unrecognised eval-set shape: {message}")]
     UnknownShape { path: PathBuf, message: String },
     #[error(
-        "{path}: this is a trigger set ({total} queries: {positive} should trigger, {negative} should not), not golden cases; trigger sets are for `skill-lift triggers` (not built yet); `run` needs golden cases (evals.json, eval.yaml or a task folder)"
+        "{path}: this is a trigger set ({total} queries: {positive} should trigger, {negative} should not), not golden cases; measure them with `skill-lift triggers SKILL_DIR --triggers {path}`; `run` needs golden cases (evals.json, eval.yaml or a task folder)"
     )]
     TriggerSet {
         path: PathBuf,
@@ -324,9 +336,45 @@ fn read_triggers(
             }
             Err((key, message)) => return Err(context.invalid(&format!("{at}.{key}"), message)),
         };
+        let id = match object.get("id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) if !id.trim().is_empty() => Some(id.clone()),
+            Some(Value::Number(number)) if number.is_u64() || number.is_i64() => {
+                Some(number.to_string())
+            }
+            Some(_) => {
+                return Err(context.invalid(
+                    &format!("{at}.id"),
+                    "must be a non-empty string or an integer".to_string(),
+                ));
+            }
+        };
+        if let Some(id) = &id
+            && triggers
+                .iter()
+                .any(|t: &TriggerCase| t.id.as_ref() == Some(id))
+        {
+            return Err(context.invalid(
+                &format!("{at}.id"),
+                format!("duplicate id `{id}`; ids must be unique in the set"),
+            ));
+        }
+        let optional_text = |key: &str| match object.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) if !text.trim().is_empty() => Ok(Some(text.clone())),
+            Some(_) => Err(context.invalid(
+                &format!("{at}.{key}"),
+                "must be a non-empty string or null".to_string(),
+            )),
+        };
+        let expected_skill = optional_text("expected_skill")?;
+        let note = optional_text("note")?;
         triggers.push(TriggerCase {
+            id,
             query,
             should_trigger,
+            expected_skill,
+            note,
         });
     }
     if triggers.is_empty() {

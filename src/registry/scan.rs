@@ -55,6 +55,114 @@ pub struct AssetEntry {
     /// recorded: then the registry's `root`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<PathBuf>,
+    /// Registered for monitoring by `skill-lift vet`: the vetted fingerprint and the golden
+    /// set that later runs replay (kept across scans).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitoring: Option<Monitoring>,
+}
+
+/// What `skill-lift vet` registered for monitoring.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Monitoring {
+    /// When it was registered.
+    pub registered_at: DateTime<Utc>,
+    /// The fingerprint that was vetted (compare with `fingerprint` for drift since).
+    pub vetted_fingerprint: String,
+    /// The golden set replayed by `run` (absent when the skill has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub golden_set: Option<RegisteredSet>,
+    /// The trigger set replayed by `triggers`, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger_set: Option<RegisteredSet>,
+    /// The vet's folder and overall decision (`go` / `no-go`).
+    pub vet_dir: PathBuf,
+    pub decision: String,
+    /// The runner and model the vet measured with.
+    pub runner: String,
+    pub model: String,
+}
+
+/// An eval or trigger set as registered: where, which bytes, how many items.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegisteredSet {
+    pub path: PathBuf,
+    /// `sha256:<hex>` of the file.
+    pub digest: String,
+    /// Active cases (golden set) or queries (trigger set).
+    pub items: usize,
+}
+
+/// Register (or re-register) the skill in `dir` under `host`'s registry, with `monitoring`:
+/// its fingerprint, surface and the sets to replay. The asset's root is its parent folder, so
+/// a later `scan` of the host's own root never reports it removed. A same-named asset already
+/// registered from another folder is refused (names are unique within a host).
+pub fn register_monitored(
+    state_dir: &Path,
+    host: &HostProfile,
+    dir: &Path,
+    calibre: Calibre,
+    monitoring: Monitoring,
+) -> Result<(String, AssetEntry), RegistryError> {
+    let dir = dir.canonicalize().map_err(RegistryError::io(dir))?;
+    let loaded = super::surface::load_asset(&dir, "SKILL.md", host.kind)?;
+    let print = fingerprint(&dir, calibre)?;
+    let now = monitoring.registered_at;
+    update_registry(state_dir, &host.name, |registry| {
+        if let Some(old) = registry.assets.get(&loaded.name)
+            && old.path != dir
+        {
+            return Err(RegistryError::Invalid {
+                path: registry_path(state_dir, &host.name),
+                message: format!(
+                    "asset `{}` is already registered from {}; names must be unique within a host (register under another --host, e.g. generic)",
+                    loaded.name,
+                    old.path.display()
+                ),
+            });
+        }
+        let mut entry = AssetEntry {
+            kind: loaded.kind,
+            path: dir.clone(),
+            manifest: "SKILL.md".to_string(),
+            description: loaded.description.clone(),
+            version: loaded.version.clone(),
+            fingerprint: print.digest.clone(),
+            calibre,
+            fingerprint_files: print.files.len(),
+            fingerprint_bytes: print.bytes,
+            surface: loaded.surface.clone(),
+            first_seen: now,
+            fingerprint_since: now,
+            previous_fingerprints: Vec::new(),
+            root: dir.parent().map(Path::to_path_buf),
+            monitoring: Some(monitoring),
+        };
+        if let Some(old) = registry.assets.get(&loaded.name) {
+            entry.first_seen = old.first_seen;
+            entry.previous_fingerprints = old.previous_fingerprints.clone();
+            if old.fingerprint == entry.fingerprint {
+                entry.fingerprint_since = old.fingerprint_since;
+            } else if old.calibre == entry.calibre {
+                entry.previous_fingerprints.push(old.fingerprint.clone());
+            }
+        }
+        registry.assets.insert(loaded.name.clone(), entry.clone());
+        Ok((loaded.name.clone(), entry))
+    })
+}
+
+/// The same-named asset registered from another folder than `dir`, when there is one (the
+/// check `vet` makes before spending anything).
+pub fn registered_elsewhere(
+    state_dir: &Path,
+    host: &str,
+    name: &str,
+    dir: &Path,
+) -> Result<Option<PathBuf>, RegistryError> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    Ok(read_registry(state_dir, host)?
+        .and_then(|registry| registry.assets.get(name).map(|a| a.path.clone()))
+        .filter(|path| *path != dir))
 }
 
 /// What one scan found changed.
@@ -186,6 +294,7 @@ fn scan_one(
             fingerprint_since: now,
             previous_fingerprints: Vec::new(),
             root: Some(root.to_path_buf()),
+            monitoring: None,
         },
     })
 }
@@ -340,6 +449,7 @@ pub fn scan(
                 Some(old) => {
                     entry.first_seen = old.first_seen;
                     entry.previous_fingerprints = old.previous_fingerprints.clone();
+                    entry.monitoring = old.monitoring.clone();
                     if old.fingerprint == entry.fingerprint {
                         entry.fingerprint_since = old.fingerprint_since;
                     } else if old.calibre != entry.calibre {

@@ -4,4 +4,5 @@ pub mod mock_gemini;
 pub mod mock_judge;
 pub mod mock_openai;
 pub mod mock_responses;
+pub mod mock_router;
 pub mod serve;
