@@ -197,18 +197,22 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
             profile.path.display()
         )));
     }
-    let skill_mode = if kind.is_agent_cli() {
-        "native".to_string()
-    } else {
-        if profile.profile.skill_mode == SkillMode::Inject {
-            eprintln!(
-                "skill-lift: runner `{}` injects every skill into the prompt, where activation cannot be observed; triggers runs it in `tools` mode (activate_skill, read_file)",
-                profile.name
-            );
-        }
+    if !kind.is_agent_cli() && profile.profile.skill_mode == SkillMode::Inject {
+        eprintln!(
+            "skill-lift: runner `{}` injects every skill into the prompt, where activation cannot be observed; triggers runs it in `tools` mode (activate_skill, read_file)",
+            profile.name
+        );
         profile.profile.skill_mode = SkillMode::Tools;
-        "tools".to_string()
-    };
+    }
+    let capabilities = crate::runner::RunnerCapabilities::of_profile(&profile.profile);
+    if !capabilities.activation_observable {
+        return Err(CommandError::input(anyhow!(
+            "{}: runner `{}` cannot show which skill an attempt activated",
+            profile.path.display(),
+            profile.name
+        )));
+    }
+    let skill_mode = capabilities.skill_delivery.as_str().to_string();
     let model = args
         .model
         .clone()
