@@ -34,12 +34,15 @@ fn text(output: &Output) -> String {
 /// with `api-debug` instead (missed), one `log-triage` every time (missed). Negatives: a near
 /// miss triggered 2 of 3 (false positive), a correct decoy, nothing at all, a wrong decoy
 /// (misrouted), and a 1-of-3 (not triggered). TP 3, FN 2, FP 1, TN 4: precision 3/4, recall 3/5.
-fn designed() -> Vec<(
+/// One designed query: text, should_trigger, expected_skill, the skill activated per attempt.
+type Designed = (
     &'static str,
     bool,
     Option<&'static str>,
     [Option<&'static str>; 3],
-)> {
+);
+
+fn designed() -> Vec<Designed> {
     let t = Some("refund-desk");
     vec![
         (

@@ -709,4 +709,3 @@ fn static_steps(
     };
     vec![lint, env]
 }
-
