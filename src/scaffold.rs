@@ -341,12 +341,18 @@ mod tests {
 
         let triggers = vec![
             TriggerCase {
+                id: None,
                 query: "total this csv".into(),
                 should_trigger: true,
+                expected_skill: None,
+                note: None,
             },
             TriggerCase {
+                id: None,
                 query: "what time is it".into(),
                 should_trigger: false,
+                expected_skill: None,
+                note: None,
             },
         ];
         let value = evals_from_triggers("s", &triggers);

@@ -3,7 +3,7 @@
 //! profile has one; replay every query K times (`crate::triggers`); write `triggers.json`,
 //! `triggers.md`, `attempts.jsonl` and the transcripts; map the result to an exit code.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -334,11 +334,11 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     crate::contain::install_interrupt_handler();
     let mut server = None;
     if let Some(config) = &profile.profile.server {
-        let profile_dir = super::run::absolute(profile.path.parent().unwrap_or(Path::new(".")));
+        let profile_dir = profile.profile_dir();
         eprintln!("skill-lift: checking model server at {}", config.ready_url);
         let server_log = dir.join("server.log");
         server = tokio::select! {
-            started = ManagedServer::ensure(config, &profile_dir, &profile.profile.base_url, &server_log) => {
+            started = ManagedServer::ensure(config, profile_dir.as_deref(), &profile.profile.base_url, &server_log) => {
                 started.map_err(CommandError::infrastructure)?
             }
             _ = crate::contain::interrupted() => {
@@ -403,7 +403,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
         k: args.k,
         jobs,
         breaker: args.breaker,
-        progress: progress && crate::execute::progress_allowed(),
+        progress: progress && crate::progress::ProgressDisplay::stderr_is_interactive(),
     };
     let finished = run_attempts(context, Arc::clone(&queries), settings).await;
     stop_server(server).await;
