@@ -347,9 +347,11 @@ fn manifest(
             source: "builtin".into(),
             skills: vec![],
         },
-        arms: Arm::ALL.to_vec(),
+        arms: Arm::PAIRED.to_vec(),
         arm_design: Default::default(),
         calibration: None,
+        reference: None,
+        previous: None,
         trials_planned: case_ids.len() * 2 * attempts as usize,
         grading: Default::default(),
         regraded_from: None,
@@ -477,7 +479,7 @@ fn write_scenario(mut args: impl Iterator<Item = String>) {
         let mut writer = std::io::BufWriter::new(file);
         for (case_id, (with, without, _)) in case_ids.iter().zip(&cases) {
             for attempt in 1..=scenario.attempts {
-                for arm in Arm::ALL {
+                for arm in Arm::PAIRED {
                     let p = if arm == Arm::WithSkill {
                         *with
                     } else {
@@ -557,9 +559,11 @@ fn main() {
             source: "builtin".into(),
             skills: vec![],
         },
-        arms: Arm::ALL.to_vec(),
+        arms: Arm::PAIRED.to_vec(),
         arm_design: Default::default(),
         calibration: None,
+        reference: None,
+        previous: None,
         trials_planned: cases * 2 * attempts as usize,
         grading: Default::default(),
         regraded_from: None,
@@ -578,7 +582,7 @@ fn main() {
     for attempt in 1..=attempts {
         for (index, case_id) in case_ids.iter().enumerate() {
             let difficulty = (index as f64 * 0.618_033_988_7).fract() * 0.8;
-            for arm in Arm::ALL {
+            for arm in Arm::PAIRED {
                 let p = difficulty + if arm == Arm::WithSkill { 0.1 } else { 0.0 };
                 let passed = rng.random::<f64>() < p;
                 let record = TrialRecord {

@@ -63,6 +63,12 @@ pub struct TrialContext {
     pub max_transcript_bytes: usize,
     /// What each arm stages (the paired comparison, or an A/A control).
     pub design: ArmDesign,
+    /// The run's arms, in planning order (the manifest's `arms`).
+    pub arms: Vec<Arm>,
+    /// The previous version of the target, when the run has a `previous_version` arm.
+    pub previous: Option<crate::workspace::PreviousSkill>,
+    /// The target's `SKILL.md` text (the `forced` exposure puts it in the prompt).
+    pub target_skill_md: String,
 }
 
 /// Writes the exports of a run's current records.
@@ -164,12 +170,12 @@ impl RecordSink for TrialLog {
     }
 }
 
-/// The planned trial keys in execution order.
-pub fn plan_trials(cases: &[GoldenCase], k: u32) -> Vec<(usize, TrialKey)> {
-    let mut trials = Vec::with_capacity(cases.len() * 2 * k as usize);
+/// The planned trial keys in execution order: attempts, then cases, then `arms`.
+pub fn plan_trials(cases: &[GoldenCase], arms: &[Arm], k: u32) -> Vec<(usize, TrialKey)> {
+    let mut trials = Vec::with_capacity(cases.len() * arms.len() * k as usize);
     for attempt in 1..=k {
         for (index, case) in cases.iter().enumerate() {
-            for arm in Arm::ALL {
+            for &arm in arms {
                 trials.push((
                     index,
                     TrialKey {
@@ -195,7 +201,12 @@ impl RunningLift {
         if !record.outcome.is_scored() {
             return;
         }
-        let index = if record.arm == Arm::WithSkill { 0 } else { 1 };
+        // The live estimate is the classic pair's; other arms are in the exports.
+        let index = match record.arm {
+            Arm::WithSkill => 0,
+            Arm::WithoutSkill => 1,
+            _ => return,
+        };
         let entry = self.cases.entry(record.case_id.clone()).or_default();
         entry[index].1 += 1;
         if record.outcome == Outcome::Pass {
@@ -307,7 +318,7 @@ pub async fn execute(
     interrupt: impl Future<Output = ()>,
 ) -> Result<ExecuteReport, ExecuteError> {
     let started = Instant::now();
-    let planned = plan_trials(&context.cases, settings.k);
+    let planned = plan_trials(&context.cases, &context.arms, settings.k);
     let total = planned.len() as u64;
     let pending: Vec<(usize, TrialKey)> = planned
         .into_iter()
@@ -643,7 +654,8 @@ async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKe
         }
     };
     let case = &context.cases[case_index];
-    let driven = drive(context, case, &staged).await;
+    let prompt = exposed_prompt(context, case, key.arm);
+    let driven = drive(context, &prompt, &staged).await;
     // Judges and custom graders run here, on the async workers, while the workspace exists.
     let staged_names = staged_skill_names(&context.target.name, &context.decoy_names, staging);
     let trial_id = key.trial_id();
@@ -693,6 +705,7 @@ async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKe
                     &context.run_dir,
                     key,
                     case,
+                    &prompt,
                     trajectory,
                     &grade,
                     paths,
@@ -741,6 +754,24 @@ async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKe
     }
 }
 
+/// The prompt of `case` in `arm`: the arm's exposure decides (the case's own, naming the
+/// skill, or with its SKILL.md); an A/A control exposes nothing.
+fn exposed_prompt(context: &TrialContext, case: &GoldenCase, arm: Arm) -> String {
+    let exposure = if context.design.is_paired() {
+        arm.spec().exposure
+    } else {
+        crate::workspace::Exposure::Native
+    };
+    exposure
+        .prompt(
+            &case.prompt,
+            &context.target.name,
+            &context.capabilities.skills_dir,
+            &context.target_skill_md,
+        )
+        .into_owned()
+}
+
 /// Why staging produced no trial folder.
 enum StageFailure {
     /// The leak guard's finding: the run stops.
@@ -762,6 +793,7 @@ async fn stage(
             staging,
             &context.cases[case_index],
             &context.target,
+            context.previous.as_ref(),
             &context.decoys,
             &context.capabilities.skills_dir,
             &context.eval_files_dir,
@@ -789,9 +821,9 @@ async fn stage(
 /// Drive the runner on the staged trial under the trial timeout. Credential values never reach
 /// a transcript, a judge or a custom grader: they are replaced by a marker the `security`
 /// metric still reports.
-async fn drive(context: &TrialContext, case: &GoldenCase, staged: &StagedTrial) -> Driven {
+async fn drive(context: &TrialContext, prompt: &str, staged: &StagedTrial) -> Driven {
     let input = AttemptInput {
-        prompt: &case.prompt,
+        prompt,
         workspace: &staged.workspace,
         home: &staged.home,
         skills: &staged.skills,
@@ -886,14 +918,16 @@ fn catalogue_problem(trajectory: &Trajectory, staging: ArmStaging, target: &str)
     let listed = catalogue
         .iter()
         .any(|name| name == target || name.rsplit(':').next() == Some(target))
-        || (staging == ArmStaging::WithTarget && activated);
+        || (staging.stages_target_name() && activated);
     match (staging, listed) {
         (ArmStaging::WithoutTarget, true) => Some(UnscoreableCause::IsolationFailure.grade(
             format!("the agent's skill catalogue lists the target `{target}` in an arm without it"),
         )),
-        (ArmStaging::WithTarget, false) => Some(UnscoreableCause::DiscoveryFailure.grade(format!(
-            "the agent's skill catalogue does not list the staged target `{target}`"
-        ))),
+        (ArmStaging::WithTarget | ArmStaging::WithPrevious, false) => {
+            Some(UnscoreableCause::DiscoveryFailure.grade(format!(
+                "the agent's skill catalogue does not list the staged target `{target}`"
+            )))
+        }
         _ => None,
     }
 }
@@ -936,17 +970,19 @@ struct TrialPaths<'a> {
 
 /// Write the trial's transcript; a transcript over `max_bytes` gets its long texts shortened
 /// (and `transcript` added to `trajectory.truncated`, which the trial record repeats).
+#[allow(clippy::too_many_arguments)]
 fn write_transcript(
     run_dir: &Path,
     key: &TrialKey,
     case: &GoldenCase,
+    prompt: &str,
     trajectory: &mut Trajectory,
     grade: &Grade,
     paths: TrialPaths<'_>,
     max_bytes: usize,
 ) -> std::io::Result<String> {
     // The grade and prompt take their share of the cap.
-    let others = serde_json::to_vec(grade).map(|v| v.len()).unwrap_or(0) + case.prompt.len() * 2;
+    let others = serde_json::to_vec(grade).map(|v| v.len()).unwrap_or(0) + prompt.len() * 2;
     if trajectory.shrink_to(max_bytes.saturating_sub(others + 4096).max(max_bytes / 4))
         && !trajectory
             .truncated
@@ -962,7 +998,8 @@ fn write_transcript(
         case_id: case.id.clone(),
         arm: key.arm,
         attempt: key.attempt,
-        prompt: case.prompt.clone(),
+        // The prompt the agent got (an exposure arm's differs from the case's).
+        prompt: prompt.to_string(),
         workspace_path: Some(paths.workspace.to_path_buf()),
         home_path: Some(paths.home.to_path_buf()),
         grade: std::borrow::Cow::Borrowed(grade),
@@ -1343,6 +1380,9 @@ mod scheduler_tests {
             retried: HashSet::new(),
             max_transcript_bytes: 1 << 20,
             design: ArmDesign::Paired,
+            arms: Arm::PAIRED.to_vec(),
+            previous: None,
+            target_skill_md: "Answer Aye.".into(),
         });
         (dir, context)
     }

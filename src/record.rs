@@ -135,6 +135,13 @@ pub struct Manifest {
     /// an A/A control of `skill-lift calibrate` (`aa_without_target`, `aa_with_target`).
     #[serde(default, skip_serializing_if = "ArmDesign::is_paired")]
     pub arm_design: ArmDesign,
+    /// The arm every other arm is compared against (`--reference`); absent: `without_skill`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Arm>,
+    /// The previous version of the skill staged in the `previous_version` arm, when the run has
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<PreviousInfo>,
     /// Trials planned: cases × arms × K (the whole run, also in a shard).
     pub trials_planned: usize,
     /// How trials are graded (absent in runs recorded before grading settings existed: output
@@ -157,6 +164,26 @@ pub struct Manifest {
     pub gates: Option<RecordedGates>,
 }
 
+/// The previous version of the skill (`--previous DIR` or `--previous-ref GIT_REF`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreviousInfo {
+    /// The folder staged (`--previous`), or the skill folder whose history `git_ref` names.
+    pub path: PathBuf,
+    /// The git revision the previous version was taken from (`--previous-ref`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_ref: Option<String>,
+    /// `sha256:<hex>` over the calibre's files of the previous version (`--resume` refuses a
+    /// change).
+    pub fingerprint: String,
+}
+
+impl Manifest {
+    /// The arm every other arm is compared against.
+    pub fn reference(&self) -> Arm {
+        self.reference.unwrap_or(Arm::WithoutSkill)
+    }
+}
+
 /// The analysis gates of a run, as given when it started (`--min-lift`, `--fail-on`,
 /// `--max-unscoreable`, `--method`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -172,6 +199,12 @@ pub struct RecordedGates {
     /// `--method`.
     #[serde(default)]
     pub method: Option<crate::analysis::LiftMethod>,
+    /// `--max-latency-ratio`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency_ratio: Option<f64>,
+    /// `--max-token-ratio`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_token_ratio: Option<f64>,
 }
 
 /// One line of `trials.jsonl`: a finished trial.

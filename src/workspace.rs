@@ -16,28 +16,169 @@ use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::evalset::{CaseFiles, GoldenCase};
 use crate::runner::StagedSkill;
 
-/// Which arm a trial belongs to.
+/// Which arm a trial belongs to. An arm is data: what it stages and how the skill is exposed
+/// ([`Arm::spec`]); the staging rule ([`ArmDesign::staging`]) and the prompt
+/// ([`Exposure::prompt`]) follow from it. A new arm kind is a variant here, its spec and its
+/// recorded name.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Arm {
-    /// Decoys plus the target skill.
+    /// Decoys plus the target skill, discovered natively.
     WithSkill,
     /// Decoys only (the baseline).
     WithoutSkill,
+    /// Decoys plus the previous version of the skill (`--previous DIR`, `--previous-ref REF`),
+    /// staged under the target's name.
+    PreviousVersion,
+    /// Decoys plus the target, and the prompt names the skill (`--exposure nudge`).
+    WithSkillNudge,
+    /// Decoys plus the target, and the target's `SKILL.md` is in the prompt (`--exposure
+    /// forced`).
+    WithSkillForced,
+}
+
+/// Which skill an arm stages besides the decoys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SkillVersion {
+    /// The skill under evaluation.
+    Current,
+    /// Its previous version.
+    Previous,
+}
+
+/// How an arm exposes its skill to the agent.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Exposure {
+    /// The agent finds the staged skill itself (or not).
+    Native,
+    /// The prompt names the skill and where its instructions are.
+    Nudge,
+    /// The skill's `SKILL.md` is in the prompt: always in context.
+    Forced,
+}
+
+impl Exposure {
+    /// The recorded name (`--exposure`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Exposure::Native => "native",
+            Exposure::Nudge => "nudge",
+            Exposure::Forced => "forced",
+        }
+    }
+
+    /// The arm of this exposure of the current skill.
+    pub fn arm(self) -> Arm {
+        match self {
+            Exposure::Native => Arm::WithSkill,
+            Exposure::Nudge => Arm::WithSkillNudge,
+            Exposure::Forced => Arm::WithSkillForced,
+        }
+    }
+
+    /// The prompt the agent gets for a case prompt: unchanged (native); preceded by a line
+    /// naming the skill `name` and its `SKILL.md` under `skills_dir` (nudge); preceded by the
+    /// skill's `SKILL.md` text `skill_md` (forced).
+    pub fn prompt<'a>(
+        self,
+        prompt: &'a str,
+        name: &str,
+        skills_dir: &Path,
+        skill_md: &str,
+    ) -> std::borrow::Cow<'a, str> {
+        match self {
+            Exposure::Native => std::borrow::Cow::Borrowed(prompt),
+            Exposure::Nudge => std::borrow::Cow::Owned(format!(
+                "Use the `{name}` skill for this task; its instructions are in {}.\n\n{prompt}",
+                skills_dir.join(name).join("SKILL.md").display()
+            )),
+            Exposure::Forced => std::borrow::Cow::Owned(format!(
+                "Follow the `{name}` skill for this task. Its SKILL.md:\n\n<skill name=\"{name}\">\n{}\n</skill>\n\n{prompt}",
+                skill_md.trim_end()
+            )),
+        }
+    }
+}
+
+impl std::str::FromStr for Exposure {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        [Exposure::Native, Exposure::Nudge, Exposure::Forced]
+            .into_iter()
+            .find(|exposure| exposure.as_str() == text)
+            .ok_or_else(|| format!("unknown exposure `{text}` (known: native, nudge, forced)"))
+    }
+}
+
+/// What an arm is: the skill it stages (none for the baseline) and how it is exposed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ArmSpec {
+    /// The skill staged besides the decoys.
+    pub skill: Option<SkillVersion>,
+    /// How the staged skill reaches the agent.
+    pub exposure: Exposure,
 }
 
 impl Arm {
-    /// Both arms, with-skill first.
-    pub const ALL: [Arm; 2] = [Arm::WithSkill, Arm::WithoutSkill];
+    /// The paired measurement's two arms, with-skill first.
+    pub const PAIRED: [Arm; 2] = [Arm::WithSkill, Arm::WithoutSkill];
+
+    /// Every arm kind, in the order a run plans them.
+    pub const KINDS: [Arm; 5] = [
+        Arm::WithSkill,
+        Arm::WithoutSkill,
+        Arm::PreviousVersion,
+        Arm::WithSkillNudge,
+        Arm::WithSkillForced,
+    ];
 
     /// The arm's recorded name.
     pub fn as_str(self) -> &'static str {
         match self {
             Arm::WithSkill => "with_skill",
             Arm::WithoutSkill => "without_skill",
+            Arm::PreviousVersion => "previous_version",
+            Arm::WithSkillNudge => "with_skill_nudge",
+            Arm::WithSkillForced => "with_skill_forced",
         }
+    }
+
+    /// What the arm stages and how it exposes it.
+    pub fn spec(self) -> ArmSpec {
+        let (skill, exposure) = match self {
+            Arm::WithSkill => (Some(SkillVersion::Current), Exposure::Native),
+            Arm::WithoutSkill => (None, Exposure::Native),
+            Arm::PreviousVersion => (Some(SkillVersion::Previous), Exposure::Native),
+            Arm::WithSkillNudge => (Some(SkillVersion::Current), Exposure::Nudge),
+            Arm::WithSkillForced => (Some(SkillVersion::Current), Exposure::Forced),
+        };
+        ArmSpec { skill, exposure }
+    }
+}
+
+impl std::fmt::Display for Arm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Arm {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Arm::KINDS
+            .into_iter()
+            .find(|arm| arm.as_str() == text)
+            .ok_or_else(|| {
+                format!(
+                    "unknown arm `{text}` (known: {})",
+                    Arm::KINDS.map(Arm::as_str).join(", ")
+                )
+            })
     }
 }
 
@@ -47,8 +188,19 @@ impl Arm {
 pub enum ArmStaging {
     /// Decoys plus the target.
     WithTarget,
-    /// Decoys only; the leak guard checks that no staged skill is the target.
+    /// Decoys only; the leak guard checks that no staged skill is the target (nor its previous
+    /// version).
     WithoutTarget,
+    /// Decoys plus the previous version under the target's name; the leak guard checks that no
+    /// staged skill is the current target.
+    WithPrevious,
+}
+
+impl ArmStaging {
+    /// Whether a skill named as the target is staged (the target or its previous version).
+    pub fn stages_target_name(self) -> bool {
+        self != ArmStaging::WithoutTarget
+    }
 }
 
 /// How a run's two arms are staged (recorded in the manifest as `arm_design`).
@@ -67,15 +219,17 @@ pub enum ArmDesign {
 }
 
 impl ArmDesign {
-    /// What `arm` stages under this design.
+    /// What `arm` stages under this design: its spec in the measurement; the same for every
+    /// arm in an A/A control.
     pub fn staging(self, arm: Arm) -> ArmStaging {
-        match (self, arm) {
-            (ArmDesign::Paired, Arm::WithSkill) | (ArmDesign::AaWithTarget, _) => {
-                ArmStaging::WithTarget
-            }
-            (ArmDesign::Paired, Arm::WithoutSkill) | (ArmDesign::AaWithoutTarget, _) => {
-                ArmStaging::WithoutTarget
-            }
+        match self {
+            ArmDesign::AaWithTarget => ArmStaging::WithTarget,
+            ArmDesign::AaWithoutTarget => ArmStaging::WithoutTarget,
+            ArmDesign::Paired => match arm.spec().skill {
+                None => ArmStaging::WithoutTarget,
+                Some(SkillVersion::Current) => ArmStaging::WithTarget,
+                Some(SkillVersion::Previous) => ArmStaging::WithPrevious,
+            },
         }
     }
 
@@ -99,6 +253,14 @@ impl ArmDesign {
 pub struct SkillSource {
     pub name: String,
     pub dir: PathBuf,
+}
+
+/// The previous version of the target, for the `previous_version` arm: its folder (staged
+/// under the target's name) and its fingerprint (the baseline must not contain it either).
+#[derive(Debug, Clone)]
+pub struct PreviousSkill {
+    pub dir: PathBuf,
+    pub digest: String,
 }
 
 /// A staged trial folder; removed on drop unless kept.
@@ -301,8 +463,9 @@ pub fn case_file_copying_target(case: &GoldenCase, target: &SkillSource) -> Opti
 
 /// Stage one trial.
 ///
-/// `decoys` are always staged; `target` only when `staging` is [`ArmStaging::WithTarget`]
-/// (without it, the leak guard runs). `skills_dir` is the
+/// `decoys` are always staged; `target` only when `staging` is [`ArmStaging::WithTarget`],
+/// `previous` (under the target's name) only when it is [`ArmStaging::WithPrevious`]; the leak
+/// guard runs in every arm without the current target. `skills_dir` is the
 /// runner's skills folder relative to the workspace. `eval_files_dir` is `evals/files/` of the
 /// skill (staged whole when the case omits `files`). `target_digest` arms the leak guard.
 #[allow(clippy::too_many_arguments)]
@@ -310,6 +473,7 @@ pub fn stage_trial(
     staging: ArmStaging,
     case: &GoldenCase,
     target: &SkillSource,
+    previous: Option<&PreviousSkill>,
     decoys: &[SkillSource],
     skills_dir: &Path,
     eval_files_dir: &Path,
@@ -318,11 +482,26 @@ pub fn stage_trial(
     temp_root: Option<&Path>,
     owner: Option<&Path>,
 ) -> Result<StagedTrial, StagingError> {
-    if staging == ArmStaging::WithoutTarget
+    if staging != ArmStaging::WithTarget
         && let Some(error) = case_file_copying_target(case, target)
     {
         return Err(error);
     }
+    let previous_source = match (staging, previous) {
+        (ArmStaging::WithPrevious, Some(previous)) => Some(SkillSource {
+            name: target.name.clone(),
+            dir: previous.dir.clone(),
+        }),
+        (ArmStaging::WithPrevious, None) => {
+            return Err(StagingError::Io {
+                path: target.dir.clone(),
+                source: std::io::Error::other(
+                    "the previous_version arm has no previous version to stage",
+                ),
+            });
+        }
+        _ => None,
+    };
     let root = match temp_root {
         Some(dir) => tempfile::Builder::new()
             .prefix(ROOTED_TRIAL_PREFIX)
@@ -351,6 +530,9 @@ pub fn stage_trial(
     if staging == ArmStaging::WithTarget {
         sources.push(target);
     }
+    if let Some(source) = &previous_source {
+        sources.push(source);
+    }
     sources.sort_by(|a, b| a.name.cmp(&b.name));
     let mut skills = Vec::with_capacity(sources.len());
     for source in sources {
@@ -359,15 +541,23 @@ pub fn stage_trial(
         skills.push(StagedSkill {
             name: source.name.clone(),
             dir: destination,
-            target: std::ptr::eq(source, target),
+            target: std::ptr::eq(source, target)
+                || previous_source
+                    .as_ref()
+                    .is_some_and(|p| std::ptr::eq(source, p)),
         });
     }
 
-    if staging == ArmStaging::WithoutTarget {
+    if staging != ArmStaging::WithTarget {
+        // No staged skill is the current target under any name; the baseline holds no
+        // version of it at all.
+        let previous_digest = previous
+            .filter(|_| staging == ArmStaging::WithoutTarget)
+            .map(|p| p.digest.as_str());
         for skill in &skills {
             let staged = fingerprint(&skill.dir, calibre)
                 .map_err(|e| StagingError::Fingerprint(e.to_string()))?;
-            if staged.digest == target_digest {
+            if staged.digest == target_digest || Some(staged.digest.as_str()) == previous_digest {
                 return Err(StagingError::Leak {
                     name: skill.name.clone(),
                     digest: staged.digest,
@@ -458,6 +648,7 @@ mod tests {
             ArmStaging::WithTarget,
             &case(CaseFiles::Omitted),
             &target,
+            None,
             std::slice::from_ref(&decoy),
             skills_dir,
             &sources.path().join("files"),
@@ -496,6 +687,7 @@ mod tests {
             ArmStaging::WithoutTarget,
             &case(CaseFiles::Listed(vec![])),
             &target,
+            None,
             &[decoy],
             skills_dir,
             &sources.path().join("files"),
@@ -527,6 +719,7 @@ mod tests {
             ArmStaging::WithoutTarget,
             &case(CaseFiles::Omitted),
             &target,
+            None,
             &[renamed],
             Path::new("skills"),
             Path::new("/nonexistent"),
@@ -566,6 +759,7 @@ mod tests {
                 ArmStaging::WithoutTarget,
                 &case(files),
                 &target,
+                None,
                 decoys,
                 Path::new("skills"),
                 Path::new("/nonexistent"),
@@ -609,6 +803,90 @@ mod tests {
     }
 
     #[test]
+    fn the_previous_version_is_staged_under_the_target_name_and_guarded() {
+        let sources = tempfile::tempdir().unwrap();
+        let target = skill(sources.path(), "target", "version two");
+        let old = skill(sources.path(), "old", "version one");
+        // The previous version's folder holds the target's frontmatter name.
+        write(
+            &old.dir.join("SKILL.md"),
+            "---\nname: target\ndescription: d\n---\nversion one",
+        );
+        let digest = |dir: &Path| fingerprint(dir, Calibre::V3AgentSkills).unwrap().digest;
+        let previous = PreviousSkill {
+            dir: old.dir.clone(),
+            digest: digest(&old.dir),
+        };
+        let stage = |staging, decoys: &[SkillSource]| {
+            stage_trial(
+                staging,
+                &case(CaseFiles::Omitted),
+                &target,
+                Some(&previous),
+                decoys,
+                Path::new("skills"),
+                Path::new("/nonexistent"),
+                &digest(&target.dir),
+                Calibre::V3AgentSkills,
+                None,
+                None,
+            )
+        };
+        let staged = stage(ArmStaging::WithPrevious, &[]).unwrap();
+        assert_eq!(staged.skills.len(), 1);
+        assert_eq!(staged.skills[0].name, "target");
+        assert!(staged.skills[0].target);
+        assert_eq!(
+            std::fs::read_to_string(staged.workspace.join("skills/target/SKILL.md")).unwrap(),
+            "---\nname: target\ndescription: d\n---\nversion one"
+        );
+        // The current target smuggled in as a decoy is a leak in the previous_version arm…
+        let copy = SkillSource {
+            name: "copy".into(),
+            dir: target.dir.clone(),
+        };
+        let error = stage(ArmStaging::WithPrevious, std::slice::from_ref(&copy))
+            .err()
+            .unwrap();
+        assert!(error.is_leak(), "{error}");
+        // …and the previous version is a leak in the baseline.
+        let old_copy = SkillSource {
+            name: "old-copy".into(),
+            dir: old.dir.clone(),
+        };
+        let error = stage(ArmStaging::WithoutTarget, &[old_copy]).err().unwrap();
+        assert!(error.is_leak(), "{error}");
+    }
+
+    #[test]
+    fn arms_are_data() {
+        for arm in Arm::KINDS {
+            assert_eq!(arm.as_str().parse::<Arm>().unwrap(), arm);
+            assert_eq!(
+                serde_json::to_value(arm).unwrap(),
+                serde_json::json!(arm.as_str())
+            );
+        }
+        assert_eq!(
+            ArmDesign::Paired.staging(Arm::PreviousVersion),
+            ArmStaging::WithPrevious
+        );
+        for exposure in [Exposure::Native, Exposure::Nudge, Exposure::Forced] {
+            let arm = exposure.arm();
+            assert_eq!(arm.spec().exposure, exposure);
+            assert_eq!(ArmDesign::Paired.staging(arm), ArmStaging::WithTarget);
+        }
+        let skills = Path::new(".agents/skills");
+        assert_eq!(Exposure::Native.prompt("Q?", "s", skills, "BODY"), "Q?");
+        let nudge = Exposure::Nudge.prompt("Q?", "s", skills, "BODY");
+        assert!(nudge.contains(".agents/skills/s/SKILL.md") && nudge.ends_with("Q?"));
+        assert!(!nudge.contains("BODY"));
+        let forced = Exposure::Forced.prompt("Q?", "s", skills, "BODY\n");
+        assert!(forced.contains("BODY") && forced.ends_with("Q?"));
+        assert!("nope".parse::<Arm>().is_err());
+    }
+
+    #[test]
     fn designs_stage_the_target_where_they_say() {
         use ArmStaging::{WithTarget, WithoutTarget};
         let cases = [
@@ -640,6 +918,7 @@ mod tests {
                 ArmStaging::WithTarget,
                 &case(CaseFiles::Omitted),
                 &target,
+                None,
                 &[],
                 Path::new("skills"),
                 Path::new("/nonexistent"),
@@ -683,6 +962,7 @@ mod tests {
             ArmStaging::WithTarget,
             &case(CaseFiles::Listed(vec![file])),
             &target,
+            None,
             &[],
             Path::new("skills"),
             Path::new("/nonexistent"),

@@ -112,6 +112,19 @@ pub struct GateSettings {
     pub min_lift: Option<f64>,
     /// Verdicts that fail the gate.
     pub fail_on: Vec<FailOn>,
+    /// `--max-latency-ratio`: the P95 wall time of `with_skill` over the reference's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency_ratio: Option<f64>,
+    /// `--max-token-ratio`: tokens per trial of `with_skill` over the reference's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_token_ratio: Option<f64>,
+}
+
+impl GateSettings {
+    /// Whether a cost gate (`--max-latency-ratio`, `--max-token-ratio`) is set.
+    pub fn has_cost_gates(&self) -> bool {
+        self.max_latency_ratio.is_some() || self.max_token_ratio.is_some()
+    }
 }
 
 /// Analysis settings.
@@ -575,6 +588,24 @@ pub struct Summary {
     /// `uncalibrated: …`); absent in A/A repeats and in runs recorded before lookups existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<crate::calibration::CalibrationLookup>,
+    /// The arm the comparisons are against, when the run has comparisons (more arms than the
+    /// paired two, or `--reference`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Arm>,
+    /// Every arm but the reference compared with the reference, in the run's arm order (empty,
+    /// and absent, in a run of the paired two arms: `lift` is that comparison).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<Comparison>,
+}
+
+impl Summary {
+    /// The gate results of the run: the run's `lift` and each comparison's.
+    pub fn gates(&self) -> impl Iterator<Item = &GateResult> {
+        self.lift
+            .gate
+            .iter()
+            .chain(self.comparisons.iter().filter_map(|c| c.lift.gate.as_ref()))
+    }
 }
 
 fn mean(values: &[f64]) -> Option<f64> {
@@ -595,16 +626,14 @@ fn median(values: &[f64]) -> Option<f64> {
     })
 }
 
-fn arm_index(arm: Arm) -> usize {
-    if arm == Arm::WithSkill { 0 } else { 1 }
-}
-
 /// Per-arm running totals.
 #[derive(Debug, Default, Clone)]
 struct ArmTotals {
     trials: OutcomeCounts,
     usage: UsageTotals,
     wall_s: f64,
+    /// Every recorded trial's wall time, seconds (for the P95 of version comparisons).
+    wall_times: Vec<f64>,
     latency_s: f64,
     latency_trials: usize,
     retries: usize,
@@ -613,9 +642,11 @@ struct ArmTotals {
     security_gate_failures: usize,
 }
 
-/// Streaming accumulator of a run's records: per-case and per-arm counters only.
-pub struct RunAccumulator<'a> {
+/// Streaming accumulator of one comparison (an arm against its reference): per-case and
+/// per-arm counters of those two arms only. Slot 0 is the compared arm, slot 1 the reference.
+struct PairAccumulator<'a> {
     manifest: &'a Manifest,
+    slots: [Arm; 2],
     case_index: HashMap<String, usize>,
     case_ids: Vec<String>,
     cases: Vec<[CaseArm; 2]>,
@@ -627,9 +658,9 @@ pub struct RunAccumulator<'a> {
     agreement: agreement::AgreementAccumulator,
 }
 
-impl<'a> RunAccumulator<'a> {
-    /// An empty accumulator for the run `manifest` describes.
-    pub fn new(manifest: &'a Manifest) -> Self {
+impl<'a> PairAccumulator<'a> {
+    /// An empty accumulator of `arm` against `reference` in the run `manifest` describes.
+    fn new(manifest: &'a Manifest, arm: Arm, reference: Arm) -> Self {
         let case_ids = manifest.eval_set.case_ids.clone();
         let case_index = case_ids
             .iter()
@@ -639,6 +670,7 @@ impl<'a> RunAccumulator<'a> {
         let cases = vec![Default::default(); case_ids.len()];
         Self {
             manifest,
+            slots: [arm, reference],
             case_index,
             case_ids,
             cases,
@@ -651,8 +683,16 @@ impl<'a> RunAccumulator<'a> {
         }
     }
 
-    /// Add one record; returns `false` (and ignores it) when its trial key was already added.
-    pub fn add(&mut self, record: &TrialRecord) -> bool {
+    /// Add one record of this pair's arms; returns `false` (and ignores it) when its trial key
+    /// was already added. Records of other arms are ignored (`true`).
+    fn add(&mut self, record: &TrialRecord) -> bool {
+        let arm = if record.arm == self.slots[0] {
+            0
+        } else if record.arm == self.slots[1] {
+            1
+        } else {
+            return true;
+        };
         let case = match self.case_index.get(&record.case_id) {
             Some(&index) => index,
             None => {
@@ -663,7 +703,6 @@ impl<'a> RunAccumulator<'a> {
                 index
             }
         };
-        let arm = arm_index(record.arm);
         if !self.seen.insert((case as u32, arm as u8, record.attempt)) {
             self.duplicates += 1;
             return false;
@@ -677,6 +716,7 @@ impl<'a> RunAccumulator<'a> {
         totals.trials.add(record.outcome);
         totals.usage.add(&record.usage);
         totals.wall_s += record.wall_s;
+        totals.wall_times.push(record.wall_s);
         if record.outcome != Outcome::Unscoreable {
             totals.latency_s += record.model_latency_s;
             totals.latency_trials += 1;
@@ -707,11 +747,296 @@ impl<'a> RunAccumulator<'a> {
         }
         true
     }
+}
 
-    /// Compute the summary.
-    pub fn finish(self, settings: &AnalysisSettings) -> Summary {
-        summarize(self, settings)
+/// Streaming accumulator of a run's records: the classic pair (`with_skill` against
+/// `without_skill`), plus one pair per further comparison when the run has more arms or another
+/// reference ([`Summary::comparisons`]). A two-arm run feeds the one pair only.
+pub struct RunAccumulator<'a> {
+    manifest: &'a Manifest,
+    primary: PairAccumulator<'a>,
+    /// The other comparisons, each an arm against the reference.
+    others: Vec<PairAccumulator<'a>>,
+    /// Whether comparisons are reported (more than the paired two arms, or another reference).
+    compare: bool,
+    /// Outcome counts and keys of the arms outside the classic pair.
+    extra_outcomes: OutcomeCounts,
+    extra_seen: HashSet<(String, Arm, u32)>,
+    extra_duplicates: usize,
+}
+
+impl<'a> RunAccumulator<'a> {
+    /// An empty accumulator for the run `manifest` describes.
+    pub fn new(manifest: &'a Manifest) -> Self {
+        let reference = manifest.reference();
+        let compare = reference != Arm::WithoutSkill
+            || manifest.arms.iter().any(|arm| !Arm::PAIRED.contains(arm));
+        let others = if compare {
+            manifest
+                .arms
+                .iter()
+                .filter(|&&arm| {
+                    arm != reference && !(arm == Arm::WithSkill && reference == Arm::WithoutSkill)
+                })
+                .map(|&arm| PairAccumulator::new(manifest, arm, reference))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Self {
+            manifest,
+            primary: PairAccumulator::new(manifest, Arm::WithSkill, Arm::WithoutSkill),
+            others,
+            compare,
+            extra_outcomes: OutcomeCounts::default(),
+            extra_seen: HashSet::new(),
+            extra_duplicates: 0,
+        }
     }
+
+    /// Add one record; returns `false` (and ignores it) when its trial key was already added.
+    pub fn add(&mut self, record: &TrialRecord) -> bool {
+        let mut fresh = self.primary.add(record);
+        if !self.compare {
+            return fresh;
+        }
+        if !Arm::PAIRED.contains(&record.arm) {
+            if !self
+                .extra_seen
+                .insert((record.case_id.clone(), record.arm, record.attempt))
+            {
+                self.extra_duplicates += 1;
+                return false;
+            }
+            self.extra_outcomes.add(record.outcome);
+        }
+        for pair in &mut self.others {
+            fresh &= pair.add(record);
+        }
+        fresh
+    }
+
+    /// Compute the summary: the classic pair's analysis, and each comparison's.
+    pub fn finish(self, settings: &AnalysisSettings) -> Summary {
+        let RunAccumulator {
+            manifest,
+            primary,
+            others,
+            compare,
+            extra_outcomes,
+            extra_duplicates,
+            ..
+        } = self;
+        let reference = manifest.reference();
+        // The gates apply to `with_skill` against the reference.
+        let ungated = AnalysisSettings {
+            gate: GateSettings::default(),
+            ..settings.clone()
+        };
+        let classic_gated = reference == Arm::WithoutSkill;
+        let cost_gates = settings.gate.has_cost_gates();
+        let primary_costs = (compare || cost_gates).then(|| primary.arm_costs());
+        let mut summary = summarize(primary, if classic_gated { settings } else { &ungated });
+        if classic_gated
+            && cost_gates
+            && let Some(costs) = &primary_costs
+        {
+            let cost =
+                CostComparison::of(costs, &summary.arms.with_skill, &summary.arms.without_skill);
+            apply_cost_gates(&mut summary.lift.gate, &settings.gate, &cost);
+        }
+        if !compare {
+            return summary;
+        }
+        let mut comparisons = Vec::new();
+        if classic_gated && manifest.arms.contains(&Arm::WithSkill) {
+            let costs = primary_costs.expect("computed when comparing");
+            comparisons.push(Comparison {
+                arm: Arm::WithSkill,
+                reference,
+                cost: CostComparison::of(
+                    &costs,
+                    &summary.arms.with_skill,
+                    &summary.arms.without_skill,
+                ),
+                arm_summary: summary.arms.with_skill.clone(),
+                reference_summary: summary.arms.without_skill.clone(),
+                lift: summary.lift.clone(),
+            });
+        }
+        for pair in others {
+            let arm = pair.slots[0];
+            let gated = arm == Arm::WithSkill;
+            let costs = pair.arm_costs();
+            let sub = summarize(pair, if gated { settings } else { &ungated });
+            let cost = CostComparison::of(&costs, &sub.arms.with_skill, &sub.arms.without_skill);
+            let mut lift = sub.lift;
+            if gated {
+                apply_cost_gates(&mut lift.gate, &settings.gate, &cost);
+            }
+            comparisons.push(Comparison {
+                arm,
+                reference,
+                arm_summary: sub.arms.with_skill,
+                reference_summary: sub.arms.without_skill,
+                lift,
+                cost,
+            });
+        }
+        // Planning order of the compared arms.
+        comparisons.sort_by_key(|c| manifest.arms.iter().position(|arm| *arm == c.arm));
+        // The run's totals count every arm.
+        summary.trials.outcomes.merge(&extra_outcomes);
+        summary.trials.recorded = summary.trials.outcomes.total();
+        summary.trials.duplicates_ignored += extra_duplicates;
+        summary.complete = summary.trials.recorded >= manifest.trials_planned;
+        let recorded = summary.trials.recorded;
+        summary.unscoreable.fraction = if recorded == 0 {
+            0.0
+        } else {
+            summary.trials.outcomes.unscoreable as f64 / recorded as f64
+        };
+        summary.unscoreable.exceeded = summary.unscoreable.fraction > settings.max_unscoreable;
+        summary.reference = Some(reference);
+        summary.comparisons = comparisons;
+        summary
+    }
+}
+
+impl PairAccumulator<'_> {
+    /// The two arms' cost figures that need every trial (the P95 wall time).
+    fn arm_costs(&self) -> [Option<f64>; 2] {
+        [
+            percentile(&self.arms[0].wall_times, 0.95),
+            percentile(&self.arms[1].wall_times, 0.95),
+        ]
+    }
+}
+
+/// The `q` quantile of `values` by the nearest-rank method (`None` when empty).
+fn percentile(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
+/// One arm compared with the reference arm: the same paired statistics as the run's `lift`,
+/// plus what the arm costs against the reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The compared arm.
+    pub arm: Arm,
+    /// The arm it is compared against.
+    pub reference: Arm,
+    /// The compared arm over the cases scored in both arms.
+    pub arm_summary: ArmSummary,
+    /// The reference arm over the same cases.
+    pub reference_summary: ArmSummary,
+    /// The paired lift `arm − reference` (its `gate` when the gates apply to this comparison:
+    /// `with_skill` against the reference).
+    pub lift: LiftSummary,
+    /// Latency, tokens and cost per trial of both arms, with their ratios.
+    pub cost: CostComparison,
+}
+
+/// What one arm costs per trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmCost {
+    /// The 95th percentile of the trials' wall time (nearest rank), seconds.
+    pub p95_wall_s: Option<f64>,
+    /// Input plus output tokens per recorded trial (trials that reported usage).
+    pub tokens_per_trial: Option<f64>,
+    /// Cost per recorded trial, USD, when the runner reports cost.
+    pub cost_usd_per_trial: Option<f64>,
+}
+
+/// The compared arm's costs against the reference's, and their ratios (compared ÷ reference;
+/// `None` when either is unknown or the reference's is 0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostComparison {
+    pub arm: ArmCost,
+    pub reference: ArmCost,
+    /// P95 wall time ratio (`--max-latency-ratio` gates it).
+    pub latency_ratio: Option<f64>,
+    /// Tokens per trial ratio (`--max-token-ratio` gates it).
+    pub token_ratio: Option<f64>,
+    /// Cost per trial ratio.
+    pub cost_ratio: Option<f64>,
+}
+
+impl CostComparison {
+    fn of(p95: &[Option<f64>; 2], arm: &ArmSummary, reference: &ArmSummary) -> Self {
+        let cost = |p95: Option<f64>, summary: &ArmSummary| {
+            let recorded = summary.trials.total();
+            let per_trial =
+                |total: Option<f64>| total.filter(|_| recorded > 0).map(|t| t / recorded as f64);
+            let tokens = match (summary.usage.input_tokens, summary.usage.output_tokens) {
+                (None, None) => None,
+                (input, output) => Some((input.unwrap_or(0) + output.unwrap_or(0)) as f64),
+            };
+            ArmCost {
+                p95_wall_s: p95,
+                tokens_per_trial: per_trial(tokens),
+                cost_usd_per_trial: per_trial(summary.usage.cost_usd),
+            }
+        };
+        let arm = cost(p95[0], arm);
+        let reference = cost(p95[1], reference);
+        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+            _ => None,
+        };
+        Self {
+            latency_ratio: ratio(arm.p95_wall_s, reference.p95_wall_s),
+            token_ratio: ratio(arm.tokens_per_trial, reference.tokens_per_trial),
+            cost_ratio: ratio(arm.cost_usd_per_trial, reference.cost_usd_per_trial),
+            arm,
+            reference,
+        }
+    }
+}
+
+/// Add the cost gates' failures (`--max-latency-ratio`, `--max-token-ratio`) to `gate`.
+fn apply_cost_gates(gate: &mut Option<GateResult>, settings: &GateSettings, cost: &CostComparison) {
+    let mut failures = Vec::new();
+    let mut check = |limit: Option<f64>, ratio: Option<f64>, what: &str, flag: &str| {
+        let Some(limit) = limit else {
+            return;
+        };
+        match ratio {
+            Some(ratio) if ratio <= limit => {}
+            Some(ratio) => failures.push(format!(
+                "the {what} ratio {ratio:.3} exceeds {flag} {limit}"
+            )),
+            None => failures.push(format!("no {what} ratio to compare with {flag}")),
+        }
+    };
+    check(
+        settings.max_latency_ratio,
+        cost.latency_ratio,
+        "P95 latency",
+        "--max-latency-ratio",
+    );
+    check(
+        settings.max_token_ratio,
+        cost.token_ratio,
+        "tokens-per-trial",
+        "--max-token-ratio",
+    );
+    if !settings.has_cost_gates() {
+        return;
+    }
+    let result = gate.get_or_insert_with(|| GateResult {
+        settings: settings.clone(),
+        passed: true,
+        failures: Vec::new(),
+    });
+    result.failures.extend(failures);
+    result.passed = result.failures.is_empty();
 }
 
 /// Analyze in-memory records (convenience over [`RunAccumulator`]).
@@ -744,8 +1069,8 @@ struct Paired {
     moments: Vec<[noise::CaseMoments; 2]>,
 }
 
-fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Summary {
-    let RunAccumulator {
+fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> Summary {
+    let PairAccumulator {
         manifest,
         case_ids,
         cases,
@@ -877,8 +1202,8 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
     // case has exactly one scored attempt (K = 1, unclustered), else the effective-count Wilson
     // interval (design effect from the case rates' own variance; never zero width).
     let single_attempt = n > 0 && paired.single_attempt && !clustered;
-    let arm_summary = |arm: Arm, values: &[f64], passes: u64, scored: u64| {
-        let totals = &arm_totals[arm_index(arm)];
+    let arm_summary = |slot: usize, values: &[f64], passes: u64, scored: u64| {
+        let totals = &arm_totals[slot];
         let (interval, interval_method) = if values.len() < MIN_VERDICT_CASES {
             (None, None)
         } else if single_attempt {
@@ -918,14 +1243,9 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         }
     };
     let arms = Arms {
-        with_skill: arm_summary(
-            Arm::WithSkill,
-            &paired.with,
-            paired.with_passes,
-            paired.with_scored,
-        ),
+        with_skill: arm_summary(0, &paired.with, paired.with_passes, paired.with_scored),
         without_skill: arm_summary(
-            Arm::WithoutSkill,
+            1,
             &paired.without,
             paired.without_passes,
             paired.without_scored,
@@ -1076,6 +1396,8 @@ fn summarize(accumulator: RunAccumulator<'_>, settings: &AnalysisSettings) -> Su
         not_measured,
         arm_design: manifest.arm_design,
         calibration: manifest.calibration.clone(),
+        reference: None,
+        comparisons: Vec::new(),
     }
 }
 

@@ -53,9 +53,11 @@ fn manifest(
             source: "builtin".into(),
             skills: vec![],
         },
-        arms: Arm::ALL.to_vec(),
+        arms: Arm::PAIRED.to_vec(),
         arm_design: Default::default(),
         calibration: None,
+        reference: None,
+        previous: None,
         trials_planned: case_ids.len() * 2 * k as usize,
         grading: Default::default(),
         regraded_from: None,
@@ -445,7 +447,8 @@ fn gates() {
     assert!(
         gated(GateSettings {
             min_lift: Some(0.01),
-            fail_on: vec![]
+            fail_on: vec![],
+            ..Default::default()
         })
         .unwrap()
         .passed
@@ -453,6 +456,7 @@ fn gates() {
     let failed = gated(GateSettings {
         min_lift: Some(0.2),
         fail_on: vec![FailOn::Regressed],
+        ..Default::default()
     })
     .unwrap();
     assert!(!failed.passed);
@@ -462,6 +466,7 @@ fn gates() {
         gate: GateSettings {
             min_lift: None,
             fail_on: vec![FailOn::Regressed],
+            ..Default::default()
         },
         ..AnalysisSettings::new(7)
     };

@@ -225,6 +225,28 @@ pub struct RunArgs {
     /// reasons (exit 3; `--resume` continues); 0 disables it.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub breaker: usize,
+    /// Add a `previous_version` arm: the skill's previous version in DIR, staged under the
+    /// skill's name (compare with `--reference previous_version`).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["previous_ref", "resume"])]
+    pub previous: Option<PathBuf>,
+    /// Add a `previous_version` arm from the skill folder as it was at GIT_REF (the skill must
+    /// be in a git repository), e.g. `HEAD~1` or `v1.2.0`.
+    #[arg(long, value_name = "GIT_REF", conflicts_with = "resume")]
+    pub previous_ref: Option<String>,
+    /// Exposure arms besides the native one (`with_skill`): `nudge` (the prompt names the
+    /// skill), `forced` (the skill's SKILL.md in the prompt). Comma-separated; `native` is
+    /// always run.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        conflicts_with = "resume"
+    )]
+    pub exposure: Vec<crate::workspace::Exposure>,
+    /// The arm every other arm is compared against: `without_skill` (default),
+    /// `previous_version`, `with_skill`, …
+    #[arg(long, value_name = "ARM", conflicts_with = "resume")]
+    pub reference: Option<crate::workspace::Arm>,
 }
 
 /// Flags of `skill-lift merge`.
@@ -301,6 +323,24 @@ pub struct AnalysisArgs {
     /// unscoreable [default: 0.1, or the run's recorded value for `report` and `--resume`].
     #[arg(long, value_name = "FRACTION", value_parser = parse_unit_fraction)]
     pub max_unscoreable: Option<f64>,
+    /// Gate: exit 1 when the P95 trial wall time of `with_skill` exceeds this multiple of the
+    /// reference arm's (e.g. 1.1 with `--reference previous_version`).
+    #[arg(long, value_name = "RATIO", value_parser = parse_ratio)]
+    pub max_latency_ratio: Option<f64>,
+    /// Gate: exit 1 when the tokens per trial of `with_skill` exceed this multiple of the
+    /// reference arm's (e.g. 1.2).
+    #[arg(long, value_name = "RATIO", value_parser = parse_ratio)]
+    pub max_token_ratio: Option<f64>,
+}
+
+/// A positive ratio.
+fn parse_ratio(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(ratio) if ratio.is_finite() && ratio > 0.0 => Ok(ratio),
+        _ => Err(format!(
+            "`{value}` is not a positive ratio (1.1 = at most 10% more)"
+        )),
+    }
 }
 
 impl AnalysisArgs {
@@ -333,6 +373,12 @@ impl AnalysisArgs {
             gate: crate::analysis::GateSettings {
                 min_lift: self.min_lift.or(recorded.and_then(|gates| gates.min_lift)),
                 fail_on,
+                max_latency_ratio: self
+                    .max_latency_ratio
+                    .or(recorded.and_then(|gates| gates.max_latency_ratio)),
+                max_token_ratio: self
+                    .max_token_ratio
+                    .or(recorded.and_then(|gates| gates.max_token_ratio)),
             },
             max_unscoreable: self
                 .max_unscoreable
@@ -365,6 +411,8 @@ impl AnalysisArgs {
                 .max_unscoreable
                 .unwrap_or(crate::analysis::DEFAULT_MAX_UNSCOREABLE),
             method: self.method,
+            max_latency_ratio: self.max_latency_ratio,
+            max_token_ratio: self.max_token_ratio,
         }
     }
 }

@@ -174,6 +174,11 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
         created_at: Utc::now(),
         grading: settings,
         regraded_from: Some(run_dir.canonicalize().unwrap_or(run_dir.clone())),
+        // A folder of an older format gets its capabilities written out.
+        runner: crate::record::RunnerInfo {
+            capabilities: Some(original.runner.capabilities()),
+            ..original.runner.clone()
+        },
         ..original.clone()
     };
     // New grading settings make another suite: look its calibration up again (the regrade's

@@ -37,6 +37,168 @@ pub(super) struct ResolvedRun {
     decoy_source: DecoySource,
     calibre: Calibre,
     judge_profiles: Vec<LoadedProfile>,
+    /// The previous version staged in the `previous_version` arm (with the temporary folder a
+    /// `--previous-ref` was extracted into, removed when the run ends).
+    previous: Option<ResolvedPrevious>,
+}
+
+/// The previous version of the skill, ready to stage.
+struct ResolvedPrevious {
+    skill: crate::workspace::PreviousSkill,
+    _extracted: Option<tempfile::TempDir>,
+}
+
+/// The arms a fresh run plans: the paired two, `previous_version` with a previous version,
+/// one arm per `--exposure` besides `native`; and the reference they are compared against.
+fn plan_arms(args: &RunArgs, design: ArmDesign) -> Result<(Vec<Arm>, Option<Arm>), CommandError> {
+    let extra = args.previous.is_some()
+        || args.previous_ref.is_some()
+        || !args.exposure.is_empty()
+        || args.reference.is_some();
+    if !design.is_paired() {
+        if extra {
+            return Err(CommandError::input(anyhow!(
+                "an A/A control runs two identical arms: --previous, --previous-ref, --exposure and --reference apply to `skill-lift run`"
+            )));
+        }
+        return Ok((Arm::PAIRED.to_vec(), None));
+    }
+    let mut arms = Arm::PAIRED.to_vec();
+    if args.previous.is_some() || args.previous_ref.is_some() {
+        arms.push(Arm::PreviousVersion);
+    }
+    for exposure in &args.exposure {
+        let arm = exposure.arm();
+        if !arms.contains(&arm) {
+            arms.push(arm);
+        }
+    }
+    // Planning order is the arms' kind order (stable whatever the flag order).
+    arms.sort_by_key(|arm| Arm::KINDS.iter().position(|kind| kind == arm));
+    if let Some(reference) = args.reference
+        && !arms.contains(&reference)
+    {
+        return Err(CommandError::input(anyhow!(
+            "--reference {reference}: the run has no such arm (its arms: {}){}",
+            arms.iter()
+                .map(|a| a.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if reference == Arm::PreviousVersion {
+                "; add one with --previous DIR or --previous-ref GIT_REF"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok((arms, args.reference.filter(|r| *r != Arm::WithoutSkill)))
+}
+
+/// Extract the skill folder `skill_dir` as it was at `git_ref` into a temporary folder (`git
+/// archive` of the folder's tree at that revision).
+fn extract_git_ref(skill_dir: &Path, git_ref: &str) -> Result<tempfile::TempDir, CommandError> {
+    let fail = |detail: String| {
+        CommandError::input(anyhow!(
+            "--previous-ref {git_ref}: {detail} (the skill folder {} must be in a git repository that has this revision)",
+            skill_dir.display()
+        ))
+    };
+    if git_ref.starts_with('-') {
+        return Err(fail("a revision cannot start with `-`".to_string()));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("skill-lift-previous-")
+        .tempdir()
+        .map_err(|e| fail(format!("creating a temporary folder: {e}")))?;
+    let archive = std::process::Command::new("git")
+        .arg("-C")
+        .arg(skill_dir)
+        .args(["archive", "--format=tar", &format!("{git_ref}:./")])
+        .output()
+        .map_err(|e| fail(format!("running git: {e}")))?;
+    if !archive.status.success() {
+        return Err(fail(
+            String::from_utf8_lossy(&archive.stderr).trim().to_string(),
+        ));
+    }
+    let mut untar = std::process::Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| fail(format!("running tar: {e}")))?;
+    {
+        use std::io::Write;
+        let mut stdin = untar.stdin.take().expect("piped stdin");
+        stdin
+            .write_all(&archive.stdout)
+            .map_err(|e| fail(format!("extracting: {e}")))?;
+    }
+    let untarred = untar
+        .wait_with_output()
+        .map_err(|e| fail(format!("extracting: {e}")))?;
+    if !untarred.status.success() {
+        return Err(fail(format!(
+            "extracting: {}",
+            String::from_utf8_lossy(&untarred.stderr).trim()
+        )));
+    }
+    if !dir.path().join("SKILL.md").is_file() {
+        return Err(fail(
+            "the folder has no SKILL.md at that revision".to_string(),
+        ));
+    }
+    Ok(dir)
+}
+
+/// Load the previous version (`--previous DIR` or `--previous-ref REF`) and check it against
+/// the target: a different fingerprint, and no copy of it among the decoys.
+fn resolve_previous(
+    folder: Option<&Path>,
+    git_ref: Option<&str>,
+    skill_dir: &Path,
+    calibre: Calibre,
+) -> Result<Option<(ResolvedPrevious, crate::record::PreviousInfo)>, CommandError> {
+    let (dir, extracted, recorded_path) = match (folder, git_ref) {
+        (Some(dir), _) => {
+            if !dir.join("SKILL.md").is_file() {
+                return Err(CommandError::input(anyhow!(
+                    "--previous {}: no SKILL.md in this folder",
+                    dir.display()
+                )));
+            }
+            (absolute(dir), None, absolute(dir))
+        }
+        (None, Some(git_ref)) => {
+            let extracted = extract_git_ref(skill_dir, git_ref)?;
+            (
+                extracted.path().to_path_buf(),
+                Some(extracted),
+                absolute(skill_dir),
+            )
+        }
+        (None, None) => return Ok(None),
+    };
+    let previous_skill = load_skill(&dir).map_err(CommandError::input)?;
+    print_warnings(&previous_skill);
+    let print = fingerprint(&dir, calibre).map_err(CommandError::input)?;
+    let info = crate::record::PreviousInfo {
+        path: recorded_path,
+        git_ref: git_ref.filter(|_| folder.is_none()).map(str::to_string),
+        fingerprint: print.digest.clone(),
+    };
+    Ok(Some((
+        ResolvedPrevious {
+            skill: crate::workspace::PreviousSkill {
+                dir,
+                digest: print.digest,
+            },
+            _extracted: extracted,
+        },
+        info,
+    )))
 }
 
 /// `path` made absolute: canonical when it exists, else joined to the current folder.
@@ -147,6 +309,21 @@ pub(super) fn resolve_fresh(
     let profile_path = resolve_profile_path(&args.runner).map_err(CommandError::input)?;
     let profile = load_profile(&profile_path).map_err(CommandError::input)?;
     let target_fingerprint = fingerprint(&skill_dir, calibre).map_err(CommandError::input)?;
+    let (arms, reference) = plan_arms(args, design)?;
+    let previous = resolve_previous(
+        args.previous.as_deref(),
+        args.previous_ref.as_deref(),
+        &skill_dir,
+        calibre,
+    )?;
+    if let Some((_, info)) = &previous
+        && info.fingerprint == target_fingerprint.digest
+    {
+        return Err(CommandError::input(anyhow!(
+            "the previous version has the skill's own fingerprint {}: there is nothing to compare",
+            info.fingerprint
+        )));
+    }
     let decoy_source = if args.no_decoys {
         DecoySource::None
     } else if let Some(dir) = &args.decoys {
@@ -185,6 +362,15 @@ pub(super) fn resolve_fresh(
                 "leak guard: decoy {} is a copy of the target {}: {why}; the baseline would contain the target",
                 decoy_display_path(&decoy_source, &decoy.name, &decoy.dir).display(),
                 skill_dir.join("SKILL.md").display()
+            )));
+        }
+        if let Some((previous, _)) = &previous
+            && print.digest == previous.skill.digest
+        {
+            return Err(CommandError::input(anyhow!(
+                "leak guard: decoy `{}` has the previous version's fingerprint {}; the baseline would contain the skill",
+                decoy.name,
+                print.digest
             )));
         }
         if print.digest == target_fingerprint.digest {
@@ -304,12 +490,14 @@ pub(super) fn resolve_fresh(
             source: decoy_source.recorded_name(),
             skills: decoy_infos,
         },
-        arms: Arm::ALL.to_vec(),
+        trials_planned: cases.len() * arms.len() * args.k as usize,
+        arms,
+        reference,
+        previous: previous.as_ref().map(|(_, info)| info.clone()),
         arm_design: design,
         calibration: None,
         grading: grading.settings,
         regraded_from: None,
-        trials_planned: cases.len() * Arm::ALL.len() * args.k as usize,
         shard: args.shard,
         gates: Some(args.analysis.recorded_gates()),
     };
@@ -322,6 +510,7 @@ pub(super) fn resolve_fresh(
         decoy_source,
         calibre,
         judge_profiles: grading.judge_profiles,
+        previous: previous.map(|(resolved, _)| resolved),
     })
 }
 
@@ -400,7 +589,29 @@ pub(super) fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, CommandError
         return Err(changed("decoys", manifest.decoys.source.clone()));
     }
     let judge_profiles = super::grading::recorded_judge_profiles(&manifest.grading)?;
+    let previous = match &manifest.previous {
+        None => None,
+        Some(info) => {
+            let (folder, git_ref) = match &info.git_ref {
+                Some(git_ref) => (None, Some(git_ref.as_str())),
+                None => (Some(info.path.as_path()), None),
+            };
+            let (resolved, now) = resolve_previous(folder, git_ref, &info.path, calibre)?
+                .expect("a folder or a revision");
+            if now.fingerprint != info.fingerprint {
+                return Err(changed(
+                    "previous version",
+                    format!(
+                        "fingerprint {} is now {}",
+                        info.fingerprint, now.fingerprint
+                    ),
+                ));
+            }
+            Some(resolved)
+        }
+    };
     Ok(ResolvedRun {
+        previous,
         skill,
         skill_dir,
         cases,
@@ -423,7 +634,7 @@ pub fn exit_code_for(summary: &Summary) -> i32 {
     if summary.trials.recorded > 0 && (summary.lift.n_cases == 0 || summary.unscoreable.exceeded) {
         return exit_codes::INFRASTRUCTURE_ERROR;
     }
-    if summary.lift.gate.as_ref().is_some_and(|gate| !gate.passed) {
+    if summary.gates().any(|gate| !gate.passed) {
         return exit_codes::GATE_FAILED;
     }
     exit_codes::SUCCESS
@@ -445,11 +656,10 @@ pub fn explain_exit(summary: &Summary, code: i32) {
         ),
         exit_codes::GATE_FAILED => {
             let failures = summary
-                .lift
-                .gate
-                .as_ref()
-                .map(|g| g.failures.join("; "))
-                .unwrap_or_default();
+                .gates()
+                .flat_map(|g| g.failures.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join("; ");
             eprintln!("error: gate failed: {failures} (exit {code})");
         }
         _ => {}
@@ -459,7 +669,15 @@ pub fn explain_exit(summary: &Summary, code: i32) {
 /// The unscoreable causes of both arms, e.g. `grader error 3, runner error 1`.
 fn unscoreable_causes(summary: &Summary) -> String {
     let mut causes: std::collections::BTreeMap<&str, usize> = Default::default();
-    for arm in [&summary.arms.with_skill, &summary.arms.without_skill] {
+    let extra = summary
+        .comparisons
+        .iter()
+        .filter(|c| !Arm::PAIRED.contains(&c.arm))
+        .map(|c| &c.arm_summary);
+    for arm in [&summary.arms.with_skill, &summary.arms.without_skill]
+        .into_iter()
+        .chain(extra)
+    {
         for (cause, count) in &arm.unscoreable_causes {
             *causes.entry(cause.as_str()).or_default() += count;
         }
@@ -755,6 +973,7 @@ pub(super) async fn execute_run(
         decoy_source,
         calibre,
         judge_profiles,
+        previous: previous_version,
     } = resolved;
     let run_dir = run_dir.to_path_buf();
     std::fs::create_dir_all(run_dir.join("transcripts"))
@@ -774,7 +993,7 @@ pub(super) async fn execute_run(
             Ok(())
         })
         .map_err(CommandError::input)?;
-    let planned: HashSet<_> = plan_trials(&cases, manifest.k)
+    let planned: HashSet<_> = plan_trials(&cases, &manifest.arms, manifest.k)
         .into_iter()
         .map(|(_, key)| key)
         .collect();
@@ -824,9 +1043,16 @@ pub(super) async fn execute_run(
     }
     let log = TrialLog::open(&run_dir, valid_len, &lock).map_err(CommandError::input)?;
     eprintln!(
-        "skill-lift: run {} — {} cases × 2 arms × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
+        "skill-lift: run {} — {} cases × {} arms ({}) × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
         manifest.run_id,
         cases.len(),
+        manifest.arms.len(),
+        manifest
+            .arms
+            .iter()
+            .map(|arm| arm.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         manifest.k,
         manifest.trials_planned,
         done.len() - outside_shard,
@@ -944,6 +1170,9 @@ pub(super) async fn execute_run(
         max_transcript_bytes: usize::try_from(profile.profile.max_transcript_bytes)
             .unwrap_or(usize::MAX),
         design: manifest.arm_design,
+        arms: manifest.arms.clone(),
+        previous: previous_version.as_ref().map(|p| p.skill.clone()),
+        target_skill_md: skill_md_text(&skill_dir)?,
     });
     // A resumed run keeps the gates it started with unless a flag is given again.
     let analysis_settings = args

@@ -77,7 +77,7 @@ pub struct TrialFacts<'a> {
 /// The skills staged in a trial: the decoys, plus the target when `staging` says so, sorted.
 pub fn staged_skill_names(target: &str, decoys: &[String], staging: ArmStaging) -> Vec<String> {
     let mut names = decoys.to_vec();
-    if staging == ArmStaging::WithTarget {
+    if staging.stages_target_name() {
         names.push(target.to_string());
     }
     names.sort();

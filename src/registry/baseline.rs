@@ -147,7 +147,8 @@ pub struct RecordedRun {
     pub store: PathBuf,
 }
 
-/// The baseline entries one recorded run contributes (one per trial record), without writing
+/// The baseline entries one recorded run contributes (one per `with_skill` / `without_skill`
+/// trial record), without writing
 /// anything: what [`record_run`] stores, and what `skill-lift lint --against RUN_DIR` reads.
 pub fn entries_from_run(
     manifest: &Manifest,
@@ -155,8 +156,11 @@ pub fn entries_from_run(
     recorded_at: DateTime<Utc>,
 ) -> Vec<BaselineEntry> {
     let asset = &manifest.asset.name;
+    // The store holds verdicts of this fingerprint with and without it: the other arms of a
+    // run (a previous version, exposure variants) are no verdicts of this version as installed.
     records
         .iter()
+        .filter(|record| crate::workspace::Arm::PAIRED.contains(&record.arm))
         .map(|record| BaselineEntry {
             fingerprint: manifest.asset.fingerprint.clone(),
             calibre: manifest.asset.calibre.clone(),
@@ -185,7 +189,8 @@ pub fn entries_from_run(
 }
 
 /// Feed the baseline store from a recorded run: one entry per trial record, keyed by the run's
-/// fingerprint and calibre and each record's model, runner, case, arm and attempt. Idempotent:
+/// fingerprint and calibre and each record's model, runner, case, arm and attempt (the
+/// `with_skill` and `without_skill` arms only). Idempotent:
 /// entries from an earlier call for the same run id are replaced (so `run --resume` and
 /// `report` can call it again). The hook `skill-lift run` calls after recording.
 pub fn record_run(

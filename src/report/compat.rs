@@ -212,11 +212,19 @@ pub fn benchmark_json(run: &RunExport) -> Vec<u8> {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
         };
-        let index = if record.arm == Arm::WithSkill { 0 } else { 1 };
-        per_arm[index].0.push(pass_rate);
-        per_arm[index].1.push(record.wall_s);
-        if let Some(tokens) = tokens {
-            per_arm[index].2.push(tokens as f64);
+        // The benchmark's two configurations are the classic pair; the other arms are listed
+        // as runs of their own configuration only.
+        let index = match record.arm {
+            Arm::WithSkill => Some(0),
+            Arm::WithoutSkill => Some(1),
+            _ => None,
+        };
+        if let Some(index) = index {
+            per_arm[index].0.push(pass_rate);
+            per_arm[index].1.push(record.wall_s);
+            if let Some(tokens) = tokens {
+                per_arm[index].2.push(tokens as f64);
+            }
         }
         runs.push(json!({
             "eval_id": case_index(&record.case_id),

@@ -348,6 +348,47 @@ fn noise_block(out: &mut String, summary: &Summary) {
     }
 }
 
+/// One row per comparison of an arm with the reference arm (runs with more than two arms).
+fn comparisons_block(out: &mut String, summary: &Summary) {
+    use crate::report::tables::{interval_text, percent, points};
+    let Some(reference) = summary.reference else {
+        return;
+    };
+    if summary.comparisons.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<h2>Comparisons against <code>{}</code></h2>\n<table id=\"comparisons\"><tr><th>arm</th><th>pass rate</th><th>{}</th><th>lift</th><th>interval</th><th>N</th><th>verdict</th><th>P95 wall ratio</th><th>tokens/trial ratio</th><th>gate</th></tr>",
+        escape(reference.as_str()),
+        escape(reference.as_str())
+    );
+    let ratio = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("×{v:.2}"));
+    for comparison in &summary.comparisons {
+        let lift = &comparison.lift;
+        let gate = match &lift.gate {
+            None => "—".to_string(),
+            Some(gate) if gate.passed => "passed".to_string(),
+            Some(gate) => format!("FAILED — {}", gate.failures.join("; ")),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(comparison.arm.as_str()),
+            percent(comparison.arm_summary.pass_rate),
+            percent(comparison.reference_summary.pass_rate),
+            points(lift.estimate),
+            escape(&interval_text(lift.ci_low, lift.ci_high)),
+            lift.n_cases,
+            lift.verdict.as_str(),
+            ratio(comparison.cost.latency_ratio),
+            ratio(comparison.cost.token_ratio),
+            escape(&gate),
+        );
+    }
+    out.push_str("</table>\n");
+}
+
 fn arm_rates(out: &mut String, summary: &Summary) {
     let arms: [(&str, &ArmSummary, &str); 2] = [
         ("with_skill", &summary.arms.with_skill, "#0969da"),
@@ -488,10 +529,12 @@ fn case_lift_distribution(out: &mut String, summary: &Summary) {
 fn trial_link(record: &TrialRecord) -> String {
     let label = format!(
         "{}{}",
-        if record.arm == Arm::WithSkill {
-            "W"
-        } else {
-            "B"
+        match record.arm {
+            Arm::WithSkill => "W",
+            Arm::WithoutSkill => "B",
+            Arm::PreviousVersion => "P",
+            Arm::WithSkillNudge => "N",
+            Arm::WithSkillForced => "F",
         },
         record.attempt
     );
@@ -679,6 +722,7 @@ pub fn report_html(run: &RunExport) -> String {
     metrics_table(&mut out, summary);
     out.push_str("<h2>Pass rate per arm (95% interval)</h2>\n");
     arm_rates(&mut out, summary);
+    comparisons_block(&mut out, summary);
     noise_block(&mut out, summary);
     out.push_str("<h2>Per-case lift</h2>\n");
     case_lift_distribution(&mut out, summary);

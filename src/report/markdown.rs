@@ -182,6 +182,78 @@ pub fn format_p_value(p: f64) -> String {
 }
 
 /// Render the summary as Markdown.
+/// One row per comparison of an arm with the reference arm: rates, paired lift with its
+/// interval and verdict, then what each arm costs per trial and the ratios.
+fn comparisons_section(out: &mut String, summary: &Summary) {
+    let Some(reference) = summary.reference else {
+        return;
+    };
+    if summary.comparisons.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n**Comparisons against `{reference}`** (paired over the cases scored in both arms):\n"
+    );
+    let _ = writeln!(
+        out,
+        "| arm | pass rate | {reference} | lift | 95% CI | N | verdict | gate |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    for comparison in &summary.comparisons {
+        let lift = &comparison.lift;
+        let gate = match &lift.gate {
+            None => "—".to_string(),
+            Some(gate) if gate.passed => "passed".to_string(),
+            Some(gate) => format!("**FAILED** — {}", gate.failures.join("; ")),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {gate} |",
+            comparison.arm,
+            percent(comparison.arm_summary.pass_rate),
+            percent(comparison.reference_summary.pass_rate),
+            points(lift.estimate),
+            tables::interval_text(lift.ci_low, lift.ci_high),
+            lift.n_cases,
+            lift.verdict.as_str(),
+        );
+    }
+    let seconds = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.2} s"));
+    let number = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.0}"));
+    let dollars = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("${v:.4}"));
+    let ratio = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("×{v:.2}"));
+    let _ = writeln!(
+        out,
+        "\n| arm | P95 wall | ratio | tokens / trial | ratio | cost / trial | ratio |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for comparison in &summary.comparisons {
+        let cost = &comparison.cost;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            comparison.arm,
+            seconds(cost.arm.p95_wall_s),
+            ratio(cost.latency_ratio),
+            number(cost.arm.tokens_per_trial),
+            ratio(cost.token_ratio),
+            dollars(cost.arm.cost_usd_per_trial),
+            ratio(cost.cost_ratio),
+        );
+    }
+    if let Some(first) = summary.comparisons.first() {
+        let cost = &first.cost.reference;
+        let _ = writeln!(
+            out,
+            "| {reference} (reference) | {} | | {} | | {} | |",
+            seconds(cost.p95_wall_s),
+            number(cost.tokens_per_trial),
+            dollars(cost.cost_usd_per_trial),
+        );
+    }
+}
+
 pub fn summary_markdown(summary: &Summary) -> String {
     let lift = &summary.lift;
     let mut out = String::new();
@@ -281,6 +353,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
     out.push_str(&arm_row("with_skill", &summary.arms.with_skill));
     out.push_str(&arm_row("without_skill", &summary.arms.without_skill));
+    comparisons_section(&mut out, summary);
     unscoreable_section(&mut out, summary);
     truncation_line(&mut out, summary);
     security_gate_section(&mut out, summary);

@@ -40,6 +40,9 @@ pub struct MockBehaviour {
     /// In tools mode, hand the answer in through the `final_answer` tool instead of a plain
     /// reply.
     pub answer_with_final_answer_tool: bool,
+    /// A second marker (say, an older version of the skill) and its answer, given when the
+    /// marker is absent but this one is present.
+    pub partial: Option<(String, String)>,
 }
 
 impl Default for MockBehaviour {
@@ -55,6 +58,20 @@ impl Default for MockBehaviour {
             activate: None,
             require_bearer: None,
             answer_with_final_answer_tool: false,
+            partial: None,
+        }
+    }
+}
+
+impl MockBehaviour {
+    /// The answer to a conversation whose context reads `text`.
+    fn answer_for(&self, text: &str) -> &str {
+        if text.contains(&self.marker) {
+            return &self.with_answer;
+        }
+        match &self.partial {
+            Some((marker, answer)) if text.contains(marker.as_str()) => answer,
+            _ => &self.without_answer,
         }
     }
 }
@@ -137,17 +154,15 @@ async fn chat(
                 "function": {"name": "activate_skill", "arguments": json!({"name": name}).to_string()}}]);
             return Json(completion(None, Some(calls), prompt_tokens)).into_response();
         }
-        let marked = tool_results.iter().any(|m| {
-            m["content"]
-                .as_str()
-                .unwrap_or("")
-                .contains(&behaviour.marker)
-        });
-        let answer = if marked {
-            &behaviour.with_answer
-        } else {
-            &behaviour.without_answer
-        };
+        // What the model read: tool results, and the user's own messages (a skill forced into
+        // the prompt).
+        let read: String = messages
+            .iter()
+            .filter(|m| m["role"] == "tool" || m["role"] == "user")
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let answer = behaviour.answer_for(&read);
         if behaviour.answer_with_final_answer_tool {
             let calls = json!([{"id": format!("call_{}", tool_results.len() + 1), "type": "function",
                 "function": {"name": "final_answer", "arguments": json!({"answer": answer}).to_string()}}]);
@@ -155,11 +170,7 @@ async fn chat(
         }
         return Json(completion(Some(answer), None, prompt_tokens)).into_response();
     }
-    let answer = if system.contains(&behaviour.marker) {
-        &behaviour.with_answer
-    } else {
-        &behaviour.without_answer
-    };
+    let answer = behaviour.answer_for(&system);
     Json(completion(Some(answer), None, prompt_tokens)).into_response()
 }
 
