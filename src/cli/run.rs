@@ -95,7 +95,7 @@ fn plan_arms(args: &RunArgs, design: ArmDesign) -> Result<(Vec<Arm>, Option<Arm>
 }
 
 /// Extract the skill folder `skill_dir` as it was at `git_ref` into a temporary folder (`git
-/// archive` of the folder's tree at that revision).
+/// archive` run in the folder: its files at that revision).
 fn extract_git_ref(skill_dir: &Path, git_ref: &str) -> Result<tempfile::TempDir, CommandError> {
     let fail = |detail: String| {
         CommandError::input(anyhow!(
@@ -113,7 +113,9 @@ fn extract_git_ref(skill_dir: &Path, git_ref: &str) -> Result<tempfile::TempDir,
     let archive = std::process::Command::new("git")
         .arg("-C")
         .arg(skill_dir)
-        .args(["archive", "--format=tar", &format!("{git_ref}:./")])
+        // Run inside the skill folder, `git archive` takes that folder's files only, paths
+        // relative to it.
+        .args(["archive", "--format=tar", git_ref])
         .output()
         .map_err(|e| fail(format!("running git: {e}")))?;
     if !archive.status.success() {
