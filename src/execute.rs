@@ -194,6 +194,8 @@ pub fn plan_trials(cases: &[GoldenCase], arms: &[Arm], k: u32) -> Vec<(usize, Tr
 #[derive(Default)]
 struct RunningLift {
     cases: HashMap<String, [(u32, u32); 2]>,
+    /// The run has arms besides the classic pair: the message names the pair it estimates.
+    labelled: bool,
 }
 
 impl RunningLift {
@@ -221,12 +223,17 @@ impl RunningLift {
             .filter(|arms| arms[0].1 > 0 && arms[1].1 > 0)
             .map(|arms| arms[0].0 as f64 / arms[0].1 as f64 - arms[1].0 as f64 / arms[1].1 as f64)
             .collect();
+        let label = if self.labelled {
+            " (with_skill vs without_skill)"
+        } else {
+            ""
+        };
         if differences.is_empty() {
-            return "lift: n/a".to_string();
+            return format!("lift{label}: n/a");
         }
         let lift = differences.iter().sum::<f64>() / differences.len() as f64;
         format!(
-            "lift {:+.1} pp over {} cases",
+            "lift{label} {:+.1} pp over {} cases",
             lift * 100.0,
             differences.len()
         )
@@ -326,7 +333,10 @@ pub async fn execute(
         .collect();
     let pending_count = pending.len();
 
-    let mut running = RunningLift::default();
+    let mut running = RunningLift {
+        labelled: context.arms.iter().any(|arm| !Arm::PAIRED.contains(arm)),
+        ..RunningLift::default()
+    };
     for record in previous {
         running.add(record);
     }

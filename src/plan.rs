@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::analysis::{MDE_ALPHA, MDE_POWER, Summary};
 use crate::stats::{self, PairedVarianceComponents};
+use crate::workspace::Arm;
 
 /// Default within-case variance per arm without a pilot: a pass probability of 0.5 (the largest
 /// possible binary variance, 0.25).
@@ -55,7 +56,12 @@ pub struct UsageEstimate {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Plan {
     pub cases: usize,
+    /// The arms each case runs in (the paired two unless [`Plan::with_shape`] says otherwise).
+    pub arms: Vec<Arm>,
+    /// Runner × model cells of a matrix run (1 for a single runner and model).
+    pub cells: usize,
     pub k: u32,
+    /// Cases × arms × K × cells.
     pub trials: usize,
     pub usage: Option<UsageEstimate>,
     pub components: PairedVarianceComponents,
@@ -138,7 +144,7 @@ pub fn default_components(k: u32) -> PairedVarianceComponents {
     }
 }
 
-/// Build a plan for `cases` × 2 arms × `k`.
+/// Build a plan for `cases` × 2 arms × `k` (see [`Plan::with_shape`] for more arms or cells).
 pub fn plan(
     cases: usize,
     k: u32,
@@ -171,8 +177,10 @@ pub fn plan(
         stats::minimum_detectable_effect(&floor_components, cases as u64, MDE_ALPHA, MDE_POWER);
     Plan {
         cases,
+        arms: Arm::PAIRED.to_vec(),
+        cells: 1,
         k,
-        trials: cases * 2 * k as usize,
+        trials: cases * Arm::PAIRED.len() * k as usize,
         usage,
         components: with_k(k),
         variance_source,
@@ -184,12 +192,39 @@ pub fn plan(
     }
 }
 
+impl Plan {
+    /// The same plan for a run with `arms` in each of `cells` runner × model cells: the trial
+    /// count follows; the power is that of each comparison in each cell. The usage estimate is
+    /// the caller's (built for the same trial count).
+    pub fn with_shape(mut self, arms: Vec<Arm>, cells: usize) -> Plan {
+        let cells = cells.max(1);
+        self.trials = self.cases * arms.len() * self.k as usize * cells;
+        self.arms = arms;
+        self.cells = cells;
+        self
+    }
+}
+
 /// The plan as Markdown.
 pub fn plan_markdown(plan: &Plan) -> String {
     let pp = |v: f64| format!("{:.1} pp", v * 100.0);
+    let arms = plan
+        .arms
+        .iter()
+        .map(|arm| arm.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let cells = if plan.cells > 1 {
+        format!(" × {} runner/model cells", plan.cells)
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "# skill-lift plan\n\n{} cases × 2 arms × K = {} = **{} trials**.\n",
-        plan.cases, plan.k, plan.trials
+        "# skill-lift plan\n\n{} cases × {} arms ({arms}) × K = {}{cells} = **{} trials**.\n",
+        plan.cases,
+        plan.arms.len(),
+        plan.k,
+        plan.trials
     );
     match &plan.usage {
         Some(usage) => {

@@ -1317,6 +1317,7 @@ async fn drive(
             ArmStaging::WithTarget,
             &case,
             &context.target,
+            None,
             &context.decoys,
             context.runner.skills_dir(),
             Path::new(""),

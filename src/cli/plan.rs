@@ -30,6 +30,15 @@ pub struct PlanArgs {
         default_value = "local"
     )]
     pub runner: String,
+    /// Plan a `previous_version` arm, as `run --previous DIR` runs one.
+    #[arg(long, value_name = "DIR", conflicts_with = "previous_ref")]
+    pub previous: Option<PathBuf>,
+    /// Plan a `previous_version` arm, as `run --previous-ref GIT_REF` runs one.
+    #[arg(long, value_name = "GIT_REF")]
+    pub previous_ref: Option<String>,
+    /// Plan exposure arms, as `run --exposure LIST` runs them.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub exposure: Vec<crate::workspace::Exposure>,
     /// Attempts per case per arm to plan for.
     #[arg(short = 'k', long = "attempts", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub k: u32,
@@ -90,7 +99,14 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
     let cases = eval_set.runnable_cases(args.allow_draft).len();
     let profile = load_profile(&resolve_profile_path(&args.runner).map_err(CommandError::input)?)
         .map_err(CommandError::input)?;
-    let trials = cases * 2 * args.k as usize;
+    let (arms, _) = super::run::planned_arms(
+        args.previous.is_some() || args.previous_ref.is_some(),
+        &args.exposure,
+        None,
+        crate::workspace::ArmDesign::Paired,
+    )?;
+    let cells = 1;
+    let trials = cases * arms.len() * args.k as usize * cells;
 
     let mut pilot_summary = None;
     if let Some(run_dir) = &args.pilot {
@@ -167,7 +183,8 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
             )
         }
     };
-    let planned = plan(cases, args.k, components, source, usage, args.target_lift);
+    let planned =
+        plan(cases, args.k, components, source, usage, args.target_lift).with_shape(arms, cells);
     if args.json {
         println!(
             "{}",

@@ -51,10 +51,24 @@ struct ResolvedPrevious {
 /// The arms a fresh run plans: the paired two, `previous_version` with a previous version,
 /// one arm per `--exposure` besides `native`; and the reference they are compared against.
 fn plan_arms(args: &RunArgs, design: ArmDesign) -> Result<(Vec<Arm>, Option<Arm>), CommandError> {
-    let extra = args.previous.is_some()
-        || args.previous_ref.is_some()
-        || !args.exposure.is_empty()
-        || args.reference.is_some();
+    planned_arms(
+        args.previous.is_some() || args.previous_ref.is_some(),
+        &args.exposure,
+        args.reference,
+        design,
+    )
+}
+
+/// The arms of a run with these flags (shared by `run` and `plan`): the paired two,
+/// `previous_version` when a previous version is given, one arm per exposure besides `native`,
+/// in the arms' kind order; and the reference when it is not `without_skill`.
+pub(super) fn planned_arms(
+    has_previous: bool,
+    exposure: &[crate::workspace::Exposure],
+    reference: Option<Arm>,
+    design: ArmDesign,
+) -> Result<(Vec<Arm>, Option<Arm>), CommandError> {
+    let extra = has_previous || !exposure.is_empty() || reference.is_some();
     if !design.is_paired() {
         if extra {
             return Err(CommandError::input(anyhow!(
@@ -64,10 +78,10 @@ fn plan_arms(args: &RunArgs, design: ArmDesign) -> Result<(Vec<Arm>, Option<Arm>
         return Ok((Arm::PAIRED.to_vec(), None));
     }
     let mut arms = Arm::PAIRED.to_vec();
-    if args.previous.is_some() || args.previous_ref.is_some() {
+    if has_previous {
         arms.push(Arm::PreviousVersion);
     }
-    for exposure in &args.exposure {
+    for exposure in exposure {
         let arm = exposure.arm();
         if !arms.contains(&arm) {
             arms.push(arm);
@@ -75,7 +89,7 @@ fn plan_arms(args: &RunArgs, design: ArmDesign) -> Result<(Vec<Arm>, Option<Arm>
     }
     // Planning order is the arms' kind order (stable whatever the flag order).
     arms.sort_by_key(|arm| Arm::KINDS.iter().position(|kind| kind == arm));
-    if let Some(reference) = args.reference
+    if let Some(reference) = reference
         && !arms.contains(&reference)
     {
         return Err(CommandError::input(anyhow!(
@@ -91,7 +105,7 @@ fn plan_arms(args: &RunArgs, design: ArmDesign) -> Result<(Vec<Arm>, Option<Arm>
             }
         )));
     }
-    Ok((arms, args.reference.filter(|r| *r != Arm::WithoutSkill)))
+    Ok((arms, reference.filter(|r| *r != Arm::WithoutSkill)))
 }
 
 /// Extract the skill folder `skill_dir` as it was at `git_ref` into a temporary folder (`git
