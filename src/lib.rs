@@ -28,6 +28,7 @@ pub mod record;
 pub mod redact;
 pub mod registry;
 pub mod report;
+pub mod run_matrix;
 pub mod runner;
 pub mod scaffold;
 pub mod shard;

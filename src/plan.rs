@@ -366,4 +366,20 @@ mod tests {
         assert!(text.contains("96 trials"));
         assert!(text.contains("To detect a lift of 20.0 pp"));
     }
+
+    #[test]
+    fn the_shape_counts_every_arm_and_cell() {
+        let shaped = plan(10, 2, default_components(2), source(), None, None).with_shape(
+            vec![Arm::WithSkill, Arm::WithoutSkill, Arm::PreviousVersion],
+            4,
+        );
+        assert_eq!(shaped.trials, 10 * 3 * 2 * 4);
+        assert!(
+            plan_markdown(&shaped).contains(
+                "10 cases × 3 arms (with_skill, without_skill, previous_version) × K = 2 × 4 runner/model cells = **240 trials**"
+            ),
+            "{}",
+            plan_markdown(&shaped)
+        );
+    }
 }

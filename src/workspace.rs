@@ -148,6 +148,17 @@ impl Arm {
         }
     }
 
+    /// The one-letter label of the arm's trials in the HTML report's case table.
+    pub fn letter(self) -> &'static str {
+        match self {
+            Arm::WithSkill => "W",
+            Arm::WithoutSkill => "B",
+            Arm::PreviousVersion => "P",
+            Arm::WithSkillNudge => "N",
+            Arm::WithSkillForced => "F",
+        }
+    }
+
     /// What the arm stages and how it exposes it.
     pub fn spec(self) -> ArmSpec {
         let (skill, exposure) = match self {

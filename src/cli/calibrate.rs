@@ -180,6 +180,11 @@ fn start_fresh(
 
 /// Run the command; returns the exit code.
 pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
+    if super::matrix::is_matrix(&args.run) {
+        return Err(CommandError::input(anyhow!(
+            "calibrate measures one runner and model: give one --runner and at most one --model (calibrate each cell of a matrix on its own)"
+        )));
+    }
     check_flags(&args)?;
     let run = &args.run;
     let (dir, plan) = match &run.resume {
@@ -298,6 +303,7 @@ async fn run_repeats(
             quiet: run.quiet,
             manage_server: false,
             resuming: repeat_dir.join("trials.jsonl").exists(),
+            progress: None,
         };
         let finished = match execute_run(prepared, &repeat_dir, run, options).await? {
             Ok(finished) => finished,

@@ -17,8 +17,137 @@ use crate::shard::{merge_shards, missing_shards};
 
 /// Run the command; returns the exit code.
 pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
+    if args
+        .shard_dirs
+        .iter()
+        .any(|dir| crate::run_matrix::is_matrix_folder(dir))
+    {
+        return merge_matrix(&args);
+    }
+    let folders = shard_folders(&args.shard_dirs).map_err(CommandError::input)?;
+    let run_id = match &args.run_id {
+        Some(id) => id.clone(),
+        None => args
+            .out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| CommandError::input(anyhow!("--out must name a folder")))?,
+    };
+    merge_folders(&folders, &args.out, &run_id, &args, args.quiet)
+}
+
+/// Merge the shards of a matrix run: each argument is the matrix folder one shard wrote; the
+/// cells are matched by runner and model, each merged into `OUT/cells/<id>` as `merge` merges
+/// one run, and the matrix report of the merged cells is written into OUT.
+fn merge_matrix(args: &MergeArgs) -> Result<i32, CommandError> {
+    let mut matrices = Vec::new();
+    for dir in &args.shard_dirs {
+        if !crate::run_matrix::is_matrix_folder(dir) {
+            return Err(CommandError::input(anyhow!(
+                "{}: not a matrix folder (no matrix-manifest.json); the other arguments are shards of a matrix run, so every argument must be one",
+                dir.display()
+            )));
+        }
+        let manifest = crate::run_matrix::read_matrix_manifest(dir).map_err(CommandError::input)?;
+        matrices.push((dir.clone(), manifest));
+    }
+    let (_, first) = &matrices[0];
+    let key = |cell: &crate::run_matrix::MatrixCell| (cell.runner.clone(), cell.model.clone());
+    let mut expected: Vec<_> = first.cells.iter().map(key).collect();
+    expected.sort();
+    for (dir, manifest) in &matrices {
+        let mut cells: Vec<_> = manifest.cells.iter().map(key).collect();
+        cells.sort();
+        if cells != expected || manifest.asset != first.asset {
+            return Err(CommandError::input(anyhow!(
+                "{}: its cells (runners and models) or skill differ from {}'s; these are not shards of one matrix run",
+                dir.display(),
+                matrices[0].0.display()
+            )));
+        }
+    }
+    let out = &args.out;
+    if out.exists()
+        && std::fs::read_dir(out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(CommandError::input(anyhow!(
+            "{}: already exists and is not empty; merge into a new folder",
+            out.display()
+        )));
+    }
+    let run_id = match &args.run_id {
+        Some(id) => id.clone(),
+        None => out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| CommandError::input(anyhow!("--out must name a folder")))?,
+    };
+    let cells: Vec<crate::run_matrix::MatrixCell> = first
+        .cells
+        .iter()
+        .map(|cell| {
+            let suffix = cell
+                .run_id
+                .strip_prefix(&format!("{}--", first.run_id))
+                .unwrap_or(&cell.run_id);
+            crate::run_matrix::MatrixCell {
+                run_id: format!("{run_id}--{suffix}"),
+                ..cell.clone()
+            }
+        })
+        .collect();
+    let merged = crate::run_matrix::MatrixManifest {
+        format_version: crate::run_matrix::MATRIX_FORMAT_VERSION,
+        run_id: run_id.clone(),
+        created_at: chrono::Utc::now(),
+        asset: first.asset.clone(),
+        cells: cells.clone(),
+    };
+    std::fs::create_dir_all(out.join(crate::run_matrix::CELLS_DIR))
+        .with_context(|| format!("creating {}", out.display()))
+        .map_err(CommandError::input)?;
+    crate::run_matrix::write_matrix_manifest(out, &merged).map_err(CommandError::infrastructure)?;
+    let mut codes = Vec::new();
+    for (original, cell) in first.cells.iter().zip(&cells) {
+        let folders: Vec<PathBuf> = matrices
+            .iter()
+            .map(|(dir, manifest)| {
+                let found = manifest
+                    .cells
+                    .iter()
+                    .find(|c| key(c) == key(original))
+                    .expect("the cell sets are equal");
+                found.dir(dir)
+            })
+            .collect();
+        eprintln!("skill-lift: cell {}", cell.label());
+        codes.push(merge_folders(
+            &folders,
+            &cell.dir(out),
+            &cell.run_id,
+            args,
+            true,
+        )?);
+    }
+    let summaries = super::matrix::cell_summaries(out, &merged)?;
+    let files = super::matrix::write_report(out, &merged, &summaries, args.quiet)?;
+    super::print_written(&files);
+    Ok(super::matrix::combined_code(codes))
+}
+
+/// Merge the shard folders `folders` of one run into `out` under `run_id`, analyze and export
+/// it; returns the exit code of its analysis.
+fn merge_folders(
+    folders: &[PathBuf],
+    out: &Path,
+    run_id: &str,
+    args: &MergeArgs,
+    quiet: bool,
+) -> Result<i32, CommandError> {
     let mut shards = Vec::new();
-    for dir in &shard_folders(&args.shard_dirs).map_err(CommandError::input)? {
+    for dir in folders {
         let manifest = read_manifest(dir).map_err(CommandError::input)?;
         // Records outside the shard's own plan are refused with file:line.
         let mut records = Vec::new();
@@ -37,16 +166,7 @@ pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
             missing.join(", ")
         )));
     }
-    let run_id = match &args.run_id {
-        Some(id) => id.clone(),
-        None => args
-            .out
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| CommandError::input(anyhow!("--out must name a folder")))?,
-    };
-    let (manifest, records) = merge_shards(&shards, &run_id).map_err(CommandError::input)?;
-    let out = &args.out;
+    let (manifest, records) = merge_shards(&shards, run_id).map_err(CommandError::input)?;
     if out.exists()
         && std::fs::read_dir(out)
             .map(|mut d| d.next().is_some())
@@ -92,7 +212,7 @@ pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
         .with_context(|| format!("writing exports into {}", out.display()))
         .map_err(CommandError::infrastructure)?;
     let markdown = summary_markdown(&summary);
-    if !args.quiet {
+    if !quiet {
         print!("{markdown}");
     }
     super::append_step_summary(&markdown);

@@ -11,6 +11,7 @@ mod grading;
 mod harbor;
 mod init;
 mod install;
+mod matrix;
 mod merge;
 mod object_out;
 mod plan;
@@ -112,7 +113,7 @@ pub enum Command {
 }
 
 /// Flags of `skill-lift run`.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct RunArgs {
     /// The skill folder (holds SKILL.md). Not needed with --resume.
     #[arg(required_unless_present = "resume")]
@@ -120,18 +121,21 @@ pub struct RunArgs {
     /// Eval set file (default: SKILL_DIR/evals/evals.json).
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     pub evals: Option<PathBuf>,
-    /// Runner profile: a name from runners/ or a .toml path.
+    /// Runner profile: a name from runners/ or a .toml path. Repeat it for a runner matrix:
+    /// every runner × `--model` cell is a run of its own, analyzed on its own, with a matrix
+    /// report beside the cells.
     #[arg(
-        long,
+        long = "runner",
         value_name = "NAME|FILE",
         env = "SKILL_LIFT_RUNNER",
         default_value = "local",
         conflicts_with = "resume"
     )]
-    pub runner: String,
-    /// Model id (overrides the profile's `model`).
-    #[arg(long, value_name = "MODEL", conflicts_with = "resume")]
-    pub model: Option<String>,
+    pub runners: Vec<String>,
+    /// Model id (overrides the profile's `model`). Repeat it for a model matrix (each model on
+    /// each `--runner`).
+    #[arg(long = "model", value_name = "MODEL", conflicts_with = "resume")]
+    pub models: Vec<String>,
     /// Attempts per case per arm.
     #[arg(short = 'k', long = "attempts", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "resume")]
     pub k: u32,
@@ -304,7 +308,7 @@ pub struct ReportArgs {
 }
 
 /// Analysis and gate flags shared by `run` and `report`.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct AnalysisArgs {
     /// Bootstrap resamples for intervals.
     #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = parse_resamples)]
@@ -340,6 +344,18 @@ fn parse_ratio(value: &str) -> Result<f64, String> {
         _ => Err(format!(
             "`{value}` is not a positive ratio (1.1 = at most 10% more)"
         )),
+    }
+}
+
+impl RunArgs {
+    /// The runner of a single run (the first `--runner`; a matrix gives each cell one).
+    pub fn runner(&self) -> &str {
+        self.runners.first().map(String::as_str).unwrap_or("local")
+    }
+
+    /// The model of a single run (the first `--model`), if one is given.
+    pub fn model(&self) -> Option<&str> {
+        self.models.first().map(String::as_str)
     }
 }
 

@@ -27,7 +27,7 @@ pub async fn run(mut args: RunArgs) -> Result<i32, CommandError> {
         .map_err(CommandError::infrastructure)?;
     for entry in entries.filter_map(Result::ok) {
         let dir = entry.path();
-        if !dir.join("manifest.json").is_file() {
+        if !dir.join("manifest.json").is_file() && !crate::run_matrix::is_matrix_folder(&dir) {
             continue;
         }
         let uploaded = upload_run_folder(client.as_ref(), &dir, &location)

@@ -22,14 +22,18 @@ pub struct PlanArgs {
     /// Eval set file (default: SKILL_DIR/evals/evals.json).
     #[arg(long, value_name = "FILE")]
     pub evals: Option<PathBuf>,
-    /// Runner profile (its `[price]` table prices the tokens).
+    /// Runner profile (its `[price]` table prices the tokens). Repeat it for a runner matrix,
+    /// as in `run` (the first one prices the tokens).
     #[arg(
-        long,
+        long = "runner",
         value_name = "NAME|FILE",
         env = "SKILL_LIFT_RUNNER",
         default_value = "local"
     )]
-    pub runner: String,
+    pub runners: Vec<String>,
+    /// Models of a model matrix, as in `run` (each a cell on every runner).
+    #[arg(long = "model", value_name = "MODEL")]
+    pub models: Vec<String>,
     /// Plan a `previous_version` arm, as `run --previous DIR` runs one.
     #[arg(long, value_name = "DIR", conflicts_with = "previous_ref")]
     pub previous: Option<PathBuf>,
@@ -97,7 +101,8 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
         .unwrap_or_else(|| default_eval_path(&args.skill_dir));
     let eval_set = load_eval_set(&eval_path, &args.skill_dir).map_err(CommandError::input)?;
     let cases = eval_set.runnable_cases(args.allow_draft).len();
-    let profile = load_profile(&resolve_profile_path(&args.runner).map_err(CommandError::input)?)
+    let runner = args.runners.first().map(String::as_str).unwrap_or("local");
+    let profile = load_profile(&resolve_profile_path(runner).map_err(CommandError::input)?)
         .map_err(CommandError::input)?;
     let (arms, _) = super::run::planned_arms(
         args.previous.is_some() || args.previous_ref.is_some(),
@@ -105,7 +110,7 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
         None,
         crate::workspace::ArmDesign::Paired,
     )?;
-    let cells = 1;
+    let cells = crate::run_matrix::plan_cells("", &args.runners, &args.models).len();
     let trials = cases * arms.len() * args.k as usize * cells;
 
     let mut pilot_summary = None;

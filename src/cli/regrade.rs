@@ -33,9 +33,9 @@ use crate::report::{Format, export_run, markdown::summary_markdown};
 use crate::runner::profile::load_profile;
 
 /// Flags of `skill-lift regrade`.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct RegradeArgs {
-    /// The run folder whose trajectories are graded again.
+    /// The run folder whose trajectories are graded again (or a matrix folder: every cell).
     #[arg(value_name = "RUN_DIR")]
     pub run_dir: PathBuf,
     /// The eval set, when it is no longer at the path the manifest records (a run folder moved
@@ -73,6 +73,62 @@ fn regradable(record: &TrialRecord) -> bool {
 
 /// Run the command; returns the exit code.
 pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
+    if crate::run_matrix::is_matrix_folder(&args.run_dir) {
+        return regrade_matrix(args).await;
+    }
+    regrade_run(args).await
+}
+
+/// `regrade MATRIX_DIR`: every cell regraded into `OUT/cells/<id>` (default OUT:
+/// `MATRIX_DIR/regrades/<id>`), with the matrix report of the regraded cells in OUT.
+async fn regrade_matrix(args: RegradeArgs) -> Result<i32, CommandError> {
+    let dir = args.run_dir.clone();
+    let (manifest, cells) = super::matrix::cell_folders(&dir)?;
+    let suffix: u16 = rand::random();
+    let run_id = format!(
+        "{}-regrade-{}-{suffix:04x}",
+        manifest.run_id,
+        Utc::now().format("%Y%m%dT%H%M%SZ")
+    );
+    let out = match &args.out {
+        Some(out) => out.clone(),
+        None => dir.join("regrades").join(&run_id),
+    };
+    if crate::run_matrix::is_matrix_folder(&out) || out.join("manifest.json").exists() {
+        return Err(CommandError::input(anyhow!(
+            "{}: already holds a run; pick another --out",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out.join(crate::run_matrix::CELLS_DIR))
+        .with_context(|| format!("creating {}", out.display()))
+        .map_err(CommandError::infrastructure)?;
+    let regraded = crate::run_matrix::MatrixManifest {
+        run_id,
+        created_at: Utc::now(),
+        ..manifest
+    };
+    crate::run_matrix::write_matrix_manifest(&out, &regraded)
+        .map_err(CommandError::infrastructure)?;
+    let mut codes = Vec::new();
+    for (cell, cell_dir) in cells {
+        eprintln!("skill-lift: cell {}", cell.label());
+        let cell_args = RegradeArgs {
+            run_dir: cell_dir,
+            out: Some(out.join(cell.relative_dir())),
+            quiet: true,
+            ..args.clone()
+        };
+        codes.push(regrade_run(cell_args).await?);
+    }
+    let summaries = super::matrix::cell_summaries(&out, &regraded)?;
+    let files = super::matrix::write_report(&out, &regraded, &summaries, args.quiet)?;
+    super::print_written(&files);
+    Ok(super::matrix::combined_code(codes))
+}
+
+/// Regrade one run folder into a new one.
+async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
     let run_dir = args.run_dir.clone();
     if !run_dir.join("manifest.json").is_file() {
         return Err(CommandError::input(anyhow!(

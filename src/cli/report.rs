@@ -49,9 +49,91 @@ fn load(run_dir: &Path) -> Result<LoadedRun, CommandError> {
     })
 }
 
+/// Re-analyze one run and write `formats` into `out_dir`: its summary, exit code and Markdown.
+fn export_one(
+    run: &LoadedRun,
+    out_dir: &Path,
+    args: &ReportArgs,
+    formats: &[Format],
+) -> Result<(Summary, i32, String), CommandError> {
+    std::fs::create_dir_all(out_dir)
+        .with_context(|| format!("creating {}", out_dir.display()))
+        .map_err(CommandError::input)?;
+    args.analysis.check_method(&run.manifest)?;
+    // The run's own gates (its manifest) unless a flag is given again.
+    let settings = args.analysis.settings_over(
+        args.seed.unwrap_or(run.manifest.seed),
+        run.manifest.gates.as_ref(),
+    );
+    let (summary, written) = export_run(&run.dir, out_dir, &run.manifest, &settings, formats, true)
+        .with_context(|| format!("exporting {} into {}", run.dir.display(), out_dir.display()))
+        .map_err(
+            |error| match error.downcast_ref::<crate::record::RecordError>() {
+                Some(
+                    crate::record::RecordError::BadRecord { .. }
+                    | crate::record::RecordError::UnsafePath { .. },
+                ) => CommandError::input(error),
+                _ => CommandError::infrastructure(error),
+            },
+        )?;
+    if summary.trials.recorded == 0 {
+        return Err(CommandError::input(anyhow!(
+            "{}: no trial is recorded in trials.jsonl; nothing to report (continue the run with `skill-lift run --resume {}`)",
+            run.dir.display(),
+            run.dir.display()
+        )));
+    }
+    let missing = run
+        .manifest
+        .trials_planned
+        .saturating_sub(summary.trials.recorded);
+    let text = summary_markdown(&summary);
+    super::print_written(&written);
+    let mut code = super::run::exit_code_for(&summary);
+    super::run::explain_exit(&summary, code);
+    // A whole run with planned trials missing is not a success (a shard holds only its own).
+    if code == crate::exit_codes::SUCCESS && run.manifest.shard.is_none() && missing > 0 {
+        eprintln!(
+            "error: {missing} of {} planned trials are not recorded; finish the run with `skill-lift run --resume {}` (exit {})",
+            run.manifest.trials_planned,
+            run.dir.display(),
+            crate::exit_codes::INFRASTRUCTURE_ERROR
+        );
+        code = crate::exit_codes::INFRASTRUCTURE_ERROR;
+    }
+    Ok((summary, code, text))
+}
+
+/// `report MATRIX_DIR`: re-analyze every cell (into its own folder, or `--out/cells/<id>`),
+/// then rewrite the matrix report (in the matrix folder, or `--out`).
+fn report_matrix(args: &ReportArgs, dir: &Path, formats: &[Format]) -> Result<i32, CommandError> {
+    let (manifest, cells) = super::matrix::cell_folders(dir)?;
+    let mut codes = Vec::new();
+    let mut summaries = Vec::new();
+    for (cell, cell_dir) in cells {
+        let run = load(&cell_dir)?;
+        let out_dir = match &args.out {
+            Some(out) => out.join(cell.relative_dir()),
+            None => cell_dir.clone(),
+        };
+        let (summary, code, _) = export_one(&run, &out_dir, args, formats)?;
+        codes.push(code);
+        summaries.push((cell, summary));
+    }
+    let out = args.out.clone().unwrap_or_else(|| dir.to_path_buf());
+    let files = super::matrix::write_report(&out, &manifest, &summaries, args.quiet)?;
+    super::print_written(&files);
+    Ok(super::matrix::combined_code(codes))
+}
+
 /// Run the command; returns the exit code.
 pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
     let formats = parse_formats(&args.format)?;
+    if let [dir] = args.run_dirs.as_slice()
+        && crate::run_matrix::is_matrix_folder(dir)
+    {
+        return report_matrix(&args, dir, &formats);
+    }
     let several = args.run_dirs.len() > 1;
     if several && args.out.is_none() {
         return Err(CommandError::input(anyhow!(
@@ -84,58 +166,11 @@ pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
             Some(out) => out.clone(),
             None => run.dir.clone(),
         };
-        std::fs::create_dir_all(&out_dir)
-            .with_context(|| format!("creating {}", out_dir.display()))
-            .map_err(CommandError::input)?;
-        args.analysis.check_method(&run.manifest)?;
-        // The run's own gates (its manifest) unless a flag is given again.
-        let settings = args.analysis.settings_over(
-            args.seed.unwrap_or(run.manifest.seed),
-            run.manifest.gates.as_ref(),
-        );
-        let (summary, written) =
-            export_run(&run.dir, &out_dir, &run.manifest, &settings, &formats, true)
-                .with_context(|| {
-                    format!("exporting {} into {}", run.dir.display(), out_dir.display())
-                })
-                .map_err(
-                    |error| match error.downcast_ref::<crate::record::RecordError>() {
-                        Some(
-                            crate::record::RecordError::BadRecord { .. }
-                            | crate::record::RecordError::UnsafePath { .. },
-                        ) => CommandError::input(error),
-                        _ => CommandError::infrastructure(error),
-                    },
-                )?;
-        if summary.trials.recorded == 0 {
-            return Err(CommandError::input(anyhow!(
-                "{}: no trial is recorded in trials.jsonl; nothing to report (continue the run with `skill-lift run --resume {}`)",
-                run.dir.display(),
-                run.dir.display()
-            )));
-        }
-        let missing = run
-            .manifest
-            .trials_planned
-            .saturating_sub(summary.trials.recorded);
-        let text = summary_markdown(&summary);
+        let (summary, run_code, text) = export_one(run, &out_dir, &args, &formats)?;
         if !args.quiet {
             print!("{text}");
         }
         markdown.push_str(&text);
-        super::print_written(&written);
-        let mut run_code = super::run::exit_code_for(&summary);
-        super::run::explain_exit(&summary, run_code);
-        // A whole run with planned trials missing is not a success (a shard holds only its own).
-        if run_code == crate::exit_codes::SUCCESS && run.manifest.shard.is_none() && missing > 0 {
-            eprintln!(
-                "error: {missing} of {} planned trials are not recorded; finish the run with `skill-lift run --resume {}` (exit {})",
-                run.manifest.trials_planned,
-                run.dir.display(),
-                crate::exit_codes::INFRASTRUCTURE_ERROR
-            );
-            run_code = crate::exit_codes::INFRASTRUCTURE_ERROR;
-        }
         if code == crate::exit_codes::SUCCESS {
             code = run_code;
         }

@@ -226,7 +226,7 @@ pub(super) fn absolute(path: &Path) -> PathBuf {
     })
 }
 
-fn new_run_id(asset: &str) -> String {
+pub(super) fn new_run_id(asset: &str) -> String {
     let suffix: u16 = rand::random();
     format!(
         "{}-{asset}-{suffix:04x}",
@@ -322,7 +322,7 @@ pub(super) fn resolve_fresh(
         .into_iter()
         .cloned()
         .collect();
-    let profile_path = resolve_profile_path(&args.runner).map_err(CommandError::input)?;
+    let profile_path = resolve_profile_path(args.runner()).map_err(CommandError::input)?;
     let profile = load_profile(&profile_path).map_err(CommandError::input)?;
     let target_fingerprint = fingerprint(&skill_dir, calibre).map_err(CommandError::input)?;
     let (arms, reference) = plan_arms(args, design)?;
@@ -403,8 +403,8 @@ pub(super) fn resolve_fresh(
     }
     let profile_digest = profile.digest().map_err(CommandError::input)?;
     let model = args
-        .model
-        .clone()
+        .model()
+        .map(str::to_string)
         .unwrap_or_else(|| profile.profile.model.clone());
     let run_id = match &args.run_id {
         Some(id) => id.clone(),
@@ -745,7 +745,11 @@ fn periodic_exports(
 /// Feed the run's verdicts to the baseline store (`baseline-results.json` in the state folder),
 /// which `regress` and `check` read. A failure is a warning: the run itself is recorded, and
 /// `skill-lift baseline ingest RUN_DIR` repeats this later.
-fn record_in_baseline_store(run_dir: &Path, manifest: &Manifest, state_flag: Option<&Path>) {
+pub(super) fn record_in_baseline_store(
+    run_dir: &Path,
+    manifest: &Manifest,
+    state_flag: Option<&Path>,
+) {
     let result = crate::record::read_trials(&run_dir.join("trials.jsonl"))
         .map_err(|e| e.to_string())
         .and_then(|(records, _)| {
@@ -767,25 +771,72 @@ fn record_in_baseline_store(run_dir: &Path, manifest: &Manifest, state_flag: Opt
     }
 }
 
-/// Run the command; returns the exit code.
+/// Run the command; returns the exit code. Several runners or models make a matrix run
+/// (`super::matrix`); one of each is the single run below.
 pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     if args.resume.is_some() && args.grading.any_given() {
         return Err(CommandError::input(anyhow!(
             "grading flags are not accepted with --resume: a run grades as it started (its judges and graders are in its manifest); grade recorded trials differently with `skill-lift regrade RUN_DIR`"
         )));
     }
+    if let Some(dir) = &args.resume
+        && crate::run_matrix::is_matrix_folder(dir)
+    {
+        let dir = dir.clone();
+        return super::matrix::resume(args, dir).await;
+    }
+    if args.resume.is_none() && super::matrix::is_matrix(&args) {
+        return super::matrix::run(args).await;
+    }
     if args.resume.is_none()
         && let Some(skill_dir) = &args.skill_dir
     {
         // Red flags of `skill-lift env` come first: a missing tool explains failures to come.
-        super::fit::print_red_flags(skill_dir, &args.runner, args.model.as_deref());
+        super::fit::print_red_flags(skill_dir, args.runner(), args.model());
     }
+    let prepared = match prepare_run(&args)? {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let run_dir = match &args.resume {
+        Some(dir) => dir.clone(),
+        None => create_run_folder(&args.out, &prepared.resolved.manifest)?,
+    };
+    let options = RunOptions {
+        quiet: args.quiet,
+        manage_server: true,
+        resuming: args.resume.is_some(),
+        progress: None,
+    };
+    let finished = match execute_run(prepared, &run_dir, &args, options).await? {
+        Ok(finished) => finished,
+        Err(code) => return Ok(code),
+    };
+    let markdown = summary_markdown(&finished.summary);
+    if !args.quiet {
+        print!("{markdown}");
+    }
+    super::append_step_summary(&markdown);
+    super::print_written(&finished.written);
+    eprintln!(
+        "skill-lift: {} trials recorded in {:.1} s; results in {}",
+        finished.report.recorded,
+        finished.report.wall_s,
+        run_dir.display()
+    );
+    Ok(conclude(&args, &run_dir, &finished))
+}
+
+/// The run request in one step: resolve the inputs (fresh, or the manifest of `--resume`),
+/// check them before anything is spent, look the suite's calibration up (fresh runs), read
+/// the credential and build the graders. `Ok(Err(code))`: nothing to run, with the exit code.
+pub(super) fn prepare_run(args: &RunArgs) -> Result<Result<PreparedRun, i32>, CommandError> {
     let mut resolved = match &args.resume {
         Some(run_dir) => resolve_resume(run_dir)?,
-        None => resolve_fresh(&args, ArmDesign::Paired)?,
+        None => resolve_fresh(args, ArmDesign::Paired)?,
     };
-    if let Some(code) = preflight(&resolved, &args)? {
-        return Ok(code);
+    if let Some(code) = preflight(&resolved, args)? {
+        return Ok(Err(code));
     }
     if args.resume.is_none() {
         let manifest = &resolved.manifest;
@@ -803,41 +854,23 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         Some(found) => eprintln!("warning: {}", found.message),
         None => {}
     }
-    let prepared = prepare(resolved, &args)?;
-    let run_dir = match &args.resume {
-        Some(dir) => dir.clone(),
-        None => create_run_folder(&args.out, &prepared.resolved.manifest)?,
-    };
-    let options = RunOptions {
-        quiet: args.quiet,
-        manage_server: true,
-        resuming: args.resume.is_some(),
-    };
+    Ok(Ok(prepare(resolved, args)?))
+}
+
+/// After a run's trials ran and its exports are written: feed the baseline store (a complete,
+/// measured, paired, unsharded run), explain a stop (breaker, interrupt, missing trials), and
+/// map the outcome to the exit code.
+pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -> i32 {
     let RunFinished {
         manifest,
         summary,
         report,
-        written,
-    } = match execute_run(prepared, &run_dir, &args, options).await? {
-        Ok(finished) => finished,
-        Err(code) => return Ok(code),
-    };
-    let markdown = summary_markdown(&summary);
-    if !args.quiet {
-        print!("{markdown}");
-    }
-    super::append_step_summary(&markdown);
-    super::print_written(&written);
-    eprintln!(
-        "skill-lift: {} trials recorded in {:.1} s; results in {}",
-        report.recorded,
-        report.wall_s,
-        run_dir.display()
-    );
+        ..
+    } = finished;
     // Only a run that measured something counts as an evaluation (a run whose trials were
     // mostly unscoreable or not gradable must not clear `check` after a model bump).
     let measured = !matches!(
-        exit_code_for(&summary),
+        exit_code_for(summary),
         exit_codes::INFRASTRUCTURE_ERROR | exit_codes::NOTHING_TO_RUN
     );
     let stopped_early = report.interrupted || report.breaker.is_some();
@@ -846,7 +879,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             "skill-lift: baseline store not updated: an A/A repeat of `skill-lift calibrate` is no evaluation of the skill"
         );
     } else if manifest.shard.is_none() && !stopped_early && measured {
-        record_in_baseline_store(&run_dir, &manifest, args.state.as_deref());
+        record_in_baseline_store(run_dir, manifest, args.state.as_deref());
     } else if manifest.shard.is_none() && !stopped_early {
         eprintln!("skill-lift: baseline store not updated: this run measured no lift");
     }
@@ -857,14 +890,14 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             run_dir.display(),
             exit_codes::INFRASTRUCTURE_ERROR
         );
-        return Ok(exit_codes::INFRASTRUCTURE_ERROR);
+        return exit_codes::INFRASTRUCTURE_ERROR;
     }
     if report.interrupted {
         eprintln!(
             "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift run --resume {}",
             run_dir.display()
         );
-        return Ok(exit_codes::INTERRUPTED);
+        return exit_codes::INTERRUPTED;
     }
     if report.missing > 0 {
         // Every planned trial is accounted for: a trial that was to run and left no record
@@ -875,16 +908,16 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             run_dir.display(),
             exit_codes::INFRASTRUCTURE_ERROR
         );
-        return Ok(exit_codes::INFRASTRUCTURE_ERROR);
+        return exit_codes::INFRASTRUCTURE_ERROR;
     }
     if manifest.shard.is_some() {
         // A shard alone is no analysis: its pairs may be split across shards. Gates apply to
         // the merged run.
-        return Ok(exit_codes::SUCCESS);
+        return exit_codes::SUCCESS;
     }
-    let code = exit_code_for(&summary);
-    explain_exit(&summary, code);
-    Ok(code)
+    let code = exit_code_for(summary);
+    explain_exit(summary, code);
+    code
 }
 
 /// Checks before spending (and before a run folder exists): an exit code when there is
@@ -955,6 +988,9 @@ pub(super) struct RunOptions {
     /// The run folder may hold what a killed run left (temporary files, trial folders):
     /// remove it first.
     pub resuming: bool,
+    /// The progress display instead of the one `--progress` and the terminal choose (a matrix
+    /// running several runners at once shows status lines).
+    pub progress: Option<crate::progress::ProgressDisplay>,
 }
 
 /// What [`execute_run`] leaves: the run's manifest, its analysis and the files written.
@@ -1197,12 +1233,14 @@ pub(super) async fn execute_run(
     let settings = ExecuteSettings {
         jobs,
         k: manifest.k,
-        progress: crate::progress::ProgressDisplay::choose(
-            args.progress,
-            options.quiet,
-            crate::progress::ProgressDisplay::stderr_is_interactive(),
-            Duration::from_secs_f64(args.progress_interval),
-        ),
+        progress: options.progress.unwrap_or_else(|| {
+            crate::progress::ProgressDisplay::choose(
+                args.progress,
+                options.quiet,
+                crate::progress::ProgressDisplay::stderr_is_interactive(),
+                Duration::from_secs_f64(args.progress_interval),
+            )
+        }),
         breaker: args.breaker,
         exports: Some(periodic_exports(
             run_dir.clone(),

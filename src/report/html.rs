@@ -16,7 +16,6 @@ use crate::analysis::{ArmSummary, Summary, Verdict};
 use crate::record::TrialRecord;
 use crate::report::compat::pass_at_k;
 use crate::report::{RunExport, transcript_html_path};
-use crate::workspace::Arm;
 
 /// Escape text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -527,17 +526,7 @@ fn case_lift_distribution(out: &mut String, summary: &Summary) {
 }
 
 fn trial_link(record: &TrialRecord) -> String {
-    let label = format!(
-        "{}{}",
-        match record.arm {
-            Arm::WithSkill => "W",
-            Arm::WithoutSkill => "B",
-            Arm::PreviousVersion => "P",
-            Arm::WithSkillNudge => "N",
-            Arm::WithSkillForced => "F",
-        },
-        record.attempt
-    );
+    let label = format!("{}{}", record.arm.letter(), record.attempt);
     let class = record.outcome.as_str();
     let title = match &record.reason {
         Some(reason) => format!("{} {}: {reason}", record.trial_id, class),

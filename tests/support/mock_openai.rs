@@ -43,6 +43,10 @@ pub struct MockBehaviour {
     /// A second marker (say, an older version of the skill) and its answer, given when the
     /// marker is absent but this one is present.
     pub partial: Option<(String, String)>,
+    /// Models that use the skill only on some prompts: for a request to the first model, the
+    /// marker counts only when a user message contains the second string (so each model of a
+    /// matrix run has its own designed lift).
+    pub model_needs: Vec<(String, String)>,
 }
 
 impl Default for MockBehaviour {
@@ -59,6 +63,7 @@ impl Default for MockBehaviour {
             require_bearer: None,
             answer_with_final_answer_tool: false,
             partial: None,
+            model_needs: Vec::new(),
         }
     }
 }
@@ -143,6 +148,25 @@ async fn chat(
         .unwrap_or("")
         .to_string();
     let prompt_tokens = (system.len() / 4) as u64;
+    let user_text: String = messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let model = body["model"].as_str().unwrap_or("");
+    // A model that cannot use the skill on this prompt answers as without it.
+    let skill_unused = behaviour
+        .model_needs
+        .iter()
+        .any(|(needy, needle)| needy == model && !user_text.contains(needle.as_str()));
+    let answer_for = |text: &str| -> String {
+        if skill_unused {
+            behaviour.without_answer.clone()
+        } else {
+            behaviour.answer_for(text).to_string()
+        }
+    };
     let has_tools = body.get("tools").is_some();
     if has_tools {
         let tool_results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
@@ -162,7 +186,8 @@ async fn chat(
             .filter_map(|m| m["content"].as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        let answer = behaviour.answer_for(&read);
+        let answer = answer_for(&read);
+        let answer = answer.as_str();
         if behaviour.answer_with_final_answer_tool {
             let calls = json!([{"id": format!("call_{}", tool_results.len() + 1), "type": "function",
                 "function": {"name": "final_answer", "arguments": json!({"answer": answer}).to_string()}}]);
@@ -170,8 +195,8 @@ async fn chat(
         }
         return Json(completion(Some(answer), None, prompt_tokens)).into_response();
     }
-    let answer = behaviour.answer_for(&system);
-    Json(completion(Some(answer), None, prompt_tokens)).into_response()
+    let answer = answer_for(&system);
+    Json(completion(Some(&answer), None, prompt_tokens)).into_response()
 }
 
 async fn models() -> Json<Value> {
