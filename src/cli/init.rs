@@ -16,7 +16,7 @@ use crate::scaffold::{
 /// Flags of `skill-lift init`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Drafting cases from agent session history (--from-history, `golden mine`) is not built yet: write cases by hand or start from a trigger set with --from-triggers."
+    after_help = "--from-history drafts the cases from agent session history (the same as `skill-lift golden mine --host H --skill NAME`): turns that used the skill, positive when the user adopted the result, negative when they pushed back; every case `status: draft` with its provenance."
 )]
 pub struct InitArgs {
     /// The skill folder: created with SKILL.md, evals/evals.json and a fixture file when it has
@@ -29,8 +29,21 @@ pub struct InitArgs {
     /// Draft the cases from a trigger set (`[{"query", "should_trigger"}]`): should-trigger
     /// queries become positive cases, the others negative cases. They carry no output checks:
     /// add `checks`, or grade with --judge.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "from_history")]
     pub from_triggers: Option<PathBuf>,
+    /// Draft the cases from agent session history (turns that used the skill; `golden mine`).
+    /// Needs --host.
+    #[arg(long, requires = "host")]
+    pub from_history: bool,
+    /// With --from-history: whose history (claude-code, codex, gemini, opencode).
+    #[arg(long, value_name = "HOST", requires = "from_history")]
+    pub host: Option<String>,
+    /// With --from-history: a folder standing in for the home folder.
+    #[arg(long, value_name = "DIR", requires = "from_history")]
+    pub history_root: Option<PathBuf>,
+    /// With --from-history: only sessions started at or after this date.
+    #[arg(long, value_name = "DATE", requires = "from_history")]
+    pub since: Option<String>,
 }
 
 /// The folder's own name, also for `.` and `..`.
@@ -79,7 +92,34 @@ pub fn init(args: InitArgs) -> Result<i32, CommandError> {
         Some(path) => Some(crate::evalset::load_trigger_set(path).map_err(CommandError::input)?),
         None => None,
     };
+    let mined = match (&args.host, args.from_history) {
+        (Some(host), true) => {
+            let history = super::golden::HistoryArgs {
+                host: host.clone(),
+                history_root: args.history_root.clone().or_else(|| {
+                    std::env::var_os(crate::history::HISTORY_ROOT_ENV)
+                        .filter(|v| !v.is_empty())
+                        .map(PathBuf::from)
+                }),
+                since: args.since.clone(),
+            };
+            let mined = super::golden::mine_drafts(&history, Some(&name), None)?;
+            if mined.cases.is_empty() {
+                return Err(CommandError {
+                    code: exit_codes::NOTHING_TO_RUN,
+                    error: anyhow!(
+                        "no turn in the {host} session history used `{name}`: nothing to draft (write cases by hand, or use --from-triggers)"
+                    ),
+                });
+            }
+            Some(mined)
+        }
+        _ => None,
+    };
     let evals = match (&triggers, existing) {
+        _ if mined.is_some() => {
+            crate::golden::mine::to_eval_set(mined.as_ref().expect("checked"), Some(&name))
+        }
         (Some(triggers), _) => evals_from_triggers(&name, triggers),
         (None, false) => example_evals(&name),
         (None, true) => draft_evals(&name),
@@ -95,7 +135,7 @@ pub fn init(args: InitArgs) -> Result<i32, CommandError> {
         relative: "evals/evals.json".into(),
         text: json_text(&evals),
     });
-    if triggers.is_none() && !dir.join(EXAMPLE_FILE).exists() {
+    if triggers.is_none() && mined.is_none() && !dir.join(EXAMPLE_FILE).exists() {
         files.push(PlannedFile {
             relative: EXAMPLE_FILE.into(),
             text: example_file().to_string(),
@@ -107,6 +147,13 @@ pub fn init(args: InitArgs) -> Result<i32, CommandError> {
     }
     let shown = dir.display();
     match (&triggers, existing) {
+        _ if mined.is_some() => {
+            let cases = mined.as_ref().map(|m| m.cases.len()).unwrap_or(0);
+            println!(
+                "{cases} draft case(s) from session history in {}: review them (each keeps its provenance), remove `\"status\": \"draft\"` from those you keep, or run them as they are:\n  skill-lift run {shown} --allow-draft",
+                dir.join("evals/evals.json").display()
+            );
+        }
         (Some(triggers), _) => {
             let positive = triggers.iter().filter(|t| t.should_trigger).count();
             println!(

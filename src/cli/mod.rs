@@ -7,6 +7,7 @@ mod changed;
 mod compare;
 mod fingerprint;
 mod fit;
+mod golden;
 mod grading;
 mod harbor;
 mod init;
@@ -23,6 +24,7 @@ mod report;
 mod run;
 mod runners;
 mod triggers;
+mod usage;
 mod vet;
 
 use std::path::PathBuf;
@@ -107,6 +109,12 @@ pub enum Command {
     /// The new-skill workflow in one command: lint, env, triggers, a paired run sized to a
     /// stated MDE, then registration for monitoring; one go / no-go per step.
     Vet(Box<vet::VetArgs>),
+    /// Golden sets from real use: `golden mine` drafts cases from agent session history.
+    Golden(golden::GoldenArgs),
+    /// Adoption and net value per skill from agent session history: activations, sessions
+    /// where it went unused, adoption with a Wilson interval, tokens and time per activation,
+    /// and a recommend / keep / rewrite / retire suggestion (or "no evidence").
+    Usage(usage::UsageArgs),
     /// Run a Harbor task's verifier as a custom grader (added by `run` for task folders).
     #[command(hide = true)]
     HarborVerify(harbor::HarborVerifyArgs),
@@ -580,6 +588,8 @@ pub fn main() -> i32 {
             Command::Serve(args) => runners::serve(args),
             Command::Triggers(args) => triggers::triggers(*args).await,
             Command::Vet(args) => vet::vet(*args).await,
+            Command::Golden(args) => golden::golden(args).await,
+            Command::Usage(args) => usage::usage(args),
             Command::HarborVerify(args) => harbor::harbor_verify(args),
         }
     });

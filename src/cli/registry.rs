@@ -105,9 +105,16 @@ pub struct StatusArgs {
     #[command(flatten)]
     pub host: HostArgs,
     /// Per-asset dashboard: latest lift, pass-rate trend, risk (maintenance-surface proxy) and a
-    /// heuristic keep / rewrite / retire suggestion.
+    /// heuristic keep / rewrite / retire suggestion; plus use from session history
+    /// (recommend / keep / rewrite / retire with the adoption evidence, or "no evidence").
     #[arg(long)]
     pub dashboard: bool,
+    /// With --dashboard: a folder standing in for the home folder whose session history is read.
+    #[arg(long, value_name = "DIR", env = "SKILL_LIFT_HISTORY_ROOT")]
+    pub history_root: Option<PathBuf>,
+    /// With --dashboard: the usage window in days.
+    #[arg(long, value_name = "N", default_value_t = 90)]
+    pub days: u32,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -350,6 +357,22 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
     } else {
         None
     };
+    let usage = if args.dashboard {
+        let roots = crate::history::HistoryRoots::resolve(args.history_root.as_deref())
+            .map_err(CommandError::input)?;
+        let names = registry
+            .assets
+            .iter()
+            .filter(|(_, a)| a.kind == crate::registry::surface::AssetKind::Skill)
+            .map(|(name, _)| name.clone())
+            .collect();
+        Some(
+            crate::usage::dashboard_usage(&host.name, &roots, args.days, &names)
+                .map_err(CommandError::input)?,
+        )
+    } else {
+        None
+    };
     if args.json {
         print_json(&serde_json::json!({
             "host": host.name, "registry": registry_path(&state, &host.name), "root": registry.root,
@@ -363,7 +386,7 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
                     "changed_since_vetting": a.fingerprint != m.vetted_fingerprint,
                     "monitoring": m})))
                 .collect::<Vec<_>>(),
-            "scans": registry.scans.len(), "dashboard": dashboard,
+            "scans": registry.scans.len(), "dashboard": dashboard, "usage": usage,
         }));
         return Ok(exit_codes::SUCCESS);
     }
@@ -446,6 +469,10 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
     if let Some(rows) = dashboard {
         println!();
         print!("{}", crate::registry::dashboard::to_table(&rows));
+    }
+    if let Some(usage) = &usage {
+        println!();
+        print!("{}", crate::usage::dashboard_lines(usage, args.days));
     }
     Ok(exit_codes::SUCCESS)
 }

@@ -174,6 +174,8 @@ pub enum EvalSetWarning {
     StagesSkillFile { case: String, entry: String },
     /// Assertions of a kind with no deterministic check here, kept as judge assertions.
     AssertionsForJudge { kinds: BTreeMap<String, usize> },
+    /// Cases left out because an author case in `EVAL.md` has the same id or prompt.
+    AuthorCasesReplace { cases: Vec<String> },
 }
 
 impl std::fmt::Display for EvalSetWarning {
@@ -198,6 +200,12 @@ impl std::fmt::Display for EvalSetWarning {
                 f,
                 "assertion types with no deterministic check, kept as judge assertions (graded only with --judge): {}",
                 counted(kinds)
+            ),
+            Self::AuthorCasesReplace { cases } => write!(
+                f,
+                "EVAL.md author cases take priority: left out {} case(s) with the same id or prompt: {}",
+                cases.len(),
+                cases.join(", ")
             ),
         }
     }
@@ -414,7 +422,9 @@ fn is_trigger_list(items: &[Value]) -> bool {
         })
 }
 
-/// Case fields the loaders read; anything else is reported as unused.
+/// Case fields the loaders read; anything else is reported as unused. `provenance` (where a
+/// mined or generated draft came from) and `origin` (`author`, `generated`, `history`) are kept
+/// for people and reports, never graded.
 const KNOWN_CASE_FIELDS: &[&str] = &[
     "id",
     "prompt",
@@ -436,6 +446,8 @@ const KNOWN_CASE_FIELDS: &[&str] = &[
     "cluster",
     "status",
     "weight",
+    "provenance",
+    "origin",
 ];
 
 /// Read the file at `path` as a JSON value (`.jsonl` lines as an array; `.yaml`/`.yml` as YAML).
@@ -479,6 +491,7 @@ fn parse_document(bytes: &[u8], path: &Path) -> Result<Value, EvalSetError> {
         .unwrap_or_default();
     match extension.as_str() {
         "jsonl" => parse_jsonl(text, path),
+        "md" => crate::golden::evalmd::parse(text, path),
         "yaml" | "yml" => {
             serde_norway::from_str::<Value>(text).map_err(|error| EvalSetError::Syntax {
                 path: path.to_path_buf(),
@@ -506,6 +519,56 @@ fn parse_document(bytes: &[u8], path: &Path) -> Result<Value, EvalSetError> {
 /// others against the eval file's folder and then the skill folder (eval-formats.md §1.2). A
 /// trigger set is recognised, validated and refused with [`EvalSetError::TriggerSet`].
 pub fn load_eval_set(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetError> {
+    let loaded = load_eval_file(path, skill_root);
+    // An `EVAL.md` case is named by its heading's line, not only its place in the list.
+    match loaded {
+        Err(EvalSetError::Invalid {
+            path,
+            json_path,
+            message,
+        }) if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md")) =>
+        {
+            let line = json_path
+                .strip_prefix("evals[")
+                .and_then(|rest| rest.split(']').next())
+                .and_then(|index| index.parse::<usize>().ok())
+                .and_then(|index| {
+                    let text = std::fs::read_to_string(&path).ok()?;
+                    crate::golden::evalmd::case_line(&text, index)
+                });
+            Err(EvalSetError::Invalid {
+                json_path: match line {
+                    Some(line) => format!("line {line}: {json_path}"),
+                    None => json_path,
+                },
+                path,
+                message,
+            })
+        }
+        Ok(set) if is_default_location(path, skill_root) => {
+            // The author's EVAL.md beside SKILL.md has priority over the skill's other sets.
+            let (mut merged, replaced) = crate::golden::evalmd::with_author_cases(set, skill_root)?;
+            if !replaced.is_empty() {
+                merged
+                    .warnings
+                    .push(EvalSetWarning::AuthorCasesReplace { cases: replaced });
+            }
+            Ok(merged)
+        }
+        other => other,
+    }
+}
+
+/// Whether `path` is an eval file of the skill's own `evals/` folder (`evals.json`, a
+/// `golden draft` or `golden mine` output saved there), where the author's `EVAL.md` applies.
+fn is_default_location(path: &Path, skill_root: &Path) -> bool {
+    let evals_dir = skill_root.join("evals");
+    path.is_file() && path.parent().is_some_and(|p| p == evals_dir)
+}
+
+fn load_eval_file(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetError> {
     if path.is_dir() {
         return harbor::load_harbor(path, skill_root);
     }
@@ -1043,7 +1106,8 @@ fn validate_id(id: &str) -> Result<(), String> {
 }
 
 /// The default eval-set location for a skill: `<skill>/evals/evals.json`, else `.jsonl`,
-/// `.yaml`, `.yml` beside it. Returns the `.json` path when none exists (for the error message).
+/// `.yaml`, `.yml` beside it, else the author's `<skill>/EVAL.md`. Returns the `.json` path
+/// when none exists (for the error message).
 pub fn default_eval_path(skill_dir: &Path) -> PathBuf {
     let dir = skill_dir.join("evals");
     for name in ["evals.json", "evals.jsonl", "evals.yaml", "evals.yml"] {
@@ -1051,6 +1115,10 @@ pub fn default_eval_path(skill_dir: &Path) -> PathBuf {
         if candidate.is_file() {
             return candidate;
         }
+    }
+    let author = skill_dir.join(crate::golden::evalmd::EVAL_MD);
+    if author.is_file() {
+        return author;
     }
     dir.join("evals.json")
 }

@@ -1,0 +1,981 @@
+//! Session history end to end through the real binary: fixtures written here in each agent's
+//! on-disk shape (Claude Code, Codex, Gemini CLI, OpenCode) with planted adopted and
+//! pushed-back sessions; `golden mine`, `init --from-history`, `usage`, `status --dashboard`,
+//! `EVAL.md` and `golden draft` against loopback mocks.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::mock_judge::{JudgeBehaviour, MockJudge};
+use support::mock_openai::{MockBehaviour, MockServer};
+
+/// The secret planted in a prompt; it must never reach a written file.
+const SECRET: &str = "sk-ant-api03-PlantedSecretValue0123456789abcdefXYZ";
+
+fn binary(state: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
+    command
+        .env_remove("SKILL_LIFT_RUNNER")
+        .env_remove("SKILL_LIFT_HISTORY_ROOT")
+        .env("SKILL_LIFT_HOME", state)
+        .env("CI", "true");
+    command
+}
+
+fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// One planted turn: the prompt, the skill it activated, the answer.
+struct Turn<'a> {
+    prompt: &'a str,
+    skill: Option<&'a str>,
+    answer: &'a str,
+}
+
+/// One planted session.
+struct Session<'a> {
+    id: &'a str,
+    day: &'a str,
+    turns: Vec<Turn<'a>>,
+}
+
+fn at(day: &str, minute: usize, second: usize) -> String {
+    format!("{day}T10:{minute:02}:{second:02}.000Z")
+}
+
+fn millis(day: &str, minute: usize, second: usize) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(&at(day, minute, second))
+        .unwrap()
+        .timestamp_millis()
+}
+
+const CWD: &str = "/home/alice/app";
+
+fn write_claude(home: &Path, session: &Session) {
+    let mut lines = vec![json!({"type": "summary", "summary": "planted", "leafUuid": "x"})];
+    for (index, turn) in session.turns.iter().enumerate() {
+        let base =
+            json!({"sessionId": session.id, "cwd": CWD, "isSidechain": false, "version": "2.1.0"});
+        let with = |extra: Value| {
+            let mut line = base.clone();
+            for (key, value) in extra.as_object().unwrap() {
+                line[key] = value.clone();
+            }
+            line
+        };
+        lines.push(with(
+            json!({"type": "user", "timestamp": at(session.day, index, 0),
+            "message": {"role": "user", "content": turn.prompt}}),
+        ));
+        if let Some(skill) = turn.skill {
+            lines.push(with(json!({"type": "assistant", "timestamp": at(session.day, index, 1),
+                "message": {"id": format!("m{index}a"), "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "tool_use", "id": format!("t{index}"), "name": "Skill", "input": {"skill": skill}}],
+                    "usage": {"input_tokens": 1000, "output_tokens": 100}}})));
+            lines.push(with(json!({"type": "user", "timestamp": at(session.day, index, 2),
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{index}"), "content": format!("Launching skill: {skill}")}]},
+                "toolUseResult": {"success": true, "commandName": skill}})));
+            lines.push(with(json!({"type": "user", "isMeta": true, "timestamp": at(session.day, index, 2),
+                "message": {"role": "user", "content": [{"type": "text", "text": format!("Base directory for this skill: /home/alice/.claude/skills/{skill}")}]}})));
+        }
+        lines.push(with(json!({"type": "assistant", "timestamp": at(session.day, index, 5),
+            "message": {"id": format!("m{index}b"), "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": turn.answer}],
+                "usage": {"input_tokens": 500, "output_tokens": 50}}})));
+    }
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    write(
+        &home.join(format!(
+            ".claude/projects/-home-alice-app/{}.jsonl",
+            session.id
+        )),
+        &(text.join("\n") + "\n"),
+    );
+}
+
+fn write_codex(home: &Path, session: &Session) {
+    let mut lines = vec![
+        json!({"timestamp": at(session.day, 0, 0), "type": "session_meta", "payload": {"id": session.id, "cwd": CWD, "cli_version": "0.60.0"}}),
+        json!({"timestamp": at(session.day, 0, 0), "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>\n</environment_context>"}]}}),
+    ];
+    let mut total = 0u64;
+    for (index, turn) in session.turns.iter().enumerate() {
+        lines.push(json!({"timestamp": at(session.day, index, 0), "type": "event_msg", "payload": {"type": "user_message", "message": turn.prompt}}));
+        lines.push(json!({"timestamp": at(session.day, index, 0), "type": "turn_context", "payload": {"cwd": CWD, "model": "gpt-5-codex"}}));
+        if let Some(skill) = turn.skill {
+            let arguments = json!({"command": ["bash", "-lc", format!("cat /home/alice/.codex/skills/{skill}/SKILL.md")]}).to_string();
+            lines.push(json!({"timestamp": at(session.day, index, 1), "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": arguments, "call_id": format!("c{index}")}}));
+            lines.push(json!({"timestamp": at(session.day, index, 2), "type": "response_item", "payload": {"type": "function_call_output", "call_id": format!("c{index}"), "output": json!({"output": "---\nname: x\n", "metadata": {"exit_code": 0}}).to_string()}}));
+        }
+        total += 1650;
+        lines.push(json!({"timestamp": at(session.day, index, 4), "type": "event_msg", "payload": {"type": "token_count", "info": {"total_token_usage": {"input_tokens": total, "cached_input_tokens": 0, "output_tokens": 0}}}}));
+        lines.push(json!({"timestamp": at(session.day, index, 5), "type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": turn.answer}]}}));
+    }
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    let date = session.day.replace('-', "/");
+    write(
+        &home.join(format!(
+            ".codex/sessions/{date}/rollout-{}T10-00-00-{}.jsonl",
+            session.day, session.id
+        )),
+        &(text.join("\n") + "\n"),
+    );
+}
+
+fn write_gemini(home: &Path, session: &Session) {
+    let mut messages = Vec::new();
+    for (index, turn) in session.turns.iter().enumerate() {
+        messages.push(json!({"id": format!("u{index}"), "timestamp": at(session.day, index, 0), "type": "user", "content": turn.prompt}));
+        let calls: Vec<Value> = turn
+            .skill
+            .map(|skill| vec![json!({"id": format!("c{index}"), "name": "activate_skill", "args": {"name": skill}, "status": "success",
+                "timestamp": at(session.day, index, 1),
+                "result": [{"functionResponse": {"id": format!("c{index}"), "name": "activate_skill", "response": {"output": "ok"}}}]})])
+            .unwrap_or_default();
+        messages.push(json!({"id": format!("g{index}"), "timestamp": at(session.day, index, 5), "type": "gemini", "content": turn.answer,
+            "model": "gemini-2.5-pro", "tokens": {"input": 1500, "output": 150, "cached": 0, "total": 1650}, "toolCalls": calls}));
+    }
+    let record = json!({"sessionId": session.id, "projectHash": "abc123", "startTime": at(session.day, 0, 0),
+        "lastUpdated": at(session.day, 9, 0), "messages": messages});
+    write(
+        &home.join(format!(
+            ".gemini/tmp/abc123/chats/session-{}-{}.json",
+            session.day, session.id
+        )),
+        &record.to_string(),
+    );
+}
+
+fn write_opencode(home: &Path, session: &Session) {
+    let storage = home.join(".local/share/opencode/storage");
+    let put = |relative: String, value: Value| write(&storage.join(relative), &value.to_string());
+    let id = format!("ses_{}", session.id);
+    put(
+        format!("session/global/{id}.json"),
+        json!({"id": id, "projectID": "global", "directory": CWD, "title": "t",
+            "time": {"created": millis(session.day, 0, 0), "updated": millis(session.day, 9, 0)}}),
+    );
+    for (index, turn) in session.turns.iter().enumerate() {
+        let user = format!("msg_{index}0");
+        let assistant = format!("msg_{index}1");
+        put(
+            format!("message/{id}/{user}.json"),
+            json!({"id": user, "sessionID": id, "role": "user", "time": {"created": millis(session.day, index, 0)}}),
+        );
+        put(
+            format!("part/{user}/prt_{index}0.json"),
+            json!({"id": format!("prt_{index}0"), "messageID": user, "type": "text", "text": turn.prompt}),
+        );
+        put(
+            format!("message/{id}/{assistant}.json"),
+            json!({"id": assistant, "sessionID": id, "role": "assistant", "modelID": "gpt-5", "providerID": "openai",
+            "time": {"created": millis(session.day, index, 1), "completed": millis(session.day, index, 5)}}),
+        );
+        if let Some(skill) = turn.skill {
+            put(
+                format!("part/{assistant}/prt_{index}1.json"),
+                json!({"id": format!("prt_{index}1"), "messageID": assistant, "type": "tool", "callID": format!("c{index}"),
+                "tool": "skill", "state": {"status": "completed", "input": {"name": skill}, "output": "<skill_content/>", "time": {"start": 1, "end": 2}}}),
+            );
+        }
+        put(
+            format!("part/{assistant}/prt_{index}2.json"),
+            json!({"id": format!("prt_{index}2"), "messageID": assistant, "type": "text", "text": turn.answer}),
+        );
+        put(
+            format!("part/{assistant}/prt_{index}3.json"),
+            json!({"id": format!("prt_{index}3"), "messageID": assistant, "type": "step-finish", "reason": "stop",
+            "tokens": {"input": 1500, "output": 150, "reasoning": 0, "cache": {"read": 0, "write": 0}}, "cost": 0.0}),
+        );
+    }
+}
+
+/// The planted history: with `--skill notes --since 2026-01-01`, exactly three drafts:
+/// `s1` turn 1 positive (approved; `s3` repeats its prompt and folds into it), `s2` turn 1
+/// negative (pushed back), `s4` turn 1 negative (undone). `s5` used another skill, `s6` none,
+/// `s7` predates --since.
+fn planted() -> Vec<Session<'static>> {
+    let notes = Some("notes");
+    let prompt_one: &'static str =
+        Box::leak(format!("Draft release notes since v2.2 (token {SECRET})").into_boxed_str());
+    vec![
+        Session {
+            id: "s1",
+            day: "2026-03-01",
+            turns: vec![
+                Turn {
+                    prompt: prompt_one,
+                    skill: notes,
+                    answer: "Notes written to /home/alice/app/NOTES.md",
+                },
+                Turn {
+                    prompt: "thanks, now bump the version",
+                    skill: None,
+                    answer: "Bumped.",
+                },
+            ],
+        },
+        Session {
+            id: "s2",
+            day: "2026-03-02",
+            turns: vec![
+                Turn {
+                    prompt: "Write release notes for 3.0",
+                    skill: notes,
+                    answer: "A flat list.",
+                },
+                Turn {
+                    prompt: "No, that's wrong: group them by component",
+                    skill: None,
+                    answer: "Grouped.",
+                },
+            ],
+        },
+        Session {
+            id: "s3",
+            day: "2026-03-03",
+            turns: vec![
+                Turn {
+                    prompt: prompt_one,
+                    skill: notes,
+                    answer: "Notes again.",
+                },
+                Turn {
+                    prompt: "Now look at the flaky test in ci.yml",
+                    skill: None,
+                    answer: "Fixed.",
+                },
+            ],
+        },
+        Session {
+            id: "s4",
+            day: "2026-03-04",
+            turns: vec![
+                Turn {
+                    prompt: "Release notes for the hotfix",
+                    skill: notes,
+                    answer: "Hotfix notes.",
+                },
+                Turn {
+                    prompt: "undo that, please",
+                    skill: None,
+                    answer: "Reverted.",
+                },
+            ],
+        },
+        Session {
+            id: "s5",
+            day: "2026-03-05",
+            turns: vec![Turn {
+                prompt: "Summarise sales.csv by region",
+                skill: Some("csv-tools"),
+                answer: "North 150.",
+            }],
+        },
+        Session {
+            id: "s6",
+            day: "2026-03-06",
+            turns: vec![Turn {
+                prompt: "What does this regex do?",
+                skill: None,
+                answer: "It matches digits.",
+            }],
+        },
+        Session {
+            id: "s7",
+            day: "2025-12-01",
+            turns: vec![Turn {
+                prompt: "Release notes for 1.0",
+                skill: notes,
+                answer: "Old notes.",
+            }],
+        },
+    ]
+}
+
+fn plant(home: &Path, host: &str) {
+    for session in planted() {
+        match host {
+            "claude-code" => write_claude(home, &session),
+            "codex" => write_codex(home, &session),
+            "gemini" => write_gemini(home, &session),
+            "opencode" => write_opencode(home, &session),
+            other => panic!("{other}"),
+        }
+    }
+}
+
+const HOSTS: [&str; 4] = ["claude-code", "codex", "gemini", "opencode"];
+
+fn every_file(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(every_file(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn golden_mine_drafts_exactly_the_planted_sessions_on_every_host() {
+    let state = tempfile::tempdir().unwrap();
+    for host in HOSTS {
+        let home = tempfile::tempdir().unwrap();
+        plant(home.path(), host);
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = out_dir.path().join("drafts.json");
+        let output = binary(state.path())
+            .args([
+                "golden",
+                "mine",
+                "--host",
+                host,
+                "--skill",
+                "notes",
+                "--since",
+                "2026-01-01",
+            ])
+            .arg("--history-root")
+            .arg(home.path())
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(0), "{host}: {stderr}");
+        assert!(
+            stderr.contains("1 before --since left out"),
+            "{host}: {stderr}"
+        );
+        assert!(
+            stderr.contains("3 draft(s): 1 positive, 2 negative (1 duplicate prompt(s) folded)"),
+            "{host}: {stderr}"
+        );
+        assert!(stdout.contains("--allow-draft"), "{stdout}");
+        let set: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let evals = set["evals"].as_array().unwrap();
+        let summary: Vec<(String, String, String, u64)> = evals
+            .iter()
+            .map(|case| {
+                let p = &case["provenance"];
+                (
+                    p["session"]
+                        .as_str()
+                        .unwrap()
+                        .trim_start_matches("ses_")
+                        .to_string(),
+                    p["polarity"].as_str().unwrap().to_string(),
+                    p["signal"].as_str().unwrap().to_string(),
+                    p["occurrences"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("s1".into(), "positive".into(), "approved".into(), 2),
+                ("s2".into(), "negative".into(), "pushed_back".into(), 1),
+                ("s4".into(), "negative".into(), "undone".into(), 1),
+            ],
+            "{host}"
+        );
+        for case in evals {
+            assert_eq!(case["status"], "draft");
+            assert_eq!(case["expected_skill"], "notes");
+            assert_eq!(case["provenance"]["host"], host);
+            assert_eq!(case["provenance"]["turn"], 1);
+            assert!(
+                case["provenance"]["timestamp"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("2026-03-0")
+            );
+        }
+        assert_eq!(
+            evals[0]["expected_output"],
+            "Notes written to ~/app/NOTES.md"
+        );
+        assert!(
+            evals[0]["prompt"]
+                .as_str()
+                .unwrap()
+                .contains("[REDACTED:anthropic-key]"),
+            "{}",
+            evals[0]["prompt"]
+        );
+        assert_eq!(
+            evals[1]["provenance"]["reason"],
+            "No, that's wrong: group them by component"
+        );
+        assert!(
+            evals[1]["assertions"][0]
+                .as_str()
+                .unwrap()
+                .contains("group them by component")
+        );
+        assert!(evals[1].get("expected_output").is_none());
+        // Nothing written holds the secret or the user's home folder.
+        for file in every_file(out_dir.path()) {
+            let written = std::fs::read_to_string(&file).unwrap();
+            assert!(!written.contains(SECRET), "{}", file.display());
+            assert!(!written.contains("alice"), "{}", file.display());
+        }
+        // Never overwrites.
+        let again = binary(state.path())
+            .args(["golden", "mine", "--host", host, "--skill", "notes"])
+            .arg("--history-root")
+            .arg(home.path())
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(again.status.code(), Some(2));
+        assert!(text(&again).1.contains("never overwrites"));
+    }
+}
+
+#[test]
+fn unknown_events_and_malformed_lines_are_reported_not_fatal() {
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    plant(home.path(), "claude-code");
+    let file = home
+        .path()
+        .join(".claude/projects/-home-alice-app/s2.jsonl");
+    let mut body = std::fs::read_to_string(&file).unwrap();
+    body.push_str(
+        "{\"type\":\"mystery-event\",\"timestamp\":\"2026-03-02T11:00:00Z\"}\nnot json at all\n",
+    );
+    std::fs::write(&file, body).unwrap();
+    let output = binary(state.path())
+        .args(["golden", "mine", "--host", "claude", "--skill", "notes"])
+        .arg("--history-root")
+        .arg(home.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("claude-code:mystery-event (1)"), "{stderr}");
+    let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+    assert!(
+        stderr.contains(&format!("s2.jsonl:{lines}: invalid JSON")),
+        "{stderr}"
+    );
+    let set: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(set["evals"].as_array().unwrap().len(), 4);
+    // No history at all: nothing to draft, said plainly.
+    let empty = tempfile::tempdir().unwrap();
+    let output = binary(state.path())
+        .args(["golden", "mine", "--host", "codex"])
+        .arg("--history-root")
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(4));
+    assert!(text(&output).1.contains("no codex session history at"));
+    // Unknown host, bad date: input errors.
+    let output = binary(state.path())
+        .args(["golden", "mine", "--host", "cursor"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let output = binary(state.path())
+        .args(["golden", "mine", "--host", "codex", "--since", "yesterday"])
+        .arg("--history-root")
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).1.contains("--since `yesterday`"));
+}
+
+/// A skill folder named `notes` with a runner profile and a judge profile on the mocks.
+fn skill_project(agent_url: &str, judge_url: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("notes/SKILL.md"),
+        "---\nname: notes\ndescription: Use when writing release notes.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
+    );
+    write(
+        &dir.path().join("runners/mock.toml"),
+        &format!(
+            "kind = \"openai-chat\"\nbase_url = \"{agent_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n"
+        ),
+    );
+    write(
+        &dir.path().join("runners/judge.toml"),
+        &format!(
+            "kind = \"openai-chat\"\nbase_url = \"{judge_url}\"\nmodel = \"judge-model\"\ntimeout_s = 30\nmax_retries = 0\n"
+        ),
+    );
+    dir
+}
+
+#[test]
+fn mined_drafts_run_end_to_end_with_allow_draft_and_files() {
+    let state = tempfile::tempdir().unwrap();
+    let server = MockServer::start(MockBehaviour::default());
+    let judge = MockJudge::start(JudgeBehaviour::default());
+    let project = skill_project(&server.base_url(), &judge.base_url());
+    // A session in a real folder, whose turn read a file: --include-files copies it.
+    let home = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    write(&workdir.path().join("docs/CHANGELOG.md"), "## 2.2\n- fix\n");
+    let cwd = workdir.path().to_string_lossy().to_string();
+    let lines = [
+        json!({"type": "user", "sessionId": "f1", "cwd": cwd, "timestamp": "2026-03-10T10:00:00Z", "message": {"role": "user", "content": "Release notes from docs/CHANGELOG.md"}}),
+        json!({"type": "assistant", "sessionId": "f1", "cwd": cwd, "timestamp": "2026-03-10T10:00:01Z", "message": {"id": "a1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Skill", "input": {"skill": "notes"}},
+            {"type": "tool_use", "id": "t2", "name": "Read", "input": {"file_path": format!("{cwd}/docs/CHANGELOG.md")}}]}}),
+        json!({"type": "user", "sessionId": "f1", "cwd": cwd, "timestamp": "2026-03-10T10:00:02Z", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "Launching skill: notes"},
+            {"type": "tool_result", "tool_use_id": "t2", "content": "## 2.2"}]}}),
+        json!({"type": "assistant", "sessionId": "f1", "cwd": cwd, "timestamp": "2026-03-10T10:00:05Z", "message": {"id": "a2", "role": "assistant", "content": [{"type": "text", "text": "Aye! Notes for 2.2."}]}}),
+    ];
+    let body: Vec<String> = lines.iter().map(Value::to_string).collect();
+    write(
+        &home.path().join(".claude/projects/p/f1.jsonl"),
+        &body.join("\n"),
+    );
+    plant(home.path(), "claude-code");
+    let drafts = project.path().join("drafts/notes.json");
+    let output = binary(state.path())
+        .current_dir(project.path())
+        .args([
+            "golden",
+            "mine",
+            "--host",
+            "claude-code",
+            "--skill",
+            "notes",
+            "--since",
+            "2026-01-01",
+            "--include-files",
+        ])
+        .arg("--history-root")
+        .arg(home.path())
+        .arg("--out")
+        .arg(&drafts)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    let set: Value = serde_json::from_str(&std::fs::read_to_string(&drafts).unwrap()).unwrap();
+    let evals = set["evals"].as_array().unwrap();
+    assert_eq!(evals.len(), 4);
+    let with_file = evals
+        .iter()
+        .find(|c| c["provenance"]["session"] == "f1")
+        .unwrap();
+    assert_eq!(with_file["files"], json!(["docs/CHANGELOG.md"]));
+    assert_eq!(
+        with_file["provenance"]["referenced_files"],
+        json!(["docs/CHANGELOG.md"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("drafts/docs/CHANGELOG.md")).unwrap(),
+        "## 2.2\n- fix\n"
+    );
+    // Drafts are skipped without --allow-draft.
+    let run = |extra: &[&str]| {
+        binary(state.path())
+            .current_dir(project.path())
+            .args([
+                "run", "notes", "--runner", "mock", "--judge", "judge", "-k", "1", "--out",
+                "results", "--evals",
+            ])
+            .arg(&drafts)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let skipped = run(&["--run-id", "skipped"]);
+    assert_eq!(skipped.status.code(), Some(4), "{}", text(&skipped).1);
+    let output = run(&["--run-id", "drafts", "--allow-draft"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(project.path().join("results/drafts/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["trials"]["total"], 8, "{summary}");
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0, "{summary}");
+    // The staged file reached the workspace of the case that listed it (the agent mock saw
+    // nothing of the home folder, and the run folder holds no secret).
+    for file in every_file(&project.path().join("results/drafts")) {
+        let bytes = std::fs::read(&file).unwrap();
+        let written = String::from_utf8_lossy(&bytes);
+        assert!(!written.contains(SECRET), "{}", file.display());
+        assert!(!written.contains("/home/alice"), "{}", file.display());
+    }
+}
+
+#[test]
+fn init_from_history_writes_the_drafts_for_the_skill() {
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    plant(home.path(), "gemini");
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("notes");
+    write(
+        &skill.join("SKILL.md"),
+        "---\nname: notes\ndescription: Use when writing release notes.\n---\nBody\n",
+    );
+    let output = binary(state.path())
+        .arg("init")
+        .arg(&skill)
+        .args([
+            "--from-history",
+            "--host",
+            "gemini",
+            "--since",
+            "2026-01-01",
+        ])
+        .env("SKILL_LIFT_HISTORY_ROOT", home.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("3 draft case(s) from session history"),
+        "{stdout}"
+    );
+    let set: Value =
+        serde_json::from_str(&std::fs::read_to_string(skill.join("evals/evals.json")).unwrap())
+            .unwrap();
+    assert_eq!(set["skill_name"], "notes");
+    assert_eq!(set["evals"].as_array().unwrap().len(), 3);
+    // A skill nobody used: exit 4, nothing written.
+    let other = dir.path().join("unused");
+    write(
+        &other.join("SKILL.md"),
+        "---\nname: unused\ndescription: Never used.\n---\nBody\n",
+    );
+    let output = binary(state.path())
+        .arg("init")
+        .arg(&other)
+        .args(["--from-history", "--host", "gemini"])
+        .env("SKILL_LIFT_HISTORY_ROOT", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(4), "{}", text(&output).1);
+    assert!(!other.join("evals").exists());
+}
+
+#[test]
+fn usage_reports_the_planted_adoption_rates_and_no_evidence_without_history() {
+    let state = tempfile::tempdir().unwrap();
+    for host in HOSTS {
+        let home = tempfile::tempdir().unwrap();
+        plant(home.path(), host);
+        let output = binary(state.path())
+            .args(["usage", "--host", host, "--since", "2026-01-01", "--json"])
+            .args([
+                "--value-per-success",
+                "1",
+                "--input-price",
+                "100",
+                "--output-price",
+                "100",
+            ])
+            .arg("--history-root")
+            .arg(home.path())
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(0), "{host}: {stderr}");
+        let report: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(report["sessions"], 6, "{host}");
+        let skills = report["skills"].as_array().unwrap();
+        let notes = skills.iter().find(|s| s["skill"] == "notes").unwrap();
+        assert_eq!(notes["activations"], 4, "{host}");
+        assert_eq!(notes["adopted"], 2, "{host}");
+        assert_eq!(notes["overridden"], 2, "{host}");
+        assert_eq!(notes["adoption_rate"], 0.5, "{host}");
+        // Wilson 95% for 2/4.
+        let interval = &notes["adoption_interval"];
+        assert!(
+            (interval["low"].as_f64().unwrap() - 0.1500).abs() < 1e-3,
+            "{interval}"
+        );
+        assert!(
+            (interval["high"].as_f64().unwrap() - 0.8500).abs() < 1e-3,
+            "{interval}"
+        );
+        assert_eq!(
+            notes["signals"],
+            json!({"approved": 1, "moved_on": 1, "pushed_back": 1, "undone": 1})
+        );
+        assert_eq!(notes["sessions_used"], 4);
+        assert_eq!(notes["sessions_available_unused"], 2, "{host}");
+        let csv = skills.iter().find(|s| s["skill"] == "csv-tools").unwrap();
+        assert_eq!(csv["adopted"], 1);
+        assert_eq!(csv["overridden"], 0);
+        assert_eq!(csv["verdict"], "keep");
+        // Activated turns used 1650 tokens everywhere and the others 1650 too (Claude Code:
+        // 1100 + 550 with the skill, 550 without), so the marginal cost follows the fixture.
+        if host == "claude-code" {
+            assert_eq!(notes["tokens_per_activation"]["mean"], 1650.0);
+            assert_eq!(notes["tokens_comparable"]["mean"], 550.0);
+            // 1100 extra tokens at 100 USD/Mtok: 0.11 USD per activation; 2 × 1 − 4 × 0.11.
+            assert!((notes["net_value_usd"].as_f64().unwrap() - 1.56).abs() < 1e-9);
+        }
+        assert!(!stdout.contains(SECRET));
+    }
+    let empty = tempfile::tempdir().unwrap();
+    write(
+        &empty.path().join(".claude/skills/notes/SKILL.md"),
+        "---\nname: notes\ndescription: x\n---\n",
+    );
+    let output = binary(state.path())
+        .args(["usage", "--host", "claude-code"])
+        .arg("--history-root")
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("| notes | 0 | 0 | 0 |"), "{stdout}");
+    assert!(stdout.contains("**notes**: no evidence"), "{stdout}");
+}
+
+#[test]
+fn status_dashboard_shows_use_or_no_evidence() {
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    plant(home.path(), "claude-code");
+    let root = tempfile::tempdir().unwrap();
+    for name in ["notes", "csv-tools", "never-used"] {
+        write(
+            &root.path().join(format!("{name}/SKILL.md")),
+            &format!("---\nname: {name}\ndescription: Use for {name}.\n---\nBody\n"),
+        );
+    }
+    let scan = binary(state.path())
+        .args(["scan", "--host", "claude-code", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(scan.status.code(), Some(0), "{}", text(&scan).1);
+    let output = binary(state.path())
+        .args([
+            "status",
+            "--host",
+            "claude-code",
+            "--dashboard",
+            "--days",
+            "100000",
+        ])
+        .arg("--history-root")
+        .arg(home.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("notes: keep — adopted 3/5 (60%"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("csv-tools: keep — adopted 1/1 (100%"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("never-used: no evidence"), "{stdout}");
+    // No history at all: every skill says so.
+    let empty = tempfile::tempdir().unwrap();
+    let output = binary(state.path())
+        .args(["status", "--host", "claude-code", "--dashboard"])
+        .arg("--history-root")
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    let (stdout, _) = text(&output);
+    for name in ["notes", "csv-tools", "never-used"] {
+        assert!(stdout.contains(&format!("{name}: no evidence")), "{stdout}");
+    }
+}
+
+#[test]
+fn eval_md_author_cases_take_priority_and_errors_name_the_line() {
+    let state = tempfile::tempdir().unwrap();
+    let server = MockServer::start(MockBehaviour::default());
+    let judge = MockJudge::start(JudgeBehaviour::default());
+    let project = skill_project(&server.base_url(), &judge.base_url());
+    let skill = project.path().join("notes");
+    write(
+        &skill.join("EVAL.md"),
+        "# Author cases\n\n## since-tag\n\n### Prompt\n\nDraft release notes since v2.2.\n\n### Expected behaviors\n\n- starts with Aye!\n\n## explain\n\n### Prompt\nExplain what a changelog is.\n\n### Expected skill\nnone\n",
+    );
+    // A generated set with one case repeating an author prompt and one new.
+    write(
+        &skill.join("evals/evals.json"),
+        &json!({"evals": [
+            {"id": "g1", "prompt": "draft release notes   since v2.2.", "assertions": ["x"], "expected_skill": "notes"},
+            {"id": "g2", "prompt": "Notes for 3.0", "assertions": ["starts with Aye!"], "expected_skill": "notes"}]})
+        .to_string(),
+    );
+    let output = binary(state.path())
+        .current_dir(project.path())
+        .args([
+            "run", "notes", "--runner", "mock", "--judge", "judge", "-k", "1", "--out", "results",
+            "--run-id", "author",
+        ])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "EVAL.md author cases take priority: left out 1 case(s) with the same id or prompt: g1"
+        ),
+        "{stderr}"
+    );
+    let trials =
+        std::fs::read_to_string(project.path().join("results/author/trials.jsonl")).unwrap();
+    let cases: std::collections::BTreeSet<String> = trials
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["case_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        cases,
+        ["explain", "g2", "since-tag"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
+    // A broken EVAL.md names the file and the line.
+    write(
+        &skill.join("EVAL.md"),
+        "## a\n### Prompt\nx\n### Colour\nred\n",
+    );
+    let output = binary(state.path())
+        .current_dir(project.path())
+        .args([
+            "run", "notes", "--runner", "mock", "-k", "1", "--out", "results",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output)
+            .1
+            .contains("EVAL.md:4:1: not valid EVAL.md: unknown section `### Colour`"),
+        "{}",
+        text(&output).1
+    );
+}
+
+#[test]
+fn golden_draft_adds_generated_drafts_without_touching_author_cases() {
+    use axum::routing::post;
+    use axum::{Json, Router};
+    let state = tempfile::tempdir().unwrap();
+    // A scripted model: first a reply that is not JSON (corrected once), then three drafts, one
+    // repeating the author's prompt.
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&calls);
+    let router = Router::new().route(
+        "/v1/chat/completions",
+        post(move |Json(request): Json<Value>| {
+            let counter = std::sync::Arc::clone(&counter);
+            async move {
+                let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let user = request["messages"][1]["content"].as_str().unwrap_or("").to_string();
+                assert!(user.contains("Draft release notes since v2.2."), "{user}");
+                let content = if n == 0 {
+                    "Here are some cases!".to_string()
+                } else {
+                    json!({"cases": [
+                        {"kind": "positive", "prompt": "Draft release notes since v2.2.", "expected_behaviors": ["x"]},
+                        {"kind": "near_miss", "prompt": "What is a changelog for?", "why": "explanation, not notes"},
+                        {"kind": "edge", "prompt": "Release notes for a tag with no commits", "expected_output": "Nothing to report.", "expected_behaviors": ["says there is nothing to report"]}]})
+                    .to_string()
+                };
+                Json(json!({"id": "c", "object": "chat.completion", "model": "drafter",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}))
+            }
+        }),
+    );
+    let served = support::serve::serve(router);
+    let url = format!("http://{}/v1", served.address);
+    let project = skill_project(&url, &url);
+    let skill = project.path().join("notes");
+    let author = "## since-tag\n\n### Prompt\n\nDraft release notes since v2.2.\n";
+    write(&skill.join("EVAL.md"), author);
+    let output = binary(state.path())
+        .current_dir(project.path())
+        .args([
+            "golden", "draft", "notes", "--judge", "judge", "--count", "3",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert!(stdout.contains("2 generated draft case(s)"), "{stdout}");
+    assert!(
+        stdout.contains("1 dropped as repeats of author cases"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(skill.join("EVAL.md")).unwrap(),
+        author
+    );
+    let set: Value =
+        serde_json::from_str(&std::fs::read_to_string(skill.join("evals/generated.json")).unwrap())
+            .unwrap();
+    let evals = set["evals"].as_array().unwrap();
+    assert_eq!(evals.len(), 2);
+    assert_eq!(evals[0]["id"], "gen-near-miss-1");
+    assert_eq!(evals[0]["expected_skill"], Value::Null);
+    assert_eq!(evals[1]["expected_output"], "Nothing to report.");
+    for case in evals {
+        assert_eq!(case["status"], "draft");
+        assert_eq!(case["origin"], "generated");
+        assert_eq!(case["provenance"]["profile"], "judge");
+    }
+    // The drafts load the way `run` loads them, author case first.
+    let plan = binary(state.path())
+        .current_dir(project.path())
+        .args([
+            "plan",
+            "notes",
+            "--runner",
+            "mock",
+            "-k",
+            "1",
+            "--allow-draft",
+            "--evals",
+            "notes/evals/generated.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan).1);
+    assert!(text(&plan).0.contains("3 case"), "{}", text(&plan).0);
+    // A second draft never overwrites.
+    let again = binary(state.path())
+        .current_dir(project.path())
+        .args(["golden", "draft", "notes", "--judge", "judge"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+}
