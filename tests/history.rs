@@ -168,8 +168,8 @@ fn write_opencode(home: &Path, session: &Session) {
             "time": {"created": millis(session.day, 0, 0), "updated": millis(session.day, 9, 0)}}),
     );
     for (index, turn) in session.turns.iter().enumerate() {
-        let user = format!("msg_{index}0");
-        let assistant = format!("msg_{index}1");
+        let user = format!("msg_{}{index}0", session.id);
+        let assistant = format!("msg_{}{index}1", session.id);
         put(
             format!("message/{id}/{user}.json"),
             json!({"id": user, "sessionID": id, "role": "user", "time": {"created": millis(session.day, index, 0)}}),
@@ -612,10 +612,9 @@ fn mined_drafts_run_end_to_end_with_allow_draft_and_files() {
         &std::fs::read_to_string(project.path().join("results/drafts/summary.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(summary["trials"]["total"], 8, "{summary}");
+    assert_eq!(summary["trials"]["recorded"], 8, "{summary}");
     assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0, "{summary}");
-    // The staged file reached the workspace of the case that listed it (the agent mock saw
-    // nothing of the home folder, and the run folder holds no secret).
+    // The run folder holds neither the planted secret nor the user's home folder.
     for file in every_file(&project.path().join("results/drafts")) {
         let bytes = std::fs::read(&file).unwrap();
         let written = String::from_utf8_lossy(&bytes);
@@ -726,13 +725,19 @@ fn usage_reports_the_planted_adoption_rates_and_no_evidence_without_history() {
         assert_eq!(csv["adopted"], 1);
         assert_eq!(csv["overridden"], 0);
         assert_eq!(csv["verdict"], "keep");
-        // Activated turns used 1650 tokens everywhere and the others 1650 too (Claude Code:
-        // 1100 + 550 with the skill, 550 without), so the marginal cost follows the fixture.
+        // Claude Code: an activated turn holds two responses (1100 + 550 tokens), every other
+        // turn one (550), and the comparable turns include `csv-tools`'s (1650):
+        // (5 × 550 + 1650) / 6. Marginal cost at 100 USD/Mtok: (1500 − 666.67 input + 150 −
+        // 66.67 output) / 1e6 × 100 = 0.091667 USD; net = 2 × 1 − 4 × 0.091667.
         if host == "claude-code" {
             assert_eq!(notes["tokens_per_activation"]["mean"], 1650.0);
-            assert_eq!(notes["tokens_comparable"]["mean"], 550.0);
-            // 1100 extra tokens at 100 USD/Mtok: 0.11 USD per activation; 2 × 1 − 4 × 0.11.
-            assert!((notes["net_value_usd"].as_f64().unwrap() - 1.56).abs() < 1e-9);
+            let comparable = notes["tokens_comparable"]["mean"].as_f64().unwrap();
+            assert!((comparable - 4400.0 / 6.0).abs() < 1e-9, "{comparable}");
+            let net = notes["net_value_usd"].as_f64().unwrap();
+            assert!(
+                (net - (2.0 - 4.0 * (2750.0 / 3.0) * 100.0 / 1e6)).abs() < 1e-9,
+                "{net}"
+            );
         }
         assert!(!stdout.contains(SECRET));
     }
