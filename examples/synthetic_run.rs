@@ -357,6 +357,7 @@ fn manifest(
         regraded_from: None,
         shard: None,
         gates: None,
+        stopping: None,
     }
 }
 
@@ -568,6 +569,7 @@ fn main() {
         grading: Default::default(),
         regraded_from: None,
         gates: None,
+        stopping: None,
         shard: None,
     };
     std::fs::write(

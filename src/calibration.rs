@@ -561,6 +561,7 @@ mod tests {
             regraded_from: None,
             shard: None,
             gates: None,
+            stopping: None,
         }
     }
 

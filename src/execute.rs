@@ -98,6 +98,9 @@ pub struct ExecuteSettings {
     pub breaker: usize,
     /// Exports rewritten during the run, when any.
     pub exports: Option<PeriodicExports>,
+    /// Run only these of the pending trials (one round of `crate::sequential`); progress still
+    /// counts against the whole plan. `None`: every pending trial.
+    pub round: Option<Arc<HashSet<TrialKey>>>,
 }
 
 /// How execution ended.
@@ -331,6 +334,15 @@ pub async fn execute(
         .into_iter()
         .filter(|(_, key)| !done.contains(key))
         .collect();
+    let already_done = total - pending.len() as u64;
+    // A round runs its own share of the pending trials.
+    let pending: Vec<(usize, TrialKey)> = match &settings.round {
+        Some(round) => pending
+            .into_iter()
+            .filter(|(_, key)| round.contains(key))
+            .collect(),
+        None => pending,
+    };
     let pending_count = pending.len();
 
     let mut running = RunningLift {
@@ -344,7 +356,7 @@ pub async fn execute(
         progress: crate::progress::Progress::start(
             settings.progress,
             total,
-            total - pending.len() as u64,
+            already_done,
             running.message(),
         ),
         running,
@@ -1404,6 +1416,7 @@ mod scheduler_tests {
             progress: crate::progress::ProgressDisplay::Hidden,
             breaker: 0,
             exports,
+            round: None,
         }
     }
 

@@ -33,6 +33,7 @@ pub mod report;
 pub mod run_matrix;
 pub mod runner;
 pub mod scaffold;
+pub mod sequential;
 pub mod shard;
 pub mod skill_fit;
 pub mod stats;

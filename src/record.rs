@@ -162,6 +162,10 @@ pub struct Manifest {
     /// unless the flag is given again. Absent in runs recorded before gates were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gates: Option<RecordedGates>,
+    /// Round scheduling, budgets and sequential stopping (`run --sequential`, `--max-cost-usd`,
+    /// `--max-tokens`, `--max-wall`), with how the run stopped; absent for an ordinary run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<crate::sequential::StoppingPlan>,
 }
 
 /// The previous version of the skill (`--previous DIR` or `--previous-ref GIT_REF`).

@@ -153,6 +153,12 @@ pub enum InconclusiveReason {
         /// Observed lift, a fraction.
         lift: f64,
     },
+    /// The anytime-valid confidence sequence of `run --sequential` lies inside ±`margin`
+    /// (`--equivalence`): no meaningful effect.
+    Equivalent {
+        /// The equivalence margin, a fraction.
+        margin: f64,
+    },
     /// `--method newcombe` on data that is not K = 1 binary and unclustered.
     MethodNotApplicable {
         /// The requested method.
@@ -201,6 +207,11 @@ impl std::fmt::Display for InconclusiveReason {
                 "the minimum detectable effect ({:.1} pp at 80% power) is larger than the observed lift ({:+.1} pp): more cases are needed",
                 mde * 100.0,
                 lift * 100.0
+            ),
+            InconclusiveReason::Equivalent { margin } => write!(
+                f,
+                "the anytime-valid confidence sequence lies inside ±{:.1} pp: no meaningful effect",
+                margin * 100.0
             ),
             InconclusiveReason::MethodNotApplicable { method } => write!(
                 f,

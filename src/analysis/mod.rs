@@ -556,7 +556,8 @@ pub struct Summary {
     pub k: u32,
     pub seed: u64,
     pub decoys: Vec<String>,
-    /// Whether every planned trial is recorded.
+    /// Whether every planned trial is recorded, or the run stopped as planned (a sequential
+    /// decision or a budget; `stopping` says which and how many trials were not run).
     pub complete: bool,
     pub trials: TrialTotals,
     pub arms: Arms,
@@ -596,6 +597,10 @@ pub struct Summary {
     /// and absent, in a run of the paired two arms: `lift` is that comparison).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<Comparison>,
+    /// How a round-scheduled run (`--sequential`, budgets) stopped: reason, rounds, trials
+    /// spent and not run, the confidence sequence; absent for an ordinary run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<crate::sequential::StoppingSummary>,
 }
 
 impl Summary {
@@ -1289,7 +1294,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         negative: differences.iter().filter(|d| **d < 0.0).count(),
         median: median(differences),
     };
-    let lift = LiftSummary {
+    let mut lift = LiftSummary {
         metric: "pass_rate".to_string(),
         estimate,
         ci_low: interval.map(|i| i.low),
@@ -1311,10 +1316,27 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         seed: settings.seed,
         gate,
     };
-
     let mut totals = OutcomeCounts::default();
     totals.merge(&arm_totals[0].trials);
     totals.merge(&arm_totals[1].trials);
+    let stopping = manifest.stopping.as_ref().map(|plan| {
+        let stopping = crate::sequential::StoppingSummary::of_run(
+            plan,
+            &case_tallies(&case_summaries),
+            manifest.k,
+            manifest.trials_planned,
+            totals.total(),
+        );
+        if stopping.apply_to(&mut lift) {
+            let interval = lift
+                .ci_low
+                .zip(lift.ci_high)
+                .map(|(low, high)| Interval { low, high });
+            lift.gate = evaluate_gate(&settings.gate, lift.verdict, interval);
+        }
+        stopping
+    });
+
     let observed_models: Vec<String> = observed_models
         .into_iter()
         .filter(|m| *m != manifest.model)
@@ -1378,7 +1400,9 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
             .iter()
             .map(|d| d.name.clone())
             .collect(),
-        complete: totals.total() >= manifest.trials_planned,
+        // A run that stopped as planned (a sequential decision, a budget) is complete too.
+        complete: totals.total() >= manifest.trials_planned
+            || stopping.as_ref().is_some_and(|s| s.stopped_as_planned()),
         trials: TrialTotals {
             planned: manifest.trials_planned,
             recorded: totals.total(),
@@ -1398,7 +1422,27 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         calibration: manifest.calibration.clone(),
         reference: None,
         comparisons: Vec::new(),
+        stopping,
     }
+}
+
+/// Each case's recorded outcomes in the compared pair, for the sequential analysis.
+fn case_tallies(
+    cases: &[CaseSummary],
+) -> std::collections::HashMap<String, crate::sequential::CaseTally> {
+    let counts = |arm: &CaseArm| (arm.trials.pass, arm.trials.scored(), arm.trials.total());
+    cases
+        .iter()
+        .map(|case| {
+            (
+                case.case_id.clone(),
+                crate::sequential::CaseTally {
+                    with: counts(&case.with_skill),
+                    without: counts(&case.without_skill),
+                },
+            )
+        })
+        .collect()
 }
 
 fn evaluate_gate(

@@ -62,6 +62,7 @@ fn manifest(
         grading: Default::default(),
         regraded_from: None,
         gates: None,
+        stopping: None,
         shard: None,
     }
 }

@@ -23,6 +23,7 @@ mod regress;
 mod report;
 mod run;
 mod runners;
+mod stopping;
 mod triggers;
 mod usage;
 mod vet;
@@ -259,6 +260,8 @@ pub struct RunArgs {
     /// `previous_version`, `with_skill`, …
     #[arg(long, value_name = "ARM", conflicts_with = "resume")]
     pub reference: Option<crate::workspace::Arm>,
+    #[command(flatten)]
+    pub stopping: stopping::StoppingArgs,
 }
 
 /// Flags of `skill-lift merge`.

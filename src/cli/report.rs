@@ -83,10 +83,19 @@ fn export_one(
             run.dir.display()
         )));
     }
-    let missing = run
-        .manifest
-        .trials_planned
-        .saturating_sub(summary.trials.recorded);
+    // Trials a round-scheduled run did not run by its own rules (a sequential decision, a
+    // budget) are accounted for in `stopping`, not missing.
+    let missing = if summary
+        .stopping
+        .as_ref()
+        .is_some_and(|s| s.stopped_as_planned())
+    {
+        0
+    } else {
+        run.manifest
+            .trials_planned
+            .saturating_sub(summary.trials.recorded)
+    };
     let text = summary_markdown(&summary);
     super::print_written(&written);
     let mut code = super::run::exit_code_for(&summary);

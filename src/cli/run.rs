@@ -516,6 +516,7 @@ pub(super) fn resolve_fresh(
         regraded_from: None,
         shard: args.shard,
         gates: Some(args.analysis.recorded_gates()),
+        stopping: None,
     };
     Ok(ResolvedRun {
         skill,
@@ -835,6 +836,12 @@ pub(super) fn prepare_run(args: &RunArgs) -> Result<Result<PreparedRun, i32>, Co
         Some(run_dir) => resolve_resume(run_dir)?,
         None => resolve_fresh(args, ArmDesign::Paired)?,
     };
+    super::stopping::apply(
+        &mut resolved.manifest,
+        &args.stopping,
+        resolved.profile.profile.price,
+        args.resume.is_some(),
+    )?;
     if let Some(code) = preflight(&resolved, args)? {
         return Ok(Err(code));
     }
@@ -1242,6 +1249,7 @@ pub(super) async fn execute_run(
             )
         }),
         breaker: args.breaker,
+        round: None,
         exports: Some(periodic_exports(
             run_dir.clone(),
             manifest.clone(),
@@ -1249,15 +1257,52 @@ pub(super) async fn execute_run(
         )),
     };
     let graders_for_usage = Arc::clone(&context.graders);
-    let outcome = execute(
-        context,
-        settings,
-        &done,
-        &previous,
-        log,
-        crate::contain::interrupted(),
-    )
-    .await;
+    let mut manifest = manifest;
+    let outcome = match manifest.stopping.clone() {
+        // Round scheduling (`--sequential`, budgets): the round planner feeds the scheduler.
+        Some(plan) => {
+            let wall_before_s = plan.outcome.as_ref().map_or(0.0, |o| o.spent.wall_s);
+            crate::sequential::execute_rounds(
+                context,
+                settings,
+                &plan,
+                &done,
+                &previous,
+                log,
+                crate::contain::interrupted,
+                wall_before_s,
+            )
+            .await
+            .map(|(report, stopped)| {
+                eprintln!(
+                    "skill-lift: stopped: {}: {}",
+                    stopped.reason.as_str(),
+                    stopped.message
+                );
+                if let Some(plan) = manifest.stopping.as_mut() {
+                    plan.outcome = Some(stopped);
+                }
+                report
+            })
+        }
+        None => {
+            execute(
+                context,
+                settings,
+                &done,
+                &previous,
+                log,
+                crate::contain::interrupted(),
+            )
+            .await
+        }
+    };
+    if manifest.stopping.is_some() {
+        // How the run stopped is part of its record (the reports read it from here).
+        let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
+        write_atomic(&run_dir.join("manifest.json"), &bytes)
+            .map_err(CommandError::infrastructure)?;
+    }
     for line in graders_for_usage.judge_usage_lines() {
         eprintln!("skill-lift: {line}");
     }

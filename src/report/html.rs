@@ -149,6 +149,13 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             escape(&calibration.message)
         );
     }
+    if let Some(stopping) = &summary.stopping {
+        let _ = writeln!(
+            out,
+            "<div class=\"stopping\">{}</div>",
+            escape(&stopping.line())
+        );
+    }
     if let Some(gate) = &lift.gate {
         let _ = writeln!(
             out,

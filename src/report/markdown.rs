@@ -280,6 +280,9 @@ pub fn summary_markdown(summary: &Summary) -> String {
         lift.n_cases,
         lift.k
     );
+    if let Some(stopping) = &summary.stopping {
+        let _ = writeln!(out, "\n{}", stopping.line());
+    }
     if let Some(composite) = summary
         .metric_lifts
         .iter()

@@ -80,6 +80,7 @@ fn manifest(case_ids: &[&str]) -> Manifest {
         grading: crate::grade::GradingSettings::new(),
         regraded_from: None,
         gates: None,
+        stopping: None,
         shard: None,
     }
 }

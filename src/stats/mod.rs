@@ -20,11 +20,13 @@
 //! | `multiplicity.rs` | Benjamini–Hochberg, Benjamini–Yekutieli, Holm adjusted p-values |
 //! | `power.rs` | Miller's variance decomposition, MDE, cases needed, Connor's McNemar n |
 //! | `pass_at_k.rs` | unbiased pass@k and pass^k estimators |
+//! | `confidence_sequence.rs` | the anytime-valid betting confidence sequence of a bounded mean and of a paired lift (Waudby-Smith & Ramdas) |
 //! | `correlation.rs` | Pearson correlation between the arms' case values; Spearman ρ with a Fisher-z interval; Cohen's kappa |
 //! | `lattice.rs` | detection of a common denominator K so sums can be exact integers |
 //! | `sampling.rs` | the seeded ChaCha20 generator and the portable bounded-integer rule |
 
 mod bootstrap;
+mod confidence_sequence;
 mod correlation;
 mod fisher;
 mod lattice;
@@ -52,6 +54,7 @@ pub use bootstrap::{
     BootstrapConfig, BootstrapMethod, BootstrapResult, DEFAULT_RESAMPLES, IdealBootstrap,
     bootstrap_mean, bootstrap_mean_interval, bootstrap_paired_difference, ideal_case_bootstrap,
 };
+pub use confidence_sequence::{BettingConfidenceSequence, LiftSequenceState, PairedLiftSequence};
 pub use correlation::{
     average_ranks, cohen_kappa, pearson_correlation, spearman_correlation, spearman_interval,
 };
@@ -77,7 +80,7 @@ pub use proportion::{
     EffectiveCountWilson, clopper_pearson_interval, effective_count_wilson_interval,
     wilson_interval,
 };
-pub use sampling::seeded_rng;
+pub use sampling::{seeded_rng, seeded_shuffle};
 
 /// A two-sided confidence interval `[low, high]` in the units of the estimate it belongs to
 /// (a rate in `[0, 1]`, or a lift in `[-1, 1]`; multiply by 100 for percentage points).
@@ -162,6 +165,18 @@ pub enum StatsError {
     /// A count of trials per case must be positive.
     #[error("trials per case must be > 0 but got {0}")]
     InvalidTrials(f64),
+    /// A value is NaN or outside the range its input allows.
+    #[error("{what} = {value} is outside [{low}, {high}]")]
+    OutOfRange {
+        /// Which input.
+        what: &'static str,
+        /// The offending value.
+        value: f64,
+        /// Smallest allowed value.
+        low: f64,
+        /// Largest allowed value.
+        high: f64,
+    },
 }
 
 /// Cluster membership of the cases (cases that share a scenario, repository or template).

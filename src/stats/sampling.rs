@@ -29,6 +29,17 @@ pub(crate) fn uniform_below(rng: &mut ChaCha20Rng, bound: u32) -> u32 {
     (product >> 32) as u32
 }
 
+/// Shuffle `items` in place by Fisher–Yates on the seeded stream ([`seeded_rng`],
+/// [`uniform_below`]): the same seed gives the same order on every platform.
+pub fn seeded_shuffle<T>(items: &mut [T], seed: u64) {
+    let mut rng = seeded_rng(seed);
+    for i in (1..items.len()).rev() {
+        let bound = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let j = uniform_below(&mut rng, bound) as usize;
+        items.swap(i, j);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,6 +62,14 @@ mod tests {
         );
         let mut one = seeded_rng(1);
         assert!((0..100).all(|_| uniform_below(&mut one, 1) == 0));
+        let mut order: Vec<u32> = (0..20).collect();
+        seeded_shuffle(&mut order, 5);
+        let mut again: Vec<u32> = (0..20).collect();
+        seeded_shuffle(&mut again, 5);
+        assert_eq!(order, again);
+        assert_ne!(order, (0..20).collect::<Vec<_>>());
+        order.sort();
+        assert_eq!(order, (0..20).collect::<Vec<_>>());
         let mut c = seeded_rng(8);
         assert_ne!(
             (0..8).map(|_| c.next_u32()).collect::<Vec<_>>(),

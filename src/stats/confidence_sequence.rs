@@ -1,0 +1,378 @@
+//! Anytime-valid confidence sequences for a bounded mean, by betting (statistics.md §12).
+//!
+//! Waudby-Smith & Ramdas, "Estimating means of bounded random variables by betting", JRSS-B
+//! 2024 (arXiv 2010.09686): for observations `X_i ∈ [0, 1]` with conditional mean `m` given the
+//! past, the capital process of a bettor who stakes a predictable fraction `λ_i(m)`
+//!
+//! ```text
+//! K_t(m) = Π_{i≤t} (1 + λ_i(m) (X_i − m)),   λ_i(m) ∈ [−c/(1 − m), c/m]
+//! ```
+//!
+//! is a non-negative martingale at the true mean, so by Ville's inequality it ever reaches `1/α`
+//! with probability at most α. `C_t = {m : K_t(m) < 1/α}` is therefore a confidence sequence:
+//! `P(∀t: m ∈ C_t) ≥ 1 − α`, and a decision taken at a data-dependent stopping time keeps its
+//! error rate. The bets are the paper's aGRAPA ("approximate growth-rate adaptive to the
+//! particular alternative"), which bets near the Kelly-optimal fraction for the
+//! alternative the data suggest and so decides early when the mean is far from `m`:
+//!
+//! ```text
+//! λ_t(m) = (μ̂_{t−1} − m) / (σ̂²_{t−1} + (μ̂_{t−1} − m)²),  truncated to [−c/(1 − m), c/m]
+//! μ̂_t = (½ + Σ_{i≤t} X_i) / (t + 1),   σ̂²_t = (¼ + Σ_{i≤t} (X_i − μ̂_i)²) / (t + 1)
+//! ```
+//!
+//! with `c = 0.9` ([`BET_TRUNCATION`]), so every factor stays ≥ 0.1 (no overflow or sign
+//! change; computed in logarithms). The interval's ends are found on a grid of `m` and refined by bisection (the
+//! hull of the kept grid points: never narrower than `C_t`); the reported interval is the
+//! running intersection `∩_{s≤t} C_s` (also a confidence sequence).
+//!
+//! A paired lift uses per-case differences `d ∈ [−1, 1]` mapped to `X = (d + 1)/2`; the lift's
+//! interval is `2m − 1` ([`PairedLiftSequence`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Interval, StatsError};
+
+/// Truncation of the bets: `−c/(1 − m) ≤ λ ≤ c/m`. The paper uses c = ½ or ¾; a paired lift's
+/// observations rarely reach the far end of [0, 1], and the Kelly-optimal bet at a clear lift
+/// lies beyond ½/m, so c = 0.9 (every factor stays ≥ 0.1; validity does not depend on c < 1).
+/// Chosen by `scripts/check-sequential` (docs/statistics.md).
+const BET_TRUNCATION: f64 = 0.9;
+/// Grid points over `[0, 1]` before the interval's ends are refined by bisection.
+const GRID: usize = 400;
+/// Bisection steps refining each end (2⁻⁴⁰ of a grid cell).
+const BISECTION_STEPS: usize = 40;
+
+/// The betting confidence sequence of a mean in `[0, 1]` (Waudby-Smith & Ramdas 2024, aGRAPA
+/// bets). Feed observations in their (exchangeable) order with
+/// [`push`](Self::push); [`interval`](Self::interval) is valid at every step simultaneously.
+#[derive(Debug, Clone)]
+pub struct BettingConfidenceSequence {
+    alpha: f64,
+    observations: Vec<f64>,
+    /// The predictable mean and variance estimates `(μ̂_{i−1}, σ̂²_{i−1})` each observation's
+    /// bet is made from (the observations before it only).
+    estimates: Vec<(f64, f64)>,
+    /// Running sums for μ̂ and σ̂².
+    sum: f64,
+    squared_deviations: f64,
+    /// The running intersection of the intervals so far.
+    running: Interval,
+}
+
+impl BettingConfidenceSequence {
+    /// A sequence at miscoverage `alpha` (0.05: 95 %), before any observation (`[0, 1]`).
+    pub fn new(alpha: f64) -> Result<Self, StatsError> {
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(StatsError::InvalidConfidence(1.0 - alpha));
+        }
+        Ok(Self {
+            alpha,
+            observations: Vec::new(),
+            estimates: Vec::new(),
+            sum: 0.0,
+            squared_deviations: 0.0,
+            running: Interval {
+                low: 0.0,
+                high: 1.0,
+            },
+        })
+    }
+
+    /// Observations so far.
+    pub fn len(&self) -> usize {
+        self.observations.len()
+    }
+
+    /// Whether nothing was observed yet.
+    pub fn is_empty(&self) -> bool {
+        self.observations.is_empty()
+    }
+
+    /// The miscoverage α.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// Add one observation in `[0, 1]`; returns the updated (running-intersection) interval.
+    pub fn push(&mut self, x: f64) -> Result<Interval, StatsError> {
+        if !(0.0..=1.0).contains(&x) {
+            return Err(StatsError::OutOfRange {
+                what: "confidence-sequence observation",
+                value: x,
+                low: 0.0,
+                high: 1.0,
+            });
+        }
+        let t = self.observations.len() + 1;
+        // μ̂_{t−1} and σ̂²_{t−1} from the observations before this one (μ̂_0 = ½, σ̂²_0 = ¼).
+        let mean_before = (0.5 + self.sum) / t as f64;
+        let variance_before = (0.25 + self.squared_deviations) / t as f64;
+        self.estimates.push((mean_before, variance_before));
+        self.observations.push(x);
+        self.sum += x;
+        let mean = (0.5 + self.sum) / (t as f64 + 1.0);
+        self.squared_deviations += (x - mean).powi(2);
+        let now = self.current_interval();
+        self.running = Interval {
+            low: self.running.low.max(now.low),
+            high: self.running.high.min(now.high),
+        };
+        if self.running.low > self.running.high {
+            // The intersection can only be empty at a miscoverage event; keep the latest.
+            self.running = now;
+        }
+        Ok(self.running)
+    }
+
+    /// The running interval of the mean (`[0, 1]` before any observation).
+    pub fn interval(&self) -> Interval {
+        self.running
+    }
+
+    /// log of the capital `K_t(m)` over all observations so far.
+    pub fn log_capital(&self, m: f64) -> f64 {
+        self.log_capital_path(m).last().copied().unwrap_or(0.0)
+    }
+
+    /// log `K_s(m)` for s = 1..=t.
+    fn log_capital_path(&self, m: f64) -> Vec<f64> {
+        let mut capital = 0.0_f64;
+        let mut path = Vec::with_capacity(self.observations.len());
+        for (&x, &(mean, variance)) in self.observations.iter().zip(&self.estimates) {
+            let gap = mean - m;
+            let mut bet = gap / (variance + gap * gap);
+            if m > 0.0 {
+                bet = bet.min(BET_TRUNCATION / m);
+            }
+            if m < 1.0 {
+                bet = bet.max(-BET_TRUNCATION / (1.0 - m));
+            }
+            capital += (1.0 + bet * (x - m)).ln();
+            path.push(capital);
+        }
+        path
+    }
+
+    /// An anytime-valid p-value of `mean = m`: `min(1, 1 / max_{s≤t} K_s(m))` (Ville).
+    pub fn p_value(&self, m: f64) -> f64 {
+        let best = self.log_capital_path(m).into_iter().fold(0.0_f64, f64::max);
+        (-best).exp().min(1.0)
+    }
+
+    /// Whether `m` is rejected now: `K_t(m) ≥ 1/α`.
+    fn rejects(&self, m: f64) -> bool {
+        self.log_capital(m) >= (1.0 / self.alpha).ln()
+    }
+
+    /// `C_t` at the current step (not intersected with the earlier ones).
+    fn current_interval(&self) -> Interval {
+        let grid: Vec<f64> = (0..=GRID).map(|i| i as f64 / GRID as f64).collect();
+        let kept: Vec<usize> = (0..=GRID).filter(|&i| !self.rejects(grid[i])).collect();
+        let (Some(&first), Some(&last)) = (kept.first(), kept.last()) else {
+            // Every grid point rejected (possible only between grid points): the mean.
+            let mean = self.sum / self.observations.len().max(1) as f64;
+            return Interval {
+                low: mean,
+                high: mean,
+            };
+        };
+        // Refine each end between the last rejected and the first kept grid point.
+        let low = if first == 0 {
+            0.0
+        } else {
+            self.bisect(grid[first - 1], grid[first])
+        };
+        let high = if last == GRID {
+            1.0
+        } else {
+            self.bisect(grid[last + 1], grid[last])
+        };
+        Interval { low, high }
+    }
+
+    /// The boundary between a rejected `m` and a kept one.
+    fn bisect(&self, mut rejected: f64, mut kept: f64) -> f64 {
+        for _ in 0..BISECTION_STEPS {
+            let middle = 0.5 * (rejected + kept);
+            if self.rejects(middle) {
+                rejected = middle;
+            } else {
+                kept = middle;
+            }
+        }
+        kept
+    }
+}
+
+/// What a paired lift's confidence sequence says now.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LiftSequenceState {
+    /// Case differences observed.
+    pub n: usize,
+    /// Mean of the observed differences.
+    pub estimate: Option<f64>,
+    /// The running interval of the lift, in `[−1, 1]`.
+    pub interval: Interval,
+    /// Anytime-valid p-value of "no lift".
+    pub p_value: f64,
+}
+
+/// The confidence sequence of a paired lift: per-case differences `d ∈ [−1, 1]` mapped to
+/// `X = (d + 1)/2`, lift interval `2m − 1`.
+#[derive(Debug, Clone)]
+pub struct PairedLiftSequence {
+    inner: BettingConfidenceSequence,
+    sum: f64,
+}
+
+impl PairedLiftSequence {
+    /// A sequence at miscoverage `alpha`.
+    pub fn new(alpha: f64) -> Result<Self, StatsError> {
+        Ok(Self {
+            inner: BettingConfidenceSequence::new(alpha)?,
+            sum: 0.0,
+        })
+    }
+
+    /// Add one case difference in `[−1, 1]`.
+    pub fn push(&mut self, difference: f64) -> Result<(), StatsError> {
+        if !(-1.0..=1.0).contains(&difference) {
+            return Err(StatsError::OutOfRange {
+                what: "paired case difference",
+                value: difference,
+                low: -1.0,
+                high: 1.0,
+            });
+        }
+        self.inner.push((difference + 1.0) / 2.0)?;
+        self.sum += difference;
+        Ok(())
+    }
+
+    /// The current state (interval `[−1, 1]` before any difference).
+    pub fn state(&self) -> LiftSequenceState {
+        let m = self.inner.interval();
+        let n = self.inner.len();
+        LiftSequenceState {
+            n,
+            estimate: (n > 0).then(|| self.sum / n as f64),
+            interval: Interval {
+                low: 2.0 * m.low - 1.0,
+                high: 2.0 * m.high - 1.0,
+            },
+            p_value: self.inner.p_value(0.5),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::sampling::seeded_rng;
+    use rand::Rng;
+
+    fn uniform(rng: &mut rand_chacha::ChaCha20Rng) -> f64 {
+        (rng.next_u32() as f64 + 0.5) / 4_294_967_296.0
+    }
+
+    #[test]
+    fn bad_inputs_are_errors() {
+        assert!(BettingConfidenceSequence::new(0.0).is_err());
+        assert!(BettingConfidenceSequence::new(1.0).is_err());
+        let mut cs = BettingConfidenceSequence::new(0.05).unwrap();
+        assert!(cs.push(1.5).is_err());
+        assert!(cs.push(f64::NAN).is_err());
+        let mut lift = PairedLiftSequence::new(0.05).unwrap();
+        assert!(lift.push(-1.01).is_err());
+        assert_eq!(
+            lift.state().interval,
+            Interval {
+                low: -1.0,
+                high: 1.0
+            }
+        );
+    }
+
+    #[test]
+    fn the_interval_shrinks_around_the_mean_and_is_nested() {
+        let mut cs = BettingConfidenceSequence::new(0.05).unwrap();
+        let mut rng = seeded_rng(3);
+        let mut previous = cs.interval();
+        for _ in 0..400 {
+            let x = if uniform(&mut rng) < 0.3 { 1.0 } else { 0.0 };
+            let now = cs.push(x).unwrap();
+            assert!(now.low >= previous.low - 1e-12 && now.high <= previous.high + 1e-12);
+            previous = now;
+        }
+        assert!(previous.contains(0.3), "{previous:?}");
+        assert!(previous.width() < 0.2, "{previous:?}");
+        assert!(cs.p_value(0.3) > 0.05);
+        assert!(cs.p_value(0.6) < 1e-6);
+    }
+
+    /// Coverage by simulation: the running interval must hold the true mean at every step in at
+    /// least 1 − α of the sequences (the guarantee is time-uniform, so this is conservative).
+    #[test]
+    fn time_uniform_coverage_by_simulation() {
+        let reps = 300;
+        let steps = 40;
+        for (seed, true_mean, spread) in [(11_u64, 0.5, 0.5), (12, 0.65, 0.3), (13, 0.2, 0.2)] {
+            let mut rng = seeded_rng(seed);
+            let mut misses = 0;
+            for _ in 0..reps {
+                let mut cs = BettingConfidenceSequence::new(0.05).unwrap();
+                let mut missed = false;
+                for _ in 0..steps {
+                    // A three-point distribution with the given mean (case differences of a
+                    // paired binary trial map to 0, ½, 1).
+                    let u = uniform(&mut rng);
+                    let x = if u < spread / 2.0 {
+                        true_mean - spread
+                    } else if u < spread {
+                        true_mean + spread
+                    } else {
+                        true_mean
+                    }
+                    .clamp(0.0, 1.0);
+                    let interval = cs.push(x).unwrap();
+                    missed |= !interval.contains(true_mean);
+                }
+                misses += usize::from(missed);
+            }
+            // 5 % allowed; with 300 repetitions, 9 % is beyond any binomial noise at 5 %.
+            assert!(
+                misses as f64 / reps as f64 <= 0.09,
+                "mean {true_mean}: {misses}/{reps} sequences missed"
+            );
+        }
+    }
+
+    #[test]
+    fn a_clear_lift_is_excluded_from_zero_and_no_lift_rarely_is() {
+        let mut rng = seeded_rng(21);
+        let mut lift = PairedLiftSequence::new(0.05).unwrap();
+        for _ in 0..40 {
+            // Lift 0.5: with passes 0.8, without 0.3.
+            let with = f64::from(uniform(&mut rng) < 0.8);
+            let without = f64::from(uniform(&mut rng) < 0.3);
+            lift.push(with - without).unwrap();
+        }
+        let state = lift.state();
+        assert!(state.interval.low > 0.0, "{state:?}");
+        assert!(state.p_value < 0.05);
+        let mut false_decisions = 0;
+        for _ in 0..200 {
+            let mut lift = PairedLiftSequence::new(0.05).unwrap();
+            let mut decided = false;
+            for _ in 0..40 {
+                let with = f64::from(uniform(&mut rng) < 0.4);
+                let without = f64::from(uniform(&mut rng) < 0.4);
+                lift.push(with - without).unwrap();
+                let interval = lift.state().interval;
+                decided |= interval.low > 0.0 || interval.high < 0.0;
+            }
+            false_decisions += usize::from(decided);
+        }
+        assert!(false_decisions <= 16, "{false_decisions}/200");
+    }
+}

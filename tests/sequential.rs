@@ -1,0 +1,312 @@
+//! Integration tests of round scheduling: `run --sequential` (anytime-valid early stopping) and
+//! the budgets `--max-cost-usd`, `--max-tokens`, `--max-wall`, through the real binary against
+//! the scripted OpenAI-compatible mock on loopback.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::mock_openai::{MockBehaviour, MockServer};
+
+fn binary(state: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
+    command
+        .env_remove("SKILL_LIFT_RUNNER")
+        .env_remove("SKILL_LIFT_RESULTS")
+        .env("SKILL_LIFT_HOME", state)
+        .env("CI", "true");
+    command
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A skill whose marker makes the mock answer "Aye!" (every case's check) in the with-skill arm
+/// only: a known lift of +100 pp.
+struct Project {
+    dir: tempfile::TempDir,
+    state: tempfile::TempDir,
+}
+
+impl Project {
+    fn new(base_url: &str, cases: usize, profile_extra: &str) -> Self {
+        let project = Self {
+            dir: tempfile::tempdir().unwrap(),
+            state: tempfile::tempdir().unwrap(),
+        };
+        project.write(
+            "skill/pirate/SKILL.md",
+            "---\nname: pirate\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
+        );
+        let evals: Vec<Value> = (0..cases)
+            .map(|i| {
+                json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                       "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
+            })
+            .collect();
+        project.write(
+            "skill/pirate/evals/evals.json",
+            &json!({"skill_name": "pirate", "evals": evals}).to_string(),
+        );
+        project.write(
+            "mock.toml",
+            &format!(
+                "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n{profile_extra}"
+            ),
+        );
+        project
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        binary(self.state.path())
+            .current_dir(self.dir.path())
+            .args([
+                "run",
+                "skill/pirate",
+                "--runner",
+                "mock.toml",
+                "--out",
+                "results",
+            ])
+            .args(["--no-decoys", "--progress", "never"])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn json(&self, run: &str, file: &str) -> Value {
+        let path = self.path(&format!("results/{run}/{file}"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    fn trial_lines(&self, run: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.path(&format!("results/{run}/trials.jsonl")))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+}
+
+#[test]
+fn a_sequential_run_stops_at_the_decision_and_records_every_trial_it_started() {
+    let server = MockServer::start(MockBehaviour::default());
+    let project = Project::new(&server.base_url(), 30, "");
+    let output = project.run(&[
+        "--sequential",
+        "-k",
+        "2",
+        "--round-cases",
+        "3",
+        "--run-id",
+        "seq",
+        "--jobs",
+        "4",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let summary = project.json("seq", "summary.json");
+    let stopping = &summary["stopping"];
+    assert_eq!(stopping["mode"], "sequential", "{stopping}");
+    assert_eq!(stopping["stop_reason"], "improved", "{stopping}");
+    assert_eq!(stopping["verdict_basis"], "confidence_sequence");
+    let recorded = stopping["trials_recorded"].as_u64().unwrap();
+    assert_eq!(stopping["trials_planned"], 120);
+    // Every difference is +1: the sequence excludes 0 after about ten cases (four rounds).
+    assert!(
+        (24..=60).contains(&recorded),
+        "stopped after {recorded} trials: {stopping}"
+    );
+    assert_eq!(stopping["trials_not_run"].as_u64().unwrap(), 120 - recorded);
+    assert_eq!(stopping["not_run_because"], "sequential_decision");
+    assert_eq!(
+        stopping["rounds_run"].as_u64().unwrap() * 12,
+        recorded,
+        "whole rounds only"
+    );
+    let cs = &stopping["confidence_sequence"];
+    assert!(cs["interval"]["low"].as_f64().unwrap() > 0.0, "{cs}");
+    // The headline is the sequence's: its interval, method and verdict.
+    let lift = &summary["lift"];
+    assert_eq!(lift["verdict"], "improved");
+    assert_eq!(lift["method"], "betting-confidence-sequence");
+    assert_eq!(lift["ci_low"], cs["interval"]["low"]);
+    assert!(lift["p_value"].as_f64().unwrap() < 0.05);
+    assert_eq!(summary["complete"], true);
+    // Every trial that was started is recorded: one request per trial, no more.
+    let lines = project.trial_lines("seq");
+    assert_eq!(lines.len() as u64, recorded);
+    assert_eq!(
+        server
+            .state
+            .requests
+            .load(std::sync::atomic::Ordering::SeqCst) as u64,
+        recorded
+    );
+    // The manifest records the plan and the outcome; the outputs show the stop reason.
+    let manifest = project.json("seq", "manifest.json");
+    assert_eq!(manifest["stopping"]["outcome"]["reason"], "improved");
+    assert_eq!(
+        manifest["stopping"]["case_order"].as_array().unwrap().len(),
+        30
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Stopped: improved"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("stopped: improved"), "{stderr}");
+    let report = std::fs::read_to_string(project.path("results/seq/report.md")).unwrap();
+    assert!(report.contains("Stopped: improved"), "{report}");
+    let html = std::fs::read_to_string(project.path("results/seq/report.html")).unwrap();
+    assert!(html.contains("Stopped: improved"));
+    // `report` on the folder reproduces the decision from the records and the manifest.
+    let again = binary(project.state.path())
+        .current_dir(project.dir.path())
+        .args([
+            "report",
+            "results/seq",
+            "--out",
+            "again",
+            "--format",
+            "summary-json",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    let again: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path("again/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(again["stopping"], summary["stopping"]);
+    assert_eq!(again["lift"]["verdict"], "improved");
+}
+
+#[test]
+fn a_cost_budget_stops_within_one_round_and_resume_with_more_continues() {
+    let server = MockServer::start(MockBehaviour::default());
+    // 1 USD per thousand tokens: every trial costs its tokens / 1000.
+    let project = Project::new(
+        &server.base_url(),
+        12,
+        "[price]\ninput_usd_per_million_tokens = 1000.0\noutput_usd_per_million_tokens = 1000.0\n",
+    );
+    // Learn one trial's cost from a one-case run.
+    let probe = project.run(&["-k", "1", "--run-id", "probe", "--quiet"]);
+    assert_eq!(probe.status.code(), Some(0), "{}", text(&probe));
+    let tokens = |line: &Value| {
+        line["usage"]["input_tokens"].as_u64().unwrap()
+            + line["usage"]["output_tokens"].as_u64().unwrap()
+    };
+    let probe_lines = project.trial_lines("probe");
+    let per_trial =
+        probe_lines.iter().map(tokens).sum::<u64>() as f64 / probe_lines.len() as f64 / 1000.0;
+    // Rounds of 2 cases × 2 arms = 4 trials; a budget of 2.5 rounds.
+    let round_cost = 4.0 * per_trial;
+    let limit = 2.5 * round_cost;
+    let output = project.run(&[
+        "-k",
+        "1",
+        "--round-cases",
+        "2",
+        "--run-id",
+        "budget",
+        "--max-cost-usd",
+        &format!("{limit}"),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let summary = project.json("budget", "summary.json");
+    let stopping = &summary["stopping"];
+    assert_eq!(stopping["mode"], "fixed");
+    assert_eq!(stopping["stop_reason"], "budget_cost", "{stopping}");
+    assert_eq!(stopping["not_run_because"], "budget");
+    assert_eq!(stopping["verdict_basis"], "fixed_n");
+    let spent = stopping["spent"]["cost_usd"].as_f64().unwrap();
+    assert!(
+        spent <= limit + 1e-9,
+        "spent {spent} over the limit {limit}"
+    );
+    assert!(
+        spent + round_cost > limit,
+        "stopped more than one round before the limit: spent {spent}, limit {limit}"
+    );
+    assert_eq!(stopping["trials_recorded"], 8);
+    assert_eq!(stopping["trials_not_run"], 16);
+    assert_eq!(project.trial_lines("budget").len(), 8);
+    assert_eq!(summary["trials"]["recorded"], 8);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Stopped: budget_cost"), "{stdout}");
+    assert!(stdout.contains("--max-cost-usd"), "{stdout}");
+    // A resume with a larger budget runs the rest.
+    let resumed = binary(project.state.path())
+        .current_dir(project.dir.path())
+        .args(["run", "--resume", "results/budget", "--progress", "never"])
+        .args(["--max-cost-usd", "1000"])
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    let summary = project.json("budget", "summary.json");
+    assert_eq!(summary["stopping"]["stop_reason"], "completed");
+    assert_eq!(summary["stopping"]["trials_recorded"], 24);
+    assert_eq!(summary["stopping"]["budgets"]["max_cost_usd"], 1000.0);
+    assert_eq!(project.trial_lines("budget").len(), 24);
+}
+
+#[test]
+fn a_token_budget_stops_and_cost_without_prices_is_never_guessed() {
+    let server = MockServer::start(MockBehaviour::default());
+    let project = Project::new(&server.base_url(), 8, "");
+    let output = project.run(&[
+        "-k",
+        "1",
+        "--round-cases",
+        "2",
+        "--run-id",
+        "tokens",
+        "--max-tokens",
+        "1",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stopping = &project.json("tokens", "summary.json")["stopping"];
+    // The first round runs (nothing is known before it), then the budget is spent.
+    assert_eq!(stopping["stop_reason"], "budget_tokens", "{stopping}");
+    assert_eq!(stopping["trials_recorded"], 4);
+    // No [price] table and no reported cost: the cost budget stops rather than guessing.
+    let output = project.run(&["-k", "1", "--run-id", "cost", "--max-cost-usd", "5"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no [price] table"), "{stderr}");
+    let stopping = &project.json("cost", "summary.json")["stopping"];
+    assert_eq!(stopping["stop_reason"], "cost_unknown", "{stopping}");
+}
+
+#[test]
+fn stopping_flags_are_checked() {
+    let project = Project::new("http://127.0.0.1:9/v1", 2, "");
+    for args in [
+        &["--equivalence", "0.05"][..],
+        &["--sequential", "--equivalence", "2"],
+        &["--max-wall", "soon"],
+        &["--max-cost-usd", "-1"],
+        &["--sequential", "--shard", "1/2"],
+        &["--round-cases", "0"],
+    ] {
+        let output = project.run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+    }
+}
