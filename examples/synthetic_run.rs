@@ -619,6 +619,7 @@ fn main() {
                         input_tokens: Some(900),
                         output_tokens: Some(50),
                         cached_tokens: Some(0),
+                        cache_creation_tokens: None,
                         cost_usd: None,
                     },
                     started_at: started,

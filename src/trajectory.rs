@@ -278,8 +278,15 @@ pub struct Usage {
     pub input_tokens: Option<u64>,
     /// Completion/output tokens, summed over requests.
     pub output_tokens: Option<u64>,
-    /// Cached prompt tokens, summed over requests.
+    /// Cached prompt tokens, summed over requests: tokens read from the prompt cache
+    /// (Anthropic `cache_read_input_tokens`, OpenAI `prompt_tokens_details.cached_tokens`);
+    /// included in `input_tokens`.
     pub cached_tokens: Option<u64>,
+    /// Prompt tokens written to the prompt cache, summed over requests (Anthropic
+    /// `cache_creation_input_tokens`); included in `input_tokens`. Absent from the record when
+    /// the source does not report it (records written before it existed read as absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_tokens: Option<u64>,
     /// Cost in USD as reported by the agent, when it reports one.
     pub cost_usd: Option<f64>,
 }
@@ -295,6 +302,7 @@ impl Usage {
         add_u64(&mut self.input_tokens, other.input_tokens);
         add_u64(&mut self.output_tokens, other.output_tokens);
         add_u64(&mut self.cached_tokens, other.cached_tokens);
+        add_u64(&mut self.cache_creation_tokens, other.cache_creation_tokens);
         if let Some(cost) = other.cost_usd {
             self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
         }
@@ -573,6 +581,7 @@ mod tests {
             input_tokens: Some(10),
             output_tokens: Some(5),
             cached_tokens: None,
+            cache_creation_tokens: None,
             cost_usd: None,
         };
         trajectory.add_request_usage(&reported);
@@ -597,12 +606,14 @@ mod tests {
             input_tokens: Some(10),
             output_tokens: None,
             cached_tokens: None,
+            cache_creation_tokens: None,
             cost_usd: None,
         });
         total.add(&Usage {
             input_tokens: Some(5),
             output_tokens: Some(3),
             cached_tokens: None,
+            cache_creation_tokens: None,
             cost_usd: None,
         });
         assert_eq!(total.input_tokens, Some(15));

@@ -91,6 +91,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
             input_tokens: Some(10),
             output_tokens: Some(2),
             cached_tokens: None,
+            cache_creation_tokens: None,
             cost_usd: None,
         },
         started_at: chrono::Utc::now(),

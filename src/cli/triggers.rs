@@ -191,12 +191,6 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     let profile_path = resolve_profile_path(&args.runner).map_err(CommandError::input)?;
     let mut profile = load_profile(&profile_path).map_err(CommandError::input)?;
     let kind = profile.profile.kind;
-    if kind == crate::runner::RunnerKind::AnthropicMessages {
-        return Err(CommandError::input(anyhow!(
-            "{}: anthropic-messages profiles are judges only; triggers needs an openai-chat profile or an agent CLI",
-            profile.path.display()
-        )));
-    }
     if !kind.is_agent_cli() && profile.profile.skill_mode == SkillMode::Inject {
         eprintln!(
             "skill-lift: runner `{}` injects every skill into the prompt, where activation cannot be observed; triggers runs it in `tools` mode (activate_skill, read_file)",

@@ -143,6 +143,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
             input_tokens: Some(1000 + u64::from(index) * 10),
             output_tokens: Some(50 + u64::from(index)),
             cached_tokens: Some(0),
+            cache_creation_tokens: None,
             cost_usd: None,
         },
         started_at: time(index),

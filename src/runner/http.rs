@@ -1,6 +1,7 @@
 //! JSON POST with bounded retries for infrastructure errors only (connection errors, timeouts,
-//! HTTP 429 and 5xx), honouring `Retry-After`, every retry recorded. Shared by model-API runners
-//! and judges.
+//! HTTP 408, 429 and 5xx, Anthropic's 529 included), honouring `Retry-After` (seconds) and, when
+//! it is absent, the Anthropic rate-limit reset headers (`anthropic-ratelimit-*-reset`, RFC 3339),
+//! every retry recorded. Shared by model-API runners and judges.
 
 use std::time::{Duration, Instant};
 
@@ -35,14 +36,18 @@ pub struct PostFailure {
     pub message: String,
     /// Failed tries (including the last).
     pub retries: Vec<RetryRecord>,
+    /// The HTTP status of the last answer, when the server answered (absent for connection
+    /// errors and timeouts).
+    pub status: Option<u16>,
 }
 
 enum TryError {
     Retryable {
         message: String,
         retry_after: Option<Duration>,
+        status: Option<u16>,
     },
-    Fatal(String),
+    Fatal(String, Option<u16>),
 }
 
 /// Longest `Retry-After` taken as given, seconds (one day); a larger value (`1e30`) is read as
@@ -57,6 +62,57 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
         return None;
     }
     Duration::try_from_secs_f64(seconds.min(MAX_RETRY_AFTER_S)).ok()
+}
+
+/// The limit families of Anthropic's rate-limit headers: `anthropic-ratelimit-{family}-reset`
+/// (an RFC 3339 time) and `anthropic-ratelimit-{family}-remaining`.
+const ANTHROPIC_RATELIMIT_FAMILIES: [&str; 4] =
+    ["requests", "tokens", "input-tokens", "output-tokens"];
+
+/// The wait Anthropic's rate-limit headers ask for, from `now`: the latest reset time of the
+/// limits whose `remaining` is 0, or, when no header says which limit ran out, the latest reset
+/// time given. Times in the past wait nothing; unparsable values are ignored; the wait is
+/// bounded by [`MAX_RETRY_AFTER_S`]. `None` when no reset header is usable.
+pub fn anthropic_ratelimit_wait(
+    header: impl Fn(&str) -> Option<String>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<Duration> {
+    let mut exhausted = Vec::new();
+    let mut any = Vec::new();
+    for family in ANTHROPIC_RATELIMIT_FAMILIES {
+        let Some(reset) = header(&format!("anthropic-ratelimit-{family}-reset"))
+            .and_then(|value| chrono::DateTime::parse_from_rfc3339(value.trim()).ok())
+        else {
+            continue;
+        };
+        let wait = (reset.with_timezone(&chrono::Utc) - now)
+            .to_std()
+            .unwrap_or(Duration::ZERO)
+            .min(Duration::from_secs_f64(MAX_RETRY_AFTER_S));
+        any.push(wait);
+        if header(&format!("anthropic-ratelimit-{family}-remaining"))
+            .is_some_and(|remaining| remaining.trim() == "0")
+        {
+            exhausted.push(wait);
+        }
+    }
+    let chosen = if exhausted.is_empty() { any } else { exhausted };
+    chosen.into_iter().max()
+}
+
+/// The wait a failed answer's headers ask for: `Retry-After` in seconds, else the Anthropic
+/// rate-limit reset headers ([`anthropic_ratelimit_wait`]).
+fn requested_wait(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    header(reqwest::header::RETRY_AFTER.as_str())
+        .as_deref()
+        .and_then(parse_retry_after)
+        .or_else(|| anthropic_ratelimit_wait(header, chrono::Utc::now()))
 }
 
 async fn try_once(
@@ -81,6 +137,7 @@ async fn try_once(
             return Err(TryError::Retryable {
                 message,
                 retry_after: None,
+                status: None,
             });
         }
     };
@@ -92,18 +149,16 @@ async fn try_once(
             .map_err(|error| TryError::Retryable {
                 message: format!("reading response body: {}", describe_reqwest_error(&error)),
                 retry_after: None,
+                status: Some(status.as_u16()),
             })?;
         return serde_json::from_slice(&bytes).map_err(|error| {
-            TryError::Fatal(format!(
-                "server answered HTTP {status} with a body that is not JSON: {error}"
-            ))
+            TryError::Fatal(
+                format!("server answered HTTP {status} with a body that is not JSON: {error}"),
+                Some(status.as_u16()),
+            )
         });
     }
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_retry_after);
+    let retry_after = requested_wait(response.headers());
     let text = response.text().await.unwrap_or_default();
     let snippet: String = text.chars().take(300).collect();
     let message = format!("HTTP {}: {}", status.as_u16(), snippet.trim());
@@ -111,9 +166,10 @@ async fn try_once(
         Err(TryError::Retryable {
             message,
             retry_after,
+            status: Some(status.as_u16()),
         })
     } else {
-        Err(TryError::Fatal(message))
+        Err(TryError::Fatal(message, Some(status.as_u16())))
     }
 }
 
@@ -166,6 +222,7 @@ pub async fn post_json_with_retries_and_headers(
             return Err(PostFailure {
                 message: "trial timeout reached before the request could be sent".to_string(),
                 retries,
+                status: None,
             });
         }
         let started = Instant::now();
@@ -177,16 +234,21 @@ pub async fn post_json_with_retries_and_headers(
                     retries,
                 });
             }
-            Err(TryError::Fatal(message)) => {
+            Err(TryError::Fatal(message, status)) => {
                 retries.push(RetryRecord {
                     error: message.clone(),
                     waited_s: 0.0,
                 });
-                return Err(PostFailure { message, retries });
+                return Err(PostFailure {
+                    message,
+                    retries,
+                    status,
+                });
             }
             Err(TryError::Retryable {
                 message,
                 retry_after,
+                status,
             }) => {
                 if attempt >= policy.max_retries {
                     retries.push(RetryRecord {
@@ -199,6 +261,7 @@ pub async fn post_json_with_retries_and_headers(
                             policy.max_retries
                         ),
                         retries,
+                        status,
                     });
                 }
                 let backoff = policy
@@ -219,6 +282,7 @@ pub async fn post_json_with_retries_and_headers(
                     return Err(PostFailure {
                         message: format!("{message} (no time left in the trial timeout to retry)"),
                         retries,
+                        status,
                     });
                 }
                 retries.push(RetryRecord {
@@ -249,6 +313,71 @@ mod tests {
         );
         assert_eq!(
             parse_retry_after("18446744073709551616"),
+            Some(Duration::from_secs_f64(MAX_RETRY_AFTER_S))
+        );
+    }
+
+    #[test]
+    fn anthropic_reset_headers_give_the_wait_of_the_exhausted_limit() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let headers = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            }
+        };
+        // Requests ran out (reset in 2 s); tokens did not (reset in 30 s): wait 2 s.
+        let wait = anthropic_ratelimit_wait(
+            headers(&[
+                ("anthropic-ratelimit-requests-remaining", "0"),
+                ("anthropic-ratelimit-requests-reset", "2026-01-02T03:04:07Z"),
+                ("anthropic-ratelimit-tokens-remaining", "5000"),
+                ("anthropic-ratelimit-tokens-reset", "2026-01-02T03:04:35Z"),
+            ]),
+            now,
+        );
+        assert_eq!(wait, Some(Duration::from_secs(2)));
+        // No `remaining` header says which: the latest reset; offsets other than Z work.
+        let wait = anthropic_ratelimit_wait(
+            headers(&[
+                (
+                    "anthropic-ratelimit-input-tokens-reset",
+                    "2026-01-02T04:04:06+01:00",
+                ),
+                (
+                    "anthropic-ratelimit-output-tokens-reset",
+                    "2026-01-02T03:04:05.5Z",
+                ),
+            ]),
+            now,
+        );
+        assert_eq!(wait, Some(Duration::from_secs(1)));
+        // Past resets wait nothing; garbage and absence are no answer.
+        assert_eq!(
+            anthropic_ratelimit_wait(
+                headers(&[("anthropic-ratelimit-requests-reset", "2026-01-01T00:00:00Z")]),
+                now
+            ),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            anthropic_ratelimit_wait(
+                headers(&[("anthropic-ratelimit-requests-reset", "soon")]),
+                now
+            ),
+            None
+        );
+        assert_eq!(anthropic_ratelimit_wait(headers(&[]), now), None);
+        // A reset a century away is bounded.
+        assert_eq!(
+            anthropic_ratelimit_wait(
+                headers(&[("anthropic-ratelimit-tokens-reset", "2126-01-02T03:04:05Z")]),
+                now
+            ),
             Some(Duration::from_secs_f64(MAX_RETRY_AFTER_S))
         );
     }

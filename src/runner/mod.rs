@@ -5,6 +5,7 @@
 //! requests); the scheduler (`crate::execute`) owns concurrency, trial timeouts and recording.
 
 pub mod agent_cli;
+pub mod anthropic_messages;
 pub mod http;
 pub mod openai_chat;
 pub mod parsers;
@@ -26,9 +27,11 @@ pub use profile::{LoadedProfile, RunnerKind, RunnerProfile, SkillMode};
 pub enum SkillDelivery {
     /// The agent discovers the skills folder itself (agent CLIs).
     Native,
-    /// Every staged skill's body is placed in the system prompt (`openai-chat`, `inject`).
+    /// Every staged skill's body is placed in the system prompt (`openai-chat` and
+    /// `anthropic-messages`, `inject`).
     Inject,
-    /// Names and descriptions in the prompt, bodies through a tool (`openai-chat`, `tools`).
+    /// Names and descriptions in the prompt, bodies through a tool (`openai-chat` and
+    /// `anthropic-messages`, `tools`).
     Tools,
 }
 
@@ -55,14 +58,14 @@ pub struct RunnerCapabilities {
     /// Whether skill activation can be observed (false when every staged skill is in the
     /// prompt: `inject`).
     pub activation_observable: bool,
-    /// Whether the agent can run shell commands (false for `openai-chat`).
+    /// Whether the agent can run shell commands (false for the model-API kinds).
     pub can_run_commands: bool,
 }
 
 impl RunnerCapabilities {
     /// The capabilities of a runner `profile` describes. Agent CLI kinds discover skills
-    /// natively and run commands; `openai-chat` delivers them as its `skill_mode` says and has
-    /// no shell.
+    /// natively and run commands; the model-API kinds (`openai-chat`, `anthropic-messages`)
+    /// deliver them as their `skill_mode` says and have no shell.
     pub fn of_profile(profile: &RunnerProfile) -> Self {
         if profile.kind.is_agent_cli() {
             let skills_dir = profile
@@ -91,7 +94,8 @@ impl RunnerCapabilities {
     /// The capabilities of a run recorded before they were (run-folder format 2 and older),
     /// from the recorded runner kind and skill mode: the one place those names are read back.
     pub fn of_recorded_names(kind: &str, skill_mode: &str) -> Self {
-        let model_api = kind == RunnerKind::OpenaiChat.name();
+        let model_api =
+            kind == RunnerKind::OpenaiChat.name() || kind == RunnerKind::AnthropicMessages.name();
         let skill_delivery = match skill_mode {
             "inject" if model_api => SkillDelivery::Inject,
             "tools" if model_api => SkillDelivery::Tools,
@@ -172,10 +176,9 @@ pub fn build_runner(
             loaded.profile.clone(),
             api_key,
         )?)),
-        RunnerKind::AnthropicMessages => Err(
-            "anthropic-messages profiles can only be used as judges (--judge) in this version"
-                .to_string(),
-        ),
+        RunnerKind::AnthropicMessages => Ok(Box::new(
+            anthropic_messages::AnthropicMessagesRunner::new(loaded.profile.clone(), api_key)?,
+        )),
         kind if kind.is_agent_cli() => Ok(Box::new(agent_cli::AgentCliRunner::new(
             loaded.profile.clone(),
             api_key,
@@ -189,20 +192,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn anthropic_messages_profiles_are_judge_only() {
-        let profile: RunnerProfile =
-            toml::from_str("kind = \"anthropic-messages\"\nmodel = \"claude-judge\"\n").unwrap();
+    fn anthropic_messages_profiles_build_a_model_api_runner() {
+        let profile: RunnerProfile = toml::from_str(
+            "kind = \"anthropic-messages\"\nmodel = \"claude-test\"\nskill_mode = \"tools\"\n",
+        )
+        .unwrap();
         assert!(!profile.kind.is_agent_cli());
         assert_eq!(profile.kind.name(), "anthropic-messages");
+        let capabilities = RunnerCapabilities::of_profile(&profile);
+        assert_eq!(capabilities.skill_delivery, SkillDelivery::Tools);
+        assert!(capabilities.activation_observable);
+        assert!(!capabilities.can_run_commands);
+        assert_eq!(
+            RunnerCapabilities::of_recorded_names("anthropic-messages", "tools"),
+            capabilities
+        );
         let loaded = LoadedProfile {
-            name: "judge".into(),
-            path: PathBuf::from("runners/judge.toml"),
+            name: "anthropic".into(),
+            path: PathBuf::from("runners/anthropic.toml"),
             profile,
         };
-        let error = build_runner(&loaded, None).err().unwrap();
-        assert_eq!(
-            error,
-            "anthropic-messages profiles can only be used as judges (--judge) in this version"
-        );
+        let runner = build_runner(&loaded, None).ok().unwrap();
+        assert_eq!(runner.kind(), "anthropic-messages");
+        assert_eq!(runner.skills_dir(), Path::new(openai_chat::SKILLS_DIR));
     }
 }

@@ -5,6 +5,10 @@
 //! so the arms differ only by the target's body; `tools` lists names and descriptions and offers
 //! `activate_skill`, `read_file` and `final_answer` tools, with bounded turns. Skills are read
 //! from the staged workspace, never from their source folders.
+//!
+//! The prompts, the staged-skill loader and the tool implementations are shared with the
+//! `anthropic-messages` runner (`super::anthropic_messages`), so both loops show the model the
+//! same skills and tools.
 
 use std::collections::HashMap;
 use std::path::{Component, Path};
@@ -34,8 +38,13 @@ pub struct OpenAiChatRunner {
     api_key: Option<String>,
     client: reqwest::Client,
     url: String,
-    /// Parsed staged skills keyed by the exact text of their `SKILL.md`: every trial still reads
-    /// its own staged copy, but identical text is parsed once.
+    skill_texts: SkillTexts,
+}
+
+/// Parsed staged skills keyed by the exact text of their `SKILL.md`: every trial still reads its
+/// own staged copy, but identical text is parsed once.
+#[derive(Default)]
+pub(super) struct SkillTexts {
     parsed: Mutex<HashMap<String, Arc<ParsedSkillText>>>,
 }
 
@@ -62,21 +71,21 @@ impl OpenAiChatRunner {
             api_key,
             client,
             url,
-            parsed: Mutex::new(HashMap::new()),
+            skill_texts: SkillTexts::default(),
         })
     }
 }
 
 /// A staged skill as the model sees it.
-struct LoadedSkill {
-    name: String,
-    description: String,
-    body: String,
+pub(super) struct LoadedSkill {
+    pub(super) name: String,
+    pub(super) description: String,
+    pub(super) body: String,
 }
 
 /// The system prompt of `inject` mode: the base prompt, then one section per skill (ordered by
 /// name) with its description and trimmed body.
-fn inject_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
+pub(super) fn inject_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
     if skills.is_empty() {
         return base.to_string();
     }
@@ -96,7 +105,7 @@ fn inject_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
 }
 
 /// The system prompt of `tools` mode: names and descriptions only.
-fn tools_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
+pub(super) fn tools_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
     let mut prompt = format!(
         "{base}\n\nYou work in a folder that may contain files. Use `read_file` to read a file by its relative path."
     );
@@ -116,25 +125,13 @@ fn tools_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
 }
 
 fn tool_definitions(skills: &[LoadedSkill]) -> Value {
-    let mut tools = Vec::new();
-    if !skills.is_empty() {
-        tools.push(json!({"type": "function", "function": {
-            "name": "activate_skill",
-            "description": "Load the full instructions of an available skill by name.",
-            "parameters": {"type": "object", "properties": {
-                "name": {"type": "string", "description": "The skill's name"}}, "required": ["name"]}}}));
-    }
-    tools.push(json!({"type": "function", "function": {
-        "name": "read_file",
-        "description": "Read a text file in the working folder by its relative path.",
-        "parameters": {"type": "object", "properties": {
-            "path": {"type": "string", "description": "Path relative to the working folder"}}, "required": ["path"]}}}));
-    tools.push(json!({"type": "function", "function": {
-        "name": "final_answer",
-        "description": "Give the final answer to the user and finish.",
-        "parameters": {"type": "object", "properties": {
-            "answer": {"type": "string"}}, "required": ["answer"]}}}));
-    Value::Array(tools)
+    tool_specs(skills)
+        .into_iter()
+        .map(|(name, description, parameters)| {
+            json!({"type": "function", "function": {
+                "name": name, "description": description, "parameters": parameters}})
+        })
+        .collect()
 }
 
 fn parse_usage(value: &Value) -> Usage {
@@ -143,6 +140,7 @@ fn parse_usage(value: &Value) -> Usage {
         input_tokens: usage["prompt_tokens"].as_u64(),
         output_tokens: usage["completion_tokens"].as_u64(),
         cached_tokens: usage["prompt_tokens_details"]["cached_tokens"].as_u64(),
+        cache_creation_tokens: None,
         cost_usd: None,
     }
 }
@@ -207,15 +205,46 @@ fn resolve_for_read(
     resolve_in_workspace(input.workspace, requested)
 }
 
-struct ToolExecution {
-    output: String,
-    is_error: bool,
-    final_answer: Option<String>,
+/// What a tool call returned.
+pub(super) struct ToolExecution {
+    /// The result text handed back to the model.
+    pub(super) output: String,
+    /// Whether the result is an error.
+    pub(super) is_error: bool,
+    /// The answer of a `final_answer` call.
+    pub(super) final_answer: Option<String>,
 }
 
-impl OpenAiChatRunner {
+/// The tools both agent loops offer in `tools` mode, as `(name, description, JSON schema of the
+/// input)`: `activate_skill` (only when skills are staged), `read_file`, `final_answer`.
+pub(super) fn tool_specs(skills: &[LoadedSkill]) -> Vec<(&'static str, &'static str, Value)> {
+    let mut tools = Vec::new();
+    if !skills.is_empty() {
+        tools.push((
+            "activate_skill",
+            "Load the full instructions of an available skill by name.",
+            json!({"type": "object", "properties": {
+                "name": {"type": "string", "description": "The skill's name"}}, "required": ["name"]}),
+        ));
+    }
+    tools.push((
+        "read_file",
+        "Read a text file in the working folder by its relative path.",
+        json!({"type": "object", "properties": {
+            "path": {"type": "string", "description": "Path relative to the working folder"}}, "required": ["path"]}),
+    ));
+    tools.push((
+        "final_answer",
+        "Give the final answer to the user and finish.",
+        json!({"type": "object", "properties": {
+            "answer": {"type": "string"}}, "required": ["answer"]}),
+    ));
+    tools
+}
+
+impl SkillTexts {
     /// Read each staged skill from the workspace (parsing identical text only once).
-    fn load_staged(&self, skills: &[StagedSkill]) -> Result<Vec<LoadedSkill>, String> {
+    pub(super) fn load(&self, skills: &[StagedSkill]) -> Result<Vec<LoadedSkill>, String> {
         skills
             .iter()
             .map(|staged| {
@@ -253,146 +282,147 @@ impl OpenAiChatRunner {
             })
             .collect()
     }
+}
 
-    fn execute_tool(
-        &self,
-        name: &str,
-        arguments: &Value,
-        input: &AttemptInput<'_>,
-        skills: &[LoadedSkill],
-        trajectory: &mut Trajectory,
-        call_index: usize,
-    ) -> ToolExecution {
-        let text_argument = |key: &str| {
-            arguments
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let error = |output: String| ToolExecution {
-            output,
-            is_error: true,
-            final_answer: None,
-        };
-        match name {
-            "activate_skill" => {
-                let Some(requested) = text_argument("name") else {
-                    return error("activate_skill needs a `name` argument".to_string());
-                };
-                match skills.iter().find(|s| s.name == requested.trim()) {
-                    Some(skill) => {
-                        let location = input
+/// Execute one tool call of `tools` mode (`activate_skill`, `read_file`, `final_answer`; any
+/// other name is an error result), recording activations and file reads in `trajectory`;
+/// `call_index` is the index the call will have in `trajectory.tool_calls`.
+pub(super) fn execute_tool(
+    name: &str,
+    arguments: &Value,
+    input: &AttemptInput<'_>,
+    skills: &[LoadedSkill],
+    trajectory: &mut Trajectory,
+    call_index: usize,
+) -> ToolExecution {
+    let text_argument = |key: &str| {
+        arguments
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let error = |output: String| ToolExecution {
+        output,
+        is_error: true,
+        final_answer: None,
+    };
+    match name {
+        "activate_skill" => {
+            let Some(requested) = text_argument("name") else {
+                return error("activate_skill needs a `name` argument".to_string());
+            };
+            match skills.iter().find(|s| s.name == requested.trim()) {
+                Some(skill) => {
+                    let location = input
+                        .skills
+                        .iter()
+                        .find(|staged| staged.name == skill.name)
+                        .map(|staged| {
+                            staged
+                                .dir
+                                .strip_prefix(input.workspace)
+                                .unwrap_or(&staged.dir)
+                                .to_string_lossy()
+                                .replace('\\', "/")
+                        })
+                        .unwrap_or_default();
+                    trajectory.skill_activations.push(SkillActivation {
+                        skill: skill.name.clone(),
+                        evidence: ActivationEvidence::SkillTool,
+                        ok: true,
+                        tool_call_index: Some(call_index),
+                        target: input
                             .skills
                             .iter()
-                            .find(|staged| staged.name == skill.name)
-                            .map(|staged| {
-                                staged
-                                    .dir
-                                    .strip_prefix(input.workspace)
-                                    .unwrap_or(&staged.dir)
-                                    .to_string_lossy()
-                                    .replace('\\', "/")
-                            })
-                            .unwrap_or_default();
-                        trajectory.skill_activations.push(SkillActivation {
-                            skill: skill.name.clone(),
-                            evidence: ActivationEvidence::SkillTool,
-                            ok: true,
-                            tool_call_index: Some(call_index),
-                            target: input
-                                .skills
-                                .iter()
-                                .any(|s| s.target && s.name == skill.name),
-                            reason: None,
-                        });
-                        ToolExecution {
-                            output: format!(
-                                "Skill `{}` lives in the folder `{location}/` (relative to your working folder). Paths in its instructions (references/, scripts/, assets) are relative to that folder: read them with read_file as written (e.g. `references/guide.md`) or as `{location}/references/guide.md`.\n\n{}",
-                                skill.name, skill.body
-                            ),
-                            is_error: false,
-                            final_answer: None,
-                        }
-                    }
-                    None => {
-                        trajectory.skill_activations.push(SkillActivation {
-                            skill: requested.clone(),
-                            evidence: ActivationEvidence::SkillTool,
-                            ok: false,
-                            tool_call_index: Some(call_index),
-                            target: false,
-                            reason: Some("unknown skill".to_string()),
-                        });
-                        let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
-                        error(format!(
-                            "unknown skill `{requested}`; available: {}",
-                            names.join(", ")
-                        ))
+                            .any(|s| s.target && s.name == skill.name),
+                        reason: None,
+                    });
+                    ToolExecution {
+                        output: format!(
+                            "Skill `{}` lives in the folder `{location}/` (relative to your working folder). Paths in its instructions (references/, scripts/, assets) are relative to that folder: read them with read_file as written (e.g. `references/guide.md`) or as `{location}/references/guide.md`.\n\n{}",
+                            skill.name, skill.body
+                        ),
+                        is_error: false,
+                        final_answer: None,
                     }
                 }
-            }
-            "read_file" => {
-                let Some(requested) = text_argument("path") else {
-                    return error("read_file needs a `path` argument".to_string());
-                };
-                let Some((resolved, shown)) =
-                    resolve_for_read(input, &trajectory.skill_activations, &requested)
-                else {
-                    return error(format!(
-                        "`{requested}` is not a file inside the working folder or an activated skill's folder"
-                    ));
-                };
-                match std::fs::read(&resolved) {
-                    Ok(bytes) => {
-                        trajectory.files_read.push(shown.clone());
-                        let skills_root = input.workspace.canonicalize().ok();
-                        for staged in input.skills {
-                            let skill_file = staged.dir.join("SKILL.md").canonicalize().ok();
-                            // A skill activated and then its SKILL.md read counts once.
-                            let already = trajectory
-                                .skill_activations
-                                .iter()
-                                .any(|a| a.ok && a.skill == staged.name);
-                            if skill_file.as_deref() == Some(resolved.as_path())
-                                && skills_root.is_some()
-                                && !already
-                            {
-                                trajectory.skill_activations.push(SkillActivation {
-                                    skill: staged.name.clone(),
-                                    evidence: ActivationEvidence::FileRead,
-                                    ok: true,
-                                    tool_call_index: Some(call_index),
-                                    target: staged.target,
-                                    reason: None,
-                                });
-                            }
-                        }
-                        let mut text = String::from_utf8_lossy(
-                            &bytes[..bytes.len().min(READ_FILE_LIMIT_BYTES)],
-                        )
-                        .into_owned();
-                        if bytes.len() > READ_FILE_LIMIT_BYTES {
-                            text.push_str(&format!("\n[cut: file is {} bytes]", bytes.len()));
-                        }
-                        ToolExecution {
-                            output: text,
-                            is_error: false,
-                            final_answer: None,
-                        }
-                    }
-                    Err(io) => error(format!("cannot read `{requested}`: {io}")),
+                None => {
+                    trajectory.skill_activations.push(SkillActivation {
+                        skill: requested.clone(),
+                        evidence: ActivationEvidence::SkillTool,
+                        ok: false,
+                        tool_call_index: Some(call_index),
+                        target: false,
+                        reason: Some("unknown skill".to_string()),
+                    });
+                    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+                    error(format!(
+                        "unknown skill `{requested}`; available: {}",
+                        names.join(", ")
+                    ))
                 }
             }
-            "final_answer" => {
-                let answer = text_argument("answer").unwrap_or_default();
-                ToolExecution {
-                    output: "ok".to_string(),
-                    is_error: false,
-                    final_answer: Some(answer),
-                }
-            }
-            other => error(format!("unknown tool `{other}`")),
         }
+        "read_file" => {
+            let Some(requested) = text_argument("path") else {
+                return error("read_file needs a `path` argument".to_string());
+            };
+            let Some((resolved, shown)) =
+                resolve_for_read(input, &trajectory.skill_activations, &requested)
+            else {
+                return error(format!(
+                    "`{requested}` is not a file inside the working folder or an activated skill's folder"
+                ));
+            };
+            match std::fs::read(&resolved) {
+                Ok(bytes) => {
+                    trajectory.files_read.push(shown.clone());
+                    let skills_root = input.workspace.canonicalize().ok();
+                    for staged in input.skills {
+                        let skill_file = staged.dir.join("SKILL.md").canonicalize().ok();
+                        // A skill activated and then its SKILL.md read counts once.
+                        let already = trajectory
+                            .skill_activations
+                            .iter()
+                            .any(|a| a.ok && a.skill == staged.name);
+                        if skill_file.as_deref() == Some(resolved.as_path())
+                            && skills_root.is_some()
+                            && !already
+                        {
+                            trajectory.skill_activations.push(SkillActivation {
+                                skill: staged.name.clone(),
+                                evidence: ActivationEvidence::FileRead,
+                                ok: true,
+                                tool_call_index: Some(call_index),
+                                target: staged.target,
+                                reason: None,
+                            });
+                        }
+                    }
+                    let mut text =
+                        String::from_utf8_lossy(&bytes[..bytes.len().min(READ_FILE_LIMIT_BYTES)])
+                            .into_owned();
+                    if bytes.len() > READ_FILE_LIMIT_BYTES {
+                        text.push_str(&format!("\n[cut: file is {} bytes]", bytes.len()));
+                    }
+                    ToolExecution {
+                        output: text,
+                        is_error: false,
+                        final_answer: None,
+                    }
+                }
+                Err(io) => error(format!("cannot read `{requested}`: {io}")),
+            }
+        }
+        "final_answer" => {
+            let answer = text_argument("answer").unwrap_or_default();
+            ToolExecution {
+                output: "ok".to_string(),
+                is_error: false,
+                final_answer: Some(answer),
+            }
+        }
+        other => error(format!("unknown tool `{other}`")),
     }
 }
 
@@ -410,7 +440,8 @@ impl Runner for OpenAiChatRunner {
         let deadline = Instant::now() + input.timeout;
         let mut trajectory = Trajectory::new();
         let skills = self
-            .load_staged(input.skills)
+            .skill_texts
+            .load(input.skills)
             .map_err(|message| AttemptError {
                 message,
                 partial: None,
@@ -546,7 +577,7 @@ impl Runner for OpenAiChatRunner {
                 };
                 let started = Instant::now();
                 let call_index = trajectory.tool_calls.len();
-                let execution = self.execute_tool(
+                let execution = execute_tool(
                     &name,
                     &arguments,
                     &input,

@@ -36,8 +36,9 @@ pub enum RunnerKind {
     QwenCode,
     /// Any program: an argv template and a chosen output parser.
     Command,
-    /// The Anthropic Messages API (`POST {base_url}/messages`). Judge-only in this version
-    /// (`--judge`); `base_url` defaults to `https://api.anthropic.com/v1` when empty.
+    /// The Anthropic Messages API (`POST {base_url}/messages`), driven by skill-lift's own
+    /// agent loop (a runner) or used as a judge (`--judge`); `base_url` defaults to
+    /// `https://api.anthropic.com/v1` when empty.
     AnthropicMessages,
 }
 
@@ -140,7 +141,8 @@ pub struct RunnerProfile {
     /// against); unset: the documented window of known model families, else unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_tokens: Option<u64>,
-    /// Sampling seed sent to servers that accept one.
+    /// Sampling seed sent to servers that accept one (not the Anthropic Messages API, which
+    /// has none).
     #[serde(default)]
     pub seed: Option<u64>,
     /// Wall-clock limit of one trial (all its requests), seconds.
@@ -173,7 +175,8 @@ pub struct RunnerProfile {
     /// System prompt placed before the skills section.
     #[serde(default = "default_system_prompt")]
     pub system_prompt: String,
-    /// Prices for cost estimates (`skill-lift plan`), USD per million tokens.
+    /// Prices, USD per million tokens: cost estimates (`skill-lift plan`) and the recorded cost
+    /// of `anthropic-messages` trials (cache reads and writes priced when the table has them).
     #[serde(default)]
     pub price: Option<PriceTable>,
     /// Agent CLIs: the program to run (default: the kind's usual command name, looked up in
@@ -264,8 +267,8 @@ pub fn default_system_prompt() -> String {
     "You are a helpful assistant.".to_string()
 }
 
-/// Token prices of a model, USD per million tokens (for `skill-lift plan`; a run's recorded cost
-/// is what the agent reports).
+/// Token prices of a model, USD per million tokens: estimates for `skill-lift plan`, and the
+/// recorded cost of `anthropic-messages` trials (other runners record what the agent reports).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PriceTable {
@@ -273,6 +276,41 @@ pub struct PriceTable {
     pub input_usd_per_million_tokens: f64,
     /// USD per million output (completion) tokens.
     pub output_usd_per_million_tokens: f64,
+    /// USD per million prompt tokens read from the prompt cache (Anthropic: 0.1 × input);
+    /// unset: priced as input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_usd_per_million_tokens: Option<f64>,
+    /// USD per million prompt tokens written to the prompt cache (Anthropic, 5-minute cache:
+    /// 1.25 × input); unset: priced as input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_usd_per_million_tokens: Option<f64>,
+}
+
+impl PriceTable {
+    /// The cost of `usage` in USD, `None` when it lacks an input or output count. Input tokens
+    /// count every prompt token (cache reads and writes included, as [`crate::trajectory::Usage`]
+    /// records them): uncached ones at the input price, cache reads and writes at their own
+    /// prices when the table has them.
+    pub fn cost_usd(&self, usage: &crate::trajectory::Usage) -> Option<f64> {
+        let input = usage.input_tokens? as f64;
+        let output = usage.output_tokens? as f64;
+        let read = usage.cached_tokens.unwrap_or(0) as f64;
+        let written = usage.cache_creation_tokens.unwrap_or(0) as f64;
+        let uncached = (input - read - written).max(0.0);
+        let read_price = self
+            .cache_read_usd_per_million_tokens
+            .unwrap_or(self.input_usd_per_million_tokens);
+        let write_price = self
+            .cache_write_usd_per_million_tokens
+            .unwrap_or(self.input_usd_per_million_tokens);
+        Some(
+            (uncached * self.input_usd_per_million_tokens
+                + read * read_price
+                + written * write_price
+                + output * self.output_usd_per_million_tokens)
+                / 1_000_000.0,
+        )
+    }
 }
 
 include!(concat!(env!("OUT_DIR"), "/builtin_runners.rs"));
@@ -779,6 +817,14 @@ fn out_of_bounds(profile: &RunnerProfile) -> Option<(&'static str, String)> {
                         "output_usd_per_million_tokens",
                         price.output_usd_per_million_tokens,
                     ),
+                    (
+                        "cache_read_usd_per_million_tokens",
+                        price.cache_read_usd_per_million_tokens.unwrap_or(0.0),
+                    ),
+                    (
+                        "cache_write_usd_per_million_tokens",
+                        price.cache_write_usd_per_million_tokens.unwrap_or(0.0),
+                    ),
                 ]
                 .into_iter()
                 .find(|(_, usd)| !(usd.is_finite() && *usd >= 0.0))
@@ -906,6 +952,7 @@ mod tests {
             "copilot",
             "qwen-code",
             "command",
+            "anthropic-messages",
         ] {
             assert!(kinds.contains(kind), "no profile for {kind} in runners/");
         }

@@ -653,6 +653,7 @@ impl Judge {
                     input_tokens: usage["prompt_tokens"].as_u64(),
                     output_tokens: usage["completion_tokens"].as_u64(),
                     cached_tokens: usage["prompt_tokens_details"]["cached_tokens"].as_u64(),
+                    cache_creation_tokens: None,
                     cost_usd: None,
                 };
                 (reply, tokens)
@@ -675,6 +676,7 @@ impl Judge {
                     input_tokens: usage["input_tokens"].as_u64(),
                     output_tokens: usage["output_tokens"].as_u64(),
                     cached_tokens: usage["cache_read_input_tokens"].as_u64(),
+                    cache_creation_tokens: None,
                     cost_usd: None,
                 };
                 (reply, tokens)

@@ -28,6 +28,7 @@ fn anthropic_usage(usage: &Value) -> Usage {
         input_tokens: input.map(|i| i + creation + read.unwrap_or(0)),
         output_tokens: u64_field(usage, "output_tokens"),
         cached_tokens: read,
+        cache_creation_tokens: u64_field(usage, "cache_creation_input_tokens"),
         cost_usd: None,
     }
 }

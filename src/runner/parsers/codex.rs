@@ -103,6 +103,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
                     input_tokens: u64_field(usage, "input_tokens"),
                     output_tokens: u64_field(usage, "output_tokens"),
                     cached_tokens: cached,
+                    cache_creation_tokens: None,
                     cost_usd: None,
                 };
             }

@@ -233,6 +233,7 @@ pub fn usage_from_file(text: &str) -> Option<Usage> {
             input_tokens: u64_field(counts, "inputTokens"),
             output_tokens: u64_field(counts, "outputTokens"),
             cached_tokens: u64_field(counts, "cacheReadTokens"),
+            cache_creation_tokens: None,
             cost_usd: None,
         });
     }

@@ -77,6 +77,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
                     input_tokens: u64_field(stats, "input_tokens"),
                     output_tokens: u64_field(stats, "output_tokens"),
                     cached_tokens: u64_field(stats, "cached"),
+                    cache_creation_tokens: None,
                     cost_usd: None,
                 };
                 if str_field(&event, "status") == Some("success") {

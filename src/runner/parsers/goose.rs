@@ -82,6 +82,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
                     input_tokens: u64_field(&event, "input_tokens"),
                     output_tokens: u64_field(&event, "output_tokens"),
                     cached_tokens: read,
+                    cache_creation_tokens: None,
                     cost_usd: event.get("cost_usd").and_then(Value::as_f64),
                 };
             }

@@ -65,6 +65,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
                         .map(|i| i + cache_read.unwrap_or(0) + cache_write),
                     output_tokens: u64_field(tokens, "output"),
                     cached_tokens: cache_read,
+                    cache_creation_tokens: None,
                     cost_usd: part.get("cost").and_then(Value::as_f64),
                 });
             }

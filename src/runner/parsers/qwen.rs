@@ -35,6 +35,7 @@ fn usage_of(value: &Value) -> Usage {
         input_tokens: u64_field(value, "input_tokens"),
         output_tokens: u64_field(value, "output_tokens"),
         cached_tokens: u64_field(value, "cache_read_input_tokens"),
+        cache_creation_tokens: None,
         cost_usd: None,
     }
 }
