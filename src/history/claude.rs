@@ -51,6 +51,7 @@ fn usage_of(usage: &Value) -> Usage {
         input_tokens: input.map(|i| i + creation + read.unwrap_or(0)),
         output_tokens: u64_field(usage, "output_tokens"),
         cached_tokens: read,
+        cache_creation_tokens: None,
         cost_usd: None,
     }
 }

@@ -95,6 +95,7 @@ fn total_usage(payload: &Value) -> Option<Usage> {
         input_tokens: u64_field(total, "input_tokens"),
         output_tokens: u64_field(total, "output_tokens"),
         cached_tokens: u64_field(total, "cached_input_tokens"),
+        cache_creation_tokens: None,
         cost_usd: None,
     })
 }
@@ -264,6 +265,7 @@ impl HistoryReader for CodexReader {
                                         total.cached_tokens,
                                         total_at_turn_start.cached_tokens,
                                     ),
+                                    cache_creation_tokens: None,
                                     cost_usd: None,
                                 };
                             }

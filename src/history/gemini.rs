@@ -158,6 +158,7 @@ impl HistoryReader for GeminiReader {
                         input_tokens: u64_field(tokens, "input"),
                         output_tokens: u64_field(tokens, "output"),
                         cached_tokens: u64_field(tokens, "cached"),
+                        cache_creation_tokens: None,
                         cost_usd: None,
                     };
                     trajectory.usage.add(&usage);
