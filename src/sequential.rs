@@ -935,6 +935,8 @@ mod tests {
         let price = PriceTable {
             input_usd_per_million_tokens: 3.0,
             output_usd_per_million_tokens: 15.0,
+            cache_read_usd_per_million_tokens: None,
+            cache_write_usd_per_million_tokens: None,
         };
         let mut r = record("a", Arm::WithSkill, 1, Outcome::Pass);
         assert_eq!(trial_cost_usd(&r, None), None);
