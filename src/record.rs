@@ -621,61 +621,93 @@ pub fn implausible_manifest(manifest: &Manifest) -> Option<String> {
 /// run id, an unknown case or arm, an attempt outside 1..=K, a trial id that does not match its
 /// key, implausible numbers (negative or non-finite times, scores outside [0, 1]) or a
 /// transcript path outside `transcripts/`.
+///
+/// Builds the run's case-id set on each call; a reader checking many records uses one
+/// [`PlanCheck`] instead (a set lookup per record rather than a scan of the plan's cases).
 pub fn record_outside_plan(manifest: &Manifest, record: &TrialRecord) -> Option<String> {
-    if record.run_id != manifest.run_id {
-        return Some(format!(
-            "run_id `{}` is not this run's (`{}`)",
-            record.run_id, manifest.run_id
-        ));
+    PlanCheck::new(manifest).outside(record)
+}
+
+/// The plan of one run, prepared once for checking many records against it: the manifest and a
+/// hash set of its case ids (a lookup per record, so reading R records of an N-case run costs
+/// O(R + N), not O(R × N)).
+pub struct PlanCheck<'manifest> {
+    manifest: &'manifest Manifest,
+    case_ids: std::collections::HashSet<&'manifest str>,
+}
+
+impl<'manifest> PlanCheck<'manifest> {
+    /// The check of records against `manifest`'s plan.
+    pub fn new(manifest: &'manifest Manifest) -> Self {
+        Self {
+            manifest,
+            case_ids: manifest
+                .eval_set
+                .case_ids
+                .iter()
+                .map(String::as_str)
+                .collect(),
+        }
     }
-    if !manifest.eval_set.case_ids.contains(&record.case_id) {
-        return Some(format!(
-            "case `{}` is not in the run's plan (manifest eval_set.case_ids)",
-            record.case_id
-        ));
+
+    /// Why `record` does not belong to the run, when it does not ([`record_outside_plan`]).
+    pub fn outside(&self, record: &TrialRecord) -> Option<String> {
+        let manifest = self.manifest;
+        if record.run_id != manifest.run_id {
+            return Some(format!(
+                "run_id `{}` is not this run's (`{}`)",
+                record.run_id, manifest.run_id
+            ));
+        }
+        if !self.case_ids.contains(record.case_id.as_str()) {
+            return Some(format!(
+                "case `{}` is not in the run's plan (manifest eval_set.case_ids)",
+                record.case_id
+            ));
+        }
+        if !manifest.arms.contains(&record.arm) {
+            return Some(format!(
+                "arm `{}` is not in the run's plan",
+                record.arm.as_str()
+            ));
+        }
+        if record.attempt == 0 || record.attempt > manifest.k {
+            return Some(format!(
+                "attempt {} is outside 1..={} (K)",
+                record.attempt, manifest.k
+            ));
+        }
+        if record.trial_id != record.key().trial_id() {
+            return Some(format!(
+                "trial_id `{}` does not match its case, arm and attempt",
+                record.trial_id
+            ));
+        }
+        let seconds = |name: &str, value: f64| {
+            (!(value.is_finite() && value >= 0.0))
+                .then(|| format!("{name} = {value} must be a non-negative number of seconds"))
+        };
+        if let Some(problem) = seconds("wall_s", record.wall_s)
+            .or_else(|| seconds("model_latency_s", record.model_latency_s))
+        {
+            return Some(problem);
+        }
+        let unit = |value: f64| value.is_finite() && (0.0..=1.0).contains(&value);
+        if let Some(composite) = record.composite
+            && !unit(composite)
+        {
+            return Some(format!("composite = {composite} is outside [0, 1]"));
+        }
+        if let Some((name, score)) = record.scores.iter().find(|(_, score)| !unit(**score)) {
+            return Some(format!("scores.{name} = {score} is outside [0, 1]"));
+        }
+        if let Some(transcript) = &record.transcript
+            && let Err(message) = check_relative(transcript)
+        {
+            return Some(format!("transcript `{transcript}`: {message}"));
+        }
+        None
     }
-    if !manifest.arms.contains(&record.arm) {
-        return Some(format!(
-            "arm `{}` is not in the run's plan",
-            record.arm.as_str()
-        ));
-    }
-    if record.attempt == 0 || record.attempt > manifest.k {
-        return Some(format!(
-            "attempt {} is outside 1..={} (K)",
-            record.attempt, manifest.k
-        ));
-    }
-    if record.trial_id != record.key().trial_id() {
-        return Some(format!(
-            "trial_id `{}` does not match its case, arm and attempt",
-            record.trial_id
-        ));
-    }
-    let seconds = |name: &str, value: f64| {
-        (!(value.is_finite() && value >= 0.0))
-            .then(|| format!("{name} = {value} must be a non-negative number of seconds"))
-    };
-    if let Some(problem) = seconds("wall_s", record.wall_s)
-        .or_else(|| seconds("model_latency_s", record.model_latency_s))
-    {
-        return Some(problem);
-    }
-    let unit = |value: f64| value.is_finite() && (0.0..=1.0).contains(&value);
-    if let Some(composite) = record.composite
-        && !unit(composite)
-    {
-        return Some(format!("composite = {composite} is outside [0, 1]"));
-    }
-    if let Some((name, score)) = record.scores.iter().find(|(_, score)| !unit(**score)) {
-        return Some(format!("scores.{name} = {score} is outside [0, 1]"));
-    }
-    if let Some(transcript) = &record.transcript
-        && let Err(message) = check_relative(transcript)
-    {
-        return Some(format!("transcript `{transcript}`: {message}"));
-    }
-    None
 }
 
 /// Largest file read from a run folder (a transcript), bytes.
@@ -803,8 +835,9 @@ pub fn for_each_planned_trial(
     manifest: &Manifest,
     mut visit: impl FnMut(TrialRecord) -> Result<(), RecordError>,
 ) -> Result<u64, RecordError> {
+    let plan = PlanCheck::new(manifest);
     for_each_numbered_trial(path, |line, record| {
-        if let Some(message) = record_outside_plan(manifest, &record) {
+        if let Some(message) = plan.outside(&record) {
             return Err(RecordError::BadRecord {
                 path: path.to_path_buf(),
                 line,

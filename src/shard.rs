@@ -355,7 +355,15 @@ pub fn merge_shards(
             }
         }
     }
-    let case_order = |case_id: &str| first.eval_set.case_ids.iter().position(|c| c == case_id);
+    // Case id → its position in the plan, built once (a lookup per record, not a scan).
+    let case_positions: std::collections::HashMap<&str, usize> = first
+        .eval_set
+        .case_ids
+        .iter()
+        .enumerate()
+        .map(|(position, case_id)| (case_id.as_str(), position))
+        .collect();
+    let case_order = |case_id: &str| case_positions.get(case_id).copied();
     let mut seen: std::collections::BTreeMap<TrialKey, &Path> = Default::default();
     let mut merged = Vec::new();
     for (path, _, records) in shards {
