@@ -309,4 +309,21 @@ fn stopping_flags_are_checked() {
         let output = project.run(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
     }
+    // calibrate runs every planned trial: the stopping flags are refused, not ignored.
+    for args in [&["--sequential"][..], &["--max-tokens", "1000"]] {
+        let output = binary(project.state.path())
+            .current_dir(project.dir.path())
+            .args(["calibrate", "skill/pirate", "--runner", "mock.toml"])
+            .args(["--out", "results", "--no-decoys", "--progress", "never"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        assert!(
+            text(&output).contains("do not apply"),
+            "{args:?}: {}",
+            text(&output)
+        );
+        assert!(!project.dir.path().join("results").exists());
+    }
 }

@@ -185,6 +185,11 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
             "calibrate measures one runner and model: give one --runner and at most one --model (calibrate each cell of a matrix on its own)"
         )));
     }
+    if args.run.stopping.any_given() {
+        return Err(CommandError::input(anyhow!(
+            "calibrate runs every planned trial of every repeat: --sequential, --round-cases and the budgets (--max-cost-usd, --max-tokens, --max-wall) do not apply to it"
+        )));
+    }
     check_flags(&args)?;
     let run = &args.run;
     let (dir, plan) = match &run.resume {
