@@ -27,7 +27,7 @@
 //!   is sent only as a header and never recorded.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -269,11 +269,7 @@ impl Runner for AnthropicMessagesRunner {
             tool_call_id: None,
         });
         let tools = (mode == SkillMode::Tools).then(|| tool_definitions(&skills));
-        let policy = RetryPolicy {
-            max_retries: self.profile.max_retries,
-            base_delay: Duration::from_secs_f64(self.profile.retry_base_delay_s.max(0.0)),
-            max_delay: Duration::from_secs_f64(self.profile.max_retry_delay_s),
-        };
+        let policy = RetryPolicy::of_profile(&self.profile);
         let max_turns = if mode == SkillMode::Tools {
             self.profile.max_turns
         } else {
@@ -415,6 +411,7 @@ impl Runner for AnthropicMessagesRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn profile(extra: &str) -> RunnerProfile {
         toml::from_str(&format!(

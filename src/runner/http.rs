@@ -18,6 +18,18 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
 }
 
+impl RetryPolicy {
+    /// The policy a runner profile configures (`max_retries`, `retry_base_delay_s` floored at 0,
+    /// `max_retry_delay_s`); shared by the model-API runners and the judge.
+    pub fn of_profile(profile: &crate::runner::profile::RunnerProfile) -> Self {
+        Self {
+            max_retries: profile.max_retries,
+            base_delay: Duration::from_secs_f64(profile.retry_base_delay_s.max(0.0)),
+            max_delay: Duration::from_secs_f64(profile.max_retry_delay_s),
+        }
+    }
+}
+
 /// A successful response.
 #[derive(Debug)]
 pub struct PostOutcome {

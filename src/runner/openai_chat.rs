@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::path::{Component, Path};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -466,11 +466,7 @@ impl Runner for OpenAiChatRunner {
             tool_call_id: None,
         });
         let tools = (mode == SkillMode::Tools).then(|| tool_definitions(&skills));
-        let policy = RetryPolicy {
-            max_retries: self.profile.max_retries,
-            base_delay: Duration::from_secs_f64(self.profile.retry_base_delay_s.max(0.0)),
-            max_delay: Duration::from_secs_f64(self.profile.max_retry_delay_s),
-        };
+        let policy = RetryPolicy::of_profile(&self.profile);
         let max_turns = if mode == SkillMode::Tools {
             self.profile.max_turns
         } else {
@@ -617,6 +613,7 @@ impl Runner for OpenAiChatRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn skill(name: &str) -> LoadedSkill {
         LoadedSkill {

@@ -333,11 +333,7 @@ impl Judge {
                 "response_format": settings_profile.response_format,
             })
             .to_string(),
-            policy: RetryPolicy {
-                max_retries: settings_profile.max_retries,
-                base_delay: Duration::from_secs_f64(settings_profile.retry_base_delay_s.max(0.0)),
-                max_delay: Duration::from_secs_f64(settings_profile.max_retry_delay_s),
-            },
+            policy: RetryPolicy::of_profile(settings_profile),
             cache: settings.cache_dir.clone().map(JudgeCache::new),
             settings,
             client,
