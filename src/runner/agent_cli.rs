@@ -9,178 +9,212 @@
 //! fixed `env` are added. Credential values are never written to the trajectory: they are
 //! redacted from the recorded stderr tail.
 
+mod claude_code;
+mod codex;
+mod command;
 mod copilot;
+mod cursor;
+mod gemini;
+mod goose;
+mod opencode;
 mod qwen_code;
+
+pub(crate) use claude_code::ClaudeCode;
+pub(crate) use codex::Codex;
+pub(crate) use command::Command;
+pub(crate) use copilot::Copilot;
+pub(crate) use cursor::Cursor;
+pub(crate) use gemini::Gemini;
+pub(crate) use goose::Goose;
+pub(crate) use opencode::Opencode;
+pub(crate) use qwen_code::QwenCode;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::parsers::{self, OutputFormat, SkillContext};
-use super::{AttemptError, AttemptInput, Runner, RunnerKind, RunnerProfile};
+use super::kind::{BuildError, KindSpec};
+use super::parsers::{self, SkillContext, StreamParser};
+use super::{
+    AttemptError, AttemptInput, Runner, RunnerCapabilities, RunnerKind, RunnerProfile,
+    SkillDelivery,
+};
 use crate::process::{ProcessLimits, ProcessOutcome, ProcessSpec, run_process};
 use crate::trajectory::{
     InfrastructureCause, OutputCut, ProcessExit, Trajectory, TrajectoryStatus,
 };
 
 /// The variable holding a placeholder key for local servers when the profile names none.
-const DUMMY_KEY_VARIABLE: &str = "SKILL_LIFT_DUMMY_KEY";
+pub(crate) const DUMMY_KEY_VARIABLE: &str = "SKILL_LIFT_DUMMY_KEY";
+
+/// What a kind's environment hook can read: the profile, its base URL without a trailing `/`,
+/// the value of its `api_key_env` (when set) and the requested model.
+pub struct EnvContext<'a> {
+    /// The runner profile.
+    pub profile: &'a RunnerProfile,
+    /// `base_url` without a trailing `/` (empty when the profile has none).
+    pub base: &'a str,
+    /// The value of the profile's `api_key_env`, when it names one that is set.
+    pub api_key: Option<&'a str>,
+    /// The requested model.
+    pub model: &'a str,
+}
+
+/// One agent CLI kind: everything that differs between CLIs (program, headless argv, skills
+/// folder, stdout format, config folders and variables). The process handling, isolation,
+/// parsing pass, activation detection and outcome classification are shared
+/// ([`AgentCliRunner`]). A new agent CLI is one file implementing this trait plus one line in
+/// the kind list (`crate::runner::profile`); everything else (the kind's name, capabilities,
+/// building, pre-flight) follows from it.
+pub trait AgentCli: Sync + 'static {
+    /// The kind's name as written in profiles (`claude-code`).
+    fn name(&self) -> &'static str;
+
+    /// The usual command name (`claude`); empty for `command`, whose argv is the profile's.
+    fn program(&self) -> &'static str;
+
+    /// The project skills folder, relative to the workspace.
+    fn skills_dir(&self) -> &'static str {
+        ".agents/skills"
+    }
+
+    /// The parser of the stdout the kind's argv asks for.
+    fn parser(&self, profile: &RunnerProfile) -> &'static dyn StreamParser;
+
+    /// The kind's own headless arguments; `{…}` placeholders are filled in later.
+    fn args(&self, profile: &RunnerProfile) -> Vec<String>;
+
+    /// The argv template, program first: `program` (or the profile's) and [`AgentCli::args`].
+    fn argv_template(&self, profile: &RunnerProfile) -> Vec<String> {
+        let program = profile
+            .program
+            .clone()
+            .unwrap_or_else(|| self.program().to_string());
+        std::iter::once(program).chain(self.args(profile)).collect()
+    }
+
+    /// Whether the prompt goes last, after `--` and the profile's `extra_args`.
+    fn prompt_is_last(&self) -> bool {
+        false
+    }
+
+    /// The model as the CLI expects it.
+    fn model_argument(&self, _profile: &RunnerProfile, model: &str) -> String {
+        model.to_string()
+    }
+
+    /// Arguments after the kind's own, before the profile's `extra_args` (a provider for the
+    /// profile's `base_url`).
+    fn provider_args(&self, _profile: &RunnerProfile) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The kind's config-folder variables and their folders relative to the fresh home (`""`:
+    /// the home itself). Every kind's are set in every attempt, whichever kind runs, so no
+    /// user-level configuration of the machine reaches either arm.
+    fn config_variables(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// Folders made in every fresh home (some CLIs refuse a missing config folder).
+    fn config_folders(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The kind's own variables (telemetry off, base URL, provider key).
+    fn environment(&self, _env: &mut Vec<(String, String)>, _context: &EnvContext<'_>) {}
+
+    /// Settings the kind needs in its fresh config folder.
+    fn prepare_home(&self, _home: &Path) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    /// Complete the trajectory from what the CLI left in the home (a usage file).
+    fn finish(&self, _home: &Path, _trajectory: &mut Trajectory) {}
+
+    /// Whether pre-flight runs `PROGRAM --version` (false: only checks that it exists).
+    fn version_checked(&self) -> bool {
+        true
+    }
+}
+
+impl<T: AgentCli> KindSpec for T {
+    fn name(&self) -> &'static str {
+        AgentCli::name(self)
+    }
+
+    fn agent_cli(&self) -> Option<&dyn AgentCli> {
+        Some(self)
+    }
+
+    /// Agent CLIs discover skills natively and run commands.
+    fn capabilities(&self, profile: &RunnerProfile) -> RunnerCapabilities {
+        RunnerCapabilities {
+            skills_dir: PathBuf::from(
+                profile
+                    .skills_dir
+                    .as_deref()
+                    .unwrap_or(AgentCli::skills_dir(self)),
+            ),
+            skill_delivery: SkillDelivery::Native,
+            activation_observable: true,
+            can_run_commands: true,
+        }
+    }
+
+    fn recorded_capabilities(&self, _skill_mode: &str) -> RunnerCapabilities {
+        RunnerCapabilities {
+            skills_dir: PathBuf::from(".agents/skills"),
+            skill_delivery: SkillDelivery::Native,
+            activation_observable: true,
+            can_run_commands: true,
+        }
+    }
+
+    fn build(
+        &self,
+        profile: RunnerProfile,
+        api_key: Option<String>,
+    ) -> Result<Box<dyn Runner>, BuildError> {
+        Ok(Box::new(AgentCliRunner::new(profile, api_key)?))
+    }
+}
 
 /// The project skills folder of a kind.
 pub fn default_skills_dir(kind: RunnerKind) -> &'static str {
-    match kind {
-        RunnerKind::ClaudeCode => ".claude/skills",
-        RunnerKind::Gemini => ".gemini/skills",
-        RunnerKind::Opencode => ".opencode/skills",
-        RunnerKind::Cursor => ".cursor/skills",
-        RunnerKind::Goose => ".goose/skills",
-        RunnerKind::Copilot => copilot::SKILLS_DIR,
-        RunnerKind::QwenCode => qwen_code::SKILLS_DIR,
-        RunnerKind::Codex
-        | RunnerKind::Command
-        | RunnerKind::OpenaiChat
-        | RunnerKind::AnthropicMessages => ".agents/skills",
-    }
-}
-
-/// The usual command name of a kind.
-fn default_program(kind: RunnerKind) -> &'static str {
-    match kind {
-        RunnerKind::ClaudeCode => "claude",
-        RunnerKind::Codex => "codex",
-        RunnerKind::Gemini => "gemini",
-        RunnerKind::Opencode => "opencode",
-        RunnerKind::Cursor => "cursor-agent",
-        RunnerKind::Goose => "goose",
-        RunnerKind::Copilot => copilot::PROGRAM,
-        RunnerKind::QwenCode => qwen_code::PROGRAM,
-        RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => "",
-    }
-}
-
-/// The output format a kind's argv asks for.
-fn output_format(profile: &RunnerProfile) -> OutputFormat {
-    match profile.kind {
-        RunnerKind::ClaudeCode => OutputFormat::ClaudeStreamJson,
-        RunnerKind::Codex => OutputFormat::CodexJson,
-        RunnerKind::Gemini => OutputFormat::GeminiStreamJson,
-        RunnerKind::Opencode => OutputFormat::OpencodeJson,
-        RunnerKind::Cursor => OutputFormat::CursorStreamJson,
-        RunnerKind::Goose => OutputFormat::GooseStreamJson,
-        RunnerKind::Copilot => OutputFormat::CopilotJson,
-        RunnerKind::QwenCode => OutputFormat::QwenStreamJson,
-        RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => {
-            profile.output_format.unwrap_or(OutputFormat::Text)
-        }
-    }
-}
-
-/// The kind's own headless arguments; `{…}` placeholders are filled in later.
-fn kind_args(profile: &RunnerProfile) -> Vec<String> {
-    match profile.kind {
-        RunnerKind::Copilot => return copilot::args(profile),
-        RunnerKind::QwenCode => return qwen_code::args(&profile.base_url),
-        _ => {}
-    }
-    let args: Vec<&'static str> = match profile.kind {
-        RunnerKind::ClaudeCode => vec![
-            "-p",
-            "{prompt}",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--model",
-            "{model}",
-            "--allowedTools",
-            "Skill,Read,Glob,Grep",
-        ],
-        RunnerKind::Codex => vec![
-            "exec",
-            "--json",
-            "-C",
-            "{workspace}",
-            "--skip-git-repo-check",
-            "-m",
-            "{model}",
-        ],
-        RunnerKind::Gemini => vec![
-            "-p",
-            "{prompt}",
-            "--output-format",
-            "stream-json",
-            "--approval-mode",
-            "yolo",
-            "-m",
-            "{model}",
-        ],
-        RunnerKind::Opencode => vec![
-            "run",
-            "--format",
-            "json",
-            "--dir",
-            "{workspace}",
-            "-m",
-            "{model}",
-        ],
-        RunnerKind::Cursor => vec![
-            "-p",
-            "{prompt}",
-            "--output-format",
-            "stream-json",
-            "--workspace",
-            "{workspace}",
-            "--trust",
-            "--force",
-            "--model",
-            "{model}",
-        ],
-        RunnerKind::Goose => vec![
-            "run",
-            "-t",
-            "{prompt}",
-            "--output-format",
-            "stream-json",
-            "--no-session",
-            "--model",
-            "{model}",
-        ],
-        RunnerKind::Copilot
-        | RunnerKind::QwenCode
-        | RunnerKind::Command
-        | RunnerKind::OpenaiChat
-        | RunnerKind::AnthropicMessages => Vec::new(),
-    };
-    args.into_iter().map(str::to_string).collect()
-}
-
-/// Kinds that take the prompt as the last positional argument (after `extra_args`).
-fn prompt_is_last(kind: RunnerKind) -> bool {
-    matches!(kind, RunnerKind::Codex | RunnerKind::Opencode)
+    kind.spec()
+        .agent_cli()
+        .map_or(".agents/skills", |cli| cli.skills_dir())
 }
 
 /// The runner for every agent CLI kind.
 pub struct AgentCliRunner {
     profile: RunnerProfile,
+    cli: &'static dyn AgentCli,
     skills_dir: &'static Path,
-    format: OutputFormat,
+    format: &'static dyn StreamParser,
     /// Variables taken from skill-lift's environment at start (name, value).
     passed: Vec<(String, String)>,
 }
 
 impl AgentCliRunner {
     /// Build the runner; `api_key` is the value of the profile's `api_key_env`, if any.
-    pub fn new(profile: RunnerProfile, api_key: Option<String>) -> Result<Self, String> {
+    pub fn new(profile: RunnerProfile, api_key: Option<String>) -> Result<Self, BuildError> {
+        let Some(cli) = profile.kind.spec().agent_cli() else {
+            return Err(BuildError::NotAnAgentCli {
+                kind: profile.kind.name(),
+            });
+        };
         let skills_dir: &'static Path = match &profile.skills_dir {
             // One leaked path per runner (one runner per run).
             Some(dir) => Box::leak(PathBuf::from(dir).into_boxed_path()),
-            None => Path::new(default_skills_dir(profile.kind)),
+            None => Path::new(cli.skills_dir()),
         };
         if skills_dir.is_absolute() || skills_dir.components().any(|c| c.as_os_str() == "..") {
-            return Err(format!(
-                "skills_dir `{}` must be a relative folder inside the workspace",
-                skills_dir.display()
-            ));
+            return Err(BuildError::SkillsDirOutsideWorkspace {
+                skills_dir: skills_dir.to_path_buf(),
+            });
         }
         let mut passed = Vec::new();
         if let (Some(name), Some(value)) = (&profile.api_key_env, api_key) {
@@ -195,7 +229,8 @@ impl AgentCliRunner {
             }
         }
         Ok(Self {
-            format: output_format(&profile),
+            format: cli.parser(&profile),
+            cli,
             profile,
             skills_dir,
             passed,
@@ -207,65 +242,22 @@ impl AgentCliRunner {
             .replace("{workspace}", &input.workspace.display().to_string())
             .replace("{home}", &input.home.display().to_string())
             .replace("{skills_dir}", &self.skills_dir.display().to_string())
-            .replace("{model}", &self.model_argument(input.model))
+            .replace(
+                "{model}",
+                &self.cli.model_argument(&self.profile, input.model),
+            )
             .replace("{prompt}", input.prompt)
     }
 
-    /// The model as the CLI expects it (OpenCode with a base URL: the mock provider's id).
-    fn model_argument(&self, model: &str) -> String {
-        if self.profile.kind == RunnerKind::Opencode
-            && !self.profile.base_url.is_empty()
-            && !model.contains('/')
-        {
-            format!("skilllift/{model}")
-        } else {
-            model.to_string()
-        }
-    }
-
-    /// The argv (program first).
+    /// The argv (program first): the kind's template with its placeholders filled, the
+    /// provider arguments, the profile's `extra_args`, and the prompt when it goes last.
     fn argv(&self, input: &AttemptInput<'_>) -> (String, Vec<String>) {
-        if self.profile.kind == RunnerKind::Command {
-            let mut filled: Vec<String> = self
-                .profile
-                .command
-                .iter()
-                .map(|a| self.fill(a, input))
-                .collect();
-            let program = filled.remove(0);
-            filled.extend(self.profile.extra_args.iter().map(|a| self.fill(a, input)));
-            return (program, filled);
-        }
-        let program = self
-            .profile
-            .program
-            .clone()
-            .unwrap_or_else(|| default_program(self.profile.kind).to_string());
-        let mut args: Vec<String> = kind_args(&self.profile)
-            .iter()
-            .map(|a| self.fill(a, input))
-            .collect();
-        let base = self.profile.base_url.trim_end_matches('/');
-        if self.profile.kind == RunnerKind::Codex && !base.is_empty() {
-            // Codex ignores OPENAI_BASE_URL for its built-in provider: define one of ours.
-            let key_env = self
-                .profile
-                .api_key_env
-                .as_deref()
-                .unwrap_or(DUMMY_KEY_VARIABLE);
-            for setting in [
-                "model_provider=\"skilllift\"".to_string(),
-                "model_providers.skilllift.name=\"skill-lift\"".to_string(),
-                format!("model_providers.skilllift.base_url=\"{base}\""),
-                format!("model_providers.skilllift.env_key=\"{key_env}\""),
-                "model_providers.skilllift.wire_api=\"responses\"".to_string(),
-            ] {
-                args.push("-c".to_string());
-                args.push(setting);
-            }
-        }
+        let mut template = self.cli.argv_template(&self.profile).into_iter();
+        let program = self.fill(&template.next().unwrap_or_default(), input);
+        let mut args: Vec<String> = template.map(|a| self.fill(&a, input)).collect();
+        args.extend(self.cli.provider_args(&self.profile));
         args.extend(self.profile.extra_args.iter().map(|a| self.fill(a, input)));
-        if prompt_is_last(self.profile.kind) {
+        if self.cli.prompt_is_last() {
             args.push("--".to_string());
             args.push(input.prompt.to_string());
         }
@@ -275,7 +267,13 @@ impl AgentCliRunner {
     /// The child's whole environment.
     fn environment(&self, input: &AttemptInput<'_>) -> Vec<(String, String)> {
         let home = input.home;
-        let at = |relative: &str| home.join(relative).display().to_string();
+        let at = |relative: &str| {
+            if relative.is_empty() {
+                home.display().to_string()
+            } else {
+                home.join(relative).display().to_string()
+            }
+        };
         let mut env: Vec<(String, String)> = vec![
             ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
             ("HOME".into(), home.display().to_string()),
@@ -288,75 +286,22 @@ impl AgentCliRunner {
             ("LANG".into(), "C.UTF-8".into()),
             ("TERM".into(), "dumb".into()),
             ("NO_COLOR".into(), "1".into()),
-            // Every agent's config folder inside the fresh home, whichever kind runs.
-            ("CLAUDE_CONFIG_DIR".into(), at(".claude")),
-            ("CODEX_HOME".into(), at(".codex")),
-            ("GEMINI_CLI_HOME".into(), home.display().to_string()),
-            ("OPENCODE_CONFIG_DIR".into(), at(".config/opencode")),
-            ("COPILOT_HOME".into(), at(".copilot")),
-            ("QWEN_HOME".into(), at(".qwen")),
         ];
-        let base = self.profile.base_url.trim_end_matches('/');
-        match self.profile.kind {
-            RunnerKind::ClaudeCode => {
-                env.push(("DISABLE_TELEMETRY".into(), "1".into()));
-                env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-                env.push((
-                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
-                    "1".into(),
-                ));
-                if !base.is_empty() {
-                    // Claude Code appends `/v1/messages` itself.
-                    env.push((
-                        "ANTHROPIC_BASE_URL".into(),
-                        base.trim_end_matches("/v1").to_string(),
-                    ));
-                }
+        // Every agent's config folder inside the fresh home, whichever kind runs.
+        for cli in RunnerKind::ALL.iter().filter_map(|k| k.spec().agent_cli()) {
+            for (variable, relative) in cli.config_variables() {
+                env.push(((*variable).to_string(), at(relative)));
             }
-            RunnerKind::Codex => {
-                if !base.is_empty() {
-                    env.push((DUMMY_KEY_VARIABLE.into(), "skill-lift".into()));
-                }
-            }
-            RunnerKind::Gemini => {
-                env.push(("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into()));
-                if !base.is_empty() {
-                    env.push(("GOOGLE_GEMINI_BASE_URL".into(), base.to_string()));
-                }
-            }
-            RunnerKind::Opencode => {
-                env.push(("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into()));
-                if !base.is_empty() {
-                    let key_env = self
-                        .profile
-                        .api_key_env
-                        .clone()
-                        .unwrap_or_else(|| DUMMY_KEY_VARIABLE.to_string());
-                    let config = serde_json::json!({
-                        "$schema": "https://opencode.ai/config.json",
-                        "provider": {"skilllift": {
-                            "npm": "@ai-sdk/openai-compatible",
-                            "name": "skill-lift",
-                            "options": {"baseURL": base, "apiKey": format!("{{env:{key_env}}}")},
-                            "models": {input.model.rsplit('/').next().unwrap_or(input.model): {}}
-                        }},
-                        "autoupdate": false,
-                        "share": "disabled"
-                    });
-                    env.push(("OPENCODE_CONFIG_CONTENT".into(), config.to_string()));
-                    env.push((DUMMY_KEY_VARIABLE.into(), "skill-lift".into()));
-                }
-            }
-            RunnerKind::Goose => {
-                env.push(("GOOSE_MODE".into(), "auto".into()));
-            }
-            RunnerKind::Copilot => copilot::environment(&mut env, base, self.api_key()),
-            RunnerKind::QwenCode => qwen_code::environment(&mut env, base, self.api_key()),
-            RunnerKind::Cursor
-            | RunnerKind::Command
-            | RunnerKind::OpenaiChat
-            | RunnerKind::AnthropicMessages => {}
         }
+        self.cli.environment(
+            &mut env,
+            &EnvContext {
+                profile: &self.profile,
+                base: self.profile.base_url.trim_end_matches('/'),
+                api_key: self.api_key(),
+                model: input.model,
+            },
+        );
         for (name, value) in &self.profile.env {
             env.retain(|(n, _)| n != name);
             env.push((name.clone(), self.fill(value, input)));
@@ -390,36 +335,16 @@ impl AgentCliRunner {
 }
 
 /// Make the folders the environment names (some CLIs refuse a missing config dir), plus the
-/// settings a kind needs in its fresh config folder.
-fn prepare_home(home: &Path, kind: RunnerKind) -> std::io::Result<()> {
-    if kind == RunnerKind::QwenCode {
-        qwen_code::prepare_home(home)?;
-    }
-    if kind == RunnerKind::Gemini {
-        // A fresh home has no auth choice; headless runs then exit 41. API-key auth (the key
-        // comes from the passed-through GEMINI_API_KEY / GOOGLE_API_KEY).
-        let settings = home.join(".gemini/settings.json");
-        std::fs::create_dir_all(home.join(".gemini"))?;
-        if !settings.exists() {
-            std::fs::write(
-                &settings,
-                r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
-            )?;
-        }
-    }
-    for relative in [
-        ".config/opencode",
-        ".local/share",
-        ".local/state",
-        ".cache",
-        "tmp",
-        ".claude",
-        ".codex",
-        ".gemini",
-        ".copilot",
-        ".qwen",
-    ] {
+/// settings the running kind needs in its fresh config folder.
+fn prepare_home(home: &Path, cli: &dyn AgentCli) -> std::io::Result<()> {
+    cli.prepare_home(home)?;
+    for relative in [".local/share", ".local/state", ".cache", "tmp"] {
         std::fs::create_dir_all(home.join(relative))?;
+    }
+    for other in RunnerKind::ALL.iter().filter_map(|k| k.spec().agent_cli()) {
+        for relative in other.config_folders() {
+            std::fs::create_dir_all(home.join(relative))?;
+        }
     }
     Ok(())
 }
@@ -436,7 +361,7 @@ fn stderr_infrastructure(stderr: &str) -> Option<(InfrastructureCause, String)> 
 fn classify(
     trajectory: &mut Trajectory,
     outcome: &ProcessOutcome,
-    format: OutputFormat,
+    format: &dyn StreamParser,
     timeout: Duration,
 ) -> &'static str {
     if trajectory.infrastructure_error.is_some() {
@@ -447,7 +372,7 @@ fn classify(
     let failed = outcome.timed_out
         || outcome.signal.is_some()
         || outcome.exit_code.is_some_and(|code| code != 0)
-        || !(outcome.final_event_seen || format == OutputFormat::Text);
+        || !(outcome.final_event_seen || format.is_plain_text());
     if failed
         && !outcome.stopped_after_final_event
         && let Some((cause, message)) = stderr_infrastructure(&outcome.stderr_tail)
@@ -467,7 +392,7 @@ fn classify(
     // The parser may accept another ending than the terminal event (OpenCode builds that emit
     // no `done` end with a final `step_finish`).
     let finished = outcome.final_event_seen
-        || format == OutputFormat::Text
+        || format.is_plain_text()
         || matches!(trajectory.status, TrajectoryStatus::Complete);
     if !finished {
         if let TrajectoryStatus::Incomplete { reason } = &mut trajectory.status {
@@ -495,7 +420,7 @@ fn classify(
             };
             "infrastructure_error"
         }
-        (Some(code), None) if format == OutputFormat::Text => {
+        (Some(code), None) if format.is_plain_text() => {
             trajectory.status = TrajectoryStatus::Incomplete {
                 reason: format!("the command exited with code {code}"),
             };
@@ -509,7 +434,7 @@ fn classify(
 #[async_trait]
 impl Runner for AgentCliRunner {
     fn kind(&self) -> &'static str {
-        self.profile.kind.name()
+        self.cli.name()
     }
 
     fn skills_dir(&self) -> &'static Path {
@@ -517,7 +442,7 @@ impl Runner for AgentCliRunner {
     }
 
     async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError> {
-        prepare_home(input.home, self.profile.kind).map_err(|error| AttemptError {
+        prepare_home(input.home, self.cli).map_err(|error| AttemptError {
             message: format!("preparing {}: {error}", input.home.display()),
             partial: None,
         })?;
@@ -545,9 +470,7 @@ impl Runner for AgentCliRunner {
                 partial: None,
             })?;
         let mut trajectory = format.parse(&outcome.stdout_lines);
-        if self.profile.kind == RunnerKind::Copilot {
-            copilot::finish(input.home, &mut trajectory);
-        }
+        self.cli.finish(input.home, &mut trajectory);
         if outcome.stdout_dropped_bytes > 0 {
             trajectory.truncated.push(OutputCut::Stdout);
         }
@@ -625,6 +548,11 @@ mod tests {
         assert_eq!(get("HOME").as_deref(), Some("/h"));
         assert_eq!(get("CLAUDE_CONFIG_DIR").as_deref(), Some("/h/.claude"));
         assert_eq!(get("CODEX_HOME").as_deref(), Some("/h/.codex"));
+        assert_eq!(get("GEMINI_CLI_HOME").as_deref(), Some("/h"));
+        assert_eq!(
+            get("OPENCODE_CONFIG_DIR").as_deref(),
+            Some("/h/.config/opencode")
+        );
         assert_eq!(get("XDG_CONFIG_HOME").as_deref(), Some("/h/.config"));
         assert_eq!(
             get("ANTHROPIC_BASE_URL").as_deref(),
@@ -740,7 +668,7 @@ mod tests {
         assert!(!args.iter().any(|a| a == "--auth-type"));
 
         let dir = tempfile::tempdir().unwrap();
-        prepare_home(dir.path(), RunnerKind::QwenCode).unwrap();
+        prepare_home(dir.path(), &QwenCode).unwrap();
         let settings: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(dir.path().join(".qwen/settings.json")).unwrap(),
         )

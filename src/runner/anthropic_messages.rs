@@ -57,12 +57,14 @@ pub struct AnthropicMessagesRunner {
 
 impl AnthropicMessagesRunner {
     /// Build the runner; `api_key` is the value of the profile's `api_key_env`, when set.
-    pub fn new(profile: RunnerProfile, api_key: Option<String>) -> Result<Self, String> {
+    pub fn new(
+        profile: RunnerProfile,
+        api_key: Option<String>,
+    ) -> Result<Self, super::kind::BuildError> {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(256)
             .tcp_nodelay(true)
-            .build()
-            .map_err(|error| format!("cannot build HTTP client: {error}"))?;
+            .build()?;
         let configured = profile.base_url.trim().trim_end_matches('/');
         let base = if configured.is_empty() {
             ANTHROPIC_DEFAULT_BASE_URL
@@ -407,6 +409,12 @@ impl Runner for AnthropicMessagesRunner {
         Ok(trajectory)
     }
 }
+
+/// The `anthropic-messages` kind: [`AnthropicMessagesRunner`], skills as the profile's `skill_mode` says.
+pub(crate) static KIND: super::kind::ModelApiKind = super::kind::ModelApiKind {
+    name: "anthropic-messages",
+    build: |profile, api_key| Ok(Box::new(AnthropicMessagesRunner::new(profile, api_key)?)),
+};
 
 #[cfg(test)]
 mod tests {

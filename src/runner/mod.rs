@@ -7,6 +7,7 @@
 pub mod agent_cli;
 pub mod anthropic_messages;
 pub mod http;
+pub mod kind;
 pub mod openai_chat;
 pub mod parsers;
 pub mod preflight;
@@ -19,6 +20,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::trajectory::Trajectory;
+pub use kind::{BuildError, KindSpec};
 pub use profile::{LoadedProfile, RunnerKind, RunnerProfile, SkillMode};
 
 /// How the staged skills reach the model.
@@ -63,53 +65,21 @@ pub struct RunnerCapabilities {
 }
 
 impl RunnerCapabilities {
-    /// The capabilities of a runner `profile` describes. Agent CLI kinds discover skills
-    /// natively and run commands; the model-API kinds (`openai-chat`, `anthropic-messages`)
-    /// deliver them as their `skill_mode` says and have no shell.
+    /// The capabilities of a runner `profile` describes: its kind's rule
+    /// ([`RunnerKind::capabilities`]). Agent CLI kinds discover skills natively and run
+    /// commands; the model-API kinds (`openai-chat`, `anthropic-messages`) deliver them as their
+    /// `skill_mode` says and have no shell.
     pub fn of_profile(profile: &RunnerProfile) -> Self {
-        if profile.kind.is_agent_cli() {
-            let skills_dir = profile
-                .skills_dir
-                .as_deref()
-                .unwrap_or(agent_cli::default_skills_dir(profile.kind));
-            return Self {
-                skills_dir: PathBuf::from(skills_dir),
-                skill_delivery: SkillDelivery::Native,
-                activation_observable: true,
-                can_run_commands: true,
-            };
-        }
-        let skill_delivery = match profile.skill_mode {
-            SkillMode::Inject => SkillDelivery::Inject,
-            SkillMode::Tools => SkillDelivery::Tools,
-        };
-        Self {
-            skills_dir: PathBuf::from(openai_chat::SKILLS_DIR),
-            skill_delivery,
-            activation_observable: skill_delivery != SkillDelivery::Inject,
-            can_run_commands: false,
-        }
+        profile.kind.capabilities(profile)
     }
 
     /// The capabilities of a run recorded before they were (run-folder format 2 and older),
     /// from the recorded runner kind and skill mode: the one place those names are read back.
+    /// A kind this version does not know reads as an agent CLI (native delivery, a shell).
     pub fn of_recorded_names(kind: &str, skill_mode: &str) -> Self {
-        let model_api =
-            kind == RunnerKind::OpenaiChat.name() || kind == RunnerKind::AnthropicMessages.name();
-        let skill_delivery = match skill_mode {
-            "inject" if model_api => SkillDelivery::Inject,
-            "tools" if model_api => SkillDelivery::Tools,
-            _ => SkillDelivery::Native,
-        };
-        Self {
-            skills_dir: PathBuf::from(if model_api {
-                openai_chat::SKILLS_DIR
-            } else {
-                ".agents/skills"
-            }),
-            skill_delivery,
-            activation_observable: skill_delivery != SkillDelivery::Inject,
-            can_run_commands: !model_api,
+        match RunnerKind::from_name(kind) {
+            Some(kind) => kind.spec().recorded_capabilities(skill_mode),
+            None => agent_cli::Command.recorded_capabilities(skill_mode),
         }
     }
 }
@@ -166,25 +136,16 @@ pub trait Runner: Send + Sync {
     async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError>;
 }
 
-/// Build the runner a profile describes.
+/// Build the runner a profile describes (its kind's [`kind::KindSpec::build`]).
 pub fn build_runner(
     loaded: &LoadedProfile,
     api_key: Option<String>,
-) -> Result<Box<dyn Runner>, String> {
-    match loaded.profile.kind {
-        RunnerKind::OpenaiChat => Ok(Box::new(openai_chat::OpenAiChatRunner::new(
-            loaded.profile.clone(),
-            api_key,
-        )?)),
-        RunnerKind::AnthropicMessages => Ok(Box::new(
-            anthropic_messages::AnthropicMessagesRunner::new(loaded.profile.clone(), api_key)?,
-        )),
-        kind if kind.is_agent_cli() => Ok(Box::new(agent_cli::AgentCliRunner::new(
-            loaded.profile.clone(),
-            api_key,
-        )?)),
-        _ => unreachable!("every kind is either a model API or an agent CLI"),
-    }
+) -> Result<Box<dyn Runner>, BuildError> {
+    loaded
+        .profile
+        .kind
+        .spec()
+        .build(loaded.profile.clone(), api_key)
 }
 
 #[cfg(test)]

@@ -56,12 +56,14 @@ struct ParsedSkillText {
 
 impl OpenAiChatRunner {
     /// Build the runner; `api_key` is the value of the profile's `api_key_env`, when set.
-    pub fn new(profile: RunnerProfile, api_key: Option<String>) -> Result<Self, String> {
+    pub fn new(
+        profile: RunnerProfile,
+        api_key: Option<String>,
+    ) -> Result<Self, super::kind::BuildError> {
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(256)
             .tcp_nodelay(true)
-            .build()
-            .map_err(|error| format!("cannot build HTTP client: {error}"))?;
+            .build()?;
         let url = format!(
             "{}/chat/completions",
             profile.base_url.trim_end_matches('/')
@@ -609,6 +611,12 @@ impl Runner for OpenAiChatRunner {
         Ok(trajectory)
     }
 }
+
+/// The `openai-chat` kind: [`OpenAiChatRunner`], skills as the profile's `skill_mode` says.
+pub(crate) static KIND: super::kind::ModelApiKind = super::kind::ModelApiKind {
+    name: "openai-chat",
+    build: |profile, api_key| Ok(Box::new(OpenAiChatRunner::new(profile, api_key)?)),
+};
 
 #[cfg(test)]
 mod tests {

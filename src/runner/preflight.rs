@@ -39,21 +39,6 @@ pub struct PreflightError {
     pub message: String,
 }
 
-/// The usual program of an agent CLI kind (`None` for `command` and the HTTP kinds).
-fn version_checked_program(kind: RunnerKind) -> Option<&'static str> {
-    match kind {
-        RunnerKind::ClaudeCode => Some("claude"),
-        RunnerKind::Codex => Some("codex"),
-        RunnerKind::Gemini => Some("gemini"),
-        RunnerKind::Opencode => Some("opencode"),
-        RunnerKind::Cursor => Some("cursor-agent"),
-        RunnerKind::Goose => Some("goose"),
-        RunnerKind::Copilot => Some("copilot"),
-        RunnerKind::QwenCode => Some("qwen"),
-        RunnerKind::Command | RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages => None,
-    }
-}
-
 /// Check `loaded` (runner or judge); `api_key` is the value of its `api_key_env`. Returns a
 /// one-line description of what answered.
 pub async fn check(
@@ -72,16 +57,12 @@ pub async fn check(
         message,
     };
     let profile = &loaded.profile;
-    if profile.kind.is_agent_cli() {
-        let program = if profile.kind == RunnerKind::Command {
-            profile.command.first().cloned().unwrap_or_default()
-        } else {
-            profile.program.clone().unwrap_or_else(|| {
-                version_checked_program(profile.kind)
-                    .unwrap_or_default()
-                    .to_string()
-            })
-        };
+    if let Some(cli) = profile.kind.spec().agent_cli() {
+        let program = cli
+            .argv_template(profile)
+            .into_iter()
+            .next()
+            .unwrap_or_default();
         let path_variable = profile
             .env
             .get("PATH")
@@ -101,7 +82,7 @@ pub async fn check(
                 ),
             ));
         };
-        if version_checked_program(profile.kind).is_none() {
+        if !cli.version_checked() {
             return Ok(format!("{} exists", resolved.display()));
         }
         return version(&resolved, path_variable.as_deref())

@@ -12,57 +12,82 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Which runner implementation a profile selects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunnerKind {
+use crate::runner::agent_cli;
+use crate::runner::kind::KindSpec;
+
+/// Declares [`RunnerKind`] from the kind list: each entry is a variant (its profile name is the
+/// variant in kebab-case) and the [`KindSpec`] that implements it.
+macro_rules! runner_kinds {
+    ($($(#[doc = $doc:literal])* $variant:ident => $spec:expr,)+) => {
+        /// Which runner implementation a profile selects.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum RunnerKind {
+            $($(#[doc = $doc])* $variant,)+
+        }
+
+        impl RunnerKind {
+            /// Every kind, in the order of the list.
+            pub const ALL: &'static [RunnerKind] = &[$(RunnerKind::$variant,)+];
+
+            /// The kind's behaviour: name, capabilities, runner, agent CLI description.
+            pub fn spec(self) -> &'static dyn KindSpec {
+                match self {
+                    $(RunnerKind::$variant => &$spec,)+
+                }
+            }
+        }
+    };
+}
+
+// The kind list: a new runner kind is one entry here plus the file that implements it.
+runner_kinds! {
     /// Any OpenAI-compatible Chat Completions server, driven by skill-lift's own agent loop.
-    OpenaiChat,
+    OpenaiChat => crate::runner::openai_chat::KIND,
     /// Claude Code (`claude -p … --output-format stream-json --verbose`).
-    ClaudeCode,
+    ClaudeCode => agent_cli::ClaudeCode,
     /// Codex CLI (`codex exec --json`).
-    Codex,
+    Codex => agent_cli::Codex,
     /// Gemini CLI (`gemini -p … --output-format stream-json`).
-    Gemini,
+    Gemini => agent_cli::Gemini,
     /// OpenCode (`opencode run --format json`).
-    Opencode,
+    Opencode => agent_cli::Opencode,
     /// Cursor CLI (`cursor-agent -p … --output-format stream-json`).
-    Cursor,
+    Cursor => agent_cli::Cursor,
     /// Goose (`goose run --output-format stream-json`).
-    Goose,
+    Goose => agent_cli::Goose,
     /// GitHub Copilot CLI (`copilot --prompt=… --output-format json`).
-    Copilot,
+    Copilot => agent_cli::Copilot,
     /// Qwen Code (`qwen --prompt=… -o stream-json`).
-    QwenCode,
+    QwenCode => agent_cli::QwenCode,
     /// Any program: an argv template and a chosen output parser.
-    Command,
+    Command => agent_cli::Command,
     /// The Anthropic Messages API (`POST {base_url}/messages`), driven by skill-lift's own
     /// agent loop (a runner) or used as a judge (`--judge`); `base_url` defaults to
     /// `https://api.anthropic.com/v1` when empty.
-    AnthropicMessages,
+    AnthropicMessages => crate::runner::anthropic_messages::KIND,
 }
 
 impl RunnerKind {
     /// The kind's name as written in profiles.
     pub fn name(self) -> &'static str {
-        match self {
-            RunnerKind::OpenaiChat => "openai-chat",
-            RunnerKind::ClaudeCode => "claude-code",
-            RunnerKind::Codex => "codex",
-            RunnerKind::Gemini => "gemini",
-            RunnerKind::Opencode => "opencode",
-            RunnerKind::Cursor => "cursor",
-            RunnerKind::Goose => "goose",
-            RunnerKind::Copilot => "copilot",
-            RunnerKind::QwenCode => "qwen-code",
-            RunnerKind::Command => "command",
-            RunnerKind::AnthropicMessages => "anthropic-messages",
-        }
+        self.spec().name()
+    }
+
+    /// The kind a recorded name (a manifest's `runner.kind`) names, if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|kind| kind.name() == name)
     }
 
     /// Whether the kind drives an agent CLI process (rather than a model API).
     pub fn is_agent_cli(self) -> bool {
-        !matches!(self, RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages)
+        self.spec().agent_cli().is_some()
+    }
+
+    /// What a runner of this kind, configured by `profile`, can do and what the harness can
+    /// observe of it.
+    pub fn capabilities(self, profile: &RunnerProfile) -> crate::runner::RunnerCapabilities {
+        self.spec().capabilities(profile)
     }
 }
 
@@ -853,6 +878,39 @@ pub fn url_port(url: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kind_list_names_every_kind_once_as_profiles_spell_it() {
+        let mut names = std::collections::HashSet::new();
+        for &kind in RunnerKind::ALL {
+            let spelled = serde_json::to_value(kind).unwrap();
+            assert_eq!(spelled.as_str(), Some(kind.name()), "{kind:?}");
+            assert!(names.insert(kind.name()), "{} twice", kind.name());
+            assert_eq!(RunnerKind::from_name(kind.name()), Some(kind));
+            let profile: RunnerProfile = toml::from_str(&format!(
+                "kind = \"{}\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\ncommand = [\"agent\"]\n",
+                kind.name()
+            ))
+            .unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+            let capabilities = kind.capabilities(&profile);
+            // The capability rule is the kind's: agent CLIs run commands and are observed,
+            // model APIs have no shell.
+            assert_eq!(
+                capabilities.can_run_commands,
+                kind.is_agent_cli(),
+                "{kind:?}"
+            );
+            assert_eq!(
+                crate::runner::RunnerCapabilities::of_recorded_names(kind.name(), "native")
+                    .can_run_commands,
+                kind.is_agent_cli()
+            );
+        }
+        assert_eq!(RunnerKind::from_name("no-such-kind"), None);
+        assert!(!RunnerKind::OpenaiChat.is_agent_cli());
+        assert!(!RunnerKind::AnthropicMessages.is_agent_cli());
+        assert!(RunnerKind::QwenCode.is_agent_cli());
+    }
 
     fn load_text(text: &str) -> Result<LoadedProfile, ProfileError> {
         let dir = tempfile::tempdir().unwrap();

@@ -9,14 +9,57 @@
 
 use std::path::Path;
 
+use super::{AgentCli, EnvContext};
 use crate::runner::RunnerProfile;
-use crate::runner::parsers::copilot::usage_from_file;
+use crate::runner::parsers::StreamParser;
+use crate::runner::parsers::copilot::{CopilotJson, usage_from_file};
 use crate::trajectory::Trajectory;
 
+/// GitHub Copilot CLI.
+pub(crate) struct Copilot;
+
+impl AgentCli for Copilot {
+    fn name(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn program(&self) -> &'static str {
+        PROGRAM
+    }
+
+    fn skills_dir(&self) -> &'static str {
+        SKILLS_DIR
+    }
+
+    fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
+        &CopilotJson
+    }
+
+    fn args(&self, profile: &RunnerProfile) -> Vec<String> {
+        args(profile)
+    }
+
+    fn config_variables(&self) -> &'static [(&'static str, &'static str)] {
+        &[("COPILOT_HOME", ".copilot")]
+    }
+
+    fn config_folders(&self) -> &'static [&'static str] {
+        &[".copilot"]
+    }
+
+    fn environment(&self, env: &mut Vec<(String, String)>, context: &EnvContext<'_>) {
+        environment(env, context.base, context.api_key);
+    }
+
+    fn finish(&self, home: &Path, trajectory: &mut Trajectory) {
+        finish(home, trajectory);
+    }
+}
+
 /// The command name.
-pub(super) const PROGRAM: &str = "copilot";
+const PROGRAM: &str = "copilot";
 /// Copilot's own project skills folder (it also reads `.agents/skills` and `.claude/skills`).
-pub(super) const SKILLS_DIR: &str = ".github/skills";
+const SKILLS_DIR: &str = ".github/skills";
 /// The variable Copilot reads the provider key from.
 const KEY_VARIABLE: &str = "COPILOT_PROVIDER_API_KEY";
 /// Where `--usage-output-file` writes the token counts, relative to the trial's home.
@@ -25,7 +68,7 @@ const USAGE_FILE: &str = "copilot-usage.json";
 /// The headless arguments (placeholders filled by the runner). `--prompt=` keeps a prompt
 /// that starts with `-` a value; `--secret-env-vars` strips the credential variables from the
 /// shells the agent starts and redacts their values from its output.
-pub(super) fn args(profile: &RunnerProfile) -> Vec<String> {
+fn args(profile: &RunnerProfile) -> Vec<String> {
     let mut secrets = vec![KEY_VARIABLE.to_string()];
     secrets.extend(profile.api_key_env.iter().cloned());
     secrets.extend(profile.pass_env.iter().cloned());
@@ -53,7 +96,7 @@ pub(super) fn args(profile: &RunnerProfile) -> Vec<String> {
 }
 
 /// The kind's variables; `key` is the value of the profile's `api_key_env`, when set.
-pub(super) fn environment(env: &mut Vec<(String, String)>, base: &str, key: Option<&str>) {
+fn environment(env: &mut Vec<(String, String)>, base: &str, key: Option<&str>) {
     env.push(("COPILOT_AUTO_UPDATE".into(), "false".into()));
     if base.is_empty() {
         return;

@@ -7,10 +7,55 @@
 
 use std::path::Path;
 
+use super::{AgentCli, EnvContext};
+use crate::runner::RunnerProfile;
+use crate::runner::parsers::{StreamParser, qwen::QwenStreamJson};
+
+/// Qwen Code.
+pub(crate) struct QwenCode;
+
+impl AgentCli for QwenCode {
+    fn name(&self) -> &'static str {
+        "qwen-code"
+    }
+
+    fn program(&self) -> &'static str {
+        PROGRAM
+    }
+
+    fn skills_dir(&self) -> &'static str {
+        SKILLS_DIR
+    }
+
+    fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
+        &QwenStreamJson
+    }
+
+    fn args(&self, profile: &RunnerProfile) -> Vec<String> {
+        args(&profile.base_url)
+    }
+
+    fn config_variables(&self) -> &'static [(&'static str, &'static str)] {
+        &[("QWEN_HOME", ".qwen")]
+    }
+
+    fn config_folders(&self) -> &'static [&'static str] {
+        &[".qwen"]
+    }
+
+    fn environment(&self, env: &mut Vec<(String, String)>, context: &EnvContext<'_>) {
+        environment(env, context.base, context.api_key);
+    }
+
+    fn prepare_home(&self, home: &Path) -> std::io::Result<()> {
+        prepare_home(home)
+    }
+}
+
 /// The command name.
-pub(super) const PROGRAM: &str = "qwen";
+const PROGRAM: &str = "qwen";
 /// Qwen Code's own project skills folder (it also reads `.agents/skills`).
-pub(super) const SKILLS_DIR: &str = ".qwen/skills";
+const SKILLS_DIR: &str = ".qwen/skills";
 /// The variable Qwen Code reads the OpenAI-compatible key from.
 const KEY_VARIABLE: &str = "OPENAI_API_KEY";
 
@@ -22,7 +67,7 @@ const SETTINGS: &str = r#"{"general":{"enableAutoUpdate":false},"privacy":{"usag
 /// The headless arguments (placeholders filled by the runner). `--prompt=` (deprecated in
 /// favour of the positional prompt, still accepted by the pinned version) keeps a prompt that
 /// starts with `-` a value; the positional form cannot (`qwen -- "…"` reads stdin instead).
-pub(super) fn args(base: &str) -> Vec<String> {
+fn args(base: &str) -> Vec<String> {
     let mut args: Vec<String> = [
         "--prompt={prompt}",
         "-o",
@@ -42,7 +87,7 @@ pub(super) fn args(base: &str) -> Vec<String> {
 }
 
 /// The kind's variables; `key` is the value of the profile's `api_key_env`, when set.
-pub(super) fn environment(env: &mut Vec<(String, String)>, base: &str, key: Option<&str>) {
+fn environment(env: &mut Vec<(String, String)>, base: &str, key: Option<&str>) {
     env.push(("QWEN_CODE_SUPPRESS_YOLO_WARNING".into(), "1".into()));
     env.push(("QWEN_USAGE_STATISTICS_ENABLED".into(), "false".into()));
     if base.is_empty() {
@@ -54,7 +99,7 @@ pub(super) fn environment(env: &mut Vec<(String, String)>, base: &str, key: Opti
 }
 
 /// Write the settings of the fresh config folder (`$QWEN_HOME` = `<home>/.qwen`).
-pub(super) fn prepare_home(home: &Path) -> std::io::Result<()> {
+fn prepare_home(home: &Path) -> std::io::Result<()> {
     let folder = home.join(".qwen");
     std::fs::create_dir_all(&folder)?;
     let settings = folder.join("settings.json");

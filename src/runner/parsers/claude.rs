@@ -250,6 +250,50 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
+/// Claude Code `--output-format stream-json --verbose`: ends with `result`; errors in a failed
+/// `result` (`api_error_status`), `assistant` lines marked `is_api_error_message`, and
+/// `system/api_retry` notices.
+pub struct ClaudeStreamJson;
+
+impl super::StreamParser for ClaudeStreamJson {
+    fn is_final_event_type(&self, event_type: &str) -> bool {
+        event_type == "result"
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        parse(lines)
+    }
+
+    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
+        use super::{Reported, status_of};
+        match event_type {
+            "system" if str_field(event, "subtype") == Some("api_retry") => {
+                let code = event.get("error_status").and_then(status_of);
+                let error = str_field(event, "error").unwrap_or("");
+                Some(Reported::Retrying(
+                    code,
+                    format!(
+                        "retrying the API after: {error}{}",
+                        code.map(|c| format!(" (HTTP {c})")).unwrap_or_default()
+                    ),
+                    false,
+                ))
+            }
+            "result" => super::failed_result(event),
+            "assistant"
+                if event.get("is_api_error_message").and_then(Value::as_bool) == Some(true) =>
+            {
+                Some(Reported::Fatal(
+                    event.get("api_error_status").and_then(status_of),
+                    output_text(&event["message"]["content"]),
+                    None,
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;

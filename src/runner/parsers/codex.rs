@@ -127,6 +127,40 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
+/// Codex `exec --json`: ends with `turn.completed` or `turn.failed`; errors in `turn.failed`
+/// and `Reconnecting…` notices.
+pub struct CodexJson;
+
+impl super::StreamParser for CodexJson {
+    fn is_final_event_type(&self, event_type: &str) -> bool {
+        event_type == "turn.completed" || event_type == "turn.failed"
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        parse(lines)
+    }
+
+    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
+        use super::Reported;
+        match event_type {
+            "error" => {
+                let message = str_field(event, "message").unwrap_or("");
+                message
+                    .starts_with("Reconnecting")
+                    .then(|| Reported::Retrying(None, message.to_string(), false))
+            }
+            "turn.failed" => Some(Reported::Fatal(
+                None,
+                str_field(&event["error"], "message")
+                    .unwrap_or("")
+                    .to_string(),
+                None,
+            )),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;

@@ -181,17 +181,9 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
-/// What an error event of the stream reports, for [`super::reported_infrastructure`].
-pub(super) enum Reported {
-    /// A fatal `session.error`: HTTP status, message, and the cause its `errorType` names.
-    Fatal(Option<u64>, String, Option<InfrastructureCause>),
-    /// A failed model call that will be retried: status, message, whether the connection
-    /// itself failed (`failureKind: transport`).
-    Retrying(Option<u64>, String, bool),
-}
-
 /// Read one Copilot event as an error report, or `None` for any other event.
-pub(super) fn reported(event: &Value) -> Option<Reported> {
+pub(super) fn reported(event: &Value) -> Option<super::Reported> {
+    use super::Reported;
     let data = &event["data"];
     let status = data.get("statusCode").and_then(Value::as_u64);
     match str_field(event, "type")? {
@@ -238,6 +230,24 @@ pub fn usage_from_file(text: &str) -> Option<Usage> {
         });
     }
     (usage != Usage::default()).then_some(usage)
+}
+
+/// GitHub Copilot CLI `--output-format json`: ends with `result`; errors in `session.error`
+/// and `model.call_failure` events.
+pub struct CopilotJson;
+
+impl super::StreamParser for CopilotJson {
+    fn is_final_event_type(&self, event_type: &str) -> bool {
+        event_type == "result"
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        parse(lines)
+    }
+
+    fn reported(&self, _event_type: &str, event: &Value) -> Option<super::Reported> {
+        reported(event)
+    }
 }
 
 #[cfg(test)]

@@ -108,6 +108,26 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
+/// Cursor CLI `--output-format stream-json`: ends with `result`; errors in a failed `result`.
+pub struct CursorStreamJson;
+
+impl super::StreamParser for CursorStreamJson {
+    fn is_final_event_type(&self, event_type: &str) -> bool {
+        event_type == "result"
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        parse(lines)
+    }
+
+    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
+        match event_type {
+            "result" => super::failed_result(event),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;

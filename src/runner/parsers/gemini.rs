@@ -104,6 +104,42 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
+/// Gemini CLI `--output-format stream-json`: ends with `result`; errors in a `result` whose
+/// status is not `success` and in `error` events of severity `error`.
+pub struct GeminiStreamJson;
+
+impl super::StreamParser for GeminiStreamJson {
+    fn is_final_event_type(&self, event_type: &str) -> bool {
+        event_type == "result"
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        parse(lines)
+    }
+
+    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
+        use super::{Reported, status_of};
+        match event_type {
+            "result" if str_field(event, "status") != Some("success") => {
+                let error = &event["error"];
+                Some(Reported::Fatal(
+                    error.get("code").and_then(status_of),
+                    str_field(error, "message")
+                        .map(str::to_string)
+                        .unwrap_or_else(|| error.to_string()),
+                    None,
+                ))
+            }
+            "error" if str_field(event, "severity") == Some("error") => Some(Reported::Fatal(
+                None,
+                str_field(event, "message").unwrap_or("").to_string(),
+                None,
+            )),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;

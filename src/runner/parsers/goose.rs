@@ -100,6 +100,34 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
+/// Goose `run --output-format stream-json`: ends with `complete`; errors in `error` events.
+pub struct GooseStreamJson;
+
+impl super::StreamParser for GooseStreamJson {
+    fn is_final_event_type(&self, event_type: &str) -> bool {
+        event_type == "complete"
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        parse(lines)
+    }
+
+    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
+        if event_type != "error" {
+            return None;
+        }
+        let error = &event["error"];
+        Some(super::Reported::Fatal(
+            None,
+            error
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| error.to_string()),
+            None,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;

@@ -55,71 +55,157 @@ pub enum OutputFormat {
 }
 
 impl OutputFormat {
+    /// The parser of this format.
+    pub fn parser(self) -> &'static dyn StreamParser {
+        match self {
+            OutputFormat::ClaudeStreamJson => &claude::ClaudeStreamJson,
+            OutputFormat::CodexJson => &codex::CodexJson,
+            OutputFormat::GeminiStreamJson => &gemini::GeminiStreamJson,
+            OutputFormat::OpencodeJson => &opencode::OpencodeJson,
+            OutputFormat::CursorStreamJson => &cursor::CursorStreamJson,
+            OutputFormat::GooseStreamJson => &goose::GooseStreamJson,
+            OutputFormat::CopilotJson => &copilot::CopilotJson,
+            OutputFormat::QwenStreamJson => &qwen::QwenStreamJson,
+            OutputFormat::Text => &PlainText,
+        }
+    }
+
     /// Whether `line` is the format's terminal event (after which a lingering CLI is stopped).
     pub fn is_final_event(self, line: &str) -> bool {
+        self.parser().is_final_event(line)
+    }
+
+    /// Parse a whole stream (see [`StreamParser::parse`]).
+    pub fn parse(self, lines: &[String]) -> Trajectory {
+        self.parser().parse(lines)
+    }
+}
+
+/// What one error event of a stream reports, for [`reported_infrastructure`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reported {
+    /// A failure that ended the run: HTTP status (when the event carries one), message, and
+    /// the cause the event's own error type names (when it names one).
+    Fatal(Option<u64>, String, Option<InfrastructureCause>),
+    /// A failed call the agent retries: status, message, whether the connection itself failed.
+    /// Decides the cause only when the stream ends without a terminal event (the agent was
+    /// killed while still retrying).
+    Retrying(Option<u64>, String, bool),
+}
+
+/// One stdout format of an agent CLI: its terminal event, its parser, and how its error
+/// events report infrastructure failures. One implementation per format, in the format's own
+/// file; [`OutputFormat::parser`] lists the ones a `command` profile can choose by name, and an
+/// agent CLI kind names its own (`crate::runner::agent_cli::AgentCli::parser`).
+pub trait StreamParser: Sync {
+    /// Whether an event of this `type` ends the stream.
+    fn is_final_event_type(&self, event_type: &str) -> bool;
+
+    /// The normalized trajectory of a whole stream (before error events are read).
+    fn parse_events(&self, lines: &[String]) -> Trajectory;
+
+    /// What an event of this `type` reports as an error, or `None` for ordinary events.
+    fn reported(&self, _event_type: &str, _event: &Value) -> Option<Reported> {
+        None
+    }
+
+    /// Whether the whole stdout is the final answer and only the exit code decides
+    /// completeness (plain text: no terminal event).
+    fn is_plain_text(&self) -> bool {
+        false
+    }
+
+    /// Whether `line` is the format's terminal event (after which a lingering CLI is stopped).
+    fn is_final_event(&self, line: &str) -> bool {
+        if self.is_plain_text() {
+            return false;
+        }
         let Some(event) = parse_line(line) else {
             return false;
         };
-        let kind = event.get("type").and_then(Value::as_str).unwrap_or("");
-        match self {
-            OutputFormat::ClaudeStreamJson
-            | OutputFormat::GeminiStreamJson
-            | OutputFormat::CursorStreamJson
-            | OutputFormat::CopilotJson
-            | OutputFormat::QwenStreamJson => kind == "result",
-            OutputFormat::CodexJson => kind == "turn.completed" || kind == "turn.failed",
-            OutputFormat::OpencodeJson => kind == "done",
-            OutputFormat::GooseStreamJson => kind == "complete",
-            OutputFormat::Text => false,
-        }
+        self.is_final_event_type(event.get("type").and_then(Value::as_str).unwrap_or(""))
     }
 
     /// Parse a whole stream; an infrastructure failure the agent reported in its error events
     /// (see [`reported_infrastructure`]) makes the trajectory incomplete with that cause.
-    pub fn parse(self, lines: &[String]) -> Trajectory {
+    fn parse(&self, lines: &[String]) -> Trajectory {
         let mut trajectory = self.parse_events(lines);
         if let Some((cause, message)) = reported_infrastructure(self, lines) {
             trajectory.set_infrastructure_error(cause, &message);
         }
         trajectory
     }
+}
 
-    fn parse_events(self, lines: &[String]) -> Trajectory {
-        match self {
-            OutputFormat::ClaudeStreamJson => claude::parse(lines),
-            OutputFormat::CodexJson => codex::parse(lines),
-            OutputFormat::GeminiStreamJson => gemini::parse(lines),
-            OutputFormat::OpencodeJson => opencode::parse(lines),
-            OutputFormat::CursorStreamJson => cursor::parse(lines),
-            OutputFormat::GooseStreamJson => goose::parse(lines),
-            OutputFormat::CopilotJson => copilot::parse(lines),
-            OutputFormat::QwenStreamJson => qwen::parse(lines),
-            OutputFormat::Text => {
-                let mut trajectory = Trajectory::new();
-                let text = lines.join("\n").trim().to_string();
-                if !text.is_empty() {
-                    trajectory.messages.push(message(Role::Assistant, &text));
-                    trajectory.final_answer = Some(text);
-                }
-                trajectory
-            }
+/// Plain text: the whole stdout is the final answer; the exit code decides completeness.
+pub struct PlainText;
+
+impl StreamParser for PlainText {
+    fn is_final_event_type(&self, _event_type: &str) -> bool {
+        false
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        let mut trajectory = Trajectory::new();
+        let text = lines.join("\n").trim().to_string();
+        if !text.is_empty() {
+            trajectory.messages.push(message(Role::Assistant, &text));
+            trajectory.final_answer = Some(text);
         }
+        trajectory
+    }
+
+    fn is_plain_text(&self) -> bool {
+        true
     }
 }
 
+/// An HTTP status in an error event, as a number or a numeric string.
+pub(crate) fn status_of(value: &Value) -> Option<u64> {
+    value
+        .as_u64()
+        .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
+}
+
+/// A failed `result` event (`is_error: true`; Claude Code and Cursor): its text (or its
+/// `errors`), with the failure class Claude Code names (`api_error`) when the text names none.
+pub(crate) fn failed_result(event: &Value) -> Option<Reported> {
+    if event.get("is_error").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    let text = str_field(event, "result").unwrap_or("").to_string();
+    let text = if text.is_empty() {
+        event
+            .get("errors")
+            .map(Value::to_string)
+            .unwrap_or_default()
+    } else {
+        text
+    };
+    let text = match str_field(event, "api_error") {
+        Some(class) if InfrastructureCause::from_error_text(&text).is_none() => {
+            format!("{text} ({class})")
+        }
+        _ => text,
+    };
+    Some(Reported::Fatal(
+        event.get("api_error_status").and_then(status_of),
+        text,
+        None,
+    ))
+}
+
 /// The infrastructure failure an agent reported in its own error events, with its message:
-/// Claude Code's failed `result` (`api_error_status`, or `API Error: Can't reach the API server
-/// … (ENOTFOUND)`) and `assistant` lines marked `is_api_error_message`; Codex `turn.failed`;
-/// Gemini CLI's failed `result` and `error` events of severity `error`; OpenCode `error`
-/// events (`error.data.statusCode`); Cursor's failed `result`; Goose `error` events; Copilot
-/// CLI `session.error` (`statusCode`, `errorType`; a connection that failed in its
-/// `model.call_failure` events makes an otherwise unnamed failure `api_unreachable`); Qwen
-/// Code's failed `result` (`error.message`). The HTTP status decides when the event carries
-/// one, else the message's wording ([`InfrastructureCause::from_error_text`]), else the cause
-/// the event's own error type names. Messages of ordinary agent failures (turn limit,
-/// tool errors) name no cause and are left alone.
-pub fn reported_infrastructure(
-    format: OutputFormat,
+/// each format's [`StreamParser::reported`] reads its error events (Claude Code's failed
+/// `result` and `api_retry` notices, Codex `turn.failed` and `Reconnecting…`, Gemini CLI's
+/// failed `result` and `error` events, OpenCode and Goose `error` events, Cursor's failed
+/// `result`, Copilot CLI `session.error` and `model.call_failure`, Qwen Code's failed
+/// `result`). The HTTP status decides when the event carries one, else the message's wording
+/// ([`InfrastructureCause::from_error_text`]), else the cause the event's own error type names
+/// (or, after a retried call whose connection failed, `api_unreachable`). Messages of ordinary
+/// agent failures (turn limit, tool errors) name no cause and are left alone.
+pub fn reported_infrastructure<P: StreamParser + ?Sized>(
+    format: &P,
     lines: &[String],
 ) -> Option<(InfrastructureCause, String)> {
     let mut found: Option<(InfrastructureCause, String)> = None;
@@ -139,7 +225,7 @@ pub fn reported_infrastructure(
     // (Connection failed: error sending request)` forever when the host is unreachable; Claude
     // Code `system/api_retry` with `error_status`).
     let mut pending_retry: Option<(Option<u64>, String)> = None;
-    // Copilot CLI: whether a model call failed to connect at all (`failureKind: transport`).
+    // Whether a retried call failed to connect at all (Copilot CLI `failureKind: transport`).
     let mut connection_failed = false;
     let mut finished = false;
     // Only lines that can be error or terminal events are parsed a second time.
@@ -150,138 +236,20 @@ pub fn reported_infrastructure(
             continue;
         };
         let kind = str_field(&event, "type").unwrap_or("");
-        let status = |value: &Value| {
-            value
-                .as_u64()
-                .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
-        };
-        if format.is_final_event(line) {
+        if format.is_final_event_type(kind) {
             finished = true;
         }
-        match (format, kind) {
-            (OutputFormat::ClaudeStreamJson, "system")
-                if str_field(&event, "subtype") == Some("api_retry") =>
-            {
-                let code = event.get("error_status").and_then(status);
-                let error = str_field(&event, "error").unwrap_or("");
-                pending_retry = Some((
-                    code,
-                    format!(
-                        "retrying the API after: {error}{}",
-                        code.map(|c| format!(" (HTTP {c})")).unwrap_or_default()
-                    ),
-                ));
+        match format.reported(kind, &event) {
+            Some(Reported::Fatal(code, message, named)) => {
+                let named =
+                    named.or(connection_failed.then_some(InfrastructureCause::ApiUnreachable));
+                consider(code, message, named);
             }
-            (OutputFormat::CodexJson, "error") => {
-                let message = str_field(&event, "message").unwrap_or("");
-                if message.starts_with("Reconnecting") {
-                    pending_retry = Some((None, message.to_string()));
-                }
+            Some(Reported::Retrying(code, message, transport)) => {
+                connection_failed |= transport;
+                pending_retry = Some((code, message));
             }
-            (OutputFormat::ClaudeStreamJson, "result")
-            | (OutputFormat::CursorStreamJson, "result")
-                if event.get("is_error").and_then(Value::as_bool) == Some(true) =>
-            {
-                let text = str_field(&event, "result").unwrap_or("").to_string();
-                let text = if text.is_empty() {
-                    event
-                        .get("errors")
-                        .map(Value::to_string)
-                        .unwrap_or_default()
-                } else {
-                    text
-                };
-                // Claude Code also names the failure class (`api_error: "connection_failed"`).
-                let text = match str_field(&event, "api_error") {
-                    Some(class) if InfrastructureCause::from_error_text(&text).is_none() => {
-                        format!("{text} ({class})")
-                    }
-                    _ => text,
-                };
-                consider(event.get("api_error_status").and_then(status), text, None);
-            }
-            (OutputFormat::ClaudeStreamJson, "assistant")
-                if event.get("is_api_error_message").and_then(Value::as_bool) == Some(true) =>
-            {
-                consider(
-                    event.get("api_error_status").and_then(status),
-                    output_text(&event["message"]["content"]),
-                    None,
-                );
-            }
-            (OutputFormat::CodexJson, "turn.failed") => {
-                consider(
-                    None,
-                    str_field(&event["error"], "message")
-                        .unwrap_or("")
-                        .to_string(),
-                    None,
-                );
-            }
-            (OutputFormat::GeminiStreamJson, "result")
-                if str_field(&event, "status") != Some("success") =>
-            {
-                let error = &event["error"];
-                consider(
-                    error.get("code").and_then(status),
-                    str_field(error, "message")
-                        .map(str::to_string)
-                        .unwrap_or_else(|| error.to_string()),
-                    None,
-                );
-            }
-            (OutputFormat::GeminiStreamJson, "error")
-                if str_field(&event, "severity") == Some("error") =>
-            {
-                consider(
-                    None,
-                    str_field(&event, "message").unwrap_or("").to_string(),
-                    None,
-                );
-            }
-            (OutputFormat::OpencodeJson, "error") => {
-                let error = &event["error"];
-                let data = &error["data"];
-                let message = str_field(data, "message")
-                    .or_else(|| str_field(error, "message"))
-                    .map(str::to_string)
-                    .unwrap_or_else(|| error.to_string());
-                let name = str_field(error, "name").unwrap_or("");
-                consider(
-                    data.get("statusCode").and_then(status),
-                    format!("{name}: {message}"),
-                    None,
-                );
-            }
-            (OutputFormat::CopilotJson, _) => match copilot::reported(&event) {
-                Some(copilot::Reported::Fatal(code, message, named)) => {
-                    let named =
-                        named.or(connection_failed.then_some(InfrastructureCause::ApiUnreachable));
-                    consider(code, message, named);
-                }
-                Some(copilot::Reported::Retrying(code, message, transport)) => {
-                    connection_failed |= transport;
-                    pending_retry = Some((code, message));
-                }
-                None => {}
-            },
-            (OutputFormat::QwenStreamJson, "result") => {
-                if let Some(message) = qwen::reported_error(&event) {
-                    consider(None, message, None);
-                }
-            }
-            (OutputFormat::GooseStreamJson, "error") => {
-                let error = &event["error"];
-                consider(
-                    None,
-                    error
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| error.to_string()),
-                    None,
-                );
-            }
-            _ => {}
+            None => {}
         }
     }
     if found.is_none()

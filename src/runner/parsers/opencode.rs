@@ -104,6 +104,38 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
+/// OpenCode `run --format json`: ends with `done`; errors in `error` events
+/// (`error.data.statusCode`).
+pub struct OpencodeJson;
+
+impl super::StreamParser for OpencodeJson {
+    fn is_final_event_type(&self, event_type: &str) -> bool {
+        event_type == "done"
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        parse(lines)
+    }
+
+    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
+        if event_type != "error" {
+            return None;
+        }
+        let error = &event["error"];
+        let data = &error["data"];
+        let message = str_field(data, "message")
+            .or_else(|| str_field(error, "message"))
+            .map(str::to_string)
+            .unwrap_or_else(|| error.to_string());
+        let name = str_field(error, "name").unwrap_or("");
+        Some(super::Reported::Fatal(
+            data.get("statusCode").and_then(super::status_of),
+            format!("{name}: {message}"),
+            None,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;

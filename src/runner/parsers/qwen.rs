@@ -205,6 +205,26 @@ pub(super) fn reported_error(event: &Value) -> Option<String> {
     )
 }
 
+/// Qwen Code `-o stream-json`: ends with `result`; errors in a failed `result`.
+pub struct QwenStreamJson;
+
+impl super::StreamParser for QwenStreamJson {
+    fn is_final_event_type(&self, event_type: &str) -> bool {
+        event_type == "result"
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        parse(lines)
+    }
+
+    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
+        if event_type != "result" {
+            return None;
+        }
+        reported_error(event).map(|message| super::Reported::Fatal(None, message, None))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;

@@ -1,0 +1,74 @@
+//! The `gemini` kind (Gemini CLI, `gemini -p … --output-format stream-json`): its argv,
+//! environment and the auth choice its fresh config folder needs. Everything else is the shared
+//! agent-CLI runner.
+
+use std::path::Path;
+
+use super::{AgentCli, EnvContext};
+use crate::runner::RunnerProfile;
+use crate::runner::parsers::{StreamParser, gemini::GeminiStreamJson};
+
+/// Gemini CLI.
+pub(crate) struct Gemini;
+
+impl AgentCli for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn program(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn skills_dir(&self) -> &'static str {
+        ".gemini/skills"
+    }
+
+    fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
+        &GeminiStreamJson
+    }
+
+    fn args(&self, _profile: &RunnerProfile) -> Vec<String> {
+        [
+            "-p",
+            "{prompt}",
+            "--output-format",
+            "stream-json",
+            "--approval-mode",
+            "yolo",
+            "-m",
+            "{model}",
+        ]
+        .map(str::to_string)
+        .to_vec()
+    }
+
+    fn config_variables(&self) -> &'static [(&'static str, &'static str)] {
+        &[("GEMINI_CLI_HOME", "")]
+    }
+
+    fn config_folders(&self) -> &'static [&'static str] {
+        &[".gemini"]
+    }
+
+    fn environment(&self, env: &mut Vec<(String, String)>, context: &EnvContext<'_>) {
+        env.push(("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into()));
+        if !context.base.is_empty() {
+            env.push(("GOOGLE_GEMINI_BASE_URL".into(), context.base.to_string()));
+        }
+    }
+
+    /// A fresh home has no auth choice; headless runs then exit 41. API-key auth (the key
+    /// comes from the passed-through GEMINI_API_KEY / GOOGLE_API_KEY).
+    fn prepare_home(&self, home: &Path) -> std::io::Result<()> {
+        let settings = home.join(".gemini/settings.json");
+        std::fs::create_dir_all(home.join(".gemini"))?;
+        if !settings.exists() {
+            std::fs::write(
+                &settings,
+                r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
+            )?;
+        }
+        Ok(())
+    }
+}
