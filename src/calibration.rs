@@ -562,6 +562,8 @@ mod tests {
             shard: None,
             gates: None,
             stopping: None,
+            trial_keys: None,
+            reuse: None,
         }
     }
 

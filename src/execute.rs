@@ -1076,6 +1076,7 @@ fn record_trial(
     TrialRecord {
         infrastructure,
         truncated,
+        reused_from: None,
         run_id: context.run_id.clone(),
         trial_id: key.trial_id(),
         case_id: key.case_id.clone(),

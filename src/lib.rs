@@ -30,6 +30,7 @@ pub mod record;
 pub mod redact;
 pub mod registry;
 pub mod report;
+pub mod reuse;
 pub mod run_matrix;
 pub mod runner;
 pub mod scaffold;

@@ -166,6 +166,15 @@ pub struct Manifest {
     /// `--max-tokens`, `--max-wall`), with how the run stopped; absent for an ordinary run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping: Option<crate::sequential::StoppingPlan>,
+    /// The trial key of each arm and case (`crate::reuse`: everything that determines a
+    /// trial), arm → case id → `sha256:<hex>`; what `--reuse-baseline` matches. Absent in runs
+    /// recorded before baseline reuse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_keys: Option<crate::reuse::TrialKeys>,
+    /// Baseline reuse (`run --reuse-baseline`): where the run looked and what it took; absent
+    /// when reuse was not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse: Option<crate::reuse::ReuseRecord>,
 }
 
 /// The previous version of the skill (`--previous DIR` or `--previous-ref GIT_REF`).
@@ -302,6 +311,10 @@ pub struct TrialRecord {
     /// `transcript`); absent when nothing was cut.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub truncated: Vec<crate::trajectory::OutputCut>,
+    /// For a trial taken from an earlier run by `run --reuse-baseline` instead of running it:
+    /// the run and trial that measured it. Absent for a trial this run measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<crate::reuse::ReusedFrom>,
 }
 
 impl TrialRecord {
@@ -1081,6 +1094,7 @@ mod tests {
             usage_partial: false,
             infrastructure: None,
             truncated: Vec::new(),
+            reused_from: None,
         }
     }
 

@@ -178,13 +178,14 @@ impl Spend {
         }
     }
 
-    /// The spend of `records`.
+    /// The spend of `records`: the trials this run measured (a trial reused from an earlier run
+    /// by `--reuse-baseline` cost nothing here and is not counted).
     pub fn of<'a>(
         records: impl IntoIterator<Item = &'a TrialRecord>,
         price: Option<&PriceTable>,
     ) -> Spend {
         let mut spend = Spend::default();
-        for record in records {
+        for record in records.into_iter().filter(|r| r.reused_from.is_none()) {
             spend.add(record, price);
         }
         spend

@@ -601,6 +601,10 @@ pub struct Summary {
     /// spent and not run, the confidence sequence; absent for an ordinary run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping: Option<crate::sequential::StoppingSummary>,
+    /// Baseline reuse (`run --reuse-baseline`): how many trials were taken from earlier runs,
+    /// by arm and by the run that measured them; absent when reuse was not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse: Option<crate::reuse::ReuseSummary>,
 }
 
 impl Summary {
@@ -768,6 +772,8 @@ pub struct RunAccumulator<'a> {
     extra_outcomes: OutcomeCounts,
     extra_seen: HashSet<(String, Arm, u32)>,
     extra_duplicates: usize,
+    /// Reused trials counted so far (runs that asked for reuse).
+    reuse: Option<crate::reuse::ReuseSummary>,
 }
 
 impl<'a> RunAccumulator<'a> {
@@ -796,11 +802,20 @@ impl<'a> RunAccumulator<'a> {
             extra_outcomes: OutcomeCounts::default(),
             extra_seen: HashSet::new(),
             extra_duplicates: 0,
+            reuse: crate::reuse::ReuseSummary::of_run(manifest, []),
         }
     }
 
     /// Add one record; returns `false` (and ignores it) when its trial key was already added.
     pub fn add(&mut self, record: &TrialRecord) -> bool {
+        let fresh = self.add_to_pairs(record);
+        if fresh && let Some(reuse) = self.reuse.as_mut() {
+            reuse.count(record);
+        }
+        fresh
+    }
+
+    fn add_to_pairs(&mut self, record: &TrialRecord) -> bool {
         let mut fresh = self.primary.add(record);
         if !self.compare {
             return fresh;
@@ -830,6 +845,7 @@ impl<'a> RunAccumulator<'a> {
             compare,
             extra_outcomes,
             extra_duplicates,
+            reuse,
             ..
         } = self;
         let reference = manifest.reference();
@@ -842,6 +858,7 @@ impl<'a> RunAccumulator<'a> {
         let cost_gates = settings.gate.has_cost_gates();
         let primary_costs = (compare || cost_gates).then(|| primary.arm_costs());
         let mut summary = summarize(primary, if classic_gated { settings } else { &ungated });
+        summary.reuse = reuse;
         if classic_gated
             && cost_gates
             && let Some(costs) = &primary_costs
@@ -1423,6 +1440,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         reference: None,
         comparisons: Vec::new(),
         stopping,
+        reuse: None,
     }
 }
 

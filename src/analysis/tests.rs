@@ -63,6 +63,8 @@ fn manifest(
         regraded_from: None,
         gates: None,
         stopping: None,
+        trial_keys: None,
+        reuse: None,
         shard: None,
     }
 }
@@ -108,6 +110,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
         usage_partial: false,
         infrastructure: None,
         truncated: Vec::new(),
+        reused_from: None,
     }
 }
 

@@ -260,6 +260,13 @@ pub struct RunArgs {
     /// `previous_version`, `with_skill`, …
     #[arg(long, value_name = "ARM", conflicts_with = "resume")]
     pub reference: Option<crate::workspace::Arm>,
+    /// Take the reference arm's trials (default `without_skill`) from earlier runs whose trial
+    /// keys match (same staged skills and decoys, case, runner settings, model, grading and
+    /// skill-lift version) instead of running them: bare, from the state folder's trial store
+    /// (every finished run registers there); with a path, from that run folder (or matrix
+    /// folder, or state folder). Trials with no match run. See docs/run-format.md.
+    #[arg(long, value_name = "STORE|RUN_DIR", num_args = 0..=1, conflicts_with = "resume")]
+    pub reuse_baseline: Option<Option<PathBuf>>,
     #[command(flatten)]
     pub stopping: stopping::StoppingArgs,
 }

@@ -517,7 +517,22 @@ pub(super) fn resolve_fresh(
         shard: args.shard,
         gates: Some(args.analysis.recorded_gates()),
         stopping: None,
+        trial_keys: None,
+        reuse: None,
     };
+    let mut manifest = manifest;
+    // Every run records its trial keys (a later run may reuse its trials); reuse itself only
+    // when asked for.
+    manifest.trial_keys = Some(
+        crate::reuse::trial_keys(
+            &manifest,
+            &cases,
+            &profile.profile,
+            &skill_dir.join("evals").join("files"),
+        )
+        .map_err(CommandError::input)?,
+    );
+    manifest.reuse = reuse_request(args, &manifest)?;
     Ok(ResolvedRun {
         skill,
         skill_dir,
@@ -529,6 +544,94 @@ pub(super) fn resolve_fresh(
         judge_profiles: grading.judge_profiles,
         previous: previous.map(|(resolved, _)| resolved),
     })
+}
+
+/// `manifest.reuse` for `--reuse-baseline [PATH]`: the source (a bare flag: the state
+/// folder's trial store) and the arm reused (the reference arm); `None` without the flag.
+fn reuse_request(
+    args: &RunArgs,
+    manifest: &Manifest,
+) -> Result<Option<crate::reuse::ReuseRecord>, CommandError> {
+    let Some(path) = &args.reuse_baseline else {
+        return Ok(None);
+    };
+    let source = match path {
+        Some(path) => crate::reuse::ReuseSource::of_path(&absolute(path)).map_err(|e| {
+            CommandError::input(anyhow!("--reuse-baseline {}: {e}", path.display()))
+        })?,
+        None => crate::reuse::ReuseSource::Store {
+            path: absolute(
+                &crate::registry::state::state_dir_from_env(args.state.as_deref())
+                    .map_err(|e| CommandError::input(anyhow!("--reuse-baseline: {e}")))?,
+            ),
+        },
+    };
+    Ok(Some(crate::reuse::ReuseRecord {
+        source,
+        arms: vec![manifest.reference()],
+        reused: 0,
+        from_runs: Default::default(),
+        not_found: 0,
+    }))
+}
+
+/// Take the matching recorded trials of a fresh run that asked for reuse (`manifest.reuse`)
+/// into its log before anything runs: appended to `log`, added to `done` and `previous`, the
+/// counts written into the manifest.
+fn import_reused_trials(
+    run_dir: &Path,
+    manifest: &mut Manifest,
+    done: &mut HashSet<crate::record::TrialKey>,
+    previous: &mut Vec<crate::record::TrialRecord>,
+    log: &mut TrialLog,
+) -> Result<(), CommandError> {
+    let Some(request) = manifest.reuse.clone() else {
+        return Ok(());
+    };
+    let imported = crate::reuse::import(&request.source, &request.arms, manifest, run_dir, done)
+        .map_err(|e| CommandError::input(anyhow!("--reuse-baseline: {e}")))?;
+    for warning in &imported.warnings {
+        eprintln!("warning: --reuse-baseline: {warning}");
+    }
+    log.append(&imported.records)
+        .map_err(CommandError::infrastructure)?;
+    let mut from_runs = std::collections::BTreeMap::<String, usize>::new();
+    for record in &imported.records {
+        if let Some(from) = &record.reused_from {
+            *from_runs.entry(from.run_id.clone()).or_default() += 1;
+        }
+    }
+    eprintln!(
+        "skill-lift: --reuse-baseline: {} {} trials reused from {} ({}); {} with no matching recorded trial run",
+        imported.records.len(),
+        request
+            .arms
+            .iter()
+            .map(|a| a.as_str())
+            .collect::<Vec<_>>()
+            .join("/"),
+        request.source.describe(),
+        if from_runs.is_empty() {
+            "none".to_string()
+        } else {
+            from_runs
+                .iter()
+                .map(|(run, n)| format!("{run}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        imported.not_found
+    );
+    done.extend(imported.records.iter().map(|r| r.key()));
+    if let Some(reuse) = manifest.reuse.as_mut() {
+        reuse.reused = imported.records.len();
+        reuse.from_runs = from_runs;
+        reuse.not_found = imported.not_found;
+    }
+    previous.extend(imported.records);
+    let bytes = serde_json::to_vec_pretty(&*manifest).expect("manifest serializes");
+    write_atomic(&run_dir.join("manifest.json"), &bytes).map_err(CommandError::infrastructure)?;
+    Ok(())
 }
 
 /// Reload the inputs recorded in a run's manifest and refuse if any of them changed.
@@ -772,6 +875,34 @@ pub(super) fn record_in_baseline_store(
     }
 }
 
+/// Register the run's measured trials in the state folder's trial store, so a later
+/// `--reuse-baseline` finds them. A failure is a warning (the run itself is recorded).
+pub(super) fn register_reusable_trials(
+    run_dir: &Path,
+    manifest: &Manifest,
+    state_flag: Option<&Path>,
+) {
+    if manifest.trial_keys.is_none() {
+        return;
+    }
+    let result = crate::record::read_trials(&run_dir.join("trials.jsonl"))
+        .map_err(|e| e.to_string())
+        .and_then(|(records, _)| {
+            let state = crate::registry::state::state_dir_from_env(state_flag)
+                .map_err(|e| e.to_string())?;
+            crate::reuse::register_run(&state, run_dir, manifest, &records)
+                .map(|n| (n, state))
+                .map_err(|e| e.to_string())
+        });
+    match result {
+        Ok((count, state)) => eprintln!(
+            "skill-lift: trial store: {count} reusable trials registered ({})",
+            state.join(crate::reuse::STORE_FILE).display()
+        ),
+        Err(error) => eprintln!("warning: trial store not updated ({error})"),
+    }
+}
+
 /// Run the command; returns the exit code. Several runners or models make a matrix run
 /// (`super::matrix`); one of each is the single run below.
 pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
@@ -881,6 +1012,9 @@ pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -
         exit_codes::INFRASTRUCTURE_ERROR | exit_codes::NOTHING_TO_RUN
     );
     let stopped_early = report.interrupted || report.breaker.is_some();
+    if manifest.arm_design.is_paired() {
+        register_reusable_trials(run_dir, manifest, args.state.as_deref());
+    }
     if !manifest.arm_design.is_paired() {
         eprintln!(
             "skill-lift: baseline store not updated: an A/A repeat of `skill-lift calibrate` is no evaluation of the skill"
@@ -1100,7 +1234,12 @@ pub(super) async fn execute_run(
             planned.len()
         );
     }
-    let log = TrialLog::open(&run_dir, valid_len, &lock).map_err(CommandError::input)?;
+    let mut log = TrialLog::open(&run_dir, valid_len, &lock).map_err(CommandError::input)?;
+    let mut manifest = manifest;
+    let mut previous = previous;
+    if !options.resuming {
+        import_reused_trials(&run_dir, &mut manifest, &mut done, &mut previous, &mut log)?;
+    }
     eprintln!(
         "skill-lift: run {} — {} cases × {} arms ({}) × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
         manifest.run_id,
@@ -1257,7 +1396,6 @@ pub(super) async fn execute_run(
         )),
     };
     let graders_for_usage = Arc::clone(&context.graders);
-    let mut manifest = manifest;
     let outcome = match manifest.stopping.clone() {
         // Round scheduling (`--sequential`, budgets): the round planner feeds the scheduler.
         Some(plan) => {

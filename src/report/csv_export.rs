@@ -40,7 +40,7 @@ fn metric_cells(
 }
 
 /// Columns of `trials.csv`, in order.
-pub const TRIAL_COLUMNS: [&str; 36] = [
+pub const TRIAL_COLUMNS: [&str; 37] = [
     "run_id",
     "trial_id",
     "case_id",
@@ -77,6 +77,7 @@ pub const TRIAL_COLUMNS: [&str; 36] = [
     "other_scores",
     "infrastructure",
     "truncated",
+    "reused_from",
 ];
 
 /// Columns of `cases.csv`, in order (metric columns: the case's mean over scoreable attempts).
@@ -175,6 +176,13 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
                         })
                         .collect::<Vec<_>>()
                         .join(" "),
+                    // `<run id>/<trial id>` of the run that measured a reused trial.
+                    optional(
+                        record
+                            .reused_from
+                            .as_ref()
+                            .map(|from| format!("{}/{}", from.run_id, from.trial_id)),
+                    ),
                 ]),
             )
             .map_err(std::io::Error::other)

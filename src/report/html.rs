@@ -156,6 +156,9 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             escape(&stopping.line())
         );
     }
+    if let Some(reuse) = &summary.reuse {
+        let _ = writeln!(out, "<div class=\"reuse\">{}</div>", escape(&reuse.line()));
+    }
     if let Some(gate) = &lift.gate {
         let _ = writeln!(
             out,

@@ -283,6 +283,9 @@ pub fn summary_markdown(summary: &Summary) -> String {
     if let Some(stopping) = &summary.stopping {
         let _ = writeln!(out, "\n{}", stopping.line());
     }
+    if let Some(reuse) = &summary.reuse {
+        let _ = writeln!(out, "\n{}", reuse.line());
+    }
     if let Some(composite) = summary
         .metric_lifts
         .iter()

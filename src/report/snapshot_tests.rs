@@ -81,6 +81,8 @@ fn manifest(case_ids: &[&str]) -> Manifest {
         regraded_from: None,
         gates: None,
         stopping: None,
+        trial_keys: None,
+        reuse: None,
         shard: None,
     }
 }
@@ -163,6 +165,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
         usage_partial: false,
         infrastructure: None,
         truncated: Vec::new(),
+        reused_from: None,
     }
 }
 

@@ -1,0 +1,304 @@
+//! Integration tests of baseline reuse (`run --reuse-baseline`): a v1 → v2 comparison reuses
+//! the baseline measured for v1 (no baseline request reaches the mock the second time, same
+//! verdict as a full run), K above what is stored runs the rest, a changed model or decoy
+//! reuses nothing; through the real binary against the scripted OpenAI-compatible mock.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use support::mock_openai::{MockBehaviour, MockServer};
+
+fn text(output: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A skill whose marker makes the mock answer "Aye!" (every case's check) in the with-skill
+/// arm only, with one decoy skill staged in both arms.
+struct Project {
+    dir: tempfile::TempDir,
+    state: tempfile::TempDir,
+}
+
+const CASES: usize = 8;
+
+impl Project {
+    fn new(base_url: &str) -> Self {
+        let project = Self {
+            dir: tempfile::tempdir().unwrap(),
+            state: tempfile::tempdir().unwrap(),
+        };
+        project.write_skill("Begin every answer with Aye! SKILL-MARKER\n");
+        let evals: Vec<Value> = (0..CASES)
+            .map(|i| {
+                json!({"id": format!("case-{i}"), "prompt": format!("Question {i}?"),
+                       "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
+            })
+            .collect();
+        project.write(
+            "skill/pirate/evals/evals.json",
+            &json!({"skill_name": "pirate", "evals": evals}).to_string(),
+        );
+        project.write_decoy("Use for log files.");
+        project.write(
+            "mock.toml",
+            &format!(
+                "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n"
+            ),
+        );
+        project
+    }
+
+    fn write_skill(&self, body: &str) {
+        self.write(
+            "skill/pirate/SKILL.md",
+            &format!(
+                "---\nname: pirate\ndescription: Use when greeting users in pirate style.\n---\n{body}"
+            ),
+        );
+    }
+
+    fn write_decoy(&self, description: &str) {
+        self.write(
+            "decoys/log-reader/SKILL.md",
+            &format!("---\nname: log-reader\ndescription: {description}\n---\nRead the log.\n"),
+        );
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
+        command
+            .env_remove("SKILL_LIFT_RUNNER")
+            .env_remove("SKILL_LIFT_RESULTS")
+            .env("SKILL_LIFT_HOME", self.state.path())
+            .env("CI", "true")
+            .current_dir(self.dir.path());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command()
+            .args(["run", "skill/pirate", "--runner", "mock.toml"])
+            .args(["--out", "results", "--decoys", "decoys"])
+            .args(["--progress", "never", "--no-preflight"])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn json(&self, run: &str, file: &str) -> Value {
+        let path = self.path(&format!("results/{run}/{file}"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    fn trials(&self, run: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.path(&format!("results/{run}/trials.jsonl")))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+}
+
+fn reused(trials: &[Value]) -> Vec<&Value> {
+    trials
+        .iter()
+        .filter(|t| t.get("reused_from").is_some())
+        .collect()
+}
+
+/// Run `args` and return the output and the chat requests the mock received meanwhile.
+fn counted(server: &MockServer, project: &Project, args: &[&str]) -> (Output, usize) {
+    let before = server.requests();
+    let output = project.run(args);
+    (output, server.requests() - before)
+}
+
+#[test]
+fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run() {
+    let server = MockServer::start(MockBehaviour::default());
+    let project = Project::new(&server.base_url());
+    let (v1, requests) = counted(&server, &project, &["-k", "2", "--run-id", "v1"]);
+    assert_eq!(v1.status.code(), Some(0), "{}", text(&v1));
+    assert_eq!(requests, 2 * CASES * 2, "one request per trial");
+    assert!(
+        String::from_utf8_lossy(&v1.stderr).contains("32 reusable trials registered"),
+        "{}",
+        text(&v1)
+    );
+
+    // v2 of the skill: a new fingerprint, the same baseline.
+    project.write_skill("Begin every answer with Aye! SKILL-MARKER\nBe brief.\n");
+    let (v2, requests) = counted(
+        &server,
+        &project,
+        &["-k", "2", "--run-id", "v2", "--reuse-baseline"],
+    );
+    assert_eq!(v2.status.code(), Some(0), "{}", text(&v2));
+    // Only the with-skill arm ran: zero baseline requests.
+    assert_eq!(requests, CASES * 2, "{}", text(&v2));
+    let trials = project.trials("v2");
+    assert_eq!(trials.len(), 2 * CASES * 2);
+    let taken = reused(&trials);
+    assert_eq!(taken.len(), CASES * 2);
+    for trial in &taken {
+        assert_eq!(trial["arm"], "without_skill");
+        assert_eq!(trial["run_id"], "v2");
+        assert_eq!(trial["reused_from"]["run_id"], "v1");
+        let transcript = trial["transcript"].as_str().unwrap();
+        let document: Value = serde_json::from_str(
+            &std::fs::read_to_string(project.path(&format!("results/v2/{transcript}"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(document["trial_id"], trial["trial_id"]);
+    }
+    let summary = project.json("v2", "summary.json");
+    assert_eq!(summary["reuse"]["reused"], CASES * 2, "{summary}");
+    assert_eq!(summary["reuse"]["from_runs"]["v1"], CASES * 2);
+    assert_eq!(
+        summary["trials"]["recorded"],
+        2 * CASES * 2,
+        "not double-counted"
+    );
+    let manifest = project.json("v2", "manifest.json");
+    assert_eq!(manifest["reuse"]["reused"], CASES * 2, "{manifest}");
+    assert_eq!(manifest["reuse"]["source"]["kind"], "store");
+    let report = std::fs::read_to_string(project.path("results/v2/report.md")).unwrap();
+    assert!(
+        report.contains("16 trials reused (16 without_skill) from v1 (16)"),
+        "{report}"
+    );
+    let csv = std::fs::read_to_string(project.path("results/v2/trials.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",reused_from"));
+    assert_eq!(csv.matches(",v1/case-").count(), CASES * 2, "{csv}");
+    let html = std::fs::read_to_string(project.path("results/v2/report.html")).unwrap();
+    assert!(html.contains("16 trials reused"));
+
+    // The same comparison run in full gives the same verdict and lift.
+    let (full, requests) = counted(&server, &project, &["-k", "2", "--run-id", "v2-full"]);
+    assert_eq!(full.status.code(), Some(0), "{}", text(&full));
+    assert_eq!(requests, 2 * CASES * 2);
+    let full = project.json("v2-full", "summary.json");
+    assert_eq!(summary["lift"]["verdict"], full["lift"]["verdict"]);
+    assert_eq!(summary["lift"]["verdict"], "improved");
+    assert_eq!(summary["lift"]["estimate"], full["lift"]["estimate"]);
+
+    // report and resume read a run with reused trials; resume runs nothing again.
+    let report = project
+        .command()
+        .args(["report", "results/v2", "--format", "summary-json"])
+        .output()
+        .unwrap();
+    assert_eq!(report.status.code(), Some(0), "{}", text(&report));
+    let before = server.requests();
+    let resumed = project
+        .command()
+        .args(["run", "--resume", "results/v2", "--progress", "never"])
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_eq!(server.requests(), before);
+    assert_eq!(project.trials("v2").len(), 2 * CASES * 2);
+
+    // K above what one stored run holds: its 2 attempts per case are reused, the third runs.
+    let (more, requests) = counted(
+        &server,
+        &project,
+        &[
+            "-k",
+            "3",
+            "--run-id",
+            "k3",
+            "--reuse-baseline",
+            "results/v1",
+        ],
+    );
+    assert_eq!(more.status.code(), Some(0), "{}", text(&more));
+    assert_eq!(reused(&project.trials("k3")).len(), CASES * 2);
+    assert_eq!(requests, CASES * 3 + CASES, "{}", text(&more));
+}
+
+#[test]
+fn a_changed_model_or_decoy_reuses_nothing_and_sequential_runs_take_reused_trials() {
+    let server = MockServer::start(MockBehaviour::default());
+    let project = Project::new(&server.base_url());
+    let v1 = project.run(&["-k", "1", "--run-id", "v1"]);
+    assert_eq!(v1.status.code(), Some(0), "{}", text(&v1));
+
+    let (other_model, requests) = counted(
+        &server,
+        &project,
+        &[
+            "-k",
+            "1",
+            "--run-id",
+            "model",
+            "--model",
+            "other-model",
+            "--reuse-baseline",
+        ],
+    );
+    assert_eq!(other_model.status.code(), Some(0), "{}", text(&other_model));
+    assert_eq!(requests, 2 * CASES);
+    assert!(reused(&project.trials("model")).is_empty());
+    assert_eq!(project.json("model", "summary.json")["reuse"]["reused"], 0);
+
+    project.write_decoy("Use for log files and traces.");
+    let (other_decoy, requests) = counted(
+        &server,
+        &project,
+        &["-k", "1", "--run-id", "decoy", "--reuse-baseline"],
+    );
+    assert_eq!(other_decoy.status.code(), Some(0), "{}", text(&other_decoy));
+    assert_eq!(requests, 2 * CASES);
+    assert!(reused(&project.trials("decoy")).is_empty());
+
+    // Sequential with reuse: the reused baseline counts in the sequence, not in the spend.
+    let (sequential, requests) = counted(
+        &server,
+        &project,
+        &[
+            "-k",
+            "1",
+            "--run-id",
+            "seq",
+            "--reuse-baseline",
+            "--sequential",
+            "--round-cases",
+            "2",
+        ],
+    );
+    assert_eq!(sequential.status.code(), Some(0), "{}", text(&sequential));
+    let trials = project.trials("seq");
+    let taken = reused(&trials).len();
+    assert_eq!(taken, CASES, "{}", text(&sequential));
+    assert_eq!(requests, trials.len() - taken);
+    let stopping = &project.json("seq", "summary.json")["stopping"];
+    assert_eq!(
+        stopping["spent"]["trials"].as_u64().unwrap() as usize,
+        trials.len() - taken,
+        "{stopping}"
+    );
+
+    // Bad sources are input errors.
+    let bad = project.run(&["-k", "1", "--run-id", "bad", "--reuse-baseline", "skill"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--reuse-baseline skill"));
+}
