@@ -358,6 +358,8 @@ fn manifest(
         shard: None,
         gates: None,
         stopping: None,
+        trial_keys: None,
+        reuse: None,
     }
 }
 
@@ -409,6 +411,7 @@ fn record(
         usage_partial: false,
         infrastructure: None,
         truncated: Vec::new(),
+        reused_from: None,
     }
 }
 
@@ -570,6 +573,8 @@ fn main() {
         regraded_from: None,
         gates: None,
         stopping: None,
+        trial_keys: None,
+        reuse: None,
         shard: None,
     };
     std::fs::write(
@@ -639,6 +644,7 @@ fn main() {
                     usage_partial: false,
                     infrastructure: None,
                     truncated: Vec::new(),
+                    reused_from: None,
                 };
                 serde_json::to_writer(&mut writer, &record).unwrap();
                 writer.write_all(b"\n").unwrap();

@@ -425,6 +425,9 @@ pub fn register_run(
     Ok(count)
 }
 
+/// Matching recorded trials by trial key.
+pub type CandidatesByKey = HashMap<String, Vec<Candidate>>;
+
 /// A recorded trial that matches a planned one.
 #[derive(Debug, Clone)]
 pub struct Candidate {
@@ -480,7 +483,7 @@ fn run_candidates(
 pub fn find_candidates(
     source: &ReuseSource,
     wanted: &HashSet<&String>,
-) -> Result<(HashMap<String, Vec<Candidate>>, Vec<String>), ReuseError> {
+) -> Result<(CandidatesByKey, Vec<String>), ReuseError> {
     let mut found: HashMap<String, Vec<Candidate>> = HashMap::new();
     let mut warnings = Vec::new();
     match source {

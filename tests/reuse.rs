@@ -302,3 +302,45 @@ fn a_changed_model_or_decoy_reuses_nothing_and_sequential_runs_take_reused_trial
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--reuse-baseline skill"));
 }
+
+#[test]
+fn each_matrix_cell_reuses_its_own_baseline() {
+    let server = MockServer::start(MockBehaviour::default());
+    let project = Project::new(&server.base_url());
+    let models = ["--model", "mock-a", "--model", "mock-b"];
+    let (first, requests) = counted(
+        &server,
+        &project,
+        &[&["-k", "1", "--run-id", "m1"][..], &models[..]].concat(),
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    assert_eq!(requests, 2 * 2 * CASES);
+
+    project.write_skill("Begin every answer with Aye! SKILL-MARKER\nBe brief.\n");
+    let (second, requests) = counted(
+        &server,
+        &project,
+        &[
+            &["-k", "1", "--run-id", "m2", "--reuse-baseline"][..],
+            &models[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second));
+    assert_eq!(
+        requests,
+        2 * CASES,
+        "with-skill trials only: {}",
+        text(&second)
+    );
+    for model in ["mock-a", "mock-b"] {
+        let cell = format!("m2/cells/m2--mock--{model}");
+        let trials = project.trials(&cell);
+        let taken = reused(&trials);
+        assert_eq!(taken.len(), CASES, "{cell}");
+        for trial in taken {
+            assert_eq!(trial["model"], model);
+            assert_eq!(trial["reused_from"]["run_id"], format!("m1--mock--{model}"));
+        }
+    }
+}

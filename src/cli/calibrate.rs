@@ -190,6 +190,11 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
             "calibrate runs every planned trial of every repeat: --sequential, --round-cases and the budgets (--max-cost-usd, --max-tokens, --max-wall) do not apply to it"
         )));
     }
+    if args.run.reuse_baseline.is_some() {
+        return Err(CommandError::input(anyhow!(
+            "calibrate measures its own A/A repeats: --reuse-baseline does not apply to it"
+        )));
+    }
     check_flags(&args)?;
     let run = &args.run;
     let (dir, plan) = match &run.resume {

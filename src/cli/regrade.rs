@@ -237,6 +237,11 @@ async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
         },
         ..original.clone()
     };
+    // The trial keys cover the grading: with new grading settings the original keys no longer
+    // describe these records, so a regraded folder offers nothing to `--reuse-baseline`.
+    if manifest.grading != original.grading {
+        manifest.trial_keys = None;
+    }
     // New grading settings make another suite: look its calibration up again (the regrade's
     // manifest records what it found, like a run's).
     if manifest.arm_design.is_paired() && manifest.grading != original.grading {
