@@ -405,6 +405,7 @@ fn record(
         tool_calls: 0,
         activated_skills: vec![],
         transcript: None,
+        transcript_span: None,
         workspace: None,
         supersedes: false,
         unscoreable_cause: None,
@@ -638,6 +639,7 @@ fn main() {
                         "transcripts/{case_id}.{}.{attempt}.json",
                         arm.as_str()
                     )),
+                    transcript_span: None,
                     workspace: None,
                     supersedes: false,
                     unscoreable_cause: None,

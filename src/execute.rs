@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,10 +27,14 @@ use crate::asset::fingerprint::Calibre;
 use crate::evalset::GoldenCase;
 use crate::grade::pipeline::{GraderSet, RemoteGrades, TrialFacts, staged_skill_names};
 use crate::grade::{Grade, Outcome, UnscoreableCause};
-use crate::record::{RecordError, TrialKey, TrialLog, TrialRecord};
+use crate::record::{FinishedTrial, RecordError, TrialKey, TrialLog, TrialRecord};
+use crate::runner::StagedSkill;
 use crate::runner::{AttemptError, AttemptInput, Runner};
 use crate::trajectory::{Trajectory, TrajectoryStatus};
-use crate::workspace::{Arm, ArmDesign, ArmStaging, SkillSource, StagedTrial, stage_trial};
+use crate::workspace::{
+    Arm, ArmDesign, ArmStaging, SkillSource, StagedTrial, StagingNeed, stage_arm_in_memory,
+    stage_trial,
+};
 
 /// Extra time past the runner's own budget before the scheduler abandons an attempt.
 const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
@@ -69,6 +73,39 @@ pub struct TrialContext {
     pub previous: Option<crate::workspace::PreviousSkill>,
     /// The target's `SKILL.md` text (the `forced` exposure puts it in the prompt).
     pub target_skill_md: String,
+    /// Each arm's skills staged in memory, once per run, for the trials that need no folder
+    /// ([`StagingNeed::InMemory`]); starts empty.
+    pub memory_staging: MemoryStaging,
+}
+
+/// What went wrong staging an arm in memory (kept, so every trial of the arm reports it).
+#[derive(Debug, Clone)]
+enum ArmStagingFailure {
+    /// The leak guard's finding: the run stops.
+    Leak(String),
+    /// An I/O failure: the arm's trials are unscoreable.
+    Io(String),
+}
+
+type ArmSkills = Result<Arc<[StagedSkill]>, ArmStagingFailure>;
+
+/// Each arm's skills staged once per run in memory ([`stage_arm_in_memory`]: the leak guard
+/// runs once per arm, not per trial), and whether the skill has `evals/files/` (which a case
+/// without `files` stages into a folder).
+#[derive(Default)]
+pub struct MemoryStaging {
+    arms: [std::sync::OnceLock<ArmSkills>; 3],
+    eval_files_exist: std::sync::OnceLock<bool>,
+}
+
+impl MemoryStaging {
+    fn cell(&self, staging: ArmStaging) -> &std::sync::OnceLock<ArmSkills> {
+        &self.arms[match staging {
+            ArmStaging::WithTarget => 0,
+            ArmStaging::WithoutTarget => 1,
+            ArmStaging::WithPrevious => 2,
+        }]
+    }
 }
 
 /// Writes the exports of a run's current records.
@@ -154,22 +191,23 @@ pub enum TrialEvent {
     Started(TrialKey),
     /// The trial's model requests were retried this many times (reported with its record).
     Retried { key: TrialKey, requests: usize },
-    /// The trial is graded; its record goes to the log.
-    Finished(Box<TrialRecord>),
+    /// The trial is graded; its record and transcript go to the log.
+    Finished(Box<FinishedTrial>),
     /// The run must stop.
     Fatal(Fatal),
 }
 
-/// Where the dispatcher's recorder thread appends finished records (the run's `trials.jsonl`;
-/// tests may fail on purpose).
+/// Where the dispatcher's recorder thread commits finished trials (the run's `trials.jsonl`
+/// and transcript log; tests may fail on purpose).
 pub trait RecordSink: Send + 'static {
-    /// Append one batch durably, in order.
-    fn append(&mut self, batch: &[TrialRecord]) -> Result<(), RecordError>;
+    /// Commit one batch durably, in order: transcripts before the records that point at them
+    /// (the sink sets each record's `transcript` and `transcript_span`).
+    fn append(&mut self, batch: &mut [FinishedTrial]) -> Result<(), RecordError>;
 }
 
 impl RecordSink for TrialLog {
-    fn append(&mut self, batch: &[TrialRecord]) -> Result<(), RecordError> {
-        TrialLog::append(self, batch)
+    fn append(&mut self, batch: &mut [FinishedTrial]) -> Result<(), RecordError> {
+        TrialLog::commit(self, batch)
     }
 }
 
@@ -379,7 +417,7 @@ pub async fn execute(
     };
 
     // Recorder thread: owns the sink; reports each committed batch back.
-    let (record_sender, record_receiver) = std::sync::mpsc::channel::<TrialRecord>();
+    let (record_sender, record_receiver) = std::sync::mpsc::channel::<FinishedTrial>();
     let (committed_sender, mut committed_receiver) =
         mpsc::unbounded_channel::<Result<Vec<TrialRecord>, RecordError>>();
     let recorder = std::thread::Builder::new()
@@ -391,7 +429,9 @@ pub async fn execute(
                 while let Ok(more) = record_receiver.try_recv() {
                     batch.push(more);
                 }
-                let result = sink.append(&batch).map(|()| batch);
+                let result = sink
+                    .append(&mut batch)
+                    .map(|()| batch.into_iter().map(|trial| trial.record).collect());
                 let failed = result.is_err();
                 if committed_sender.send(result).is_err() || failed {
                     break;
@@ -436,25 +476,26 @@ pub async fn execute(
                             "the trial's task panicked: {}",
                             panic_text(join_error)
                         ));
-                        TrialEvent::Finished(Box::new(record_trial(
-                            &context,
-                            &key,
-                            TrialClock { started_at, clock },
-                            grade,
-                            None,
-                            None,
-                            None,
+                        TrialEvent::Finished(Box::new(FinishedTrial::without_transcript(
+                            record_trial(
+                                &context,
+                                &key,
+                                TrialClock { started_at, clock },
+                                grade,
+                                None,
+                                None,
+                            ),
                         )))
                     }
                     // Cancelled: the run is stopping (interrupt or fatal error); re-run on resume.
                     Err(_) => return,
                 };
-                if let TrialEvent::Finished(record) = &event
-                    && !record.retries.is_empty()
+                if let TrialEvent::Finished(trial) = &event
+                    && !trial.record.retries.is_empty()
                 {
                     let _ = events.send(TrialEvent::Retried {
                         key: key.clone(),
-                        requests: record.retries.len(),
+                        requests: trial.record.retries.len(),
                     });
                 }
                 let _ = events.send(event);
@@ -628,7 +669,7 @@ fn breaker_reason(
 }
 
 /// Why a trial stops the whole run, as [`run_trial`] reports it.
-type TrialResult = Result<TrialRecord, Fatal>;
+type TrialResult = Result<FinishedTrial, Fatal>;
 
 /// When a trial started, for its record.
 #[derive(Clone, Copy)]
@@ -647,11 +688,13 @@ enum Driven {
     TimedOut,
 }
 
-/// Run one trial through its stages: [`stage`] its folder, [`drive`] the runner under the
-/// trial timeout, [`grade_trial`], write the transcript and [`record_trial`]. File-system work
-/// (staging, grading workspace checks, transcript, clean-up) runs on the blocking pool so slow
-/// file systems never stall the async workers. `Err` only for a leak-guard violation, which
-/// stops the run; a panic in a blocking step is an unscoreable record (cause `internal_error`).
+/// Run one trial through its stages: [`stage`] what it needs (a folder, or its arm's skills
+/// in memory), [`drive`] the runner under the trial timeout, [`grade_trial`], serialize the
+/// transcript and [`record_trial`]; the recorder commits both. File-system work (staging,
+/// grading workspace checks, clean-up) runs on the blocking pool so slow file systems never
+/// stall the async workers; a trial staged in memory touches no file system. `Err` only for a
+/// leak-guard violation, which stops the run; a panic in a blocking step is an unscoreable
+/// record (cause `internal_error`).
 async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKey) -> TrialResult {
     // Fault injection for the tests (debug builds only): a panic inside a trial must become an
     // unscoreable record, never a lost trial.
@@ -672,7 +715,9 @@ async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKe
         Ok(staged) => staged,
         Err(StageFailure::Fatal(fatal)) => return Err(fatal),
         Err(StageFailure::Unscoreable(grade)) => {
-            return Ok(record_trial(context, key, time, grade, None, None, None));
+            return Ok(FinishedTrial::without_transcript(record_trial(
+                context, key, time, grade, None, None,
+            )));
         }
     };
     let case = &context.cases[case_index];
@@ -693,87 +738,134 @@ async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKe
                 key,
                 &trial_id,
                 &staged_names,
-                &staged.workspace,
-                &staged.home,
+                &staged,
             );
             context.graders.grade_remote(&facts).await
         }
         _ => RemoteGrades::default(),
     };
-    let finishing_context = Arc::clone(context);
-    let finishing_key = key.clone();
-    let finished = tokio::task::spawn_blocking(move || {
-        let context = &finishing_context;
-        let key = &finishing_key;
-        let mut staged = staged;
-        let case = &context.cases[case_index];
-        let (mut trajectory, mut grade) = grade_trial(
-            context,
-            case,
-            key,
-            staging,
-            &staged,
-            &staged_names,
-            driven,
-            remote,
-        );
-        let transcript = match trajectory.as_mut() {
-            Some(trajectory) => {
-                let paths = TrialPaths {
-                    workspace: &staged.workspace,
-                    home: &staged.home,
-                };
-                match write_transcript(
-                    &context.run_dir,
-                    key,
-                    case,
-                    &prompt,
-                    trajectory,
-                    &grade,
-                    paths,
-                    context.max_transcript_bytes,
-                ) {
-                    Ok(relative) => Some(relative),
-                    // A trial whose transcript is lost cannot be audited or re-graded: it is
-                    // unscoreable, and says why (never silently recorded without it).
-                    Err(error) => {
-                        let was = grade.outcome.as_str();
-                        grade = UnscoreableCause::TranscriptWriteFailed.grade(format!(
-                            "{}: {error} (graded {was} before)",
-                            context.run_dir.join(key.transcript_path()).display()
-                        ));
-                        None
-                    }
-                }
-            }
-            None => None,
-        };
-        let workspace = if context.keep_workspaces {
-            staged.keep()
-        } else {
-            None
-        };
-        // Dropping the staged trial removes its folder (unless kept).
-        drop(staged);
-        record_trial(
-            context,
-            key,
-            time,
-            grade,
-            trajectory.as_ref(),
-            transcript,
-            workspace,
-        )
-    })
-    .await;
+    let blocking = staged.has_folder();
+    let finish = {
+        let context = Arc::clone(context);
+        let key = key.clone();
+        move || {
+            let context = &context;
+            let key = &key;
+            let mut staged = staged;
+            let case = &context.cases[case_index];
+            let (trajectory, grade) = grade_trial(
+                context,
+                case,
+                key,
+                staging,
+                &staged,
+                &staged_names,
+                driven,
+                remote,
+            );
+            let workspace = if context.keep_workspaces {
+                staged.keep()
+            } else {
+                None
+            };
+            let paths = staged.has_folder().then(|| TrialPaths {
+                workspace: staged.workspace.clone(),
+                home: staged.home.clone(),
+            });
+            // Dropping the staged trial removes its folder (unless kept).
+            drop(staged);
+            finish_trial(
+                context, key, case, &prompt, time, trajectory, grade, paths, workspace,
+            )
+        }
+    };
+    // A trial without a folder has no file-system work left: it finishes on the async worker.
+    let finished = if blocking {
+        tokio::task::spawn_blocking(finish).await
+    } else {
+        Ok(finish())
+    };
     match finished {
-        Ok(record) => Ok(record),
+        Ok(trial) => Ok(trial),
         Err(join_error) => {
             let grade = UnscoreableCause::InternalError
                 .grade(format!("the grading task failed: {join_error}"));
-            Ok(record_trial(context, key, time, grade, None, None, None))
+            Ok(FinishedTrial::without_transcript(record_trial(
+                context, key, time, grade, None, None,
+            )))
         }
     }
+}
+
+/// The trial's record and transcript: the transcript is serialized here (in parallel, on the
+/// worker) and committed by the recorder; a transcript over the profile's cap gets its long
+/// texts shortened (and `transcript` added to `trajectory.truncated`, which the record
+/// repeats). A transcript that cannot be serialized makes the trial unscoreable and says why.
+#[allow(clippy::too_many_arguments)]
+fn finish_trial(
+    context: &TrialContext,
+    key: &TrialKey,
+    case: &GoldenCase,
+    prompt: &str,
+    time: TrialClock,
+    trajectory: Option<Trajectory>,
+    mut grade: Grade,
+    paths: Option<TrialPaths>,
+    workspace: Option<PathBuf>,
+) -> FinishedTrial {
+    let Some(mut trajectory) = trajectory else {
+        return FinishedTrial::without_transcript(record_trial(
+            context, key, time, grade, None, workspace,
+        ));
+    };
+    shrink_transcript(
+        &mut trajectory,
+        &grade,
+        prompt,
+        context.max_transcript_bytes,
+    );
+    let serialized = {
+        let document = transcript_document(key, case, prompt, &trajectory, &grade, paths.as_ref());
+        serde_json::to_vec(&document)
+    };
+    match serialized {
+        Ok(bytes) => {
+            let record = record_trial(context, key, time, grade, Some(&trajectory), workspace);
+            FinishedTrial::with_transcript_bytes(record, &bytes)
+        }
+        // A trial whose transcript is lost cannot be audited or re-graded: it is
+        // unscoreable, and says why (never silently recorded without it).
+        Err(error) => {
+            let was = grade.outcome.as_str();
+            grade = UnscoreableCause::TranscriptWriteFailed.grade(format!(
+                "{}: {error} (graded {was} before)",
+                crate::record::TRANSCRIPTS_FILE
+            ));
+            FinishedTrial::without_transcript(record_trial(
+                context,
+                key,
+                time,
+                grade,
+                Some(&trajectory),
+                workspace,
+            ))
+        }
+    }
+}
+
+/// What the trial of `case_index` needs staged ([`StagingNeed::of`]).
+fn staging_need(context: &TrialContext, case_index: usize) -> StagingNeed {
+    let eval_files_exist = *context
+        .memory_staging
+        .eval_files_exist
+        .get_or_init(|| context.eval_files_dir.is_dir());
+    StagingNeed::of(
+        context.capabilities.skill_delivery,
+        &context.cases[case_index],
+        eval_files_exist,
+        !context.graders.settings.custom_graders.is_empty(),
+        context.keep_workspaces,
+    )
 }
 
 /// The prompt of `case` in `arm`: the arm's exposure decides (the case's own, naming the
@@ -802,12 +894,48 @@ enum StageFailure {
     Unscoreable(Grade),
 }
 
-/// Stage the trial's folder as its arm says (on the blocking pool).
+/// Stage what the trial needs ([`StagingNeed`]): its arm's skills in memory (staged and
+/// leak-guarded once per run, on the blocking pool the first time), or a trial folder as its
+/// arm says (on the blocking pool).
 async fn stage(
     context: &Arc<TrialContext>,
     case_index: usize,
     staging: ArmStaging,
 ) -> Result<StagedTrial, StageFailure> {
+    if staging_need(context, case_index) == StagingNeed::InMemory {
+        let cell = context.memory_staging.cell(staging);
+        let skills = match cell.get() {
+            Some(skills) => skills.clone(),
+            None => {
+                let staging_context = Arc::clone(context);
+                let staged = tokio::task::spawn_blocking(move || {
+                    let context = &staging_context;
+                    context
+                        .memory_staging
+                        .cell(staging)
+                        .get_or_init(|| stage_arm(context, staging))
+                        .clone()
+                })
+                .await;
+                match staged {
+                    Ok(skills) => skills,
+                    Err(join_error) => {
+                        return Err(StageFailure::Unscoreable(
+                            UnscoreableCause::InternalError
+                                .grade(format!("the staging task failed: {join_error}")),
+                        ));
+                    }
+                }
+            }
+        };
+        return match skills {
+            Ok(skills) => Ok(StagedTrial::in_memory(skills.to_vec())),
+            Err(ArmStagingFailure::Leak(message)) => Err(StageFailure::Fatal(Fatal::Leak(message))),
+            Err(ArmStagingFailure::Io(message)) => Err(StageFailure::Unscoreable(
+                UnscoreableCause::StagingFailed.grade(message),
+            )),
+        };
+    }
     let staging_context = Arc::clone(context);
     let staged = tokio::task::spawn_blocking(move || {
         let context = &staging_context;
@@ -838,6 +966,32 @@ async fn stage(
             UnscoreableCause::InternalError.grade(format!("the staging task failed: {join_error}")),
         )),
     }
+}
+
+/// Stage one arm's skills in memory ([`stage_arm_in_memory`], with the whole leak guard).
+fn stage_arm(context: &TrialContext, staging: ArmStaging) -> ArmSkills {
+    stage_arm_in_memory(
+        staging,
+        &context.target,
+        context.previous.as_ref(),
+        &context.decoys,
+        &context.capabilities.skills_dir,
+        &context.target_digest,
+        context.calibre,
+        context.workspace_root.as_deref(),
+        Some(&context.run_dir),
+    )
+    .map(Arc::from)
+    .map_err(|error| {
+        if error.is_leak() {
+            ArmStagingFailure::Leak(error.to_string())
+        } else {
+            ArmStagingFailure::Io(format!(
+                "{}: {error}",
+                UnscoreableCause::StagingFailed.prefix()
+            ))
+        }
+    })
 }
 
 /// Drive the runner on the staged trial under the trial timeout. Credential values never reach
@@ -898,8 +1052,7 @@ fn grade_trial(
                         key,
                         &trial_id,
                         staged_names,
-                        &staged.workspace,
-                        &staged.home,
+                        staged,
                     );
                     context.graders.finish(&facts, remote)
                 }
@@ -954,8 +1107,7 @@ fn catalogue_problem(trajectory: &Trajectory, staging: ArmStaging, target: &str)
     }
 }
 
-/// The grading facts of a trial during the run.
-#[allow(clippy::too_many_arguments)]
+/// The grading facts of a trial during the run (no workspace for a trial staged in memory).
 fn trial_facts<'a>(
     context: &'a TrialContext,
     case: &'a GoldenCase,
@@ -963,9 +1115,16 @@ fn trial_facts<'a>(
     key: &TrialKey,
     trial_id: &'a str,
     staged_names: &'a [String],
-    workspace: &'a Path,
-    home: &'a Path,
+    staged: &'a StagedTrial,
 ) -> TrialFacts<'a> {
+    let (workspace, home) = if staged.has_folder() {
+        (
+            Some(staged.workspace.as_path()),
+            Some(staged.home.as_path()),
+        )
+    } else {
+        (None, None)
+    };
     TrialFacts {
         case,
         trajectory,
@@ -976,33 +1135,23 @@ fn trial_facts<'a>(
         staged_skills: staged_names,
         activation_observable: context.capabilities.activation_observable,
         can_run_commands: context.capabilities.can_run_commands,
-        workspace: Some(workspace),
-        run_workspace: Some(workspace),
-        run_home: Some(home),
+        workspace,
+        run_workspace: workspace,
+        run_home: home,
         recorded_checks: None,
     }
 }
 
-/// Where a trial ran (recorded in its transcript, so `regrade` judges paths the same way).
-#[derive(Clone, Copy)]
-struct TrialPaths<'a> {
-    workspace: &'a Path,
-    home: &'a Path,
+/// Where a trial ran (recorded in its transcript, so `regrade` judges paths the same way);
+/// absent for a trial staged in memory.
+struct TrialPaths {
+    workspace: PathBuf,
+    home: PathBuf,
 }
 
-/// Write the trial's transcript; a transcript over `max_bytes` gets its long texts shortened
-/// (and `transcript` added to `trajectory.truncated`, which the trial record repeats).
-#[allow(clippy::too_many_arguments)]
-fn write_transcript(
-    run_dir: &Path,
-    key: &TrialKey,
-    case: &GoldenCase,
-    prompt: &str,
-    trajectory: &mut Trajectory,
-    grade: &Grade,
-    paths: TrialPaths<'_>,
-    max_bytes: usize,
-) -> std::io::Result<String> {
+/// Shorten the trajectory's long texts when its transcript would exceed `max_bytes` (and add
+/// `transcript` to `trajectory.truncated`, which the trial record repeats).
+fn shrink_transcript(trajectory: &mut Trajectory, grade: &Grade, prompt: &str, max_bytes: usize) {
     // The grade and prompt take their share of the cap.
     let others = serde_json::to_vec(grade).map(|v| v.len()).unwrap_or(0) + prompt.len() * 2;
     if trajectory.shrink_to(max_bytes.saturating_sub(others + 4096).max(max_bytes / 4))
@@ -1014,34 +1163,40 @@ fn write_transcript(
             .truncated
             .push(crate::trajectory::OutputCut::Transcript);
     }
-    let relative = key.transcript_path();
-    let document = crate::record::TranscriptDocument {
+}
+
+/// The trial's transcript document.
+fn transcript_document<'a>(
+    key: &TrialKey,
+    case: &GoldenCase,
+    prompt: &str,
+    trajectory: &'a Trajectory,
+    grade: &'a Grade,
+    paths: Option<&TrialPaths>,
+) -> crate::record::TranscriptDocument<'a> {
+    crate::record::TranscriptDocument {
         trial_id: key.trial_id(),
         case_id: case.id.clone(),
         arm: key.arm,
         attempt: key.attempt,
         // The prompt the agent got (an exposure arm's differs from the case's).
         prompt: prompt.to_string(),
-        workspace_path: Some(paths.workspace.to_path_buf()),
-        home_path: Some(paths.home.to_path_buf()),
+        workspace_path: paths.map(|p| p.workspace.clone()),
+        home_path: paths.map(|p| p.home.clone()),
         grade: std::borrow::Cow::Borrowed(grade),
         trajectory: std::borrow::Cow::Borrowed(trajectory),
-    };
-    let bytes = serde_json::to_vec(&document).map_err(std::io::Error::other)?;
-    // The redaction boundary: no credential value or key shape reaches the transcript.
-    std::fs::write(run_dir.join(&relative), crate::redact::redact_bytes(&bytes))?;
-    Ok(relative)
+    }
 }
 
-/// The trial's record: its grade with the cause typed as graded, what the trajectory measured
-/// (usage, latency, retries, activations) and where its transcript is.
+/// The trial's record: its grade with the cause typed as graded and what the trajectory
+/// measured (usage, latency, retries, activations); where its transcript lies is set when the
+/// recorder commits it.
 fn record_trial(
     context: &TrialContext,
     key: &TrialKey,
     time: TrialClock,
     grade: Grade,
     trajectory: Option<&Trajectory>,
-    transcript: Option<String>,
     workspace: Option<PathBuf>,
 ) -> TrialRecord {
     let (usage, observed_model, model_latency_s, requests, retries, tool_calls, activated_skills) =
@@ -1103,7 +1258,8 @@ fn record_trial(
         retries,
         tool_calls,
         activated_skills,
-        transcript,
+        transcript: None,
+        transcript_span: None,
         workspace,
         supersedes: context.retried.contains(key),
         unscoreable_cause,
@@ -1255,6 +1411,7 @@ mod scheduler_tests {
     use crate::evalset::{CaseFiles, CaseStatus, ExpectedSkill};
     use crate::grade::GradingSettings;
     use crate::grade::checks::Check;
+    use std::path::Path;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -1307,14 +1464,17 @@ mod scheduler_tests {
     }
 
     impl RecordSink for MemorySink {
-        fn append(&mut self, batch: &[TrialRecord]) -> Result<(), RecordError> {
+        fn append(&mut self, batch: &mut [FinishedTrial]) -> Result<(), RecordError> {
             if self.fail {
                 return Err(RecordError::Io {
                     path: PathBuf::from("trials.jsonl"),
                     source: std::io::Error::other("disk full"),
                 });
             }
-            self.records.lock().unwrap().extend_from_slice(batch);
+            self.records
+                .lock()
+                .unwrap()
+                .extend(batch.iter().map(|trial| trial.record.clone()));
             Ok(())
         }
     }
@@ -1406,6 +1566,7 @@ mod scheduler_tests {
             arms: Arm::PAIRED.to_vec(),
             previous: None,
             target_skill_md: "Answer Aye.".into(),
+            memory_staging: Default::default(),
         });
         (dir, context)
     }
@@ -1557,7 +1718,7 @@ mod scheduler_tests {
     async fn a_panicking_sink_is_an_internal_error_not_a_leak() {
         struct PanickingSink;
         impl RecordSink for PanickingSink {
-            fn append(&mut self, _batch: &[TrialRecord]) -> Result<(), RecordError> {
+            fn append(&mut self, _batch: &mut [FinishedTrial]) -> Result<(), RecordError> {
                 panic!("sink exploded")
             }
         }

@@ -1,5 +1,7 @@
 //! The run folder: `manifest.json` (what was run), the append-only `trials.jsonl` (one fsync'd
-//! line per finished trial) and `transcripts/` (one normalized trajectory per trial).
+//! line per finished trial) and the append-only transcript log `transcripts/transcripts.jsonl`
+//! (one normalized trajectory per trial, located by its record's `transcript_span`; older run
+//! folders hold one file per trial, which [`TranscriptReader`] still reads).
 //!
 //! Recorded runs are the source of truth; everything after recording is derived from them.
 //! Schema: `docs/run-format.md`. A crash can leave at most a torn last line, which resume
@@ -18,11 +20,14 @@ use crate::grade::checks::CheckResult;
 use crate::trajectory::{RetryRecord, Usage};
 use crate::workspace::{Arm, ArmDesign};
 
-/// Version of the run-folder format (manifest and trial records). Version 3 added the runner's
-/// typed capabilities (`runner.capabilities`) and the arms as data (`arm_specs`); version 2 the
-/// grading settings, composite and metric results. Versions 1 and 2 are still read (their
-/// capabilities from the recorded kind and skill mode, their arms the paired two).
-pub const FORMAT_VERSION: u32 = 3;
+/// Version of the run-folder format (manifest and trial records). Version 4 keeps every
+/// transcript in one append-only log ([`TRANSCRIPTS_FILE`], located by each record's
+/// `transcript_span`) instead of a file per trial; version 3 added the runner's typed
+/// capabilities (`runner.capabilities`) and the arms as data (`arm_specs`); version 2 the
+/// grading settings, composite and metric results. Versions 1 to 3 are still read (their
+/// transcripts from their own files, their capabilities from the recorded kind and skill mode,
+/// their arms the paired two).
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest run-folder format this skill-lift reads.
 pub const OLDEST_READABLE_FORMAT_VERSION: u32 = 1;
 
@@ -284,8 +289,15 @@ pub struct TrialRecord {
     pub tool_calls: usize,
     /// Names of skills activated (target and decoys), in order.
     pub activated_skills: Vec<String>,
-    /// Transcript path relative to the run folder.
+    /// Transcript path relative to the run folder: the run's one transcript log
+    /// ([`TRANSCRIPTS_FILE`], with `transcript_span`; format 4 on) or, in older run folders, the
+    /// trial's own file (`transcripts/<case>.<arm>.<attempt>.json`). Read either with
+    /// [`TranscriptReader`].
     pub transcript: Option<String>,
+    /// Where the trial's transcript lies in the transcript log (byte offset and length of its
+    /// JSON document); absent for a transcript in its own file (format 3 and older).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_span: Option<TranscriptSpan>,
     /// Kept workspace folder (`--keep-workspaces`).
     pub workspace: Option<PathBuf>,
     /// True when this record replaces the earlier records of the same trial (written by
@@ -427,8 +439,10 @@ impl<'de> Deserialize<'de> for MetricDetails {
     }
 }
 
-/// A trial's transcript file (`transcripts/<case>/<arm>/<attempt>.json`): the whole trajectory
-/// and its grade. Written by the run, read by `regrade` and the HTML report.
+/// A trial's transcript: the whole trajectory and its grade, one line of the run's transcript
+/// log ([`TRANSCRIPTS_FILE`]; a file of its own, `transcripts/<case>.<arm>.<attempt>.json`, in
+/// run folders of format 3 and older). Written by the run, read by `regrade`, `merge` and the
+/// HTML report through [`TranscriptReader`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TranscriptDocument<'a> {
     pub trial_id: String,
@@ -446,6 +460,127 @@ pub struct TranscriptDocument<'a> {
     pub trajectory: std::borrow::Cow<'a, crate::trajectory::Trajectory>,
 }
 
+/// The run's one append-only transcript log, relative to the run folder: one JSON
+/// [`TranscriptDocument`] per line, located by each record's [`TranscriptSpan`]. Written by
+/// the recorder in the same group commit as the records (transcript bytes fsync'd before the
+/// records that point at them).
+pub const TRANSCRIPTS_FILE: &str = "transcripts/transcripts.jsonl";
+
+/// Where one transcript lies in [`TRANSCRIPTS_FILE`]: byte offset and length of its JSON
+/// document (without the line's newline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TranscriptSpan {
+    /// Byte offset from the start of the file.
+    pub offset: u64,
+    /// Length in bytes.
+    pub length: u64,
+}
+
+/// A finished trial on its way to the run log: its record and its transcript's bytes (one
+/// serialized [`TranscriptDocument`], already through the redaction boundary), when it has
+/// one. [`TrialLog::commit`] places the transcript and points the record at it.
+#[derive(Debug, Clone)]
+pub struct FinishedTrial {
+    /// The trial's record (`transcript` and `transcript_span` are set by the commit).
+    pub record: TrialRecord,
+    transcript: Option<Vec<u8>>,
+}
+
+impl FinishedTrial {
+    /// A trial without a transcript (staging failed, or the run keeps none).
+    pub fn without_transcript(record: TrialRecord) -> Self {
+        Self {
+            record,
+            transcript: None,
+        }
+    }
+
+    /// A trial with its transcript document.
+    pub fn with_transcript(
+        record: TrialRecord,
+        document: &TranscriptDocument<'_>,
+    ) -> Result<Self, serde_json::Error> {
+        let bytes = serde_json::to_vec(document)?;
+        Ok(Self::with_transcript_bytes(record, &bytes))
+    }
+
+    /// A trial with its transcript as serialized JSON (a document read back from another run
+    /// folder); the bytes pass the redaction boundary here. A newline inside would split the
+    /// line, so JSON's own escaping is relied on: serialized JSON holds none.
+    pub fn with_transcript_bytes(record: TrialRecord, bytes: &[u8]) -> Self {
+        Self {
+            record,
+            transcript: Some(crate::redact::redact_bytes(bytes).into_owned()),
+        }
+    }
+
+    /// The transcript's bytes, when there are any.
+    pub fn transcript(&self) -> Option<&[u8]> {
+        self.transcript.as_deref()
+    }
+}
+
+/// Reads the transcripts records point at, in either form: a span of the run's transcript log
+/// (format 4 on; the file is opened once) or a file of its own (older run folders). Only files
+/// under the run folder's `transcripts/` are read, never through a symbolic link, and at most
+/// [`MAX_RUN_FILE_BYTES`] per transcript.
+pub struct TranscriptReader {
+    run_dir: PathBuf,
+    log: Option<(String, File)>,
+}
+
+impl TranscriptReader {
+    /// A reader of the transcripts of the run in `run_dir`.
+    pub fn new(run_dir: &Path) -> Self {
+        Self {
+            run_dir: run_dir.to_path_buf(),
+            log: None,
+        }
+    }
+
+    /// The bytes of `record`'s transcript (its JSON document); `Ok(None)` when it has none or
+    /// its file does not exist.
+    pub fn read(&mut self, record: &TrialRecord) -> Result<Option<Vec<u8>>, RecordError> {
+        let Some(relative) = &record.transcript else {
+            return Ok(None);
+        };
+        let Some(span) = record.transcript_span else {
+            return read_run_file(&self.run_dir, relative);
+        };
+        let path = self.run_dir.join(relative);
+        let unsafe_path = |message: String| RecordError::UnsafePath {
+            path: path.clone(),
+            message,
+        };
+        if span.length > MAX_RUN_FILE_BYTES {
+            return Err(unsafe_path(format!(
+                "transcript of {} is {} bytes, more than the {MAX_RUN_FILE_BYTES} a transcript may hold",
+                record.trial_id, span.length
+            )));
+        }
+        if self.log.as_ref().is_none_or(|(open, _)| open != relative) {
+            let Some(checked) = checked_run_path(&self.run_dir, relative)? else {
+                return Ok(None);
+            };
+            let file = File::open(&checked).map_err(io(&checked))?;
+            self.log = Some((relative.clone(), file));
+        }
+        let (_, file) = self.log.as_ref().expect("opened above");
+        let mut bytes = vec![0; span.length as usize];
+        std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, span.offset).map_err(
+            |error| {
+                unsafe_path(format!(
+                    "transcript of {} at bytes {}..{}: {error}",
+                    record.trial_id,
+                    span.offset,
+                    span.offset + span.length
+                ))
+            },
+        )?;
+        Ok(Some(bytes))
+    }
+}
+
 /// Identity of a trial inside a run.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TrialKey {
@@ -460,7 +595,8 @@ impl TrialKey {
         format!("{}/{}/{}", self.case_id, self.arm.as_str(), self.attempt)
     }
 
-    /// Transcript path relative to the run folder.
+    /// The trial's own transcript file relative to the run folder (the form of format 3 and
+    /// older; its HTML page is the same path ending in `.html`).
     pub fn transcript_path(&self) -> String {
         format!(
             "transcripts/{}.{}.{}.json",
@@ -747,6 +883,25 @@ fn check_relative(relative: &str) -> Result<(), String> {
 /// path under `transcripts/`, with no symbolic link on the way and a regular file at the end
 /// (never a device or a FIFO). `Ok(None)` when it does not exist.
 pub fn run_file(run_dir: &Path, relative: &str) -> Result<Option<PathBuf>, RecordError> {
+    let Some(current) = checked_run_path(run_dir, relative)? else {
+        return Ok(None);
+    };
+    let metadata = std::fs::symlink_metadata(&current).map_err(io(&current))?;
+    if metadata.len() > MAX_RUN_FILE_BYTES {
+        return Err(RecordError::UnsafePath {
+            path: current,
+            message: format!(
+                "is {} bytes, more than the {MAX_RUN_FILE_BYTES} a run-folder file may hold",
+                metadata.len()
+            ),
+        });
+    }
+    Ok(Some(current))
+}
+
+/// [`run_file`]'s path rules without its size limit (the transcript log may be larger than one
+/// file may; each transcript in it is bounded instead).
+fn checked_run_path(run_dir: &Path, relative: &str) -> Result<Option<PathBuf>, RecordError> {
     let unsafe_path = |message: String| RecordError::UnsafePath {
         path: run_dir.join(relative),
         message,
@@ -769,12 +924,6 @@ pub fn run_file(run_dir: &Path, relative: &str) -> Result<Option<PathBuf>, Recor
     let metadata = std::fs::symlink_metadata(&current).map_err(io(&current))?;
     if !metadata.is_file() {
         return Err(unsafe_path("is not a regular file".to_string()));
-    }
-    if metadata.len() > MAX_RUN_FILE_BYTES {
-        return Err(unsafe_path(format!(
-            "is {} bytes, more than the {MAX_RUN_FILE_BYTES} a run-folder file may hold",
-            metadata.len()
-        )));
     }
     Ok(Some(current))
 }
@@ -1012,10 +1161,111 @@ impl RunLock {
     }
 }
 
-/// The append-only trial log of a run; opening it requires the run's [`RunLock`].
+/// The append-only trial log of a run (`trials.jsonl`) and its transcript log
+/// ([`TRANSCRIPTS_FILE`]); opening it requires the run's [`RunLock`].
 pub struct TrialLog {
     file: File,
     path: PathBuf,
+    transcripts: TranscriptLog,
+}
+
+/// The append side of [`TRANSCRIPTS_FILE`] ([`TrialLog`] owns one; `merge` writes a new
+/// folder's with its own).
+pub struct TranscriptLog {
+    file: File,
+    path: PathBuf,
+    /// The file's length: where the next transcript goes.
+    end: u64,
+}
+
+impl TranscriptLog {
+    /// Open (creating) the transcript log of `run_dir`, cutting a torn last line (a crash in the
+    /// middle of a write: no record points at it, since records are written only after their
+    /// transcripts are durable). Complete lines no record points at (their records were not
+    /// yet written) stay: they are never read.
+    pub fn open(run_dir: &Path) -> Result<Self, RecordError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = run_dir.join(TRANSCRIPTS_FILE);
+        let dir = path.parent().expect("the transcript log is in a folder");
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let existed = path.exists();
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        if !existed {
+            // The new file's name must survive a crash too.
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(io(dir))?;
+        }
+        let length = file.metadata().map_err(io(&path))?.len();
+        // The end of the last complete line, searched backwards block by block.
+        let mut end = length;
+        let mut block = vec![0u8; 64 << 10];
+        while end > 0 {
+            let start = end.saturating_sub(block.len() as u64);
+            let chunk = &mut block[..(end - start) as usize];
+            file.seek(SeekFrom::Start(start)).map_err(io(&path))?;
+            file.read_exact(chunk).map_err(io(&path))?;
+            if let Some(newline) = chunk.iter().rposition(|b| *b == b'\n') {
+                end = start + newline as u64 + 1;
+                break;
+            }
+            end = start;
+        }
+        if end < length {
+            file.set_len(end).map_err(io(&path))?;
+            file.sync_data().map_err(io(&path))?;
+        }
+        Ok(Self { file, path, end })
+    }
+
+    /// Append the batch's transcripts in one write and fsync them; points each record at its
+    /// own (a record without transcript bytes gets none).
+    pub fn append(&mut self, batch: &mut [FinishedTrial]) -> Result<(), RecordError> {
+        let size: usize = batch
+            .iter()
+            .filter_map(|trial| trial.transcript.as_ref())
+            .map(|bytes| bytes.len() + 1)
+            .sum();
+        let mut buffer = Vec::with_capacity(size);
+        for trial in batch.iter_mut() {
+            match &trial.transcript {
+                Some(bytes) => {
+                    let offset = self.end + buffer.len() as u64;
+                    buffer.extend_from_slice(bytes);
+                    buffer.push(b'\n');
+                    trial.record.transcript = Some(TRANSCRIPTS_FILE.to_string());
+                    trial.record.transcript_span = Some(TranscriptSpan {
+                        offset,
+                        length: bytes.len() as u64,
+                    });
+                }
+                None => {
+                    trial.record.transcript = None;
+                    trial.record.transcript_span = None;
+                }
+            }
+        }
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        if let Err(error) = self
+            .file
+            .write_all(&buffer)
+            .and_then(|()| self.file.sync_data())
+        {
+            // A partial write leaves a torn tail; the next open cuts it. The file's length
+            // decides where the next transcript goes.
+            self.end = self.file.metadata().map(|m| m.len()).unwrap_or(self.end);
+            return Err(io(&self.path)(error));
+        }
+        self.end += buffer.len() as u64;
+        Ok(())
+    }
 }
 
 impl TrialLog {
@@ -1033,11 +1283,33 @@ impl TrialLog {
         if length > valid_len {
             file.set_len(valid_len).map_err(io(&path))?;
         }
-        Ok(Self { file, path })
+        let transcripts = TranscriptLog::open(run_dir)?;
+        Ok(Self {
+            file,
+            path,
+            transcripts,
+        })
     }
 
-    /// Append records (one line each) in a single write, then fsync: group commit.
+    /// Commit a batch of finished trials: their transcripts are appended to the transcript log
+    /// and fsync'd first, then their records (pointing at them) to `trials.jsonl` in one write
+    /// and fsync. A kill at any moment leaves no record pointing at transcript bytes that are
+    /// not on disk.
+    pub fn commit(&mut self, batch: &mut [FinishedTrial]) -> Result<(), RecordError> {
+        self.transcripts.append(batch)?;
+        let records: Vec<&TrialRecord> = batch.iter().map(|trial| &trial.record).collect();
+        self.append_all(&records)
+    }
+
+    /// Append records (one line each) in a single write, then fsync: group commit. Their
+    /// `transcript` fields are written as they are (use [`TrialLog::commit`] for new
+    /// transcripts).
     pub fn append(&mut self, records: &[TrialRecord]) -> Result<(), RecordError> {
+        let records: Vec<&TrialRecord> = records.iter().collect();
+        self.append_all(&records)
+    }
+
+    fn append_all(&mut self, records: &[&TrialRecord]) -> Result<(), RecordError> {
         let mut buffer = Vec::with_capacity(records.len() * 1024);
         for record in records {
             serde_json::to_writer(&mut buffer, record).map_err(|e| RecordError::Io {
@@ -1088,6 +1360,7 @@ mod tests {
             tool_calls: 0,
             activated_skills: vec![],
             transcript: None,
+            transcript_span: None,
             workspace: None,
             supersedes: false,
             unscoreable_cause: None,
@@ -1096,6 +1369,80 @@ mod tests {
             truncated: Vec::new(),
             reused_from: None,
         }
+    }
+
+    #[test]
+    fn transcripts_are_committed_before_their_records_and_read_in_either_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = RunLock::acquire(dir.path()).unwrap();
+        let mut log = TrialLog::open(dir.path(), 0, &lock).unwrap();
+        let mut batch = vec![
+            FinishedTrial::with_transcript_bytes(
+                record("a", Arm::WithSkill, 1, Outcome::Pass),
+                br#"{"trial_id":"a/with_skill/1"}"#,
+            ),
+            FinishedTrial::without_transcript(record("a", Arm::WithoutSkill, 1, Outcome::Fail)),
+            FinishedTrial::with_transcript_bytes(
+                record("b", Arm::WithSkill, 1, Outcome::Pass),
+                br#"{"trial_id":"b/with_skill/1"}"#,
+            ),
+        ];
+        log.commit(&mut batch).unwrap();
+        drop(log);
+        let mut records = Vec::new();
+        for_each_trial(&dir.path().join("trials.jsonl"), |r| {
+            records.push(r);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(records.len(), 3);
+        assert_eq!(records[1].transcript, None);
+        assert_eq!(
+            records[2].transcript_span,
+            Some(TranscriptSpan {
+                offset: 30,
+                length: 29
+            })
+        );
+        let mut reader = TranscriptReader::new(dir.path());
+        assert_eq!(
+            reader.read(&records[2]).unwrap().unwrap(),
+            br#"{"trial_id":"b/with_skill/1"}"#
+        );
+        assert_eq!(reader.read(&records[1]).unwrap(), None);
+        // A torn tail (a kill in the middle of a write) is cut when the log is opened again,
+        // and the next transcript goes after the last complete line.
+        let path = dir.path().join(TRANSCRIPTS_FILE);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(b"{\"torn");
+        std::fs::write(&path, &bytes).unwrap();
+        let valid = std::fs::metadata(dir.path().join("trials.jsonl"))
+            .unwrap()
+            .len();
+        let mut log = TrialLog::open(dir.path(), valid, &lock).unwrap();
+        let mut more = vec![FinishedTrial::with_transcript_bytes(
+            record("c", Arm::WithSkill, 1, Outcome::Pass),
+            b"{}",
+        )];
+        log.commit(&mut more).unwrap();
+        assert_eq!(more[0].record.transcript_span.unwrap().offset, 60);
+        assert_eq!(std::fs::read(&path).unwrap().len(), 63);
+        assert_eq!(reader.read(&more[0].record).unwrap().unwrap(), b"{}");
+        // The form of format 3 and older: a file per trial.
+        std::fs::write(dir.path().join("transcripts/old.json"), b"{\"old\":1}").unwrap();
+        let mut old = record("d", Arm::WithSkill, 1, Outcome::Pass);
+        old.transcript = Some("transcripts/old.json".into());
+        assert_eq!(reader.read(&old).unwrap().unwrap(), b"{\"old\":1}");
+        // A span past the end is an error, never a panic or a short read.
+        let mut past = more[0].record.clone();
+        past.transcript_span = Some(TranscriptSpan {
+            offset: 1 << 40,
+            length: 4,
+        });
+        assert!(matches!(
+            reader.read(&past),
+            Err(RecordError::UnsafePath { .. })
+        ));
     }
 
     #[test]

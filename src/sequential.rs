@@ -32,7 +32,7 @@ use crate::execute::{
     ExecuteError, ExecuteReport, ExecuteSettings, RecordSink, TrialContext, execute,
 };
 use crate::grade::Outcome;
-use crate::record::{RecordError, TrialKey, TrialRecord};
+use crate::record::{FinishedTrial, RecordError, TrialKey, TrialRecord};
 use crate::runner::profile::PriceTable;
 use crate::stats::{Interval, LiftSequenceState, PairedLiftSequence};
 use crate::workspace::Arm;
@@ -452,7 +452,7 @@ struct RoundSink<S> {
 }
 
 impl<S: RecordSink> RecordSink for RoundSink<S> {
-    fn append(&mut self, batch: &[TrialRecord]) -> Result<(), RecordError> {
+    fn append(&mut self, batch: &mut [FinishedTrial]) -> Result<(), RecordError> {
         self.inner
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -460,7 +460,7 @@ impl<S: RecordSink> RecordSink for RoundSink<S> {
         self.recorded
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .extend_from_slice(batch);
+            .extend(batch.iter().map(|trial| trial.record.clone()));
         Ok(())
     }
 }

@@ -274,7 +274,70 @@ pub struct PreviousSkill {
     pub digest: String,
 }
 
-/// A staged trial folder; removed on drop unless kept.
+/// Why a trial needs a folder on disk ([`StagingNeed::Folder`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FolderReason {
+    /// The runner reads the skills from a folder: an agent CLI (native discovery) or the
+    /// model-API kinds' `tools` mode (`activate_skill`, `read_file`).
+    RunnerReadsFiles,
+    /// The case stages fixture files into the workspace (`files`, or `evals/files/`).
+    CaseFiles,
+    /// A check of the case reads the workspace (`file_exists`, `file_contains`).
+    WorkspaceChecks,
+    /// Custom graders get the trial's workspace.
+    CustomGraders,
+    /// `--keep-workspaces` keeps the trial folders.
+    KeptWorkspaces,
+}
+
+/// What a trial needs staged: a folder on disk, or nothing but its arm's skills in memory
+/// (the `inject` mode, where the model never sees a file system and no grader looks at one).
+/// Derived from the runner's capabilities, the case and the run's graders
+/// ([`StagingNeed::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StagingNeed {
+    /// The arm's skills, staged once per run in memory (with the leak guard run once on them).
+    InMemory,
+    /// A trial folder (workspace, HOME, skills folder), for the first reason found.
+    Folder(FolderReason),
+}
+
+impl StagingNeed {
+    /// The need of one trial: a folder when the runner reads files (anything but `inject`),
+    /// the case stages files (`case_files`: its listed files, or an existing `evals/files/`
+    /// when it omits `files`), a check reads the workspace, custom graders run, or workspaces
+    /// are kept; else memory.
+    pub fn of(
+        delivery: crate::runner::SkillDelivery,
+        case: &GoldenCase,
+        eval_files_exist: bool,
+        custom_graders: bool,
+        keep_workspaces: bool,
+    ) -> Self {
+        let case_files = match &case.files {
+            CaseFiles::Omitted => eval_files_exist,
+            CaseFiles::Listed(files) => !files.is_empty(),
+        };
+        let reason = if delivery != crate::runner::SkillDelivery::Inject {
+            FolderReason::RunnerReadsFiles
+        } else if keep_workspaces {
+            FolderReason::KeptWorkspaces
+        } else if case_files {
+            FolderReason::CaseFiles
+        } else if case.checks.iter().any(|check| check.reads_workspace()) {
+            FolderReason::WorkspaceChecks
+        } else if custom_graders {
+            FolderReason::CustomGraders
+        } else {
+            return StagingNeed::InMemory;
+        };
+        StagingNeed::Folder(reason)
+    }
+}
+
+/// A staged trial: a folder (removed on drop unless kept), or, for [`StagingNeed::InMemory`],
+/// only the arm's skills in memory (then `workspace` and `home` are empty paths and
+/// [`StagedTrial::has_folder`] is false).
 pub struct StagedTrial {
     root: Option<tempfile::TempDir>,
     kept_root: Option<PathBuf>,
@@ -287,6 +350,22 @@ pub struct StagedTrial {
 }
 
 impl StagedTrial {
+    /// A trial without a folder: `skills` staged in memory.
+    pub fn in_memory(skills: Vec<StagedSkill>) -> Self {
+        Self {
+            root: None,
+            kept_root: None,
+            workspace: PathBuf::new(),
+            home: PathBuf::new(),
+            skills,
+        }
+    }
+
+    /// Whether the trial has a folder on disk (false for [`StagingNeed::InMemory`]).
+    pub fn has_folder(&self) -> bool {
+        !self.workspace.as_os_str().is_empty()
+    }
+
     /// Keep the folder after the trial; returns its path.
     pub fn keep(&mut self) -> Option<PathBuf> {
         if let Some(root) = self.root.take() {
@@ -472,6 +551,156 @@ pub fn case_file_copying_target(case: &GoldenCase, target: &SkillSource) -> Opti
         })
 }
 
+/// The previous version as a skill source staged under the target's name, for
+/// [`ArmStaging::WithPrevious`]; an error when that arm has no previous version.
+fn previous_source(
+    staging: ArmStaging,
+    target: &SkillSource,
+    previous: Option<&PreviousSkill>,
+) -> Result<Option<SkillSource>, StagingError> {
+    match (staging, previous) {
+        (ArmStaging::WithPrevious, Some(previous)) => Ok(Some(SkillSource {
+            name: target.name.clone(),
+            dir: previous.dir.clone(),
+        })),
+        (ArmStaging::WithPrevious, None) => Err(StagingError::Io {
+            path: target.dir.clone(),
+            source: std::io::Error::other(
+                "the previous_version arm has no previous version to stage",
+            ),
+        }),
+        _ => Ok(None),
+    }
+}
+
+/// A fresh trial folder under `temp_root` (else the system temporary folder), holding the
+/// [`OWNER_FILE`] naming `owner` (so `run --resume` removes it after a crash).
+fn trial_folder(
+    temp_root: Option<&Path>,
+    owner: Option<&Path>,
+) -> Result<tempfile::TempDir, StagingError> {
+    let root = match temp_root {
+        Some(dir) => tempfile::Builder::new()
+            .prefix(ROOTED_TRIAL_PREFIX)
+            .tempdir_in(dir),
+        None => tempfile::Builder::new().prefix(TRIAL_PREFIX).tempdir(),
+    }
+    .map_err(|source| StagingError::Io {
+        path: temp_root
+            .map(Path::to_path_buf)
+            .unwrap_or_else(std::env::temp_dir),
+        source,
+    })?;
+    if let Some(owner) = owner {
+        let owner = owner.canonicalize().unwrap_or_else(|_| owner.to_path_buf());
+        let marker = root.path().join(OWNER_FILE);
+        std::fs::write(&marker, owner.to_string_lossy().as_bytes()).map_err(io_error(&marker))?;
+    }
+    Ok(root)
+}
+
+/// Copy the arm's skills into `skills_root` (created, empty or not: an absent folder is a
+/// difference between arms) and run the fingerprint half of the leak guard: in an arm without
+/// the current target, no staged skill may carry its fingerprint (nor, in the baseline, the
+/// previous version's).
+#[allow(clippy::too_many_arguments)]
+fn stage_skills(
+    skills_root: &Path,
+    staging: ArmStaging,
+    target: &SkillSource,
+    previous: Option<&PreviousSkill>,
+    previous_source: Option<&SkillSource>,
+    decoys: &[SkillSource],
+    target_digest: &str,
+    calibre: Calibre,
+) -> Result<Vec<StagedSkill>, StagingError> {
+    std::fs::create_dir_all(skills_root).map_err(io_error(skills_root))?;
+    let mut sources: Vec<&SkillSource> = decoys.iter().collect();
+    if staging == ArmStaging::WithTarget {
+        sources.push(target);
+    }
+    if let Some(source) = previous_source {
+        sources.push(source);
+    }
+    sources.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut skills = Vec::with_capacity(sources.len());
+    for source in sources {
+        let destination = skills_root.join(&source.name);
+        copy_tree(&source.dir, &destination, true)?;
+        skills.push(StagedSkill {
+            name: source.name.clone(),
+            dir: destination,
+            target: std::ptr::eq(source, target)
+                || previous_source.is_some_and(|p| std::ptr::eq(source, p)),
+            skill_md: None,
+        });
+    }
+    if staging != ArmStaging::WithTarget {
+        // No staged skill is the current target under any name; the baseline holds no
+        // version of it at all.
+        let previous_digest = previous
+            .filter(|_| staging == ArmStaging::WithoutTarget)
+            .map(|p| p.digest.as_str());
+        for skill in &skills {
+            let staged = fingerprint(&skill.dir, calibre)
+                .map_err(|e| StagingError::Fingerprint(e.to_string()))?;
+            if staged.digest == target_digest || Some(staged.digest.as_str()) == previous_digest {
+                return Err(StagingError::Leak {
+                    name: skill.name.clone(),
+                    digest: staged.digest,
+                });
+            }
+        }
+    }
+    Ok(skills)
+}
+
+/// Stage one arm's skills once, in memory, for the trials that need no folder
+/// ([`StagingNeed::InMemory`]): the skills are copied as a trial folder would hold them (into
+/// a scratch folder under `temp_root` that is removed at once), the whole leak guard runs on
+/// that copy (fingerprints, and for the baseline the content check of every `SKILL.md`), and
+/// each staged `SKILL.md` is kept as text ([`StagedSkill::skill_md`]; `dir` is then the path
+/// the skill would have relative to the workspace). The same guarantees as [`stage_trial`],
+/// paid once per arm instead of once per trial.
+#[allow(clippy::too_many_arguments)]
+pub fn stage_arm_in_memory(
+    staging: ArmStaging,
+    target: &SkillSource,
+    previous: Option<&PreviousSkill>,
+    decoys: &[SkillSource],
+    skills_dir: &Path,
+    target_digest: &str,
+    calibre: Calibre,
+    temp_root: Option<&Path>,
+    owner: Option<&Path>,
+) -> Result<Vec<StagedSkill>, StagingError> {
+    let previous_source = previous_source(staging, target, previous)?;
+    let root = trial_folder(temp_root, owner)?;
+    let workspace = root.path().join("workspace");
+    let skills_root = workspace.join(skills_dir);
+    let mut skills = stage_skills(
+        &skills_root,
+        staging,
+        target,
+        previous,
+        previous_source.as_ref(),
+        decoys,
+        target_digest,
+        calibre,
+    )?;
+    if staging == ArmStaging::WithoutTarget {
+        check_baseline_content(&workspace, target)?;
+    }
+    for skill in &mut skills {
+        let path = skill.dir.join("SKILL.md");
+        let text = std::fs::read_to_string(&path).map_err(io_error(&path))?;
+        skill.skill_md = Some(std::sync::Arc::from(text));
+        skill.dir = skills_dir.join(&skill.name);
+    }
+    root.close().map_err(io_error(&workspace))?;
+    Ok(skills)
+}
+
 /// Stage one trial.
 ///
 /// `decoys` are always staged; `target` only when `staging` is [`ArmStaging::WithTarget`],
@@ -498,84 +727,21 @@ pub fn stage_trial(
     {
         return Err(error);
     }
-    let previous_source = match (staging, previous) {
-        (ArmStaging::WithPrevious, Some(previous)) => Some(SkillSource {
-            name: target.name.clone(),
-            dir: previous.dir.clone(),
-        }),
-        (ArmStaging::WithPrevious, None) => {
-            return Err(StagingError::Io {
-                path: target.dir.clone(),
-                source: std::io::Error::other(
-                    "the previous_version arm has no previous version to stage",
-                ),
-            });
-        }
-        _ => None,
-    };
-    let root = match temp_root {
-        Some(dir) => tempfile::Builder::new()
-            .prefix(ROOTED_TRIAL_PREFIX)
-            .tempdir_in(dir),
-        None => tempfile::Builder::new().prefix(TRIAL_PREFIX).tempdir(),
-    }
-    .map_err(|source| StagingError::Io {
-        path: temp_root
-            .map(Path::to_path_buf)
-            .unwrap_or_else(std::env::temp_dir),
-        source,
-    })?;
-    if let Some(owner) = owner {
-        let owner = owner.canonicalize().unwrap_or_else(|_| owner.to_path_buf());
-        let marker = root.path().join(OWNER_FILE);
-        std::fs::write(&marker, owner.to_string_lossy().as_bytes()).map_err(io_error(&marker))?;
-    }
+    let previous_source = previous_source(staging, target, previous)?;
+    let root = trial_folder(temp_root, owner)?;
     let workspace = root.path().join("workspace");
     let home = root.path().join("home");
     std::fs::create_dir_all(&home).map_err(io_error(&home))?;
-    let skills_root = workspace.join(skills_dir);
-    // The skills folder exists in both arms, empty or not (an absent folder is a difference).
-    std::fs::create_dir_all(&skills_root).map_err(io_error(&skills_root))?;
-
-    let mut sources: Vec<&SkillSource> = decoys.iter().collect();
-    if staging == ArmStaging::WithTarget {
-        sources.push(target);
-    }
-    if let Some(source) = &previous_source {
-        sources.push(source);
-    }
-    sources.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut skills = Vec::with_capacity(sources.len());
-    for source in sources {
-        let destination = skills_root.join(&source.name);
-        copy_tree(&source.dir, &destination, true)?;
-        skills.push(StagedSkill {
-            name: source.name.clone(),
-            dir: destination,
-            target: std::ptr::eq(source, target)
-                || previous_source
-                    .as_ref()
-                    .is_some_and(|p| std::ptr::eq(source, p)),
-        });
-    }
-
-    if staging != ArmStaging::WithTarget {
-        // No staged skill is the current target under any name; the baseline holds no
-        // version of it at all.
-        let previous_digest = previous
-            .filter(|_| staging == ArmStaging::WithoutTarget)
-            .map(|p| p.digest.as_str());
-        for skill in &skills {
-            let staged = fingerprint(&skill.dir, calibre)
-                .map_err(|e| StagingError::Fingerprint(e.to_string()))?;
-            if staged.digest == target_digest || Some(staged.digest.as_str()) == previous_digest {
-                return Err(StagingError::Leak {
-                    name: skill.name.clone(),
-                    digest: staged.digest,
-                });
-            }
-        }
-    }
+    let skills = stage_skills(
+        &workspace.join(skills_dir),
+        staging,
+        target,
+        previous,
+        previous_source.as_ref(),
+        decoys,
+        target_digest,
+        calibre,
+    )?;
 
     match &case.files {
         CaseFiles::Omitted => {
@@ -742,6 +908,114 @@ mod tests {
         .err()
         .unwrap();
         assert!(matches!(error, StagingError::Leak { .. }), "{error}");
+    }
+
+    #[test]
+    fn only_inject_trials_without_files_or_file_graders_stage_in_memory() {
+        use crate::grade::checks::Check;
+        use crate::runner::SkillDelivery;
+        let plain = case(CaseFiles::Listed(vec![]));
+        let need = |delivery, case: &GoldenCase, files, custom, keep| {
+            StagingNeed::of(delivery, case, files, custom, keep)
+        };
+        assert_eq!(
+            need(SkillDelivery::Inject, &plain, true, false, false),
+            StagingNeed::InMemory,
+            "listed files (none) win over evals/files/"
+        );
+        for delivery in [SkillDelivery::Tools, SkillDelivery::Native] {
+            assert_eq!(
+                need(delivery, &plain, false, false, false),
+                StagingNeed::Folder(FolderReason::RunnerReadsFiles)
+            );
+        }
+        assert_eq!(
+            need(
+                SkillDelivery::Inject,
+                &case(CaseFiles::Omitted),
+                true,
+                false,
+                false
+            ),
+            StagingNeed::Folder(FolderReason::CaseFiles)
+        );
+        assert_eq!(
+            need(
+                SkillDelivery::Inject,
+                &case(CaseFiles::Omitted),
+                false,
+                false,
+                false
+            ),
+            StagingNeed::InMemory
+        );
+        let mut checked = plain.clone();
+        checked.checks = vec![Check::FileExists {
+            path: "out.txt".into(),
+        }];
+        assert_eq!(
+            need(SkillDelivery::Inject, &checked, false, false, false),
+            StagingNeed::Folder(FolderReason::WorkspaceChecks)
+        );
+        assert_eq!(
+            need(SkillDelivery::Inject, &plain, false, true, false),
+            StagingNeed::Folder(FolderReason::CustomGraders)
+        );
+        assert_eq!(
+            need(SkillDelivery::Inject, &plain, false, false, true),
+            StagingNeed::Folder(FolderReason::KeptWorkspaces)
+        );
+    }
+
+    #[test]
+    fn an_arm_staged_in_memory_holds_its_texts_and_is_leak_guarded_once() {
+        let sources = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let target = skill(sources.path(), "target", "the target's body");
+        let decoy = skill(sources.path(), "decoy", "a decoy");
+        let digest = fingerprint(&target.dir, Calibre::V3AgentSkills)
+            .unwrap()
+            .digest;
+        let stage = |staging, decoys: &[SkillSource]| {
+            stage_arm_in_memory(
+                staging,
+                &target,
+                None,
+                decoys,
+                Path::new(".agents/skills"),
+                &digest,
+                Calibre::V3AgentSkills,
+                Some(scratch.path()),
+                Some(sources.path()),
+            )
+        };
+        let with = stage(ArmStaging::WithTarget, std::slice::from_ref(&decoy)).unwrap();
+        let names: Vec<(&str, bool)> = with.iter().map(|s| (s.name.as_str(), s.target)).collect();
+        assert_eq!(names, [("decoy", false), ("target", true)]);
+        assert!(
+            with[1]
+                .skill_md
+                .as_deref()
+                .unwrap()
+                .contains("the target's body")
+        );
+        assert_eq!(with[1].dir, Path::new(".agents/skills/target"));
+        let without = stage(ArmStaging::WithoutTarget, std::slice::from_ref(&decoy)).unwrap();
+        assert_eq!(without.len(), 1);
+        assert_eq!(without[0].name, "decoy");
+        // A decoy that is the target under another name is refused (fingerprint), and so is one
+        // that copies its text (content check).
+        let renamed = SkillSource {
+            name: "innocent".into(),
+            dir: target.dir.clone(),
+        };
+        let error = stage(ArmStaging::WithoutTarget, &[renamed]).err().unwrap();
+        assert!(matches!(error, StagingError::Leak { .. }), "{error}");
+        let copy = skill(sources.path(), "copy", "the target's body");
+        let error = stage(ArmStaging::WithoutTarget, &[copy]).err().unwrap();
+        assert!(error.is_leak(), "{error}");
+        // The scratch folders are gone.
+        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
     }
 
     #[test]

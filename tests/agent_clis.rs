@@ -184,22 +184,16 @@ fn summary(run_dir: &Path) -> Value {
 
 /// Every transcript of a run as (arm, trajectory, grade).
 fn transcripts(run_dir: &Path) -> Vec<(String, Value, Value)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(run_dir.join("transcripts")).unwrap() {
-        let path = entry.unwrap().path();
-        // Transcript pages (`*.html`) sit beside the recorded JSON transcripts.
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let document: Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        out.push((
-            document["arm"].as_str().unwrap().to_string(),
-            document["trajectory"].clone(),
-            document["grade"].clone(),
-        ));
-    }
-    out
+    support::transcripts::all(run_dir)
+        .into_iter()
+        .map(|document| {
+            (
+                document["arm"].as_str().unwrap().to_string(),
+                document["trajectory"].clone(),
+                document["grade"].clone(),
+            )
+        })
+        .collect()
 }
 
 /// No process is left whose working folder lies under `root`.

@@ -222,7 +222,7 @@ fn the_designed_lift_is_measured_exactly_in_both_skill_modes_with_cache_usage() 
             } else {
                 assert_eq!(record["activated_skills"], json!([]));
             }
-            let transcript = read_json(&run_dir.join(record["transcript"].as_str().unwrap()));
+            let transcript = support::transcripts::of(&run_dir, &record);
             let system = transcript["trajectory"]["messages"][0]["content"]
                 .as_str()
                 .unwrap();

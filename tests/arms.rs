@@ -145,7 +145,7 @@ fn three_arms_measure_each_designed_lift_exactly() {
         &std::fs::read_to_string(project.path("results/three/manifest.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(manifest["format_version"], 3);
+    assert_eq!(manifest["format_version"], 4);
     assert_eq!(
         manifest["arms"],
         json!(["with_skill", "without_skill", "previous_version"])
@@ -371,7 +371,7 @@ fn format_2_run_folders_still_load_for_report_regrade_merge_and_regress() {
     )
     .unwrap();
     // The regrade writes the current format, capabilities read from the old kind and mode.
-    assert_eq!(regraded["format_version"], 3);
+    assert_eq!(regraded["format_version"], 4);
     assert_eq!(
         regraded["runner"]["capabilities"]["skill_delivery"],
         "inject"

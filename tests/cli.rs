@@ -150,9 +150,7 @@ fn run_with_known_lift_writes_all_outputs() {
         .collect();
     assert_eq!(keys.len(), 24);
     for record in &records {
-        let transcript = run_dir.join(record["transcript"].as_str().unwrap());
-        let transcript: Value =
-            serde_json::from_str(&std::fs::read_to_string(transcript).unwrap()).unwrap();
+        let transcript = support::transcripts::of(&run_dir, record);
         let system = transcript["trajectory"]["messages"][0]["content"]
             .as_str()
             .unwrap();
@@ -347,6 +345,16 @@ fn killed_run_resumes_without_losing_or_duplicating_trials() {
     child.wait().unwrap();
     let before = trial_lines(&run_dir).len();
     assert!(before < 40, "killed before the end ({before} trials)");
+    // Every record the kill left points at transcript bytes that are on disk.
+    for record in trial_lines(&run_dir) {
+        let transcript = support::transcripts::of(&run_dir, &record);
+        assert_eq!(transcript["trial_id"], record["trial_id"]);
+    }
+    // What a kill in the middle of a transcript write leaves: a torn last line.
+    let log = run_dir.join("transcripts/transcripts.jsonl");
+    let mut torn = std::fs::read(&log).unwrap();
+    torn.extend_from_slice(b"{\"trial_id\":\"torn");
+    std::fs::write(&log, torn).unwrap();
     let output = binary()
         .current_dir(fixture.dir.path())
         .args(["run", "--resume"])
@@ -362,6 +370,14 @@ fn killed_run_resumes_without_losing_or_duplicating_trials() {
         .collect();
     assert_eq!(keys.len(), 40, "no duplicates");
     assert_eq!(summary(&run_dir)["trials"]["recorded"], 40);
+    // The torn line was cut; every line of the log is a transcript, and every record's is its own.
+    for line in std::fs::read_to_string(&log).unwrap().lines() {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+    for record in &records {
+        let transcript = support::transcripts::of(&run_dir, record);
+        assert_eq!(transcript["trial_id"], record["trial_id"]);
+    }
     assert!(
         stderr(&output).contains(&format!("({before} already recorded)"))
             || before != trial_lines(&run_dir).len()
@@ -403,6 +419,166 @@ fn resume_refuses_a_changed_skill() {
 }
 
 #[test]
+fn only_trials_that_need_a_file_system_get_a_folder() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 2);
+    // case-01 checks a workspace file: its trials need a folder; case-00's (inject, no files,
+    // no workspace check) run on the arm's skills staged in memory.
+    let evals = json!({"skill_name": "pirate-greeting", "evals": [
+        {"id": "case-00", "prompt": "Question 0?",
+         "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]},
+        {"id": "case-01", "prompt": "Question 1?",
+         "checks": [{"type": "regex", "pattern": "^\\s*Aye!"},
+                    {"type": "file_exists", "path": "never-written.txt"}]},
+    ]});
+    fixture.write(
+        "skill/pirate-greeting/evals/evals.json",
+        &serde_json::to_string_pretty(&evals).unwrap(),
+    );
+    let root = fixture.path("workspaces");
+    std::fs::create_dir_all(&root).unwrap();
+    let output = fixture.run(&[
+        "-k",
+        "2",
+        "--run-id",
+        "lazy",
+        "--workspace-root",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("lazy");
+    let records = trial_lines(&run_dir);
+    assert_eq!(records.len(), 8);
+    for record in &records {
+        let transcript = support::transcripts::of(&run_dir, record);
+        let workspace = transcript["workspace_path"].as_str();
+        if record["case_id"] == "case-00" {
+            assert!(workspace.is_none(), "{transcript}");
+            // The skills reached the prompt from memory: the marker only where staged.
+            let system = transcript["trajectory"]["messages"][0]["content"]
+                .as_str()
+                .unwrap();
+            assert_eq!(
+                system.contains("SKILL-MARKER"),
+                record["arm"] == "with_skill",
+                "{system}"
+            );
+        } else {
+            let workspace = workspace.unwrap_or_else(|| panic!("no workspace in {transcript}"));
+            assert!(
+                Path::new(workspace).starts_with(root.canonicalize().unwrap())
+                    || Path::new(workspace).starts_with(&root),
+                "{workspace}"
+            );
+        }
+    }
+    // case-00 lifts by 1; case-01's file check fails in both arms.
+    assert_eq!(summary(&run_dir)["lift"]["estimate"], 0.5);
+    // Nothing is left under the workspace root: trial folders and the in-memory staging's
+    // scratch folders are removed.
+    let left: Vec<_> = std::fs::read_dir(&root).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Rewrite a run folder into the transcript form of format 3 and older: one file per trial
+/// (`transcripts/<case>.<arm>.<attempt>.json`), records without `transcript_span`, no log.
+fn to_old_transcript_form(run_dir: &Path) {
+    let mut lines = String::new();
+    for mut record in trial_lines(run_dir) {
+        let document = support::transcripts::of(run_dir, &record);
+        let relative = format!(
+            "transcripts/{}.{}.{}.json",
+            record["case_id"].as_str().unwrap(),
+            record["arm"].as_str().unwrap(),
+            record["attempt"]
+        );
+        std::fs::write(run_dir.join(&relative), document.to_string()).unwrap();
+        record["transcript"] = json!(relative);
+        record.as_object_mut().unwrap().remove("transcript_span");
+        lines.push_str(&format!("{record}\n"));
+    }
+    std::fs::write(run_dir.join("trials.jsonl"), lines).unwrap();
+    std::fs::remove_file(run_dir.join("transcripts/transcripts.jsonl")).unwrap();
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("manifest.json")).unwrap())
+            .unwrap();
+    manifest["format_version"] = json!(3);
+    std::fs::write(run_dir.join("manifest.json"), manifest.to_string()).unwrap();
+}
+
+#[test]
+fn an_old_form_run_folder_still_reports_regrades_and_merges() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 2);
+    let output = fixture.run(&["-k", "1", "--run-id", "old"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("old");
+    to_old_transcript_form(&run_dir);
+    let output = binary().arg("report").arg(&run_dir).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for record in trial_lines(&run_dir) {
+        let id = record["trial_id"].as_str().unwrap();
+        let page = run_dir.join(
+            record["transcript"]
+                .as_str()
+                .unwrap()
+                .replace(".json", ".html"),
+        );
+        let page = std::fs::read_to_string(&page).unwrap();
+        assert!(page.contains(id), "{id}");
+    }
+    let regraded = fixture.path("regraded");
+    let output = binary()
+        .arg("regrade")
+        .arg(&run_dir)
+        .arg("--out")
+        .arg(&regraded)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(summary(&regraded)["lift"]["estimate"], 1.0);
+    // The regraded folder is in the new form, each record pointing at its own transcript.
+    let records = trial_lines(&regraded);
+    assert_eq!(records.len(), 4);
+    for record in &records {
+        assert!(record["transcript_span"].is_object(), "{record}");
+        let transcript = support::transcripts::of(&regraded, record);
+        assert_eq!(transcript["trial_id"], record["trial_id"]);
+    }
+    assert!(
+        regraded
+            .join("transcripts/case-00.with_skill.1.html")
+            .is_file()
+    );
+    // `merge` of an old-form shard and a new-form one writes the new form.
+    let mut shards = Vec::new();
+    for index in 1..=2 {
+        let id = format!("shard-{index}");
+        let shard = format!("{index}/2");
+        let output = fixture.run(&["-k", "1", "--run-id", &id, "--shard", &shard]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        shards.push(fixture.run_dir(&id));
+    }
+    to_old_transcript_form(&shards[0]);
+    let merged = fixture.path("merged");
+    let output = binary()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let records = trial_lines(&merged);
+    assert_eq!(records.len(), 4);
+    for record in &records {
+        assert!(record["transcript_span"].is_object(), "{record}");
+        let transcript = support::transcripts::of(&merged, record);
+        assert_eq!(transcript["trial_id"], record["trial_id"]);
+    }
+}
+
+#[test]
 fn tools_mode_records_skill_activation() {
     let server = MockServer::start(MockBehaviour {
         activate: Some("pirate-greeting".into()),
@@ -429,11 +605,9 @@ fn tools_mode_records_skill_activation() {
         }
     }
     // Bodies are not in the tools-mode system prompt.
-    let transcript = fixture
-        .run_dir("tools")
-        .join(records[0]["transcript"].as_str().unwrap());
-    let transcript: Value =
-        serde_json::from_str(&std::fs::read_to_string(transcript).unwrap()).unwrap();
+    let transcript = support::transcripts::of(&fixture.run_dir("tools"), &records[0]);
+    // `tools` mode reads files: every trial ran in a folder.
+    assert!(transcript["workspace_path"].is_string(), "{transcript}");
     assert!(
         !transcript["trajectory"]["messages"][0]["content"]
             .as_str()
@@ -582,15 +756,7 @@ fn api_key_comes_from_the_named_variable_and_is_never_recorded() {
     let security = record["scores"]["security"].as_f64().unwrap();
     assert!((security - 2.0 / 3.0).abs() < 1e-9, "{record}");
     // The deterministic metrics' details are in the transcript.
-    let transcript: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            fixture
-                .run_dir("keyed")
-                .join(record["transcript"].as_str().unwrap()),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let transcript = support::transcripts::of(&fixture.run_dir("keyed"), &record);
     let exposure = &transcript["grade"]["metrics"]["security"]["sub_scores"]["secret_exposure"];
     assert_eq!(exposure["score"], 0.0, "{transcript}");
     assert_eq!(
@@ -1072,6 +1238,25 @@ fn report_rerenders_every_export_byte_identically() {
         "pass_at_k_lift.json",
         "transcripts/case-00.with_skill.1.html",
     ];
+    // `run` leaves the transcript pages to `report`, which renders them and re-renders the
+    // run's own exports byte-identically.
+    let page = run_dir.join("transcripts/case-00.with_skill.1.html");
+    assert!(!page.exists());
+    let written_by_run: Vec<Vec<u8>> = exports[..10]
+        .iter()
+        .map(|name| std::fs::read(run_dir.join(name)).unwrap())
+        .collect();
+    let output = binary().arg("report").arg(&run_dir).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for (name, bytes) in exports.iter().zip(&written_by_run) {
+        assert_eq!(
+            &std::fs::read(run_dir.join(name)).unwrap(),
+            bytes,
+            "{name} differs from the run's"
+        );
+    }
+    let page_text = std::fs::read_to_string(&page).unwrap();
+    assert!(page_text.contains("case-00/with_skill/1"), "{page_text}");
     let before: Vec<Vec<u8>> = exports
         .iter()
         .map(|name| std::fs::read(run_dir.join(name)).unwrap())
@@ -1783,11 +1968,7 @@ fn calibrate_records_the_aa_false_verdict_rate_and_the_next_run_shows_it() {
         assert_eq!(repeat_summary["lift"]["estimate"], 0.0);
         // Neither arm saw the target: the leak guard's premise held in both.
         for record in trial_lines(&repeat) {
-            let transcript: Value = serde_json::from_str(
-                &std::fs::read_to_string(repeat.join(record["transcript"].as_str().unwrap()))
-                    .unwrap(),
-            )
-            .unwrap();
+            let transcript = support::transcripts::of(&repeat, &record);
             let system = transcript["trajectory"]["messages"][0]["content"]
                 .as_str()
                 .unwrap();

@@ -684,6 +684,18 @@ fn report_reads_only_inside_the_run_folder() {
         );
         assert!(!fixture.path("outside.html").exists());
     }
+    // A span past the end of the transcript log is an error naming the log, never a panic.
+    std::fs::write(run_dir.join("trials.jsonl"), &original).unwrap();
+    rewrite_trials(&run_dir, |records| {
+        records[0]["transcript_span"] = json!({"offset": 1u64 << 40, "length": 10});
+    });
+    let output = fixture.report("paths", &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("transcripts/transcripts.jsonl"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// An edit of a run's records.
@@ -943,27 +955,39 @@ fn resume_cleans_up_after_a_killed_run_and_a_half_folder_can_be_rerun() {
 }
 
 #[test]
-fn a_transcript_write_failure_makes_the_trial_unscoreable() {
+fn a_transcript_log_that_cannot_be_written_stops_the_run_and_loses_no_trial() {
     let server = MockServer::start(MockBehaviour::default());
     let fixture = Fixture::new(&server.base_url(), 2);
     let output = fixture.run(&["-k", "1", "--run-id", "tw"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let run_dir = fixture.run_dir("tw");
-    // Forget case-01's two trials, and put a folder where one of their transcripts goes.
+    // Forget case-01's two trials, and put a folder where the transcript log goes.
     rewrite_trials(&run_dir, |records| {
         records.retain(|r| r["case_id"] != "case-01")
     });
-    let blocked = run_dir.join("transcripts/case-01.with_skill.1.json");
-    std::fs::remove_file(&blocked).unwrap();
-    std::fs::create_dir_all(blocked.join("x")).unwrap();
-    let output = fixture.resume("tw", &["--max-unscoreable", "1"]);
+    let log = run_dir.join("transcripts/transcripts.jsonl");
+    let saved = std::fs::read(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    std::fs::create_dir_all(log.join("x")).unwrap();
+    let output = fixture.resume("tw", &[]);
+    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("transcripts/transcripts.jsonl"),
+        "{}",
+        stderr(&output)
+    );
+    // Nothing was recorded without its transcript; with the log back, resume runs them.
+    assert_eq!(trial_lines(&run_dir).len(), 2);
+    std::fs::remove_dir_all(&log).unwrap();
+    std::fs::write(&log, saved).unwrap();
+    let output = fixture.resume("tw", &[]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let record = trial_lines(&run_dir)
-        .into_iter()
-        .find(|r| r["trial_id"] == "case-01/with_skill/1")
-        .unwrap();
-    assert_eq!(record["outcome"], "unscoreable", "{record}");
-    assert_eq!(record["unscoreable_cause"], "transcript_write_failed");
+    let records = trial_lines(&run_dir);
+    assert_eq!(records.len(), 4);
+    for record in &records {
+        let transcript = support::transcripts::of(&run_dir, record);
+        assert_eq!(transcript["trial_id"], record["trial_id"]);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

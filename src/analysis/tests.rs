@@ -104,6 +104,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
         tool_calls: 0,
         activated_skills: vec![],
         transcript: None,
+        transcript_span: None,
         workspace: None,
         supersedes: false,
         unscoreable_cause: None,

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 
 use super::{CommandError, MergeArgs};
-use crate::record::{for_each_planned_trial, read_manifest, read_run_file, write_atomic};
+use crate::record::{
+    FinishedTrial, TranscriptLog, TranscriptReader, for_each_planned_trial, read_manifest,
+    write_atomic,
+};
 use crate::report::{Format, export_run, markdown::summary_markdown};
 use crate::shard::{merge_shards, missing_shards};
 
@@ -185,17 +188,44 @@ fn merge_folders(
             "the shard folders hold no recorded trial; nothing to merge"
         )));
     }
-    for (dir, _, shard_records) in &shards {
-        for record in shard_records {
-            if let Some(relative) = &record.transcript {
-                // Read inside the shard folder only; written through the redaction boundary.
-                if let Some(bytes) = read_run_file(dir, relative).map_err(CommandError::input)? {
-                    write_atomic(&out.join(relative), &bytes)
-                        .map_err(CommandError::infrastructure)?;
-                }
-            }
+    // Each merged trial's transcript, read inside its own shard folder (either form: the
+    // shard's transcript log or, in older shards, a file per trial), goes into the merged
+    // folder's transcript log (through the redaction boundary), durable before the records.
+    let shard_of: std::collections::HashMap<crate::record::TrialKey, usize> = shards
+        .iter()
+        .enumerate()
+        .flat_map(|(index, (_, _, shard_records))| {
+            shard_records
+                .iter()
+                .map(move |record| (record.key(), index))
+        })
+        .collect();
+    let mut readers: Vec<TranscriptReader> = shards
+        .iter()
+        .map(|(dir, _, _)| TranscriptReader::new(dir))
+        .collect();
+    let mut transcripts = TranscriptLog::open(out).map_err(CommandError::infrastructure)?;
+    let mut records = records;
+    for chunk in records.chunks_mut(256) {
+        let mut batch = Vec::with_capacity(chunk.len());
+        for record in chunk.iter() {
+            let bytes = match shard_of.get(&record.key()) {
+                Some(&index) => readers[index].read(record).map_err(CommandError::input)?,
+                None => None,
+            };
+            batch.push(match bytes {
+                Some(bytes) => FinishedTrial::with_transcript_bytes(record.clone(), &bytes),
+                None => FinishedTrial::without_transcript(record.clone()),
+            });
+        }
+        transcripts
+            .append(&mut batch)
+            .map_err(CommandError::infrastructure)?;
+        for (record, trial) in chunk.iter_mut().zip(batch) {
+            *record = trial.record;
         }
     }
+    drop(transcripts);
     let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
     write_atomic(&out.join("manifest.json"), &bytes).map_err(CommandError::infrastructure)?;
     let mut lines = Vec::new();

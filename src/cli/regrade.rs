@@ -26,8 +26,8 @@ use crate::evalset::{GoldenCase, load_eval_set};
 use crate::grade::pipeline::{GraderSet, TrialFacts, staged_skill_names};
 use crate::grade::{GradingSettings, Outcome};
 use crate::record::{
-    FORMAT_VERSION, Manifest, RunLock, TranscriptDocument, TrialLog, TrialRecord, read_manifest,
-    write_atomic,
+    FORMAT_VERSION, FinishedTrial, Manifest, RunLock, TranscriptDocument, TranscriptReader,
+    TrialLog, TrialRecord, read_manifest, write_atomic,
 };
 use crate::report::{Format, export_run, markdown::summary_markdown};
 use crate::runner::profile::load_profile;
@@ -276,7 +276,6 @@ async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
         cases,
         manifest: manifest.clone(),
         run_dir: run_dir.clone(),
-        out_dir: out_dir.clone(),
     });
     let mut judge_servers = super::grading::ensure_judge_servers(&judge_profiles, &out_dir).await?;
     let lock = RunLock::acquire(&out_dir).map_err(CommandError::input)?;
@@ -290,16 +289,18 @@ async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
     .buffered(args.jobs as usize);
     let mut batch = Vec::new();
     while let Some(result) = stream.next().await {
-        let (record, was_regraded, was_changed) = result?;
+        let (trial, was_regraded, was_changed) = result?;
         regraded += usize::from(was_regraded);
         changed += usize::from(was_changed);
-        batch.push(record);
+        batch.push(trial);
         if batch.len() >= 64 {
-            log.append(&batch).map_err(CommandError::infrastructure)?;
+            log.commit(&mut batch)
+                .map_err(CommandError::infrastructure)?;
             batch.clear();
         }
     }
-    log.append(&batch).map_err(CommandError::infrastructure)?;
+    log.commit(&mut batch)
+        .map_err(CommandError::infrastructure)?;
     drop(log);
     drop(stream);
     for line in context.graders.judge_usage_lines() {
@@ -339,29 +340,38 @@ struct RegradeContext {
     cases: Vec<GoldenCase>,
     manifest: Manifest,
     run_dir: PathBuf,
-    out_dir: PathBuf,
 }
 
 impl RegradeContext {
-    /// Grade one record again; returns the new record, whether it was regraded, and whether
-    /// its grade changed.
+    /// Grade one record again; returns the new record with its transcript (committed into the
+    /// new folder's transcript log), whether it was regraded, and whether its grade changed.
     async fn regrade_one(
         &self,
         record: TrialRecord,
-    ) -> Result<(TrialRecord, bool, bool), CommandError> {
+    ) -> Result<(FinishedTrial, bool, bool), CommandError> {
         let mut record = TrialRecord {
             run_id: self.manifest.run_id.clone(),
             ..record
         };
+        // Only regular files under the run's `transcripts/`, bounded in size; either form (the
+        // transcript log, or a file per trial in older run folders).
+        let transcript = TranscriptReader::new(&self.run_dir)
+            .read(&record)
+            .map_err(CommandError::input)?;
         if !regradable(&record) {
-            self.copy_transcript(&record)?;
-            return Ok((record, false, false));
+            // Kept as recorded, with its transcript when it has one.
+            return Ok((
+                match transcript {
+                    Some(bytes) => FinishedTrial::with_transcript_bytes(record, &bytes),
+                    None => FinishedTrial::without_transcript(record),
+                },
+                false,
+                false,
+            ));
         }
         let relative = record.transcript.clone().unwrap_or_default();
         let path = self.run_dir.join(&relative);
-        // Only a regular file under the run's `transcripts/`, bounded in size.
-        let bytes = crate::record::read_run_file(&self.run_dir, &relative)
-            .map_err(CommandError::input)?
+        let bytes = transcript
             .ok_or_else(|| anyhow!("{}: transcript not found", path.display()))
             .map_err(CommandError::input)?;
         let document: TranscriptDocument<'static> = serde_json::from_slice(&bytes)
@@ -445,8 +455,7 @@ impl RegradeContext {
             grade: std::borrow::Cow::Borrowed(&grade),
             trajectory: std::borrow::Cow::Borrowed(&document.trajectory),
         };
-        let out_path = self.out_dir.join(&relative);
-        write_transcript(&out_path, &new_document)?;
+        let bytes = serde_json::to_vec(&new_document).expect("transcript serializes");
         record.outcome = grade.outcome;
         record.reason = grade.reason;
         record.decided_by = grade.decided_by;
@@ -457,38 +466,10 @@ impl RegradeContext {
         record.metrics = crate::record::MetricDetails::for_record(&grade.metrics);
         record.other_judges = grade.other_judges;
         record.other_judge_errors = grade.other_judge_errors;
-        Ok((record, true, changed))
+        Ok((
+            FinishedTrial::with_transcript_bytes(record, &bytes),
+            true,
+            changed,
+        ))
     }
-
-    /// Copy a kept record's transcript into the new folder (when it has one).
-    fn copy_transcript(&self, record: &TrialRecord) -> Result<(), CommandError> {
-        let Some(relative) = &record.transcript else {
-            return Ok(());
-        };
-        let to = self.out_dir.join(relative);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))
-                .map_err(CommandError::infrastructure)?;
-        }
-        // Read inside the run folder only; written through the redaction boundary.
-        if let Some(bytes) =
-            crate::record::read_run_file(&self.run_dir, relative).map_err(CommandError::input)?
-        {
-            write_atomic(&to, &bytes).map_err(CommandError::infrastructure)?;
-        }
-        Ok(())
-    }
-}
-
-fn write_transcript(path: &Path, document: &TranscriptDocument<'_>) -> Result<(), CommandError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))
-            .map_err(CommandError::infrastructure)?;
-    }
-    let bytes = serde_json::to_vec(document).expect("transcript serializes");
-    write_atomic(path, &bytes)
-        .with_context(|| format!("writing {}", path.display()))
-        .map_err(CommandError::infrastructure)
 }

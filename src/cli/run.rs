@@ -1371,6 +1371,7 @@ pub(super) async fn execute_run(
         arms: manifest.arms.clone(),
         previous: previous_version.as_ref().map(|p| p.skill.clone()),
         target_skill_md: skill_md_text(&skill_dir)?,
+        memory_staging: Default::default(),
     });
     // A resumed run keeps the gates it started with unless a flag is given again.
     let analysis_settings = args
@@ -1467,13 +1468,15 @@ pub(super) async fn execute_run(
         Err(error) => return Err(CommandError::infrastructure(error)),
     };
 
+    // Transcript pages are derived and rendered by `skill-lift report` (one page per trial is
+    // most of a fast run's cost).
     let (summary, written) = export_run(
         &run_dir,
         &run_dir,
         &manifest,
         &analysis_settings,
         &Format::ALL,
-        true,
+        false,
     )
     .with_context(|| format!("writing exports into {}", run_dir.display()))
     .map_err(CommandError::infrastructure)?;

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::analysis::{ArmSummary, Summary, Verdict};
 use crate::record::TrialRecord;
 use crate::report::compat::pass_at_k;
-use crate::report::{RunExport, transcript_html_path};
+use crate::report::{RunExport, transcript_page};
 
 /// Escape text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -542,10 +542,10 @@ fn trial_link(record: &TrialRecord) -> String {
         Some(reason) => format!("{} {}: {reason}", record.trial_id, class),
         None => format!("{} {class}", record.trial_id),
     };
-    match &record.transcript {
-        Some(path) => format!(
+    match transcript_page(record) {
+        Some(page) => format!(
             "<a class=\"trial {class}\" href=\"{}\" title=\"{}\">{label}</a>",
-            escape(&transcript_html_path(path)),
+            escape(&page),
             escape(&title)
         ),
         None => format!(
@@ -725,7 +725,7 @@ pub fn report_html(run: &RunExport) -> String {
     noise_block(&mut out, summary);
     out.push_str("<h2>Per-case lift</h2>\n");
     case_lift_distribution(&mut out, summary);
-    out.push_str("<h2>Cases</h2>\n");
+    out.push_str("<h2>Cases</h2>\n<p class=\"muted\">Each trial links to its transcript page; <code>skill-lift report RUN_DIR</code> renders the pages (<code>run</code> does not, to stay fast).</p>\n");
     case_table(&mut out, run);
     out.push_str("<h2>Run</h2>\n");
     details(&mut out, summary);

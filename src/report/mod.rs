@@ -23,7 +23,7 @@ use std::str::FromStr;
 
 use crate::analysis::{AnalysisSettings, RunAccumulator, Summary};
 use crate::record::{
-    Manifest, RecordError, TrialRecord, for_each_planned_trial, read_run_file, temp_file_in,
+    Manifest, RecordError, TranscriptReader, TrialRecord, for_each_planned_trial, temp_file_in,
     write_atomic,
 };
 use crate::redact::RedactingWriter;
@@ -49,7 +49,8 @@ pub enum Format {
     LiftCsv,
     /// `report.md`
     Markdown,
-    /// `report.html` plus `transcripts/*.html`
+    /// `report.html` plus `transcripts/*.html` (the transcript pages are rendered by
+    /// `skill-lift report`, `regrade` and `merge`; `run` leaves them to `report`)
     Html,
     /// `junit.xml`
     Junit,
@@ -279,12 +280,25 @@ pub fn render(format: Format, run: &RunExport) -> Vec<u8> {
     }
 }
 
-/// The HTML rendering path of a recorded transcript (`transcripts/x.json` → `transcripts/x.html`).
+/// The HTML rendering path of a transcript in its own file (`transcripts/x.json` →
+/// `transcripts/x.html`).
 pub fn transcript_html_path(transcript: &str) -> String {
     match transcript.strip_suffix(".json") {
         Some(stem) => format!("{stem}.html"),
         None => format!("{transcript}.html"),
     }
+}
+
+/// The HTML page of a trial's transcript, relative to the report folder, when it has one:
+/// `transcripts/<case>.<arm>.<attempt>.html` for a transcript in the run's transcript log, the
+/// transcript file's path ending in `.html` for one in its own file (older run folders; the
+/// same name for the trials `run` writes).
+pub fn transcript_page(record: &TrialRecord) -> Option<String> {
+    let relative = record.transcript.as_ref()?;
+    Some(match record.transcript_span {
+        Some(_) => transcript_html_path(&record.key().transcript_path()),
+        None => transcript_html_path(relative),
+    })
 }
 
 /// Write `formats` of a run into `out_dir`, each atomically (temporary file + rename), so a crash
@@ -320,30 +334,55 @@ pub fn write_export_files(
     Ok(written)
 }
 
-/// Render every recorded transcript of `records` to HTML beside `report.html`.
+/// Render every recorded transcript of `records` (from the run's transcript log, or from
+/// their own files in older run folders) to an HTML page beside `report.html`. The pages are
+/// derived (re-rendered by every `report`): each is written to a temporary file and renamed
+/// into place, without an fsync of its own.
 fn write_transcript_pages(
     run_dir: &Path,
     out_dir: &Path,
     records: &[TrialRecord],
 ) -> Result<(), RecordError> {
+    // Only regular files under the run's `transcripts/` are read (no `..`, absolute path,
+    // symbolic link or device), and at most `MAX_RUN_FILE_BYTES` per transcript.
+    let mut reader = TranscriptReader::new(run_dir);
+    let mut folders = std::collections::HashSet::new();
     for record in records {
-        let Some(relative) = &record.transcript else {
+        let Some(page) = transcript_page(record) else {
             continue;
         };
-        // Only a regular file under the run's `transcripts/` is read (no `..`, absolute path,
-        // symbolic link or device), and at most `MAX_RUN_FILE_BYTES` of it.
-        let document: serde_json::Value = match read_run_file(run_dir, relative)? {
+        let document: serde_json::Value = match reader.read(record)? {
             Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
             None => continue,
         };
-        let target = out_dir.join(transcript_html_path(relative));
-        if let Some(parent) = target.parent() {
+        let target = out_dir.join(page);
+        if let Some(parent) = target.parent()
+            && folders.insert(parent.to_path_buf())
+        {
             std::fs::create_dir_all(parent).map_err(|source| RecordError::Io {
                 path: parent.to_path_buf(),
                 source,
             })?;
         }
-        write_atomic(&target, html::transcript_html(record, &document).as_bytes())?;
+        write_derived(&target, html::transcript_html(record, &document).as_bytes())?;
     }
+    Ok(())
+}
+
+/// Write a derived file (re-rendered by the next `report`): a temporary file renamed into
+/// place, through the redaction boundary, without an fsync.
+fn write_derived(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = temp_file_in(dir)?;
+    std::io::Write::write_all(&mut temp, &crate::redact::redact_bytes(bytes)).map_err(
+        |source| RecordError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+    )?;
+    temp.persist(path).map_err(|e| RecordError::Io {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
     Ok(())
 }

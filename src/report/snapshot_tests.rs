@@ -159,6 +159,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
             "transcripts/{case_id}.{}.{attempt}.json",
             arm.as_str()
         )),
+        transcript_span: None,
         workspace: None,
         supersedes: false,
         unscoreable_cause: None,

@@ -93,6 +93,10 @@ pub struct StagedSkill {
     pub dir: PathBuf,
     /// Whether this is the target skill (false for decoys).
     pub target: bool,
+    /// The skill's `SKILL.md` text when it is staged in memory (no trial folder:
+    /// [`crate::workspace::StagingNeed::InMemory`]); `dir` is then where the skill would lie
+    /// relative to the workspace. `None`: read `dir/SKILL.md`.
+    pub skill_md: Option<std::sync::Arc<str>>,
 }
 
 /// Everything a runner needs for one attempt.
@@ -100,9 +104,10 @@ pub struct StagedSkill {
 pub struct AttemptInput<'a> {
     /// The case prompt.
     pub prompt: &'a str,
-    /// The trial's workspace (the agent's working folder).
+    /// The trial's workspace (the agent's working folder). Empty for a trial staged in memory
+    /// ([`crate::workspace::StagingNeed::InMemory`]: only `inject` mode, which reads no file).
     pub workspace: &'a Path,
-    /// The trial's fresh HOME.
+    /// The trial's fresh HOME (empty, like `workspace`, for a trial staged in memory).
     pub home: &'a Path,
     /// The skills staged in this arm, ordered by name.
     pub skills: &'a [StagedSkill],

@@ -245,20 +245,25 @@ pub(super) fn tool_specs(skills: &[LoadedSkill]) -> Vec<(&'static str, &'static 
 }
 
 impl SkillTexts {
-    /// Read each staged skill from the workspace (parsing identical text only once).
+    /// Read each staged skill from the workspace, or take its text staged in memory (parsing
+    /// identical text only once).
     pub(super) fn load(&self, skills: &[StagedSkill]) -> Result<Vec<LoadedSkill>, String> {
         skills
             .iter()
             .map(|staged| {
                 let path = staged.dir.join("SKILL.md");
-                let text = std::fs::read_to_string(&path).map_err(|error| {
-                    format!("staged skill unreadable: {}: {error}", path.display())
-                })?;
+                // Staged in memory (no trial folder), else read from the staged folder.
+                let text: std::borrow::Cow<'_, str> = match &staged.skill_md {
+                    Some(text) => std::borrow::Cow::Borrowed(text),
+                    None => std::borrow::Cow::Owned(std::fs::read_to_string(&path).map_err(
+                        |error| format!("staged skill unreadable: {}: {error}", path.display()),
+                    )?),
+                };
                 let cached = self
                     .parsed
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .get(&text)
+                    .get(text.as_ref())
                     .cloned();
                 let parsed = match cached {
                     Some(parsed) => parsed,
@@ -272,7 +277,7 @@ impl SkillTexts {
                         self.parsed
                             .lock()
                             .unwrap_or_else(|poisoned| poisoned.into_inner())
-                            .insert(text, Arc::clone(&parsed));
+                            .insert(text.into_owned(), Arc::clone(&parsed));
                         parsed
                     }
                 };
@@ -679,6 +684,7 @@ mod tests {
             name: "csv-summary".to_string(),
             dir: skill_dir.clone(),
             target: true,
+            skill_md: None,
         }];
         let input = AttemptInput {
             prompt: "p",

@@ -734,11 +734,13 @@ pub(crate) mod test_support {
                 name: "csv-tools".to_string(),
                 dir: workspace.join(skills_dir).join("csv-tools"),
                 target: false,
+                skill_md: None,
             },
             StagedSkill {
                 name: "release-notes".to_string(),
                 dir: workspace.join(skills_dir).join("release-notes"),
                 target: true,
+                skill_md: None,
             },
         ]
     }
