@@ -837,6 +837,14 @@ fn action_detects_evaluates_and_gates_the_changed_skill() {
         .unwrap()
         .collect();
     assert_eq!(runs.len(), 1, "one run folder to upload");
+    // The uploaded folder holds the transcript pages report.html links to.
+    let run_dir = runs[0].as_ref().unwrap().path();
+    let pages = std::fs::read_dir(run_dir.join("transcripts"))
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.path().extension().is_some_and(|e| e == "html"))
+        .count();
+    assert!(pages > 0, "no transcript page in {}", run_dir.display());
 
     // The same skill against a model the skill makes worse: the gate fails the job.
     let worse = MockServer::start(MockBehaviour {
