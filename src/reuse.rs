@@ -623,8 +623,11 @@ fn copy_trial(
     record.workspace = None;
     record.supersedes = false;
     record.transcript = None;
+    record.transcript_span = None;
     if let Some(relative) = &candidate.record.transcript {
-        match crate::record::read_run_file(&candidate.run_dir, relative)? {
+        // Either form: the source's transcript log, or a file of its own (older run folders).
+        // The reused trial's transcript is written as a file of its own (readers take both).
+        match crate::record::TranscriptReader::new(&candidate.run_dir).read(&candidate.record)? {
             Some(bytes) => {
                 let bytes = match serde_json::from_slice::<serde_json::Value>(&bytes) {
                     Ok(mut document) => {
