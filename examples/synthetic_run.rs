@@ -413,6 +413,7 @@ fn record(
         infrastructure: None,
         truncated: Vec::new(),
         reused_from: None,
+        judge_usage: None,
     }
 }
 
@@ -647,6 +648,7 @@ fn main() {
                     infrastructure: None,
                     truncated: Vec::new(),
                     reused_from: None,
+                    judge_usage: None,
                 };
                 serde_json::to_writer(&mut writer, &record).unwrap();
                 writer.write_all(b"\n").unwrap();

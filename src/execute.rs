@@ -1228,7 +1228,14 @@ fn record_trial(
     let infrastructure = unscoreable_cause
         .and_then(|cause| infrastructure_cause(trajectory, cause, grade.reason.as_deref()));
     let truncated = trajectory.map(|t| t.truncated.clone()).unwrap_or_default();
+    let judge_usage = crate::grade::JudgeSpend::of_metrics(
+        grade
+            .metrics
+            .values()
+            .chain(grade.other_judges.values().flat_map(|m| m.values())),
+    );
     TrialRecord {
+        judge_usage,
         infrastructure,
         truncated,
         reused_from: None,

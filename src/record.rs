@@ -327,6 +327,11 @@ pub struct TrialRecord {
     /// the run and trial that measured it. Absent for a trial this run measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reused_from: Option<crate::reuse::ReusedFrom>,
+    /// What the LLM judges spent on this trial: requests, cache hits, tokens and their cost
+    /// (the judge profile's `[price]`), or why they were not asked; absent without judges and
+    /// in records written before judge spend was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_usage: Option<crate::grade::JudgeSpend>,
 }
 
 impl TrialRecord {
@@ -1368,6 +1373,7 @@ mod tests {
             infrastructure: None,
             truncated: Vec::new(),
             reused_from: None,
+            judge_usage: None,
         }
     }
 

@@ -176,6 +176,17 @@ impl Spend {
             Some(cost) => self.cost_usd += cost,
             None => self.unpriced_trials += 1,
         }
+        // The judges' spend on the trial counts too (their cost from the judge profile's
+        // `[price]`; judge tokens without a price leave the cost unknown).
+        if let Some(judge) = &record.judge_usage {
+            let usage = &judge.usage;
+            self.tokens += usage.input_tokens.unwrap_or(0) + usage.output_tokens.unwrap_or(0);
+            match usage.cost_usd {
+                Some(cost) => self.cost_usd += cost,
+                None if judge.requests > 0 => self.unpriced_trials += 1,
+                None => {}
+            }
+        }
     }
 
     /// The spend of `records`: the trials this run measured (a trial reused from an earlier run

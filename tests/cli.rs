@@ -1584,12 +1584,14 @@ fn judge_metrics_composite_lift_agrees_in_every_output() {
         lines
             .into_iter()
             .map(|mut r| {
-                // How many repeats came from the cache is bookkeeping, not the grade.
+                // How many repeats came from the cache, and what grading spent, is
+                // bookkeeping, not the grade.
                 if let Some(metrics) = r["metrics"].as_object_mut() {
                     for metric in metrics.values_mut() {
                         if let Some(judge) = metric.get_mut("judge").and_then(Value::as_object_mut)
                         {
                             judge.remove("cached");
+                            judge.remove("spent");
                         }
                     }
                 }

@@ -344,3 +344,103 @@ fn each_matrix_cell_reuses_its_own_baseline() {
         }
     }
 }
+
+/// The judge spend test's project: the judge profile has a `[price]` table; half of the cases
+/// have output checks (the judge cannot change their outcome), half only assertions.
+fn judged_project(base_url: &str, judge_url: &str) -> Project {
+    let project = Project::new(base_url);
+    let evals: Vec<Value> = (0..4)
+        .map(|i| {
+            if i % 2 == 0 {
+                json!({"id": format!("case-{i}"), "prompt": format!("Question {i}?"),
+                       "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}],
+                       "assertions": ["The answer starts with Aye!"]})
+            } else {
+                json!({"id": format!("case-{i}"), "prompt": format!("Question {i}?"),
+                       "assertions": ["The answer starts with Aye!"]})
+            }
+        })
+        .collect();
+    project.write(
+        "skill/pirate/evals/evals.json",
+        &json!({"skill_name": "pirate", "evals": evals}).to_string(),
+    );
+    project.write(
+        "judge.toml",
+        &format!(
+            "kind = \"openai-chat\"\nbase_url = \"{judge_url}\"\nmodel = \"judge-model\"\ntimeout_s = 30\n\n[price]\ninput_usd_per_million_tokens = 1.0\noutput_usd_per_million_tokens = 5.0\n"
+        ),
+    );
+    project
+}
+
+#[test]
+fn judge_spend_is_recorded_per_trial_and_judges_skip_trials_they_cannot_change() {
+    use support::mock_judge::{JudgeBehaviour, MockJudge};
+    let server = MockServer::start(MockBehaviour::default());
+    let judge = MockJudge::start(JudgeBehaviour::default());
+    let project = judged_project(&server.base_url(), &judge.base_url());
+    let judged = [
+        "-k",
+        "1",
+        "--judge",
+        "judge.toml",
+        "--judge-metrics",
+        "behavior_check",
+        "--no-judge-cache",
+    ];
+    let all = project.run(&[&judged[..], &["--run-id", "all"]].concat());
+    assert_eq!(all.status.code(), Some(0), "{}", text(&all));
+    // One request per trial (8 trials, one metric); the mock reports 100 + 20 tokens each.
+    assert_eq!(judge.requests(), 8);
+    for trial in project.trials("all") {
+        let spent = &trial["judge_usage"];
+        assert_eq!(spent["requests"], 1, "{trial}");
+        assert_eq!(spent["usage"]["input_tokens"], 100);
+        let cost = spent["usage"]["cost_usd"].as_f64().unwrap();
+        assert!((cost - 0.0002).abs() < 1e-12, "{cost}");
+    }
+    let summary = project.json("all", "summary.json");
+    let spend = &summary["judge_spend"];
+    assert_eq!(spend["requests"], 8, "{spend}");
+    assert!((spend["cost_usd"].as_f64().unwrap() - 0.0016).abs() < 1e-12);
+    let report = std::fs::read_to_string(project.path("results/all/report.md")).unwrap();
+    assert!(
+        report.contains("Judge spend: 8 trials judged, 8 requests"),
+        "{report}"
+    );
+
+    // Decisive scope: the four trials of the cases with checks ask no judge.
+    let before = judge.requests();
+    let decisive = project.run(
+        &[
+            &judged[..],
+            &["--run-id", "decisive", "--judge-scope", "decisive"],
+        ]
+        .concat(),
+    );
+    assert_eq!(decisive.status.code(), Some(0), "{}", text(&decisive));
+    assert_eq!(judge.requests() - before, 4);
+    let trials = project.trials("decisive");
+    for trial in &trials {
+        let checked = trial["case_id"] == "case-0" || trial["case_id"] == "case-2";
+        let spent = &trial["judge_usage"];
+        if checked {
+            assert_eq!(spent["requests"], 0, "{trial}");
+            assert!(
+                spent["skipped"]
+                    .as_str()
+                    .unwrap()
+                    .contains("output checks decide")
+            );
+        } else {
+            assert_eq!(spent["requests"], 1, "{trial}");
+        }
+    }
+    // The verdict is the full-scope run's: the judge never decided the checked cases.
+    let full = project.json("all", "summary.json");
+    let scoped = project.json("decisive", "summary.json");
+    assert_eq!(full["lift"]["verdict"], scoped["lift"]["verdict"]);
+    assert_eq!(full["lift"]["estimate"], scoped["lift"]["estimate"]);
+    assert_eq!(scoped["judge_spend"]["trials_skipped"], 4);
+}

@@ -605,6 +605,10 @@ pub struct Summary {
     /// by arm and by the run that measured them; absent when reuse was not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reuse: Option<crate::reuse::ReuseSummary>,
+    /// What the LLM judges spent over the run's trials (requests, tokens, cost from the judge
+    /// profile's `[price]`, trials skipped); absent without judges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_spend: Option<crate::grade::JudgeSpendSummary>,
 }
 
 impl Summary {
@@ -774,6 +778,8 @@ pub struct RunAccumulator<'a> {
     extra_duplicates: usize,
     /// Reused trials counted so far (runs that asked for reuse).
     reuse: Option<crate::reuse::ReuseSummary>,
+    /// The judges' spend so far (trials with judge metrics).
+    judge_spend: Option<crate::grade::JudgeSpendSummary>,
 }
 
 impl<'a> RunAccumulator<'a> {
@@ -803,6 +809,7 @@ impl<'a> RunAccumulator<'a> {
             extra_seen: HashSet::new(),
             extra_duplicates: 0,
             reuse: crate::reuse::ReuseSummary::of_run(manifest, []),
+            judge_spend: None,
         }
     }
 
@@ -811,6 +818,11 @@ impl<'a> RunAccumulator<'a> {
         let fresh = self.add_to_pairs(record);
         if fresh && let Some(reuse) = self.reuse.as_mut() {
             reuse.count(record);
+        }
+        if fresh && let Some(spent) = &record.judge_usage {
+            self.judge_spend
+                .get_or_insert_with(Default::default)
+                .add(spent);
         }
         fresh
     }
@@ -846,6 +858,7 @@ impl<'a> RunAccumulator<'a> {
             extra_outcomes,
             extra_duplicates,
             reuse,
+            judge_spend,
             ..
         } = self;
         let reference = manifest.reference();
@@ -859,6 +872,7 @@ impl<'a> RunAccumulator<'a> {
         let primary_costs = (compare || cost_gates).then(|| primary.arm_costs());
         let mut summary = summarize(primary, if classic_gated { settings } else { &ungated });
         summary.reuse = reuse;
+        summary.judge_spend = judge_spend;
         if classic_gated
             && cost_gates
             && let Some(costs) = &primary_costs
@@ -1441,6 +1455,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         comparisons: Vec::new(),
         stopping,
         reuse: None,
+        judge_spend: None,
     }
 }
 

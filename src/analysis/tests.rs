@@ -112,6 +112,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
         infrastructure: None,
         truncated: Vec::new(),
         reused_from: None,
+        judge_usage: None,
     }
 }
 

@@ -55,6 +55,11 @@ pub struct GradingArgs {
     /// exact, contains, regex, numeric.
     #[arg(long, value_name = "MODE", default_value = "judge")]
     pub expected_output_match: OutputMatch,
+    /// Which trials the judges grade: `all` (default), or `decisive` — only trials whose
+    /// outcome a judge can change, i.e. not in cases whose output checks decide pass or fail
+    /// (the judge metrics of those trials are recorded as skipped, and no request is made).
+    #[arg(long, value_name = "SCOPE", default_value = "all")]
+    pub judge_scope: crate::grade::JudgeScope,
 }
 
 impl GradingArgs {
@@ -67,6 +72,7 @@ impl GradingArgs {
             || self.pass_threshold != DEFAULT_PASS_THRESHOLD
             || !self.metric_weight.is_empty()
             || self.expected_output_match != OutputMatch::Judge
+            || !self.judge_scope.is_all()
     }
 }
 
@@ -179,6 +185,7 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
             )));
         }
         settings.judge_k = args.judge_k;
+        settings.judge_scope = args.judge_scope;
         settings.rubric_version = Some(RUBRIC_VERSION.to_string());
     }
     for name in settings.weights.keys() {

@@ -109,6 +109,10 @@ pub struct JudgeSpread {
     /// Per yes/no item (criterion or assertion): how many repeats said yes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<JudgeItem>,
+    /// What grading this metric spent (requests, cache hits, tokens, cost); absent in records
+    /// written before judge spend was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<crate::grade::JudgeSpend>,
 }
 
 /// One yes/no item a judge answered, over the repeats.

@@ -48,6 +48,145 @@ use serde::{Deserialize, Serialize};
 use checks::CheckResult;
 pub use metric::{MetricResult, MetricSource};
 
+/// What the LLM judges spent on one trial (a trial record's `judge_usage`; per metric in a
+/// judge metric's `judge.spent`): requests, cache hits, tokens and their cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JudgeSpend {
+    /// Judge requests answered (re-asks after malformed answers included).
+    pub requests: u64,
+    /// Repeats answered from the judge cache (no request, no cost).
+    #[serde(default)]
+    pub cached_answers: u64,
+    /// Tokens the judge servers reported, summed; `cost_usd` priced from the judge profile's
+    /// `[price]` table (null without one).
+    pub usage: crate::trajectory::Usage,
+    /// Why the judge was not asked (`--judge-scope decisive`: its answer could not change the
+    /// trial's outcome); absent when it was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+impl JudgeSpend {
+    /// Add another judge call's (or metric's) spend.
+    pub fn add(&mut self, other: &JudgeSpend) {
+        self.requests += other.requests;
+        self.cached_answers += other.cached_answers;
+        self.usage.add(&other.usage);
+        if self.skipped.is_none() {
+            self.skipped.clone_from(&other.skipped);
+        }
+    }
+
+    /// The judges' spend on a trial: the sum over its judge metrics (every judge's); `None`
+    /// when no judge metric was graded.
+    pub fn of_metrics<'a>(metrics: impl IntoIterator<Item = &'a MetricResult>) -> Option<Self> {
+        let mut total: Option<JudgeSpend> = None;
+        for spent in metrics
+            .into_iter()
+            .filter_map(|m| m.judge.as_ref().and_then(|j| j.spent.as_ref()))
+        {
+            total.get_or_insert_with(JudgeSpend::default).add(spent);
+        }
+        total
+    }
+}
+
+/// The judges' spend over a run's trials (`summary.json` `judge_spend`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JudgeSpendSummary {
+    /// Trials a judge was asked about.
+    pub trials_judged: usize,
+    /// Trials whose judge calls were skipped (`--judge-scope decisive`).
+    pub trials_skipped: usize,
+    /// Judge requests answered.
+    pub requests: u64,
+    /// Repeats answered from the judge cache.
+    pub cached_answers: u64,
+    /// Judge input tokens, summed (null when no server reported them).
+    pub input_tokens: Option<u64>,
+    /// Judge output tokens, summed.
+    pub output_tokens: Option<u64>,
+    /// Judge cost in USD from the judge profile's `[price]` (null without one).
+    pub cost_usd: Option<f64>,
+    /// Judged trials whose judge cost is unknown (tokens but no `[price]`).
+    pub unpriced_trials: usize,
+}
+
+impl JudgeSpendSummary {
+    /// Count one trial's judge spend.
+    pub fn add(&mut self, spent: &JudgeSpend) {
+        if spent.skipped.is_some() && spent.requests == 0 && spent.cached_answers == 0 {
+            self.trials_skipped += 1;
+            return;
+        }
+        self.trials_judged += 1;
+        self.requests += spent.requests;
+        self.cached_answers += spent.cached_answers;
+        let mut tokens = crate::trajectory::Usage {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cost_usd: self.cost_usd,
+            ..Default::default()
+        };
+        tokens.add(&spent.usage);
+        self.input_tokens = tokens.input_tokens;
+        self.output_tokens = tokens.output_tokens;
+        self.cost_usd = tokens.cost_usd;
+        if spent.usage.cost_usd.is_none() && spent.requests > 0 {
+            self.unpriced_trials += 1;
+        }
+    }
+
+    /// One line for the terminal and report.md.
+    pub fn line(&self) -> String {
+        let tokens = match (self.input_tokens, self.output_tokens) {
+            (Some(input), Some(output)) => format!(", {input} input / {output} output tokens"),
+            _ => String::new(),
+        };
+        let cost = match self.cost_usd {
+            Some(cost) if self.unpriced_trials == 0 => format!(", {cost:.4} USD"),
+            Some(cost) => format!(
+                ", {cost:.4} USD priced ({} trials without a judge [price])",
+                self.unpriced_trials
+            ),
+            None => ", cost unknown (no [price] in the judge profile)".to_string(),
+        };
+        let skipped = if self.trials_skipped > 0 {
+            format!(
+                "; judge skipped on {} trials whose output checks decide (--judge-scope decisive)",
+                self.trials_skipped
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "Judge spend: {} trials judged, {} requests ({} cached answers){tokens}{cost}{skipped}.",
+            self.trials_judged, self.requests, self.cached_answers
+        )
+    }
+}
+
+/// Which trials the LLM judges are asked about (`--judge-scope`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeScope {
+    /// Every trial: the judge metrics are reported for every case (default).
+    #[default]
+    All,
+    /// Only trials whose outcome the judge can change: not in cases whose output checks decide
+    /// pass or fail (the pass rule never lets a judge overturn them).
+    Decisive,
+}
+
+impl JudgeScope {
+    /// Whether this is the default (left out of the manifest).
+    pub fn is_all(&self) -> bool {
+        *self == JudgeScope::All
+    }
+}
+
 /// Which scores decided a trial's pass or fail (recorded as `decided_by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -356,6 +495,9 @@ pub struct GradingSettings {
     /// Custom grader commands.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub custom_graders: Vec<custom::CustomGraderSpec>,
+    /// Which trials the judges are asked about (`--judge-scope`; absent: every trial).
+    #[serde(default, skip_serializing_if = "JudgeScope::is_all")]
+    pub judge_scope: JudgeScope,
 }
 
 impl Default for GradingSettings {
@@ -371,6 +513,7 @@ impl Default for GradingSettings {
             judge_k: 1,
             rubric_version: None,
             custom_graders: Vec::new(),
+            judge_scope: JudgeScope::All,
         }
     }
 }

@@ -174,9 +174,18 @@ impl GraderSet {
             custom::run_grader(spec, &input).await
         });
         let mut judge_runs = Vec::new();
+        let skip_judges = self.settings.judge_scope == crate::grade::JudgeScope::Decisive
+            && output_checks_decide(facts.case, &self.settings);
         for (index, slot) in self.judges.iter().enumerate() {
             for metric in &self.settings.judge_metrics {
-                judge_runs.push(async move {
+                if skip_judges {
+                    let skipped = skipped_judge_metric(slot.judge.info());
+                    judge_runs.push(futures::future::Either::Left(async move {
+                        (index, metric.clone(), Ok(skipped))
+                    }));
+                    continue;
+                }
+                judge_runs.push(futures::future::Either::Right(async move {
                     let result = match slot.slots.acquire().await {
                         Ok(_permit) => {
                             slot.judge
@@ -186,7 +195,7 @@ impl GraderSet {
                         Err(_) => Err("judge slots closed".to_string()),
                     };
                     (index, metric.clone(), result)
-                });
+                }));
             }
         }
         let (grader_results, judge_results) = futures::join!(
@@ -348,6 +357,42 @@ impl GraderSet {
             results.push(result);
         }
         results
+    }
+}
+
+/// Why a judge is not asked under `--judge-scope decisive`.
+pub const JUDGE_SKIPPED_REASON: &str = "skipped: the case's output checks decide pass or fail, so the judge could not change the outcome (--judge-scope decisive)";
+
+/// Whether the case's output checks decide its trials' pass or fail (the pass rule's step 2):
+/// it has `checks`, or an `expected_output` matched deterministically.
+pub fn output_checks_decide(case: &GoldenCase, settings: &GradingSettings) -> bool {
+    let mode = case
+        .expected_output_match
+        .unwrap_or(settings.expected_output_match);
+    !case.checks.is_empty()
+        || (case.expected_output.is_some() && mode != checks::OutputMatch::Judge)
+}
+
+/// The result of a judge metric not asked (`--judge-scope decisive`): no score, the reason,
+/// and a spend of nothing that says why.
+fn skipped_judge_metric(info: &JudgeInfo) -> MetricResult {
+    MetricResult {
+        score: None,
+        reason: JUDGE_SKIPPED_REASON.to_string(),
+        source: MetricSource::Judge,
+        sub_scores: BTreeMap::new(),
+        judge: Some(crate::grade::metric::JudgeSpread {
+            judge: info.name.clone(),
+            model: info.model.clone(),
+            repeats: Vec::new(),
+            sd: None,
+            cached: 0,
+            items: Vec::new(),
+            spent: Some(crate::grade::JudgeSpend {
+                skipped: Some(JUDGE_SKIPPED_REASON.to_string()),
+                ..Default::default()
+            }),
+        }),
     }
 }
 

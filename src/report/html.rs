@@ -159,6 +159,13 @@ fn verdict_block(out: &mut String, summary: &Summary) {
     if let Some(reuse) = &summary.reuse {
         let _ = writeln!(out, "<div class=\"reuse\">{}</div>", escape(&reuse.line()));
     }
+    if let Some(judge) = &summary.judge_spend {
+        let _ = writeln!(
+            out,
+            "<div class=\"judge-spend\">{}</div>",
+            escape(&judge.line())
+        );
+    }
     if let Some(gate) = &lift.gate {
         let _ = writeln!(
             out,

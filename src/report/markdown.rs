@@ -286,6 +286,9 @@ pub fn summary_markdown(summary: &Summary) -> String {
     if let Some(reuse) = &summary.reuse {
         let _ = writeln!(out, "\n{}", reuse.line());
     }
+    if let Some(judge) = &summary.judge_spend {
+        let _ = writeln!(out, "\n{}", judge.line());
+    }
     if let Some(composite) = summary
         .metric_lifts
         .iter()

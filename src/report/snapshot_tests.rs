@@ -167,6 +167,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
         infrastructure: None,
         truncated: Vec::new(),
         reused_from: None,
+        judge_usage: None,
     }
 }
 

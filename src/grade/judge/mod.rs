@@ -239,6 +239,8 @@ pub struct Judge {
     cache: Option<JudgeCache>,
     client: reqwest::Client,
     usage: Mutex<JudgeUsage>,
+    /// The judge profile's `[price]` table: the cost of each request's tokens.
+    price: Option<crate::runner::profile::PriceTable>,
 }
 
 impl std::fmt::Debug for Judge {
@@ -338,6 +340,7 @@ impl Judge {
             settings,
             client,
             usage: Mutex::new(JudgeUsage::default()),
+            price: settings_profile.price,
         })
     }
 
@@ -424,6 +427,8 @@ impl Judge {
             {"role": "user", "content": user},
         ]);
         let messages_sha256 = sha256_hex(messages.to_string().as_bytes());
+        // What grading this metric spends (requests, cache hits, tokens, cost).
+        let spent = Mutex::new(crate::grade::JudgeSpend::default());
         let repeats = (0..self.settings.k).map(|repeat| {
             self.judge_repeat(
                 metric,
@@ -432,9 +437,13 @@ impl Judge {
                 assertion_count,
                 &messages_sha256,
                 repeat,
+                &spent,
             )
         });
         let outcomes = futures::future::try_join_all(repeats).await?;
+        let spent = spent
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let cached = outcomes.iter().filter(|(_, cached)| *cached).count() as u32;
         let answers: Vec<ParsedAnswer> = outcomes.into_iter().map(|(answer, _)| answer).collect();
         let item_names: Vec<String> = match metric {
@@ -444,18 +453,23 @@ impl Judge {
                 .map(|a| a.items.iter().map(|i| i.name.clone()).collect())
                 .unwrap_or_default(),
         };
-        Ok(aggregate(
+        let mut result = aggregate(
             metric,
             &self.name,
             &self.model,
             &item_names,
             &answers,
             cached,
-        ))
+        );
+        if let Some(spread) = result.judge.as_mut() {
+            spread.spent = Some(spent);
+        }
+        Ok(result)
     }
 
     /// One repeat: from the cache, or asked (and then cached). Returns the answer and whether
     /// it came from the cache.
+    #[allow(clippy::too_many_arguments)]
     async fn judge_repeat(
         &self,
         metric: JudgeMetricKind,
@@ -464,6 +478,7 @@ impl Judge {
         assertion_count: usize,
         messages_sha256: &str,
         repeat: u32,
+        spent: &Mutex<crate::grade::JudgeSpend>,
     ) -> Result<(ParsedAnswer, bool), JudgeError> {
         let key = CacheKeyParts {
             model: &self.model,
@@ -481,10 +496,14 @@ impl Judge {
             && let Ok(answer) = validate(metric, assertion_count, object)
         {
             self.record_usage(|usage| usage.cached_answers += 1);
+            spent
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .cached_answers += 1;
             return Ok((answer, true));
         }
         let answer = self
-            .ask(metric, system, user, assertion_count, repeat)
+            .ask(metric, system, user, assertion_count, repeat, spent)
             .await?;
         if let Some(cache) = &self.cache {
             // A cache that cannot be written only costs a later request; the grade stands.
@@ -508,6 +527,7 @@ impl Judge {
         user: &str,
         assertion_count: usize,
         repeat: u32,
+        spent: &Mutex<crate::grade::JudgeSpend>,
     ) -> Result<ParsedAnswer, JudgeError> {
         let deadline = Instant::now() + self.settings.timeout;
         let mut turns: Vec<(&'static str, String)> = vec![("user", user.to_string())];
@@ -517,7 +537,15 @@ impl Judge {
                 self.record_usage(|usage| usage.format_retries += 1);
             }
             let reply = self
-                .send(metric, system, &turns, assertion_count, repeat, deadline)
+                .send(
+                    metric,
+                    system,
+                    &turns,
+                    assertion_count,
+                    repeat,
+                    deadline,
+                    spent,
+                )
                 .await?;
             match parse_answer(metric, assertion_count, &reply.text) {
                 Ok(answer) => return Ok(answer),
@@ -549,6 +577,7 @@ impl Judge {
     }
 
     /// One request (with infrastructure retries) carrying `system` and `turns`.
+    #[allow(clippy::too_many_arguments)]
     async fn send(
         &self,
         metric: JudgeMetricKind,
@@ -557,6 +586,7 @@ impl Judge {
         assertion_count: usize,
         repeat: u32,
         deadline: Instant,
+        spent: &Mutex<crate::grade::JudgeSpend>,
     ) -> Result<Reply, JudgeError> {
         let conversation: Vec<Value> = turns
             .iter()
@@ -678,10 +708,22 @@ impl Judge {
                 (reply, tokens)
             }
         };
+        let mut tokens = tokens;
+        tokens.cost_usd = self
+            .price
+            .as_ref()
+            .and_then(|price| price.cost_usd(&tokens));
         self.record_usage(|usage| {
             usage.requests += 1;
             usage.tokens.add(&tokens);
         });
+        {
+            let mut spent = spent
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            spent.requests += 1;
+            spent.usage.add(&tokens);
+        }
         Ok(reply)
     }
 }
@@ -860,6 +902,7 @@ fn aggregate(
             sd,
             cached,
             items,
+            spent: None,
         }),
     }
 }
