@@ -17,7 +17,7 @@ pub const INPUT_ERROR: i32 = 2;
 /// `changed`: git cannot be run; an object-store transfer failed.
 pub const INFRASTRUCTURE_ERROR: i32 = 3;
 /// Nothing to run: no active golden case, or every trial of the run is not gradable; `install`
-/// found no agent host.
+/// found no agent host; `golden mine` drafted nothing; `shadow` found no eligible turn.
 pub const NOTHING_TO_RUN: i32 = 4;
 /// Completed with warnings: `scan` registered what it could but skipped assets it could not
 /// read (malformed or duplicate-named; each is listed with its path and reason).

@@ -35,6 +35,7 @@ pub mod run_matrix;
 pub mod runner;
 pub mod scaffold;
 pub mod sequential;
+pub mod shadow;
 pub mod shard;
 pub mod skill_fit;
 pub mod stats;

@@ -489,6 +489,29 @@ fn unknown_events_and_malformed_lines_are_reported_not_fatal() {
         .unwrap();
     assert_eq!(output.status.code(), Some(4));
     assert!(text(&output).1.contains("no codex session history at"));
+    assert_eq!(text(&output).0, "", "no empty eval set on stdout");
+    // Sessions, but none used the skill: exit 4, a plain message, nothing printed or written.
+    let out = empty.path().join("none.json");
+    for with_out in [false, true] {
+        let mut command = binary(state.path());
+        command
+            .args(["golden", "mine", "--host", "claude", "--skill", "absent"])
+            .arg("--history-root")
+            .arg(home.path());
+        if with_out {
+            command.arg("--out").arg(&out);
+        }
+        let output = command.output().unwrap();
+        let (stdout, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(4), "{stderr}");
+        assert_eq!(stdout, "");
+        assert!(
+            stderr
+                .contains("no drafts: no turn in the history read used `absent`; nothing written"),
+            "{stderr}"
+        );
+    }
+    assert!(!out.exists());
     // Unknown host, bad date: input errors.
     let output = binary(state.path())
         .args(["golden", "mine", "--host", "cursor"])
@@ -983,4 +1006,270 @@ fn golden_draft_adds_generated_drafts_without_touching_author_cases() {
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(2));
+}
+
+/// A new skill `release-notes` (not in the planted history under that name) with a runner
+/// profile on `agent_url`; `extra_frontmatter` and `body` shape its write-type evidence.
+fn shadow_project(agent_url: &str, extra_frontmatter: &str, body: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("release-notes/SKILL.md"),
+        &format!(
+            "---\nname: release-notes\ndescription: Use when drafting release notes for a version or a hotfix.\n{extra_frontmatter}---\n{body}\n"
+        ),
+    );
+    write(
+        &dir.path().join("runners/mock.toml"),
+        &format!(
+            "kind = \"openai-chat\"\nbase_url = \"{agent_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n"
+        ),
+    );
+    dir
+}
+
+#[test]
+fn shadow_replays_the_eligible_prompts_and_records_them_next_to_what_happened() {
+    let state = tempfile::tempdir().unwrap();
+    // The replayed answer equals the answer kept in s3, and differs from the rejected ones.
+    let server = MockServer::start(MockBehaviour {
+        activate: Some("release-notes".into()),
+        with_answer: "Notes again.".into(),
+        ..MockBehaviour::default()
+    });
+    let project = shadow_project(
+        &server.base_url(),
+        "",
+        "Group the changes by component. SKILL-MARKER",
+    );
+    let home = tempfile::tempdir().unwrap();
+    plant(home.path(), "claude-code");
+    let file = home
+        .path()
+        .join(".claude/projects/-home-alice-app/s2.jsonl");
+    let mut body = std::fs::read_to_string(&file).unwrap();
+    body.push_str("{\"type\":\"mystery-event\",\"timestamp\":\"2026-03-02T11:00:00Z\"}\n");
+    std::fs::write(&file, body).unwrap();
+    let output = binary(state.path())
+        .current_dir(project.path())
+        .args([
+            "shadow",
+            "release-notes",
+            "--host",
+            "claude-code",
+            "--since",
+            "2026-01-01",
+            "--runner",
+            "mock",
+            "--out",
+            "shadow",
+            "--run-id",
+            "s",
+        ])
+        .arg("--history-root")
+        .arg(home.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("4 of 10 turn(s) eligible for `release-notes` (4 session(s)); 3 distinct prompt(s) to replay"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("claude-code:mystery-event (1)"), "{stderr}");
+    let dir = project.path().join("shadow/s");
+    let records: Vec<Value> = std::fs::read_to_string(dir.join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // s1's prompt folds into s3 (same prompt, the later kept); s2 pushed back; s4 undone.
+    let summary: Vec<(String, usize, String, bool, bool)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["session"].as_str().unwrap().to_string(),
+                r["turn"].as_u64().unwrap() as usize,
+                r["recorded"]["signal"].as_str().unwrap().to_string(),
+                r["replay"]["skill_activated"].as_bool().unwrap(),
+                r["comparison"]["differs"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("s2".into(), 1, "pushed_back".into(), true, true),
+            ("s3".into(), 1, "moved_on".into(), true, false),
+            ("s4".into(), 1, "undone".into(), true, true),
+        ]
+    );
+    assert_eq!(records[1]["occurrences"], 2);
+    assert_eq!(records[1]["recorded"]["answer"], "Notes again.");
+    assert_eq!(records[1]["replay"]["answer"], "Notes again.");
+    assert_eq!(records[1]["eligibility"][0]["rule"], "terms");
+    assert!(
+        records[1]["prompt"].as_str().unwrap().contains("[REDACTED"),
+        "{}",
+        records[1]["prompt"]
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["counts"]["eligible_turns"], 4);
+    assert_eq!(summary["counts"]["duplicates"], 1);
+    assert_eq!(summary["activation"]["successes"], 3);
+    assert_eq!(summary["activation"]["trials"], 3);
+    // Wilson 95% for 3/3: [0.4385, 1].
+    let low = summary["activation"]["interval"]["low"].as_f64().unwrap();
+    assert!((low - 0.4385).abs() < 1e-3, "{low}");
+    assert_eq!(summary["differs"]["successes"], 2);
+    assert_eq!(summary["agrees_with_kept"]["successes"], 1);
+    assert_eq!(summary["agrees_with_kept"]["trials"], 1);
+    assert_eq!(summary["avoids_rejected"]["successes"], 2);
+    assert_eq!(summary["unknown_events"]["claude-code:mystery-event"], 1);
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["kind"], "shadow");
+    assert_eq!(manifest["write_type"]["write_type"], false);
+    assert_eq!(manifest["workspace"]["mode"], "throwaway");
+    assert!(
+        stdout.contains("| activation rate | 100% (3/3; 95% CI 44–100%) |"),
+        "{stdout}"
+    );
+    assert!(dir.join("report.md").is_file());
+    // The planted secret and the home folder reach no written file, nor the model server.
+    for path in every_file(&dir) {
+        let bytes = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(SECRET), "{}", path.display());
+        assert!(!text.contains("/home/alice"), "{}", path.display());
+    }
+    assert!(!stdout.contains(SECRET) && !stderr.contains(SECRET));
+
+    // No eligible turn: a distinct exit code, a plain message, nothing written.
+    write(
+        &project.path().join("tax/SKILL.md"),
+        "---\nname: tax-forms\ndescription: Use when filing quarterly tax forms.\n---\nBody\n",
+    );
+    let output = binary(state.path())
+        .current_dir(project.path())
+        .args(["shadow", "tax", "--host", "claude-code", "--runner", "mock"])
+        .args(["--out", "none"])
+        .arg("--history-root")
+        .arg(home.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(4), "{}", text(&output).1);
+    assert!(
+        text(&output).1.contains("no eligible turn"),
+        "{}",
+        text(&output).1
+    );
+    assert!(!project.path().join("none").exists());
+}
+
+#[test]
+fn shadow_replays_write_type_skills_only_in_throwaway_workspaces() {
+    let state = tempfile::tempdir().unwrap();
+    // The user's real project, as the recorded sessions' folder.
+    let real = tempfile::tempdir().unwrap();
+    write(&real.path().join("keep.txt"), "original\n");
+    write(&real.path().join("NOTES.md"), "original notes\n");
+    let home = tempfile::tempdir().unwrap();
+    plant(home.path(), "claude-code");
+    for path in every_file(home.path()) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replace("/home/alice/app", &real.path().to_string_lossy()),
+        )
+        .unwrap();
+    }
+    // A fake agent that writes and deletes in its working folder, then uses the skill.
+    let project = shadow_project(
+        "http://127.0.0.1:9",
+        "allowed-tools: Read Write Bash\n",
+        "Delete the old NOTES.md and write a new one. SKILL-MARKER",
+    );
+    let log = project.path().join("cwds.log");
+    let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_agent.py");
+    write(
+        &project.path().join("runners/writer.toml"),
+        &format!(
+            "kind = \"command\"\nmodel = \"fake-model\"\ncommand = [\"sh\", \"-c\", \"echo REPLAYED > NOTES.md; rm -f keep.txt; pwd >> \\\"$0\\\"; exec python3 \\\"$1\\\" skill-aware \\\"$2\\\" release-notes\", \"{}\", \"{}\", \"{{skills_dir}}\"]\noutput_format = \"claude-stream-json\"\nskills_dir = \".claude/skills\"\ntimeout_s = 30\nconcurrency = 2\n",
+            log.display(),
+            agent.display()
+        ),
+    );
+    let shadow = |extra: &[&str]| {
+        binary(state.path())
+            .current_dir(project.path())
+            .args([
+                "shadow",
+                "release-notes",
+                "--host",
+                "claude",
+                "--runner",
+                "writer",
+            ])
+            .args(["--since", "2026-01-01", "--out", "shadow", "--no-preflight"])
+            .args(extra)
+            .arg("--history-root")
+            .arg(home.path())
+            .output()
+            .unwrap()
+    };
+    // Write-type with a runner that runs commands: consent first.
+    let output = shadow(&[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output).1);
+    let stderr = text(&output).1;
+    assert!(stderr.contains("is a write-type skill"), "{stderr}");
+    assert!(stderr.contains("allowed-tools names `Write`"), "{stderr}");
+    assert!(stderr.contains("--allow-writes"), "{stderr}");
+    // A workspace root inside the recorded project is refused, --allow-writes or not.
+    let inside = real.path().join("tmp");
+    std::fs::create_dir(&inside).unwrap();
+    let output = shadow(&[
+        "--allow-writes",
+        "--workspace-root",
+        inside.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output).1);
+    assert!(
+        text(&output)
+            .1
+            .contains("replays never run in a user's project")
+    );
+    std::fs::remove_dir(&inside).unwrap();
+    // With consent: replayed, each in a fresh folder; the real project is untouched.
+    let output = shadow(&["--allow-writes", "--run-id", "w"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    assert_eq!(
+        std::fs::read_to_string(real.path().join("keep.txt")).unwrap(),
+        "original\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(real.path().join("NOTES.md")).unwrap(),
+        "original notes\n"
+    );
+    let cwds = std::fs::read_to_string(&log).unwrap();
+    let cwds: Vec<&str> = cwds.lines().collect();
+    assert_eq!(cwds.len(), 3, "{cwds:?}");
+    for cwd in &cwds {
+        assert!(!Path::new(cwd).starts_with(real.path()), "{cwd}");
+        assert!(
+            !Path::new(cwd).exists(),
+            "workspace {cwd} was not thrown away"
+        );
+    }
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(project.path().join("shadow/w/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["activation"]["successes"], 3, "{summary}");
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(project.path().join("shadow/w/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["write_type"]["write_type"], true);
+    assert_eq!(manifest["write_type"]["allow_writes"], true);
 }

@@ -201,6 +201,19 @@ fn golden_mine(args: MineArgs) -> Result<i32, CommandError> {
         _ => None,
     };
     let mined = mine_drafts(&args.history, args.skill.as_deref(), files_dir.as_deref())?;
+    // No drafts: nothing is printed or written (an empty eval set would read as a success).
+    if mined.cases.is_empty() {
+        return Err(CommandError {
+            code: exit_codes::NOTHING_TO_RUN,
+            error: anyhow!(
+                "no drafts: no turn in the history read used {}; nothing written (widen --since, check --host and --skill)",
+                args.skill
+                    .as_deref()
+                    .map(|s| format!("`{s}`"))
+                    .unwrap_or("a skill".into())
+            ),
+        });
+    }
     let set = to_eval_set(&mined, args.skill.as_deref());
     let text = crate::scaffold::json_text(&set);
     match &args.out {
@@ -212,26 +225,14 @@ fn golden_mine(args: MineArgs) -> Result<i32, CommandError> {
             std::fs::write(out, &text)
                 .map_err(|e| CommandError::input(anyhow!("{}: {e}", out.display())))?;
             eprintln!("skill-lift: wrote {}", out.display());
-            if !mined.cases.is_empty() {
-                println!(
-                    "{} draft case(s) in {}. Review them (edit, delete, or remove `\"status\": \"draft\"` to keep), or run them as they are:\n  skill-lift run SKILL_DIR --evals {} --allow-draft",
-                    mined.cases.len(),
-                    out.display(),
-                    out.display()
-                );
-            }
+            println!(
+                "{} draft case(s) in {}. Review them (edit, delete, or remove `\"status\": \"draft\"` to keep), or run them as they are:\n  skill-lift run SKILL_DIR --evals {} --allow-draft",
+                mined.cases.len(),
+                out.display(),
+                out.display()
+            );
         }
         None => print!("{text}"),
-    }
-    if mined.cases.is_empty() {
-        eprintln!(
-            "skill-lift: no drafts: no turn in the history read used {}",
-            args.skill
-                .as_deref()
-                .map(|s| format!("`{s}`"))
-                .unwrap_or("a skill".into())
-        );
-        return Ok(exit_codes::NOTHING_TO_RUN);
     }
     Ok(exit_codes::SUCCESS)
 }

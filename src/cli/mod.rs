@@ -23,6 +23,7 @@ mod regress;
 mod report;
 mod run;
 mod runners;
+mod shadow;
 mod stopping;
 mod triggers;
 mod usage;
@@ -116,6 +117,10 @@ pub enum Command {
     /// where it went unused, adoption with a Wilson interval, tokens and time per activation,
     /// and a recommend / keep / rewrite / retire suggestion (or "no evidence").
     Usage(usage::UsageArgs),
+    /// Shadow a new skill on recorded sessions: replay the prompts its trigger would have
+    /// fired on, with the skill staged, through a real runner in throwaway workspaces, and
+    /// record what would have happened next to what did (activation rate, answers).
+    Shadow(Box<shadow::ShadowArgs>),
     /// Run a Harbor task's verifier as a custom grader (added by `run` for task folders).
     #[command(hide = true)]
     HarborVerify(harbor::HarborVerifyArgs),
@@ -600,6 +605,7 @@ pub fn main() -> i32 {
             Command::Vet(args) => vet::vet(*args).await,
             Command::Golden(args) => golden::golden(args).await,
             Command::Usage(args) => usage::usage(args),
+            Command::Shadow(args) => shadow::shadow(*args).await,
             Command::HarborVerify(args) => harbor::harbor_verify(args),
         }
     });
