@@ -21,9 +21,8 @@ use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
 use crate::exit_codes;
 use crate::history::HistoryHost;
+use crate::runner::SkillMode;
 use crate::runner::profile::{load_profile, resolve_profile_path};
-use crate::runner::server::ManagedServer;
-use crate::runner::{SkillMode, build_runner};
 use crate::shadow::{
     DEFAULT_MIN_TERMS, EligibilityRule, MAX_ANSWER_CHARS, Replay, ReplayEnd, SHADOW_FORMAT_VERSION,
     ShadowRecord, candidates, compare, is_within, report_markdown, summarize, write_evidence,
@@ -300,40 +299,14 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
     );
 
     crate::contain::install_interrupt_handler();
-    let mut server = None;
-    if let Some(config) = &profile.profile.server {
-        let profile_dir = profile.profile_dir();
-        let server_log = dir.join("server.log");
-        server = ManagedServer::ensure(
-            config,
-            profile_dir.as_deref(),
-            &profile.profile.base_url,
-            &server_log,
-        )
-        .await
-        .map_err(CommandError::infrastructure)?;
-    }
-    let stop_server = |server: Option<ManagedServer>| async move {
-        if let Some(mut server) = server {
-            server.stop().await;
-        }
-    };
-    if !args.no_preflight
-        && let Err(error) = crate::runner::preflight::check(&profile, api_key.as_deref()).await
-    {
-        stop_server(server).await;
-        crate::redact::redact_logs_in(&dir);
-        return Err(CommandError::infrastructure(anyhow!(
-            "{error}; nothing was replayed (skip the check with --no-preflight)"
-        )));
-    }
-    let runner = match build_runner(&profile, api_key) {
-        Ok(runner) => runner,
-        Err(error) => {
-            stop_server(server).await;
-            return Err(CommandError::infrastructure(anyhow!(error)));
-        }
-    };
+    let (runner, server) = super::triggers::start_replay_runner(
+        &profile,
+        api_key,
+        &dir,
+        args.no_preflight,
+        "replayed",
+    )
+    .await?;
     let jobs = args
         .jobs
         .map(|j| j as usize)
@@ -370,7 +343,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
         progress: crate::progress::ProgressDisplay::stderr_is_interactive(),
     };
     let finished = run_attempts(context, Arc::new(queries), settings).await;
-    stop_server(server).await;
+    super::triggers::stop_replay_server(server).await;
     crate::redact::redact_logs_in(&dir);
     let finished = finished.map_err(CommandError::infrastructure)?;
 

@@ -3,7 +3,7 @@
 //! profile has one; replay every query K times (`crate::triggers`); write `triggers.json`,
 //! `triggers.md`, `attempts.jsonl` and the transcripts; map the result to an exit code.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,9 +16,9 @@ use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
 use crate::exit_codes;
-use crate::runner::profile::{load_profile, resolve_profile_path};
+use crate::runner::profile::{LoadedProfile, load_profile, resolve_profile_path};
 use crate::runner::server::ManagedServer;
-use crate::runner::{SkillMode, build_runner};
+use crate::runner::{Runner, SkillMode, build_runner};
 use crate::triggers::{
     AttemptSettings, DEFAULT_THRESHOLD, TriggerContext, TriggerGates, TriggerReport,
     TriggerRunnerInfo, TriggerSetInfo, TriggerSetup, analyze, find_trigger_set, load_triggers,
@@ -326,53 +326,8 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     );
 
     crate::contain::install_interrupt_handler();
-    let mut server = None;
-    if let Some(config) = &profile.profile.server {
-        let profile_dir = profile.profile_dir();
-        eprintln!("skill-lift: checking model server at {}", config.ready_url);
-        let server_log = dir.join("server.log");
-        server = tokio::select! {
-            started = ManagedServer::ensure(config, profile_dir.as_deref(), &profile.profile.base_url, &server_log) => {
-                started.map_err(CommandError::infrastructure)?
-            }
-            _ = crate::contain::interrupted() => {
-                return Err(CommandError {
-                    code: exit_codes::INTERRUPTED,
-                    error: anyhow!("interrupted while waiting for the model server; it was stopped"),
-                });
-            }
-        };
-        if server.is_some() {
-            eprintln!(
-                "skill-lift: started model server ({})",
-                config.command.join(" ")
-            );
-        }
-    }
-    let stop_server = |server: Option<ManagedServer>| async move {
-        if let Some(mut server) = server {
-            server.stop().await;
-        }
-    };
-    if !args.no_preflight {
-        match crate::runner::preflight::check(&profile, api_key.as_deref()).await {
-            Ok(line) => eprintln!("skill-lift: pre-flight {}: {line}", profile.name),
-            Err(error) => {
-                stop_server(server).await;
-                crate::redact::redact_logs_in(&dir);
-                return Err(CommandError::infrastructure(anyhow!(
-                    "{error}; nothing was run (skip the check with --no-preflight)"
-                )));
-            }
-        }
-    }
-    let runner = match build_runner(&profile, api_key) {
-        Ok(runner) => runner,
-        Err(error) => {
-            stop_server(server).await;
-            return Err(CommandError::infrastructure(anyhow!(error)));
-        }
-    };
+    let (runner, server) =
+        start_replay_runner(&profile, api_key, &dir, args.no_preflight, "run").await?;
     let jobs = args
         .jobs
         .map(|j| j as usize)
@@ -400,7 +355,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
         progress: progress && crate::progress::ProgressDisplay::stderr_is_interactive(),
     };
     let finished = run_attempts(context, Arc::clone(&queries), settings).await;
-    stop_server(server).await;
+    stop_replay_server(server).await;
     crate::redact::redact_logs_in(&dir);
     let orphans = crate::contain::reap_adopted_orphans();
     if orphans > 0 {
@@ -487,4 +442,67 @@ pub fn exit_code(report: &TriggerReport, breaker: Option<&str>) -> (i32, Option<
         );
     }
     (exit_codes::SUCCESS, None)
+}
+
+/// Start what replays need: the profile's managed model server when it has one (started unless
+/// already answering, its log in `dir/server.log`; an interrupt while waiting stops it), the
+/// pre-flight check unless `no_preflight`, and the runner. Used by `triggers` and `shadow`;
+/// `not_done` completes the failed check's message ("nothing was {not_done}"). Stop the returned
+/// server with [`stop_replay_server`] once the replays are done.
+pub(super) async fn start_replay_runner(
+    profile: &LoadedProfile,
+    api_key: Option<String>,
+    dir: &Path,
+    no_preflight: bool,
+    not_done: &str,
+) -> Result<(Box<dyn Runner>, Option<ManagedServer>), CommandError> {
+    let mut server = None;
+    if let Some(config) = &profile.profile.server {
+        let profile_dir = profile.profile_dir();
+        eprintln!("skill-lift: checking model server at {}", config.ready_url);
+        let server_log = dir.join("server.log");
+        server = tokio::select! {
+            started = ManagedServer::ensure(config, profile_dir.as_deref(), &profile.profile.base_url, &server_log) => {
+                started.map_err(CommandError::infrastructure)?
+            }
+            _ = crate::contain::interrupted() => {
+                return Err(CommandError {
+                    code: exit_codes::INTERRUPTED,
+                    error: anyhow!("interrupted while waiting for the model server; it was stopped"),
+                });
+            }
+        };
+        if server.is_some() {
+            eprintln!(
+                "skill-lift: started model server ({})",
+                config.command.join(" ")
+            );
+        }
+    }
+    if !no_preflight {
+        match crate::runner::preflight::check(profile, api_key.as_deref()).await {
+            Ok(line) => eprintln!("skill-lift: pre-flight {}: {line}", profile.name),
+            Err(error) => {
+                stop_replay_server(server).await;
+                crate::redact::redact_logs_in(dir);
+                return Err(CommandError::infrastructure(anyhow!(
+                    "{error}; nothing was {not_done} (skip the check with --no-preflight)"
+                )));
+            }
+        }
+    }
+    match build_runner(profile, api_key) {
+        Ok(runner) => Ok((runner, server)),
+        Err(error) => {
+            stop_replay_server(server).await;
+            Err(CommandError::infrastructure(anyhow!(error)))
+        }
+    }
+}
+
+/// Stop a model server [`start_replay_runner`] started (nothing when it found one running).
+pub(super) async fn stop_replay_server(server: Option<ManagedServer>) {
+    if let Some(mut server) = server {
+        server.stop().await;
+    }
 }
