@@ -2,8 +2,9 @@
 //!
 //! Data flow (see `shared/design.md`): plan → stage ([`workspace`]) → drive ([`runner`]) →
 //! normalize ([`trajectory`]) → grade ([`grade`]) → record ([`record`]) → analyze
-//! ([`analysis`], on [`stats`]) → report ([`report`]). [`execute`] schedules trials; [`cli`]
-//! is the command-line boundary and the only place that maps outcomes to exit codes.
+//! ([`analysis`], on [`stats`]) → report ([`report`]). [`pipeline`] is a run's lifecycle
+//! (request → prepare → execute → conclude); [`execute`] schedules its trials; [`cli`] is the
+//! command-line boundary and the only place that maps outcomes to exit codes.
 
 pub mod analysis;
 pub mod asset;
@@ -23,6 +24,7 @@ pub mod install;
 pub mod leak_guard;
 pub mod local_model;
 pub mod object_out;
+pub mod pipeline;
 pub mod plan;
 pub mod process;
 pub mod progress;

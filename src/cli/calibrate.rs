@@ -6,7 +6,7 @@
 //! finds it (`crate::calibration`).
 //!
 //! Each repeat is an ordinary run folder, `<out>/<calibration id>/repeat-NN/`, executed by the
-//! same code as `run` (`run::execute_run`); `calibration.json` beside them holds the plan, so
+//! same code as `run` (`crate::pipeline::execute_run`); `calibration.json` beside them holds the plan, so
 //! `calibrate --resume DIR` continues where an interrupted calibration stopped.
 
 use std::fmt::Write as _;
@@ -18,8 +18,8 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::run::{
-    RunOptions, create_run_folder, execute_run, exit_code_for, explain_exit, preflight, prepare,
-    resolve_fresh, resolve_resume,
+    RunOptions, create_run_folder, execute_run, execution_settings, exit_code_for, explain_exit,
+    fresh_request, nothing_to_run,
 };
 use super::{CommandError, RunArgs};
 use crate::calibration::{
@@ -130,12 +130,20 @@ fn start_fresh(
     args: &CalibrateArgs,
 ) -> Result<Result<(PathBuf, CalibrationPlan), i32>, CommandError> {
     let run = &args.run;
-    let resolved = resolve_fresh(run, args.arm.design())?;
-    if let Some(code) = preflight(&resolved, run)? {
-        return Ok(Err(code));
+    let execution = execution_settings(run);
+    let resolved = crate::pipeline::resolve_fresh(
+        &fresh_request(run)?,
+        args.arm.design(),
+        run.analysis.recorded_gates(),
+        execution.state.as_deref(),
+    )?;
+    if let Some(nothing) =
+        crate::pipeline::check_before_spending(&resolved, run.analysis.method, &execution)?
+    {
+        return Ok(Err(nothing_to_run(nothing)));
     }
     // Credentials and graders are checked before any folder exists.
-    let prepared = prepare(resolved, run)?;
+    let prepared = crate::pipeline::prepare(resolved, &execution)?;
     let mut template = prepared.resolved.manifest.clone();
     let calibration_id = match &run.run_id {
         Some(id) => id.clone(),
@@ -307,8 +315,8 @@ async fn run_repeats(
             "skill-lift: calibrate {}: repeat {index} of {}",
             plan.calibration_id, plan.repeats
         );
-        let resolved = resolve_resume(&repeat_dir)?;
-        let prepared = prepare(resolved, run)?;
+        let resolved = crate::pipeline::resolve_resume(&repeat_dir)?;
+        let prepared = crate::pipeline::prepare(resolved, &execution_settings(run))?;
         let options = RunOptions {
             quiet: run.quiet,
             manage_server: false,

@@ -1,7 +1,5 @@
-//! Grading flags shared by `run` and `regrade`, and building the grader set they describe.
-
-use std::path::Path;
-use std::sync::Arc;
+//! Grading flags shared by `run` and `regrade`, and the grading settings they resolve to (the
+//! grader set, credentials and judge servers are the run pipeline's: `crate::pipeline::grading`).
 
 use anyhow::anyhow;
 use clap::Args;
@@ -9,10 +7,13 @@ use clap::Args;
 use super::CommandError;
 use crate::grade::checks::OutputMatch;
 use crate::grade::custom::{DEFAULT_GRADER_TIMEOUT_S, parse_grader_specs};
-use crate::grade::judge::{Judge, JudgeMetricKind, JudgeSettings, RUBRIC_VERSION};
+use crate::grade::judge::{JudgeMetricKind, RUBRIC_VERSION};
 use crate::grade::metric::RESERVED_METRIC_NAMES;
-use crate::grade::pipeline::{GraderSet, TrialJudge};
-use crate::grade::{DEFAULT_PASS_THRESHOLD, GradingSettings, JudgeInfo};
+use crate::grade::{DEFAULT_PASS_THRESHOLD, GradingSettings};
+pub use crate::pipeline::grading::{
+    build_grader_set, ensure_judge_servers, judge_info, profile_api_key, recorded_judge_profiles,
+    runner_secrets, validate_expected_outputs,
+};
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::runner::{LoadedProfile, RunnerKind};
 
@@ -82,18 +83,6 @@ pub struct ResolvedGrading {
     pub judge_profiles: Vec<LoadedProfile>,
 }
 
-fn judge_info(profile: &LoadedProfile) -> Result<JudgeInfo, CommandError> {
-    let digest = profile.digest().map_err(CommandError::input)?;
-    Ok(JudgeInfo {
-        name: profile.name.clone(),
-        kind: profile.profile.kind.name().to_string(),
-        model: profile.profile.model.clone(),
-        base_url: profile.profile.base_url.clone(),
-        profile_path: profile.recorded_path(),
-        profile_digest: digest,
-    })
-}
-
 /// Resolve the grading flags of a new run (or a regrade).
 pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandError> {
     let mut settings = GradingSettings::new();
@@ -135,13 +124,16 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
     for value in &args.judge {
         let path = resolve_profile_path(value).map_err(CommandError::input)?;
         let profile = load_profile(&path).map_err(CommandError::input)?;
-        if !matches!(
-            profile.profile.kind,
-            RunnerKind::OpenaiChat | RunnerKind::AnthropicMessages
-        ) {
+        if !profile.profile.kind.spec().can_judge() {
             return Err(CommandError::input(anyhow!(
-                "{}: a judge must be a profile of kind openai-chat or anthropic-messages, not {}",
+                "{}: a judge must be a profile of kind {}, not {}",
                 profile.path.display(),
+                RunnerKind::ALL
+                    .iter()
+                    .filter(|kind| kind.spec().can_judge())
+                    .map(|kind| kind.name())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
                 profile.profile.kind.name()
             )));
         }
@@ -201,171 +193,4 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
         settings,
         judge_profiles,
     })
-}
-
-/// Check every case's `expected_output` against the mode it will be matched with (the case's
-/// `expected_output_match`, else `--expected-output-match`): a regular expression must compile
-/// and a numeric mode needs a number. Errors name the eval file and the case.
-pub fn validate_expected_outputs(
-    eval_path: &Path,
-    cases: &[crate::evalset::GoldenCase],
-    settings: &GradingSettings,
-) -> Result<(), CommandError> {
-    for case in cases {
-        let mode = case
-            .expected_output_match
-            .unwrap_or(settings.expected_output_match);
-        if let Some(expected) = &case.expected_output
-            && let Err(message) = crate::grade::checks::validate_expected_output(mode, expected)
-        {
-            return Err(CommandError::input(anyhow!(
-                "{}: case `{}`: expected_output with --expected-output-match {}: {message}",
-                eval_path.display(),
-                case.id,
-                mode.as_str()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Whether anything can decide pass or fail: a case with output checks (its own `checks`, or a
-/// deterministic `expected_output` match), a judge, or a custom grader.
-pub fn anything_to_grade_by(
-    cases: &[crate::evalset::GoldenCase],
-    settings: &GradingSettings,
-) -> bool {
-    !settings.judges.is_empty()
-        || !settings.custom_graders.is_empty()
-        || cases.iter().any(|case| {
-            !case.checks.is_empty()
-                || (case.expected_output.is_some()
-                    && case
-                        .expected_output_match
-                        .unwrap_or(settings.expected_output_match)
-                        .is_deterministic())
-        })
-}
-
-/// Reload the judge profiles recorded in `settings` (resume, regrade without new flags) and
-/// refuse a profile that changed.
-pub fn recorded_judge_profiles(
-    settings: &GradingSettings,
-) -> Result<Vec<LoadedProfile>, CommandError> {
-    let mut profiles = Vec::new();
-    for info in &settings.judges {
-        let profile = load_profile(&info.profile_path).map_err(CommandError::input)?;
-        let now = judge_info(&profile)?;
-        if now.profile_digest != info.profile_digest {
-            return Err(CommandError::input(anyhow!(
-                "judge profile {} changed since the run started; regrade with --judge to grade with the new one",
-                info.profile_path.display()
-            )));
-        }
-        profiles.push(profile);
-    }
-    Ok(profiles)
-}
-
-/// The API key a profile names, from the environment.
-pub fn profile_api_key(profile: &LoadedProfile) -> Result<Option<String>, CommandError> {
-    match &profile.profile.api_key_env {
-        Some(variable) => match std::env::var(variable) {
-            Ok(value) if !value.is_empty() => Ok(Some(value)),
-            _ => Err(CommandError::input(anyhow!(
-                "{}: the profile reads the API key from `{variable}`, which is not set",
-                profile.path.display()
-            ))),
-        },
-        None => Ok(None),
-    }
-}
-
-/// The credentials the runner passes to the agent (`api_key_env`, `pass_env`), with their
-/// values, for the secret scan of the `security` metric.
-pub fn runner_secrets(runner: &LoadedProfile) -> Vec<(String, String)> {
-    runner
-        .profile
-        .api_key_env
-        .iter()
-        .chain(runner.profile.pass_env.iter())
-        .filter_map(|name| {
-            std::env::var(name)
-                .ok()
-                .filter(|value| !value.is_empty())
-                .map(|value| (name.clone(), value))
-        })
-        .collect()
-}
-
-/// Build the grader set: the judges from their profiles, the cache under the state folder.
-pub fn build_grader_set(
-    settings: GradingSettings,
-    judge_profiles: &[LoadedProfile],
-    secrets: Vec<(String, String)>,
-    format_retries: u32,
-    use_cache: bool,
-    state_flag: Option<&Path>,
-) -> Result<GraderSet, CommandError> {
-    let cache_dir = if use_cache && !judge_profiles.is_empty() {
-        crate::registry::state::state_dir_from_env(state_flag)
-            .ok()
-            .map(|state| state.join("judge-cache"))
-    } else {
-        None
-    };
-    let mut judges: Vec<Arc<dyn TrialJudge>> = Vec::new();
-    for (profile, info) in judge_profiles.iter().zip(&settings.judges) {
-        let api_key = profile_api_key(profile)?;
-        let judge = Judge::new(
-            profile,
-            api_key,
-            JudgeSettings {
-                k: settings.judge_k,
-                max_format_retries: format_retries,
-                max_trajectory_chars: crate::grade::judge::DEFAULT_MAX_TRAJECTORY_CHARS,
-                cache_dir: cache_dir.clone(),
-                timeout: std::time::Duration::from_secs_f64(profile.profile.timeout_s),
-            },
-        )
-        .map_err(|e| CommandError::input(anyhow!("{}: {e}", profile.path.display())))?;
-        judges.push(Arc::new(crate::grade::judge::RecordedJudge::new(
-            judge,
-            info.clone(),
-            profile.profile.concurrency,
-        )));
-    }
-    Ok(GraderSet::new(settings, judges, secrets))
-}
-
-/// Start the model servers of judge profiles that have a `[server]` section and are not
-/// answering yet (`log_dir/judge-server-<name>.log`); the caller stops them when grading ends.
-pub async fn ensure_judge_servers(
-    profiles: &[LoadedProfile],
-    log_dir: &Path,
-) -> Result<Vec<crate::runner::server::ManagedServer>, CommandError> {
-    let mut servers = Vec::new();
-    for profile in profiles {
-        let Some(config) = &profile.profile.server else {
-            continue;
-        };
-        let profile_dir = profile.profile_dir();
-        let log = log_dir.join(format!("judge-server-{}.log", profile.name));
-        let started = crate::runner::server::ManagedServer::ensure(
-            config,
-            profile_dir.as_deref(),
-            &profile.profile.base_url,
-            &log,
-        )
-        .await
-        .map_err(CommandError::infrastructure)?;
-        if let Some(server) = started {
-            eprintln!(
-                "skill-lift: started the judge's model server ({})",
-                config.command.join(" ")
-            );
-            servers.push(server);
-        }
-    }
-    Ok(servers)
 }

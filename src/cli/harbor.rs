@@ -28,11 +28,6 @@ fn env_path(name: &str) -> Result<PathBuf, CommandError> {
     })
 }
 
-/// Quote `text` for `sh -c`.
-pub fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 /// `skill-lift harbor-verify --tasks DIR`.
 pub fn harbor_verify(args: HarborVerifyArgs) -> Result<i32, CommandError> {
     let read_json = |name: &str| -> Result<serde_json::Value, CommandError> {

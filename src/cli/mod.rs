@@ -401,28 +401,19 @@ impl AnalysisArgs {
         seed: u64,
         recorded: Option<&crate::record::RecordedGates>,
     ) -> crate::analysis::AnalysisSettings {
-        let fail_on = match recorded {
-            Some(gates) if self.fail_on.is_empty() => gates.fail_on.clone(),
-            _ => self.fail_on.clone(),
-        };
-        crate::analysis::AnalysisSettings {
+        self.overrides().settings_over(seed, recorded)
+    }
+
+    /// The settings these flags give (the validated form the run pipeline reads).
+    pub fn overrides(&self) -> crate::pipeline::AnalysisOverrides {
+        crate::pipeline::AnalysisOverrides {
             resamples: self.bootstrap_resamples,
-            seed,
-            method: self.method.or(recorded.and_then(|gates| gates.method)),
-            gate: crate::analysis::GateSettings {
-                min_lift: self.min_lift.or(recorded.and_then(|gates| gates.min_lift)),
-                fail_on,
-                max_latency_ratio: self
-                    .max_latency_ratio
-                    .or(recorded.and_then(|gates| gates.max_latency_ratio)),
-                max_token_ratio: self
-                    .max_token_ratio
-                    .or(recorded.and_then(|gates| gates.max_token_ratio)),
-            },
-            max_unscoreable: self
-                .max_unscoreable
-                .or(recorded.map(|gates| gates.max_unscoreable))
-                .unwrap_or(crate::analysis::DEFAULT_MAX_UNSCOREABLE),
+            method: self.method,
+            min_lift: self.min_lift,
+            fail_on: self.fail_on.clone(),
+            max_unscoreable: self.max_unscoreable,
+            max_latency_ratio: self.max_latency_ratio,
+            max_token_ratio: self.max_token_ratio,
         }
     }
 
@@ -443,16 +434,7 @@ impl AnalysisArgs {
 
     /// The gates to record in a new run's manifest.
     pub fn recorded_gates(&self) -> crate::record::RecordedGates {
-        crate::record::RecordedGates {
-            min_lift: self.min_lift,
-            fail_on: self.fail_on.clone(),
-            max_unscoreable: self
-                .max_unscoreable
-                .unwrap_or(crate::analysis::DEFAULT_MAX_UNSCOREABLE),
-            method: self.method,
-            max_latency_ratio: self.max_latency_ratio,
-            max_token_ratio: self.max_token_ratio,
-        }
+        self.overrides().recorded_gates()
     }
 }
 
@@ -520,6 +502,16 @@ impl CommandError {
         Self {
             code: exit_codes::INFRASTRUCTURE_ERROR,
             error: error.into(),
+        }
+    }
+}
+
+impl From<crate::pipeline::PipelineError> for CommandError {
+    /// The run pipeline's class of failure decides the exit code: inputs 2, infrastructure 3.
+    fn from(error: crate::pipeline::PipelineError) -> Self {
+        match error.class() {
+            crate::pipeline::ErrorClass::Input => CommandError::input(error),
+            crate::pipeline::ErrorClass::Infrastructure => CommandError::infrastructure(error),
         }
     }
 }

@@ -27,9 +27,9 @@ use crate::grade::pipeline::{GraderSet, TrialFacts, staged_skill_names};
 use crate::grade::{GradingSettings, Outcome};
 use crate::record::{
     FORMAT_VERSION, FinishedTrial, Manifest, RunLock, TranscriptDocument, TranscriptReader,
-    TrialLog, TrialRecord, read_manifest, write_atomic,
+    TrialLog, TrialRecord, read_manifest,
 };
-use crate::report::{Format, export_run, markdown::summary_markdown};
+use crate::report::markdown::summary_markdown;
 use crate::runner::profile::load_profile;
 
 /// Flags of `skill-lift regrade`.
@@ -245,18 +245,12 @@ async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
     // New grading settings make another suite: look its calibration up again (the regrade's
     // manifest records what it found, like a run's).
     if manifest.arm_design.is_paired() && manifest.grading != original.grading {
-        manifest.calibration = Some(
-            match crate::registry::state::state_dir_from_env(args.state.as_deref()) {
-                Ok(state) => crate::calibration::lookup(&state, &manifest),
-                Err(error) => crate::calibration::unavailable(
-                    &manifest,
-                    &format!("no state folder to look the calibration up in ({error})"),
-                ),
-            },
-        );
+        manifest.calibration = Some(crate::pipeline::prepare::look_up_calibration(
+            &manifest,
+            args.state.as_deref(),
+        ));
     }
-    let bytes = serde_json::to_vec_pretty(&manifest).expect("manifest serializes");
-    write_atomic(&out_dir.join("manifest.json"), &bytes).map_err(CommandError::infrastructure)?;
+    crate::pipeline::prepare::write_manifest(&out_dir, &manifest)?;
 
     // Only the recorded run's own planned trials are regraded (file:line errors otherwise).
     let mut records = Vec::new();
@@ -316,9 +310,7 @@ async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
         .analysis
         .settings_over(manifest.seed, manifest.gates.as_ref());
     let (summary, written) =
-        export_run(&out_dir, &out_dir, &manifest, &settings, &Format::ALL, true)
-            .with_context(|| format!("writing exports into {}", out_dir.display()))
-            .map_err(CommandError::infrastructure)?;
+        crate::pipeline::run::write_final_exports(&out_dir, &manifest, &settings, true)?;
     drop(lock);
     let markdown = summary_markdown(&summary);
     if !args.quiet {

@@ -1,13 +1,12 @@
 //! The flags of `run` that spend less per decision (`--sequential`, `--equivalence`,
-//! `--round-cases`, `--max-cost-usd`, `--max-tokens`, `--max-wall`) and how they become the
-//! manifest's stopping plan (`crate::sequential`).
+//! `--round-cases`, `--max-cost-usd`, `--max-tokens`, `--max-wall`) and the
+//! [`StoppingRequest`] the run pipeline turns into the manifest's stopping plan
+//! (`crate::pipeline::prepare::apply_stopping`, `crate::sequential`).
 
-use anyhow::anyhow;
 use clap::Args;
 
-use super::CommandError;
-use crate::record::Manifest;
-use crate::sequential::{Budgets, SequentialSettings, StoppingPlan};
+use crate::pipeline::StoppingRequest;
+use crate::sequential::{Budgets, SequentialSettings};
 
 /// Round scheduling, anytime-valid stopping and budgets.
 #[derive(Debug, Args, Clone, Default)]
@@ -53,7 +52,19 @@ impl StoppingArgs {
 
     /// Whether any of these flags was given.
     pub fn any_given(&self) -> bool {
-        self.sequential || self.round_cases.is_some() || self.budgets().any()
+        self.request().any_given()
+    }
+
+    /// What these flags ask for, as the run pipeline reads it.
+    pub fn request(&self) -> StoppingRequest {
+        StoppingRequest {
+            sequential: self.sequential.then_some(SequentialSettings {
+                alpha: self.sequential_alpha,
+                equivalence: self.equivalence,
+            }),
+            round_cases: self.round_cases.map(|n| n as usize),
+            budgets: self.budgets(),
+        }
     }
 }
 
@@ -80,61 +91,4 @@ fn parse_usd(value: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("`{value}`: expected a positive amount of USD")),
     }
-}
-
-/// Put the stopping plan the flags ask for into `manifest`: a fresh run gets a new plan; a
-/// resumed run keeps its recorded plan (its case order and rules), with the budgets given now
-/// replacing the recorded ones (a resume may raise a budget that stopped the run). Warns when
-/// a cost budget has no `[price]` table to fall back on.
-pub fn apply(
-    manifest: &mut Manifest,
-    args: &StoppingArgs,
-    price: Option<crate::runner::profile::PriceTable>,
-    resuming: bool,
-) -> Result<(), CommandError> {
-    if !args.any_given() && manifest.stopping.is_none() {
-        return Ok(());
-    }
-    if !manifest.arm_design.is_paired() {
-        return Err(CommandError::input(anyhow!(
-            "--sequential, --round-cases and the budgets apply to a paired run, not an A/A control"
-        )));
-    }
-    if args.sequential
-        && (manifest.arms.as_slice() != crate::workspace::Arm::PAIRED.as_slice()
-            || manifest.reference() != crate::workspace::Arm::WithoutSkill)
-    {
-        return Err(CommandError::input(anyhow!(
-            "--sequential decides with_skill against without_skill; it cannot be combined with --previous, --previous-ref, --exposure or --reference (the budgets can)"
-        )));
-    }
-    if args.max_cost_usd.is_some() && price.is_none() {
-        eprintln!(
-            "warning: --max-cost-usd: the runner profile `{}` has no [price] table; only costs the agent reports count, and the run stops before a round once a trial reports none",
-            manifest.runner.name
-        );
-    }
-    match manifest.stopping.as_mut() {
-        Some(plan) if resuming => {
-            plan.budgets = plan.budgets.overridden_by(&args.budgets());
-            if price.is_some() {
-                plan.price = price;
-            }
-        }
-        _ => {
-            let sequential = args.sequential.then_some(SequentialSettings {
-                alpha: args.sequential_alpha,
-                equivalence: args.equivalence,
-            });
-            manifest.stopping = Some(StoppingPlan::new(
-                &manifest.eval_set.case_ids,
-                manifest.seed,
-                args.round_cases.map(|n| n as usize),
-                sequential,
-                args.budgets(),
-                price,
-            ));
-        }
-    }
-    Ok(())
 }

@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::kind::{BuildError, KindSpec};
+use super::kind::{BuildError, KindSpec, ProfileNeeds};
 use super::parsers::{self, SkillContext, StreamParser};
 use super::{
     AttemptError, AttemptInput, Runner, RunnerCapabilities, RunnerKind, RunnerProfile,
@@ -137,6 +137,12 @@ pub trait AgentCli: Sync + 'static {
     fn version_checked(&self) -> bool {
         true
     }
+
+    /// Whether the profile's `command` (an argv template) is the kind's argv, instead of
+    /// `program` and `extra_args`.
+    fn takes_command_template(&self) -> bool {
+        false
+    }
 }
 
 impl<T: AgentCli> KindSpec for T {
@@ -160,6 +166,14 @@ impl<T: AgentCli> KindSpec for T {
             skill_delivery: SkillDelivery::Native,
             activation_observable: true,
             can_run_commands: true,
+        }
+    }
+
+    /// An agent CLI finds its own endpoint; only a kind whose argv is the profile's needs it.
+    fn profile_needs(&self) -> ProfileNeeds {
+        ProfileNeeds {
+            base_url: false,
+            command_template: AgentCli::takes_command_template(self),
         }
     }
 

@@ -414,6 +414,8 @@ impl Runner for AnthropicMessagesRunner {
 pub(crate) static KIND: super::kind::ModelApiKind = super::kind::ModelApiKind {
     name: "anthropic-messages",
     build: |profile, api_key| Ok(Box::new(AnthropicMessagesRunner::new(profile, api_key)?)),
+    // An empty `base_url` is Anthropic's own API.
+    needs_base_url: false,
 };
 
 #[cfg(test)]

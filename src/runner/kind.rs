@@ -28,6 +28,16 @@ pub enum BuildError {
     },
 }
 
+/// What a kind asks of its profile, checked when the profile loads (`crate::runner::profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProfileNeeds {
+    /// `base_url` must be set: the kind talks to a server it has no default address for.
+    pub base_url: bool,
+    /// `command`, an argv template, is this kind's own setting: required for it, refused for
+    /// every other kind (which take `program` and `extra_args`).
+    pub command_template: bool,
+}
+
 /// One runner kind's behaviour. Agent CLI kinds get it from their [`AgentCli`] implementation;
 /// the model-API kinds implement it beside their runners.
 pub trait KindSpec: Sync {
@@ -43,6 +53,15 @@ pub trait KindSpec: Sync {
     /// What a runner of this kind, configured by `profile`, can do and what the harness can
     /// observe of it.
     fn capabilities(&self, profile: &RunnerProfile) -> RunnerCapabilities;
+
+    /// What the kind asks of its profile.
+    fn profile_needs(&self) -> ProfileNeeds;
+
+    /// Whether a profile of this kind can be an LLM judge (`--judge`): a model API the judge
+    /// can ask directly.
+    fn can_judge(&self) -> bool {
+        false
+    }
 
     /// The capabilities of a run recorded before they were (run-folder format 2 and older),
     /// from the recorded skill mode.
@@ -97,6 +116,8 @@ pub(crate) struct ModelApiKind {
     pub name: &'static str,
     /// Builds the runner.
     pub build: BuildFn,
+    /// Whether profiles must set `base_url` (no default server).
+    pub needs_base_url: bool,
 }
 
 impl KindSpec for ModelApiKind {
@@ -110,6 +131,18 @@ impl KindSpec for ModelApiKind {
 
     fn recorded_capabilities(&self, skill_mode: &str) -> RunnerCapabilities {
         model_api_recorded_capabilities(skill_mode)
+    }
+
+    fn profile_needs(&self) -> ProfileNeeds {
+        ProfileNeeds {
+            base_url: self.needs_base_url,
+            command_template: false,
+        }
+    }
+
+    /// A model API answers a judge's request directly.
+    fn can_judge(&self) -> bool {
+        true
     }
 
     fn build(

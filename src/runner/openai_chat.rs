@@ -621,6 +621,8 @@ impl Runner for OpenAiChatRunner {
 pub(crate) static KIND: super::kind::ModelApiKind = super::kind::ModelApiKind {
     name: "openai-chat",
     build: |profile, api_key| Ok(Box::new(OpenAiChatRunner::new(profile, api_key)?)),
+    // Any OpenAI-compatible server: there is no default address.
+    needs_base_url: true,
 };
 
 #[cfg(test)]

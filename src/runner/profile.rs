@@ -658,7 +658,9 @@ fn parse_profile(path: &Path, text: &str) -> Result<RunnerProfile, ProfileError>
         path: path.to_path_buf(),
         message,
     };
-    let needs_url = profile.kind == RunnerKind::OpenaiChat || !profile.base_url.is_empty();
+    // What the profile must hold is the kind's to say (`KindSpec::profile_needs`).
+    let needs = profile.kind.spec().profile_needs();
+    let needs_url = needs.base_url || !profile.base_url.is_empty();
     if needs_url
         && !(profile.base_url.starts_with("http://") || profile.base_url.starts_with("https://"))
     {
@@ -674,15 +676,21 @@ fn parse_profile(path: &Path, text: &str) -> Result<RunnerProfile, ProfileError>
             message: format!("`{key}` {message}"),
         });
     }
-    if profile.kind == RunnerKind::Command && profile.command.is_empty() {
-        return Err(semantic(
-            "kind `command` needs `command`, an argv template such as [\"my-agent\", \"{prompt}\"]"
-                .to_string(),
-        ));
-    }
-    if profile.kind != RunnerKind::Command && !profile.command.is_empty() {
+    if needs.command_template && profile.command.is_empty() {
         return Err(semantic(format!(
-            "`command` is only for kind `command`; kind `{}` takes `program` and `extra_args`",
+            "kind `{}` needs `command`, an argv template such as [\"my-agent\", \"{{prompt}}\"]",
+            profile.kind.name()
+        )));
+    }
+    if !needs.command_template && !profile.command.is_empty() {
+        return Err(semantic(format!(
+            "`command` is only for kind {}; kind `{}` takes `program` and `extra_args`",
+            RunnerKind::ALL
+                .iter()
+                .filter(|kind| kind.spec().profile_needs().command_template)
+                .map(|kind| format!("`{}`", kind.name()))
+                .collect::<Vec<_>>()
+                .join(", "),
             profile.kind.name()
         )));
     }
@@ -910,6 +918,36 @@ mod tests {
         assert!(!RunnerKind::OpenaiChat.is_agent_cli());
         assert!(!RunnerKind::AnthropicMessages.is_agent_cli());
         assert!(RunnerKind::QwenCode.is_agent_cli());
+    }
+
+    #[test]
+    fn what_a_profile_must_hold_is_the_kinds_to_say() {
+        for &kind in RunnerKind::ALL {
+            let needs = kind.spec().profile_needs();
+            // Only model APIs judge; only `command` takes an argv template; only openai-chat
+            // has no default server.
+            assert_eq!(kind.spec().can_judge(), !kind.is_agent_cli(), "{kind:?}");
+            assert_eq!(
+                needs.command_template,
+                kind == RunnerKind::Command,
+                "{kind:?}"
+            );
+            assert_eq!(needs.base_url, kind == RunnerKind::OpenaiChat, "{kind:?}");
+            let without_url = format!(
+                "kind = \"{}\"\nmodel = \"m\"\ncommand = [\"a\"]\n",
+                kind.name()
+            );
+            match load_text(&without_url) {
+                Ok(_) => assert!(!needs.base_url && needs.command_template, "{kind:?}"),
+                Err(error) if needs.base_url => {
+                    assert!(error.to_string().contains("base_url"), "{kind:?}: {error}")
+                }
+                Err(error) => assert!(
+                    error.to_string().contains("only for kind `command`"),
+                    "{kind:?}: {error}"
+                ),
+            }
+        }
     }
 
     fn load_text(text: &str) -> Result<LoadedProfile, ProfileError> {

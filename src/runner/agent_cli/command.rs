@@ -35,4 +35,9 @@ impl AgentCli for Command {
     fn version_checked(&self) -> bool {
         false
     }
+
+    /// The profile's `command` is the argv.
+    fn takes_command_template(&self) -> bool {
+        true
+    }
 }

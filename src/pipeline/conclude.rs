@@ -1,0 +1,167 @@
+//! After a run's trials ran and its exports are written: what the run amounts to
+//! ([`RunConclusion`], [`SummaryOutcome`]) and what it feeds — the state folder's baseline
+//! store (a complete, measured, paired, unsharded run) and trial store (any paired run). The
+//! command line maps a conclusion to its exit code and explains it.
+
+use std::path::Path;
+
+use super::run::RunFinished;
+use crate::analysis::Summary;
+
+/// What an analyzed run's summary amounts to, most severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryOutcome {
+    /// Trials were recorded and none could be graded.
+    NothingGradable,
+    /// More unscoreable trials than `--max-unscoreable` allows, or no case scored in the
+    /// compared arms.
+    Unscoreable,
+    /// A gate failed.
+    GateFailed,
+    /// Nothing failed (also: nothing recorded yet).
+    Passed,
+}
+
+impl SummaryOutcome {
+    /// The outcome of `summary`.
+    pub fn of(summary: &Summary) -> Self {
+        let outcomes = &summary.trials.outcomes;
+        if summary.trials.recorded > 0 && outcomes.not_gradable == summary.trials.recorded {
+            return SummaryOutcome::NothingGradable;
+        }
+        if summary.trials.recorded > 0
+            && (summary.lift.n_cases == 0 || summary.unscoreable.exceeded)
+        {
+            return SummaryOutcome::Unscoreable;
+        }
+        if summary.gates().any(|gate| !gate.passed) {
+            return SummaryOutcome::GateFailed;
+        }
+        SummaryOutcome::Passed
+    }
+
+    /// Whether the run measured something (a run whose trials were mostly unscoreable or not
+    /// gradable is no evaluation: it must not clear `check` after a model bump).
+    pub fn measured(self) -> bool {
+        !matches!(
+            self,
+            SummaryOutcome::NothingGradable | SummaryOutcome::Unscoreable
+        )
+    }
+}
+
+/// How a finished run ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunConclusion {
+    /// The circuit breaker stopped it with `missing` planned trials not run.
+    Breaker { reason: String, missing: usize },
+    /// An interrupt stopped it; recorded trials are kept.
+    Interrupted,
+    /// Trials it was to run left no record.
+    Missing(usize),
+    /// A shard finished its trials (its analysis belongs to the merged run).
+    ShardDone,
+    /// The whole run is analyzed.
+    Analyzed(SummaryOutcome),
+}
+
+/// Feed the state folder with a finished run (`state`: the `--state` flag) and say how it ends.
+pub fn conclude(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) -> RunConclusion {
+    let RunFinished {
+        manifest,
+        summary,
+        report,
+        ..
+    } = finished;
+    let outcome = SummaryOutcome::of(summary);
+    let stopped_early = report.interrupted || report.breaker.is_some();
+    if manifest.arm_design.is_paired() {
+        register_reusable_trials(run_dir, manifest, state);
+    }
+    if !manifest.arm_design.is_paired() {
+        eprintln!(
+            "skill-lift: baseline store not updated: an A/A repeat of `skill-lift calibrate` is no evaluation of the skill"
+        );
+    } else if manifest.shard.is_none() && !stopped_early && outcome.measured() {
+        record_in_baseline_store(run_dir, manifest, state);
+    } else if manifest.shard.is_none() && !stopped_early {
+        eprintln!("skill-lift: baseline store not updated: this run measured no lift");
+    }
+    if let Some(reason) = &report.breaker {
+        return RunConclusion::Breaker {
+            reason: reason.clone(),
+            missing: report.missing,
+        };
+    }
+    if report.interrupted {
+        return RunConclusion::Interrupted;
+    }
+    if report.missing > 0 {
+        // Every planned trial is accounted for: a trial that was to run and left no record
+        // makes the run an error, never a success.
+        return RunConclusion::Missing(report.missing);
+    }
+    if manifest.shard.is_some() {
+        // A shard alone is no analysis: its pairs may be split across shards. Gates apply to
+        // the merged run.
+        return RunConclusion::ShardDone;
+    }
+    RunConclusion::Analyzed(outcome)
+}
+
+/// Feed the run's verdicts to the baseline store (`baseline-results.json` in the state folder),
+/// which `regress` and `check` read. A failure is a warning: the run itself is recorded, and
+/// `skill-lift baseline ingest RUN_DIR` repeats this later.
+pub fn record_in_baseline_store(
+    run_dir: &Path,
+    manifest: &crate::record::Manifest,
+    state_flag: Option<&Path>,
+) {
+    let result = crate::record::read_trials(&run_dir.join("trials.jsonl"))
+        .map_err(|e| e.to_string())
+        .and_then(|(records, _)| {
+            crate::registry::state::state_dir_from_env(state_flag)
+                .and_then(|state| crate::registry::baseline::record_run(&state, manifest, &records))
+                .map_err(|e| e.to_string())
+        });
+    match result {
+        Ok(recorded) => eprintln!(
+            "skill-lift: baseline store: {} verdicts for {} ({})",
+            recorded.entries,
+            recorded.asset,
+            recorded.store.display()
+        ),
+        Err(error) => eprintln!(
+            "warning: baseline store not updated ({error}); run `skill-lift baseline ingest {}` later",
+            run_dir.display()
+        ),
+    }
+}
+
+/// Register the run's measured trials in the state folder's trial store, so a later
+/// `--reuse-baseline` finds them. A failure is a warning (the run itself is recorded).
+pub fn register_reusable_trials(
+    run_dir: &Path,
+    manifest: &crate::record::Manifest,
+    state_flag: Option<&Path>,
+) {
+    if manifest.trial_keys.is_none() {
+        return;
+    }
+    let result = crate::record::read_trials(&run_dir.join("trials.jsonl"))
+        .map_err(|e| e.to_string())
+        .and_then(|(records, _)| {
+            let state = crate::registry::state::state_dir_from_env(state_flag)
+                .map_err(|e| e.to_string())?;
+            crate::reuse::register_run(&state, run_dir, manifest, &records)
+                .map(|n| (n, state))
+                .map_err(|e| e.to_string())
+        });
+    match result {
+        Ok((count, state)) => eprintln!(
+            "skill-lift: trial store: {count} reusable trials registered ({})",
+            state.join(crate::reuse::STORE_FILE).display()
+        ),
+        Err(error) => eprintln!("warning: trial store not updated ({error})"),
+    }
+}

@@ -1,0 +1,30 @@
+//! The run pipeline every command that runs trials shares (`run`, each matrix cell, each
+//! `calibrate` repeat): a validated request ([`settings`]: raw flags become typed settings in
+//! one step, in `cli`), [`prepare`] (resolve fresh or resumed inputs, leak guard over the
+//! decoys, stopping plan, checks before spending, credentials and graders; then the run folder
+//! with its manifest, atomically), [`execute_run`] (lock, resume clean-up, reuse import, servers,
+//! pre-flight, the scheduler of `crate::execute`, final exports) and [`conclude`] (baseline and
+//! trial stores, how the run ends).
+//!
+//! Errors are typed ([`PipelineError`]) with the class the command line maps to an exit code;
+//! nothing here knows exit codes or command-line flags.
+
+pub mod conclude;
+pub mod error;
+pub mod grading;
+pub mod prepare;
+pub mod resolve;
+pub mod run;
+pub mod settings;
+
+pub use conclude::{RunConclusion, SummaryOutcome, conclude};
+pub use error::{ErrorClass, PipelineError};
+pub use prepare::{
+    NothingToRun, PreparedRun, check_before_spending, create_run_folder, prepare, prepare_run,
+};
+pub use resolve::{ResolvedRun, absolute, new_run_id, planned_arms, resolve_fresh, resolve_resume};
+pub use run::{InterruptedBeforeTrials, RunFinished, RunOptions, execute_run};
+pub use settings::{
+    AnalysisOverrides, ExecutionSettings, FreshRun, PreviousSource, ReuseFrom, RunSettings,
+    RunStart, StoppingRequest,
+};

@@ -1,0 +1,517 @@
+//! Executing a prepared run in its folder: under the run's lock, clean what a killed run left
+//! (on resume), read the recorded trials, import reused ones, start the model and judge servers,
+//! pre-flight, build the runner and the trial context, hand everything to the scheduler
+//! (`crate::execute`, or round scheduling in `crate::sequential`), stop the servers, and write
+//! the final exports. The one code path of `run`, each matrix cell and each `calibrate` repeat.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::PipelineError;
+use super::prepare::{PreparedRun, write_manifest};
+use super::resolve::{ResolvedRun, skill_md_text};
+use super::settings::{AnalysisOverrides, ExecutionSettings};
+use crate::analysis::{AnalysisSettings, Summary};
+use crate::decoys::prepare_decoys;
+use crate::execute::{ExecuteReport, ExecuteSettings, TrialContext, execute, plan_trials};
+use crate::record::{Manifest, RunLock, TrialKey, TrialLog, TrialRecord};
+use crate::report::{Format, export_run};
+use crate::runner::build_runner;
+use crate::runner::server::ManagedServer;
+use crate::workspace::SkillSource;
+
+/// How [`execute_run`] behaves besides the run's own settings.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// No progress bar.
+    pub quiet: bool,
+    /// Start the profile's model server when it does not answer (and stop it after). A caller
+    /// running several runs in a row (`calibrate`) starts it once itself instead.
+    pub manage_server: bool,
+    /// The run folder may hold what a killed run left (temporary files, trial folders):
+    /// remove it first.
+    pub resuming: bool,
+    /// The progress display instead of the one the settings and the terminal choose (a matrix
+    /// running several runners at once shows status lines).
+    pub progress: Option<crate::progress::ProgressDisplay>,
+}
+
+/// What [`execute_run`] leaves: the run's manifest, its analysis and the files written.
+pub struct RunFinished {
+    /// The manifest (with how the run stopped, for round scheduling).
+    pub manifest: Manifest,
+    /// The analysis of every recorded trial.
+    pub summary: Summary,
+    /// How the scheduler ended.
+    pub report: ExecuteReport,
+    /// The exports written.
+    pub written: Vec<PathBuf>,
+}
+
+/// An interrupt (SIGINT/SIGTERM) arrived before any trial ran, while a model server started;
+/// the server was stopped and nothing was recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InterruptedBeforeTrials;
+
+/// Run the missing trials of the run folder `run_dir` (whose manifest `prepared` holds) under
+/// the run's lock, then analyze it and write every export. `Ok(Err(_))`: interrupted while a
+/// server started, before any trial ran.
+pub async fn execute_run(
+    prepared: PreparedRun,
+    run_dir: &Path,
+    execution: &ExecutionSettings,
+    analysis: &AnalysisOverrides,
+    options: RunOptions,
+) -> Result<Result<RunFinished, InterruptedBeforeTrials>, PipelineError> {
+    let PreparedRun {
+        resolved,
+        graders,
+        api_key,
+    } = prepared;
+    let ResolvedRun {
+        skill,
+        skill_dir,
+        cases,
+        profile,
+        manifest,
+        decoy_source,
+        calibre,
+        judge_profiles,
+        previous: previous_version,
+    } = resolved;
+    let run_dir = run_dir.to_path_buf();
+    let transcripts = run_dir.join("transcripts");
+    std::fs::create_dir_all(&transcripts).map_err(|source| PipelineError::RunFolderIo {
+        verb: "creating",
+        path: run_dir.clone(),
+        source,
+    })?;
+
+    // The lock is taken before `trials.jsonl` is read and held until the final export: two
+    // processes on one run never read, truncate and append over each other.
+    let lock = RunLock::acquire(&run_dir).map_err(PipelineError::RunFolder)?;
+    if options.resuming {
+        clean_up_after_a_killed_run(&run_dir, &lock, execution.workspace_root.as_deref())?;
+    }
+    let mut previous = Vec::new();
+    let valid_len =
+        crate::record::for_each_planned_trial(&run_dir.join("trials.jsonl"), &manifest, |record| {
+            previous.push(record);
+            Ok(())
+        })
+        .map_err(PipelineError::RunFolder)?;
+    let planned: HashSet<_> = plan_trials(&cases, &manifest.arms, manifest.k)
+        .into_iter()
+        .map(|(_, key)| key)
+        .collect();
+    // `--retry-unscoreable`: trials whose current record is unscoreable for an infrastructure
+    // cause run again; their new records supersede the old ones (kept in the log).
+    let retried: HashSet<TrialKey> = if execution.retry_unscoreable {
+        previous
+            .iter()
+            .filter(|record| {
+                record
+                    .cause()
+                    .is_some_and(crate::grade::UnscoreableCause::is_infrastructure)
+            })
+            .map(|record| record.key())
+            .collect()
+    } else {
+        HashSet::new()
+    };
+    if execution.retry_unscoreable {
+        eprintln!(
+            "skill-lift: --retry-unscoreable: {} trials recorded unscoreable for an infrastructure cause run again (their old records are kept, superseded)",
+            retried.len()
+        );
+    }
+    let previous: Vec<_> = previous
+        .into_iter()
+        .filter(|record| !retried.contains(&record.key()))
+        .collect();
+    let mut done: HashSet<_> = previous
+        .iter()
+        .map(|r| r.key())
+        .filter(|key| planned.contains(key))
+        .collect();
+    // A shard runs only its own trials: the others count as done here (and are never recorded).
+    let mut outside_shard = 0;
+    if let Some(shard) = manifest.shard {
+        for key in &planned {
+            if !shard.contains(&key.trial_id()) && done.insert(key.clone()) {
+                outside_shard += 1;
+            }
+        }
+        eprintln!(
+            "skill-lift: shard {shard}: {} of {} trials belong to this shard; merge the shard folders with `skill-lift merge`",
+            planned.len() - outside_shard,
+            planned.len()
+        );
+    }
+    let mut log = TrialLog::open(&run_dir, valid_len, &lock).map_err(PipelineError::RunFolder)?;
+    let mut manifest = manifest;
+    let mut previous = previous;
+    if !options.resuming {
+        import_reused_trials(&run_dir, &mut manifest, &mut done, &mut previous, &mut log)?;
+    }
+    eprintln!(
+        "skill-lift: run {} — {} cases × {} arms ({}) × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
+        manifest.run_id,
+        cases.len(),
+        manifest.arms.len(),
+        manifest
+            .arms
+            .iter()
+            .map(|arm| arm.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        manifest.k,
+        manifest.trials_planned,
+        done.len() - outside_shard,
+        profile.name,
+        profile.profile.kind.name(),
+        manifest.model
+    );
+
+    // From the first child on, SIGINT/SIGTERM stop the run cleanly (servers included).
+    crate::contain::install_interrupt_handler();
+    let mut server = None;
+    if options.manage_server
+        && done.len() < planned.len()
+        && let Some(config) = &profile.profile.server
+    {
+        let profile_dir = profile.profile_dir();
+        eprintln!("skill-lift: checking model server at {}", config.ready_url);
+        // Dropping the start-up on an interrupt stops the server it started (SIGKILL of its
+        // process group).
+        let server_log = run_dir.join("server.log");
+        server = tokio::select! {
+            started = ManagedServer::ensure(
+                config,
+                profile_dir.as_deref(),
+                &profile.profile.base_url,
+                &server_log,
+            ) => started?,
+            _ = crate::contain::interrupted() => {
+                eprintln!("skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift run --resume {}", run_dir.display());
+                return Ok(Err(InterruptedBeforeTrials));
+            }
+        };
+        if server.is_some() {
+            eprintln!(
+                "skill-lift: started model server ({})",
+                config.command.join(" ")
+            );
+        }
+    }
+
+    let mut judge_servers = if done.len() < planned.len() {
+        tokio::select! {
+            started = super::grading::ensure_judge_servers(&judge_profiles, &run_dir) => started?,
+            _ = crate::contain::interrupted() => {
+                if let Some(server) = server.as_mut() {
+                    server.stop().await;
+                }
+                eprintln!("skill-lift: interrupted while waiting for the judge's model server; it was stopped. Continue with: skill-lift run --resume {}", run_dir.display());
+                return Ok(Err(InterruptedBeforeTrials));
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    if done.len() < planned.len() && execution.preflight {
+        let mut checks = vec![(profile.clone(), api_key.clone())];
+        for judge in &judge_profiles {
+            checks.push((judge.clone(), super::grading::profile_api_key(judge)?));
+        }
+        for (checked, key) in &checks {
+            match crate::runner::preflight::check(checked, key.as_deref()).await {
+                Ok(line) => eprintln!("skill-lift: pre-flight {}: {line}", checked.name),
+                Err(error) => {
+                    if let Some(server) = server.as_mut() {
+                        server.stop().await;
+                    }
+                    for server in judge_servers.iter_mut() {
+                        server.stop().await;
+                    }
+                    return Err(PipelineError::Preflight(error));
+                }
+            }
+        }
+    }
+    let runner = build_runner(&profile, api_key)?;
+    let decoys = prepare_decoys(&decoy_source)?;
+    let jobs = execution.jobs.unwrap_or(profile.profile.concurrency);
+    let context = Arc::new(TrialContext {
+        run_id: manifest.run_id.clone(),
+        run_dir: run_dir.clone(),
+        runner_name: profile.name.clone(),
+        model: manifest.model.clone(),
+        runner,
+        cases,
+        target: SkillSource {
+            name: skill.name.clone(),
+            dir: skill_dir.clone(),
+        },
+        decoys: decoys.skills.clone(),
+        eval_files_dir: skill_dir.join("evals").join("files"),
+        target_digest: manifest.asset.fingerprint.clone(),
+        calibre,
+        trial_timeout: Duration::from_secs_f64(profile.profile.timeout_s),
+        keep_workspaces: execution.keep_workspaces,
+        workspace_root: execution.workspace_root.clone(),
+        graders: Arc::new(graders),
+        decoy_names: manifest
+            .decoys
+            .skills
+            .iter()
+            .map(|d| d.name.clone())
+            .collect(),
+        capabilities: manifest
+            .runner
+            .capabilities
+            .clone()
+            .unwrap_or_else(|| crate::runner::RunnerCapabilities::of_profile(&profile.profile)),
+        retried,
+        max_transcript_bytes: usize::try_from(profile.profile.max_transcript_bytes)
+            .unwrap_or(usize::MAX),
+        design: manifest.arm_design,
+        arms: manifest.arms.clone(),
+        previous: previous_version.as_ref().map(|p| p.skill.clone()),
+        target_skill_md: skill_md_text(&skill_dir)?,
+        memory_staging: Default::default(),
+    });
+    // A resumed run keeps the gates it started with unless a setting is given again.
+    let analysis_settings = analysis.settings_over(manifest.seed, manifest.gates.as_ref());
+    let settings = ExecuteSettings {
+        jobs,
+        k: manifest.k,
+        progress: options
+            .progress
+            .unwrap_or_else(|| execution.progress_display(options.quiet)),
+        breaker: execution.breaker,
+        round: None,
+        exports: Some(periodic_exports(
+            run_dir.clone(),
+            manifest.clone(),
+            analysis_settings.clone(),
+        )),
+    };
+    let graders_for_usage = Arc::clone(&context.graders);
+    let outcome = match manifest.stopping.clone() {
+        // Round scheduling (`--sequential`, budgets): the round planner feeds the scheduler.
+        Some(plan) => {
+            let wall_before_s = plan.outcome.as_ref().map_or(0.0, |o| o.spent.wall_s);
+            crate::sequential::execute_rounds(
+                context,
+                settings,
+                &plan,
+                &done,
+                &previous,
+                log,
+                crate::contain::interrupted,
+                wall_before_s,
+            )
+            .await
+            .map(|(report, stopped)| {
+                eprintln!(
+                    "skill-lift: stopped: {}: {}",
+                    stopped.reason.as_str(),
+                    stopped.message
+                );
+                if let Some(plan) = manifest.stopping.as_mut() {
+                    plan.outcome = Some(stopped);
+                }
+                report
+            })
+        }
+        None => {
+            execute(
+                context,
+                settings,
+                &done,
+                &previous,
+                log,
+                crate::contain::interrupted(),
+            )
+            .await
+        }
+    };
+    if manifest.stopping.is_some() {
+        // How the run stopped is part of its record (the reports read it from here).
+        write_manifest(&run_dir, &manifest)?;
+    }
+    for line in graders_for_usage.judge_usage_lines() {
+        eprintln!("skill-lift: {line}");
+    }
+    if let Some(server) = server.as_mut() {
+        server.stop().await;
+    }
+    for server in judge_servers.iter_mut() {
+        server.stop().await;
+    }
+    // The servers wrote their logs themselves: they pass the redaction boundary now.
+    crate::redact::redact_logs_in(&run_dir);
+    // Anything re-parented to skill-lift that it did not start (a supervisor was killed from
+    // outside) goes now.
+    let orphans = crate::contain::reap_adopted_orphans();
+    if orphans > 0 {
+        eprintln!("skill-lift: stopped {orphans} orphaned processes left by killed trials");
+    }
+    // A leak is the inputs' fault; a failed append or an internal error is not.
+    let report = outcome?;
+
+    // Transcript pages are derived and rendered by `skill-lift report` (one page per trial is
+    // most of a fast run's cost).
+    let (summary, written) = write_final_exports(&run_dir, &manifest, &analysis_settings, false)?;
+    // The final export is written: other processes may now open the run.
+    drop(lock);
+    Ok(Ok(RunFinished {
+        manifest,
+        summary,
+        report,
+        written,
+    }))
+}
+
+/// Analyze the run folder `run_dir` from its `trials.jsonl` and write every export into it (with
+/// `transcript_pages`, one HTML page per transcript too): what `skill-lift report` re-renders
+/// byte for byte. Returns the summary and the files written.
+pub fn write_final_exports(
+    run_dir: &Path,
+    manifest: &Manifest,
+    settings: &AnalysisSettings,
+    transcript_pages: bool,
+) -> Result<(Summary, Vec<PathBuf>), PipelineError> {
+    export_run(
+        run_dir,
+        run_dir,
+        manifest,
+        settings,
+        &Format::ALL,
+        transcript_pages,
+    )
+    .map_err(|source| PipelineError::Export {
+        dir: run_dir.to_path_buf(),
+        source,
+    })
+}
+
+/// Take the matching recorded trials of a fresh run that asked for reuse (`manifest.reuse`)
+/// into its log before anything runs: appended to `log`, added to `done` and `previous`, the
+/// counts written into the manifest.
+fn import_reused_trials(
+    run_dir: &Path,
+    manifest: &mut Manifest,
+    done: &mut HashSet<TrialKey>,
+    previous: &mut Vec<TrialRecord>,
+    log: &mut TrialLog,
+) -> Result<(), PipelineError> {
+    let Some(request) = manifest.reuse.clone() else {
+        return Ok(());
+    };
+    let imported = crate::reuse::import(&request.source, &request.arms, manifest, run_dir, done)
+        .map_err(PipelineError::ReuseImport)?;
+    for warning in &imported.warnings {
+        eprintln!("warning: --reuse-baseline: {warning}");
+    }
+    log.append(&imported.records)
+        .map_err(PipelineError::Record)?;
+    let mut from_runs = BTreeMap::<String, usize>::new();
+    for record in &imported.records {
+        if let Some(from) = &record.reused_from {
+            *from_runs.entry(from.run_id.clone()).or_default() += 1;
+        }
+    }
+    eprintln!(
+        "skill-lift: --reuse-baseline: {} {} trials reused from {} ({}); {} with no matching recorded trial run",
+        imported.records.len(),
+        request
+            .arms
+            .iter()
+            .map(|a| a.as_str())
+            .collect::<Vec<_>>()
+            .join("/"),
+        request.source.describe(),
+        if from_runs.is_empty() {
+            "none".to_string()
+        } else {
+            from_runs
+                .iter()
+                .map(|(run, n)| format!("{run}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        imported.not_found
+    );
+    done.extend(imported.records.iter().map(|r| r.key()));
+    if let Some(reuse) = manifest.reuse.as_mut() {
+        reuse.reused = imported.records.len();
+        reuse.from_runs = from_runs;
+        reuse.not_found = imported.not_found;
+    }
+    previous.extend(imported.records);
+    write_manifest(run_dir, manifest)
+}
+
+/// What a killed run leaves behind and `--resume` removes (under the run's lock): temporary
+/// export files in the run folder and the staged folders of the trials that were in flight.
+fn clean_up_after_a_killed_run(
+    run_dir: &Path,
+    lock: &RunLock,
+    workspace_root: Option<&Path>,
+) -> Result<(), PipelineError> {
+    let temp_files =
+        crate::record::remove_stale_temp_files(run_dir, lock).map_err(PipelineError::Record)?;
+    // Server logs of a killed run were never redacted.
+    crate::redact::redact_logs_in(run_dir);
+    let (records, _) = crate::record::read_all_trial_lines(&run_dir.join("trials.jsonl"))
+        .map_err(PipelineError::RunFolder)?;
+    let kept: HashSet<PathBuf> = records.into_iter().filter_map(|r| r.workspace).collect();
+    let mut folders = crate::workspace::remove_orphaned_trial_folders(run_dir, None, &kept);
+    if let Some(root) = workspace_root {
+        folders += crate::workspace::remove_orphaned_trial_folders(run_dir, Some(root), &kept);
+    }
+    if temp_files + folders > 0 {
+        eprintln!(
+            "skill-lift: removed {temp_files} temporary files and {folders} trial folders left by an interrupted run"
+        );
+    }
+    Ok(())
+}
+
+/// Seconds between the exports rewritten during a run (`SKILL_LIFT_EXPORT_INTERVAL_S`, default
+/// 10), so a crash or a kill keeps reports of the trials recorded so far.
+fn export_interval() -> Duration {
+    std::env::var("SKILL_LIFT_EXPORT_INTERVAL_S")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .unwrap_or(Duration::from_secs(10))
+}
+
+/// The exports rewritten during a run: every [`export_interval`], when trials were recorded
+/// since the last time, every export (not the transcript pages) from the dispatcher's records
+/// in memory, atomically. Failures are ignored here: the final export at the end of the run
+/// reports them.
+fn periodic_exports(
+    run_dir: PathBuf,
+    manifest: Manifest,
+    settings: AnalysisSettings,
+) -> crate::execute::PeriodicExports {
+    crate::execute::PeriodicExports {
+        interval: export_interval(),
+        export: Arc::new(move |records| {
+            let _ = crate::report::export_records(
+                &run_dir,
+                &manifest,
+                &settings,
+                &Format::ALL,
+                records,
+            );
+        }),
+    }
+}
