@@ -29,7 +29,6 @@ use crate::exit_codes;
 use crate::record::{Manifest, write_atomic};
 use crate::report::tables::points;
 use crate::runner::profile::load_profile;
-use crate::runner::server::ManagedServer;
 
 /// Flags of `skill-lift calibrate`: every flag of `run`, plus the repeats and the arm.
 #[derive(Debug, Args)]
@@ -224,27 +223,22 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
         dir.display()
     );
 
-    // The model server is started once for all repeats (each repeat finds it running).
+    // The model server is started once for all repeats (each repeat finds it running); from
+    // then on SIGINT/SIGTERM stop the calibration cleanly (the server included).
+    crate::contain::install_interrupt_handler();
     let profile = load_profile(&plan.template.runner.profile_path).map_err(CommandError::input)?;
-    let mut server = None;
-    if let Some(config) = &profile.profile.server {
-        let profile_dir = profile.profile_dir();
-        eprintln!("skill-lift: checking model server at {}", config.ready_url);
-        server = ManagedServer::ensure(
-            config,
-            profile_dir.as_deref(),
-            &profile.profile.base_url,
-            &dir.join("server.log"),
-        )
-        .await
-        .map_err(CommandError::infrastructure)?;
-        if server.is_some() {
+    let mut server = match crate::pipeline::start_model_server(&profile, &dir.join("server.log"))
+        .await?
+    {
+        Ok(server) => server,
+        Err(_) => {
             eprintln!(
-                "skill-lift: started model server ({})",
-                config.command.join(" ")
+                "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift calibrate --resume {}",
+                dir.display()
             );
+            return Ok(exit_codes::INTERRUPTED);
         }
-    }
+    };
     let outcome = run_repeats(&args, &dir, &plan).await;
     if let Some(server) = server.as_mut() {
         server.stop().await;

@@ -456,29 +456,16 @@ pub(super) async fn start_replay_runner(
     no_preflight: bool,
     not_done: &str,
 ) -> Result<(Box<dyn Runner>, Option<ManagedServer>), CommandError> {
-    let mut server = None;
-    if let Some(config) = &profile.profile.server {
-        let profile_dir = profile.profile_dir();
-        eprintln!("skill-lift: checking model server at {}", config.ready_url);
-        let server_log = dir.join("server.log");
-        server = tokio::select! {
-            started = ManagedServer::ensure(config, profile_dir.as_deref(), &profile.profile.base_url, &server_log) => {
-                started.map_err(CommandError::infrastructure)?
-            }
-            _ = crate::contain::interrupted() => {
-                return Err(CommandError {
-                    code: exit_codes::INTERRUPTED,
-                    error: anyhow!("interrupted while waiting for the model server; it was stopped"),
-                });
-            }
-        };
-        if server.is_some() {
-            eprintln!(
-                "skill-lift: started model server ({})",
-                config.command.join(" ")
-            );
+    let server = match crate::pipeline::start_model_server(profile, &dir.join("server.log")).await?
+    {
+        Ok(server) => server,
+        Err(_) => {
+            return Err(CommandError {
+                code: exit_codes::INTERRUPTED,
+                error: anyhow!("interrupted while waiting for the model server; it was stopped"),
+            });
         }
-    }
+    };
     if !no_preflight {
         match crate::runner::preflight::check(profile, api_key.as_deref()).await {
             Ok(line) => eprintln!("skill-lift: pre-flight {}: {line}", profile.name),

@@ -15,6 +15,7 @@ pub mod grading;
 pub mod prepare;
 pub mod resolve;
 pub mod run;
+pub mod servers;
 pub mod settings;
 
 pub use conclude::{RunConclusion, SummaryOutcome, conclude};
@@ -24,6 +25,7 @@ pub use prepare::{
 };
 pub use resolve::{ResolvedRun, absolute, new_run_id, planned_arms, resolve_fresh, resolve_resume};
 pub use run::{InterruptedBeforeTrials, RunFinished, RunOptions, execute_run};
+pub use servers::start_model_server;
 pub use settings::{
     AnalysisOverrides, ExecutionSettings, FreshRun, PreviousSource, ReuseFrom, RunSettings,
     RunStart, StoppingRequest,

@@ -19,7 +19,6 @@ use crate::execute::{ExecuteReport, ExecuteSettings, TrialContext, execute, plan
 use crate::record::{Manifest, RunLock, TrialKey, TrialLog, TrialRecord};
 use crate::report::{Format, export_run};
 use crate::runner::build_runner;
-use crate::runner::server::ManagedServer;
 use crate::workspace::SkillSource;
 
 /// How [`execute_run`] behaves besides the run's own settings.
@@ -178,33 +177,17 @@ pub async fn execute_run(
     // From the first child on, SIGINT/SIGTERM stop the run cleanly (servers included).
     crate::contain::install_interrupt_handler();
     let mut server = None;
-    if options.manage_server
-        && done.len() < planned.len()
-        && let Some(config) = &profile.profile.server
-    {
-        let profile_dir = profile.profile_dir();
-        eprintln!("skill-lift: checking model server at {}", config.ready_url);
-        // Dropping the start-up on an interrupt stops the server it started (SIGKILL of its
-        // process group).
-        let server_log = run_dir.join("server.log");
-        server = tokio::select! {
-            started = ManagedServer::ensure(
-                config,
-                profile_dir.as_deref(),
-                &profile.profile.base_url,
-                &server_log,
-            ) => started?,
-            _ = crate::contain::interrupted() => {
-                eprintln!("skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift run --resume {}", run_dir.display());
-                return Ok(Err(InterruptedBeforeTrials));
+    if options.manage_server && done.len() < planned.len() {
+        server = match super::start_model_server(&profile, &run_dir.join("server.log")).await? {
+            Ok(server) => server,
+            Err(interrupted) => {
+                eprintln!(
+                    "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift run --resume {}",
+                    run_dir.display()
+                );
+                return Ok(Err(interrupted));
             }
         };
-        if server.is_some() {
-            eprintln!(
-                "skill-lift: started model server ({})",
-                config.command.join(" ")
-            );
-        }
     }
 
     let mut judge_servers = if done.len() < planned.len() {

@@ -1,0 +1,42 @@
+//! The model server a runner profile manages (`[server]`): started unless it already answers,
+//! its log in the run's folder, dropped (and so stopped) when an interrupt arrives while it
+//! starts. One function for every command that runs a profile's agent: `run`, `calibrate`,
+//! `triggers`, `shadow`.
+
+use std::path::Path;
+
+use super::PipelineError;
+use super::run::InterruptedBeforeTrials;
+use crate::runner::LoadedProfile;
+use crate::runner::server::ManagedServer;
+
+/// Start `profile`'s managed model server unless it already answers (`log`: its output). Returns
+/// the server to stop later (`None`: the profile has none, or one was already running), or
+/// [`InterruptedBeforeTrials`] when SIGINT/SIGTERM arrived while waiting (the server started is
+/// stopped: dropping its start-up kills its process group).
+pub async fn start_model_server(
+    profile: &LoadedProfile,
+    log: &Path,
+) -> Result<Result<Option<ManagedServer>, InterruptedBeforeTrials>, PipelineError> {
+    let Some(config) = &profile.profile.server else {
+        return Ok(Ok(None));
+    };
+    let profile_dir = profile.profile_dir();
+    eprintln!("skill-lift: checking model server at {}", config.ready_url);
+    let server = tokio::select! {
+        started = ManagedServer::ensure(
+            config,
+            profile_dir.as_deref(),
+            &profile.profile.base_url,
+            log,
+        ) => started?,
+        _ = crate::contain::interrupted() => return Ok(Err(InterruptedBeforeTrials)),
+    };
+    if server.is_some() {
+        eprintln!(
+            "skill-lift: started model server ({})",
+            config.command.join(" ")
+        );
+    }
+    Ok(Ok(server))
+}
