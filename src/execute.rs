@@ -33,7 +33,7 @@ use crate::runner::{AttemptError, AttemptInput, Runner};
 use crate::trajectory::{Trajectory, TrajectoryStatus};
 use crate::workspace::{
     Arm, ArmDesign, ArmStaging, SkillSource, StagedTrial, StagingNeed, stage_arm_in_memory,
-    stage_trial,
+    stage_trial_in_slot,
 };
 
 /// Extra time past the runner's own budget before the scheduler abandons an attempt.
@@ -76,6 +76,9 @@ pub struct TrialContext {
     /// Each arm's skills staged in memory, once per run, for the trials that need no folder
     /// ([`StagingNeed::InMemory`]); starts empty.
     pub memory_staging: MemoryStaging,
+    /// The trial folders reused per job slot, for the trials that need one
+    /// ([`crate::workspace::SlotPool`]); starts empty, emptied when the run ends.
+    pub slots: Arc<crate::workspace::SlotPool>,
 }
 
 /// What went wrong staging an arm in memory (kept, so every trial of the arm reports it).
@@ -593,6 +596,8 @@ pub async fn execute(
             }
         }
     }
+    // Every trial has ended: the reused trial folders go.
+    context.slots.clear();
     if let Err(payload) = recorder.join() {
         // The recorder's own panic message replaces the placeholder.
         let message = panic_payload_text(payload.as_ref());
@@ -939,7 +944,8 @@ async fn stage(
     let staging_context = Arc::clone(context);
     let staged = tokio::task::spawn_blocking(move || {
         let context = &staging_context;
-        stage_trial(
+        stage_trial_in_slot(
+            &context.slots,
             staging,
             &context.cases[case_index],
             &context.target,
@@ -1574,6 +1580,7 @@ mod scheduler_tests {
             previous: None,
             target_skill_md: "Answer Aye.".into(),
             memory_staging: Default::default(),
+            slots: Default::default(),
         });
         (dir, context)
     }

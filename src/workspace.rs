@@ -16,6 +16,10 @@ use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::evalset::{CaseFiles, GoldenCase};
 use crate::runner::StagedSkill;
 
+mod slots;
+pub use slots::SlotPool;
+use slots::{Layout, LayoutConflict, Lease, Slot, Want};
+
 /// Which arm a trial belongs to. An arm is data: what it stages and how the skill is exposed
 /// ([`Arm::spec`]); the staging rule ([`ArmDesign::staging`]) and the prompt
 /// ([`Exposure::prompt`]) follow from it. A new arm kind is a variant here, its spec and its
@@ -340,6 +344,8 @@ impl StagingNeed {
 /// [`StagedTrial::has_folder`] is false).
 pub struct StagedTrial {
     root: Option<tempfile::TempDir>,
+    /// The job slot's folder the trial runs in ([`stage_trial_in_slot`]), given back on drop.
+    lease: Option<Lease>,
     kept_root: Option<PathBuf>,
     /// The agent's working folder.
     pub workspace: PathBuf,
@@ -354,6 +360,7 @@ impl StagedTrial {
     pub fn in_memory(skills: Vec<StagedSkill>) -> Self {
         Self {
             root: None,
+            lease: None,
             kept_root: None,
             workspace: PathBuf::new(),
             home: PathBuf::new(),
@@ -370,6 +377,9 @@ impl StagedTrial {
     pub fn keep(&mut self) -> Option<PathBuf> {
         if let Some(root) = self.root.take() {
             self.kept_root = Some(root.keep());
+        }
+        if let Some(slot) = self.lease.as_mut().and_then(|lease| lease.slot.take()) {
+            self.kept_root = Some(slot.keep());
         }
         self.kept_root.clone()
     }
@@ -599,10 +609,61 @@ fn trial_folder(
     Ok(root)
 }
 
+/// The skills an arm stages, ordered by name: the decoys, plus the target
+/// ([`ArmStaging::WithTarget`]) or the previous version under its name. The flag says whether
+/// the source is the target (or the version standing in for it).
+fn arm_sources<'a>(
+    staging: ArmStaging,
+    target: &'a SkillSource,
+    previous_source: Option<&'a SkillSource>,
+    decoys: &'a [SkillSource],
+) -> Vec<(&'a SkillSource, bool)> {
+    let mut sources: Vec<(&SkillSource, bool)> =
+        decoys.iter().map(|decoy| (decoy, false)).collect();
+    if staging == ArmStaging::WithTarget {
+        sources.push((target, true));
+    }
+    if let Some(source) = previous_source {
+        sources.push((source, true));
+    }
+    sources.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    sources
+}
+
+/// The fingerprint half of the leak guard on staged skills: in an arm without the current
+/// target, no staged skill may carry its fingerprint (nor, in the baseline, the previous
+/// version's).
+fn guard_fingerprints(
+    skills: &[StagedSkill],
+    staging: ArmStaging,
+    previous: Option<&PreviousSkill>,
+    target_digest: &str,
+    calibre: Calibre,
+) -> Result<(), StagingError> {
+    if staging == ArmStaging::WithTarget {
+        return Ok(());
+    }
+    // No staged skill is the current target under any name; the baseline holds no version of
+    // it at all.
+    let previous_digest = previous
+        .filter(|_| staging == ArmStaging::WithoutTarget)
+        .map(|p| p.digest.as_str());
+    for skill in skills {
+        let staged = fingerprint(&skill.dir, calibre)
+            .map_err(|e| StagingError::Fingerprint(e.to_string()))?;
+        if staged.digest == target_digest || Some(staged.digest.as_str()) == previous_digest {
+            return Err(StagingError::Leak {
+                name: skill.name.clone(),
+                digest: staged.digest,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Copy the arm's skills into `skills_root` (created, empty or not: an absent folder is a
-/// difference between arms) and run the fingerprint half of the leak guard: in an arm without
-/// the current target, no staged skill may carry its fingerprint (nor, in the baseline, the
-/// previous version's).
+/// difference between arms) and run the fingerprint half of the leak guard
+/// ([`guard_fingerprints`]).
 #[allow(clippy::too_many_arguments)]
 fn stage_skills(
     skills_root: &Path,
@@ -615,43 +676,19 @@ fn stage_skills(
     calibre: Calibre,
 ) -> Result<Vec<StagedSkill>, StagingError> {
     std::fs::create_dir_all(skills_root).map_err(io_error(skills_root))?;
-    let mut sources: Vec<&SkillSource> = decoys.iter().collect();
-    if staging == ArmStaging::WithTarget {
-        sources.push(target);
-    }
-    if let Some(source) = previous_source {
-        sources.push(source);
-    }
-    sources.sort_by(|a, b| a.name.cmp(&b.name));
+    let sources = arm_sources(staging, target, previous_source, decoys);
     let mut skills = Vec::with_capacity(sources.len());
-    for source in sources {
+    for (source, is_target) in sources {
         let destination = skills_root.join(&source.name);
         copy_tree(&source.dir, &destination, true)?;
         skills.push(StagedSkill {
             name: source.name.clone(),
             dir: destination,
-            target: std::ptr::eq(source, target)
-                || previous_source.is_some_and(|p| std::ptr::eq(source, p)),
+            target: is_target,
             skill_md: None,
         });
     }
-    if staging != ArmStaging::WithTarget {
-        // No staged skill is the current target under any name; the baseline holds no
-        // version of it at all.
-        let previous_digest = previous
-            .filter(|_| staging == ArmStaging::WithoutTarget)
-            .map(|p| p.digest.as_str());
-        for skill in &skills {
-            let staged = fingerprint(&skill.dir, calibre)
-                .map_err(|e| StagingError::Fingerprint(e.to_string()))?;
-            if staged.digest == target_digest || Some(staged.digest.as_str()) == previous_digest {
-                return Err(StagingError::Leak {
-                    name: skill.name.clone(),
-                    digest: staged.digest,
-                });
-            }
-        }
-    }
+    guard_fingerprints(&skills, staging, previous, target_digest, calibre)?;
     Ok(skills)
 }
 
@@ -761,11 +798,161 @@ pub fn stage_trial(
 
     Ok(StagedTrial {
         root: Some(root),
+        lease: None,
         kept_root: None,
         workspace,
         home,
         skills,
     })
+}
+
+/// Stage one trial in a job slot's folder from `pool` (reused, brought back to exactly this
+/// trial's staged state; see [`SlotPool`]), or in a fresh folder when the pool has none free or
+/// a slot cannot be cleaned. The same staged state, leak guard and errors as [`stage_trial`],
+/// whose arguments it takes; the folder goes back to the pool when the [`StagedTrial`] is
+/// dropped (unless kept).
+#[allow(clippy::too_many_arguments)]
+pub fn stage_trial_in_slot(
+    pool: &std::sync::Arc<SlotPool>,
+    staging: ArmStaging,
+    case: &GoldenCase,
+    target: &SkillSource,
+    previous: Option<&PreviousSkill>,
+    decoys: &[SkillSource],
+    skills_dir: &Path,
+    eval_files_dir: &Path,
+    target_digest: &str,
+    calibre: Calibre,
+    temp_root: Option<&Path>,
+    owner: Option<&Path>,
+) -> Result<StagedTrial, StagingError> {
+    if staging != ArmStaging::WithTarget
+        && let Some(error) = case_file_copying_target(case, target)
+    {
+        return Err(error);
+    }
+    let previous_source = previous_source(staging, target, previous)?;
+    let sources = arm_sources(staging, target, previous_source.as_ref(), decoys);
+    let workspace_rel = Path::new("workspace");
+    let skills_rel = workspace_rel.join(skills_dir);
+    let mut layout = Layout::new();
+    let conflict = |LayoutConflict(path): LayoutConflict| StagingError::Io {
+        path,
+        source: std::io::Error::other("a staged file and a staged folder share this path"),
+    };
+    if let Some(owner) = owner {
+        let owner = owner.canonicalize().unwrap_or_else(|_| owner.to_path_buf());
+        let bytes: std::sync::Arc<[u8]> = owner.to_string_lossy().as_bytes().into();
+        slots::put(&mut layout, Path::new(OWNER_FILE), Want::Bytes(bytes)).map_err(conflict)?;
+    }
+    slots::put(&mut layout, Path::new("home"), Want::Dir).map_err(conflict)?;
+    slots::put(&mut layout, &skills_rel, Want::Dir).map_err(conflict)?;
+    for (source, _) in &sources {
+        plan_tree(
+            &source.dir,
+            &skills_rel.join(&source.name),
+            true,
+            &mut layout,
+        )?;
+    }
+    match &case.files {
+        CaseFiles::Omitted => {
+            if eval_files_dir.is_dir() {
+                plan_tree(eval_files_dir, workspace_rel, false, &mut layout)?;
+            }
+        }
+        CaseFiles::Listed(files) => {
+            for file in files {
+                plan_tree(
+                    &file.source,
+                    &workspace_rel.join(&file.destination),
+                    false,
+                    &mut layout,
+                )?;
+            }
+        }
+    }
+
+    let reused = pool
+        .take()
+        .and_then(|slot| slot.sync(&layout).ok().map(|()| slot));
+    let slot = match reused {
+        Some(slot) => slot,
+        None => {
+            let folder = trial_folder(temp_root, None)?;
+            let root = folder.keep();
+            let slot = Slot::new(root.clone()).map_err(io_error(&root))?;
+            slot.sync(&layout).map_err(io_error(slot.root()))?;
+            slot
+        }
+    };
+    let workspace = slot.root().join(workspace_rel);
+    let home = slot.root().join("home");
+    let staged = StagedTrial {
+        root: None,
+        lease: Some(Lease {
+            slot: Some(slot),
+            pool: std::sync::Arc::clone(pool),
+        }),
+        kept_root: None,
+        skills: sources
+            .iter()
+            .map(|(source, is_target)| StagedSkill {
+                name: source.name.clone(),
+                dir: workspace.join(skills_dir).join(&source.name),
+                target: *is_target,
+                skill_md: None,
+            })
+            .collect(),
+        workspace,
+        home,
+    };
+    guard_fingerprints(&staged.skills, staging, previous, target_digest, calibre)?;
+    if staging == ArmStaging::WithoutTarget {
+        check_baseline_content(&staged.workspace, target)?;
+    }
+    Ok(staged)
+}
+
+/// Add to `layout` what [`copy_tree`] would copy from `source` to `destination` (relative to
+/// the trial folder): the same files and folders, the same exclusions, no symbolic links.
+fn plan_tree(
+    source: &Path,
+    destination: &Path,
+    skill_copy: bool,
+    layout: &mut Layout,
+) -> Result<(), StagingError> {
+    let conflict = |LayoutConflict(path): LayoutConflict| StagingError::Io {
+        path,
+        source: std::io::Error::other("a staged file and a staged folder share this path"),
+    };
+    let metadata = std::fs::symlink_metadata(source).map_err(io_error(source))?;
+    if metadata.is_file() {
+        use std::os::unix::fs::MetadataExt;
+        let want = Want::File {
+            source: source.to_path_buf(),
+            len: metadata.len(),
+            mode: metadata.mode() & 0o7777,
+        };
+        return slots::put(layout, destination, want).map_err(conflict);
+    }
+    if !metadata.is_dir() {
+        return Ok(());
+    }
+    slots::put(layout, destination, Want::Dir).map_err(conflict)?;
+    for entry in std::fs::read_dir(source).map_err(io_error(source))? {
+        let entry = entry.map_err(io_error(source))?;
+        let name = entry.file_name();
+        let file_type = entry.file_type().map_err(io_error(&entry.path()))?;
+        if file_type.is_symlink() {
+            continue;
+        }
+        if file_type.is_dir() && skill_copy && is_skill_excluded_dir(&name.to_string_lossy()) {
+            continue;
+        }
+        plan_tree(&entry.path(), &destination.join(&name), skill_copy, layout)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1265,5 +1452,220 @@ mod tests {
         drop(staged);
         assert!(kept.exists());
         std::fs::remove_dir_all(kept).unwrap();
+    }
+
+    /// Every path under `root` (relative), with its kind, without following links.
+    fn tree(root: &Path) -> Vec<String> {
+        fn walk(dir: &Path, rel: &Path, out: &mut Vec<String>) {
+            let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+            entries.sort_by_key(|e| e.file_name());
+            for entry in entries {
+                let rel = rel.join(entry.file_name());
+                let kind = entry.file_type().unwrap();
+                if kind.is_dir() {
+                    out.push(format!("{}/", rel.display()));
+                    walk(&entry.path(), &rel, out);
+                } else {
+                    let text = std::fs::read(entry.path()).unwrap_or_default();
+                    out.push(format!(
+                        "{} {}",
+                        rel.display(),
+                        String::from_utf8_lossy(&text)
+                    ));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(root, Path::new(""), &mut out);
+        out
+    }
+
+    #[test]
+    fn a_reused_slot_holds_exactly_the_next_trials_staged_state() {
+        use std::os::unix::fs::PermissionsExt;
+        let sources = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let run_dir = sources.path().join("run");
+        std::fs::create_dir_all(&run_dir).unwrap();
+        let target = skill(sources.path(), "target", "target body");
+        write(&target.dir.join("scripts/run.sh"), "echo");
+        write(&target.dir.join("evals/evals.json"), "{}");
+        let decoy = skill(sources.path(), "decoy", "decoy body");
+        write(&sources.path().join("files/data.csv"), "a,b");
+        let digest = fingerprint(&target.dir, Calibre::V3AgentSkills)
+            .unwrap()
+            .digest;
+        let pool = std::sync::Arc::new(SlotPool::default());
+        let stage_in = |pool: Option<&std::sync::Arc<SlotPool>>, staging, files: CaseFiles| {
+            let case = case(files);
+            let args = (
+                staging,
+                &case,
+                &target,
+                None,
+                std::slice::from_ref(&decoy),
+                Path::new(".claude/skills"),
+                sources.path().join("files"),
+                digest.as_str(),
+                Calibre::V3AgentSkills,
+                Some(scratch.path()),
+                Some(run_dir.as_path()),
+            );
+            match pool {
+                Some(pool) => stage_trial_in_slot(
+                    pool, args.0, args.1, args.2, args.3, args.4, args.5, &args.6, args.7, args.8,
+                    args.9, args.10,
+                ),
+                None => stage_trial(
+                    args.0, args.1, args.2, args.3, args.4, args.5, &args.6, args.7, args.8,
+                    args.9, args.10,
+                ),
+            }
+            .unwrap()
+        };
+        // What a fresh folder holds, for each arm and case shape.
+        let fresh = |staging, files: CaseFiles| {
+            let staged = stage_in(None, staging, files);
+            let root = staged.workspace.parent().unwrap().to_path_buf();
+            tree(&root)
+        };
+        let first = stage_in(Some(&pool), ArmStaging::WithTarget, CaseFiles::Omitted);
+        let root = first.workspace.parent().unwrap().to_path_buf();
+        assert_eq!(
+            tree(&root),
+            fresh(ArmStaging::WithTarget, CaseFiles::Omitted)
+        );
+        // The agent leaves everything it can behind: files and folders in the workspace, in HOME
+        // and next to them, a changed staged file (same length), a staged file made read-only,
+        // a read-only folder with a file in it, symbolic links (to a folder outside, and one
+        // replacing a staged folder), a hard link to a staged file, a fifo.
+        let ws = first.workspace.clone();
+        write(&ws.join("out/result.txt"), "leftover");
+        write(&first.home.join(".claude/settings.json"), "{}");
+        write(&root.join("beside.txt"), "x");
+        std::fs::write(ws.join(".claude/skills/decoy/SKILL.md"), {
+            let text = std::fs::read_to_string(decoy.dir.join("SKILL.md")).unwrap();
+            text.replace("decoy body", "DECOY BODY")
+        })
+        .unwrap();
+        let script = ws.join(".claude/skills/target/scripts/run.sh");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o400)).unwrap();
+        write(&ws.join("locked/inner/secret.txt"), "target body");
+        std::fs::set_permissions(
+            ws.join("locked/inner"),
+            std::fs::Permissions::from_mode(0o500),
+        )
+        .unwrap();
+        std::fs::set_permissions(ws.join("locked"), std::fs::Permissions::from_mode(0o500))
+            .unwrap();
+        std::os::unix::fs::symlink(&target.dir, ws.join("link-to-target")).unwrap();
+        std::fs::hard_link(
+            ws.join(".claude/skills/target/SKILL.md"),
+            first.home.join("hard"),
+        )
+        .unwrap();
+        let fifo = std::ffi::CString::new(ws.join("pipe").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo only creates a file system node at a valid C string path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::set_permissions(&ws, std::fs::Permissions::from_mode(0o500)).unwrap();
+        drop(first);
+        assert_eq!(pool.free_slots(), 1);
+
+        // The next trial (the baseline, another case shape) gets the same folder, holding
+        // exactly what a fresh one would, and passes the leak guard.
+        let second = stage_in(
+            Some(&pool),
+            ArmStaging::WithoutTarget,
+            CaseFiles::Listed(vec![]),
+        );
+        assert_eq!(
+            second.workspace.parent().unwrap(),
+            root,
+            "the slot is reused"
+        );
+        assert_eq!(
+            tree(&root),
+            fresh(ArmStaging::WithoutTarget, CaseFiles::Listed(vec![]))
+        );
+        // A staged folder replaced by a symbolic link is a folder again.
+        let skills = second.workspace.join(".claude/skills");
+        std::fs::remove_dir_all(skills.join("decoy")).unwrap();
+        std::os::unix::fs::symlink(&target.dir, skills.join("decoy")).unwrap();
+        drop(second);
+        let third = stage_in(Some(&pool), ArmStaging::WithTarget, CaseFiles::Omitted);
+        assert_eq!(
+            tree(&root),
+            fresh(ArmStaging::WithTarget, CaseFiles::Omitted)
+        );
+        assert_eq!(
+            std::fs::metadata(third.workspace.join(".claude/skills/target/scripts/run.sh"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            std::fs::metadata(target.dir.join("scripts/run.sh"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        );
+        // Two trials at once get two folders; a kept one leaves the pool.
+        let mut fourth = stage_in(Some(&pool), ArmStaging::WithTarget, CaseFiles::Omitted);
+        assert_ne!(fourth.workspace, third.workspace);
+        let kept = fourth.keep().unwrap();
+        drop(fourth);
+        drop(third);
+        assert_eq!(pool.free_slots(), 1);
+        assert!(kept.join("workspace/data.csv").is_file());
+        // The owner file names the run, so `run --resume` cleans a killed run's slots.
+        assert_eq!(
+            remove_orphaned_trial_folders(&run_dir, Some(scratch.path()), &Default::default()),
+            2
+        );
+        pool.clear();
+        assert_eq!(pool.free_slots(), 0);
+        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_reused_slot_keeps_the_leak_guard() {
+        let sources = tempfile::tempdir().unwrap();
+        let target = skill(sources.path(), "target", "same body");
+        let digest = fingerprint(&target.dir, Calibre::V3AgentSkills)
+            .unwrap()
+            .digest;
+        let renamed = SkillSource {
+            name: "innocent".into(),
+            dir: target.dir.clone(),
+        };
+        let pool = std::sync::Arc::new(SlotPool::default());
+        let stage = |staging, decoys: &[SkillSource]| {
+            stage_trial_in_slot(
+                &pool,
+                staging,
+                &case(CaseFiles::Omitted),
+                &target,
+                None,
+                decoys,
+                Path::new("skills"),
+                Path::new("/nonexistent"),
+                &digest,
+                Calibre::V3AgentSkills,
+                None,
+                None,
+            )
+        };
+        // A with-skill trial whose agent copies the target into the workspace under another
+        // name: the baseline trial after it in the same slot does not see it.
+        let with = stage(ArmStaging::WithTarget, &[]).unwrap();
+        let copy = with.workspace.join("notes/SKILL.md");
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(target.dir.join("SKILL.md"), &copy).unwrap();
+        drop(with);
+        let without = stage(ArmStaging::WithoutTarget, &[]).unwrap();
+        assert!(!without.workspace.join("notes").exists());
+        drop(without);
+        let error = stage(ArmStaging::WithoutTarget, &[renamed]).err().unwrap();
+        assert!(matches!(error, StagingError::Leak { .. }), "{error}");
     }
 }

@@ -1033,3 +1033,79 @@ fn qwen_code_unreachable_provider_is_unscoreable() {
     };
     unreachable_provider("qwen-code", &qwen, "Connection error");
 }
+
+#[test]
+fn a_reused_trial_folder_holds_nothing_from_the_trial_before() {
+    // One job slot, six trials of both arms through the same folder. The fake agent lists what
+    // its folder holds, then litters it (files, folders, read-only ones, symbolic links, a fifo,
+    // changed and planted skills, HOME files); the next trial must find exactly the staged
+    // state. Each case checks a file the agent writes only when the target is staged, so a
+    // leftover would also turn a baseline trial into a pass.
+    let fixture = Fixture::new(3);
+    let evals: Vec<Value> = (0..3)
+        .map(|i| {
+            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                   "checks": [{"type": "file_exists", "path": "answer.txt"}]})
+        })
+        .collect();
+    fixture.write(
+        &format!("skill/{TARGET}/evals/evals.json"),
+        &serde_json::to_string(&json!({"skill_name": TARGET, "evals": evals})).unwrap(),
+    );
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_agent.py");
+    let log = fixture.path("listings.jsonl");
+    fixture.write(
+        "runners/litter.toml",
+        &format!(
+            "kind = \"command\"\nmodel = \"fake-model\"\ncommand = [\"python3\", \"{}\", \"litter\", \"{{skills_dir}}\", \"{TARGET}\", \"{}\"]\noutput_format = \"claude-stream-json\"\nskills_dir = \".claude/skills\"\ntimeout_s = 30\nconcurrency = 1\n",
+            script.display(),
+            log.display()
+        ),
+    );
+    let output = fixture.run("litter", "litter", &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let summary = summary(&fixture.run_dir("litter"));
+    assert_eq!(summary["arms"]["with_skill"]["pass_rate"], 1.0, "{summary}");
+    assert_eq!(
+        summary["arms"]["without_skill"]["pass_rate"], 0.0,
+        "{summary}"
+    );
+    let trials: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(trials.len(), 6);
+    assert!(
+        trials.iter().all(|t| t["cwd"] == trials[0]["cwd"]),
+        "one slot, one folder: {:?}",
+        trials.iter().map(|t| &t["cwd"]).collect::<Vec<_>>()
+    );
+    for staged in [true, false] {
+        let arm: Vec<&Value> = trials.iter().filter(|t| t["staged"] == staged).collect();
+        assert_eq!(arm.len(), 3);
+        for trial in &arm {
+            assert_eq!(trial["workspace"], arm[0]["workspace"], "staged {staged}");
+            assert_eq!(trial["home"], arm[0]["home"], "staged {staged}");
+            let text = format!("{}{}", trial["workspace"], trial["home"]);
+            for litter in [
+                "litter",
+                "read-only",
+                "link-",
+                "fifo",
+                "planted",
+                "answer.txt",
+                "projects",
+            ] {
+                assert!(!text.contains(litter), "{litter} leaked: {text}");
+            }
+        }
+    }
+    // The slot folders are gone once the run ends.
+    let left: Vec<_> = std::fs::read_dir(fixture.path("trials"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

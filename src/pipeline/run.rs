@@ -265,6 +265,7 @@ pub async fn execute_run(
         previous: previous_version.as_ref().map(|p| p.skill.clone()),
         target_skill_md: skill_md_text(&skill_dir)?,
         memory_staging: Default::default(),
+        slots: Default::default(),
     });
     // A resumed run keeps the gates it started with unless a setting is given again.
     let analysis_settings = analysis.settings_over(manifest.seed, manifest.gates.as_ref());
