@@ -211,6 +211,19 @@ fn supervise(argv: &[OsString]) -> i32 {
         for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             libc::signal(signal, ignore_signal as *const () as libc::sighandler_t);
         }
+        // SIGCHLD wakes the wait below the moment the command exits: it gets a handler (not
+        // SIG_IGN, which would reap children behind our back) and stays blocked except while
+        // waiting (`ppoll` unblocks it atomically, so no exit goes unnoticed).
+        libc::signal(
+            libc::SIGCHLD,
+            ignore_signal as *const () as libc::sighandler_t,
+        );
+        let mut child_exit: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut child_exit);
+        libc::sigaddset(&mut child_exit, libc::SIGCHLD);
+        let mut waiting_mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigprocmask(libc::SIG_BLOCK, &child_exit, &mut waiting_mask);
+        libc::sigdelset(&mut waiting_mask, libc::SIGCHLD);
         let supervisor = libc::getpid();
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
         let child = libc::fork();
@@ -226,8 +239,10 @@ fn supervise(argv: &[OsString]) -> i32 {
             if libc::getppid() != supervisor {
                 libc::_exit(137);
             }
-            // Rust starts with SIGPIPE ignored, and an ignored signal survives exec.
+            // Rust starts with SIGPIPE ignored, and an ignored signal survives exec; so does a
+            // blocked signal.
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &child_exit, std::ptr::null_mut());
             // The command never holds the lifeline: its stdin is /dev/null.
             if null >= 0 {
                 libc::dup2(null, 0);
@@ -241,45 +256,50 @@ fn supervise(argv: &[OsString]) -> i32 {
         if null >= 0 {
             libc::close(null);
         }
-        let status = wait_for_command_or_lifeline(child);
+        let status = wait_for_command_or_lifeline(child, &waiting_mask);
         kill_descendants();
         mirror_status(status)
     }
 }
 
 /// Wait until the command `child` exits (its status) or the lifeline on stdin breaks (then the
-/// command is killed and its status collected).
+/// command is killed and its status collected). SIGCHLD is blocked outside the wait and
+/// unblocked by `ppoll` (`waiting_mask`), so an exit ends the wait at once; the 1 s timeout is
+/// only a safety net.
 #[cfg(target_os = "linux")]
-unsafe fn wait_for_command_or_lifeline(child: libc::pid_t) -> libc::c_int {
+unsafe fn wait_for_command_or_lifeline(
+    child: libc::pid_t,
+    waiting_mask: &libc::sigset_t,
+) -> libc::c_int {
     let mut lifeline_open = true;
+    let timeout = libc::timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
     loop {
         if let Some(status) = unsafe { reap_all(child) } {
             return status;
         }
-        if lifeline_open {
-            let mut poll = libc::pollfd {
-                fd: 0,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd.
-            let ready = unsafe { libc::poll(&mut poll, 1, 20) };
-            if ready > 0 {
-                let mut buffer = [0u8; 64];
-                // SAFETY: reading into a local buffer of the given size.
-                let read = unsafe { libc::read(0, buffer.as_mut_ptr().cast(), buffer.len()) };
-                let interrupted = read < 0
-                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
-                if read == 0 || (read < 0 && !interrupted) {
-                    lifeline_open = false;
-                }
-            }
-            if !lifeline_open {
+        let mut poll = libc::pollfd {
+            fd: 0,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let watched = if lifeline_open { 1 } else { 0 };
+        // SAFETY: one valid pollfd (or none), a valid timeout and signal mask. A SIGCHLD
+        // interrupts it (EINTR): the loop reaps.
+        let ready = unsafe { libc::ppoll(&mut poll, watched, &timeout, waiting_mask) };
+        if lifeline_open && ready > 0 {
+            let mut buffer = [0u8; 64];
+            // SAFETY: reading into a local buffer of the given size.
+            let read = unsafe { libc::read(0, buffer.as_mut_ptr().cast(), buffer.len()) };
+            let interrupted = read < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+            if read == 0 || (read < 0 && !interrupted) {
+                lifeline_open = false;
                 // SAFETY: signalling our own child.
                 unsafe { libc::kill(child, libc::SIGKILL) };
             }
-        } else {
-            std::thread::sleep(std::time::Duration::from_millis(5));
         }
     }
 }
@@ -308,17 +328,23 @@ fn kill_descendants() {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() } as u32;
     for _ in 0..500 {
-        let living = descendants(me);
-        for pid in &living {
-            // SAFETY: sending a signal; a stale pid yields ESRCH.
-            unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
-        }
+        // Every living descendant has an ancestor that is our child (orphans are re-parented
+        // to us, the subreaper): with no child left at all, there is nothing to look for.
         // SAFETY: reaping our own children.
         unsafe { reap_all(0) };
         let mut status = 0;
         // SAFETY: as above; ECHILD (-1) means no child is left at all.
-        let none_left = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } < 0;
-        if living.is_empty() && none_left {
+        if unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } < 0 {
+            return;
+        }
+        for pid in descendants(me) {
+            // SAFETY: sending a signal; a stale pid yields ESRCH.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        // SAFETY: reaping our own children.
+        unsafe { reap_all(0) };
+        // SAFETY: as above.
+        if unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } < 0 {
             return;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
