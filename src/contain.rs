@@ -8,9 +8,10 @@
 //!    descendant that escapes with `setsid` and a double fork is re-parented to it, not to init;
 //!    it forks and execs the command (which gets `PR_SET_PDEATHSIG(SIGKILL)`), and it holds a
 //!    *lifeline*: its stdin is the read end of a pipe whose write end only skill-lift holds.
-//!    When the command exits, or the lifeline breaks (skill-lift dropped the attempt, or died,
-//!    even by `kill -9`), the supervisor SIGKILLs every descendant it has (found through
-//!    `/proc`, repeated until none is left), reaps them, and exits with the command's own status
+//!    When the command exits (the supervisor wakes on SIGCHLD, no polling delay), or the
+//!    lifeline breaks (skill-lift dropped the attempt, or died, even by `kill -9`), the
+//!    supervisor SIGKILLs every descendant it has (found through `/proc` when it still has a
+//!    child, repeated until none is left), reaps them, and exits with the command's own status
 //!    (a death by signal is re-raised), so the caller sees the command's exit as if unsupervised.
 //! 2. **Parent-death signal.** Every child skill-lift starts directly (model servers, judge
 //!    servers, and attempts when no supervisor binary is known, as in library unit tests) gets
