@@ -823,20 +823,35 @@ fn finish_trial(
             context, key, time, grade, None, workspace,
         ));
     };
-    shrink_transcript(
-        &mut trajectory,
-        &grade,
-        prompt,
-        context.max_transcript_bytes,
-    );
-    let serialized = {
-        let document = transcript_document(key, case, prompt, &trajectory, &grade, paths.as_ref());
-        serde_json::to_vec(&document)
+    let serialize = |trajectory: &Trajectory, grade: &Grade| {
+        serde_json::to_vec(&transcript_document(
+            key,
+            case,
+            prompt,
+            trajectory,
+            grade,
+            paths.as_ref(),
+        ))
     };
+    // Serialized first: a document this far under the cap holds a trajectory that
+    // `shrink_transcript` would leave as it is (the document is at least trajectory + grade +
+    // prompt), so the usual trial is serialized once instead of measured twice more.
+    let mut serialized = serialize(&trajectory, &grade);
+    let fits = matches!(&serialized, Ok(bytes)
+        if bytes.len() + prompt.len() + 4096 <= context.max_transcript_bytes);
+    if !fits {
+        shrink_transcript(
+            &mut trajectory,
+            &grade,
+            prompt,
+            context.max_transcript_bytes,
+        );
+        serialized = serialize(&trajectory, &grade);
+    }
     match serialized {
         Ok(bytes) => {
             let record = record_trial(context, key, time, grade, Some(&trajectory), workspace);
-            FinishedTrial::with_transcript_bytes(record, &bytes)
+            FinishedTrial::with_transcript_vec(record, bytes)
         }
         // A trial whose transcript is lost cannot be audited or re-graded: it is
         // unscoreable, and says why (never silently recorded without it).

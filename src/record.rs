@@ -519,6 +519,19 @@ impl FinishedTrial {
         }
     }
 
+    /// [`FinishedTrial::with_transcript_bytes`] taking the serialized document by value (not
+    /// copied when redaction leaves it unchanged, the usual case).
+    pub fn with_transcript_vec(record: TrialRecord, bytes: Vec<u8>) -> Self {
+        let transcript = match crate::redact::redact_bytes(&bytes) {
+            std::borrow::Cow::Borrowed(_) => bytes,
+            std::borrow::Cow::Owned(redacted) => redacted,
+        };
+        Self {
+            record,
+            transcript: Some(transcript),
+        }
+    }
+
     /// The transcript's bytes, when there are any.
     pub fn transcript(&self) -> Option<&[u8]> {
         self.transcript.as_deref()

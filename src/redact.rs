@@ -125,6 +125,65 @@ static SHAPE_SET: LazyLock<regex::RegexSet> = LazyLock::new(|| {
         .expect("key shape set")
 });
 
+/// Literals one of which every key shape contains (the `(?i)` shapes in each ASCII case; their
+/// other Unicode case forms, such as the Kelvin sign for `k`, lie outside these literals).
+const SHAPE_HINTS: [&str; 15] = [
+    "sk-",
+    "AIza",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "xoxb-",
+    "xoxa-",
+    "xoxp-",
+    "xoxr-",
+    "xoxs-",
+    "AKIA",
+    "ASIA",
+];
+
+/// Case-insensitive words the `(?i)` shapes contain: `bearer` (its first four letters) and the
+/// `-api-` of `x-api-key` / `x-goog-api-key`.
+const CASELESS_HINTS: [&str; 2] = ["bear", "-api-"];
+
+/// A SIMD multi-literal searcher over [`SHAPE_HINTS`] and every ASCII case form of
+/// [`CASELESS_HINTS`]: a text none of them occurs in holds no key shape, so the shape regexes
+/// are neither built nor run over it (most text). `None` where the CPU lacks the SIMD it needs.
+static HINTS: LazyLock<Option<aho_corasick::packed::Searcher>> = LazyLock::new(|| {
+    let mut literals: Vec<String> = SHAPE_HINTS.iter().map(|s| s.to_string()).collect();
+    for word in CASELESS_HINTS {
+        let mut forms = vec![String::new()];
+        for c in word.chars() {
+            forms = forms
+                .into_iter()
+                .flat_map(|form| {
+                    let mut cased = vec![format!("{form}{}", c.to_ascii_lowercase())];
+                    if c.is_ascii_alphabetic() {
+                        cased.push(format!("{form}{}", c.to_ascii_uppercase()));
+                    }
+                    cased
+                })
+                .collect();
+        }
+        literals.extend(forms);
+    }
+    aho_corasick::packed::Config::new()
+        .builder()
+        .extend(&literals)
+        .build()
+});
+
+/// Whether `text` may hold a key shape (false: it holds none).
+fn may_hold_key_shape(text: &str) -> bool {
+    match &*HINTS {
+        Some(searcher) => searcher.find(text).is_some(),
+        None => true,
+    }
+}
+
 /// Register a credential value under its variable name (ignored when shorter than
 /// [`MIN_CREDENTIAL_CHARS`] or already known).
 pub fn register_credential(name: &str, value: &str) {
@@ -170,6 +229,9 @@ pub fn redact_text(text: &str) -> Cow<'_, str> {
             }
         }
     }
+    if !may_hold_key_shape(&out) {
+        return out;
+    }
     let matched = SHAPE_SET.matches(&out);
     if !matched.matched_any() {
         return out;
@@ -211,8 +273,11 @@ pub struct KeyShapeMatch {
 /// acceptance tests), in text order. Registered credential values are not searched. Used by
 /// `skill-lift lint` to report secrets in a skill's files without a second pattern list.
 pub fn find_key_shapes(text: &str) -> Vec<KeyShapeMatch> {
-    let matched = SHAPE_SET.matches(text);
     let mut found = Vec::new();
+    if !may_hold_key_shape(text) {
+        return found;
+    }
+    let matched = SHAPE_SET.matches(text);
     if !matched.matched_any() {
         return found;
     }
@@ -418,6 +483,44 @@ mod tests {
         ] {
             assert_eq!(redact_text(prose), prose);
         }
+    }
+
+    /// The pre-scan never hides a shape: every sample of every shape (in odd cases for the
+    /// `(?i)` ones) holds a hint, and text without a hint is left alone without the regexes.
+    #[test]
+    fn the_hint_scan_lets_every_shape_through() {
+        assert!(HINTS.is_some(), "no SIMD searcher on this machine");
+        let samples = [
+            format!("sk-ant-{}", "a1B2c3D4e5F6g7H8i9J0"),
+            format!("sk-proj-{}", "9f8e7d6c5b4a39281706"),
+            format!("AIza{}", "Sy0123456789abcdefghij_klmnopqrstu"),
+            format!("ghp_{}", "a1B2".repeat(9)),
+            format!("gho_{}", "a1B2".repeat(9)),
+            format!("ghu_{}", "a1B2".repeat(9)),
+            format!("ghs_{}", "a1B2".repeat(9)),
+            format!("ghr_{}", "a1B2".repeat(9)),
+            format!("github_pat_{}", "a1B2".repeat(9)),
+            "xoxb-1234567890-abcdef".to_string(),
+            "xoxa-1234567890-abcdef".to_string(),
+            "xoxp-1234567890-abcdef".to_string(),
+            "xoxr-1234567890-abcdef".to_string(),
+            "xoxs-1234567890-abcdef".to_string(),
+            "AKIAABCDEFGHIJKLMNOP".to_string(),
+            "ASIAABCDEFGHIJKLMNOP".to_string(),
+            "bEaReR tok3n-abcdef-123456".to_string(),
+            "BEARER tok3n-abcdef-123456".to_string(),
+            "X-Api-Key: k3y-ABCDEFGHIJ-99".to_string(),
+            "x-GOOG-API-KEY=k3y-ABCDEFGHIJ-99".to_string(),
+        ];
+        for sample in &samples {
+            let text = format!("some text {sample} more");
+            assert!(may_hold_key_shape(&text), "{sample}");
+            assert_eq!(find_key_shapes(&text).len(), 1, "{sample}");
+            assert!(redact_text(&text).contains("[REDACTED:"), "{sample}");
+        }
+        let plain = r#"{"trial_id":"case-00011/with_skill/1","answer":"Aye! Question 11?"}"#;
+        assert!(!may_hold_key_shape(plain));
+        assert!(matches!(redact_text(plain), Cow::Borrowed(_)));
     }
 
     #[test]

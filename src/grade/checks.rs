@@ -7,25 +7,27 @@
 
 use std::collections::HashMap;
 use std::path::{Component, Path};
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 /// Compiled patterns, shared by every trial: a check's regex is compiled once per process, not
 /// once per trial (compilation costs far more than matching a short answer).
-static COMPILED: LazyLock<Mutex<HashMap<String, Regex>>> = LazyLock::new(Default::default);
+/// Shared behind an `Arc`, not cloned: a cloned `Regex` starts with an empty pool of match
+/// caches, so each trial would build its matching state anew.
+static COMPILED: LazyLock<Mutex<HashMap<String, Arc<Regex>>>> = LazyLock::new(Default::default);
 
 /// Compile `pattern`, or fetch it from the process-wide cache.
-fn compiled(pattern: &str) -> Result<Regex, regex::Error> {
+fn compiled(pattern: &str) -> Result<Arc<Regex>, regex::Error> {
     let mut cache = COMPILED
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(regex) = cache.get(pattern) {
-        return Ok(regex.clone());
+        return Ok(Arc::clone(regex));
     }
-    let regex = Regex::new(pattern)?;
-    cache.insert(pattern.to_string(), regex.clone());
+    let regex = Arc::new(Regex::new(pattern)?);
+    cache.insert(pattern.to_string(), Arc::clone(&regex));
     Ok(regex)
 }
 
@@ -155,7 +157,7 @@ impl Check {
     /// Validate the definition (regex compiles, JSON path parses, paths stay inside the workspace).
     pub fn validate(&self) -> Result<(), CheckDefinitionError> {
         match self {
-            Check::Regex { pattern } => Regex::new(pattern)
+            Check::Regex { pattern } => compiled(pattern)
                 .map(|_| ())
                 .map_err(|e| CheckDefinitionError::Regex(e.to_string())),
             Check::JsonPath {
@@ -169,7 +171,7 @@ impl Check {
                     return Err(CheckDefinitionError::JsonPathExpectation);
                 }
                 if let Some(pattern) = matches {
-                    Regex::new(pattern).map_err(|e| CheckDefinitionError::Regex(e.to_string()))?;
+                    compiled(pattern).map_err(|e| CheckDefinitionError::Regex(e.to_string()))?;
                 }
                 Ok(())
             }
@@ -350,7 +352,7 @@ impl std::str::FromStr for OutputMatch {
 /// Validate `expected_output` for `mode` (the regex compiles; a number is present).
 pub fn validate_expected_output(mode: OutputMatch, expected: &str) -> Result<(), String> {
     match mode {
-        OutputMatch::Regex => Regex::new(expected)
+        OutputMatch::Regex => compiled(expected)
             .map(|_| ())
             .map_err(|e| format!("invalid regular expression: {e}")),
         OutputMatch::Numeric if numbers_in(expected).is_empty() => {

@@ -8,9 +8,12 @@
 //! These are views of the same analysis: the paired lift with its interval stays in
 //! `summary.json`, and each file here carries it alongside the fields the viewer expects.
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 
 use crate::analysis::Summary;
+use crate::record::TrialRecord;
 use crate::report::RunExport;
 use crate::workspace::Arm;
 
@@ -177,22 +180,27 @@ fn difference(a: &Value, b: &Value) -> Value {
 pub fn benchmark_json(run: &RunExport) -> Vec<u8> {
     let manifest = run.manifest;
     let summary = run.summary;
-    let case_index = |case_id: &str| {
-        manifest
-            .eval_set
-            .case_ids
-            .iter()
-            .position(|c| c == case_id)
-            .map(|i| i + 1)
-    };
+    // Each case id's 1-based place in the eval set (its first, should an id repeat): one map,
+    // not a search of the list per record.
+    let mut places: HashMap<&str, usize> = HashMap::with_capacity(manifest.eval_set.case_ids.len());
+    for (index, case_id) in manifest.eval_set.case_ids.iter().enumerate() {
+        places.entry(case_id.as_str()).or_insert(index + 1);
+    }
+    let case_index = |case_id: &str| places.get(case_id).copied();
     let mut records: Vec<_> = run.records.iter().collect();
-    records.sort_by_key(|r| {
-        (
-            case_index(&r.case_id).unwrap_or(usize::MAX),
-            r.case_id.clone(),
-            r.arm,
-            r.attempt,
-        )
+    records.sort_by(|a, b| {
+        let key = |r: &TrialRecord| {
+            (
+                case_index(&r.case_id).unwrap_or(usize::MAX),
+                r.arm,
+                r.attempt,
+            )
+        };
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0)
+            .then_with(|| a.case_id.cmp(&b.case_id))
+            .then(ka.1.cmp(&kb.1))
+            .then(ka.2.cmp(&kb.2))
     });
     let mut runs = Vec::new();
     let mut left_out = 0usize;

@@ -223,6 +223,8 @@ trait UnitSum: Copy + Default + AddAssign + Sub<Output = Self> {
     /// Orders the means `a.0/a.1` and `b.0/b.1` (`a.1, b.1 > 0`).
     fn compare_means(a: (Self, u64), b: (Self, u64)) -> Ordering;
     fn to_f64(self) -> f64;
+    /// Bit-for-bit equality (`-0.0` and `0.0` differ).
+    fn same(self, other: Self) -> bool;
 }
 
 impl UnitSum for i64 {
@@ -233,6 +235,10 @@ impl UnitSum for i64 {
     fn to_f64(self) -> f64 {
         self as f64
     }
+
+    fn same(self, other: Self) -> bool {
+        self == other
+    }
 }
 
 impl UnitSum for f64 {
@@ -242,6 +248,10 @@ impl UnitSum for f64 {
 
     fn to_f64(self) -> f64 {
         self
+    }
+
+    fn same(self, other: Self) -> bool {
+        self.to_bits() == other.to_bits()
     }
 }
 
@@ -288,14 +298,21 @@ fn run<T: UnitSum>(
     let estimate_pair = (total, case_values.len() as u64);
     let to_mean = |(sum, size): (T, u64)| sum.to_f64() / (size as f64 * scale.factor());
 
-    let mut rng = seeded_rng(config.seed);
-    let mut draws = draw_resamples(
-        &unit_sums,
-        &unit_sizes,
-        unit_count,
-        config.resamples,
-        &mut rng,
-    );
+    let mut draws = if all_units_alike(&unit_sums, &unit_sizes) {
+        // Every resample draws `unit_count` copies of one unit: its sum is `total`, added in the
+        // same order (bit-identical), whichever units the stream picks. Skipping the stream
+        // changes nothing in the result (the generator is not used after the draws).
+        vec![estimate_pair; config.resamples]
+    } else {
+        let mut rng = seeded_rng(config.seed);
+        draw_resamples(
+            &unit_sums,
+            &unit_sizes,
+            unit_count,
+            config.resamples,
+            &mut rng,
+        )
+    };
     draws.sort_unstable_by(|a, b| T::compare_means(*a, *b));
     let less = draws.partition_point(|&d| T::compare_means(d, estimate_pair) == Ordering::Less);
     let less_or_equal =
@@ -339,6 +356,19 @@ fn run<T: UnitSum>(
         clustered: clusters.is_some(),
         lattice_denominator: scale.denominator(),
     })
+}
+
+/// Whether every unit has the same sum (bit for bit) and the same size: then every resample is
+/// the same sequence of additions as the estimate (a metric that never differs between the
+/// arms, or always by the same amount).
+fn all_units_alike<T: UnitSum>(unit_sums: &[T], unit_sizes: &[u64]) -> bool {
+    match (unit_sums.first(), unit_sizes.first()) {
+        (Some(&sum), Some(&size)) => {
+            unit_sums.iter().all(|&other| other.same(sum))
+                && unit_sizes.iter().all(|&other| other == size)
+        }
+        _ => false,
+    }
 }
 
 /// The resampling loop: B × (number of units) draws, no allocation inside.
@@ -956,6 +986,50 @@ mod tests {
             bootstrap_mean(&[f64::INFINITY], None, &config),
             Err(StatsError::NonFinite { .. })
         ));
+    }
+
+    /// The shortcut for alike units (no stream drawn) gives exactly the draws the stream gives:
+    /// on the lattice, in `f64` (values whose sums round), and for equal clusters.
+    #[test]
+    fn alike_units_shortcut_equals_the_drawn_resamples() {
+        fn check<T: UnitSum + std::fmt::Debug + PartialEq>(sums: &[T], sizes: &[u64]) {
+            assert!(all_units_alike(sums, sizes));
+            let mut total = T::default();
+            for &sum in sums {
+                total += sum;
+            }
+            let n: u64 = sizes.iter().sum();
+            let count = u32::try_from(sums.len()).unwrap();
+            for seed in [0, 7, 42] {
+                let drawn = draw_resamples(sums, sizes, count, 500, &mut seeded_rng(seed));
+                assert!(
+                    drawn
+                        .iter()
+                        .all(|&(sum, size)| sum.same(total) && size == n),
+                    "{drawn:?}"
+                );
+            }
+        }
+        check(&[3i64; 37], &[1; 37]);
+        check(&[-2i64; 5], &[4; 5]);
+        check(&[0.1f64; 1000], &[1; 1000]);
+        check(&[-0.7f64; 12], &[3; 12]);
+        assert!(!all_units_alike(&[1i64, 1, 2], &[1, 1, 1]));
+        assert!(!all_units_alike(&[1i64, 1, 1], &[1, 2, 1]));
+        assert!(!all_units_alike(&[0.0f64, -0.0], &[1, 1]));
+        assert!(!all_units_alike::<i64>(&[], &[]));
+        // Through the public entry: a constant difference gives the point interval.
+        let result =
+            bootstrap_paired_difference(&[0.5; 40], &[0.0; 40], None, &BootstrapConfig::default())
+                .unwrap();
+        assert_eq!(
+            result.percentile,
+            Interval {
+                low: 0.5,
+                high: 0.5
+            }
+        );
+        assert_eq!(result.standard_error, 0.0);
     }
 
     /// All resamples above θ̂ cannot happen for a mean, but all-but-ties can: with n = 2 values
