@@ -239,6 +239,9 @@ pub struct Judge {
     cache: Option<JudgeCache>,
     client: reqwest::Client,
     usage: Mutex<JudgeUsage>,
+    /// One lock per cache key being answered: a repeat asked while an identical one is in
+    /// flight waits for it and reads its cached answer instead of asking again.
+    in_flight: Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
     /// The judge profile's `[price]` table: the cost of each request's tokens.
     price: Option<crate::runner::profile::PriceTable>,
 }
@@ -340,6 +343,7 @@ impl Judge {
             settings,
             client,
             usage: Mutex::new(JudgeUsage::default()),
+            in_flight: Mutex::new(std::collections::HashMap::new()),
             price: settings_profile.price,
         })
     }
@@ -490,8 +494,53 @@ impl Judge {
             sampling: &self.sampling_key,
         }
         .key();
+        if self.cache.is_none() {
+            let answer = self
+                .ask(metric, system, user, assertion_count, repeat, spent)
+                .await?;
+            return Ok((answer, false));
+        }
+        // Identical trajectories graded at the same time (a case's attempts answered alike) ask
+        // once: the others wait for the first answer and read it from the cache.
+        let key_lock = std::sync::Arc::clone(
+            self.in_flight
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .entry(key.clone())
+                .or_default(),
+        );
+        let guard = key_lock.lock().await;
+        let result = self
+            .judge_repeat_cached(metric, system, user, assertion_count, repeat, spent, &key)
+            .await;
+        drop(guard);
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Only the map and this call hold the key's lock (others clone it under the map's lock,
+        // held here): nobody waits for it any more, forget it.
+        if std::sync::Arc::strong_count(&key_lock) == 2 {
+            in_flight.remove(&key);
+        }
+        drop(in_flight);
+        result
+    }
+
+    /// [`Self::judge_repeat`] with a cache, under the key's in-flight lock.
+    #[allow(clippy::too_many_arguments)]
+    async fn judge_repeat_cached(
+        &self,
+        metric: JudgeMetricKind,
+        system: &str,
+        user: &str,
+        assertion_count: usize,
+        repeat: u32,
+        spent: &Mutex<crate::grade::JudgeSpend>,
+        key: &str,
+    ) -> Result<(ParsedAnswer, bool), JudgeError> {
         if let Some(cache) = &self.cache
-            && let Some(entry) = cache.load(&key)
+            && let Some(entry) = cache.load(key)
             && let Some(object) = entry.answer.as_object()
             && let Ok(answer) = validate(metric, assertion_count, object)
         {
@@ -508,7 +557,7 @@ impl Judge {
         if let Some(cache) = &self.cache {
             // A cache that cannot be written only costs a later request; the grade stands.
             let _ = cache.store(&CacheEntry {
-                key,
+                key: key.to_string(),
                 rubric_version: RUBRIC_VERSION.to_string(),
                 metric: metric.name().to_string(),
                 model: self.model.clone(),
