@@ -656,7 +656,18 @@ fn regrade_reads_kept_workspaces_and_reproduces_workspace_checks() {
         r#"{"evals": [{"id": "a", "prompt": "Hi", "files": ["evals/files/notes.txt"],
              "checks": [{"type": "file_contains", "path": "evals/files/notes.txt", "value": "ahoy"}]}]}"#,
     );
-    let output = fixture.run(&["-k", "1", "--run-id", "kept", "--keep-workspaces"]);
+    // Kept workspaces under the fixture's folder, removed with it (not in the system temp).
+    let workspaces = fixture.path("workspaces");
+    std::fs::create_dir_all(&workspaces).unwrap();
+    let output = fixture.run(&[
+        "-k",
+        "1",
+        "--run-id",
+        "kept",
+        "--keep-workspaces",
+        "--workspace-root",
+        workspaces.to_str().unwrap(),
+    ]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let mut command = binary();
     let regrade = command
