@@ -1041,11 +1041,6 @@ fn superseded_lines(path: &Path) -> Result<std::collections::HashSet<usize>, Rec
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(superseded),
         Err(error) => return Err(io(path)(error)),
     };
-    if !contains_marker(file, path, &MARKER)? {
-        // No record of the file supersedes another (the usual case): one fast scan.
-        return Ok(superseded);
-    }
-    let file = File::open(path).map_err(io(path))?;
     // trial id → line of its latest superseding record.
     let mut latest: std::collections::HashMap<String, usize> = Default::default();
     let mut reader = BufReader::with_capacity(1 << 20, file);
@@ -1081,149 +1076,9 @@ fn superseded_lines(path: &Path) -> Result<std::collections::HashSet<usize>, Rec
     Ok(superseded)
 }
 
-/// Whether `marker` matches anywhere in `file` (read in large blocks, without splitting lines).
-fn contains_marker(
-    mut file: File,
-    path: &Path,
-    marker: &regex::bytes::Regex,
-) -> Result<bool, RecordError> {
-    // Kept from the previous block, so a match across a block boundary is found.
-    const OVERLAP: usize = 64;
-    let mut block = vec![0u8; 8 << 20];
-    let mut kept = 0;
-    loop {
-        let read = match std::io::Read::read(&mut file, &mut block[kept..]) {
-            Ok(read) => read,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io(path)(e)),
-        };
-        if read == 0 {
-            return Ok(false);
-        }
-        let end = kept + read;
-        if marker.is_match(&block[..end]) {
-            return Ok(true);
-        }
-        kept = end.min(OVERLAP);
-        block.copy_within(end - kept..end, 0);
-    }
-}
-
-/// Bytes of `trials.jsonl` handed to one parsing thread at a time (whole lines).
-const BATCH_BYTES: usize = 2 << 20;
-
 /// Every complete record with its 1-based line number, superseded ones included.
 fn for_each_line(
     path: &Path,
-    visit: impl FnMut(usize, TrialRecord) -> Result<(), RecordError>,
-) -> Result<u64, RecordError> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    for_each_line_in_batches(path, BATCH_BYTES, threads, visit)
-}
-
-/// One batch of whole lines of `trials.jsonl`: its place in the file, the number of its first
-/// line, and the bytes (each line with its newline).
-struct LineBatch {
-    index: usize,
-    first_line: usize,
-    bytes: Vec<u8>,
-}
-
-/// A parsed [`LineBatch`]: each line's record (`None`: a blank line), up to the first line that
-/// is no record (its number and the decoder's message); the batch's byte length.
-struct ParsedBatch {
-    index: usize,
-    records: Vec<(usize, Option<TrialRecord>)>,
-    error: Option<(usize, String)>,
-    len: u64,
-}
-
-fn parse_batch(batch: LineBatch) -> ParsedBatch {
-    let mut records = Vec::new();
-    let mut error = None;
-    // A batch is whole lines: its last byte is a newline.
-    let body = batch.bytes.strip_suffix(b"\n").unwrap_or(&batch.bytes);
-    for (offset, text) in body.split(|&b| b == b'\n').enumerate() {
-        let number = batch.first_line + offset;
-        if text.iter().all(u8::is_ascii_whitespace) {
-            records.push((number, None));
-            continue;
-        }
-        match serde_json::from_slice::<TrialRecord>(text) {
-            Ok(record) => records.push((number, Some(record))),
-            Err(e) => {
-                error = Some((number, e.to_string()));
-                break;
-            }
-        }
-    }
-    ParsedBatch {
-        index: batch.index,
-        records,
-        error,
-        len: batch.bytes.len() as u64,
-    }
-}
-
-/// Read `path` in batches of about `batch_bytes` of whole lines (a torn last line, without its
-/// newline, is no record and ends the file) and hand them out in file order.
-struct BatchReader {
-    file: File,
-    path: PathBuf,
-    batch_bytes: usize,
-    carry: Vec<u8>,
-    next_index: usize,
-    next_line: usize,
-    done: bool,
-}
-
-impl BatchReader {
-    fn next_batch(&mut self) -> Result<Option<LineBatch>, RecordError> {
-        while !self.done {
-            let mut bytes = std::mem::take(&mut self.carry);
-            let start = bytes.len();
-            bytes.resize(start + self.batch_bytes, 0);
-            let read = loop {
-                match std::io::Read::read(&mut self.file, &mut bytes[start..]) {
-                    Ok(read) => break read,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(io(&self.path)(e)),
-                }
-            };
-            bytes.truncate(start + read);
-            if read == 0 {
-                // End of file: what is left without a newline is a torn line.
-                self.done = true;
-                return Ok(None);
-            }
-            let Some(last) = bytes.iter().rposition(|&b| b == b'\n') else {
-                // No whole line yet: read on.
-                self.carry = bytes;
-                continue;
-            };
-            self.carry = bytes.split_off(last + 1);
-            let lines = bytes.iter().filter(|&&b| b == b'\n').count();
-            let batch = LineBatch {
-                index: self.next_index,
-                first_line: self.next_line,
-                bytes,
-            };
-            self.next_index += 1;
-            self.next_line += lines;
-            return Ok(Some(batch));
-        }
-        Ok(None)
-    }
-}
-
-/// [`for_each_line`] with the batch size and the number of parsing threads given: batches are
-/// decoded by `threads` threads while `visit` runs on the calling thread, in file order, so the
-/// result is the same as one sequential pass (the first bad line is the error, nothing after
-/// it is visited).
-fn for_each_line_in_batches(
-    path: &Path,
-    batch_bytes: usize,
-    threads: usize,
     mut visit: impl FnMut(usize, TrialRecord) -> Result<(), RecordError>,
 ) -> Result<u64, RecordError> {
     let file = match File::open(path) {
@@ -1231,91 +1086,32 @@ fn for_each_line_in_batches(
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(error) => return Err(io(path)(error)),
     };
-    let mut reader = BatchReader {
-        file,
-        path: path.to_path_buf(),
-        batch_bytes: batch_bytes.max(1),
-        carry: Vec::new(),
-        next_index: 0,
-        next_line: 1,
-        done: false,
-    };
+    let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut valid_len = 0u64;
-    let mut take = |parsed: ParsedBatch| -> Result<(), RecordError> {
-        for (number, record) in parsed.records {
-            if let Some(record) = record {
-                visit(number, record)?;
-            }
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line).map_err(io(path))?;
+        if read == 0 {
+            break;
         }
-        if let Some((line, message)) = parsed.error {
-            return Err(RecordError::BadRecord {
-                path: path.to_path_buf(),
-                line,
-                message,
-            });
+        number += 1;
+        if line.last() != Some(&b'\n') {
+            break;
         }
-        valid_len += parsed.len;
-        Ok(())
-    };
-    if threads <= 1 {
-        while let Some(batch) = reader.next_batch()? {
-            take(parse_batch(batch))?;
+        let text = &line[..line.len() - 1];
+        if !text.iter().all(u8::is_ascii_whitespace) {
+            let record: TrialRecord =
+                serde_json::from_slice(text).map_err(|e| RecordError::BadRecord {
+                    path: path.to_path_buf(),
+                    line: number,
+                    message: e.to_string(),
+                })?;
+            visit(number, record)?;
         }
-        return Ok(valid_len);
+        valid_len += read as u64;
     }
-    std::thread::scope(|scope| -> Result<(), RecordError> {
-        let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<LineBatch>(threads);
-        let work_rx = std::sync::Arc::new(std::sync::Mutex::new(work_rx));
-        let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<ParsedBatch>(threads * 2);
-        for _ in 0..threads {
-            let work_rx = std::sync::Arc::clone(&work_rx);
-            let done_tx = done_tx.clone();
-            scope.spawn(move || {
-                loop {
-                    let batch = match work_rx.lock() {
-                        Ok(receiver) => receiver.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(batch) = batch else { return };
-                    if done_tx.send(parse_batch(batch)).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        drop(done_tx);
-        drop(work_rx);
-        let reading = scope.spawn(move || -> Result<(), RecordError> {
-            while let Some(batch) = reader.next_batch()? {
-                if work_tx.send(batch).is_err() {
-                    // The consumer stopped (an error): nothing more to read.
-                    return Ok(());
-                }
-            }
-            Ok(())
-        });
-        // Batches come back in any order; they are visited in file order.
-        let mut pending: std::collections::BTreeMap<usize, ParsedBatch> = Default::default();
-        let mut next = 0;
-        let consumed = (|| -> Result<(), RecordError> {
-            for parsed in &done_rx {
-                pending.insert(parsed.index, parsed);
-                while let Some(parsed) = pending.remove(&next) {
-                    next += 1;
-                    take(parsed)?;
-                }
-            }
-            Ok(())
-        })();
-        // Stop the parsers and the reader (their sends fail) before waiting for them.
-        drop(done_rx);
-        drop(pending);
-        let read = reading
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        consumed?;
-        read
-    })?;
     Ok(valid_len)
 }
 
@@ -1694,87 +1490,6 @@ mod tests {
         let (records, _) = read_trials(&path).unwrap();
         assert_eq!(records.len(), 3);
         assert_eq!(records[2].case_id, "b");
-    }
-
-    #[test]
-    fn batched_parallel_reading_matches_one_sequential_pass() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("trials.jsonl");
-        let mut text = String::new();
-        for i in 0..200 {
-            let arm = if i % 2 == 0 {
-                Arm::WithSkill
-            } else {
-                Arm::WithoutSkill
-            };
-            text.push_str(
-                &serde_json::to_string(&record(&format!("c{i}"), arm, 1, Outcome::Pass)).unwrap(),
-            );
-            text.push('\n');
-            if i % 37 == 0 {
-                text.push_str("   \n");
-            }
-        }
-        let whole_len = text.len() as u64;
-        // A torn last line: not a record, not in the valid length.
-        text.push_str("{\"run_id\": \"r\", \"tri");
-        std::fs::write(&path, &text).unwrap();
-        let read = |batch: usize, threads: usize| {
-            let mut seen = Vec::new();
-            let len = for_each_line_in_batches(&path, batch, threads, |line, record| {
-                seen.push((line, record.case_id));
-                Ok(())
-            })
-            .unwrap();
-            (seen, len)
-        };
-        let sequential = read(1 << 20, 1);
-        assert_eq!(sequential.0.len(), 200);
-        assert_eq!(sequential.1, whole_len);
-        // Batches smaller than a line, of a few lines, and larger than the file.
-        for batch in [1, 700, 5000, 1 << 20] {
-            for threads in [1, 2, 5] {
-                assert_eq!(
-                    read(batch, threads),
-                    sequential,
-                    "batch {batch}, {threads} threads"
-                );
-            }
-        }
-        // A bad line is the error, with its line number, whatever the batching.
-        let mut lines: Vec<&str> = text.lines().collect();
-        lines[120] = "{not json";
-        std::fs::write(&path, lines.join("\n")).unwrap();
-        for (batch, threads) in [(1 << 20, 1), (700, 3), (1, 2)] {
-            let mut visited = 0;
-            let error = for_each_line_in_batches(&path, batch, threads, |_, _| {
-                visited += 1;
-                Ok(())
-            })
-            .unwrap_err();
-            assert!(
-                matches!(error, RecordError::BadRecord { line: 121, .. }),
-                "{error}"
-            );
-            assert!(visited < 120, "{visited}");
-        }
-        // A visitor's error stops the reading (and every thread) at once.
-        let mut visited = 0;
-        let error = for_each_line_in_batches(&path, 700, 4, |line, _| {
-            visited += 1;
-            if line == 10 {
-                return Err(RecordError::BadRecord {
-                    path: PathBuf::from("x"),
-                    line,
-                    message: "stop".into(),
-                });
-            }
-            Ok(())
-        })
-        .unwrap_err();
-        assert!(matches!(error, RecordError::BadRecord { line: 10, .. }));
-        // Lines 1 to 10 hold nine records (line 2 is blank).
-        assert_eq!(visited, 9);
     }
 
     #[test]
