@@ -174,6 +174,38 @@ pub enum ExecuteError {
     /// never reported as the input error a leak is.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A recorded trial cannot be graded again (regrade; an input problem).
+    #[error(transparent)]
+    RecordedTrial(#[from] RecordedTrialError),
+}
+
+/// Why a recorded trial cannot be graded again (`regrade`): the run folder or the eval set no
+/// longer holds what the record points at.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordedTrialError {
+    /// The transcript cannot be read from the run folder.
+    #[error(transparent)]
+    Read(RecordError),
+    /// The record names a transcript the run folder does not hold.
+    #[error("{}: transcript not found", .0.display())]
+    TranscriptMissing(PathBuf),
+    /// The transcript is not a transcript document.
+    #[error("{}: not a transcript", .path.display())]
+    NotATranscript {
+        /// The transcript's path.
+        path: PathBuf,
+        /// What the JSON parser found.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The record's case is not in the eval set.
+    #[error("{}: case `{case}` is not in the eval set", .path.display())]
+    UnknownCase {
+        /// The transcript's path.
+        path: PathBuf,
+        /// The recorded case id.
+        case: String,
+    },
 }
 
 /// What ends a run early, as a worker or the recorder reports it.
@@ -185,6 +217,8 @@ pub enum Fatal {
     TaskPanicked(String),
     /// The trial log refused a batch.
     Record(RecordError),
+    /// A recorded trial cannot be graded again (regrade).
+    RecordedTrial(RecordedTrialError),
 }
 
 /// What a worker reports to the dispatcher.
@@ -195,7 +229,15 @@ pub enum TrialEvent {
     /// The trial's model requests were retried this many times (reported with its record).
     Retried { key: TrialKey, requests: usize },
     /// The trial is graded; its record and transcript go to the log.
-    Finished(Box<FinishedTrial>),
+    Finished {
+        /// The trial's place among the pending ones (the order an in-order dispatch commits in).
+        seq: usize,
+        /// Its record and transcript.
+        trial: Box<FinishedTrial>,
+        /// Its job slot, held until the trial is committed when the dispatch is in order (so at
+        /// most `jobs` trials wait in memory), else `None`.
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    },
     /// The run must stop.
     Fatal(Fatal),
 }
@@ -354,6 +396,62 @@ impl Dispatcher {
     }
 }
 
+/// The work the dispatcher schedules, one item per trial: `run` stages, drives and grades a
+/// planned trial ([`TrialContext`]); `regrade` grades a recorded trajectory again. Every kind
+/// reports through the same [`TrialEvent`]s to the same dispatcher ([`dispatch`]).
+pub(crate) trait TrialWork: Send + Sync + 'static {
+    /// One trial's input (a planned key with its case, a recorded trial).
+    type Item: Clone + Send + 'static;
+    /// The trial the item is (for the `Started` and `Retried` events).
+    fn key(item: &Self::Item) -> TrialKey;
+    /// Do the trial: its finished record and transcript, or what stops the whole run.
+    fn run(
+        self: Arc<Self>,
+        item: Self::Item,
+    ) -> impl Future<Output = Result<FinishedTrial, Fatal>> + Send + 'static;
+    /// The trial's task panicked with `message`: its record (a run records it unscoreable), or
+    /// what stops the whole run.
+    fn panicked(
+        &self,
+        item: &Self::Item,
+        started: TrialClock,
+        message: String,
+    ) -> Result<FinishedTrial, Fatal>;
+    /// Every trial has ended (a run removes its reused trial folders).
+    fn ended(&self) {}
+}
+
+impl TrialWork for TrialContext {
+    type Item = (usize, TrialKey);
+
+    fn key(item: &Self::Item) -> TrialKey {
+        item.1.clone()
+    }
+
+    async fn run(self: Arc<Self>, (case_index, key): Self::Item) -> Result<FinishedTrial, Fatal> {
+        run_trial(&self, case_index, &key).await
+    }
+
+    fn panicked(
+        &self,
+        (_, key): &Self::Item,
+        started: TrialClock,
+        message: String,
+    ) -> Result<FinishedTrial, Fatal> {
+        // Recorded as an unscoreable trial (cause `internal_error`), never lost.
+        let grade =
+            UnscoreableCause::InternalError.grade(format!("the trial's task panicked: {message}"));
+        Ok(FinishedTrial::without_transcript(record_trial(
+            self, key, started, grade, None, None,
+        )))
+    }
+
+    fn ended(&self) {
+        // Every trial has ended: the reused trial folders go.
+        self.slots.clear();
+    }
+}
+
 /// Run the trials not yet in `done`, appending each finished one to `sink`; `interrupt`
 /// resolving stops the run (Ctrl-C in production: [`crate::contain::interrupted`]).
 ///
@@ -368,7 +466,6 @@ pub async fn execute(
     sink: impl RecordSink,
     interrupt: impl Future<Output = ()>,
 ) -> Result<ExecuteReport, ExecuteError> {
-    let started = Instant::now();
     let planned = plan_trials(&context.cases, &context.arms, settings.k);
     let total = planned.len() as u64;
     let pending: Vec<(usize, TrialKey)> = planned
@@ -384,10 +481,50 @@ pub async fn execute(
             .collect(),
         None => pending,
     };
-    let pending_count = pending.len();
+    let labelled = context.arms.iter().any(|arm| !Arm::PAIRED.contains(arm));
+    let progress = Planned {
+        total,
+        already_done,
+        labelled,
+        in_order: false,
+    };
+    dispatch(
+        context, pending, progress, &settings, previous, sink, interrupt,
+    )
+    .await
+}
 
+/// What the progress display counts against: the whole plan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Planned {
+    /// Trials of the whole plan.
+    pub total: u64,
+    /// Trials of the plan recorded before this invocation.
+    pub already_done: u64,
+    /// The run has arms besides the classic pair (the live lift names the pair it estimates).
+    pub labelled: bool,
+    /// Commit the trials in the order of `pending` (a regrade keeps the recorded order), not
+    /// in the order they finish.
+    pub in_order: bool,
+}
+
+/// The one dispatcher: runs `pending` through `work` with `settings.jobs` in flight, owns the
+/// progress display, the live lift, the recorder thread committing to `sink`, the live records
+/// the periodic exports are written from (starting from `previous`), the circuit breaker and
+/// the fatal events; `interrupt` resolving stops new trials and drops those in flight.
+pub(crate) async fn dispatch<W: TrialWork>(
+    work: Arc<W>,
+    pending: Vec<W::Item>,
+    planned: Planned,
+    settings: &ExecuteSettings,
+    previous: &[TrialRecord],
+    sink: impl RecordSink,
+    interrupt: impl Future<Output = ()>,
+) -> Result<ExecuteReport, ExecuteError> {
+    let started = Instant::now();
+    let pending_count = pending.len();
     let mut running = RunningLift {
-        labelled: context.arms.iter().any(|arm| !Arm::PAIRED.contains(arm)),
+        labelled: planned.labelled,
         ..RunningLift::default()
     };
     for record in previous {
@@ -396,8 +533,8 @@ pub async fn execute(
     let mut dispatcher = Dispatcher {
         progress: crate::progress::Progress::start(
             settings.progress,
-            total,
-            already_done,
+            planned.total,
+            planned.already_done,
             running.message(),
         ),
         running,
@@ -441,59 +578,59 @@ pub async fn execute(
                 }
             }
         })
-        .map_err(|source| {
-            ExecuteError::Record(RecordError::Io {
-                path: context.run_dir.clone(),
-                source,
-            })
-        })?;
+        .map_err(|error| ExecuteError::Internal(format!("cannot start the recorder: {error}")))?;
 
     let mut record_sender = Some(record_sender);
     let (event_sender, mut event_receiver) = mpsc::unbounded_channel::<TrialEvent>();
     let semaphore = Arc::new(Semaphore::new(settings.jobs.max(1)));
-    let spawner_context = Arc::clone(&context);
+    let spawner_work = Arc::clone(&work);
+    let in_order = planned.in_order;
     let spawner = tokio::spawn(async move {
         let mut tasks = JoinSet::new();
-        for (case_index, key) in pending {
+        for (seq, item) in pending.into_iter().enumerate() {
             let Ok(permit) = Arc::clone(&semaphore).acquire_owned().await else {
                 break;
             };
-            let context = Arc::clone(&spawner_context);
+            let work = Arc::clone(&spawner_work);
             let events = event_sender.clone();
             tasks.spawn(async move {
+                let key = W::key(&item);
                 let _ = events.send(TrialEvent::Started(key.clone()));
                 // The trial runs in its own task so a panic anywhere in it is caught here and
-                // recorded as an unscoreable trial (cause `internal_error`), never lost.
-                let started_at = Utc::now();
-                let clock = Instant::now();
-                let trial = {
-                    let context = Arc::clone(&context);
-                    let key = key.clone();
-                    tokio::spawn(async move { run_trial(&context, case_index, &key).await })
+                // handed to the work ([`TrialWork::panicked`]), never lost.
+                let clock = TrialClock {
+                    started_at: Utc::now(),
+                    clock: Instant::now(),
                 };
-                let event = match trial.await {
-                    Ok(Ok(record)) => TrialEvent::Finished(Box::new(record)),
-                    Ok(Err(fatal)) => TrialEvent::Fatal(fatal),
+                let trial = tokio::spawn(Arc::clone(&work).run(item.clone()));
+                let result = match trial.await {
+                    Ok(result) => result,
                     Err(join_error) if join_error.is_panic() => {
-                        let grade = UnscoreableCause::InternalError.grade(format!(
-                            "the trial's task panicked: {}",
-                            panic_text(join_error)
-                        ));
-                        TrialEvent::Finished(Box::new(FinishedTrial::without_transcript(
-                            record_trial(
-                                &context,
-                                &key,
-                                TrialClock { started_at, clock },
-                                grade,
-                                None,
-                                None,
-                            ),
-                        )))
+                        work.panicked(&item, clock, panic_text(join_error))
                     }
                     // Cancelled: the run is stopping (interrupt or fatal error); re-run on resume.
                     Err(_) => return,
                 };
-                if let TrialEvent::Finished(trial) = &event
+                let (event, permit) = match result {
+                    Ok(record) if in_order => (
+                        TrialEvent::Finished {
+                            seq,
+                            trial: Box::new(record),
+                            permit: Some(permit),
+                        },
+                        None,
+                    ),
+                    Ok(record) => (
+                        TrialEvent::Finished {
+                            seq,
+                            trial: Box::new(record),
+                            permit: None,
+                        },
+                        Some(permit),
+                    ),
+                    Err(fatal) => (TrialEvent::Fatal(fatal), Some(permit)),
+                };
+                if let TrialEvent::Finished { trial, .. } = &event
                     && !trial.record.retries.is_empty()
                 {
                     let _ = events.send(TrialEvent::Retried {
@@ -523,6 +660,15 @@ pub async fn execute(
     tokio::pin!(interrupt);
     let mut committed_open = true;
     let mut events_open = true;
+    // In-order dispatch: finished trials waiting for an earlier one, and the next to commit.
+    let mut held = std::collections::BTreeMap::<
+        usize,
+        (
+            Box<FinishedTrial>,
+            Option<tokio::sync::OwnedSemaphorePermit>,
+        ),
+    >::new();
+    let mut next_seq = 0usize;
     while committed_open || events_open {
         tokio::select! {
             event = event_receiver.recv(), if events_open => match event {
@@ -530,15 +676,33 @@ pub async fn execute(
                 // recorder's queue lets it commit the last batch and end.
                 None => {
                     events_open = false;
+                    // Trials held behind one that never finished (interrupted, dropped) are
+                    // committed in order past the gap.
+                    if let Some(sender) = &record_sender {
+                        for (_, (trial, _permit)) in std::mem::take(&mut held) {
+                            let _ = sender.send(*trial);
+                        }
+                    }
                     record_sender = None;
                 }
                 Some(TrialEvent::Started(_)) => dispatcher.started += 1,
                 Some(TrialEvent::Retried { requests, .. }) => {
                     dispatcher.retried_requests += requests;
                 }
-                Some(TrialEvent::Finished(record)) => {
-                    if let Some(sender) = &record_sender {
-                        let _ = sender.send(*record);
+                Some(TrialEvent::Finished { seq, trial, permit }) => {
+                    if !in_order {
+                        if let Some(sender) = &record_sender {
+                            let _ = sender.send(*trial);
+                        }
+                    } else {
+                        held.insert(seq, (trial, permit));
+                        // Release the trials now next in order (their job slots with them).
+                        while let Some((trial, _permit)) = held.remove(&next_seq) {
+                            next_seq += 1;
+                            if let Some(sender) = &record_sender {
+                                let _ = sender.send(*trial);
+                            }
+                        }
                     }
                 }
                 Some(TrialEvent::Fatal(fatal)) => {
@@ -596,8 +760,7 @@ pub async fn execute(
             }
         }
     }
-    // Every trial has ended: the reused trial folders go.
-    context.slots.clear();
+    work.ended();
     if let Err(payload) = recorder.join() {
         // The recorder's own panic message replaces the placeholder.
         let message = panic_payload_text(payload.as_ref());
@@ -616,6 +779,7 @@ pub async fn execute(
     match dispatcher.fatal {
         Some(Fatal::Record(error)) => return Err(ExecuteError::Record(error)),
         Some(Fatal::Leak(message)) => return Err(ExecuteError::Leak(message)),
+        Some(Fatal::RecordedTrial(error)) => return Err(ExecuteError::RecordedTrial(error)),
         Some(Fatal::TaskPanicked(message)) => {
             return Err(ExecuteError::Internal(format!(
                 "a scheduler task panicked: {message}"
@@ -678,9 +842,11 @@ type TrialResult = Result<FinishedTrial, Fatal>;
 
 /// When a trial started, for its record.
 #[derive(Clone, Copy)]
-struct TrialClock {
-    started_at: chrono::DateTime<Utc>,
-    clock: Instant,
+pub(crate) struct TrialClock {
+    /// The wall-clock start.
+    pub started_at: chrono::DateTime<Utc>,
+    /// The monotonic start (the trial's duration).
+    pub clock: Instant,
 }
 
 /// What driving the runner produced.

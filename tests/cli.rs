@@ -715,6 +715,106 @@ fn regrade_reads_kept_workspaces_and_reproduces_workspace_checks() {
     assert_eq!(moved.status.code(), Some(0), "{}", stderr(&moved));
 }
 
+/// The trial ids of a run folder's `trials.jsonl`, in file order.
+fn trial_ids(run_dir: &Path) -> Vec<String> {
+    trial_lines(run_dir)
+        .iter()
+        .map(|record| record["trial_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn regrade_commits_in_recorded_order_stops_on_sigint_and_fails_on_a_refused_record() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 3);
+    let output = fixture.run(&["-k", "2", "--run-id", "src"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let recorded = trial_ids(&fixture.run_dir("src"));
+    assert_eq!(recorded.len(), 12);
+    let regrade = |out: &str, grader: &str, jobs: &str| {
+        let mut command = binary();
+        command.current_dir(fixture.dir.path()).args([
+            "regrade",
+            "results/src",
+            "--out",
+            out,
+            "-j",
+            jobs,
+            "--grader",
+            grader,
+        ]);
+        command
+    };
+
+    // The first case's trials finish last (its grader is slow): the new log still lists the
+    // trials in the recorded order, as grading them one by one would.
+    let slow_first =
+        r#"order=case "$SKILL_LIFT_CASE" in case-00) sleep 0.4;; esac; echo '{"overall": 1}'"#;
+    let ordered = regrade("results/ordered", slow_first, "6")
+        .output()
+        .unwrap();
+    assert_eq!(ordered.status.code(), Some(0), "{}", stderr(&ordered));
+    assert_eq!(trial_ids(&fixture.path("results/ordered")), recorded);
+    assert!(
+        stderr(&ordered).contains("12 trials regraded"),
+        "{}",
+        stderr(&ordered)
+    );
+
+    // SIGINT once the first trial is recorded: what was graded is kept and analyzed, exit 130.
+    let slow = r#"slow=sleep 1; echo '{"overall": 1}'"#;
+    let child = regrade("results/interrupted", slow, "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while trial_lines(&fixture.path("results/interrupted")).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no trial recorded"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling the child this test started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let interrupted = child.wait_with_output().unwrap();
+    assert_eq!(
+        interrupted.status.code(),
+        Some(130),
+        "{}",
+        stderr(&interrupted)
+    );
+    assert!(
+        stderr(&interrupted).contains("interrupted;"),
+        "{}",
+        stderr(&interrupted)
+    );
+    let kept = trial_ids(&fixture.path("results/interrupted"));
+    assert!(!kept.is_empty() && kept.len() < 12, "{kept:?}");
+    assert_eq!(kept[..], recorded[..kept.len()]);
+    assert_eq!(
+        summary(&fixture.path("results/interrupted"))["trials"]["recorded"],
+        kept.len()
+    );
+
+    // A trial log that refuses writes (a full disk): an infrastructure failure, exit 3, and no
+    // analysis of a half-written folder.
+    let full = fixture.path("results/full");
+    std::fs::create_dir_all(&full).unwrap();
+    std::os::unix::fs::symlink("/dev/full", full.join("trials.jsonl")).unwrap();
+    let refused = regrade("results/full", slow_first, "2").output().unwrap();
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("trials.jsonl"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!full.join("summary.json").exists());
+}
+
 #[test]
 fn api_key_comes_from_the_named_variable_and_is_never_recorded() {
     let secret = "sk-test-very-secret-value-123";

@@ -10,10 +10,7 @@ use crate::grade::custom::{DEFAULT_GRADER_TIMEOUT_S, parse_grader_specs};
 use crate::grade::judge::{JudgeMetricKind, RUBRIC_VERSION};
 use crate::grade::metric::RESERVED_METRIC_NAMES;
 use crate::grade::{DEFAULT_PASS_THRESHOLD, GradingSettings};
-pub use crate::pipeline::grading::{
-    build_grader_set, ensure_judge_servers, judge_info, profile_api_key, recorded_judge_profiles,
-    runner_secrets, validate_expected_outputs,
-};
+pub use crate::pipeline::grading::{judge_info, profile_api_key, runner_secrets};
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::runner::{LoadedProfile, RunnerKind};
 

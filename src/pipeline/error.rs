@@ -217,6 +217,28 @@ pub enum PipelineError {
         #[source]
         source: std::io::Error,
     },
+    /// `regrade` names a shard folder.
+    #[error("{}: a shard folder; regrade the merged run (`skill-lift merge`) instead", .0.display())]
+    RegradeShard(PathBuf),
+    /// The eval set a regrade needs is not where the manifest (or `--evals`) says.
+    #[error("{}: the run's eval set is not there any more; pass it with --evals FILE", .0.display())]
+    RegradeEvalSetGone(PathBuf),
+    /// The eval set changed since the regraded run.
+    #[error(
+        "{}: the eval set changed since the run ({recorded} is now {now}); regrading would grade against other cases",
+        .path.display()
+    )]
+    RegradeEvalSetChanged {
+        path: PathBuf,
+        recorded: String,
+        now: String,
+    },
+    /// The regrade's output folder already holds a run.
+    #[error("{}: already holds a run; pick another --out", .0.display())]
+    RegradeOutExists(PathBuf),
+    /// A recorded trial cannot be graded again.
+    #[error(transparent)]
+    RecordedTrial(#[from] crate::execute::RecordedTrialError),
     /// The run folder cannot be used: its lock, manifest or trial log cannot be read.
     #[error(transparent)]
     RunFolder(crate::record::RecordError),
@@ -317,6 +339,11 @@ impl PipelineError {
             | RunFolderRename { .. }
             | CreateOut { .. }
             | RunFolder(_)
+            | RegradeShard(_)
+            | RegradeEvalSetGone(_)
+            | RegradeEvalSetChanged { .. }
+            | RegradeOutExists(_)
+            | RecordedTrial(_)
             | Leak(_) => ErrorClass::Input,
         }
     }
@@ -327,6 +354,9 @@ impl From<crate::execute::ExecuteError> for PipelineError {
     fn from(error: crate::execute::ExecuteError) -> Self {
         match error {
             crate::execute::ExecuteError::Leak(message) => PipelineError::Leak(message),
+            crate::execute::ExecuteError::RecordedTrial(error) => {
+                PipelineError::RecordedTrial(error)
+            }
             other => PipelineError::Execute(other),
         }
     }

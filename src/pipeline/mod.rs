@@ -4,7 +4,8 @@
 //! decoys, stopping plan, checks before spending, credentials and graders; then the run folder
 //! with its manifest, atomically), [`execute_run`] (lock, resume clean-up, reuse import, servers,
 //! pre-flight, the scheduler of `crate::execute`, final exports) and [`conclude`] (baseline and
-//! trial stores, how the run ends).
+//! trial stores, how the run ends). `regrade` grades a recorded run again through the same
+//! dispatcher ([`regrade`]).
 //!
 //! Errors are typed ([`PipelineError`]) with the class the command line maps to an exit code;
 //! nothing here knows exit codes or command-line flags.
@@ -13,6 +14,7 @@ pub mod conclude;
 pub mod error;
 pub mod grading;
 pub mod prepare;
+pub mod regrade;
 pub mod resolve;
 pub mod run;
 pub mod servers;
@@ -22,6 +24,9 @@ pub use conclude::{RunConclusion, SummaryOutcome, conclude};
 pub use error::{ErrorClass, PipelineError};
 pub use prepare::{
     NothingToRun, PreparedRun, check_before_spending, create_run_folder, prepare, prepare_run,
+};
+pub use regrade::{
+    PreparedRegrade, RegradeFinished, RegradeRequest, execute_regrade, prepare_regrade, regrade_id,
 };
 pub use resolve::{ResolvedRun, absolute, new_run_id, planned_arms, resolve_fresh, resolve_resume};
 pub use run::{InterruptedBeforeTrials, RunFinished, RunOptions, execute_run};

@@ -481,7 +481,7 @@ fn export_interval() -> Duration {
 /// since the last time, every export (not the transcript pages) from the dispatcher's records
 /// in memory, atomically. Failures are ignored here: the final export at the end of the run
 /// reports them.
-fn periodic_exports(
+pub(crate) fn periodic_exports(
     run_dir: PathBuf,
     manifest: Manifest,
     settings: AnalysisSettings,
