@@ -32,8 +32,8 @@ use crate::runner::StagedSkill;
 use crate::runner::{AttemptError, AttemptInput, Runner};
 use crate::trajectory::{Trajectory, TrajectoryStatus};
 use crate::workspace::{
-    Arm, ArmDesign, ArmStaging, SkillSource, StagedTrial, StagingNeed, stage_arm_in_memory,
-    stage_trial_in_slot,
+    Arm, ArmDesign, ArmStaging, SkillSource, StagedTrial, StagingNeed, TrialStaging,
+    stage_arm_in_memory, stage_trial_in_slot,
 };
 
 /// Extra time past the runner's own budget before the scheduler abandons an attempt.
@@ -1127,17 +1127,19 @@ async fn stage(
         let context = &staging_context;
         stage_trial_in_slot(
             &context.slots,
-            staging,
-            &context.cases[case_index],
-            &context.target,
-            context.previous.as_ref(),
-            &context.decoys,
-            &context.capabilities.skills_dir,
-            &context.eval_files_dir,
-            &context.target_digest,
-            context.calibre,
-            context.workspace_root.as_deref(),
-            Some(&context.run_dir),
+            &TrialStaging {
+                staging,
+                case: &context.cases[case_index],
+                target: &context.target,
+                previous: context.previous.as_ref(),
+                decoys: &context.decoys,
+                skills_dir: &context.capabilities.skills_dir,
+                eval_files_dir: &context.eval_files_dir,
+                target_digest: &context.target_digest,
+                calibre: context.calibre,
+                temp_root: context.workspace_root.as_deref(),
+                owner: Some(&context.run_dir),
+            },
         )
     })
     .await;

@@ -27,7 +27,7 @@ use crate::grade::UnscoreableCause;
 use crate::runner::{AttemptInput, Runner};
 use crate::stats::{EffectiveCountWilson, Interval, effective_count_wilson_interval};
 use crate::trajectory::{ActivationEvidence, Trajectory, TrajectoryStatus};
-use crate::workspace::{ArmStaging, SkillSource, stage_trial};
+use crate::workspace::{ArmStaging, SkillSource, TrialStaging, stage_trial};
 
 /// Version of `triggers.json` (the result file).
 pub const TRIGGERS_FORMAT_VERSION: u32 = 1;
@@ -1313,19 +1313,19 @@ async fn drive(
     let case = GoldenCase::new(query.id.clone(), query.query.clone());
     let staged = tokio::task::spawn_blocking(move || {
         let context = &staging_context;
-        stage_trial(
-            ArmStaging::WithTarget,
-            &case,
-            &context.target,
-            None,
-            &context.decoys,
-            context.runner.skills_dir(),
-            Path::new(""),
-            &context.target_digest,
-            context.calibre,
-            context.workspace_root.as_deref(),
-            None,
-        )
+        stage_trial(&TrialStaging {
+            staging: ArmStaging::WithTarget,
+            case: &case,
+            target: &context.target,
+            previous: None,
+            decoys: &context.decoys,
+            skills_dir: context.runner.skills_dir(),
+            eval_files_dir: Path::new(""),
+            target_digest: &context.target_digest,
+            calibre: context.calibre,
+            temp_root: context.workspace_root.as_deref(),
+            owner: None,
+        })
     })
     .await;
     let staged = match staged {

@@ -738,33 +738,66 @@ pub fn stage_arm_in_memory(
     Ok(skills)
 }
 
-/// Stage one trial.
-///
-/// `decoys` are always staged; `target` only when `staging` is [`ArmStaging::WithTarget`],
-/// `previous` (under the target's name) only when it is [`ArmStaging::WithPrevious`]; the leak
-/// guard runs in every arm without the current target. `skills_dir` is the
-/// runner's skills folder relative to the workspace. `eval_files_dir` is `evals/files/` of the
-/// skill (staged whole when the case omits `files`). `target_digest` arms the leak guard.
-#[allow(clippy::too_many_arguments)]
-pub fn stage_trial(
-    staging: ArmStaging,
-    case: &GoldenCase,
-    target: &SkillSource,
-    previous: Option<&PreviousSkill>,
-    decoys: &[SkillSource],
-    skills_dir: &Path,
-    eval_files_dir: &Path,
-    target_digest: &str,
-    calibre: Calibre,
-    temp_root: Option<&Path>,
-    owner: Option<&Path>,
-) -> Result<StagedTrial, StagingError> {
-    if staging != ArmStaging::WithTarget
-        && let Some(error) = case_file_copying_target(case, target)
-    {
-        return Err(error);
+/// What staging one trial takes: the arm's staging rule, the case, the skills, where they go,
+/// and what arms the leak guard. The same request for a fresh folder ([`stage_trial`]) and a
+/// reused one ([`stage_trial_in_slot`]).
+#[derive(Clone, Copy)]
+pub struct TrialStaging<'a> {
+    /// What the arm stages: `decoys` always; `target` only with [`ArmStaging::WithTarget`],
+    /// `previous` (under the target's name) only with [`ArmStaging::WithPrevious`].
+    pub staging: ArmStaging,
+    /// The case (its `files`).
+    pub case: &'a GoldenCase,
+    /// The skill under test.
+    pub target: &'a SkillSource,
+    /// The previous version of the target, for a `previous_version` arm.
+    pub previous: Option<&'a PreviousSkill>,
+    /// The decoys staged in every arm.
+    pub decoys: &'a [SkillSource],
+    /// The runner's skills folder, relative to the workspace.
+    pub skills_dir: &'a Path,
+    /// `evals/files/` of the skill (staged whole when the case omits `files`).
+    pub eval_files_dir: &'a Path,
+    /// The target's fingerprint digest (arms the leak guard).
+    pub target_digest: &'a str,
+    /// The fingerprint calibre of `target_digest`.
+    pub calibre: Calibre,
+    /// Where trial folders go (default: the system temporary folder).
+    pub temp_root: Option<&'a Path>,
+    /// The run folder that owns the trial folder (recorded in it for `--resume`'s clean-up).
+    pub owner: Option<&'a Path>,
+}
+
+impl TrialStaging<'_> {
+    /// The checks before anything is staged: a case file must not copy the target into an arm
+    /// without it. Returns the previous version's source when the arm stages it.
+    fn check(&self) -> Result<Option<SkillSource>, StagingError> {
+        if self.staging != ArmStaging::WithTarget
+            && let Some(error) = case_file_copying_target(self.case, self.target)
+        {
+            return Err(error);
+        }
+        previous_source(self.staging, self.target, self.previous)
     }
-    let previous_source = previous_source(staging, target, previous)?;
+}
+
+/// Stage one trial in a fresh folder; the leak guard runs in every arm without the current
+/// target.
+pub fn stage_trial(request: &TrialStaging) -> Result<StagedTrial, StagingError> {
+    let previous_source = request.check()?;
+    let TrialStaging {
+        staging,
+        case,
+        target,
+        previous,
+        decoys,
+        skills_dir,
+        eval_files_dir,
+        target_digest,
+        calibre,
+        temp_root,
+        owner,
+    } = *request;
     let root = trial_folder(temp_root, owner)?;
     let workspace = root.path().join("workspace");
     let home = root.path().join("home");
@@ -808,30 +841,26 @@ pub fn stage_trial(
 
 /// Stage one trial in a job slot's folder from `pool` (reused, brought back to exactly this
 /// trial's staged state; see [`SlotPool`]), or in a fresh folder when the pool has none free or
-/// a slot cannot be cleaned. The same staged state, leak guard and errors as [`stage_trial`],
-/// whose arguments it takes; the folder goes back to the pool when the [`StagedTrial`] is
-/// dropped (unless kept).
-#[allow(clippy::too_many_arguments)]
+/// a slot cannot be cleaned. The same staged state, leak guard and errors as [`stage_trial`];
+/// the folder goes back to the pool when the [`StagedTrial`] is dropped (unless kept).
 pub fn stage_trial_in_slot(
     pool: &std::sync::Arc<SlotPool>,
-    staging: ArmStaging,
-    case: &GoldenCase,
-    target: &SkillSource,
-    previous: Option<&PreviousSkill>,
-    decoys: &[SkillSource],
-    skills_dir: &Path,
-    eval_files_dir: &Path,
-    target_digest: &str,
-    calibre: Calibre,
-    temp_root: Option<&Path>,
-    owner: Option<&Path>,
+    request: &TrialStaging,
 ) -> Result<StagedTrial, StagingError> {
-    if staging != ArmStaging::WithTarget
-        && let Some(error) = case_file_copying_target(case, target)
-    {
-        return Err(error);
-    }
-    let previous_source = previous_source(staging, target, previous)?;
+    let previous_source = request.check()?;
+    let TrialStaging {
+        staging,
+        case,
+        target,
+        previous,
+        decoys,
+        skills_dir,
+        eval_files_dir,
+        target_digest,
+        calibre,
+        temp_root,
+        owner,
+    } = *request;
     let sources = arm_sources(staging, target, previous_source.as_ref(), decoys);
     let workspace_rel = Path::new("workspace");
     let skills_rel = workspace_rel.join(skills_dir);
@@ -1008,19 +1037,19 @@ mod tests {
             .unwrap()
             .digest;
         let skills_dir = Path::new(".agents/skills");
-        let with = stage_trial(
-            ArmStaging::WithTarget,
-            &case(CaseFiles::Omitted),
-            &target,
-            None,
-            std::slice::from_ref(&decoy),
+        let with = stage_trial(&TrialStaging {
+            staging: ArmStaging::WithTarget,
+            case: &case(CaseFiles::Omitted),
+            target: &target,
+            previous: None,
+            decoys: std::slice::from_ref(&decoy),
             skills_dir,
-            &sources.path().join("files"),
-            &digest,
-            Calibre::V3AgentSkills,
-            None,
-            None,
-        )
+            eval_files_dir: &sources.path().join("files"),
+            target_digest: &digest,
+            calibre: Calibre::V3AgentSkills,
+            temp_root: None,
+            owner: None,
+        })
         .unwrap();
         assert_eq!(
             with.skills
@@ -1047,19 +1076,19 @@ mod tests {
             .digest,
             digest
         );
-        let without = stage_trial(
-            ArmStaging::WithoutTarget,
-            &case(CaseFiles::Listed(vec![])),
-            &target,
-            None,
-            &[decoy],
+        let without = stage_trial(&TrialStaging {
+            staging: ArmStaging::WithoutTarget,
+            case: &case(CaseFiles::Listed(vec![])),
+            target: &target,
+            previous: None,
+            decoys: &[decoy],
             skills_dir,
-            &sources.path().join("files"),
-            &digest,
-            Calibre::V3AgentSkills,
-            None,
-            None,
-        )
+            eval_files_dir: &sources.path().join("files"),
+            target_digest: &digest,
+            calibre: Calibre::V3AgentSkills,
+            temp_root: None,
+            owner: None,
+        })
         .unwrap();
         assert_eq!(without.skills.len(), 1);
         assert!(!without.workspace.join("data.csv").exists());
@@ -1079,19 +1108,19 @@ mod tests {
             name: "innocent".into(),
             dir: target.dir.clone(),
         };
-        let error = stage_trial(
-            ArmStaging::WithoutTarget,
-            &case(CaseFiles::Omitted),
-            &target,
-            None,
-            &[renamed],
-            Path::new("skills"),
-            Path::new("/nonexistent"),
-            &digest,
-            Calibre::V3AgentSkills,
-            None,
-            None,
-        )
+        let error = stage_trial(&TrialStaging {
+            staging: ArmStaging::WithoutTarget,
+            case: &case(CaseFiles::Omitted),
+            target: &target,
+            previous: None,
+            decoys: &[renamed],
+            skills_dir: Path::new("skills"),
+            eval_files_dir: Path::new("/nonexistent"),
+            target_digest: &digest,
+            calibre: Calibre::V3AgentSkills,
+            temp_root: None,
+            owner: None,
+        })
         .err()
         .unwrap();
         assert!(matches!(error, StagingError::Leak { .. }), "{error}");
@@ -1227,19 +1256,19 @@ mod tests {
             dir: decoy_dir.clone(),
         };
         let stage = |decoys: &[SkillSource], files: CaseFiles| {
-            stage_trial(
-                ArmStaging::WithoutTarget,
-                &case(files),
-                &target,
-                None,
+            stage_trial(&TrialStaging {
+                staging: ArmStaging::WithoutTarget,
+                case: &case(files),
+                target: &target,
+                previous: None,
                 decoys,
-                Path::new("skills"),
-                Path::new("/nonexistent"),
-                &digest,
-                Calibre::V3AgentSkills,
-                None,
-                None,
-            )
+                skills_dir: Path::new("skills"),
+                eval_files_dir: Path::new("/nonexistent"),
+                target_digest: &digest,
+                calibre: Calibre::V3AgentSkills,
+                temp_root: None,
+                owner: None,
+            })
         };
         let error = stage(std::slice::from_ref(&decoy), CaseFiles::Omitted)
             .err()
@@ -1290,19 +1319,19 @@ mod tests {
             digest: digest(&old.dir),
         };
         let stage = |staging, decoys: &[SkillSource]| {
-            stage_trial(
+            stage_trial(&TrialStaging {
                 staging,
-                &case(CaseFiles::Omitted),
-                &target,
-                Some(&previous),
+                case: &case(CaseFiles::Omitted),
+                target: &target,
+                previous: Some(&previous),
                 decoys,
-                Path::new("skills"),
-                Path::new("/nonexistent"),
-                &digest(&target.dir),
-                Calibre::V3AgentSkills,
-                None,
-                None,
-            )
+                skills_dir: Path::new("skills"),
+                eval_files_dir: Path::new("/nonexistent"),
+                target_digest: &digest(&target.dir),
+                calibre: Calibre::V3AgentSkills,
+                temp_root: None,
+                owner: None,
+            })
         };
         let staged = stage(ArmStaging::WithPrevious, &[]).unwrap();
         assert_eq!(staged.skills.len(), 1);
@@ -1386,19 +1415,19 @@ mod tests {
         std::fs::create_dir_all(&run_dir).unwrap();
         let target = skill(sources.path(), "target", "b");
         let stage = |owner: &Path| {
-            stage_trial(
-                ArmStaging::WithTarget,
-                &case(CaseFiles::Omitted),
-                &target,
-                None,
-                &[],
-                Path::new("skills"),
-                Path::new("/nonexistent"),
-                "sha256:x",
-                Calibre::V3AgentSkills,
-                Some(root.path()),
-                Some(owner),
-            )
+            stage_trial(&TrialStaging {
+                staging: ArmStaging::WithTarget,
+                case: &case(CaseFiles::Omitted),
+                target: &target,
+                previous: None,
+                decoys: &[],
+                skills_dir: Path::new("skills"),
+                eval_files_dir: Path::new("/nonexistent"),
+                target_digest: "sha256:x",
+                calibre: Calibre::V3AgentSkills,
+                temp_root: Some(root.path()),
+                owner: Some(owner),
+            })
             .unwrap()
         };
         let mut mine = stage(&run_dir);
@@ -1430,19 +1459,19 @@ mod tests {
             source: sources.path().join("evals/files/sub/a.txt"),
             destination: PathBuf::from("sub/a.txt"),
         };
-        let mut staged = stage_trial(
-            ArmStaging::WithTarget,
-            &case(CaseFiles::Listed(vec![file])),
-            &target,
-            None,
-            &[],
-            Path::new("skills"),
-            Path::new("/nonexistent"),
-            "sha256:x",
-            Calibre::V3AgentSkills,
-            None,
-            None,
-        )
+        let mut staged = stage_trial(&TrialStaging {
+            staging: ArmStaging::WithTarget,
+            case: &case(CaseFiles::Listed(vec![file])),
+            target: &target,
+            previous: None,
+            decoys: &[],
+            skills_dir: Path::new("skills"),
+            eval_files_dir: Path::new("/nonexistent"),
+            target_digest: "sha256:x",
+            calibre: Calibre::V3AgentSkills,
+            temp_root: None,
+            owner: None,
+        })
         .unwrap();
         assert_eq!(
             std::fs::read_to_string(staged.workspace.join("sub/a.txt")).unwrap(),
@@ -1498,28 +1527,23 @@ mod tests {
         let pool = std::sync::Arc::new(SlotPool::default());
         let stage_in = |pool: Option<&std::sync::Arc<SlotPool>>, staging, files: CaseFiles| {
             let case = case(files);
-            let args = (
+            let files_dir = sources.path().join("files");
+            let request = TrialStaging {
                 staging,
-                &case,
-                &target,
-                None,
-                std::slice::from_ref(&decoy),
-                Path::new(".claude/skills"),
-                sources.path().join("files"),
-                digest.as_str(),
-                Calibre::V3AgentSkills,
-                Some(scratch.path()),
-                Some(run_dir.as_path()),
-            );
+                case: &case,
+                target: &target,
+                previous: None,
+                decoys: std::slice::from_ref(&decoy),
+                skills_dir: Path::new(".claude/skills"),
+                eval_files_dir: &files_dir,
+                target_digest: digest.as_str(),
+                calibre: Calibre::V3AgentSkills,
+                temp_root: Some(scratch.path()),
+                owner: Some(run_dir.as_path()),
+            };
             match pool {
-                Some(pool) => stage_trial_in_slot(
-                    pool, args.0, args.1, args.2, args.3, args.4, args.5, &args.6, args.7, args.8,
-                    args.9, args.10,
-                ),
-                None => stage_trial(
-                    args.0, args.1, args.2, args.3, args.4, args.5, &args.6, args.7, args.8,
-                    args.9, args.10,
-                ),
+                Some(pool) => stage_trial_in_slot(pool, &request),
+                None => stage_trial(&request),
             }
             .unwrap()
         };
@@ -1642,17 +1666,19 @@ mod tests {
         let stage = |staging, decoys: &[SkillSource]| {
             stage_trial_in_slot(
                 &pool,
-                staging,
-                &case(CaseFiles::Omitted),
-                &target,
-                None,
-                decoys,
-                Path::new("skills"),
-                Path::new("/nonexistent"),
-                &digest,
-                Calibre::V3AgentSkills,
-                None,
-                None,
+                &TrialStaging {
+                    staging,
+                    case: &case(CaseFiles::Omitted),
+                    target: &target,
+                    previous: None,
+                    decoys,
+                    skills_dir: Path::new("skills"),
+                    eval_files_dir: Path::new("/nonexistent"),
+                    target_digest: &digest,
+                    calibre: Calibre::V3AgentSkills,
+                    temp_root: None,
+                    owner: None,
+                },
             )
         };
         // A with-skill trial whose agent copies the target into the workspace under another
