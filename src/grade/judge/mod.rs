@@ -494,12 +494,12 @@ impl Judge {
             sampling: &self.sampling_key,
         }
         .key();
-        if self.cache.is_none() {
+        let Some(cache) = &self.cache else {
             let answer = self
                 .ask(metric, system, user, assertion_count, repeat, spent)
                 .await?;
             return Ok((answer, false));
-        }
+        };
         // Identical trajectories graded at the same time (a case's attempts answered alike) ask
         // once: the others wait for the first answer and read it from the cache.
         let key_lock = std::sync::Arc::clone(
@@ -511,7 +511,16 @@ impl Judge {
         );
         let guard = key_lock.lock().await;
         let result = self
-            .judge_repeat_cached(metric, system, user, assertion_count, repeat, spent, &key)
+            .judge_repeat_cached(
+                cache,
+                metric,
+                system,
+                user,
+                assertion_count,
+                repeat,
+                spent,
+                &key,
+            )
             .await;
         drop(guard);
         let mut in_flight = self
@@ -527,10 +536,11 @@ impl Judge {
         result
     }
 
-    /// [`Self::judge_repeat`] with a cache, under the key's in-flight lock.
+    /// [`Self::judge_repeat`] with its `cache`, under the key's in-flight lock.
     #[allow(clippy::too_many_arguments)]
     async fn judge_repeat_cached(
         &self,
+        cache: &JudgeCache,
         metric: JudgeMetricKind,
         system: &str,
         user: &str,
@@ -539,8 +549,7 @@ impl Judge {
         spent: &Mutex<crate::grade::JudgeSpend>,
         key: &str,
     ) -> Result<(ParsedAnswer, bool), JudgeError> {
-        if let Some(cache) = &self.cache
-            && let Some(entry) = cache.load(key)
+        if let Some(entry) = cache.load(key)
             && let Some(object) = entry.answer.as_object()
             && let Ok(answer) = validate(metric, assertion_count, object)
         {
@@ -554,17 +563,15 @@ impl Judge {
         let answer = self
             .ask(metric, system, user, assertion_count, repeat, spent)
             .await?;
-        if let Some(cache) = &self.cache {
-            // A cache that cannot be written only costs a later request; the grade stands.
-            let _ = cache.store(&CacheEntry {
-                key: key.to_string(),
-                rubric_version: RUBRIC_VERSION.to_string(),
-                metric: metric.name().to_string(),
-                model: self.model.clone(),
-                repeat,
-                answer: canonical_json(metric, &answer),
-            });
-        }
+        // A cache that cannot be written only costs a later request; the grade stands.
+        let _ = cache.store(&CacheEntry {
+            key: key.to_string(),
+            rubric_version: RUBRIC_VERSION.to_string(),
+            metric: metric.name().to_string(),
+            model: self.model.clone(),
+            repeat,
+            answer: canonical_json(metric, &answer),
+        });
         Ok((answer, false))
     }
 
