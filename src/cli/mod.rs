@@ -22,6 +22,7 @@ mod regrade;
 mod regress;
 mod report;
 mod run;
+mod runner_args;
 mod runners;
 mod shadow;
 mod stopping;

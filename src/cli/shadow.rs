@@ -16,13 +16,12 @@ use serde_json::json;
 
 use super::CommandError;
 use super::golden::HistoryArgs;
+use super::runner_args::RunnerArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
 use crate::exit_codes;
 use crate::history::HistoryHost;
-use crate::runner::SkillMode;
-use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::shadow::{
     DEFAULT_MIN_TERMS, EligibilityRule, MAX_ANSWER_CHARS, Replay, ReplayEnd, SHADOW_FORMAT_VERSION,
     ShadowRecord, candidates, compare, is_within, report_markdown, summarize, write_evidence,
@@ -33,6 +32,7 @@ use crate::workspace::SkillSource;
 /// Flags of `skill-lift shadow`.
 #[derive(Debug, Args)]
 #[command(
+    mut_arg("runner", |arg| arg.help("Runner profile: a name from runners/ or a .toml path. `openai-chat` profiles run in `tools` mode here (activation is not observable with the skill injected)")),
     after_help = "Eligible turns: the prompt names the skill, the recorded turn used a skill of the same name, or the prompt holds --min-terms of the skill's trigger terms (see docs/history.md). Every replay runs in a fresh throwaway workspace, never in the recorded session's folder. Exit 4 when no recorded turn is eligible."
 )]
 pub struct ShadowArgs {
@@ -41,18 +41,8 @@ pub struct ShadowArgs {
     pub skill_dir: PathBuf,
     #[command(flatten)]
     pub history: HistoryArgs,
-    /// Runner profile: a name from runners/ or a .toml path. `openai-chat` profiles run in
-    /// `tools` mode here (activation is not observable with the skill injected).
-    #[arg(
-        long,
-        value_name = "NAME|FILE",
-        env = "SKILL_LIFT_RUNNER",
-        default_value = "local"
-    )]
-    pub runner: String,
-    /// Model id (overrides the profile's `model`).
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub agent: RunnerArgs,
     /// Replay at most N distinct prompts (the most recent eligible ones).
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub limit: usize,
@@ -136,23 +126,8 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
     }
 
     // The runner: activation must be observable, as for `triggers`.
-    let profile_path = resolve_profile_path(&args.runner).map_err(CommandError::input)?;
-    let mut profile = load_profile(&profile_path).map_err(CommandError::input)?;
-    if !profile.profile.kind.is_agent_cli() && profile.profile.skill_mode == SkillMode::Inject {
-        eprintln!(
-            "skill-lift: runner `{}` injects every skill into the prompt, where activation cannot be observed; shadow runs it in `tools` mode (activate_skill, read_file)",
-            profile.name
-        );
-        profile.profile.skill_mode = SkillMode::Tools;
-    }
+    let profile = args.agent.observing_profile("shadow", "a replay")?;
     let capabilities = crate::runner::RunnerCapabilities::of_profile(&profile.profile);
-    if !capabilities.activation_observable {
-        return Err(CommandError::input(anyhow!(
-            "{}: runner `{}` cannot show which skill a replay activated",
-            profile.path.display(),
-            profile.name
-        )));
-    }
 
     // Write-type skills: consent before an agent that can run commands replays them.
     let writes = write_evidence(&skill);
@@ -200,10 +175,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
         }
     }
 
-    let model = args
-        .model
-        .clone()
-        .unwrap_or_else(|| profile.profile.model.clone());
+    let model = args.agent.model_of(&profile);
     let decoys = match &args.decoys {
         Some(dir) => {
             prepare_decoys(&DecoySource::Folder(super::run::absolute(dir)))

@@ -12,13 +12,14 @@ use chrono::Utc;
 use clap::Args;
 
 use super::CommandError;
+use super::runner_args::RunnerArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
 use crate::exit_codes;
-use crate::runner::profile::{LoadedProfile, load_profile, resolve_profile_path};
+use crate::runner::profile::LoadedProfile;
 use crate::runner::server::ManagedServer;
-use crate::runner::{Runner, SkillMode, build_runner};
+use crate::runner::{Runner, build_runner};
 use crate::triggers::{
     AttemptSettings, DEFAULT_THRESHOLD, TriggerContext, TriggerGates, TriggerReport,
     TriggerRunnerInfo, TriggerSetInfo, TriggerSetup, analyze, find_trigger_set, load_triggers,
@@ -28,6 +29,7 @@ use crate::workspace::SkillSource;
 
 /// Flags of `skill-lift triggers`.
 #[derive(Debug, Args, Clone)]
+#[command(mut_arg("runner", |arg| arg.help("Runner profile: a name from runners/ or a .toml path. `openai-chat` profiles run in `tools` mode here (activation is not observable with every skill injected)")))]
 pub struct TriggersArgs {
     /// The skill folder (holds SKILL.md).
     pub skill_dir: PathBuf,
@@ -37,18 +39,8 @@ pub struct TriggersArgs {
     /// trigger-evals.json, trigger_evals.json, then evals.json).
     #[arg(long, value_name = "FILE")]
     pub triggers: Option<PathBuf>,
-    /// Runner profile: a name from runners/ or a .toml path. `openai-chat` profiles run in
-    /// `tools` mode here (activation is not observable with every skill injected).
-    #[arg(
-        long,
-        value_name = "NAME|FILE",
-        env = "SKILL_LIFT_RUNNER",
-        default_value = "local"
-    )]
-    pub runner: String,
-    /// Model id (overrides the profile's `model`).
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub agent: RunnerArgs,
     /// Attempts per query.
     #[arg(short = 'k', long = "attempts", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub k: u32,
@@ -188,29 +180,11 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     let set =
         load_triggers(&set_path, &args.skill_dir, &skill.name).map_err(CommandError::input)?;
     let mut warnings = set.warnings.clone();
-    let profile_path = resolve_profile_path(&args.runner).map_err(CommandError::input)?;
-    let mut profile = load_profile(&profile_path).map_err(CommandError::input)?;
+    let profile = args.agent.observing_profile("triggers", "an attempt")?;
     let kind = profile.profile.kind;
-    if !kind.is_agent_cli() && profile.profile.skill_mode == SkillMode::Inject {
-        eprintln!(
-            "skill-lift: runner `{}` injects every skill into the prompt, where activation cannot be observed; triggers runs it in `tools` mode (activate_skill, read_file)",
-            profile.name
-        );
-        profile.profile.skill_mode = SkillMode::Tools;
-    }
     let capabilities = crate::runner::RunnerCapabilities::of_profile(&profile.profile);
-    if !capabilities.activation_observable {
-        return Err(CommandError::input(anyhow!(
-            "{}: runner `{}` cannot show which skill an attempt activated",
-            profile.path.display(),
-            profile.name
-        )));
-    }
     let skill_mode = capabilities.skill_delivery.as_str().to_string();
-    let model = args
-        .model
-        .clone()
-        .unwrap_or_else(|| profile.profile.model.clone());
+    let model = args.agent.model_of(&profile);
     let decoy_source = if args.no_decoys {
         DecoySource::None
     } else if let Some(dir) = &args.decoys {

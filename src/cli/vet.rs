@@ -11,6 +11,7 @@ use chrono::Utc;
 use clap::{Args, Parser};
 
 use super::CommandError;
+use super::runner_args::RunnerArgs;
 use super::triggers::{OutputFormat, TriggersArgs, measure};
 use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
 use crate::asset::load_skill;
@@ -25,21 +26,12 @@ use crate::vet::{
 
 /// Flags of `skill-lift vet`.
 #[derive(Debug, Args)]
+#[command(mut_arg("runner", |arg| arg.help("Runner profile for the triggers step and the paired run: a name from runners/ or a .toml path")))]
 pub struct VetArgs {
     /// The skill folder (holds SKILL.md).
     pub skill_dir: PathBuf,
-    /// Runner profile for the triggers step and the paired run: a name from runners/ or a
-    /// .toml path.
-    #[arg(
-        long,
-        value_name = "NAME|FILE",
-        env = "SKILL_LIFT_RUNNER",
-        default_value = "local"
-    )]
-    pub runner: String,
-    /// Model id (overrides the profile's `model`).
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub agent: RunnerArgs,
     /// Golden set of the paired run (default: SKILL_DIR/evals/evals.json).
     #[arg(long, value_name = "FILE")]
     pub evals: Option<PathBuf>,
@@ -169,14 +161,8 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
     }
     std::fs::create_dir_all(&dir)
         .map_err(|e| CommandError::input(anyhow!("{}: {e}", dir.display())))?;
-    let profile = crate::runner::profile::load_profile(
-        &crate::runner::profile::resolve_profile_path(&args.runner).map_err(CommandError::input)?,
-    )
-    .map_err(CommandError::input)?;
-    let model = args
-        .model
-        .clone()
-        .unwrap_or_else(|| profile.profile.model.clone());
+    let profile = args.agent.profile()?;
+    let model = args.agent.model_of(&profile);
     let progress = !args.quiet;
 
     let mut steps = Vec::new();
@@ -190,7 +176,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
         );
     };
 
-    for step in static_steps(&args.skill_dir, &dir, &profile, args.model.as_deref()) {
+    for step in static_steps(&args.skill_dir, &dir, &profile, args.agent.model.as_deref()) {
         if step.decision == Decision::Error && stop.is_none() {
             stop = Some((
                 exit_codes::INPUT_ERROR,
@@ -205,8 +191,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
     let trigger_args = TriggersArgs {
         skill_dir: args.skill_dir.clone(),
         triggers: args.triggers.clone(),
-        runner: args.runner.clone(),
-        model: args.model.clone(),
+        agent: args.agent.clone(),
         k: args.trigger_attempts,
         threshold: crate::triggers::DEFAULT_THRESHOLD,
         jobs: None,
@@ -351,7 +336,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
                 "run".into(),
                 args.skill_dir.display().to_string(),
                 "--runner".into(),
-                args.runner.clone(),
+                args.agent.runner.clone(),
                 "-k".into(),
                 sizing.k.to_string(),
                 "--out".into(),
@@ -366,7 +351,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
                 state.display().to_string(),
                 "--quiet".into(),
             ];
-            if let Some(model) = &args.model {
+            if let Some(model) = &args.agent.model {
                 argv.extend(["--model".into(), model.clone()]);
             }
             if let Some(decoys) = &args.decoys {
