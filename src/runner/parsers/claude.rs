@@ -296,11 +296,10 @@ impl super::StreamParser for ClaudeStreamJson {
 
 #[cfg(test)]
 mod tests {
+    use super::super::OutputFormat;
     use super::super::test_support::*;
-    use super::super::{OutputFormat, SkillContext, detect};
     use super::*;
     use crate::trajectory::ActivationEvidence;
-    use std::path::Path;
 
     /// The reference's example stream (agent-clis.md §4.1).
     const REFERENCE: &str = r#"{"type":"system","subtype":"init","session_id":"9d1e","cwd":"/task","model":"claude-sonnet-4-5","permissionMode":"default","tools":["Bash","Read","Skill"],"skills":["release-notes","csv-tools"],"apiKeySource":"ANTHROPIC_API_KEY","claude_code_version":"2.1.0"}
@@ -317,17 +316,7 @@ mod tests {
 {"type":"result","subtype":"success","is_error":false,"result":"Drafted notes for 14 changes.","num_turns":3,"duration_ms":19800,"duration_api_ms":16100,"session_id":"9d1e","total_cost_usd":0.024,"usage":{"input_tokens":18,"cache_creation_input_tokens":3500,"cache_read_input_tokens":7400,"output_tokens":150},"modelUsage":{"claude-sonnet-4-5":{"inputTokens":18,"outputTokens":150,"cacheReadInputTokens":7400,"cacheCreationInputTokens":3500,"costUSD":0.024}},"permission_denials":[]}"#;
 
     fn parse_and_detect(text: &str) -> Trajectory {
-        let workspace = Path::new("/task");
-        let skills = staged(workspace, ".claude/skills");
-        let mut trajectory = parse(&lines(text));
-        detect(
-            &mut trajectory,
-            SkillContext {
-                workspace,
-                skills: &skills,
-            },
-        );
-        trajectory
+        super::super::test_support::parse_and_detect(parse, ".claude/skills", text)
     }
 
     #[test]

@@ -252,11 +252,10 @@ impl super::StreamParser for CopilotJson {
 
 #[cfg(test)]
 mod tests {
+    use super::super::OutputFormat;
     use super::super::test_support::*;
-    use super::super::{OutputFormat, SkillContext, detect};
     use super::*;
     use crate::trajectory::ActivationEvidence;
-    use std::path::Path;
 
     /// A with-skill run in the shapes Copilot CLI 1.0.102 printed (ids and values invented):
     /// the skill tool, a failed skill call, a `view` of a decoy's SKILL.md, a skill script run
@@ -283,17 +282,11 @@ mod tests {
 {"type":"result","timestamp":"2026-09-01T08:00:06.300Z","sessionId":"5a6b7c8d-0000-4e1f-9a2b-3c4d5e6f7a8b","exitCode":0,"usage":{"premiumRequests":0,"totalApiDurationMs":4200,"sessionDurationMs":6300,"codeChanges":{"linesAdded":0,"linesRemoved":0,"filesModified":[]}}}"#;
 
     fn parse_and_detect(text: &str) -> Trajectory {
-        let workspace = Path::new("/task");
-        let skills = staged(workspace, ".github/skills");
-        let mut trajectory = OutputFormat::CopilotJson.parse(&lines(text));
-        detect(
-            &mut trajectory,
-            SkillContext {
-                workspace,
-                skills: &skills,
-            },
-        );
-        trajectory
+        super::super::test_support::parse_and_detect(
+            |lines: &[String]| OutputFormat::CopilotJson.parse(lines),
+            ".github/skills",
+            text,
+        )
     }
 
     #[test]
@@ -327,11 +320,7 @@ mod tests {
             trajectory.tool_calls[1].output.as_deref(),
             Some("Skill not found: csv-tool")
         );
-        let activations: Vec<_> = trajectory
-            .skill_activations
-            .iter()
-            .map(|a| (a.skill.as_str(), a.evidence, a.ok, a.target))
-            .collect();
+        let activations = activation_rows(&trajectory);
         assert_eq!(
             activations,
             vec![

@@ -727,6 +727,35 @@ pub(crate) mod test_support {
         text.lines().map(str::to_string).collect()
     }
 
+    /// `text` parsed by `parse`, with skill activations detected for the [`staged`] skills under
+    /// `skills_dir` of a workspace at `/task`.
+    pub fn parse_and_detect(
+        parse: impl FnOnce(&[String]) -> Trajectory,
+        skills_dir: &str,
+        text: &str,
+    ) -> Trajectory {
+        let workspace = Path::new("/task");
+        let skills = staged(workspace, skills_dir);
+        let mut trajectory = parse(&lines(text));
+        detect(
+            &mut trajectory,
+            SkillContext {
+                workspace,
+                skills: &skills,
+            },
+        );
+        trajectory
+    }
+
+    /// The trajectory's skill activations as `(skill, evidence, ok, target)` rows.
+    pub fn activation_rows(trajectory: &Trajectory) -> Vec<(&str, ActivationEvidence, bool, bool)> {
+        trajectory
+            .skill_activations
+            .iter()
+            .map(|a| (a.skill.as_str(), a.evidence, a.ok, a.target))
+            .collect()
+    }
+
     /// A workspace with `release-notes` (target) and `csv-tools` (decoy) staged under `skills_dir`.
     pub fn staged(workspace: &Path, skills_dir: &str) -> Vec<StagedSkill> {
         vec![

@@ -227,11 +227,10 @@ impl super::StreamParser for QwenStreamJson {
 
 #[cfg(test)]
 mod tests {
+    use super::super::OutputFormat;
     use super::super::test_support::*;
-    use super::super::{OutputFormat, SkillContext, detect};
     use super::*;
     use crate::trajectory::{ActivationEvidence, InfrastructureCause};
-    use std::path::Path;
 
     /// A with-skill run in the shapes Qwen Code 0.24.4 printed (ids and values invented): the
     /// skill tool, a failed skill call, a `read_file` of a decoy's SKILL.md, a skill script
@@ -249,17 +248,11 @@ mod tests {
 {"type":"result","subtype":"success","uuid":"r1","session_id":"q1","is_error":false,"duration_ms":9100,"duration_api_ms":8000,"num_turns":4,"result":"Drafted notes for 14 changes.","usage":{"input_tokens":4200,"output_tokens":59,"cache_read_input_tokens":2700,"total_tokens":4259},"permission_denials":[]}"#;
 
     fn parse_and_detect(text: &str) -> Trajectory {
-        let workspace = Path::new("/task");
-        let skills = staged(workspace, ".qwen/skills");
-        let mut trajectory = OutputFormat::QwenStreamJson.parse(&lines(text));
-        detect(
-            &mut trajectory,
-            SkillContext {
-                workspace,
-                skills: &skills,
-            },
-        );
-        trajectory
+        super::super::test_support::parse_and_detect(
+            |lines: &[String]| OutputFormat::QwenStreamJson.parse(lines),
+            ".qwen/skills",
+            text,
+        )
     }
 
     #[test]
@@ -281,11 +274,7 @@ mod tests {
         assert_eq!(trajectory.usage.cached_tokens, Some(2700));
         assert_eq!(trajectory.usage.cost_usd, None);
         assert_eq!(trajectory.skill_catalogue, None);
-        let activations: Vec<_> = trajectory
-            .skill_activations
-            .iter()
-            .map(|a| (a.skill.as_str(), a.evidence, a.ok, a.target))
-            .collect();
+        let activations = activation_rows(&trajectory);
         assert_eq!(
             activations,
             vec![
