@@ -28,6 +28,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod process;
 pub mod progress;
+pub mod projection;
 pub mod record;
 pub mod redact;
 pub mod registry;

@@ -46,10 +46,32 @@ pub struct UsageEstimate {
     pub input_tokens: f64,
     /// Total output tokens of the planned run.
     pub output_tokens: f64,
-    /// Cost of the planned run in USD, when the profile has a price table.
+    /// Agent cost of the planned run in USD: tokens at the profile's `[price]`, else the
+    /// pilot's reported cost per trial; `None` when neither is known.
     pub cost_usd: Option<f64>,
     /// `pilot` or `flag`.
     pub source: String,
+    /// Judge input + output tokens per trial (the pilot's judge spend over its trials; 0
+    /// without judge metrics); `None` without a pilot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_tokens_per_trial: Option<f64>,
+    /// Judge cost of the planned run in USD (the pilot's judge cost per trial × trials);
+    /// `None` without a pilot or when the pilot's judge cost is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_cost_usd: Option<f64>,
+}
+
+impl UsageEstimate {
+    /// Agent plus judge cost, when the agent's is known (a judge cost that is unknown while
+    /// judges were asked leaves the total unknown).
+    pub fn total_cost_usd(&self) -> Option<f64> {
+        let judged = self.judge_tokens_per_trial.is_some_and(|t| t > 0.0);
+        match (self.cost_usd, self.judge_cost_usd) {
+            (Some(agent), Some(judge)) => Some(agent + judge),
+            (Some(_), None) if judged => None,
+            (agent, _) => agent,
+        }
+    }
 }
 
 /// A plan.
@@ -76,6 +98,9 @@ pub struct Plan {
     pub k_needed: Option<u32>,
     /// The smallest MDE reachable with the planned N by raising K alone (the ω² floor).
     pub mde_floor_at_cases: Option<f64>,
+    /// Fixed-K against `--sequential` for assumed lifts, simulated from the pilot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection: Option<crate::projection::Projection>,
 }
 
 /// Variance components for K attempts per arm from a pilot run's summary. `None` with fewer
@@ -189,6 +214,7 @@ pub fn plan(
         cases_needed,
         k_needed,
         mde_floor_at_cases,
+        projection: None,
     }
 }
 
@@ -232,10 +258,28 @@ pub fn plan_markdown(plan: &Plan) -> String {
                 "\nTokens ({}): about {:.0} input + {:.0} output per trial → {:.0} input + {:.0} output in total",
                 usage.source, usage.input_tokens_per_trial, usage.output_tokens_per_trial, usage.input_tokens, usage.output_tokens
             ));
-            match usage.cost_usd {
-                Some(cost) => out.push_str(&format!(", about **${cost:.2}**.\n")),
-                None => out
-                    .push_str("; no `[price]` table in the runner profile, so no cost estimate.\n"),
+            let judged = usage.judge_tokens_per_trial.is_some_and(|t| t > 0.0);
+            match (usage.cost_usd, usage.total_cost_usd()) {
+                (Some(agent), Some(total)) if judged => out.push_str(&format!(
+                    ", about **${total:.2}** (agent ${agent:.2} + judge ${:.2}).\n",
+                    total - agent
+                )),
+                (Some(cost), _) if !judged => out.push_str(&format!(", about **${cost:.2}**.\n")),
+                (Some(agent), _) => out.push_str(&format!(
+                    ", about ${agent:.2} for the agent; the judge's cost is unknown (no `[price]` in the judge profile).\n"
+                )),
+                (None, _) => out.push_str(
+                    "; no `[price]` table in the runner profile and no reported cost in the pilot, so no cost estimate.\n",
+                ),
+            }
+            if let Some(judge) = usage.judge_tokens_per_trial.filter(|t| *t > 0.0) {
+                out.push_str(&format!(
+                    "Judge (from the pilot): about {judge:.0} tokens per trial{}.\n",
+                    usage
+                        .judge_cost_usd
+                        .map(|c| format!(", ${c:.2} in total"))
+                        .unwrap_or_default()
+                ));
             }
         }
         None => out
@@ -289,6 +333,9 @@ pub fn plan_markdown(plan: &Plan) -> String {
                 plan.cases
             )),
         }
+    }
+    if let Some(projection) = &plan.projection {
+        out.push_str(&crate::projection::projection_markdown(projection));
     }
     out
 }

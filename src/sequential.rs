@@ -165,27 +165,60 @@ pub struct Spend {
     pub wall_s: f64,
 }
 
+/// One trial's spend as [`Spend`] counts it: the agent's tokens and cost, and the judges'.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TrialSpend {
+    /// The agent's input + output tokens.
+    pub tokens: u64,
+    /// The agent's cost in USD ([`trial_cost_usd`]); `None` when unknown.
+    pub cost_usd: Option<f64>,
+    /// The judges' input + output tokens.
+    pub judge_tokens: u64,
+    /// The judges' cost in USD (from the judge profile's `[price]`); `None` when unknown.
+    pub judge_cost_usd: Option<f64>,
+    /// Judge requests answered (a judge cost is unknown only when a request was made).
+    pub judge_requests: u64,
+}
+
+impl TrialSpend {
+    /// A recorded trial's spend (agent cost: reported, else its tokens at `price`).
+    pub fn of(record: &TrialRecord, price: Option<&PriceTable>) -> Self {
+        let input = record.usage.input_tokens.unwrap_or(0);
+        let output = record.usage.output_tokens.unwrap_or(0);
+        let mut spend = TrialSpend {
+            tokens: input + output,
+            cost_usd: trial_cost_usd(record, price),
+            ..TrialSpend::default()
+        };
+        if let Some(judge) = &record.judge_usage {
+            let usage = &judge.usage;
+            spend.judge_tokens = usage.input_tokens.unwrap_or(0) + usage.output_tokens.unwrap_or(0);
+            spend.judge_cost_usd = usage.cost_usd;
+            spend.judge_requests = judge.requests;
+        }
+        spend
+    }
+}
+
 impl Spend {
     /// Add one trial's usage (cost: reported, else tokens × `price`).
     pub fn add(&mut self, record: &TrialRecord, price: Option<&PriceTable>) {
+        self.add_trial(&TrialSpend::of(record, price));
+    }
+
+    /// Add one trial's spend. The judges' spend on the trial counts too (judge tokens without
+    /// a price leave the cost unknown).
+    pub fn add_trial(&mut self, trial: &TrialSpend) {
         self.trials += 1;
-        let input = record.usage.input_tokens.unwrap_or(0);
-        let output = record.usage.output_tokens.unwrap_or(0);
-        self.tokens += input + output;
-        match trial_cost_usd(record, price) {
+        self.tokens += trial.tokens + trial.judge_tokens;
+        match trial.cost_usd {
             Some(cost) => self.cost_usd += cost,
             None => self.unpriced_trials += 1,
         }
-        // The judges' spend on the trial counts too (their cost from the judge profile's
-        // `[price]`; judge tokens without a price leave the cost unknown).
-        if let Some(judge) = &record.judge_usage {
-            let usage = &judge.usage;
-            self.tokens += usage.input_tokens.unwrap_or(0) + usage.output_tokens.unwrap_or(0);
-            match usage.cost_usd {
-                Some(cost) => self.cost_usd += cost,
-                None if judge.requests > 0 => self.unpriced_trials += 1,
-                None => {}
-            }
+        match trial.judge_cost_usd {
+            Some(cost) => self.cost_usd += cost,
+            None if trial.judge_requests > 0 => self.unpriced_trials += 1,
+            None => {}
         }
     }
 

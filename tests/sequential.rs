@@ -327,3 +327,134 @@ fn stopping_flags_are_checked() {
         assert!(!project.dir.path().join("results").exists());
     }
 }
+
+/// `plan --pilot` projects fixed-K against `--sequential` from a recorded pilot (judge spend
+/// included), and its cost lines carry the pilot's judge cost per trial.
+#[test]
+fn plan_projects_fixed_k_against_sequential_from_a_pilot() {
+    use support::mock_judge::{JudgeBehaviour, MockJudge};
+    let server = MockServer::start(MockBehaviour::default());
+    let judge = MockJudge::start(JudgeBehaviour::default());
+    let project = Project::new(
+        &server.base_url(),
+        8,
+        "\n[price]\ninput_usd_per_million_tokens = 3.0\noutput_usd_per_million_tokens = 15.0\n",
+    );
+    let evals: Vec<Value> = (0..8)
+        .map(|i| {
+            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                   "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}],
+                   "assertions": ["The answer starts with Aye!"]})
+        })
+        .collect();
+    project.write(
+        "skill/pirate/evals/evals.json",
+        &json!({"skill_name": "pirate", "evals": evals}).to_string(),
+    );
+    project.write(
+        "judge.toml",
+        &format!(
+            "kind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"judge-model\"\ntimeout_s = 30\n\n[price]\ninput_usd_per_million_tokens = 1.0\noutput_usd_per_million_tokens = 5.0\n",
+            judge.base_url()
+        ),
+    );
+    let pilot = project.run(&[
+        "-k",
+        "2",
+        "--run-id",
+        "pilot",
+        "--judge",
+        "judge.toml",
+        "--judge-metrics",
+        "behavior_check",
+        "--no-judge-cache",
+    ]);
+    assert!(
+        matches!(pilot.status.code(), Some(0 | 1)),
+        "{}",
+        text(&pilot)
+    );
+    let plan = |args: &[&str]| {
+        binary(project.state.path())
+            .current_dir(project.dir.path())
+            .args(["plan", "skill/pirate", "--runner", "mock.toml", "-k", "2"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let output = plan(&[
+        "--pilot",
+        "results/pilot",
+        "--assumed-lift",
+        "0,0.5",
+        "--simulations",
+        "300",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let planned: Value = serde_json::from_slice(&output.stdout).unwrap();
+    // Judge cost: one request per trial, 100 + 20 tokens at 1 / 5 USD per million = $0.0002.
+    let usage = &planned["usage"];
+    assert_eq!(usage["judge_tokens_per_trial"], 120.0, "{usage}");
+    let judge_cost = usage["judge_cost_usd"].as_f64().unwrap();
+    assert!((judge_cost - 32.0 * 0.0002).abs() < 1e-12, "{usage}");
+    let projection = &planned["projection"];
+    let lifts = projection["lifts"].as_array().unwrap();
+    assert_eq!(lifts.len(), 2, "{projection}");
+    for lift in lifts {
+        let fixed = &lift["fixed_k"];
+        assert_eq!(fixed["mean_trials"], 32.0, "{lift}");
+        assert_eq!(fixed["stop_reasons"]["completed"], 1.0, "{lift}");
+        // Every pilot trial was judged at $0.0002: the judge's share is exact.
+        let fixed_judge = fixed["mean_judge_cost_usd"].as_f64().unwrap();
+        assert!((fixed_judge - 32.0 * 0.0002).abs() < 1e-9, "{lift}");
+        assert!(fixed["mean_cost_usd"].as_f64().unwrap() > fixed_judge);
+        let sequential = &lift["sequential"];
+        assert!(sequential["mean_trials"].as_f64().unwrap() <= 32.0);
+        let shares: f64 = sequential["stop_reasons"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_f64().unwrap())
+            .sum();
+        assert!((shares - 1.0).abs() < 1e-9, "{sequential}");
+    }
+    // A clear lift from a baseline that never passes: the sequence decides before the end.
+    let clear = &lifts[1];
+    assert!(
+        clear["sequential"]["stop_reasons"]["improved"]
+            .as_f64()
+            .unwrap()
+            > 0.5,
+        "{clear}"
+    );
+    assert!(clear["trials_share"].as_f64().unwrap() < 1.0, "{clear}");
+
+    // The Markdown names both procedures and the judge cost.
+    let output = plan(&[
+        "--pilot",
+        "results/pilot",
+        "--assumed-lift",
+        "0.3",
+        "--simulations",
+        "50",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let markdown = String::from_utf8_lossy(&output.stdout);
+    assert!(markdown.contains("+ judge $0.01)"), "{markdown}");
+    assert!(
+        markdown.contains("## Fixed-K or `--sequential`: expected spend"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("| +0.30 | sequential |"), "{markdown}");
+
+    // Bad input: a projection needs a pilot; lifts are fractions.
+    for args in [
+        &["--assumed-lift", "0.3"][..],
+        &["--pilot", "results/pilot", "--assumed-lift", "1.5"],
+        &["--pilot", "results/pilot", "--simulations", "0"],
+    ] {
+        let output = plan(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+    }
+}

@@ -11,8 +11,11 @@ use crate::evalset::{default_eval_path, load_eval_set};
 use crate::plan::{
     UsageEstimate, VarianceSource, components_from_pilot, default_components, plan, plan_markdown,
 };
+use crate::projection::{DEFAULT_ASSUMED_LIFTS, PilotModel, ProjectionSettings, project};
 use crate::record::{for_each_trial, read_manifest};
 use crate::runner::profile::{load_profile, resolve_profile_path};
+use crate::sequential::{Budgets, SequentialSettings};
+use crate::workspace::Arm;
 
 /// Flags of `skill-lift plan`.
 #[derive(Debug, Args)]
@@ -55,6 +58,42 @@ pub struct PlanArgs {
     /// A lift to detect (fraction, 0.1 = 10 pp): prints the cases or K needed.
     #[arg(long, value_name = "FRACTION")]
     pub target_lift: Option<f64>,
+    /// With --pilot: project fixed-K against `run --sequential` at these true lifts
+    /// (fractions; repeat or list: 0,0.1,0.3,0.5 by default).
+    #[arg(
+        long,
+        value_name = "LIFT",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
+    pub assumed_lift: Vec<f64>,
+    /// Simulated runs per assumed lift.
+    #[arg(long, value_name = "N", default_value_t = crate::projection::DEFAULT_SIMULATIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub simulations: usize,
+    /// Seed of the projection's simulations.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// The projected `run --sequential --equivalence FRACTION`.
+    #[arg(long, value_name = "FRACTION", value_parser = super::stopping::parse_margin)]
+    pub equivalence: Option<f64>,
+    /// The projected `run --sequential-alpha ALPHA`.
+    #[arg(long, value_name = "ALPHA", default_value_t = crate::sequential::DEFAULT_ALPHA, value_parser = super::stopping::parse_alpha)]
+    pub sequential_alpha: f64,
+    /// The projected `run --round-cases N` (default: a twentieth of the cases).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub round_cases: Option<u32>,
+    /// The projected `run --max-cost-usd USD` (both procedures).
+    #[arg(long, value_name = "USD", value_parser = super::stopping::parse_usd)]
+    pub max_cost_usd: Option<f64>,
+    /// The projected `run --max-tokens N` (both procedures).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// The projected `run --max-wall DURATION` (both procedures).
+    #[arg(long, value_name = "DURATION", value_parser = crate::sequential::parse_duration_s)]
+    pub max_wall: Option<f64>,
+    /// The projected `run --jobs N` (wall time; default: the runner profile's concurrency).
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
     /// Count draft cases too.
     #[arg(long)]
     pub allow_draft: bool,
@@ -113,15 +152,28 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
     let cells = crate::run_matrix::plan_cells("", &args.runners, &args.models).len();
     let trials = cases * arms.len() * args.k as usize * cells;
 
+    if args.pilot.is_none() && !args.assumed_lift.is_empty() {
+        return Err(CommandError::input(anyhow!(
+            "--assumed-lift projects from a pilot run: give --pilot RUN_DIR"
+        )));
+    }
+    let price = profile.profile.price;
     let mut pilot_summary = None;
+    let mut pilot_model = None;
     if let Some(run_dir) = &args.pilot {
         let manifest = read_manifest(run_dir).map_err(CommandError::input)?;
         let mut accumulator = RunAccumulator::new(&manifest);
+        let mut records = Vec::new();
         for_each_trial(&run_dir.join("trials.jsonl"), |record| {
             accumulator.add(&record);
+            records.push(record);
             Ok(())
         })
         .map_err(CommandError::input)?;
+        pilot_model = Some(
+            PilotModel::from_records(&manifest.run_id, records, price.as_ref())
+                .map_err(|e| CommandError::input(anyhow!("pilot {}: {e}", run_dir.display())))?,
+        );
         pilot_summary = Some(accumulator.finish(&AnalysisSettings {
             resamples: 200,
             ..AnalysisSettings::new(manifest.seed)
@@ -142,6 +194,22 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
         }
         (None, None) => None,
     };
+    // The pilot's judge spend per trial (summary `judge_spend` over its recorded trials), and
+    // its reported agent cost per trial for a profile without a `[price]` table.
+    let pilot_mean = pilot_model
+        .as_ref()
+        .map(|model| model.mean_trial_spend(&arms));
+    let judge_per_trial = pilot_summary.as_ref().map(|summary| {
+        let recorded = summary.trials.recorded.max(1) as f64;
+        match &summary.judge_spend {
+            Some(judge) => (
+                (judge.input_tokens.unwrap_or(0) + judge.output_tokens.unwrap_or(0)) as f64
+                    / recorded,
+                (judge.unpriced_trials == 0).then(|| judge.cost_usd.unwrap_or(0.0) / recorded),
+            ),
+            None => (0.0, Some(0.0)),
+        }
+    });
     let usage = per_trial.map(|((input, output), source)| {
         let (input_total, output_total) = (input * trials as f64, output * trials as f64);
         UsageEstimate {
@@ -149,12 +217,23 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
             output_tokens_per_trial: output,
             input_tokens: input_total,
             output_tokens: output_total,
-            cost_usd: profile.profile.price.map(|price| {
-                (input_total * price.input_usd_per_million_tokens
-                    + output_total * price.output_usd_per_million_tokens)
-                    / 1e6
-            }),
+            cost_usd: match &price {
+                Some(price) => Some(
+                    (input_total * price.input_usd_per_million_tokens
+                        + output_total * price.output_usd_per_million_tokens)
+                        / 1e6,
+                ),
+                None if source == "pilot" => pilot_mean
+                    .and_then(|mean| mean.cost_usd)
+                    .filter(|cost| *cost > 0.0)
+                    .map(|cost| cost * trials as f64),
+                None => None,
+            },
             source: source.to_string(),
+            judge_tokens_per_trial: judge_per_trial.map(|(tokens, _)| tokens),
+            judge_cost_usd: judge_per_trial
+                .and_then(|(_, cost)| cost)
+                .map(|cost| cost * trials as f64),
         }
     });
 
@@ -188,8 +267,57 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
             )
         }
     };
-    let planned =
-        plan(cases, args.k, components, source, usage, args.target_lift).with_shape(arms, cells);
+    let mut planned = plan(cases, args.k, components, source, usage, args.target_lift)
+        .with_shape(arms.clone(), cells);
+    if let Some(model) = &pilot_model
+        && cases > 0
+    {
+        if arms.as_slice() != Arm::PAIRED.as_slice() {
+            if !args.assumed_lift.is_empty() {
+                return Err(CommandError::input(anyhow!(
+                    "--assumed-lift projects `run --sequential`, which decides with_skill against without_skill; it cannot be combined with --previous, --previous-ref or --exposure"
+                )));
+            }
+        } else {
+            let lifts = if args.assumed_lift.is_empty() {
+                DEFAULT_ASSUMED_LIFTS.to_vec()
+            } else {
+                args.assumed_lift.clone()
+            };
+            let settings = ProjectionSettings {
+                cases,
+                k: args.k,
+                arms: arms.clone(),
+                round_cases: args.round_cases.map(|n| n as usize),
+                sequential: SequentialSettings {
+                    alpha: args.sequential_alpha,
+                    equivalence: args.equivalence,
+                },
+                budgets: Budgets {
+                    max_cost_usd: args.max_cost_usd,
+                    max_tokens: args.max_tokens,
+                    max_wall_s: args.max_wall,
+                },
+                price_known: price.is_some(),
+                jobs: args
+                    .jobs
+                    .map(|j| j as usize)
+                    .unwrap_or(profile.profile.concurrency)
+                    .max(1),
+                simulations: args.simulations,
+                seed: args.seed,
+            };
+            planned.projection = Some(
+                project(model, &settings, &lifts)
+                    .map_err(|e| CommandError::input(anyhow!("--assumed-lift: {e}")))?,
+            );
+            if cells > 1 {
+                eprintln!(
+                    "note: the projection is per runner/model cell (each cell is a run of its own, with its own budget); {cells} cells spend {cells} times as much"
+                );
+            }
+        }
+    }
     if args.json {
         println!(
             "{}",

@@ -68,7 +68,7 @@ impl StoppingArgs {
     }
 }
 
-fn parse_margin(value: &str) -> Result<f64, String> {
+pub(super) fn parse_margin(value: &str) -> Result<f64, String> {
     match value.parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
         _ => Err(format!(
@@ -77,7 +77,7 @@ fn parse_margin(value: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_alpha(value: &str) -> Result<f64, String> {
+pub(super) fn parse_alpha(value: &str) -> Result<f64, String> {
     match value.parse::<f64>() {
         Ok(v) if v > 0.0 && v < 0.5 => Ok(v),
         _ => Err(format!(
@@ -86,7 +86,7 @@ fn parse_alpha(value: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_usd(value: &str) -> Result<f64, String> {
+pub(super) fn parse_usd(value: &str) -> Result<f64, String> {
     match value.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("`{value}`: expected a positive amount of USD")),
