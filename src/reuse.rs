@@ -478,7 +478,10 @@ fn run_candidates(
 }
 
 /// The recorded trials in `source` whose key is one of `wanted`, by key, in the source's order
-/// (store registration order; a run's file order), each measured trial once. Unreadable or
+/// (a store: the most recently registered run first, each run's trials in its file order; run
+/// folders: in the order given, each in its file order), each measured trial once. Newest
+/// first because a newer baseline is the closer one to what the model and server do now
+/// (what serves under an unchanged model name and URL is outside the key). Unreadable or
 /// moved run folders named by the store are skipped with a warning (returned).
 pub fn find_candidates(
     source: &ReuseSource,
@@ -502,15 +505,26 @@ pub fn find_candidates(
                 STORE_SCHEMA_VERSION,
             )?;
             // The runs the store names for the wanted keys, each read once; a trial is taken
-            // only when its run still records it under the same key.
+            // only when its run still records it under the same key. Newest run first: a run
+            // registers its entries together at the end of the store (registering it again
+            // moves them there), so a later run's entries come later; within a run, its order.
             let mut runs: Vec<&PathBuf> = Vec::new();
-            let mut order: HashMap<(String, String), usize> = HashMap::new();
+            let mut run_rank: HashMap<&str, usize> = HashMap::new();
+            for (index, stored) in store.trials.iter().enumerate() {
+                run_rank.entry(stored.run_id.as_str()).or_insert(index);
+            }
+            let mut order: HashMap<(String, String), (std::cmp::Reverse<usize>, usize)> =
+                HashMap::new();
             for (index, stored) in store.trials.iter().enumerate() {
                 if wanted.contains(&stored.key) {
                     if !runs.contains(&&stored.run_dir) {
                         runs.push(&stored.run_dir);
                     }
-                    order.insert((stored.run_id.clone(), stored.trial_id.clone()), index);
+                    let rank = run_rank[stored.run_id.as_str()];
+                    order.insert(
+                        (stored.run_id.clone(), stored.trial_id.clone()),
+                        (std::cmp::Reverse(rank), index),
+                    );
                 }
             }
             let mut from_runs: HashMap<String, Vec<Candidate>> = HashMap::new();
@@ -671,6 +685,22 @@ pub struct ReuseSummary {
     pub from_runs: BTreeMap<String, usize>,
     /// Planned trials of the reused arms that found no match and ran.
     pub not_found: usize,
+    /// Every reused trial: which of this run's trials, and the run and trial that measured it
+    /// (in the order the records were read).
+    #[serde(default)]
+    pub trials: Vec<ReusedTrial>,
+}
+
+/// One reused trial of a run and where it was measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReusedTrial {
+    /// The trial in this run.
+    pub case_id: String,
+    pub arm: Arm,
+    pub attempt: u32,
+    /// The run and trial that measured it.
+    pub from_run: String,
+    pub from_trial: String,
 }
 
 impl ReuseSummary {
@@ -697,7 +727,52 @@ impl ReuseSummary {
             self.reused += 1;
             *self.by_arm.entry(record.arm).or_default() += 1;
             *self.from_runs.entry(from.run_id.clone()).or_default() += 1;
+            self.trials.push(ReusedTrial {
+                case_id: record.case_id.clone(),
+                arm: record.arm,
+                attempt: record.attempt,
+                from_run: from.run_id.clone(),
+                from_trial: from.trial_id.clone(),
+            });
         }
+    }
+
+    /// The reused trials as a Markdown list, grouped by the run that measured them (at most
+    /// `limit` trials listed; the rest counted, all of them in `trials.csv`'s `reused_from`).
+    pub fn trials_markdown(&self, limit: usize) -> String {
+        if self.trials.is_empty() {
+            return String::new();
+        }
+        let mut by_run: BTreeMap<&str, Vec<&ReusedTrial>> = BTreeMap::new();
+        for trial in &self.trials {
+            by_run.entry(&trial.from_run).or_default().push(trial);
+        }
+        let mut out =
+            String::from("\nReused trials (this run's trial ← the trial that measured it):\n\n");
+        let mut listed = 0;
+        for (run, trials) in by_run {
+            out.push_str(&format!("- from `{run}`:"));
+            let mut items = Vec::new();
+            for trial in trials {
+                if listed >= limit {
+                    break;
+                }
+                listed += 1;
+                items.push(format!(
+                    " `{}` {} #{} ← `{}`",
+                    trial.case_id, trial.arm, trial.attempt, trial.from_trial
+                ));
+            }
+            out.push_str(&items.join(","));
+            out.push('\n');
+        }
+        if self.trials.len() > listed {
+            out.push_str(&format!(
+                "- … and {} more (`reused_from` in trials.csv)\n",
+                self.trials.len() - listed
+            ));
+        }
+        out
     }
 
     /// One line for the terminal and report.md.

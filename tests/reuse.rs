@@ -190,6 +190,18 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
     assert_eq!(csv.matches(",v1/case-").count(), CASES * 2, "{csv}");
     let html = std::fs::read_to_string(project.path("results/v2/report.html")).unwrap();
     assert!(html.contains("16 trials reused"));
+    // Per trial: the summary lists each reused trial and its origin; report.md lists them,
+    // report.html marks each in the case table with the run and trial it came from.
+    let listed = summary["reuse"]["trials"].as_array().unwrap();
+    assert_eq!(listed.len(), CASES * 2, "{summary}");
+    for trial in listed {
+        assert_eq!(trial["from_run"], "v1", "{trial}");
+        assert_eq!(trial["arm"], "without_skill", "{trial}");
+    }
+    assert!(report.contains("- from `v1`: `case-"), "{report}");
+    assert!(report.contains("without_skill #1 ← `"), "{report}");
+    assert_eq!(html.matches("↺</a>").count(), CASES * 2, "{html}");
+    assert!(html.contains("reused from run v1, trial "), "{html}");
 
     // The same comparison run in full gives the same verdict and lift.
     let (full, requests) = counted(&server, &project, &["-k", "2", "--run-id", "v2-full"]);
@@ -233,6 +245,20 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
     assert_eq!(more.status.code(), Some(0), "{}", text(&more));
     assert_eq!(reused(&project.trials("k3")).len(), CASES * 2);
     assert_eq!(requests, CASES * 3 + CASES, "{}", text(&more));
+
+    // The store gives the newest registered run's trials first: k3 measured one baseline
+    // attempt per case, v2-full two; v1 (the oldest) is not needed.
+    let (newest, requests) = counted(
+        &server,
+        &project,
+        &["-k", "2", "--run-id", "v3", "--reuse-baseline"],
+    );
+    assert_eq!(newest.status.code(), Some(0), "{}", text(&newest));
+    assert_eq!(requests, CASES * 2, "{}", text(&newest));
+    let from_runs = &project.json("v3", "summary.json")["reuse"]["from_runs"];
+    assert_eq!(from_runs["k3"], CASES, "{from_runs}");
+    assert_eq!(from_runs["v2-full"], CASES, "{from_runs}");
+    assert!(from_runs.get("v1").is_none(), "{from_runs}");
 }
 
 #[test]

@@ -158,6 +158,9 @@ fn verdict_block(out: &mut String, summary: &Summary) {
     }
     if let Some(reuse) = &summary.reuse {
         let _ = writeln!(out, "<div class=\"reuse\">{}</div>", escape(&reuse.line()));
+        if reuse.reused > 0 {
+            out.push_str("<p class=\"muted\">Reused trials are marked ↺ in the case table; each names the run and trial that measured it.</p>\n");
+        }
     }
     if let Some(judge) = &summary.judge_spend {
         let _ = writeln!(
@@ -543,11 +546,27 @@ fn case_lift_distribution(out: &mut String, summary: &Summary) {
 }
 
 fn trial_link(record: &TrialRecord) -> String {
-    let label = format!("{}{}", record.arm.letter(), record.attempt);
-    let class = record.outcome.as_str();
-    let title = match &record.reason {
-        Some(reason) => format!("{} {}: {reason}", record.trial_id, class),
-        None => format!("{} {class}", record.trial_id),
+    let outcome = record.outcome.as_str();
+    let mut title = match &record.reason {
+        Some(reason) => format!("{} {}: {reason}", record.trial_id, outcome),
+        None => format!("{} {outcome}", record.trial_id),
+    };
+    // A reused trial is marked (↺, class `reused`) and names the run and trial it came from.
+    let (label, class) = match &record.reused_from {
+        Some(from) => {
+            title.push_str(&format!(
+                " — reused from run {}, trial {}",
+                from.run_id, from.trial_id
+            ));
+            (
+                format!("{}{}↺", record.arm.letter(), record.attempt),
+                format!("{outcome} reused"),
+            )
+        }
+        None => (
+            format!("{}{}", record.arm.letter(), record.attempt),
+            outcome.to_string(),
+        ),
     };
     match transcript_page(record) {
         Some(page) => format!(

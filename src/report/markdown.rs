@@ -254,6 +254,9 @@ fn comparisons_section(out: &mut String, summary: &Summary) {
     }
 }
 
+/// Reused trials listed one by one in `report.md` (the rest are counted).
+const REUSED_TRIALS_LISTED: usize = 200;
+
 pub fn summary_markdown(summary: &Summary) -> String {
     let lift = &summary.lift;
     let mut out = String::new();
@@ -285,6 +288,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     }
     if let Some(reuse) = &summary.reuse {
         let _ = writeln!(out, "\n{}", reuse.line());
+        out.push_str(&reuse.trials_markdown(REUSED_TRIALS_LISTED));
     }
     if let Some(judge) = &summary.judge_spend {
         let _ = writeln!(out, "\n{}", judge.line());
