@@ -37,8 +37,13 @@ pub enum ProgressDisplay {
     Hidden,
     /// An indicatif bar (redrawn in place).
     Bar,
-    /// One status line per interval.
-    Lines { interval: Duration },
+    /// One status line per interval; `label` (a matrix cell's `runner · model`) opens each
+    /// line, so lines of cells running at once can be told apart. (`&'static`: the display is
+    /// `Copy`; a label is made once per cell with [`ProgressDisplay::labelled`].)
+    Lines {
+        interval: Duration,
+        label: Option<&'static str>,
+    },
 }
 
 impl ProgressDisplay {
@@ -46,10 +51,28 @@ impl ProgressDisplay {
     pub fn choose(mode: ProgressMode, quiet: bool, interactive: bool, interval: Duration) -> Self {
         match mode {
             ProgressMode::Never => ProgressDisplay::Hidden,
-            ProgressMode::Always => ProgressDisplay::Lines { interval },
+            ProgressMode::Always => ProgressDisplay::Lines {
+                interval,
+                label: None,
+            },
             ProgressMode::Auto if quiet => ProgressDisplay::Hidden,
             ProgressMode::Auto if interactive => ProgressDisplay::Bar,
-            ProgressMode::Auto => ProgressDisplay::Lines { interval },
+            ProgressMode::Auto => ProgressDisplay::Lines {
+                interval,
+                label: None,
+            },
+        }
+    }
+
+    /// The same display with status lines opened by `label` (a matrix cell's name); a bar or
+    /// nothing stays as it is. The label is leaked once (a handful of cells per process).
+    pub fn labelled(self, label: String) -> Self {
+        match self {
+            ProgressDisplay::Lines { interval, .. } => ProgressDisplay::Lines {
+                interval,
+                label: Some(Box::leak(label.into_boxed_str())),
+            },
+            other => other,
         }
     }
 
@@ -68,6 +91,8 @@ struct LineState {
     done_at_start: u64,
     started: Instant,
     message: String,
+    /// Opens the line (a matrix cell's `runner · model`).
+    label: Option<&'static str>,
 }
 
 impl LineState {
@@ -93,7 +118,10 @@ impl LineState {
             )
         };
         format!(
-            "skill-lift: {}/{} trials ({percent:.0}%) · {} · {} elapsed · {eta}",
+            "skill-lift: {}{}/{} trials ({percent:.0}%) · {} · {} elapsed · {eta}",
+            self.label
+                .map(|label| format!("[{label}] "))
+                .unwrap_or_default(),
             self.done,
             self.total,
             self.message,
@@ -154,13 +182,14 @@ impl Progress {
                     lines: None,
                 }
             }
-            ProgressDisplay::Lines { interval } => {
+            ProgressDisplay::Lines { interval, label } => {
                 let state = Arc::new(Mutex::new(LineState {
                     total,
                     done,
                     done_at_start: done,
                     started: Instant::now(),
                     message,
+                    label,
                 }));
                 let (stop, stopped) = std::sync::mpsc::channel::<()>();
                 let shared = Arc::clone(&state);
@@ -231,7 +260,10 @@ mod tests {
     #[test]
     fn display_follows_mode_quiet_and_terminal() {
         let interval = Duration::from_secs(15);
-        let lines = ProgressDisplay::Lines { interval };
+        let lines = ProgressDisplay::Lines {
+            interval,
+            label: None,
+        };
         use ProgressMode::*;
         assert_eq!(
             ProgressDisplay::choose(Auto, false, true, interval),
@@ -258,6 +290,7 @@ mod tests {
             done_at_start: 10,
             started,
             message: "lift +12.5 pp over 8 cases".to_string(),
+            label: None,
         };
         // 20 trials in 40 s: 2 s each, 70 left: 140 s.
         let line = state.line(started + Duration::from_secs(40));
@@ -274,8 +307,26 @@ mod tests {
             "{}",
             fresh.line(started)
         );
-        let all = LineState { done: 100, ..state };
+        let all = LineState {
+            done: 100,
+            ..state.clone()
+        };
         assert!(all.line(started).ends_with("ETA 0s"));
+        // A matrix cell's lines name the cell.
+        let cell = LineState {
+            label: Some("local · qwen"),
+            ..state
+        };
+        assert!(
+            cell.line(started + Duration::from_secs(40))
+                .starts_with("skill-lift: [local · qwen] 30/100 trials (30%)"),
+            "{}",
+            cell.line(started)
+        );
+        assert_eq!(
+            ProgressDisplay::Bar.labelled("x".to_string()),
+            ProgressDisplay::Bar
+        );
     }
 
     #[test]

@@ -259,6 +259,59 @@ fn a_two_by_two_matrix_reports_each_cells_designed_lift() {
             .path("merged/cells/merged--tools--mock-strong/trials.jsonl")
             .is_file()
     );
+
+    // `--shard auto` (a Kubernetes Indexed Job: JOB_COMPLETION_INDEX, SKILL_LIFT_SHARD_COUNT)
+    // over the matrix, both pods writing into one shared folder; `merge` of that folder merges
+    // the matrix cell by cell, with the unsharded run's per-cell, per-case results.
+    for index in 0..2 {
+        let mut args = vec!["run", skill.to_str().unwrap(), "-k", "1", "--quiet"];
+        args.extend(MATRIX);
+        let run_id = format!("pod-{index}");
+        args.extend(["--run-id", &run_id, "--shard", "auto", "--out", "volume"]);
+        let output = binary(project.state.path())
+            .current_dir(project.dir.path())
+            .args(&args)
+            .env("JOB_COMPLETION_INDEX", index.to_string())
+            .env("SKILL_LIFT_SHARD_COUNT", "2")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let cell = project.json(&format!(
+            "volume/{run_id}/cells/{run_id}--inject--mock-weak/manifest.json"
+        ));
+        assert_eq!(cell["shard"], json!({"index": index + 1, "count": 2}));
+    }
+    let output = project.skill_lift(&["merge", "volume", "--out", "auto", "--quiet"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_designed_cells(&project, "auto/summary.json");
+    for cell in [
+        "inject--mock-strong",
+        "inject--mock-weak",
+        "tools--mock-strong",
+        "tools--mock-weak",
+    ] {
+        let whole = project.json(&format!("results/m/cells/m--{cell}/summary.json"));
+        let merged = project.json(&format!("auto/cells/auto--{cell}/summary.json"));
+        assert_eq!(
+            whole["lift"]["estimate"], merged["lift"]["estimate"],
+            "{cell}"
+        );
+        let per_case = |summary: &Value| -> Vec<(String, Value)> {
+            summary["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    (
+                        c["case_id"].as_str().unwrap().to_string(),
+                        c["lift"].clone(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(per_case(&whole), per_case(&merged), "{cell}");
+        assert_eq!(merged["trials"]["recorded"], 12, "{cell}");
+    }
 }
 
 #[test]
@@ -279,4 +332,36 @@ fn one_runner_and_one_model_keep_the_single_run_folder() {
     assert_eq!(summary["lift"]["estimate"], 1.0);
     assert!(project.path("results/one/manifest.json").is_file());
     assert!(!project.path("results/one/matrix-manifest.json").exists());
+}
+
+#[test]
+fn matrix_progress_lines_name_their_cell() {
+    let server = MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".to_string()),
+        delay: std::time::Duration::from_millis(40),
+        ..MockBehaviour::default()
+    });
+    let project = Project::new(&server.base_url());
+    let output = project.run(&[
+        "--runner",
+        "inject",
+        "--runner",
+        "tools",
+        "--model",
+        "mock-strong",
+        "--run-id",
+        "lines",
+        "--progress",
+        "always",
+        "--progress-interval",
+        "0.01",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let log = stderr(&output);
+    for cell in ["inject · mock-strong", "tools · mock-strong"] {
+        assert!(
+            log.contains(&format!("skill-lift: [{cell}] ")),
+            "no status line of {cell}:\n{log}"
+        );
+    }
 }

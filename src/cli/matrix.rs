@@ -3,7 +3,9 @@
 //! anything runs, executed through the one run path ([`super::run::execute_run`]), fed to the
 //! baseline store and analyzed on its own; the matrix report (`crate::run_matrix`) lays the
 //! cells side by side. Cells of one runner run one after another, so the runner's
-//! `concurrency` (or `--jobs`) bounds it; cells of different runners run at once.
+//! `concurrency` (or `--jobs`) bounds it; cells of different runners run at once, except runners
+//! that manage the same model server (`[server]`, one `ready_url`): those run in turn, each cell
+//! starting the server when it is not answering and stopping the one it started.
 //! `run --resume`, `report`, `regrade` and `merge` take a matrix folder too.
 
 use std::path::{Path, PathBuf};
@@ -181,20 +183,25 @@ async fn execute_cells(
     resuming: bool,
     quiet: bool,
 ) -> Result<i32, CommandError> {
+    // One group per runner, run in turn; cells whose runners manage the same model server
+    // (`[server]` with one `ready_url`) share a group too: each cell starts the server when it
+    // is not answering and stops the one it started, so two at once would stop each other's.
     let mut groups: Vec<(String, Vec<CellWork>)> = Vec::new();
     for item in work {
-        match groups
-            .iter_mut()
-            .find(|(runner, _)| *runner == item.cell.runner)
-        {
+        let group = match &item.prepared.resolved.profile.profile.server {
+            Some(server) => format!("server {}", server.ready_url),
+            None => format!("runner {}", item.cell.runner),
+        };
+        match groups.iter_mut().find(|(key, _)| *key == group) {
             Some((_, items)) => items.push(item),
-            None => groups.push((item.cell.runner.clone(), vec![item])),
+            None => groups.push((group, vec![item])),
         }
     }
     // Two runners at once cannot share one redrawn bar: status lines then.
     let progress = (groups.len() > 1)
         .then(|| crate::progress::ProgressDisplay::Lines {
             interval: std::time::Duration::from_secs_f64(groups[0].1[0].args.progress_interval),
+            label: None,
         })
         .filter(|_| {
             let first = &groups[0].1[0].args;
@@ -213,6 +220,19 @@ async fn execute_cells(
                 continue;
             }
             eprintln!("skill-lift: cell {}", item.cell.label());
+            // Status lines name the cell (cells of different runners run at once).
+            let progress = Some(
+                progress
+                    .unwrap_or_else(|| {
+                        crate::progress::ProgressDisplay::choose(
+                            item.args.progress,
+                            item.args.quiet,
+                            crate::progress::ProgressDisplay::stderr_is_interactive(),
+                            std::time::Duration::from_secs_f64(item.args.progress_interval),
+                        )
+                    })
+                    .labelled(item.cell.label()),
+            );
             let options = RunOptions {
                 quiet: item.args.quiet,
                 manage_server: true,

@@ -20,12 +20,8 @@ use crate::shard::{merge_shards, missing_shards};
 
 /// Run the command; returns the exit code.
 pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
-    if args
-        .shard_dirs
-        .iter()
-        .any(|dir| crate::run_matrix::is_matrix_folder(dir))
-    {
-        return merge_matrix(&args);
+    if let Some(matrices) = matrix_folders(&args.shard_dirs) {
+        return merge_matrix(&args, &matrices);
     }
     let folders = shard_folders(&args.shard_dirs).map_err(CommandError::input)?;
     let run_id = match &args.run_id {
@@ -42,9 +38,9 @@ pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
 /// Merge the shards of a matrix run: each argument is the matrix folder one shard wrote; the
 /// cells are matched by runner and model, each merged into `OUT/cells/<id>` as `merge` merges
 /// one run, and the matrix report of the merged cells is written into OUT.
-fn merge_matrix(args: &MergeArgs) -> Result<i32, CommandError> {
+fn merge_matrix(args: &MergeArgs, dirs: &[PathBuf]) -> Result<i32, CommandError> {
     let mut matrices = Vec::new();
-    for dir in &args.shard_dirs {
+    for dir in dirs {
         if !crate::run_matrix::is_matrix_folder(dir) {
             return Err(CommandError::input(anyhow!(
                 "{}: not a matrix folder (no matrix-manifest.json); the other arguments are shards of a matrix run, so every argument must be one",
@@ -260,6 +256,38 @@ fn merge_folders(
 
 /// The shard folders the arguments name: each argument that holds `manifest.json` itself, else
 /// its sub-folders that do (name order). An argument with neither is an error naming it.
+/// The matrix folders the arguments name, when any is one or holds some (a shared volume the
+/// shards of a matrix run wrote into, e.g. with `--shard auto`): each argument that is a matrix
+/// folder, or the matrix folders inside it, in name order. `None` when no argument is or
+/// holds a matrix folder (a single run's shards).
+fn matrix_folders(arguments: &[PathBuf]) -> Option<Vec<PathBuf>> {
+    let mut folders = Vec::new();
+    let mut any = false;
+    for argument in arguments {
+        if crate::run_matrix::is_matrix_folder(argument) {
+            any = true;
+            folders.push(argument.clone());
+            continue;
+        }
+        let mut inside: Vec<PathBuf> = std::fs::read_dir(argument)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| crate::run_matrix::is_matrix_folder(path))
+            .collect();
+        if inside.is_empty() {
+            // Not a matrix: `merge_matrix` names it if other arguments are matrices.
+            folders.push(argument.clone());
+        } else {
+            any = true;
+            inside.sort();
+            folders.extend(inside);
+        }
+    }
+    any.then_some(folders)
+}
+
 fn shard_folders(arguments: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut folders = Vec::new();
     for argument in arguments {
