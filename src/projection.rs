@@ -27,6 +27,7 @@
 //! not depend on the number of threads.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand::Rng;
 use rand_chacha::ChaCha20Rng;
@@ -45,6 +46,8 @@ use crate::workspace::Arm;
 /// Default simulations per assumed lift: the mean trials spent has a standard error of about
 /// 0.5 % of fixed-K at N = 40, K = 3.
 pub const DEFAULT_SIMULATIONS: usize = 2000;
+/// Simulations a projection worker takes at a time from the shared counter.
+const JOB_BLOCK: usize = 16;
 /// The assumed lifts projected when none is given.
 pub const DEFAULT_ASSUMED_LIFTS: [f64; 4] = [0.0, 0.1, 0.3, 0.5];
 
@@ -376,30 +379,52 @@ pub fn project(
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(settings.simulations)
+        .min(settings.simulations * assumed_lifts.len())
         .max(1);
+    // Every (lift, simulation) of the projection is one job; the workers take blocks of jobs
+    // from a shared counter (the slow ones do not hold up the rest), and each job's result goes
+    // to its own slot: the same results whatever the number of threads or their timing.
+    let jobs = settings.simulations * assumed_lifts.len();
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<Option<(SimulatedRun, SimulatedRun, f64)>> = vec![None; jobs];
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let next = &next;
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let start = next.fetch_add(JOB_BLOCK, Ordering::Relaxed);
+                        if start >= jobs {
+                            break done;
+                        }
+                        for job in start..(start + JOB_BLOCK).min(jobs) {
+                            let (lift_index, index) =
+                                (job / settings.simulations, job % settings.simulations);
+                            let seed = stream_seed(settings.seed, lift_index as u64, index);
+                            let lift = assumed_lifts[lift_index];
+                            done.push((
+                                job,
+                                simulate_pair(pilot, settings, round_cases, lift, seed),
+                            ));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            for (job, result) in handle.join().expect("a projection worker panicked") {
+                results[job] = Some(result);
+            }
+        }
+    });
     let mut lifts = Vec::new();
     for (lift_index, &lift) in assumed_lifts.iter().enumerate() {
-        let chunk = settings.simulations.div_ceil(threads);
-        let runs: Vec<(SimulatedRun, SimulatedRun, f64)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let range = (t * chunk)..((t + 1) * chunk).min(settings.simulations);
-                    scope.spawn(move || {
-                        range
-                            .map(|index| {
-                                let seed = stream_seed(settings.seed, lift_index as u64, index);
-                                simulate_pair(pilot, settings, round_cases, lift, seed)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("a projection worker panicked"))
-                .collect()
-        });
+        let runs: Vec<(SimulatedRun, SimulatedRun, f64)> = results
+            [lift_index * settings.simulations..(lift_index + 1) * settings.simulations]
+            .iter()
+            .map(|r| r.expect("every job ran"))
+            .collect();
         let fixed: Vec<SimulatedRun> = runs.iter().map(|r| r.0).collect();
         let sequential: Vec<SimulatedRun> = runs.iter().map(|r| r.1).collect();
         let realised = runs.iter().map(|r| r.2).sum::<f64>() / runs.len() as f64;

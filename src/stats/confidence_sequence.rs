@@ -45,6 +45,13 @@ const BISECTION_STEPS: usize = 40;
 /// The betting confidence sequence of a mean in `[0, 1]` (Waudby-Smith & Ramdas 2024, aGRAPA
 /// bets). Feed observations in their (exchangeable) order with
 /// [`push`](Self::push); [`interval`](Self::interval) is valid at every step simultaneously.
+///
+/// The work per push is kept small without changing a single bit of the result (the
+/// projection in `plan --pilot` pushes millions of observations): a grid point's capital is
+/// brought up to date only when the interval's search reaches it (its terms are added in the
+/// same order as an eager update would), and an end of `C_t` is refined by bisection only when
+/// the running intersection can take it (an end whose grid cell lies outside the running
+/// interval cannot move it, unless `C_t` misses the running interval altogether).
 #[derive(Debug, Clone)]
 pub struct BettingConfidenceSequence {
     alpha: f64,
@@ -57,12 +64,16 @@ pub struct BettingConfidenceSequence {
     squared_deviations: f64,
     /// The running intersection of the intervals so far.
     running: Interval,
-    /// `log K_t(m)` at every grid point `m = i / GRID`, updated term by term as observations
-    /// arrive (the terms of [`Self::log_capital`]; equal to it but for rounding): a push costs
-    /// O(GRID), not O(GRID · t).
+    /// `log K_s(m)` at every grid point `m = i / GRID`, summed term by term over the first
+    /// `s = grid_terms[i]` observations (the terms of [`Self::log_capital`]; equal to it but for
+    /// rounding), brought up to `t` when needed ([`Self::catch_up`]): O(GRID) per push at most,
+    /// not O(GRID · t).
     grid_log_capital: Vec<f64>,
-    /// `max(0, max_{s≤t} log K_s(m))` at every grid point (the p-value's running maximum).
+    /// `max(0, max_{s'≤s} log K_{s'}(m))` at every grid point (the p-value's running maximum),
+    /// over the same `s` observations.
     grid_best_log_capital: Vec<f64>,
+    /// Observations summed into each grid point's capital.
+    grid_terms: Vec<usize>,
 }
 
 impl BettingConfidenceSequence {
@@ -83,6 +94,7 @@ impl BettingConfidenceSequence {
             },
             grid_log_capital: vec![0.0; GRID + 1],
             grid_best_log_capital: vec![0.0; GRID + 1],
+            grid_terms: vec![0; GRID + 1],
         })
     }
 
@@ -117,27 +129,32 @@ impl BettingConfidenceSequence {
         let variance_before = (0.25 + self.squared_deviations) / t as f64;
         self.estimates.push((mean_before, variance_before));
         self.observations.push(x);
-        for (i, (capital, best)) in self
-            .grid_log_capital
-            .iter_mut()
-            .zip(self.grid_best_log_capital.iter_mut())
-            .enumerate()
-        {
-            *capital += log_factor(grid_point(i), x, mean_before, variance_before);
-            *best = best.max(*capital);
-        }
         self.sum += x;
         let mean = (0.5 + self.sum) / (t as f64 + 1.0);
         self.squared_deviations += (x - mean).powi(2);
-        let now = self.current_interval();
-        self.running = Interval {
-            low: self.running.low.max(now.low),
-            high: self.running.high.min(now.high),
+        let now = self.current_ends();
+        let running = self.running;
+        let intersection = Interval {
+            low: match now.low {
+                // The refined end lies in (rejected, kept]: it cannot raise the running low.
+                End::Between { kept, .. } if kept <= running.low => running.low,
+                end => running.low.max(self.end_value(end)),
+            },
+            high: match now.high {
+                // The refined end lies in [kept, rejected): it cannot lower the running high.
+                End::Between { kept, .. } if kept >= running.high => running.high,
+                end => running.high.min(self.end_value(end)),
+            },
         };
-        if self.running.low > self.running.high {
+        self.running = if intersection.low > intersection.high {
             // The intersection can only be empty at a miscoverage event; keep the latest.
-            self.running = now;
-        }
+            Interval {
+                low: self.end_value(now.low),
+                high: self.end_value(now.high),
+            }
+        } else {
+            intersection
+        };
         Ok(self.running)
     }
 
@@ -156,29 +173,46 @@ impl BettingConfidenceSequence {
             .chunks(PRODUCT_GROUP)
             .zip(self.estimates.chunks(PRODUCT_GROUP))
         {
-            let mut product = 1.0_f64;
-            for (&x, &(mean, variance)) in xs.iter().zip(estimates) {
-                product *= factor(m, x, mean, variance);
-            }
-            capital += product.ln();
+            capital += group_log_product(m, xs, estimates);
         }
         capital
     }
 
+    /// Bring grid point `i`'s capital and running maximum up to every observation, adding the
+    /// missing terms in order (the same sums as an update at every push).
+    fn catch_up(&mut self, i: usize) {
+        let m = grid_point(i);
+        let mut capital = self.grid_log_capital[i];
+        let mut best = self.grid_best_log_capital[i];
+        for (&x, &(mean, variance)) in self.observations[self.grid_terms[i]..]
+            .iter()
+            .zip(&self.estimates[self.grid_terms[i]..])
+        {
+            capital += log_factor(m, x, mean, variance);
+            best = best.max(capital);
+        }
+        self.grid_log_capital[i] = capital;
+        self.grid_best_log_capital[i] = best;
+        self.grid_terms[i] = self.observations.len();
+    }
+
     /// An anytime-valid p-value of `mean = m`: `min(1, 1 / max_{s≤t} K_s(m))` (Ville).
     pub fn p_value(&self, m: f64) -> f64 {
-        let best = match grid_index(m) {
-            Some(i) => self.grid_best_log_capital[i],
-            None => {
-                let mut capital = 0.0_f64;
-                let mut best = 0.0_f64;
-                for (&x, &(mean, variance)) in self.observations.iter().zip(&self.estimates) {
-                    capital += log_factor(m, x, mean, variance);
-                    best = best.max(capital);
-                }
-                best
-            }
+        let (start, mut capital, mut best) = match grid_index(m) {
+            Some(i) => (
+                self.grid_terms[i],
+                self.grid_log_capital[i],
+                self.grid_best_log_capital[i],
+            ),
+            None => (0, 0.0_f64, 0.0_f64),
         };
+        for (&x, &(mean, variance)) in self.observations[start..]
+            .iter()
+            .zip(&self.estimates[start..])
+        {
+            capital += log_factor(m, x, mean, variance);
+            best = best.max(capital);
+        }
         (-best).exp().min(1.0)
     }
 
@@ -187,37 +221,55 @@ impl BettingConfidenceSequence {
         self.log_capital(m) >= (1.0 / self.alpha).ln()
     }
 
-    /// Whether grid point `i` is rejected now (from the cached capital).
-    fn rejects_grid_point(&self, i: usize) -> bool {
+    /// Whether grid point `i` is rejected now (from the cached capital, brought up to date).
+    fn rejects_grid_point(&mut self, i: usize) -> bool {
+        self.catch_up(i);
         self.grid_log_capital[i] >= (1.0 / self.alpha).ln()
     }
 
-    /// `C_t` at the current step (not intersected with the earlier ones).
-    fn current_interval(&self) -> Interval {
-        let grid: Vec<f64> = (0..=GRID).map(grid_point).collect();
-        let kept: Vec<usize> = (0..=GRID)
-            .filter(|&i| !self.rejects_grid_point(i))
-            .collect();
-        let (Some(&first), Some(&last)) = (kept.first(), kept.last()) else {
+    /// `C_t` at the current step (not intersected with the earlier ones): the hull of the kept
+    /// grid points, found from each end (the points between are not needed); each end is
+    /// refined between its last rejected and its first kept grid point when asked for
+    /// ([`End`]).
+    fn current_ends(&mut self) -> Ends {
+        let Some(first) = (0..=GRID).find(|&i| !self.rejects_grid_point(i)) else {
             // Every grid point rejected (possible only between grid points): the mean.
             let mean = self.sum / self.observations.len().max(1) as f64;
-            return Interval {
-                low: mean,
-                high: mean,
+            return Ends {
+                low: End::Exact(mean),
+                high: End::Exact(mean),
             };
         };
-        // Refine each end between the last rejected and the first kept grid point.
-        let low = if first == 0 {
-            0.0
-        } else {
-            self.bisect(grid[first - 1], grid[first])
-        };
-        let high = if last == GRID {
-            1.0
-        } else {
-            self.bisect(grid[last + 1], grid[last])
-        };
-        Interval { low, high }
+        let last = (first..=GRID)
+            .rev()
+            .find(|&i| !self.rejects_grid_point(i))
+            .unwrap_or(first);
+        Ends {
+            low: if first == 0 {
+                End::Exact(0.0)
+            } else {
+                End::Between {
+                    rejected: grid_point(first - 1),
+                    kept: grid_point(first),
+                }
+            },
+            high: if last == GRID {
+                End::Exact(1.0)
+            } else {
+                End::Between {
+                    rejected: grid_point(last + 1),
+                    kept: grid_point(last),
+                }
+            },
+        }
+    }
+
+    /// An end's value: refined by bisection when it is a grid cell.
+    fn end_value(&self, end: End) -> f64 {
+        match end {
+            End::Exact(value) => value,
+            End::Between { rejected, kept } => self.bisect(rejected, kept),
+        }
     }
 
     /// The boundary between a rejected `m` and a kept one.
@@ -232,6 +284,31 @@ impl BettingConfidenceSequence {
         }
         kept
     }
+}
+
+/// `log Π (1 + λ(m)(x − m))` over one group of observations (one logarithm).
+#[inline]
+fn group_log_product(m: f64, xs: &[f64], estimates: &[(f64, f64)]) -> f64 {
+    let mut product = 1.0_f64;
+    for (&x, &(mean, variance)) in xs.iter().zip(estimates) {
+        product *= factor(m, x, mean, variance);
+    }
+    product.ln()
+}
+
+/// One end of `C_t`: known, or to be refined by bisection between a rejected and a kept grid
+/// point ([`BettingConfidenceSequence::end_value`]).
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Exact(f64),
+    Between { rejected: f64, kept: f64 },
+}
+
+/// Both ends of `C_t`.
+#[derive(Debug, Clone, Copy)]
+struct Ends {
+    low: End,
+    high: End,
 }
 
 /// Grid point `i` of `[0, 1]`.
@@ -373,6 +450,7 @@ mod tests {
         }
         for i in 0..=GRID {
             let m = grid_point(i);
+            cs.catch_up(i);
             // Logged per factor (the cache) or per group of factors: equal but for rounding.
             let (cached, grouped) = (cs.grid_log_capital[i], cs.log_capital(m));
             assert!(
@@ -474,5 +552,147 @@ mod tests {
             false_decisions += usize::from(decided);
         }
         assert!(false_decisions <= 16, "{false_decisions}/200");
+    }
+
+    /// The eager computation the sequence was first written as: every grid point updated at
+    /// every push, every end probe summing all groups, the interval the hull of all kept points.
+    struct Eager {
+        alpha: f64,
+        observations: Vec<f64>,
+        estimates: Vec<(f64, f64)>,
+        sum: f64,
+        squared_deviations: f64,
+        running: Interval,
+        grid: Vec<f64>,
+        best: Vec<f64>,
+    }
+
+    impl Eager {
+        fn new(alpha: f64) -> Self {
+            Self {
+                alpha,
+                observations: Vec::new(),
+                estimates: Vec::new(),
+                sum: 0.0,
+                squared_deviations: 0.0,
+                running: Interval {
+                    low: 0.0,
+                    high: 1.0,
+                },
+                grid: vec![0.0; GRID + 1],
+                best: vec![0.0; GRID + 1],
+            }
+        }
+
+        fn log_capital(&self, m: f64) -> f64 {
+            let mut capital = 0.0_f64;
+            for (xs, estimates) in self
+                .observations
+                .chunks(PRODUCT_GROUP)
+                .zip(self.estimates.chunks(PRODUCT_GROUP))
+            {
+                let mut product = 1.0_f64;
+                for (&x, &(mean, variance)) in xs.iter().zip(estimates) {
+                    product *= factor(m, x, mean, variance);
+                }
+                capital += product.ln();
+            }
+            capital
+        }
+
+        fn bisect(&self, mut rejected: f64, mut kept: f64) -> f64 {
+            for _ in 0..BISECTION_STEPS {
+                let middle = 0.5 * (rejected + kept);
+                if self.log_capital(middle) >= (1.0 / self.alpha).ln() {
+                    rejected = middle;
+                } else {
+                    kept = middle;
+                }
+            }
+            kept
+        }
+
+        fn push(&mut self, x: f64) -> (Interval, f64) {
+            let t = self.observations.len() + 1;
+            let mean_before = (0.5 + self.sum) / t as f64;
+            let variance_before = (0.25 + self.squared_deviations) / t as f64;
+            self.estimates.push((mean_before, variance_before));
+            self.observations.push(x);
+            for i in 0..=GRID {
+                self.grid[i] += log_factor(grid_point(i), x, mean_before, variance_before);
+                self.best[i] = self.best[i].max(self.grid[i]);
+            }
+            self.sum += x;
+            let mean = (0.5 + self.sum) / (t as f64 + 1.0);
+            self.squared_deviations += (x - mean).powi(2);
+            let kept: Vec<usize> = (0..=GRID)
+                .filter(|&i| self.grid[i] < (1.0 / self.alpha).ln())
+                .collect();
+            let now = match (kept.first(), kept.last()) {
+                (Some(&first), Some(&last)) => Interval {
+                    low: if first == 0 {
+                        0.0
+                    } else {
+                        self.bisect(grid_point(first - 1), grid_point(first))
+                    },
+                    high: if last == GRID {
+                        1.0
+                    } else {
+                        self.bisect(grid_point(last + 1), grid_point(last))
+                    },
+                },
+                _ => {
+                    let mean = self.sum / self.observations.len() as f64;
+                    Interval {
+                        low: mean,
+                        high: mean,
+                    }
+                }
+            };
+            self.running = Interval {
+                low: self.running.low.max(now.low),
+                high: self.running.high.min(now.high),
+            };
+            if self.running.low > self.running.high {
+                self.running = now;
+            }
+            (self.running, (-self.best[GRID / 2]).exp().min(1.0))
+        }
+    }
+
+    /// The lazy grid and the bisection's group sums change no bit of any interval or p-value.
+    #[test]
+    fn the_lazy_sequence_is_the_eager_one_bit_for_bit() {
+        let mut rng = seeded_rng(31);
+        for (sequence, alpha) in (0..60).zip([0.05, 0.1, 0.01].into_iter().cycle()) {
+            // Case differences of K = 1..3 paired attempts (mapped to [0, 1]) at varied lifts,
+            // and continuous observations.
+            let k = 1 + sequence % 3;
+            let lift = (sequence % 7) as f64 / 6.0 - 0.5;
+            let mut lazy = BettingConfidenceSequence::new(alpha).unwrap();
+            let mut eager = Eager::new(alpha);
+            for step in 0..70 {
+                let x = if sequence % 5 == 4 {
+                    uniform(&mut rng)
+                } else {
+                    let mut rate = |p: f64| {
+                        (0..k)
+                            .map(|_| f64::from(uniform(&mut rng) < p.clamp(0.0, 1.0)))
+                            .sum::<f64>()
+                            / k as f64
+                    };
+                    let (with, without) = (rate(0.4 + lift / 2.0), rate(0.4 - lift / 2.0));
+                    (with - without + 1.0) / 2.0
+                };
+                let interval = lazy.push(x).unwrap();
+                let (expected, p_value) = eager.push(x);
+                assert_eq!(
+                    (interval.low.to_bits(), interval.high.to_bits()),
+                    (expected.low.to_bits(), expected.high.to_bits()),
+                    "sequence {sequence}, step {step}: {interval:?} {expected:?}"
+                );
+                assert_eq!(lazy.p_value(0.5).to_bits(), p_value.to_bits());
+            }
+        }
     }
 }
