@@ -299,10 +299,18 @@ fn command_runner_timeouts_and_incomplete_streams_are_unscoreable() {
         ("cut", "no-final", "x", 30),
         ("orphan", "grandchild", "pids", 30),
     ] {
+        // The hanging agent ignores SIGTERM from its first instruction: `sh` sets the ignored
+        // disposition, which `exec` keeps, so a slow Python start-up on a loaded machine cannot
+        // end it by SIGTERM before its own handler is in place (the test is about SIGKILL).
+        let launcher = if name == "hang" {
+            "\"sh\", \"-c\", \"trap '' TERM; exec python3 \\\"$0\\\" \\\"$@\\\"\", "
+        } else {
+            "\"python3\", "
+        };
         fixture.write(
             &format!("runners/{name}.toml"),
             &format!(
-                "kind = \"command\"\nmodel = \"fake-model\"\ncommand = [\"python3\", \"{}\", \"{mode}\", \"{arg}\"]\noutput_format = \"claude-stream-json\"\ntimeout_s = {timeout}\ngrace_s = 0.5\nconcurrency = 2\n",
+                "kind = \"command\"\nmodel = \"fake-model\"\ncommand = [{launcher}\"{}\", \"{mode}\", \"{arg}\"]\noutput_format = \"claude-stream-json\"\ntimeout_s = {timeout}\ngrace_s = 0.5\nconcurrency = 2\n",
                 script.display()
             ),
         );
