@@ -20,6 +20,9 @@ use crate::grade::checks::CheckResult;
 use crate::trajectory::{RetryRecord, Usage};
 use crate::workspace::{Arm, ArmDesign};
 
+mod view;
+pub use view::{CheckSummary, RetryCount, Scores, TrialView};
+
 /// Version of the run-folder format (manifest and trial records). Version 4 keeps every
 /// transcript in one append-only log ([`TRANSCRIPTS_FILE`], located by each record's
 /// `transcript_span`) instead of a file per trial; version 3 added the runner's typed
@@ -351,22 +354,11 @@ impl TrialRecord {
     /// unreachable`); for records written before causes were typed, the reason's text before
     /// its first `:`.
     pub fn cause_label(&self) -> String {
-        use crate::grade::UnscoreableCause;
-        match (self.unscoreable_cause, self.infrastructure) {
-            (Some(UnscoreableCause::AgentApiError), Some(infrastructure)) => {
-                infrastructure.describe().to_string()
-            }
-            (Some(cause), _) => cause.label().to_string(),
-            (None, _) => {
-                let reason = self.reason.as_deref().unwrap_or("unknown");
-                reason
-                    .split(':')
-                    .next()
-                    .unwrap_or(reason)
-                    .trim()
-                    .to_string()
-            }
-        }
+        cause_label(
+            self.unscoreable_cause,
+            self.infrastructure,
+            self.reason.as_deref(),
+        )
     }
 
     /// The trial's key: (case id, arm, attempt).
@@ -375,6 +367,30 @@ impl TrialRecord {
             case_id: self.case_id.clone(),
             arm: self.arm,
             attempt: self.attempt,
+        }
+    }
+}
+
+/// [`TrialRecord::cause_label`] of a record's typed cause, infrastructure class and reason.
+fn cause_label(
+    cause: Option<crate::grade::UnscoreableCause>,
+    infrastructure: Option<crate::trajectory::InfrastructureCause>,
+    reason: Option<&str>,
+) -> String {
+    use crate::grade::UnscoreableCause;
+    match (cause, infrastructure) {
+        (Some(UnscoreableCause::AgentApiError), Some(infrastructure)) => {
+            infrastructure.describe().to_string()
+        }
+        (Some(cause), _) => cause.label().to_string(),
+        (None, _) => {
+            let reason = reason.unwrap_or("unknown");
+            reason
+                .split(':')
+                .next()
+                .unwrap_or(reason)
+                .trim()
+                .to_string()
         }
     }
 }
@@ -792,7 +808,7 @@ pub fn implausible_manifest(manifest: &Manifest) -> Option<String> {
 /// Builds the run's case-id set on each call; a reader checking many records uses one
 /// [`PlanCheck`] instead (a set lookup per record rather than a scan of the plan's cases).
 pub fn record_outside_plan(manifest: &Manifest, record: &TrialRecord) -> Option<String> {
-    PlanCheck::new(manifest).outside(record)
+    PlanCheck::new(manifest).outside(&record.view())
 }
 
 /// The plan of one run, prepared once for checking many records against it: the manifest and a
@@ -800,7 +816,7 @@ pub fn record_outside_plan(manifest: &Manifest, record: &TrialRecord) -> Option<
 /// O(R + N), not O(R × N)).
 pub struct PlanCheck<'manifest> {
     manifest: &'manifest Manifest,
-    case_ids: std::collections::HashSet<&'manifest str>,
+    case_ids: rustc_hash::FxHashSet<&'manifest str>,
 }
 
 impl<'manifest> PlanCheck<'manifest> {
@@ -818,7 +834,7 @@ impl<'manifest> PlanCheck<'manifest> {
     }
 
     /// Why `record` does not belong to the run, when it does not ([`record_outside_plan`]).
-    pub fn outside(&self, record: &TrialRecord) -> Option<String> {
+    pub fn outside(&self, record: &TrialView<'_>) -> Option<String> {
         let manifest = self.manifest;
         if record.run_id != manifest.run_id {
             return Some(format!(
@@ -826,7 +842,7 @@ impl<'manifest> PlanCheck<'manifest> {
                 record.run_id, manifest.run_id
             ));
         }
-        if !self.case_ids.contains(record.case_id.as_str()) {
+        if !self.case_ids.contains(record.case_id.as_ref()) {
             return Some(format!(
                 "case `{}` is not in the run's plan (manifest eval_set.case_ids)",
                 record.case_id
@@ -844,7 +860,7 @@ impl<'manifest> PlanCheck<'manifest> {
                 record.attempt, manifest.k
             ));
         }
-        if record.trial_id != record.key().trial_id() {
+        if !record.trial_id_matches_key() {
             return Some(format!(
                 "trial_id `{}` does not match its case, arm and attempt",
                 record.trial_id
@@ -865,7 +881,7 @@ impl<'manifest> PlanCheck<'manifest> {
         {
             return Some(format!("composite = {composite} is outside [0, 1]"));
         }
-        if let Some((name, score)) = record.scores.iter().find(|(_, score)| !unit(**score)) {
+        if let Some((name, score)) = record.scores.0.iter().find(|(_, score)| !unit(*score)) {
             return Some(format!("scores.{name} = {score} is outside [0, 1]"));
         }
         if let Some(transcript) = &record.transcript
@@ -882,6 +898,15 @@ pub const MAX_RUN_FILE_BYTES: u64 = 512 << 20;
 
 /// Whether `relative` is a plain path under `transcripts/`: relative, no `..`, no root.
 fn check_relative(relative: &str) -> Result<(), String> {
+    // The usual form, `transcripts/<one name>`, needs no component parsing.
+    if let Some(name) = relative.strip_prefix("transcripts/")
+        && !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\', '\0'])
+    {
+        return Ok(());
+    }
     let path = Path::new(relative);
     let mut components = path.components();
     if !matches!(components.next(), Some(std::path::Component::Normal(first)) if first == "transcripts")
@@ -1005,7 +1030,7 @@ pub fn for_each_trial(
     path: &Path,
     mut visit: impl FnMut(TrialRecord) -> Result<(), RecordError>,
 ) -> Result<u64, RecordError> {
-    for_each_numbered_trial(path, |_, record| visit(record))
+    for_each_numbered_trial::<FullRecord>(path, |_, record| visit(record))
 }
 
 /// [`for_each_trial`], checking each record against the run `manifest` describes
@@ -1016,7 +1041,29 @@ pub fn for_each_planned_trial(
     mut visit: impl FnMut(TrialRecord) -> Result<(), RecordError>,
 ) -> Result<u64, RecordError> {
     let plan = PlanCheck::new(manifest);
-    for_each_numbered_trial(path, |line, record| {
+    for_each_numbered_trial::<FullRecord>(path, |line, record| {
+        if let Some(message) = plan.outside(&record.view()) {
+            return Err(RecordError::BadRecord {
+                path: path.to_path_buf(),
+                line,
+                message,
+            });
+        }
+        visit(record)
+    })
+}
+
+/// [`for_each_planned_trial`] for readers that need only what the analysis reads: each line is
+/// decoded as a [`TrialView`] borrowing from the line (the same records, in the same order, with
+/// the same supersede rule, the same torn-line rule and the same first error as the full
+/// records), which costs a fraction of decoding the full records.
+pub fn for_each_planned_view(
+    path: &Path,
+    manifest: &Manifest,
+    mut visit: impl FnMut(TrialView<'_>) -> Result<(), RecordError>,
+) -> Result<u64, RecordError> {
+    let plan = PlanCheck::new(manifest);
+    for_each_numbered_trial::<ViewRecord>(path, |line, record| {
         if let Some(message) = plan.outside(&record) {
             return Err(RecordError::BadRecord {
                 path: path.to_path_buf(),
@@ -1028,12 +1075,41 @@ pub fn for_each_planned_trial(
     })
 }
 
+/// How a line of `trials.jsonl` is decoded: as a whole [`TrialRecord`] ([`FullRecord`]) or as
+/// a [`TrialView`] borrowing from the line ([`ViewRecord`]). Both accept and refuse the same
+/// lines.
+trait LineDecoding {
+    /// What one line decodes to; it may borrow from the line.
+    type Decoded<'line>: Deserialize<'line>;
+}
+
+/// Lines decoded as [`TrialRecord`]s.
+enum FullRecord {}
+
+impl LineDecoding for FullRecord {
+    type Decoded<'line> = TrialRecord;
+}
+
+/// Lines decoded as [`TrialView`]s.
+enum ViewRecord {}
+
+impl LineDecoding for ViewRecord {
+    type Decoded<'line> = TrialView<'line>;
+}
+
+/// The text a record superseding another has (records are written compactly).
+const SUPERSEDES_MARKER: &[u8] = br#""supersedes":true"#;
+
 /// The line numbers of records superseded by a later `supersedes: true` record of the same trial
-/// (a cheap first pass: only lines that mention `"supersedes":true` are parsed, then the
-/// earlier lines of those trials are found by their trial id).
+/// (a cheap first pass: the file is scanned in large blocks for the marker text, and only when
+/// it is there are the lines that mention it parsed, then the earlier lines of those trials
+/// found by their trial id).
 fn superseded_lines(path: &Path) -> Result<std::collections::HashSet<usize>, RecordError> {
     static MARKER: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
-        regex::bytes::Regex::new(r#""supersedes":true"#).expect("marker pattern")
+        regex::bytes::Regex::new(&regex::escape(
+            std::str::from_utf8(SUPERSEDES_MARKER).expect("ASCII marker"),
+        ))
+        .expect("marker pattern")
     });
     let mut superseded = std::collections::HashSet::new();
     let file = match File::open(path) {
@@ -1041,6 +1117,11 @@ fn superseded_lines(path: &Path) -> Result<std::collections::HashSet<usize>, Rec
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(superseded),
         Err(error) => return Err(io(path)(error)),
     };
+    if !contains_marker(file, path, &MARKER)? {
+        // No record of the file supersedes another (the usual case): one fast scan.
+        return Ok(superseded);
+    }
+    let file = File::open(path).map_err(io(path))?;
     // trial id → line of its latest superseding record.
     let mut latest: std::collections::HashMap<String, usize> = Default::default();
     let mut reader = BufReader::with_capacity(1 << 20, file);
@@ -1064,7 +1145,7 @@ fn superseded_lines(path: &Path) -> Result<std::collections::HashSet<usize>, Rec
     if latest.is_empty() {
         return Ok(superseded);
     }
-    for_each_line(path, |number, record| {
+    for_each_line::<FullRecord>(path, |number, record| {
         if latest
             .get(&record.trial_id)
             .is_some_and(|last| number < *last)
@@ -1076,52 +1157,128 @@ fn superseded_lines(path: &Path) -> Result<std::collections::HashSet<usize>, Rec
     Ok(superseded)
 }
 
-/// Every complete record with its 1-based line number, superseded ones included.
-fn for_each_line(
+/// Whether `marker` matches anywhere in `file` (read in large blocks; a match across a block
+/// boundary is found).
+fn contains_marker(
+    mut file: File,
     path: &Path,
-    mut visit: impl FnMut(usize, TrialRecord) -> Result<(), RecordError>,
+    marker: &regex::bytes::Regex,
+) -> Result<bool, RecordError> {
+    // Kept from the previous block: longer than the marker, so no match is cut in two.
+    const OVERLAP: usize = 64;
+    let mut block = vec![0u8; 4 << 20];
+    let mut kept = 0;
+    loop {
+        let read = match std::io::Read::read(&mut file, &mut block[kept..]) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(path)(e)),
+        };
+        if read == 0 {
+            return Ok(false);
+        }
+        let end = kept + read;
+        if marker.is_match(&block[..end]) {
+            return Ok(true);
+        }
+        kept = end.min(OVERLAP);
+        block.copy_within(end - kept..end, 0);
+    }
+}
+
+/// Bytes read from `trials.jsonl` at a time (lines are decoded where they lie in the block).
+const READ_BLOCK: usize = 4 << 20;
+
+/// Every complete record with its 1-based line number, superseded ones included, decoded as
+/// `D` says. The file is read in large blocks and each whole line decoded in place; a line
+/// without its newline at the end of the file (torn by a crash) is no record and ends the
+/// reading. The first line that does not decode is the error, naming the file and line.
+fn for_each_line<D: LineDecoding>(
+    path: &Path,
+    visit: impl FnMut(usize, D::Decoded<'_>) -> Result<(), RecordError>,
 ) -> Result<u64, RecordError> {
-    let file = match File::open(path) {
+    for_each_line_in_blocks::<D>(path, READ_BLOCK, visit)
+}
+
+/// [`for_each_line`] reading `block_bytes` at a time (grown for a longer line).
+fn for_each_line_in_blocks<D: LineDecoding>(
+    path: &Path,
+    block_bytes: usize,
+    mut visit: impl FnMut(usize, D::Decoded<'_>) -> Result<(), RecordError>,
+) -> Result<u64, RecordError> {
+    let mut file = match File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(error) => return Err(io(path)(error)),
     };
-    let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut valid_len = 0u64;
-    let mut line = Vec::new();
     let mut number = 0;
+    let mut block: Vec<u8> = vec![0; block_bytes.max(1)];
+    // Bytes of `block` holding data: whole lines first, then the start of the next one.
+    let mut filled = 0;
     loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line).map_err(io(path))?;
+        if filled == block.len() {
+            // One line longer than the block: make room for the rest of it.
+            block.resize(block.len() * 2, 0);
+        }
+        let read = match std::io::Read::read(&mut file, &mut block[filled..]) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(path)(e)),
+        };
         if read == 0 {
+            // End of file: what is left (if anything) is a torn line.
             break;
         }
-        number += 1;
-        if line.last() != Some(&b'\n') {
-            break;
-        }
-        let text = &line[..line.len() - 1];
-        if !text.iter().all(u8::is_ascii_whitespace) {
-            let record: TrialRecord =
-                serde_json::from_slice(text).map_err(|e| RecordError::BadRecord {
+        let scanned = filled;
+        filled += read;
+        // Only the new bytes can hold the newline ending the first unfinished line.
+        let Some(last_newline) = memchr::memrchr(b'\n', &block[scanned..filled]) else {
+            continue;
+        };
+        let whole = scanned + last_newline + 1;
+        let mut start = 0;
+        while start < whole {
+            let end = start
+                + memchr::memchr(b'\n', &block[start..whole])
+                    .expect("a newline ends every whole line");
+            number += 1;
+            let text = &block[start..end];
+            let blank = match text.first() {
+                Some(b'{') => false,
+                _ => text.iter().all(u8::is_ascii_whitespace),
+            };
+            if !blank {
+                // A line of UTF-8 (every line skill-lift writes) is checked once as a whole
+                // and decoded as text, which spares the decoder checking each string again; any
+                // other line is decoded as bytes, which accepts and refuses what it did before.
+                let decoded = match std::str::from_utf8(text) {
+                    Ok(text) => serde_json::from_str::<D::Decoded<'_>>(text),
+                    Err(_) => serde_json::from_slice::<D::Decoded<'_>>(text),
+                };
+                let record = decoded.map_err(|e| RecordError::BadRecord {
                     path: path.to_path_buf(),
                     line: number,
                     message: e.to_string(),
                 })?;
-            visit(number, record)?;
+                visit(number, record)?;
+            }
+            valid_len += (end + 1 - start) as u64;
+            start = end + 1;
         }
-        valid_len += read as u64;
+        block.copy_within(whole..filled, 0);
+        filled -= whole;
     }
     Ok(valid_len)
 }
 
 /// The current (not superseded) records with their line numbers.
-fn for_each_numbered_trial(
+fn for_each_numbered_trial<D: LineDecoding>(
     path: &Path,
-    mut visit: impl FnMut(usize, TrialRecord) -> Result<(), RecordError>,
+    mut visit: impl FnMut(usize, D::Decoded<'_>) -> Result<(), RecordError>,
 ) -> Result<u64, RecordError> {
     let superseded = superseded_lines(path)?;
-    for_each_line(path, |number, record| {
+    for_each_line::<D>(path, |number, record| {
         if superseded.contains(&number) {
             Ok(())
         } else {
@@ -1134,7 +1291,7 @@ fn for_each_numbered_trial(
 /// `--retry-unscoreable` and the audit of a run read).
 pub fn read_all_trial_lines(path: &Path) -> Result<(Vec<TrialRecord>, u64), RecordError> {
     let mut records = Vec::new();
-    let valid_len = for_each_line(path, |_, record| {
+    let valid_len = for_each_line::<FullRecord>(path, |_, record| {
         records.push(record);
         Ok(())
     })?;
@@ -1348,6 +1505,7 @@ impl TrialLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trajectory::RetryRecord;
 
     pub(crate) fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecord {
         TrialRecord {
@@ -1534,6 +1692,273 @@ mod tests {
         );
         let (all, _) = read_all_trial_lines(&dir.path().join("trials.jsonl")).unwrap();
         assert_eq!(all.len(), 5, "superseded lines stay in the log");
+    }
+
+    /// A record using every part of the format (escapes, non-ASCII text, the optional parts).
+    fn rich_record() -> TrialRecord {
+        let mut full = record("c\"é", Arm::WithSkill, 2, Outcome::Unscoreable);
+        full.trial_id = "c\"é/with_skill/2".into();
+        full.observed_model = Some("m-1".into());
+        full.reason = Some("agent API error: \"429\"\n\tretry".into());
+        full.decided_by = Some(crate::grade::PassBasis::OutputChecks);
+        full.outcome_score = Some(0.25);
+        full.checks = vec![
+            CheckResult {
+                check_type: "regex".into(),
+                passed: true,
+                detail: "matches /^\\s*Aye!/".into(),
+            },
+            CheckResult {
+                check_type: "contains".into(),
+                passed: false,
+                detail: "no \"x\"".into(),
+            },
+        ];
+        full.scores = [("b\\".to_string(), 0.5), ("a".to_string(), 1.0)]
+            .into_iter()
+            .collect();
+        full.composite = Some(0.75);
+        full.other_judge_errors = [("j2".to_string(), vec!["bad".to_string()])]
+            .into_iter()
+            .collect();
+        full.usage.input_tokens = Some(10);
+        full.usage.cost_usd = Some(0.5);
+        full.retries = vec![RetryRecord {
+            error: "HTTP 429".into(),
+            waited_s: 1.5,
+        }];
+        full.activated_skills = vec!["target".into(), "decoy".into()];
+        full.transcript = Some(TRANSCRIPTS_FILE.into());
+        full.transcript_span = Some(TranscriptSpan {
+            offset: 3,
+            length: 4,
+        });
+        full.workspace = Some("/tmp/w s".into());
+        full.unscoreable_cause = Some(crate::grade::UnscoreableCause::AgentApiError);
+        full.infrastructure = Some(crate::trajectory::InfrastructureCause::RateLimited);
+        full.usage_partial = true;
+        full.truncated = vec![crate::trajectory::OutputCut::Stdout];
+        full.reused_from = Some(crate::reuse::ReusedFrom {
+            run_id: "old".into(),
+            trial_id: "t".into(),
+        });
+        full.judge_usage = Some(crate::grade::JudgeSpend {
+            requests: 2,
+            skipped: Some("decisive".into()),
+            ..Default::default()
+        });
+        full
+    }
+
+    /// What reading `path` gives with decoding `D` and a block of `block` bytes: each visited
+    /// record's line and view (a full record by its view), and the valid length or the error.
+    fn read_as<D: LineDecoding>(
+        path: &Path,
+        block: usize,
+        view: impl for<'a> Fn(&'a D::Decoded<'_>) -> TrialView<'a>,
+    ) -> (Vec<(usize, String)>, Result<u64, String>) {
+        let mut seen = Vec::new();
+        let result = for_each_line_in_blocks::<D>(path, block, |line, record| {
+            seen.push((line, format!("{:?}", view(&record))));
+            Ok(())
+        });
+        (seen, result.map_err(|e| e.to_string()))
+    }
+
+    #[test]
+    fn views_and_full_records_read_the_same_lines_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trials.jsonl");
+        let rich = serde_json::to_value(rich_record()).unwrap();
+        let plain =
+            serde_json::to_string(&record("a", Arm::WithoutSkill, 1, Outcome::Pass)).unwrap();
+        let both = |text: &[u8], block: usize| {
+            std::fs::write(&path, text).unwrap();
+            let full = read_as::<FullRecord>(&path, block, |r| r.view());
+            let view = read_as::<ViewRecord>(&path, block, |v| v.clone());
+            (full, view)
+        };
+        // Good lines, blank lines, a torn last line; blocks smaller than a line, of a few lines,
+        // and larger than the file.
+        let mut text = format!("{rich}\n\n{plain}\n  \t\n{rich}\n{plain}\n").into_bytes();
+        let whole = text.len() as u64;
+        text.extend_from_slice(br#"{"run_id":"r","tri"#);
+        let reference = both(&text, 1 << 20);
+        assert_eq!(reference.0, reference.1);
+        assert_eq!(reference.0.0.len(), 4);
+        assert_eq!(reference.0.0[1].0, 3, "line numbers count blank lines");
+        assert_eq!(
+            reference.0.1,
+            Ok(whole),
+            "the torn line is not in the valid length"
+        );
+        for block in [1, 7, 300, 5000] {
+            assert_eq!(both(&text, block), reference, "block of {block} bytes");
+        }
+        // Every malformed shape gives the same first error (file, line, decoder message) in
+        // both decodings: each field removed or of the wrong type, nested parts too.
+        let mut variants: Vec<Vec<u8>> = Vec::new();
+        let object = rich.as_object().unwrap();
+        for key in object.keys() {
+            for wrong in [
+                serde_json::Value::Null,
+                serde_json::json!(17),
+                serde_json::json!(-1.5),
+                serde_json::json!("text"),
+                serde_json::json!(true),
+                serde_json::json!([1]),
+                serde_json::json!({"x": 1}),
+            ] {
+                let mut changed = object.clone();
+                changed.insert(key.clone(), wrong);
+                variants.push(serde_json::to_vec(&changed).unwrap());
+            }
+            let mut removed = object.clone();
+            removed.remove(key);
+            variants.push(serde_json::to_vec(&removed).unwrap());
+        }
+        for pointer in [
+            "/checks/0/detail",
+            "/checks/1/passed",
+            "/checks/0/type",
+            "/retries/0/error",
+            "/retries/0/waited_s",
+            "/scores/a",
+            "/usage/input_tokens",
+            "/reused_from/run_id",
+            "/judge_usage/requests",
+            "/transcript_span/offset",
+            "/truncated/0",
+            "/activated_skills/1",
+        ] {
+            for wrong in [
+                serde_json::json!("x"),
+                serde_json::json!(3),
+                serde_json::json!(null),
+            ] {
+                let mut changed = rich.clone();
+                *changed.pointer_mut(pointer).unwrap() = wrong;
+                variants.push(serde_json::to_vec(&changed).unwrap());
+            }
+        }
+        let rich_text = rich.to_string();
+        variants.extend([
+            b"not json".to_vec(),
+            b"{".to_vec(),
+            b"[]".to_vec(),
+            b"{}".to_vec(),
+            rich_text
+                .replace("\"runner\":\"x\"", "\"runner\":\"x\",\"runner\":\"y\"")
+                .into_bytes(),
+            rich_text.replace("2026", "yesterday").into_bytes(),
+            rich_text.replace("\"m-1\"", "\"m-\\uD800\"").into_bytes(),
+            // Not UTF-8: in a field read, in one ignored (unknown fields pass in both).
+            rich_text
+                .replace("\"m-1\"", "\"m-\u{1}\"")
+                .replace('\u{1}', "\u{FFFF}")
+                .into_bytes(),
+        ]);
+        let mut invalid = rich_text.clone().into_bytes();
+        let at = rich_text.find("m-1").unwrap();
+        invalid[at + 1] = 0xFF;
+        variants.push(invalid);
+        let mut unknown = rich_text
+            .replacen('{', "{\"extra\":\"\u{1}\",", 1)
+            .into_bytes();
+        let at = unknown.iter().position(|&b| b == 1).unwrap();
+        unknown[at] = 0xFE;
+        variants.push(unknown);
+        let mut accepted = 0;
+        for variant in &variants {
+            let mut text = format!("{plain}\n").into_bytes();
+            text.extend_from_slice(variant);
+            text.extend_from_slice(format!("\n{plain}\n").as_bytes());
+            let (full, view) = both(&text, 64);
+            assert_eq!(full, view, "{}", String::from_utf8_lossy(variant));
+            if let Err(message) = &full.1 {
+                assert!(message.contains("trials.jsonl:2:"), "{message}");
+            } else {
+                accepted += 1;
+            }
+        }
+        // Most variants are refused; the accepted ones (optional fields removed or null, an
+        // unknown field) are read alike.
+        assert!(accepted > 5 && accepted < variants.len() / 2, "{accepted}");
+    }
+
+    #[test]
+    fn planned_views_skip_superseded_records_like_full_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = RunLock::acquire(dir.path()).unwrap();
+        let mut log = TrialLog::open(dir.path(), 0, &lock).unwrap();
+        let retried = |outcome| TrialRecord {
+            supersedes: true,
+            ..record("a", Arm::WithSkill, 1, outcome)
+        };
+        log.append(&[
+            record("a", Arm::WithSkill, 1, Outcome::Unscoreable),
+            record("a", Arm::WithoutSkill, 1, Outcome::Fail),
+            retried(Outcome::Unscoreable),
+            record("b", Arm::WithSkill, 1, Outcome::Pass),
+            retried(Outcome::Pass),
+        ])
+        .unwrap();
+        let path = dir.path().join("trials.jsonl");
+        let mut full = Vec::new();
+        let full_len = for_each_numbered_trial::<FullRecord>(&path, |line, record| {
+            full.push((line, format!("{:?}", record.view())));
+            Ok(())
+        })
+        .unwrap();
+        let mut views = Vec::new();
+        let view_len = for_each_numbered_trial::<ViewRecord>(&path, |line, record| {
+            views.push((line, format!("{record:?}")));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(full, views);
+        assert_eq!(full_len, view_len);
+        let lines: Vec<usize> = views.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, vec![2, 4, 5]);
+    }
+
+    #[test]
+    fn a_view_checks_its_trial_id_against_its_key() {
+        let mut record = record("c/1", Arm::WithSkill, 12, Outcome::Pass);
+        assert!(record.view().trial_id_matches_key());
+        for wrong in [
+            "c/1/with_skill/012",
+            "c/1/with_skill/+12",
+            "c/1/with_skill/13",
+            "c/1/without_skill/12",
+            "c/1/with_skill/12/",
+            "c/1/with_skill",
+            "c/with_skill/12",
+            "",
+        ] {
+            record.trial_id = wrong.into();
+            assert!(!record.view().trial_id_matches_key(), "{wrong}");
+            assert_ne!(record.trial_id, record.key().trial_id());
+        }
+    }
+
+    #[test]
+    fn transcript_paths_fast_and_slow_checks_agree() {
+        for (path, ok) in [
+            ("transcripts/a.json", true),
+            ("transcripts/transcripts.jsonl", true),
+            ("transcripts/sub/a.json", true),
+            ("transcripts/./a.json", true),
+            ("transcripts/../a.json", false),
+            ("transcripts/..", false),
+            ("transcripts/", true),
+            ("transcripts", true),
+            ("/transcripts/a.json", false),
+            ("other/a.json", false),
+            ("transcripts/a\0b", false),
+        ] {
+            assert_eq!(check_relative(path).is_ok(), ok, "{path}");
+        }
     }
 
     #[test]

@@ -716,19 +716,19 @@ impl ReuseSummary {
             ..Default::default()
         };
         for record in records {
-            summary.count(record);
+            summary.count(&record.view());
         }
         Some(summary)
     }
 
     /// Count `record` when it was reused.
-    pub fn count(&mut self, record: &TrialRecord) {
+    pub fn count(&mut self, record: &crate::record::TrialView<'_>) {
         if let Some(from) = &record.reused_from {
             self.reused += 1;
             *self.by_arm.entry(record.arm).or_default() += 1;
             *self.from_runs.entry(from.run_id.clone()).or_default() += 1;
             self.trials.push(ReusedTrial {
-                case_id: record.case_id.clone(),
+                case_id: record.case_id.to_string(),
                 arm: record.arm,
                 attempt: record.attempt,
                 from_run: from.run_id.clone(),

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::grade::{MetricResult, Outcome};
-use crate::record::TrialRecord;
+use crate::record::TrialView;
 use crate::stats;
 
 /// Agreement of the second (or later) judge with the primary one on one metric.
@@ -101,15 +101,14 @@ fn majority_items(result: &MetricResult) -> BTreeMap<&str, bool> {
 
 impl AgreementAccumulator {
     /// Add one trial record; `primary` is the primary judge's name.
-    pub(crate) fn add(&mut self, primary: &str, record: &TrialRecord) {
+    pub(crate) fn add(&mut self, primary: &str, record: &TrialView<'_>) {
         if record.outcome == Outcome::Unscoreable {
             return;
         }
         for judge in record.other_judge_errors.keys() {
             *self.failures.entry(judge.clone()).or_default() += 1;
         }
-        let checks_pass =
-            (!record.checks.is_empty()).then(|| record.checks.iter().all(|c| c.passed));
+        let checks_pass = (record.checks.count > 0).then_some(record.checks.all_passed);
         let mut versus = |judge: &str, metric: &str, result: &MetricResult| {
             if let (Some(checks_pass), Some(score)) = (checks_pass, result.score) {
                 let table = self
@@ -125,12 +124,12 @@ impl AgreementAccumulator {
                 versus(primary, metric, result);
             }
         }
-        for (judge, metrics) in &record.other_judges {
+        for (judge, metrics) in record.other_judges.iter() {
             for (metric, other) in metrics {
                 versus(judge, metric, other);
             }
         }
-        for (judge, metrics) in &record.other_judges {
+        for (judge, metrics) in record.other_judges.iter() {
             for (metric, other) in metrics {
                 let Some(first) = primary_metrics.get(metric) else {
                     continue;

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::grade::metric::ACES_METRICS;
 use crate::grade::{GradingSettings, Outcome};
-use crate::record::TrialRecord;
+use crate::record::TrialView;
 use crate::stats::Clusters;
 
 use super::AnalysisSettings;
@@ -112,7 +112,7 @@ impl MetricAccumulator {
         &mut self,
         case: usize,
         arm: usize,
-        record: &TrialRecord,
+        record: &TrialView<'_>,
         judge_repeats: bool,
     ) {
         if record.outcome == Outcome::Unscoreable {
@@ -123,15 +123,15 @@ impl MetricAccumulator {
         }
         let sums = &mut self.cases[case][arm];
         let mut add = |name: &str, value: f64| {
-            if !sums.contains_key(name) {
-                sums.insert(name.to_string(), CaseMoments::default());
-            }
-            let entry = sums.get_mut(name).expect("inserted above");
+            let entry = match sums.get_mut(name) {
+                Some(entry) => entry,
+                None => sums.entry(name.to_string()).or_default(),
+            };
             entry.count += 1;
             entry.sum += value;
             entry.sum_squares += value * value;
         };
-        for (name, score) in &record.scores {
+        for (name, score) in &record.scores.0 {
             add(name, *score);
         }
         if let Some(composite) = record.composite {

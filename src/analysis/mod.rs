@@ -25,7 +25,7 @@ mod inference;
 mod metrics;
 mod noise;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 pub use agreement::{JudgeAgreement, JudgeCheckAgreement, JudgePairAgreement};
 pub use inference::{
@@ -38,7 +38,7 @@ pub use noise::{ArmNoise, MdeProjection, NoiseShares, NoiseSummary, ScoreNoise};
 use serde::{Deserialize, Serialize};
 
 use crate::grade::Outcome;
-use crate::record::{Manifest, TrialRecord};
+use crate::record::{Manifest, TrialRecord, TrialView};
 use crate::stats::{self, Clusters, Interval};
 use crate::workspace::Arm;
 
@@ -660,11 +660,14 @@ struct ArmTotals {
 struct PairAccumulator<'a> {
     manifest: &'a Manifest,
     slots: [Arm; 2],
-    case_index: HashMap<String, usize>,
+    case_index: rustc_hash::FxHashMap<String, usize>,
     case_ids: Vec<String>,
     cases: Vec<[CaseArm; 2]>,
     arms: [ArmTotals; 2],
-    seen: HashSet<(u32, u8, u32)>,
+    /// Trial keys added: one bit per (case, slot, attempt in 1..=K), in case order.
+    seen_bits: Vec<u64>,
+    /// Trial keys added whose attempt is outside 1..=K (records not checked against the plan).
+    seen_outside_k: HashSet<(u32, u8, u32)>,
     duplicates: usize,
     observed_models: BTreeSet<String>,
     metrics: metrics::MetricAccumulator,
@@ -688,7 +691,8 @@ impl<'a> PairAccumulator<'a> {
             case_ids,
             cases,
             arms: Default::default(),
-            seen: HashSet::new(),
+            seen_bits: Vec::new(),
+            seen_outside_k: HashSet::new(),
             duplicates: 0,
             observed_models: BTreeSet::new(),
             metrics: Default::default(),
@@ -696,9 +700,28 @@ impl<'a> PairAccumulator<'a> {
         }
     }
 
+    /// Mark the trial key (case index, slot, attempt) as added; `false` when it already was.
+    fn first_time(&mut self, case: usize, slot: usize, attempt: u32) -> bool {
+        let k = self.manifest.k as usize;
+        if attempt == 0 || attempt as usize > k {
+            return self
+                .seen_outside_k
+                .insert((case as u32, slot as u8, attempt));
+        }
+        let bit = (case * 2 + slot) * k + (attempt as usize - 1);
+        let word = bit / 64;
+        if word >= self.seen_bits.len() {
+            self.seen_bits.resize(word + 1, 0);
+        }
+        let mask = 1u64 << (bit % 64);
+        let fresh = self.seen_bits[word] & mask == 0;
+        self.seen_bits[word] |= mask;
+        fresh
+    }
+
     /// Add one record of this pair's arms; returns `false` (and ignores it) when its trial key
     /// was already added. Records of other arms are ignored (`true`).
-    fn add(&mut self, record: &TrialRecord) -> bool {
+    fn add(&mut self, record: &TrialView<'_>) -> bool {
         let arm = if record.arm == self.slots[0] {
             0
         } else if record.arm == self.slots[1] {
@@ -706,17 +729,17 @@ impl<'a> PairAccumulator<'a> {
         } else {
             return true;
         };
-        let case = match self.case_index.get(&record.case_id) {
+        let case = match self.case_index.get(record.case_id.as_ref()) {
             Some(&index) => index,
             None => {
                 let index = self.case_ids.len();
-                self.case_index.insert(record.case_id.clone(), index);
-                self.case_ids.push(record.case_id.clone());
+                self.case_index.insert(record.case_id.to_string(), index);
+                self.case_ids.push(record.case_id.to_string());
                 self.cases.push(Default::default());
                 index
             }
         };
-        if !self.seen.insert((case as u32, arm as u8, record.attempt)) {
+        if !self.first_time(case, arm, record.attempt) {
             self.duplicates += 1;
             return false;
         }
@@ -734,7 +757,7 @@ impl<'a> PairAccumulator<'a> {
             totals.latency_s += record.model_latency_s;
             totals.latency_trials += 1;
         }
-        totals.retries += record.retries.len();
+        totals.retries += record.retries.0;
         if !record.truncated.is_empty() {
             totals.truncated_trials += 1;
         }
@@ -754,9 +777,9 @@ impl<'a> PairAccumulator<'a> {
             self.agreement.add(&primary.name, record);
         }
         if let Some(model) = &record.observed_model
-            && !self.observed_models.contains(model)
+            && !self.observed_models.contains(model.as_ref())
         {
-            self.observed_models.insert(model.clone());
+            self.observed_models.insert(model.to_string());
         }
         true
     }
@@ -813,8 +836,19 @@ impl<'a> RunAccumulator<'a> {
         }
     }
 
+    /// The manifest of the run being accumulated.
+    pub fn manifest(&self) -> &'a Manifest {
+        self.manifest
+    }
+
     /// Add one record; returns `false` (and ignores it) when its trial key was already added.
     pub fn add(&mut self, record: &TrialRecord) -> bool {
+        self.add_view(&record.view())
+    }
+
+    /// [`RunAccumulator::add`] of a record's [view](TrialView) (what the analysis reads of it;
+    /// `crate::record::for_each_planned_view` reads these without decoding whole records).
+    pub fn add_view(&mut self, record: &TrialView<'_>) -> bool {
         let fresh = self.add_to_pairs(record);
         if fresh && let Some(reuse) = self.reuse.as_mut() {
             reuse.count(record);
@@ -827,7 +861,7 @@ impl<'a> RunAccumulator<'a> {
         fresh
     }
 
-    fn add_to_pairs(&mut self, record: &TrialRecord) -> bool {
+    fn add_to_pairs(&mut self, record: &TrialView<'_>) -> bool {
         let mut fresh = self.primary.add(record);
         if !self.compare {
             return fresh;
@@ -835,7 +869,7 @@ impl<'a> RunAccumulator<'a> {
         if !Arm::PAIRED.contains(&record.arm) {
             if !self
                 .extra_seen
-                .insert((record.case_id.clone(), record.arm, record.attempt))
+                .insert((record.case_id.to_string(), record.arm, record.attempt))
             {
                 self.extra_duplicates += 1;
                 return false;

@@ -23,8 +23,8 @@ use std::str::FromStr;
 
 use crate::analysis::{AnalysisSettings, RunAccumulator, Summary};
 use crate::record::{
-    Manifest, RecordError, TranscriptReader, TrialRecord, for_each_planned_trial, temp_file_in,
-    write_atomic,
+    Manifest, RecordError, TranscriptReader, TrialRecord, for_each_planned_trial,
+    for_each_planned_view, temp_file_in, write_atomic,
 };
 use crate::redact::RedactingWriter;
 
@@ -156,6 +156,28 @@ pub fn export_run(
     transcript_pages: bool,
 ) -> Result<(Summary, Vec<PathBuf>), RecordError> {
     let trials = run_dir.join("trials.jsonl");
+    if !formats
+        .iter()
+        .any(|f| f.needs_records() || *f == Format::TrialsCsv)
+    {
+        // Only the summary is exported: each line is decoded as the analysis's view of it,
+        // without building whole records.
+        let mut accumulator = RunAccumulator::new(manifest);
+        for_each_planned_view(&trials, manifest, |record| {
+            accumulator.add_view(&record);
+            Ok(())
+        })?;
+        return finish_exports(
+            run_dir,
+            out_dir,
+            settings,
+            formats,
+            transcript_pages,
+            accumulator,
+            &[],
+            Vec::new(),
+        );
+    }
     export_from(
         run_dir,
         out_dir,
@@ -240,11 +262,37 @@ fn export_from(
             .map_err(|e| io(&trials_csv_path)(e.error))?;
         written.push(trials_csv_path);
     }
+    finish_exports(
+        run_dir,
+        out_dir,
+        settings,
+        formats,
+        transcript_pages,
+        accumulator,
+        &records,
+        written,
+    )
+}
+
+/// The end of an export: the summary of `accumulator`, and every format but `trials.csv`
+/// (already `written`) rendered from it and `records` (those [needed](Format::needs_records)).
+#[allow(clippy::too_many_arguments)]
+fn finish_exports(
+    run_dir: &Path,
+    out_dir: &Path,
+    settings: &AnalysisSettings,
+    formats: &[Format],
+    transcript_pages: bool,
+    accumulator: RunAccumulator,
+    records: &[TrialRecord],
+    mut written: Vec<PathBuf>,
+) -> Result<(Summary, Vec<PathBuf>), RecordError> {
+    let manifest = accumulator.manifest();
     let summary = accumulator.finish(settings);
     let run = RunExport {
         manifest,
         summary: &summary,
-        records: &records,
+        records,
     };
     let others: Vec<Format> = formats
         .iter()
@@ -253,7 +301,7 @@ fn export_from(
         .collect();
     written.extend(write_export_files(out_dir, &run, &others)?);
     if transcript_pages && formats.contains(&Format::Html) {
-        write_transcript_pages(run_dir, out_dir, &records)?;
+        write_transcript_pages(run_dir, out_dir, records)?;
     }
     written.sort_by_key(|path| {
         Format::ALL
