@@ -27,7 +27,7 @@ use crate::workspace::Arm;
 /// A trial record as the analysis reads it (see the module comment); fields as in
 /// [`TrialRecord`].
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename = "TrialRecord")]
+#[serde(rename = "TrialRecord", expecting = "struct TrialRecord")]
 pub struct TrialView<'a> {
     #[serde(borrow)]
     pub run_id: Cow<'a, str>,
@@ -197,7 +197,7 @@ pub struct CheckSummary {
 /// A check as recorded, decoded for its shape (the fields of
 /// [`crate::grade::checks::CheckResult`]) and its verdict.
 #[derive(Deserialize)]
-#[serde(rename = "CheckResult")]
+#[serde(rename = "CheckResult", expecting = "struct CheckResult")]
 #[allow(dead_code)]
 struct CheckShape {
     #[serde(rename = "type")]
@@ -244,7 +244,7 @@ impl<'de> Deserialize<'de> for CheckSummary {
 /// A retry as recorded, decoded for its shape (the fields of
 /// [`crate::trajectory::RetryRecord`]).
 #[derive(Deserialize)]
-#[serde(rename = "RetryRecord")]
+#[serde(rename = "RetryRecord", expecting = "struct RetryRecord")]
 #[allow(dead_code)]
 struct RetryShape {
     error: StrShape,
