@@ -702,8 +702,10 @@ impl<'a> PairAccumulator<'a> {
 
     /// Mark the trial key (case index, slot, attempt) as added; `false` when it already was.
     fn first_time(&mut self, case: usize, slot: usize, attempt: u32) -> bool {
+        // The bitset spans 2·K bits per case; a larger K (no real run has one) uses the set.
+        const MAX_BITSET_K: usize = 1 << 12;
         let k = self.manifest.k as usize;
-        if attempt == 0 || attempt as usize > k {
+        if attempt == 0 || attempt as usize > k || k > MAX_BITSET_K {
             return self
                 .seen_outside_k
                 .insert((case as u32, slot as u8, attempt));

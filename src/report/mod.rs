@@ -2,7 +2,9 @@
 //! records) to bytes, one module per format. Writing files is the caller's job:
 //! [`write_exports`] writes the chosen formats atomically into one folder, and [`export_run`]
 //! analyzes a run folder and exports it in one streaming pass over `trials.jsonl` (records are
-//! held in memory only when a selected format needs them: `html`, `junit`, `benchmark-json`).
+//! held in memory only when a selected format needs them: `html`, `junit`, `benchmark-json`;
+//! when only the summary formats are selected, each line is decoded as the analysis's borrowed
+//! view of it, `crate::record::TrialView`, not as a whole record).
 //!
 //! Every format is a function of the recorded run only, with no clock and no random input, so
 //! `skill-lift report` re-renders byte-identical files. Formats are documented in
