@@ -1081,6 +1081,12 @@ pub fn for_each_planned_view(
 trait LineDecoding {
     /// What one line decodes to; it may borrow from the line.
     type Decoded<'line>: Deserialize<'line>;
+
+    /// The message for a line that does not decode: the decoder's, as a [`TrialRecord`]
+    /// decoder words it.
+    fn message(_line: &[u8], error: serde_json::Error) -> String {
+        error.to_string()
+    }
 }
 
 /// Lines decoded as [`TrialRecord`]s.
@@ -1095,6 +1101,16 @@ enum ViewRecord {}
 
 impl LineDecoding for ViewRecord {
     type Decoded<'line> = TrialView<'line>;
+
+    /// A line refused as a view is refused as a record too; the record decoder's message is
+    /// the one given (the two word a few shapes differently, e.g. a record as an array).
+    fn message(line: &[u8], error: serde_json::Error) -> String {
+        let full = match std::str::from_utf8(line) {
+            Ok(text) => serde_json::from_str::<TrialRecord>(text).err(),
+            Err(_) => serde_json::from_slice::<TrialRecord>(line).err(),
+        };
+        full.unwrap_or(error).to_string()
+    }
 }
 
 /// The text a record superseding another has (records are written compactly).
@@ -1259,7 +1275,7 @@ fn for_each_line_in_blocks<D: LineDecoding>(
                 let record = decoded.map_err(|e| RecordError::BadRecord {
                     path: path.to_path_buf(),
                     line: number,
-                    message: e.to_string(),
+                    message: D::message(text, e),
                 })?;
                 visit(number, record)?;
             }
