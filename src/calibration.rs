@@ -411,15 +411,16 @@ impl CalibrationLookup {
 /// The `skill-lift calibrate` command that calibrates the suite of the run `manifest`
 /// describes (shown when a run finds no calibration).
 pub fn calibrate_command(manifest: &Manifest) -> String {
+    use crate::shell::{shell_path, shell_word};
     let mut command = format!(
         "skill-lift calibrate {} --runner {} --model {} -k {}",
-        manifest.asset.path.display(),
-        manifest.runner.name,
-        manifest.model,
+        shell_path(&manifest.asset.path),
+        runner_argument(&manifest.runner),
+        shell_word(&manifest.model),
         manifest.k
     );
     if manifest.eval_set.path != crate::evalset::default_eval_path(&manifest.asset.path) {
-        command.push_str(&format!(" --evals {}", manifest.eval_set.path.display()));
+        command.push_str(&format!(" --evals {}", shell_path(&manifest.eval_set.path)));
     }
     if manifest.eval_set.allow_draft {
         command.push_str(" --allow-draft");
@@ -427,12 +428,28 @@ pub fn calibrate_command(manifest: &Manifest) -> String {
     match manifest.decoys.source.as_str() {
         "builtin" => {}
         "none" => command.push_str(" --no-decoys"),
-        folder => command.push_str(&format!(" --decoys {folder}")),
+        folder => command.push_str(&format!(" --decoys {}", shell_word(folder))),
     }
     if manifest.grading != crate::grade::GradingSettings::new() {
         command.push_str(" plus the run's grading flags");
     }
     command
+}
+
+/// `--runner`'s value that finds the run's profile again from the current folder: the profile's
+/// name when that name resolves to the same file (or built-in), else the profile's path.
+fn runner_argument(runner: &crate::record::RunnerInfo) -> String {
+    let same_file = |found: &Path| {
+        found == runner.profile_path
+            || matches!(
+                (found.canonicalize(), runner.profile_path.canonicalize()),
+                (Ok(a), Ok(b)) if a == b
+            )
+    };
+    match crate::runner::profile::resolve_profile_path(&runner.name) {
+        Ok(found) if same_file(&found) => crate::shell::shell_word(&runner.name).into_owned(),
+        _ => crate::shell::shell_path(&runner.profile_path),
+    }
 }
 
 /// Look up the calibration of the run `manifest` describes in `store`.
@@ -639,6 +656,23 @@ mod tests {
     }
 
     #[test]
+    fn the_calibrate_command_pastes_back_into_a_shell() {
+        let mut run = manifest(ArmDesign::Paired, 1);
+        run.asset.path = "/skills/my skill".into();
+        run.model = "model's name".into();
+        // A built-in profile is found again by its name.
+        run.runner.name = "local".into();
+        run.runner.profile_path = crate::runner::profile::resolve_profile_path("local").unwrap();
+        let command = calibrate_command(&run);
+        assert!(
+            command.starts_with(
+                "skill-lift calibrate '/skills/my skill' --runner local --model 'model'\\''s name' -k 1"
+            ),
+            "{command}"
+        );
+    }
+
+    #[test]
     fn a_run_finds_the_calibration_of_its_own_suite_only() {
         let state = tempfile::tempdir().unwrap();
         let aa = manifest(ArmDesign::AaWithoutTarget, 1);
@@ -663,8 +697,8 @@ mod tests {
         assert!(
             found
                 .message
-                .contains("skill-lift calibrate /x --runner mock --model m -k 1"),
-            "{}",
+                .contains("skill-lift calibrate /x --runner /x/mock.toml --model m -k 1"),
+            "a profile that its name does not find again is named by its path: {}",
             found.message
         );
 

@@ -40,6 +40,7 @@ pub mod scaffold;
 pub mod sequential;
 pub mod shadow;
 pub mod shard;
+pub mod shell;
 pub mod skill_fit;
 pub mod stats;
 pub mod trajectory;

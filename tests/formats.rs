@@ -188,6 +188,43 @@ fn aces_fields_load_and_expected_trigger_false_is_a_negative_case() {
     );
 }
 
+// ---------------------------------------------------------------- BenchFlow
+
+#[test]
+fn benchflow_cases_load_and_its_run_defaults_are_reported_not_dropped() {
+    let path = fixture("benchflow/evals.json");
+    let set = load_eval_set(&path, &fixture("benchflow")).unwrap();
+    assert_eq!(set.format, EvalFormat::Benchflow);
+    assert_eq!(set.skill_name.as_deref(), Some("calculator"));
+    let first = &set.cases[0];
+    assert_eq!(first.prompt, "What is 17% of 2,340?");
+    assert_eq!(first.expected_output.as_deref(), Some("397.8"));
+    assert_eq!(first.assertions, vec!["shows the percentage step"]);
+    assert!(
+        !set.cases[1].should_trigger,
+        "expected_skill: null is negative"
+    );
+    let unused = set
+        .warnings
+        .iter()
+        .find_map(|w| match w {
+            EvalSetWarning::UnusedFields { fields } => Some(fields.clone()),
+            _ => None,
+        })
+        .expect("an unused-fields warning");
+    let names: Vec<&str> = unused.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        vec![
+            "defaults.judge_model",
+            "defaults.skill_mount_dir",
+            "defaults.timeout_sec",
+            "environment",
+            "owner"
+        ]
+    );
+}
+
 // ---------------------------------------------------------------- Vally
 
 #[test]
@@ -228,7 +265,8 @@ fn vally_eval_yaml_loads_scenarios_assertions_rubrics_and_setup_files() {
         "{text:?}"
     );
     assert!(
-        text.iter().any(|w| w.contains("`output_judge` (1)")),
+        text.iter()
+            .any(|w| w.contains("`output_judge` (1)") && w.contains("`rubric` (1)")),
         "{text:?}"
     );
 }

@@ -167,7 +167,7 @@ fn start_fresh(
         return Err(CommandError::input(anyhow!(
             "{}: folder already exists; pick another --run-id or continue it with `skill-lift calibrate --resume {}`",
             dir.display(),
-            dir.display()
+            crate::shell::shell_path(&dir)
         )));
     }
     std::fs::create_dir_all(&dir)
@@ -234,7 +234,7 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
         Err(_) => {
             eprintln!(
                 "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift calibrate --resume {}",
-                dir.display()
+                crate::shell::shell_path(&dir)
             );
             return Ok(exit_codes::INTERRUPTED);
         }
@@ -324,7 +324,7 @@ async fn run_repeats(
         if finished.report.interrupted {
             eprintln!(
                 "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift calibrate --resume {}",
-                dir.display()
+                crate::shell::shell_path(dir)
             );
             return Ok(Err(exit_codes::INTERRUPTED));
         }
@@ -332,7 +332,7 @@ async fn run_repeats(
             eprintln!(
                 "error: {} planned trials of repeat {index} were not recorded; continue with `skill-lift calibrate --resume {}` (exit {})",
                 finished.report.missing,
-                dir.display(),
+                crate::shell::shell_path(dir),
                 exit_codes::INFRASTRUCTURE_ERROR
             );
             return Ok(Err(exit_codes::INFRASTRUCTURE_ERROR));
@@ -346,7 +346,7 @@ async fn run_repeats(
             eprintln!(
                 "error: repeat {index} ({}) measured no lift; fix the cause and continue with `skill-lift calibrate --resume {}`",
                 repeat_dir.display(),
-                dir.display()
+                crate::shell::shell_path(dir)
             );
             return Ok(Err(code));
         }

@@ -328,8 +328,8 @@ async fn golden_draft(args: DraftArgs) -> Result<i32, CommandError> {
         "{kept} generated draft case(s) in {} ({dropped} dropped as repeats of author cases); author cases ({} in EVAL.md / the eval set) are untouched and take priority. Review them, or run them as they are:\n  skill-lift run {} --evals {} --allow-draft",
         out.display(),
         author.len(),
-        args.skill_dir.display(),
-        out.display()
+        crate::shell::shell_path(&args.skill_dir),
+        crate::shell::shell_path(&out)
     );
     Ok(exit_codes::SUCCESS)
 }

@@ -145,7 +145,13 @@ pub fn init(args: InitArgs) -> Result<i32, CommandError> {
     for path in &written {
         eprintln!("skill-lift: wrote {}", path.display());
     }
-    let shown = dir.display();
+    let shown = crate::shell::shell_path(dir);
+    if !existing && folder_name(dir).is_some_and(|folder| folder != name) {
+        eprintln!(
+            "skill-lift: note: the skill is named `{name}` but its folder is `{}`; agents key skills by folder or by name inconsistently, so rename the folder to `{name}` (every run warns until they match)",
+            folder_name(dir).unwrap_or_default()
+        );
+    }
     match (&triggers, existing) {
         _ if mined.is_some() => {
             let cases = mined.as_ref().map(|m| m.cases.len()).unwrap_or(0);

@@ -80,7 +80,7 @@ fn export_one(
         return Err(CommandError::input(anyhow!(
             "{}: no trial is recorded in trials.jsonl; nothing to report (continue the run with `skill-lift run --resume {}`)",
             run.dir.display(),
-            run.dir.display()
+            crate::shell::shell_path(&run.dir)
         )));
     }
     // Trials a round-scheduled run did not run by its own rules (a sequential decision, a
@@ -105,7 +105,7 @@ fn export_one(
         eprintln!(
             "error: {missing} of {} planned trials are not recorded; finish the run with `skill-lift run --resume {}` (exit {})",
             run.manifest.trials_planned,
-            run.dir.display(),
+            crate::shell::shell_path(&run.dir),
             crate::exit_codes::INFRASTRUCTURE_ERROR
         );
         code = crate::exit_codes::INFRASTRUCTURE_ERROR;

@@ -203,7 +203,7 @@ pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -
         RunConclusion::Breaker { reason, missing } => {
             eprintln!(
                 "error: {reason}; stopped with {missing} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {} (exit {})",
-                run_dir.display(),
+                crate::shell::shell_path(run_dir),
                 exit_codes::INFRASTRUCTURE_ERROR
             );
             exit_codes::INFRASTRUCTURE_ERROR
@@ -211,14 +211,14 @@ pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -
         RunConclusion::Interrupted => {
             eprintln!(
                 "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift run --resume {}",
-                run_dir.display()
+                crate::shell::shell_path(run_dir)
             );
             exit_codes::INTERRUPTED
         }
         RunConclusion::Missing(missing) => {
             eprintln!(
                 "error: {missing} of the trials this run was to run were not recorded; continue with `skill-lift run --resume {}` (exit {})",
-                run_dir.display(),
+                crate::shell::shell_path(run_dir),
                 exit_codes::INFRASTRUCTURE_ERROR
             );
             exit_codes::INFRASTRUCTURE_ERROR

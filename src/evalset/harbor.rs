@@ -465,12 +465,6 @@ fn read_reward(dir: &Path) -> Result<Option<f64>, VerifyError> {
     Ok(None)
 }
 
-/// Quote `text` for `sh -c` (the verifier grader's command line names the binary and the
-/// task folder).
-pub fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -189,7 +189,7 @@ impl std::fmt::Display for EvalSetWarning {
         match self {
             Self::UnusedFields { fields } => write!(
                 f,
-                "fields skill-lift does not use (ignored; field and number of cases): {}",
+                "fields skill-lift does not use (ignored; field and how many cases have it, 1 for a top-level field): {}",
                 counted(fields)
             ),
             Self::StagesSkillFile { case, entry } => write!(
@@ -626,6 +626,22 @@ fn load_eval_file(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetErro
     }
     if cases.is_empty() {
         return Err(context.invalid(&list_name, "the eval set has no cases".to_string()));
+    }
+    // Top-level keys beside the case list: `skill_name` and BenchFlow's `version` are read; its
+    // `defaults` are run settings (timeout, judge model, mount folder) that come from flags and
+    // runner profiles here, so each is reported like an unused case field.
+    if let Value::Object(top) = &document {
+        for (key, value) in top {
+            match (key.as_str(), value) {
+                (key, _) if key == list_name || key == "skill_name" || key == "version" => {}
+                ("defaults", Value::Object(defaults)) => {
+                    for inner in defaults.keys() {
+                        *unused.entry(format!("defaults.{inner}")).or_default() += 1;
+                    }
+                }
+                _ => *unused.entry(key.clone()).or_default() += 1,
+            }
+        }
     }
     if !unused.is_empty() {
         warnings.insert(0, EvalSetWarning::UnusedFields { fields: unused });

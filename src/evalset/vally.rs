@@ -230,10 +230,14 @@ fn read_scenario(
                         ));
                     }
                 };
+                *for_judge.entry("rubric".to_string()).or_default() += 1;
                 case.assertions.push(text);
             }
         }
-        Some(Value::String(text)) => case.assertions.push(text.clone()),
+        Some(Value::String(text)) => {
+            *for_judge.entry("rubric".to_string()).or_default() += 1;
+            case.assertions.push(text.clone());
+        }
         Some(_) => return Err(context.invalid(&field("rubric"), "must be a list".to_string())),
     }
     Ok(case)

@@ -385,8 +385,8 @@ pub fn resolve_fresh(
                 name: "verifier".to_string(),
                 command: format!(
                     "{} harbor-verify --tasks {}",
-                    crate::evalset::harbor::shell_quote(&exe.display().to_string()),
-                    crate::evalset::harbor::shell_quote(&tasks.display().to_string())
+                    crate::shell::shell_quote(&exe.display().to_string()),
+                    crate::shell::shell_quote(&tasks.display().to_string())
                 ),
                 timeout_s: eval_set
                     .verifier_timeout_s

@@ -183,7 +183,7 @@ pub async fn execute_run(
             Err(interrupted) => {
                 eprintln!(
                     "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift run --resume {}",
-                    run_dir.display()
+                    crate::shell::shell_path(&run_dir)
                 );
                 return Ok(Err(interrupted));
             }
@@ -197,7 +197,7 @@ pub async fn execute_run(
                 if let Some(server) = server.as_mut() {
                     server.stop().await;
                 }
-                eprintln!("skill-lift: interrupted while waiting for the judge's model server; it was stopped. Continue with: skill-lift run --resume {}", run_dir.display());
+                eprintln!("skill-lift: interrupted while waiting for the judge's model server; it was stopped. Continue with: skill-lift run --resume {}", crate::shell::shell_path(&run_dir));
                 return Ok(Err(InterruptedBeforeTrials));
             }
         }
