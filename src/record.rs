@@ -1056,14 +1056,21 @@ pub fn for_each_planned_trial(
 /// [`for_each_planned_trial`] for readers that need only what the analysis reads: each line is
 /// decoded as a [`TrialView`] borrowing from the line (the same records, in the same order, with
 /// the same supersede rule, the same torn-line rule and the same first error as the full
-/// records), which costs a fraction of decoding the full records.
-pub fn for_each_planned_view(
+/// records), which costs a fraction of decoding the full records. The records are visited into
+/// a `state` made by `start`, which is returned.
+///
+/// The file is read once when no record of it supersedes another (the usual case): the records
+/// are visited as read, each block of lines searched for the superseding mark first. When the
+/// mark turns up, or a line is refused, the state is made afresh and the file read as
+/// [`for_each_planned_trial`] reads it (superseded lines found first), so the outcome is the same.
+pub fn for_each_planned_view<State>(
     path: &Path,
     manifest: &Manifest,
-    mut visit: impl FnMut(TrialView<'_>) -> Result<(), RecordError>,
-) -> Result<u64, RecordError> {
+    mut start: impl FnMut() -> State,
+    mut visit: impl FnMut(&mut State, TrialView<'_>) -> Result<(), RecordError>,
+) -> Result<(State, u64), RecordError> {
     let plan = PlanCheck::new(manifest);
-    for_each_numbered_trial::<ViewRecord>(path, |line, record| {
+    let mut planned = |state: &mut State, line: usize, record: TrialView<'_>| {
         if let Some(message) = plan.outside(&record) {
             return Err(RecordError::BadRecord {
                 path: path.to_path_buf(),
@@ -1071,8 +1078,24 @@ pub fn for_each_planned_view(
                 message,
             });
         }
-        visit(record)
-    })
+        visit(state, record)
+    };
+    let marker = memchr::memmem::Finder::new(SUPERSEDES_MARKER);
+    let mut state = start();
+    let single_pass = for_each_line_in_blocks::<ViewRecord>(
+        path,
+        READ_BLOCK,
+        |lines| marker.find(lines).is_some(),
+        |line, record| planned(&mut state, line, record),
+    );
+    if let Ok(Some(valid_len)) = single_pass {
+        return Ok((state, valid_len));
+    }
+    let mut state = start();
+    let valid_len = for_each_numbered_trial::<ViewRecord>(path, |line, record| {
+        planned(&mut state, line, record)
+    })?;
+    Ok((state, valid_len))
 }
 
 /// How a line of `trials.jsonl` is decoded: as a whole [`TrialRecord`] ([`FullRecord`]) or as
@@ -1213,18 +1236,21 @@ fn for_each_line<D: LineDecoding>(
     path: &Path,
     visit: impl FnMut(usize, D::Decoded<'_>) -> Result<(), RecordError>,
 ) -> Result<u64, RecordError> {
-    for_each_line_in_blocks::<D>(path, READ_BLOCK, visit)
+    let read = for_each_line_in_blocks::<D>(path, READ_BLOCK, |_| false, visit)?;
+    Ok(read.expect("reading stops only when asked"))
 }
 
-/// [`for_each_line`] reading `block_bytes` at a time (grown for a longer line).
+/// [`for_each_line`] reading `block_bytes` at a time (grown for a longer line), stopping
+/// (`None`) before the first run of whole lines that `stop` holds.
 fn for_each_line_in_blocks<D: LineDecoding>(
     path: &Path,
     block_bytes: usize,
+    stop: impl Fn(&[u8]) -> bool,
     mut visit: impl FnMut(usize, D::Decoded<'_>) -> Result<(), RecordError>,
-) -> Result<u64, RecordError> {
+) -> Result<Option<u64>, RecordError> {
     let mut file = match File::open(path) {
         Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Some(0)),
         Err(error) => return Err(io(path)(error)),
     };
     let mut valid_len = 0u64;
@@ -1253,6 +1279,9 @@ fn for_each_line_in_blocks<D: LineDecoding>(
             continue;
         };
         let whole = scanned + last_newline + 1;
+        if stop(&block[..whole]) {
+            return Ok(None);
+        }
         let mut start = 0;
         while start < whole {
             let end = start
@@ -1285,7 +1314,7 @@ fn for_each_line_in_blocks<D: LineDecoding>(
         block.copy_within(whole..filled, 0);
         filled -= whole;
     }
-    Ok(valid_len)
+    Ok(Some(valid_len))
 }
 
 /// The current (not superseded) records with their line numbers.
@@ -1774,11 +1803,16 @@ mod tests {
         view: impl for<'a> Fn(&'a D::Decoded<'_>) -> TrialView<'a>,
     ) -> (Vec<(usize, String)>, Result<u64, String>) {
         let mut seen = Vec::new();
-        let result = for_each_line_in_blocks::<D>(path, block, |line, record| {
-            seen.push((line, format!("{:?}", view(&record))));
-            Ok(())
-        });
-        (seen, result.map_err(|e| e.to_string()))
+        let result = for_each_line_in_blocks::<D>(
+            path,
+            block,
+            |_| false,
+            |line, record| {
+                seen.push((line, format!("{:?}", view(&record))));
+                Ok(())
+            },
+        );
+        (seen, result.map(Option::unwrap).map_err(|e| e.to_string()))
     }
 
     #[test]

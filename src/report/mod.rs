@@ -164,11 +164,15 @@ pub fn export_run(
     {
         // Only the summary is exported: each line is decoded as the analysis's view of it,
         // without building whole records.
-        let mut accumulator = RunAccumulator::new(manifest);
-        for_each_planned_view(&trials, manifest, |record| {
-            accumulator.add_view(&record);
-            Ok(())
-        })?;
+        let (accumulator, _) = for_each_planned_view(
+            &trials,
+            manifest,
+            || RunAccumulator::new(manifest),
+            |accumulator, record| {
+                accumulator.add_view(&record);
+                Ok(())
+            },
+        )?;
         return finish_exports(
             run_dir,
             out_dir,

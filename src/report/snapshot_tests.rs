@@ -562,3 +562,81 @@ fn composite_lift_agrees_across_formats() {
         "html"
     );
 }
+
+/// The records `for_each_planned_view` visits in `run_dir` (each as its debug text) or the error,
+/// next to what `for_each_planned_trial` visits.
+fn planned_reads(
+    run_dir: &std::path::Path,
+    manifest: &Manifest,
+) -> [Result<Vec<String>, String>; 2] {
+    let path = run_dir.join("trials.jsonl");
+    let views = crate::record::for_each_planned_view(&path, manifest, Vec::new, |seen, record| {
+        seen.push(format!("{record:?}"));
+        Ok(())
+    })
+    .map(|(seen, _)| seen)
+    .map_err(|e| e.to_string());
+    let mut full = Vec::new();
+    let records = crate::record::for_each_planned_trial(&path, manifest, |record| {
+        full.push(format!("{:?}", record.view()));
+        Ok(())
+    })
+    .map(|_| full)
+    .map_err(|e| e.to_string());
+    [views, records]
+}
+
+#[test]
+fn planned_views_are_read_once_or_again_like_whole_records() {
+    let (manifest, records, _) = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let line = |record: &TrialRecord| serde_json::to_string(record).unwrap() + "\n";
+    let write =
+        |lines: &[String]| std::fs::write(dir.path().join("trials.jsonl"), lines.concat()).unwrap();
+    let mut lines: Vec<String> = records.iter().map(line).collect();
+    // No record supersedes another: read in one pass.
+    write(&lines);
+    let [views, full] = planned_reads(dir.path(), &manifest);
+    assert_eq!(views, full);
+    assert_eq!(views.unwrap().len(), records.len());
+    // A later record supersedes the first: the first is skipped.
+    let retried = TrialRecord {
+        supersedes: true,
+        outcome: Outcome::Fail,
+        ..records[0].clone()
+    };
+    lines.push(line(&retried));
+    write(&lines);
+    let [views, full] = planned_reads(dir.path(), &manifest);
+    assert_eq!(views, full);
+    let views = views.unwrap();
+    assert_eq!(views.len(), records.len());
+    assert_eq!(views.last().unwrap(), &format!("{:?}", retried.view()));
+    // A superseded record outside the plan is skipped, not refused, whatever comes first.
+    let mut outside = records[0].clone();
+    outside.case_id = "not-planned".into();
+    outside.trial_id = format!("not-planned/{}/{}", outside.arm.as_str(), outside.attempt);
+    let mut superseded_outside = lines.clone();
+    superseded_outside[0] = line(&outside);
+    superseded_outside.push(line(&TrialRecord {
+        supersedes: true,
+        ..outside.clone()
+    }));
+    write(&superseded_outside);
+    let [views, full] = planned_reads(dir.path(), &manifest);
+    assert_eq!(views, full);
+    // Refused lines: outside the plan, malformed; the first error is the same.
+    for (at, bad) in [(3, line(&outside)), (2, "{\"run_id\":1}\n".to_string())] {
+        for with_retry in [false, true] {
+            let mut bad_lines = lines.clone();
+            if !with_retry {
+                bad_lines.pop();
+            }
+            bad_lines[at] = bad.clone();
+            write(&bad_lines);
+            let [views, full] = planned_reads(dir.path(), &manifest);
+            assert!(full.is_err(), "{bad}");
+            assert_eq!(views, full);
+        }
+    }
+}
