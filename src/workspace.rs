@@ -785,38 +785,25 @@ impl TrialStaging<'_> {
 /// target.
 pub fn stage_trial(request: &TrialStaging) -> Result<StagedTrial, StagingError> {
     let previous_source = request.check()?;
-    let TrialStaging {
-        staging,
-        case,
-        target,
-        previous,
-        decoys,
-        skills_dir,
-        eval_files_dir,
-        target_digest,
-        calibre,
-        temp_root,
-        owner,
-    } = *request;
-    let root = trial_folder(temp_root, owner)?;
+    let root = trial_folder(request.temp_root, request.owner)?;
     let workspace = root.path().join("workspace");
     let home = root.path().join("home");
     std::fs::create_dir_all(&home).map_err(io_error(&home))?;
     let skills = stage_skills(
-        &workspace.join(skills_dir),
-        staging,
-        target,
-        previous,
+        &workspace.join(request.skills_dir),
+        request.staging,
+        request.target,
+        request.previous,
         previous_source.as_ref(),
-        decoys,
-        target_digest,
-        calibre,
+        request.decoys,
+        request.target_digest,
+        request.calibre,
     )?;
 
-    match &case.files {
+    match &request.case.files {
         CaseFiles::Omitted => {
-            if eval_files_dir.is_dir() {
-                copy_tree(eval_files_dir, &workspace, false)?;
+            if request.eval_files_dir.is_dir() {
+                copy_tree(request.eval_files_dir, &workspace, false)?;
             }
         }
         CaseFiles::Listed(files) => {
@@ -825,8 +812,8 @@ pub fn stage_trial(request: &TrialStaging) -> Result<StagedTrial, StagingError> 
             }
         }
     }
-    if staging == ArmStaging::WithoutTarget {
-        check_baseline_content(&workspace, target)?;
+    if request.staging == ArmStaging::WithoutTarget {
+        check_baseline_content(&workspace, request.target)?;
     }
 
     Ok(StagedTrial {
@@ -848,28 +835,20 @@ pub fn stage_trial_in_slot(
     request: &TrialStaging,
 ) -> Result<StagedTrial, StagingError> {
     let previous_source = request.check()?;
-    let TrialStaging {
-        staging,
-        case,
-        target,
-        previous,
-        decoys,
-        skills_dir,
-        eval_files_dir,
-        target_digest,
-        calibre,
-        temp_root,
-        owner,
-    } = *request;
-    let sources = arm_sources(staging, target, previous_source.as_ref(), decoys);
+    let sources = arm_sources(
+        request.staging,
+        request.target,
+        previous_source.as_ref(),
+        request.decoys,
+    );
     let workspace_rel = Path::new("workspace");
-    let skills_rel = workspace_rel.join(skills_dir);
+    let skills_rel = workspace_rel.join(request.skills_dir);
     let mut layout = Layout::new();
     let conflict = |LayoutConflict(path): LayoutConflict| StagingError::Io {
         path,
         source: std::io::Error::other("a staged file and a staged folder share this path"),
     };
-    if let Some(owner) = owner {
+    if let Some(owner) = request.owner {
         let owner = owner.canonicalize().unwrap_or_else(|_| owner.to_path_buf());
         let bytes: std::sync::Arc<[u8]> = owner.to_string_lossy().as_bytes().into();
         slots::put(&mut layout, Path::new(OWNER_FILE), Want::Bytes(bytes)).map_err(conflict)?;
@@ -884,10 +863,10 @@ pub fn stage_trial_in_slot(
             &mut layout,
         )?;
     }
-    match &case.files {
+    match &request.case.files {
         CaseFiles::Omitted => {
-            if eval_files_dir.is_dir() {
-                plan_tree(eval_files_dir, workspace_rel, false, &mut layout)?;
+            if request.eval_files_dir.is_dir() {
+                plan_tree(request.eval_files_dir, workspace_rel, false, &mut layout)?;
             }
         }
         CaseFiles::Listed(files) => {
@@ -908,7 +887,7 @@ pub fn stage_trial_in_slot(
     let slot = match reused {
         Some(slot) => slot,
         None => {
-            let folder = trial_folder(temp_root, None)?;
+            let folder = trial_folder(request.temp_root, None)?;
             let root = folder.keep();
             let slot = Slot::new(root.clone()).map_err(io_error(&root))?;
             slot.sync(&layout).map_err(io_error(slot.root()))?;
@@ -928,7 +907,7 @@ pub fn stage_trial_in_slot(
             .iter()
             .map(|(source, is_target)| StagedSkill {
                 name: source.name.clone(),
-                dir: workspace.join(skills_dir).join(&source.name),
+                dir: workspace.join(request.skills_dir).join(&source.name),
                 target: *is_target,
                 skill_md: None,
             })
@@ -936,9 +915,15 @@ pub fn stage_trial_in_slot(
         workspace,
         home,
     };
-    guard_fingerprints(&staged.skills, staging, previous, target_digest, calibre)?;
-    if staging == ArmStaging::WithoutTarget {
-        check_baseline_content(&staged.workspace, target)?;
+    guard_fingerprints(
+        &staged.skills,
+        request.staging,
+        request.previous,
+        request.target_digest,
+        request.calibre,
+    )?;
+    if request.staging == ArmStaging::WithoutTarget {
+        check_baseline_content(&staged.workspace, request.target)?;
     }
     Ok(staged)
 }
