@@ -144,35 +144,21 @@ fn start_fresh(
     // Credentials and graders are checked before any folder exists.
     let prepared = crate::pipeline::prepare(resolved, &execution)?;
     let mut template = prepared.resolved.manifest.clone();
-    let calibration_id = match &run.run_id {
-        Some(id) => id.clone(),
-        None => {
-            let suffix: u16 = rand::random();
-            format!(
-                "{}-{}-calibrate-{suffix:04x}",
-                Utc::now().format("%Y%m%dT%H%M%SZ"),
-                template.asset.name
-            )
-        }
-    };
-    if calibration_id.is_empty() || calibration_id.contains('/') || calibration_id.starts_with('.')
-    {
-        return Err(CommandError::input(anyhow!(
-            "--run-id `{calibration_id}` must be a plain folder name"
-        )));
-    }
+    let calibration_id = super::result_folder_id(
+        run.run_id.as_deref(),
+        &template.asset.name,
+        "calibrate",
+        "--run-id",
+    )?;
     template.run_id = calibration_id.clone();
     let dir = run.out.join(&calibration_id);
-    if dir.exists() {
-        return Err(CommandError::input(anyhow!(
-            "{}: folder already exists; pick another --run-id or continue it with `skill-lift calibrate --resume {}`",
-            dir.display(),
+    super::create_result_folder(
+        &dir,
+        &format!(
+            "pick another --run-id or continue it with `skill-lift calibrate --resume {}`",
             crate::shell::shell_path(&dir)
-        )));
-    }
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("creating {}", dir.display()))
-        .map_err(CommandError::input)?;
+        ),
+    )?;
     let plan = CalibrationPlan {
         format_version: PLAN_FORMAT_VERSION,
         calibration_id,

@@ -71,7 +71,7 @@ pub(super) async fn run(args: RunArgs) -> Result<i32, CommandError> {
     if args
         .run_id
         .as_deref()
-        .is_some_and(|id| id.is_empty() || id.contains('/') || id.starts_with('.'))
+        .is_some_and(|id| !crate::pipeline::is_plain_folder_name(id))
     {
         return Err(CommandError::input(anyhow!(
             "--run-id `{}` must be a plain folder name",

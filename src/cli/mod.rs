@@ -517,6 +517,44 @@ impl From<crate::pipeline::PipelineError> for CommandError {
     }
 }
 
+/// The id of a command's new result folder: `given` (the `flag` that names it), else a new one
+/// naming the asset and the command ([`crate::pipeline::new_result_id`]). An id that is not a
+/// plain folder name is an input error.
+pub(crate) fn result_folder_id(
+    given: Option<&str>,
+    asset: &str,
+    command: &str,
+    flag: &str,
+) -> Result<String, CommandError> {
+    let id = match given {
+        Some(id) => id.to_string(),
+        None => crate::pipeline::new_result_id(asset, Some(command)),
+    };
+    if !crate::pipeline::is_plain_folder_name(&id) {
+        return Err(CommandError::input(anyhow::anyhow!(
+            "{flag} `{id}` must be a plain folder name"
+        )));
+    }
+    Ok(id)
+}
+
+/// Create the new result folder `dir` (and the folders above it). A folder already there is an
+/// input error that ends with `refusal` (what to do instead): a result folder is never written
+/// over.
+pub(crate) fn create_result_folder(
+    dir: &std::path::Path,
+    refusal: &str,
+) -> Result<(), CommandError> {
+    if dir.exists() {
+        return Err(CommandError::input(anyhow::anyhow!(
+            "{}: folder already exists; {refusal}",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CommandError::input(anyhow::anyhow!("creating {}: {e}", dir.display())))
+}
+
 /// Print the paths of written files on stderr (the terminal summary ends with them).
 pub fn print_written(paths: &[PathBuf]) {
     for path in paths {
@@ -619,5 +657,41 @@ pub fn main() -> i32 {
             }
             code
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_folder_is_new_and_its_id_plain() {
+        let out = tempfile::tempdir().unwrap();
+        let id = result_folder_id(None, "my-skill", "shadow", "--run-id").unwrap();
+        assert!(id.contains("-my-skill-shadow-"), "{id}");
+        assert_eq!(
+            result_folder_id(Some("given"), "my-skill", "shadow", "--run-id").unwrap(),
+            "given"
+        );
+        let refused = result_folder_id(Some("../up"), "my-skill", "vet", "--vet-id").unwrap_err();
+        assert_eq!(refused.code, exit_codes::INPUT_ERROR);
+        assert!(
+            refused.error.to_string().contains("--vet-id `../up`"),
+            "{}",
+            refused.error
+        );
+        let dir = out.path().join("results").join(&id);
+        create_result_folder(&dir, "pick another --run-id").unwrap();
+        assert!(dir.is_dir());
+        let again = create_result_folder(&dir, "pick another --run-id").unwrap_err();
+        assert_eq!(again.code, exit_codes::INPUT_ERROR);
+        assert!(
+            again
+                .error
+                .to_string()
+                .ends_with("already exists; pick another --run-id"),
+            "{}",
+            again.error
+        );
     }
 }

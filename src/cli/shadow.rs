@@ -192,28 +192,10 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
     }
     let calibre = Calibre::default();
     let print = fingerprint(&args.skill_dir, calibre).map_err(CommandError::input)?;
-    let run_id = args.run_id.clone().unwrap_or_else(|| {
-        format!(
-            "{}-{}-shadow-{:04x}",
-            Utc::now().format("%Y%m%dT%H%M%SZ"),
-            skill.name,
-            rand::random::<u16>()
-        )
-    });
-    if run_id.is_empty() || run_id.contains('/') || run_id.starts_with('.') {
-        return Err(CommandError::input(anyhow!(
-            "--run-id `{run_id}` must be a plain folder name"
-        )));
-    }
+    let run_id =
+        super::result_folder_id(args.run_id.as_deref(), &skill.name, "shadow", "--run-id")?;
     let dir = args.out.join(&run_id);
-    if dir.exists() {
-        return Err(CommandError::input(anyhow!(
-            "{}: shadow folder already exists; pick another --run-id",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(dir.join("transcripts"))
-        .map_err(|e| CommandError::input(anyhow!("{}: {e}", dir.display())))?;
+    super::create_result_folder(&dir, "pick another --run-id")?;
     let api_key = super::grading::profile_api_key(&profile)?;
     let credentials = super::grading::runner_secrets(&profile);
     let write = |name: &str, text: &str| -> Result<PathBuf, CommandError> {

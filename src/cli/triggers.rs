@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use chrono::Utc;
 use clap::Args;
 
@@ -219,20 +219,8 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
         );
     }
     let print = fingerprint(&args.skill_dir, calibre).map_err(CommandError::input)?;
-    let run_id = match &args.run_id {
-        Some(id) => id.clone(),
-        None => format!(
-            "{}-{}-triggers-{:04x}",
-            Utc::now().format("%Y%m%dT%H%M%SZ"),
-            skill.name,
-            rand::random::<u16>()
-        ),
-    };
-    if run_id.is_empty() || run_id.contains('/') || run_id.starts_with('.') {
-        return Err(CommandError::input(anyhow!(
-            "--run-id `{run_id}` must be a plain folder name"
-        )));
-    }
+    let run_id =
+        super::result_folder_id(args.run_id.as_deref(), &skill.name, "triggers", "--run-id")?;
     if let Some(root) = &args.workspace_root
         && !root.is_dir()
     {
@@ -244,15 +232,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     let api_key = super::grading::profile_api_key(&profile)?;
     let credentials = super::grading::runner_secrets(&profile);
     let dir = args.out.join(&run_id);
-    if dir.exists() {
-        return Err(CommandError::input(anyhow!(
-            "{}: result folder already exists; pick another --run-id",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(dir.join("transcripts"))
-        .with_context(|| format!("creating {}", dir.display()))
-        .map_err(CommandError::input)?;
+    super::create_result_folder(&dir, "pick another --run-id")?;
     let setup = TriggerSetup {
         run_id: run_id.clone(),
         created_at: Utc::now(),

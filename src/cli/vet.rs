@@ -138,29 +138,9 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
             other.display()
         )));
     }
-    let vet_id = match &args.vet_id {
-        Some(id) => id.clone(),
-        None => format!(
-            "{}-{}-vet-{:04x}",
-            Utc::now().format("%Y%m%dT%H%M%SZ"),
-            skill.name,
-            rand::random::<u16>()
-        ),
-    };
-    if vet_id.is_empty() || vet_id.contains('/') || vet_id.starts_with('.') {
-        return Err(CommandError::input(anyhow!(
-            "--vet-id `{vet_id}` must be a plain folder name"
-        )));
-    }
+    let vet_id = super::result_folder_id(args.vet_id.as_deref(), &skill.name, "vet", "--vet-id")?;
     let dir = args.out.join(&vet_id);
-    if dir.exists() {
-        return Err(CommandError::input(anyhow!(
-            "{}: vet folder already exists; pick another --vet-id",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| CommandError::input(anyhow!("{}: {e}", dir.display())))?;
+    super::create_result_folder(&dir, "pick another --vet-id")?;
     let profile = args.agent.profile()?;
     let model = args.agent.model_of(&profile);
     let progress = !args.quiet;

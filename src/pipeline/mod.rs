@@ -28,7 +28,10 @@ pub use prepare::{
 pub use regrade::{
     PreparedRegrade, RegradeFinished, RegradeRequest, execute_regrade, prepare_regrade, regrade_id,
 };
-pub use resolve::{ResolvedRun, absolute, new_run_id, planned_arms, resolve_fresh, resolve_resume};
+pub use resolve::{
+    ResolvedRun, absolute, is_plain_folder_name, new_result_id, new_run_id, planned_arms,
+    resolve_fresh, resolve_resume,
+};
 pub use run::{InterruptedBeforeTrials, RunFinished, RunOptions, execute_run};
 pub use servers::start_model_server;
 pub use settings::{

@@ -204,11 +204,24 @@ pub fn absolute(path: &Path) -> PathBuf {
 
 /// A new run id: UTC time, the asset's name and a random suffix.
 pub fn new_run_id(asset: &str) -> String {
+    new_result_id(asset, None)
+}
+
+/// A new result folder id: UTC time, the asset's name, the command that writes the folder
+/// (none for `run`) and a random suffix, e.g. `20260102T030405Z-my-skill-vet-1a2b`.
+pub fn new_result_id(asset: &str, command: Option<&str>) -> String {
     let suffix: u16 = rand::random();
-    format!(
-        "{}-{asset}-{suffix:04x}",
-        Utc::now().format("%Y%m%dT%H%M%SZ")
-    )
+    let time = Utc::now().format("%Y%m%dT%H%M%SZ");
+    match command {
+        Some(command) => format!("{time}-{asset}-{command}-{suffix:04x}"),
+        None => format!("{time}-{asset}-{suffix:04x}"),
+    }
+}
+
+/// Whether `id` can name a result folder inside the results folder: not empty, no `/`, not
+/// starting with `.` (no `.`, `..` or hidden folder).
+pub fn is_plain_folder_name(id: &str) -> bool {
+    !(id.is_empty() || id.contains('/') || id.starts_with('.'))
 }
 
 fn print_warnings(skill: &Skill) {
@@ -369,7 +382,7 @@ pub fn resolve_fresh(
         Some(id) => id.clone(),
         None => new_run_id(&skill.name),
     };
-    if run_id.is_empty() || run_id.contains('/') || run_id.starts_with('.') {
+    if !is_plain_folder_name(&run_id) {
         return Err(PipelineError::RunIdNotPlain(run_id));
     }
     let mut grading = request.grading.clone();
@@ -659,6 +672,23 @@ mod tests {
         assert!(matches!(missing, PipelineError::NoSuchReference { .. }));
         assert!(missing.to_string().contains("--previous DIR"), "{missing}");
         assert_eq!(missing.class(), super::super::ErrorClass::Input);
+    }
+
+    #[test]
+    fn result_ids_name_the_asset_and_command_and_stay_plain_folder_names() {
+        let id = new_result_id("my-skill", Some("vet"));
+        let (time, rest) = id.split_once('-').unwrap();
+        assert_eq!(time.len(), "20260102T030405Z".len(), "{id}");
+        let suffix = rest.strip_prefix("my-skill-vet-").unwrap();
+        assert_eq!(suffix.len(), 4, "{id}");
+        assert!(suffix.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
+        let run_id = new_run_id("my-skill");
+        let run_suffix = run_id.split_once('-').unwrap().1.strip_prefix("my-skill-");
+        assert_eq!(run_suffix.map(str::len), Some(4), "{run_id}");
+        assert!(is_plain_folder_name(&id));
+        for refused in ["", ".", "..", ".hidden", "a/b", "../up"] {
+            assert!(!is_plain_folder_name(refused), "{refused:?}");
+        }
     }
 
     #[test]
