@@ -112,7 +112,41 @@ impl MemoryStaging {
 }
 
 /// Writes the exports of a run's current records.
-pub type ExportFn = dyn Fn(&[TrialRecord]) + Send + Sync;
+pub type ExportFn = dyn Fn(&LiveRecords) + Send + Sync;
+
+/// The run's current records as the dispatcher keeps them for the periodic exports: the records
+/// read at the start and every batch committed since, each batch shared, so the snapshot an
+/// export is written from copies one pointer per batch, never a record.
+#[derive(Clone, Default)]
+pub struct LiveRecords {
+    batches: Vec<Arc<[TrialRecord]>>,
+    len: usize,
+}
+
+impl LiveRecords {
+    /// Add a batch after those already held (an empty one adds nothing).
+    fn push(&mut self, batch: Vec<TrialRecord>) {
+        if !batch.is_empty() {
+            self.len += batch.len();
+            self.batches.push(Arc::from(batch));
+        }
+    }
+
+    /// The records held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The records, in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = &TrialRecord> {
+        self.batches.iter().flat_map(|batch| batch.iter())
+    }
+}
 
 /// The exports rewritten during a run, from the dispatcher's records in memory.
 #[derive(Clone)]
@@ -331,8 +365,8 @@ struct Dispatcher {
     progress: crate::progress::Progress,
     running: RunningLift,
     /// The run's current records (those read at the start plus every committed one): the
-    /// periodic exports are written from here.
-    live: Vec<TrialRecord>,
+    /// periodic exports are written from a snapshot of them.
+    live: LiveRecords,
     /// Whether `live` is kept (periodic exports are set).
     keep_live: bool,
     /// `live.len()` at the last periodic export.
@@ -372,7 +406,7 @@ impl Dispatcher {
         }
         let count = batch.len() as u64;
         if self.keep_live {
-            self.live.extend(batch);
+            self.live.push(batch);
         }
         self.progress.advance(count, self.message());
         trip
@@ -539,10 +573,12 @@ pub(crate) async fn dispatch<W: TrialWork>(
         ),
         running,
         // Kept only when something exports from it.
-        live: if settings.exports.is_some() {
-            previous.to_vec()
-        } else {
-            Vec::new()
+        live: {
+            let mut live = LiveRecords::default();
+            if settings.exports.is_some() {
+                live.push(previous.to_vec());
+            }
+            live
         },
         keep_live: settings.exports.is_some(),
         exported: None,
@@ -747,6 +783,7 @@ pub(crate) async fn dispatch<W: TrialWork>(
                     && let Some(exports) = &settings.exports
                 {
                     dispatcher.exported = Some(dispatcher.live.len());
+                    // A snapshot: the batches are shared, no record is copied.
                     let records = dispatcher.live.clone();
                     let export = Arc::clone(&exports.export);
                     export_job = Some(tokio::task::spawn_blocking(move || export(&records)));

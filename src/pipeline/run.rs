@@ -494,7 +494,7 @@ pub(crate) fn periodic_exports(
                 &manifest,
                 &settings,
                 &Format::ALL,
-                records,
+                records.iter(),
             );
         }),
     }

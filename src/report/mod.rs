@@ -198,12 +198,12 @@ pub fn export_run(
 /// [`export_run`] from records already in memory (the run's dispatcher during a run: its
 /// periodic exports never re-read `trials.jsonl`). `records` are the run's current records, one
 /// per planned trial (superseded ones left out). No transcript pages are written.
-pub fn export_records(
+pub fn export_records<'a>(
     out_dir: &Path,
     manifest: &Manifest,
     settings: &AnalysisSettings,
     formats: &[Format],
-    records: &[TrialRecord],
+    records: impl IntoIterator<Item = &'a TrialRecord>,
 ) -> Result<(Summary, Vec<PathBuf>), RecordError> {
     export_from(
         out_dir,
@@ -212,7 +212,7 @@ pub fn export_records(
         settings,
         formats,
         false,
-        |visit| records.iter().cloned().try_for_each(visit),
+        |visit| records.into_iter().cloned().try_for_each(visit),
     )
 }
 
