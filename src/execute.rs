@@ -696,15 +696,11 @@ pub(crate) async fn dispatch<W: TrialWork>(
     tokio::pin!(interrupt);
     let mut committed_open = true;
     let mut events_open = true;
-    // In-order dispatch: finished trials waiting for an earlier one, and the next to commit.
-    let mut held = std::collections::BTreeMap::<
-        usize,
-        (
-            Box<FinishedTrial>,
-            Option<tokio::sync::OwnedSemaphorePermit>,
-        ),
-    >::new();
-    let mut next_seq = 0usize;
+    // In-order dispatch: finished trials (with their job slots) waiting for an earlier one.
+    let mut held = InOrder::<(
+        Box<FinishedTrial>,
+        Option<tokio::sync::OwnedSemaphorePermit>,
+    )>::default();
     while committed_open || events_open {
         tokio::select! {
             event = event_receiver.recv(), if events_open => match event {
@@ -715,7 +711,7 @@ pub(crate) async fn dispatch<W: TrialWork>(
                     // Trials held behind one that never finished (interrupted, dropped) are
                     // committed in order past the gap.
                     if let Some(sender) = &record_sender {
-                        for (_, (trial, _permit)) in std::mem::take(&mut held) {
+                        for (trial, _permit) in held.rest() {
                             let _ = sender.send(*trial);
                         }
                     }
@@ -731,10 +727,8 @@ pub(crate) async fn dispatch<W: TrialWork>(
                             let _ = sender.send(*trial);
                         }
                     } else {
-                        held.insert(seq, (trial, permit));
                         // Release the trials now next in order (their job slots with them).
-                        while let Some((trial, _permit)) = held.remove(&next_seq) {
-                            next_seq += 1;
+                        for (trial, _permit) in held.finished(seq, (trial, permit)) {
                             if let Some(sender) = &record_sender {
                                 let _ = sender.send(*trial);
                             }
@@ -832,6 +826,42 @@ pub(crate) async fn dispatch<W: TrialWork>(
         retried_requests: dispatcher.retried_requests,
         wall_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The in-order commit of a dispatch ([`Planned::in_order`]): a finished trial waits here until
+/// every trial before it (by its place among the pending ones, `seq`) has been handed on.
+struct InOrder<T> {
+    held: std::collections::BTreeMap<usize, T>,
+    next: usize,
+}
+
+impl<T> Default for InOrder<T> {
+    fn default() -> Self {
+        Self {
+            held: Default::default(),
+            next: 0,
+        }
+    }
+}
+
+impl<T> InOrder<T> {
+    /// Take the trial at place `seq`: returns, in order, the trials now next (none while an
+    /// earlier one has not finished).
+    fn finished(&mut self, seq: usize, trial: T) -> Vec<T> {
+        self.held.insert(seq, trial);
+        let mut ready = Vec::new();
+        while let Some(trial) = self.held.remove(&self.next) {
+            self.next += 1;
+            ready.push(trial);
+        }
+        ready
+    }
+
+    /// No further trial will finish: the held ones, in order, past the gaps of those that never
+    /// did (interrupted, dropped).
+    fn rest(&mut self) -> Vec<T> {
+        std::mem::take(&mut self.held).into_values().collect()
+    }
 }
 
 /// The message of a panicked task, when it carried one.
@@ -1946,6 +1976,187 @@ mod scheduler_tests {
             );
             assert!(UnscoreableCause::InternalError.is_infrastructure());
         }
+    }
+
+    #[test]
+    fn in_order_commit_hands_trials_on_by_place_and_past_gaps_at_the_end() {
+        let mut queue = InOrder::default();
+        // Finished in reverse: nothing is handed on until the first one is there.
+        assert!(queue.finished(3, 'd').is_empty());
+        assert!(queue.finished(2, 'c').is_empty());
+        assert!(queue.finished(1, 'b').is_empty());
+        assert_eq!(queue.finished(0, 'a'), ['a', 'b', 'c', 'd']);
+        assert_eq!(queue.finished(4, 'e'), ['e']);
+        // Trial 5 never finishes (interrupted): 6 and 8 wait, then go in order past the gaps.
+        assert!(queue.finished(8, 'i').is_empty());
+        assert!(queue.finished(6, 'g').is_empty());
+        assert_eq!(queue.rest(), ['g', 'i']);
+        assert!(queue.rest().is_empty());
+    }
+
+    /// Work whose trials finish in reverse order: trial `i` waits until trial `i + 1` has
+    /// finished its work (the last one starts the chain), or forever for the ones in `hang`.
+    struct ReverseWork {
+        context: Arc<TrialContext>,
+        gates: Vec<Semaphore>,
+        hang: HashSet<usize>,
+        finished: Mutex<Vec<usize>>,
+        /// Notified when every trial not in `hang` has finished its work.
+        all_finished: tokio::sync::Notify,
+    }
+
+    impl ReverseWork {
+        fn new(context: Arc<TrialContext>, trials: usize, hang: &[usize]) -> Arc<Self> {
+            Arc::new(Self {
+                context,
+                gates: (0..trials).map(|_| Semaphore::new(0)).collect(),
+                hang: hang.iter().copied().collect(),
+                finished: Mutex::new(Vec::new()),
+                all_finished: tokio::sync::Notify::new(),
+            })
+        }
+    }
+
+    impl TrialWork for ReverseWork {
+        type Item = (usize, TrialKey);
+
+        fn key(item: &Self::Item) -> TrialKey {
+            item.1.clone()
+        }
+
+        async fn run(self: Arc<Self>, (seq, key): Self::Item) -> Result<FinishedTrial, Fatal> {
+            if self.hang.contains(&seq) {
+                std::future::pending::<()>().await;
+            }
+            if seq + 1 < self.gates.len() {
+                self.gates[seq].acquire().await.unwrap().forget();
+            }
+            let clock = TrialClock {
+                started_at: Utc::now(),
+                clock: Instant::now(),
+            };
+            let grade = UnscoreableCause::Other.grade(format!("trial {seq}"));
+            let record = record_trial(&self.context, &key, clock, grade, None, None);
+            let count = {
+                let mut finished = self.finished.lock().unwrap();
+                finished.push(seq);
+                finished.len()
+            };
+            if count + self.hang.len() == self.gates.len() {
+                self.all_finished.notify_one();
+            }
+            if seq > 0 {
+                self.gates[seq - 1].add_permits(1);
+            }
+            Ok(FinishedTrial::without_transcript(record))
+        }
+
+        fn panicked(
+            &self,
+            _item: &Self::Item,
+            _started: TrialClock,
+            message: String,
+        ) -> Result<FinishedTrial, Fatal> {
+            Err(Fatal::TaskPanicked(message))
+        }
+    }
+
+    /// The pending trials of a 4-case paired run with K = 1, in plan order.
+    fn eight_trials(context: &TrialContext) -> Vec<(usize, TrialKey)> {
+        plan_trials(&context.cases, &context.arms, 1)
+            .into_iter()
+            .enumerate()
+            .map(|(seq, (_, key))| (seq, key))
+            .collect()
+    }
+
+    fn in_order() -> Planned {
+        Planned {
+            total: 8,
+            already_done: 0,
+            labelled: false,
+            in_order: true,
+        }
+    }
+
+    #[tokio::test]
+    async fn in_order_dispatch_commits_trials_finished_in_reverse_in_their_order() {
+        let (_dir, context) = setup(Script::Answer, 4, false);
+        let pending = eight_trials(&context);
+        let expected: Vec<String> = pending.iter().map(|(_, key)| key.trial_id()).collect();
+        let work = ReverseWork::new(Arc::clone(&context), pending.len(), &[]);
+        let sink = MemorySink::default();
+        let mut settings = settings(None);
+        settings.jobs = pending.len();
+        let report = dispatch(
+            Arc::clone(&work),
+            pending,
+            in_order(),
+            &settings,
+            &[],
+            sink.clone(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!((report.recorded, report.missing), (8, 0));
+        // The trials did finish last to first...
+        assert_eq!(*work.finished.lock().unwrap(), [7, 6, 5, 4, 3, 2, 1, 0]);
+        // ...and were committed first to last, none lost, none twice.
+        let committed: Vec<String> = sink
+            .records
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|record| record.trial_id.clone())
+            .collect();
+        assert_eq!(committed, expected);
+    }
+
+    #[tokio::test]
+    async fn in_order_dispatch_commits_the_trials_behind_an_unfinished_one_when_interrupted() {
+        let (_dir, context) = setup(Script::Answer, 4, false);
+        let pending = eight_trials(&context);
+        let expected: Vec<String> = pending
+            .iter()
+            .filter(|(seq, _)| *seq != 5)
+            .map(|(_, key)| key.trial_id())
+            .collect();
+        // Trial 5 never finishes, so 0..=4 wait for nothing else; 6 and 7 finish behind it.
+        let work = ReverseWork::new(Arc::clone(&context), pending.len(), &[5]);
+        work.gates[4].add_permits(1);
+        let sink = MemorySink::default();
+        let mut settings = settings(None);
+        settings.jobs = pending.len();
+        let watched = Arc::clone(&work);
+        let interrupt = async move {
+            watched.all_finished.notified().await;
+            // Let the workers hand their last results to the dispatcher.
+            for _ in 0..100 {
+                tokio::task::yield_now().await;
+            }
+        };
+        let report = dispatch(
+            Arc::clone(&work),
+            pending,
+            in_order(),
+            &settings,
+            &[],
+            sink.clone(),
+            interrupt,
+        )
+        .await
+        .unwrap();
+        assert!(report.interrupted);
+        assert_eq!((report.recorded, report.missing), (7, 1));
+        let committed: Vec<String> = sink
+            .records
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|record| record.trial_id.clone())
+            .collect();
+        assert_eq!(committed, expected);
     }
 
     #[tokio::test]
