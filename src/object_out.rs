@@ -68,6 +68,9 @@ impl S3Location {
         if bucket.is_empty() {
             return Some(Err(bad("the bucket name is empty")));
         }
+        if let Err(reason) = check_bucket_name(bucket) {
+            return Some(Err(bad(reason)));
+        }
         let prefix = prefix.trim_matches('/');
         if prefix.split('/').any(|segment| {
             segment == "." || segment == ".." || (segment.is_empty() && !prefix.is_empty())
@@ -124,6 +127,31 @@ impl S3Location {
             source,
         }
     }
+}
+
+/// S3's bucket naming rules (which S3-compatible stores share): 3 to 63 characters, lowercase
+/// letters, digits, `.` and `-`, a letter or digit first and last, no `..`, not an IPv4 address.
+fn check_bucket_name(bucket: &str) -> Result<(), &'static str> {
+    if !(3..=63).contains(&bucket.len()) {
+        return Err("a bucket name has 3 to 63 characters");
+    }
+    if !bucket
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-')
+    {
+        return Err("a bucket name has only lowercase letters, digits, `.` and `-`");
+    }
+    let edge = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if !edge(bucket.bytes().next()) || !edge(bucket.bytes().last()) {
+        return Err("a bucket name begins and ends with a letter or digit");
+    }
+    if bucket.contains("..") {
+        return Err("a bucket name has no `..`");
+    }
+    if bucket.parse::<std::net::Ipv4Addr>().is_ok() {
+        return Err("a bucket name is not an IP address");
+    }
+    Ok(())
 }
 
 /// The S3 client for `location`'s bucket, configured from the `AWS_*` environment.
@@ -251,6 +279,43 @@ pub async fn upload_run_folder(
     })
 }
 
+/// Check, before anything is spent, that an upload to `location` can succeed: a small probe
+/// object is written under the prefix and deleted again, and a listing is asked for (the three
+/// operations an upload makes; see [`upload_run_folder`]).
+pub async fn check_upload_access(
+    store: &dyn ObjectStore,
+    location: &S3Location,
+) -> Result<(), ObjectOutError> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    let probe = location.key(&format!(
+        ".skill-lift-probe-{}-{nanos:09}",
+        std::process::id()
+    ));
+    store
+        .put(
+            &probe,
+            object_store::PutPayload::from_static(b"skill-lift write check\n"),
+        )
+        .await
+        .map_err(location.store_error("checking write access (writing a probe object)"))?;
+    // Listing under the probe's key (object_store lists it as a folder: nothing is under it)
+    // checks the permission without walking the prefix.
+    let _: Vec<ObjectPath> = store
+        .list(Some(&probe))
+        .map_ok(|meta| meta.location)
+        .try_collect()
+        .await
+        .map_err(location.store_error("checking list access"))?;
+    store
+        .delete(&probe)
+        .await
+        .map_err(location.store_error("checking delete access (deleting the probe object)"))?;
+    Ok(())
+}
+
 /// A relative object key as a safe local path (no `..`, no root, no empty segment).
 fn safe_relative(key: &str) -> Option<PathBuf> {
     let path = PathBuf::from(key);
@@ -375,10 +440,24 @@ mod tests {
         assert_eq!(location.prefix, "a/b");
         assert_eq!(location.url(), "s3://bucket/a/b");
         assert_eq!(location.child("run").url(), "s3://bucket/a/b/run");
+        assert!(S3Location::parse("s3://my.bucket-1/x").unwrap().is_ok());
         let root = S3Location::parse("s3://bucket").unwrap().unwrap();
         assert_eq!(root.prefix, "");
         assert_eq!(root.child("run").url(), "s3://bucket/run");
-        for bad in ["s3://", "s3:///x", "s3://b/a/../c", "s3://b/a//c"] {
+        for bad in [
+            "s3://",
+            "s3:///x",
+            "s3://bucket/a/../c",
+            "s3://bucket/a//c",
+            "s3://bucket with space/x",
+            "s3://Bucket/x",
+            "s3://b/x",
+            "s3://-bucket/x",
+            "s3://bucket-/x",
+            "s3://my..bucket/x",
+            "s3://my_bucket/x",
+            "s3://192.168.1.1/x",
+        ] {
             assert!(S3Location::parse(bad).unwrap().is_err(), "{bad}");
         }
     }

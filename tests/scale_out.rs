@@ -1101,3 +1101,132 @@ fn indexed_job_shards_through_s3_merge_to_the_unsharded_analysis() {
         }
     }
 }
+
+/// A loopback S3 endpoint that accepts skill-lift's write-access probe (and, with
+/// `accept_uploads`, everything) and refuses every other write with `403 AccessDenied`: a store
+/// whose credentials are wrong, or whose policy lets the probe through but not the run.
+struct RefusingStore {
+    endpoint: String,
+}
+
+impl RefusingStore {
+    fn start(accept_probe: bool) -> Self {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().filter_map(Result::ok) {
+                let mut reader = BufReader::new(stream);
+                let mut request_line = String::new();
+                if reader.read_line(&mut request_line).is_err() {
+                    continue;
+                }
+                let mut length = 0usize;
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                    if let Some((name, value)) = header.split_once(':')
+                        && name.eq_ignore_ascii_case("content-length")
+                    {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let mut parts = request_line.split_whitespace();
+                let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+                let probe = accept_probe && target.contains(".skill-lift-probe-");
+                let (status, body) = match method {
+                    "PUT" | "DELETE" if probe => ("200 OK", String::new()),
+                    "GET" if probe => {
+                        // A listing of the probe's own key: the prefix asked for.
+                        let prefix = target
+                            .split(['?', '&'])
+                            .find_map(|p| p.strip_prefix("prefix="))
+                            .unwrap_or("")
+                            .replace("%2F", "/");
+                        (
+                            "200 OK",
+                            format!(
+                                "<ListBucketResult><Contents><Key>{prefix}</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified><Size>23</Size><ETag>\"e\"</ETag></Contents><IsTruncated>false</IsTruncated></ListBucketResult>"
+                            ),
+                        )
+                    }
+                    _ => (
+                        "403 Forbidden",
+                        "<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+                            .to_string(),
+                    ),
+                };
+                let mut stream = reader.into_inner();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nETag: \"e\"\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Self { endpoint }
+    }
+}
+
+#[test]
+fn an_s3_store_that_refuses_is_found_before_the_run_and_a_failed_upload_keeps_the_run() {
+    let server = MockServer::start(MockBehaviour::default());
+    let dir = project(&server.base_url(), 3);
+
+    // A store refusing the probe: exit 3 before any trial is spent.
+    let refusing = RefusingStore::start(false);
+    let mut run = run_in(dir.path());
+    run.args(["--out", "s3://evals/runs"]);
+    with_s3_env(&mut run, &refusing.endpoint);
+    let output = run.output().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("nothing was run") && stderr(&output).contains("AccessDenied"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        server.requests(),
+        0,
+        "no trial ran before the store was checked"
+    );
+
+    // A malformed bucket name is an input error, also before any trial.
+    let mut run = run_in(dir.path());
+    run.args(["--out", "s3://bucket with space/x"]);
+    let output = run.output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("bucket name"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.requests(), 0);
+
+    // A store taking the probe but refusing the upload: the recorded run stays on disk, named.
+    let partial = RefusingStore::start(true);
+    let mut run = run_in(dir.path());
+    run.args(["--out", "s3://evals/runs", "--run-id", "kept"]);
+    with_s3_env(&mut run, &partial.endpoint);
+    let output = run.output().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(server.requests() > 0);
+    let message = stderr(&output);
+    let kept = message
+        .split("the recorded run is kept in ")
+        .nth(1)
+        .and_then(|rest| rest.split(" (nothing was deleted)").next())
+        .unwrap_or_else(|| panic!("no kept folder named: {message}"));
+    let run_dir = Path::new(kept).join("kept");
+    assert!(run_dir.join("manifest.json").is_file(), "{message}");
+    assert!(run_dir.join("trials.jsonl").is_file(), "{message}");
+    assert!(
+        message.contains("aws s3 cp") && message.contains("s3://evals/runs/kept/manifest.json"),
+        "{message}"
+    );
+    std::fs::remove_dir_all(kept).unwrap();
+}

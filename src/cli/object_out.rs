@@ -2,10 +2,14 @@
 //! a local staging folder as usual, and the transfer happens before (`merge`: download) or
 //! after (`run`: upload) it. The transfers live in `crate::object_out`.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::Context;
 
 use super::{CommandError, MergeArgs, RunArgs};
-use crate::object_out::{S3Location, download_run_folders, store, upload_run_folder};
+use crate::object_out::{
+    S3Location, check_upload_access, download_run_folders, store, upload_run_folder,
+};
 
 /// `skill-lift run`, uploading the run folder when `--out` is an `s3://` location.
 pub async fn run(mut args: RunArgs) -> Result<i32, CommandError> {
@@ -14,6 +18,11 @@ pub async fn run(mut args: RunArgs) -> Result<i32, CommandError> {
     };
     let location = location.map_err(CommandError::input)?;
     let client = store(&location).map_err(CommandError::input)?;
+    // The store is checked before any trial is spent.
+    check_upload_access(client.as_ref(), &location)
+        .await
+        .context("the object store cannot take the upload; nothing was run")
+        .map_err(CommandError::infrastructure)?;
     let staging = tempfile::Builder::new()
         .prefix("skill-lift-s3-")
         .tempdir()
@@ -25,14 +34,25 @@ pub async fn run(mut args: RunArgs) -> Result<i32, CommandError> {
     let entries = std::fs::read_dir(staging.path())
         .with_context(|| format!("reading {}", staging.path().display()))
         .map_err(CommandError::infrastructure)?;
-    for entry in entries.filter_map(Result::ok) {
-        let dir = entry.path();
-        if !dir.join("manifest.json").is_file() && !crate::run_matrix::is_matrix_folder(&dir) {
-            continue;
-        }
-        let uploaded = upload_run_folder(client.as_ref(), &dir, &location)
-            .await
-            .map_err(CommandError::infrastructure)?;
+    let mut folders: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|dir| {
+            dir.join("manifest.json").is_file() || crate::run_matrix::is_matrix_folder(dir)
+        })
+        .collect();
+    folders.sort();
+    for dir in folders {
+        let uploaded = match upload_run_folder(client.as_ref(), &dir, &location).await {
+            Ok(uploaded) => uploaded,
+            Err(error) => {
+                // The recorded run is the spend: its folder stays for a later upload.
+                let kept = staging.keep();
+                return Err(CommandError::infrastructure(
+                    anyhow::Error::new(error).context(kept_message(&kept, &location)),
+                ));
+            }
+        };
         eprintln!(
             "skill-lift: uploaded {} files ({} bytes) to {}{}",
             uploaded.files,
@@ -56,6 +76,34 @@ pub async fn run(mut args: RunArgs) -> Result<i32, CommandError> {
         );
     }
     Ok(code)
+}
+
+/// Where the run folders stay after a failed upload, and how to upload them by hand
+/// (`manifest.json` last, as [`upload_run_folder`] does).
+fn kept_message(staging: &Path, location: &S3Location) -> String {
+    let folders: Vec<String> = std::fs::read_dir(staging)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().is_dir())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    let commands = folders
+        .iter()
+        .map(|name| {
+            let dir = staging.join(name);
+            let target = location.child(name).url();
+            format!(
+                "`aws s3 sync '{dir}' '{target}' --exclude manifest.json --exclude .lock && aws s3 cp '{dir}/manifest.json' '{target}/manifest.json'`",
+                dir = dir.display()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    format!(
+        "the upload failed; the recorded run is kept in {} (nothing was deleted). Upload it once the store is reachable, manifest.json last: {commands}",
+        staging.display()
+    )
 }
 
 /// `skill-lift merge`, downloading the run folders under each `s3://` argument first.
