@@ -52,9 +52,8 @@ impl DecoySource {
     }
 }
 
-/// Decoys ready to stage. Holds the temporary folder of materialized built-ins.
+/// Decoys ready to stage.
 pub struct Decoys {
-    _materialized: Option<tempfile::TempDir>,
     /// The decoy skills, ordered by name.
     pub skills: Vec<SkillSource>,
 }
@@ -73,40 +72,22 @@ pub enum DecoyError {
     Empty { path: PathBuf },
 }
 
-/// Prepare the decoys of `source`: built-ins are written to a temporary folder; a folder is read
-/// for its skill subfolders (each must load as a skill).
+/// Prepare the decoys of `source`: built-ins are read from their folder under the system
+/// temporary folder ([`builtin_folder`]); a folder is read for its skill subfolders (each must
+/// load as a skill).
 pub fn prepare_decoys(source: &DecoySource) -> Result<Decoys, DecoyError> {
     match source {
-        DecoySource::None => Ok(Decoys {
-            _materialized: None,
-            skills: Vec::new(),
-        }),
+        DecoySource::None => Ok(Decoys { skills: Vec::new() }),
         DecoySource::Builtin => {
-            let dir = tempfile::Builder::new()
-                .prefix("skill-lift-decoys-")
-                .tempdir()
-                .map_err(|source| DecoyError::Io {
-                    path: std::env::temp_dir(),
-                    source,
-                })?;
-            let mut skills = Vec::new();
-            for (name, text) in BUILTIN_DECOYS {
-                let skill_dir = dir.path().join(name);
-                std::fs::create_dir_all(&skill_dir)
-                    .and_then(|_| std::fs::write(skill_dir.join("SKILL.md"), text))
-                    .map_err(|source| DecoyError::Io {
-                        path: skill_dir.clone(),
-                        source,
-                    })?;
-                skills.push(SkillSource {
+            let dir = builtin_folder(&std::env::temp_dir())?;
+            let skills = BUILTIN_DECOYS
+                .iter()
+                .map(|(name, _)| SkillSource {
                     name: name.to_string(),
-                    dir: skill_dir,
-                });
-            }
-            Ok(Decoys {
-                _materialized: Some(dir),
-                skills,
-            })
+                    dir: dir.join(name),
+                })
+                .collect();
+            Ok(Decoys { skills })
         }
         DecoySource::Folder(path) => {
             let mut skills = Vec::new();
@@ -132,12 +113,138 @@ pub fn prepare_decoys(source: &DecoySource) -> Result<Decoys, DecoyError> {
                 return Err(DecoyError::Empty { path: path.clone() });
             }
             skills.sort_by(|a, b| a.name.cmp(&b.name));
-            Ok(Decoys {
-                _materialized: None,
-                skills,
+            Ok(Decoys { skills })
+        }
+    }
+}
+
+/// The built-in decoys as skill folders, in one folder under `temp_root` named by a hash of
+/// their content and the user (`skill-lift-decoys-<hash>-<uid>`): every run of this build shares
+/// it, so a killed run leaves nothing behind that the next one does not reuse. The folder is
+/// created whole (written under a temporary name, then renamed) and reused only when it is this
+/// user's, closed to others, and holds exactly the built-ins; otherwise it is replaced.
+pub fn builtin_folder(temp_root: &Path) -> Result<PathBuf, DecoyError> {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for (name, text) in BUILTIN_DECOYS {
+        hash.update(name.as_bytes());
+        hash.update([0]);
+        hash.update(text.as_bytes());
+        hash.update([0]);
+    }
+    let digest: String = hash.finalize()[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let folder = temp_root.join(format!("skill-lift-decoys-{digest}-{}", user_id()));
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DecoyError::Io { path, source }
+    };
+    if holds_exactly_the_builtins(&folder) {
+        return Ok(folder);
+    }
+    let fresh = tempfile::Builder::new()
+        .prefix(".skill-lift-decoys-")
+        .tempdir_in(temp_root)
+        .map_err(io(temp_root))?;
+    for (name, text) in BUILTIN_DECOYS {
+        let skill_dir = fresh.path().join(name);
+        std::fs::create_dir(&skill_dir)
+            .and_then(|_| std::fs::write(skill_dir.join("SKILL.md"), text))
+            .map_err(io(&skill_dir))?;
+    }
+    // A folder in the way (another user's, altered, half-removed) is moved aside first; a
+    // concurrent run may have renamed its own complete copy into place meanwhile.
+    if std::fs::symlink_metadata(&folder).is_ok() && !holds_exactly_the_builtins(&folder) {
+        let aside = tempfile::Builder::new()
+            .prefix(".skill-lift-decoys-stale-")
+            .tempdir_in(temp_root)
+            .map_err(io(temp_root))?;
+        if std::fs::rename(&folder, aside.path().join("old")).is_err() {
+            // Not ours to move (another user's, in a shared temporary folder).
+            return Err(DecoyError::Io {
+                path: folder,
+                source: std::io::Error::other(
+                    "this folder is in the way of the built-in decoys and cannot be moved; remove it",
+                ),
+            });
+        }
+    }
+    let staged = fresh.keep();
+    match std::fs::rename(&staged, &folder) {
+        Ok(()) => Ok(folder),
+        Err(_) if holds_exactly_the_builtins(&folder) => {
+            // Another run put the same folder in place first.
+            let _ = std::fs::remove_dir_all(&staged);
+            Ok(folder)
+        }
+        Err(source) => {
+            let _ = std::fs::remove_dir_all(&staged);
+            Err(DecoyError::Io {
+                path: folder,
+                source,
             })
         }
     }
+}
+
+/// Whether `folder` is a real folder of this user, closed to others, holding exactly one
+/// folder per built-in decoy with exactly its `SKILL.md`.
+fn holds_exactly_the_builtins(folder: &Path) -> bool {
+    let Ok(metadata) = std::fs::symlink_metadata(folder) else {
+        return false;
+    };
+    if !metadata.is_dir() || !owned_and_private(&metadata) {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return false;
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    if names != BUILTIN_DECOYS.map(|(name, _)| name.to_string()) {
+        return false;
+    }
+    BUILTIN_DECOYS.iter().all(|(name, text)| {
+        let dir = folder.join(name);
+        let only_skill_md = std::fs::read_dir(&dir).is_ok_and(|entries| {
+            let names: Vec<_> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .collect();
+            names == ["SKILL.md"]
+        });
+        let file = dir.join("SKILL.md");
+        only_skill_md
+            && std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file())
+            && std::fs::read(&file).is_ok_and(|bytes| bytes == text.as_bytes())
+    })
+}
+
+#[cfg(unix)]
+fn owned_and_private(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    metadata.uid() == user_id() && metadata.mode() & 0o022 == 0
+}
+
+#[cfg(not(unix))]
+fn owned_and_private(_: &std::fs::Metadata) -> bool {
+    true
+}
+
+#[cfg(unix)]
+fn user_id() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+#[cfg(not(unix))]
+fn user_id() -> u32 {
+    0
 }
 
 fn folder_name(dir: &Path) -> String {
@@ -173,6 +280,35 @@ mod tests {
                     .any(|w| matches!(w, SkillWarning::FieldTooLong { .. }))
             );
         }
+    }
+
+    #[test]
+    fn builtins_live_in_one_shared_folder_that_is_replaced_when_altered() {
+        let root = tempfile::tempdir().unwrap();
+        let first = builtin_folder(root.path()).unwrap();
+        assert_eq!(builtin_folder(root.path()).unwrap(), first);
+        let entries = |root: &Path| std::fs::read_dir(root).unwrap().count();
+        assert_eq!(entries(root.path()), 1, "nothing but the one folder");
+        // An altered decoy, or a file added beside one, is not reused.
+        std::fs::write(first.join("log-triage/SKILL.md"), "edited").unwrap();
+        assert_eq!(builtin_folder(root.path()).unwrap(), first);
+        assert_eq!(
+            std::fs::read_to_string(first.join("log-triage/SKILL.md")).unwrap(),
+            BUILTIN_DECOYS[2].1
+        );
+        std::fs::write(first.join("api-debug/extra.sh"), "echo").unwrap();
+        builtin_folder(root.path()).unwrap();
+        assert!(!first.join("api-debug/extra.sh").exists());
+        assert_eq!(entries(root.path()), 1);
+        let decoys = prepare_decoys(&DecoySource::Builtin).unwrap();
+        assert_eq!(
+            decoys
+                .skills
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
+            BUILTIN_DECOYS.map(|(name, _)| name)
+        );
     }
 
     #[test]

@@ -2226,3 +2226,53 @@ fn calibrate_records_the_aa_false_verdict_rate_and_the_next_run_shows_it() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("not a calibration folder"));
 }
+
+#[test]
+fn killed_runs_leave_no_folder_behind_once_resumed() {
+    let server = MockServer::start(MockBehaviour {
+        delay: Duration::from_millis(40),
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::new(&server.base_url(), 8);
+    let temp = tempfile::tempdir().unwrap();
+    for crash in ["crash-1", "crash-2"] {
+        let mut child = binary()
+            .current_dir(fixture.dir.path())
+            .env("TMPDIR", temp.path())
+            .arg("run")
+            .arg(fixture.skill())
+            .args(["--runner", "mock", "--out", "results", "-k", "1"])
+            .args(["--run-id", crash, "--jobs", "2"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let run_dir = fixture.run_dir(crash);
+        let started = Instant::now();
+        while trial_lines(&run_dir).len() < 2 {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "run made no progress"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let output = binary()
+            .current_dir(fixture.dir.path())
+            .env("TMPDIR", temp.path())
+            .args(["run", "--resume"])
+            .arg(&run_dir)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    // The built-in decoys are one folder every run shares, not one per crash; trial folders
+    // were removed by the resumes.
+    let left: Vec<String> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].starts_with("skill-lift-decoys-"), "{left:?}");
+}
