@@ -527,6 +527,64 @@ pub fn is_interrupted() -> bool {
     INTERRUPT.get().is_some_and(|sender| *sender.borrow())
 }
 
+/// Run `program args` in the foreground (stdout and stderr inherited, stdin closed) so that none
+/// of the processes it starts outlives skill-lift: under the attempt supervisor, in a process
+/// group of its own, holding the lifeline. An interrupt (SIGINT/SIGTERM, see [`interrupted`])
+/// kills the whole tree, and so does skill-lift's death, even by `kill -9` (the lifeline
+/// breaks). Unsupervised (library use) the group is killed instead. Returns the program's exit
+/// status, or `None` when interrupted (the tree was killed and reaped).
+pub async fn run_foreground(
+    program: &str,
+    args: &[&str],
+) -> std::io::Result<Option<std::process::ExitStatus>> {
+    use std::process::Stdio;
+    install_interrupt_handler();
+    let supervisor = supervisor_exe();
+    let mut command = match supervisor {
+        Some(exe) => {
+            let mut command = tokio::process::Command::new(exe);
+            // The lifeline: only skill-lift holds the write end.
+            command
+                .arg(SUPERVISOR_ARG)
+                .arg(program)
+                .stdin(Stdio::piped());
+            command
+        }
+        None => {
+            let mut command = tokio::process::Command::new(program);
+            command.stdin(Stdio::null());
+            die_with_parent(&mut command);
+            command
+        }
+    };
+    command.args(args).process_group(0);
+    let mut child = command.spawn()?;
+    let pid = child.id();
+    register_child(pid);
+    let lifeline = child.stdin.take();
+    let outcome = tokio::select! {
+        status = child.wait() => Some(status),
+        () = interrupted() => None,
+    };
+    let status = match outcome {
+        Some(status) => Some(status),
+        None => {
+            drop(lifeline);
+            if supervisor.is_none()
+                && let Some(group) = pid
+            {
+                // SAFETY: killpg only sends a signal; a stale group yields ESRCH, ignored.
+                unsafe {
+                    libc::killpg(group as i32, libc::SIGKILL);
+                }
+            }
+            child.wait().await.map(|_| None).transpose()
+        }
+    };
+    unregister_child(pid);
+    status.transpose()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,11 +13,9 @@ pub const SERVE_SCRIPT: &str = include_str!("../scripts/serve-local-model");
 /// The port the shipped `local` and `local-judge` profiles use.
 pub const DEFAULT_PORT: u16 = 18765;
 
-/// The command that runs the setup script (output on the caller's stdout and stderr).
-pub fn setup_command() -> Command {
-    let mut command = Command::new("bash");
-    command.arg("-c").arg(SETUP_SCRIPT).arg("setup-local-model");
-    command
+/// The program and arguments that run the setup script (`bash -c SCRIPT setup-local-model`).
+pub fn setup_argv() -> [&'static str; 4] {
+    ["bash", "-c", SETUP_SCRIPT, "setup-local-model"]
 }
 
 /// The command that serves the model on `127.0.0.1:port` in the foreground.

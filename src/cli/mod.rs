@@ -630,7 +630,7 @@ pub fn main() -> i32 {
             Command::Init(args) => init::init(args),
             Command::Compare(args) => compare::compare(args),
             Command::Runners(args) => runners::runners(args),
-            Command::Setup(args) => runners::setup(args),
+            Command::Setup(args) => runners::setup(args).await,
             Command::Serve(args) => runners::serve(args),
             Command::Triggers(args) => triggers::triggers(*args).await,
             Command::Vet(args) => vet::vet(*args).await,

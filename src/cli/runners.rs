@@ -125,18 +125,28 @@ pub enum SetupTarget {
     /// The zero-key local model (SmolLM2-135M-Instruct with llama-cpp-python[server]) in a
     /// cached Python environment under $SKILL_LIFT_CACHE (default ~/.cache/skill-lift): about
     /// 5 minutes the first time (llama.cpp is compiled), instant afterwards. Needs Python 3.9+
-    /// with venv and a C/C++ compiler.
+    /// with venv and a C/C++ compiler. Interrupted (Ctrl-C, SIGTERM), it stops with every
+    /// process it started, and the next setup starts over.
     LocalModel,
 }
 
-/// `skill-lift setup local-model`.
-pub fn setup(args: SetupArgs) -> Result<i32, CommandError> {
+/// `skill-lift setup local-model`. The script runs contained: an interrupt, or skill-lift's
+/// end however it comes, stops it with everything it started (pip, the compiler), and the
+/// unfinished environment is not taken for a set-up one (the script marks it ready last).
+pub async fn setup(args: SetupArgs) -> Result<i32, CommandError> {
     match args.what {
         SetupTarget::LocalModel => {
-            let status = crate::local_model::setup_command()
-                .status()
+            let [program, arguments @ ..] = crate::local_model::setup_argv();
+            let status = crate::contain::run_foreground(program, &arguments)
+                .await
                 .context("starting bash to set up the local model")
                 .map_err(CommandError::infrastructure)?;
+            let Some(status) = status else {
+                eprintln!(
+                    "skill-lift: interrupted; the setup was stopped and the local model is not set up. Run `skill-lift setup local-model` again to start over."
+                );
+                return Ok(exit_codes::INTERRUPTED);
+            };
             match status.code() {
                 Some(0) => Ok(exit_codes::SUCCESS),
                 // The script's own "Python or compiler missing" errors.
