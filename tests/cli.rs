@@ -2383,3 +2383,32 @@ fn an_interrupted_local_model_setup_stops_its_processes_and_is_not_taken_for_set
         stderr(&output)
     );
 }
+
+#[test]
+fn report_names_a_missing_transcript_log_and_links_no_page_of_it() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 2);
+    let output = fixture.run(&["-k", "1", "--run-id", "lost"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("lost");
+    let output = binary().arg("report").arg(&run_dir).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert!(html.contains("href=\"transcripts/"), "pages are linked");
+    assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
+
+    std::fs::remove_dir_all(run_dir.join("transcripts")).unwrap();
+    let output = binary().arg("report").arg(&run_dir).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("transcripts/transcripts.jsonl: missing")
+            && stderr(&output).contains("of 4 trial(s)"),
+        "{}",
+        stderr(&output)
+    );
+    let html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert!(
+        !html.contains("href=\"transcripts/"),
+        "no link to a page not written"
+    );
+}

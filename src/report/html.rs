@@ -545,7 +545,9 @@ fn case_lift_distribution(out: &mut String, summary: &Summary) {
     );
 }
 
-fn trial_link(record: &TrialRecord) -> String {
+/// A trial's cell: a link to its transcript page, or plain text when it has none (no transcript
+/// recorded, or its file is missing: `run.missing_transcripts`).
+fn trial_link(run: &RunExport, record: &TrialRecord) -> String {
     let outcome = record.outcome.as_str();
     let mut title = match &record.reason {
         Some(reason) => format!("{} {}: {reason}", record.trial_id, outcome),
@@ -568,7 +570,9 @@ fn trial_link(record: &TrialRecord) -> String {
             outcome.to_string(),
         ),
     };
-    match transcript_page(record) {
+    let page =
+        transcript_page(record).filter(|_| !run.missing_transcripts.contains(&record.trial_id));
+    match page {
         Some(page) => format!(
             "<a class=\"trial {class}\" href=\"{}\" title=\"{}\">{label}</a>",
             escape(&page),
@@ -601,7 +605,7 @@ fn case_table(out: &mut String, run: &RunExport) {
         };
         let links: Vec<String> = by_case
             .get(case.case_id.as_str())
-            .map(|records| records.iter().map(|r| trial_link(r)).collect())
+            .map(|records| records.iter().map(|r| trial_link(run, r)).collect())
             .unwrap_or_default();
         let lift = match (&case.lift, &case.excluded_reason) {
             (Some(l), _) => escape(&points(Some(*l))),

@@ -20,6 +20,7 @@ pub mod matrix;
 mod snapshot_tests;
 pub mod tables;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -36,6 +37,9 @@ pub struct RunExport<'a> {
     pub manifest: &'a Manifest,
     pub summary: &'a Summary,
     pub records: &'a [TrialRecord],
+    /// Trial ids whose transcript is missing from the run folder: `report.html` shows them
+    /// without a link to a page (see [`write_transcript_pages`]).
+    pub missing_transcripts: &'a BTreeSet<String>,
 }
 
 /// An export format, named as on the command line (`--format`).
@@ -295,10 +299,17 @@ fn finish_exports(
 ) -> Result<(Summary, Vec<PathBuf>), RecordError> {
     let manifest = accumulator.manifest();
     let summary = accumulator.finish(settings);
+    // The pages first: report.html links only to pages that exist.
+    let missing_transcripts = if transcript_pages && formats.contains(&Format::Html) {
+        write_transcript_pages(run_dir, out_dir, records)?
+    } else {
+        BTreeSet::new()
+    };
     let run = RunExport {
         manifest,
         summary: &summary,
         records,
+        missing_transcripts: &missing_transcripts,
     };
     let others: Vec<Format> = formats
         .iter()
@@ -306,9 +317,6 @@ fn finish_exports(
         .filter(|f| *f != Format::TrialsCsv)
         .collect();
     written.extend(write_export_files(out_dir, &run, &others)?);
-    if transcript_pages && formats.contains(&Format::Html) {
-        write_transcript_pages(run_dir, out_dir, records)?;
-    }
     written.sort_by_key(|path| {
         Format::ALL
             .iter()
@@ -357,19 +365,25 @@ pub fn transcript_page(record: &TrialRecord) -> Option<String> {
 
 /// Write `formats` of a run into `out_dir`, each atomically (temporary file + rename), so a crash
 /// never leaves a half-written export. With [`Format::Html`], each recorded transcript under
-/// `run_dir` is also rendered to a sibling HTML file under `out_dir/transcripts/`. Returns the
-/// paths written (transcript pages not listed).
+/// `run_dir` is also rendered to a sibling HTML file under `out_dir/transcripts/` first, and
+/// `report.html` links only to the pages written. Returns the paths written (transcript pages
+/// not listed).
 pub fn write_exports(
     run_dir: &Path,
     out_dir: &Path,
     run: &RunExport,
     formats: &[Format],
 ) -> Result<Vec<PathBuf>, RecordError> {
-    let written = write_export_files(out_dir, run, formats)?;
-    if formats.contains(&Format::Html) {
-        write_transcript_pages(run_dir, out_dir, run.records)?;
+    if !formats.contains(&Format::Html) {
+        return write_export_files(out_dir, run, formats);
     }
-    Ok(written)
+    let mut missing = write_transcript_pages(run_dir, out_dir, run.records)?;
+    missing.extend(run.missing_transcripts.iter().cloned());
+    let run = RunExport {
+        missing_transcripts: &missing,
+        ..*run
+    };
+    write_export_files(out_dir, &run, formats)
 }
 
 /// Write `formats` of a run into `out_dir` atomically, without the transcript pages (the cheap
@@ -391,23 +405,33 @@ pub fn write_export_files(
 /// Render every recorded transcript of `records` (from the run's transcript log, or from
 /// their own files in older run folders) to an HTML page beside `report.html`. The pages are
 /// derived (re-rendered by every `report`): each is written to a temporary file and renamed
-/// into place, without an fsync of its own.
+/// into place, without an fsync of its own. A transcript whose file is missing gets no page
+/// and a warning naming the file; returns the trial ids of those.
 fn write_transcript_pages(
     run_dir: &Path,
     out_dir: &Path,
     records: &[TrialRecord],
-) -> Result<(), RecordError> {
+) -> Result<BTreeSet<String>, RecordError> {
     // Only regular files under the run's `transcripts/` are read (no `..`, absolute path,
     // symbolic link or device), and at most `MAX_RUN_FILE_BYTES` per transcript.
     let mut reader = TranscriptReader::new(run_dir);
     let mut folders = std::collections::HashSet::new();
+    let mut missing = BTreeSet::new();
+    // Missing files, each with how many trials' transcripts it held.
+    let mut missing_files: std::collections::BTreeMap<&str, usize> = Default::default();
     for record in records {
         let Some(page) = transcript_page(record) else {
             continue;
         };
         let document: serde_json::Value = match reader.read(record)? {
             Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
-            None => continue,
+            None => {
+                missing.insert(record.trial_id.clone());
+                if let Some(file) = record.transcript.as_deref() {
+                    *missing_files.entry(file).or_default() += 1;
+                }
+                continue;
+            }
         };
         let target = out_dir.join(page);
         if let Some(parent) = target.parent()
@@ -420,7 +444,13 @@ fn write_transcript_pages(
         }
         write_derived(&target, html::transcript_html(record, &document).as_bytes())?;
     }
-    Ok(())
+    for (file, trials) in missing_files {
+        eprintln!(
+            "warning: {}: missing; the transcripts of {trials} trial(s) it held are not rendered (report.html lists those trials without a link)",
+            run_dir.join(file).display()
+        );
+    }
+    Ok(missing)
 }
 
 /// Write a derived file (re-rendered by the next `report`): a temporary file renamed into

@@ -219,6 +219,7 @@ fn rendered(format: Format) -> String {
         manifest: &manifest,
         summary: &summary,
         records: &records,
+        missing_transcripts: &Default::default(),
     };
     String::from_utf8(render(format, &run)).expect("exports are UTF-8")
 }
