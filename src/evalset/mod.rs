@@ -506,7 +506,7 @@ fn parse_document(bytes: &[u8], path: &Path) -> Result<Value, EvalSetError> {
             line: error.line(),
             column: error.column(),
             format: "JSON",
-            message: error.to_string(),
+            message: json_message(&error),
         }),
     }
 }
@@ -658,6 +658,17 @@ fn load_eval_file(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetErro
     })
 }
 
+/// A JSON parse error's message without serde_json's ` at line L column C` (the error names
+/// the position once, as `path:line:column`; in JSON Lines serde's line is always 1).
+fn json_message(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let position = format!(" at line {} column {}", error.line(), error.column());
+    match text.strip_suffix(&position) {
+        Some(message) => message.to_string(),
+        None => text,
+    }
+}
+
 fn parse_jsonl(text: &str, path: &Path) -> Result<Value, EvalSetError> {
     let mut items = Vec::new();
     for (index, line) in text.lines().enumerate() {
@@ -669,7 +680,7 @@ fn parse_jsonl(text: &str, path: &Path) -> Result<Value, EvalSetError> {
             line: index + 1,
             column: error.column(),
             format: "JSON Lines",
-            message: error.to_string(),
+            message: json_message(&error),
         })?;
         items.push(value);
     }
@@ -1341,6 +1352,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(load_eval_set(&jsonl, dir.path()).unwrap().cases.len(), 2);
+        // A syntax error names its position once: the file's line, the column in it.
+        std::fs::write(
+            &jsonl,
+            "{\"id\": \"a\", \"prompt\": \"p\"}\n{\"id\": \"b\" \"x\"}\n",
+        )
+        .unwrap();
+        let error = load_eval_set(&jsonl, dir.path()).unwrap_err().to_string();
+        assert!(
+            error.contains("evals.jsonl:2:12: not valid JSON Lines: expected"),
+            "{error}"
+        );
+        assert!(!error.contains("at line"), "{error}");
+        let json = dir.path().join("evals.json");
+        std::fs::write(&json, "{\n  \"evals\": [,]\n}\n").unwrap();
+        let error = load_eval_set(&json, dir.path()).unwrap_err().to_string();
+        assert!(
+            error.contains("evals.json:2:13: not valid JSON: expected value"),
+            "{error}"
+        );
+        assert!(!error.contains("at line"), "{error}");
         let yaml = dir.path().join("evals.yaml");
         std::fs::write(&yaml, "evals:\n  - id: a\n    prompt: p\n    checks:\n      - type: contains\n        value: x\n").unwrap();
         assert_eq!(
