@@ -738,9 +738,16 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], access: FileAccess) -> Resul
 pub fn read_manifest(run_dir: &Path) -> Result<Manifest, RecordError> {
     let path = run_dir.join("manifest.json");
     let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| RecordError::BadManifest {
+    // The key a bad value sits under is named (`k`, `runner.model`), not only its offset.
+    let manifest: Manifest = serde_path_to_error::deserialize(
+        &mut serde_json::Deserializer::from_str(&text),
+    )
+    .map_err(|e| RecordError::BadManifest {
         path: path.clone(),
-        message: e.to_string(),
+        message: match e.path().to_string().as_str() {
+            "." => e.inner().to_string(),
+            key => format!("`{key}`: {}", e.inner()),
+        },
     })?;
     if !(OLDEST_READABLE_FORMAT_VERSION..=FORMAT_VERSION).contains(&manifest.format_version) {
         return Err(RecordError::BadManifest {

@@ -774,6 +774,17 @@ fn report_refuses_records_outside_the_plan_and_implausible_values() {
             stderr(&output)
         );
     }
+    // A value of the wrong type is named by its key.
+    let mut manifest: Value = serde_json::from_str(&manifest_text).unwrap();
+    manifest["k"] = json!("three");
+    std::fs::write(run_dir.join("manifest.json"), manifest.to_string()).unwrap();
+    let output = fixture.report("plan", &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("not a valid manifest: `k`: invalid type: string \"three\""),
+        "{}",
+        stderr(&output)
+    );
     std::fs::write(run_dir.join("manifest.json"), &manifest_text).unwrap();
     // An empty trials.jsonl is no success either.
     std::fs::write(run_dir.join("trials.jsonl"), "").unwrap();
