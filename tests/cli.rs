@@ -2412,3 +2412,33 @@ fn report_names_a_missing_transcript_log_and_links_no_page_of_it() {
         "no link to a page not written"
     );
 }
+
+#[test]
+fn a_folder_that_is_not_a_run_and_an_out_that_is_a_file_are_named_as_such() {
+    let empty = tempfile::tempdir().unwrap();
+    let output = binary().arg("report").arg(empty.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("not a run folder (no manifest.json)"),
+        "{}",
+        stderr(&output)
+    );
+
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 1);
+    fixture.write("outfile", "not a folder\n");
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .arg("run")
+        .arg(fixture.skill())
+        .args(["--runner", "mock", "--out", "outfile", "-k", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--out outfile: is a file, not a folder"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.requests(), 0, "nothing was run");
+}

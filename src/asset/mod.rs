@@ -131,6 +131,8 @@ pub enum SkillError {
     NotAFolder { dir: PathBuf },
     #[error("{dir}: no SKILL.md in this folder (a skill is a folder with SKILL.md)")]
     MissingSkillFile { dir: PathBuf },
+    #[error("{path}: is not a regular file (SKILL.md must be a file)")]
+    SkillFileNotAFile { path: PathBuf },
     #[error("{path}: cannot read: {source}")]
     Read {
         path: PathBuf,
@@ -170,6 +172,9 @@ pub fn load_skill(dir: &Path) -> Result<Skill, SkillError> {
     }
     let path = dir.join("SKILL.md");
     if !path.is_file() {
+        if path.exists() {
+            return Err(SkillError::SkillFileNotAFile { path });
+        }
         return Err(SkillError::MissingSkillFile {
             dir: dir.to_path_buf(),
         });
@@ -632,5 +637,12 @@ mod tests {
             load_skill(dir.path()),
             Err(SkillError::MissingSkillFile { .. })
         ));
+        std::fs::create_dir(dir.path().join("SKILL.md")).unwrap();
+        let error = load_skill(dir.path()).unwrap_err();
+        assert!(matches!(error, SkillError::SkillFileNotAFile { .. }));
+        assert!(
+            error.to_string().contains("SKILL.md must be a file"),
+            "{error}"
+        );
     }
 }

@@ -36,6 +36,13 @@ struct LoadedRun {
 }
 
 fn load(run_dir: &Path) -> Result<LoadedRun, CommandError> {
+    if !run_dir.join("manifest.json").is_file() {
+        return Err(crate::pipeline::PipelineError::NotARunFolder {
+            dir: run_dir.to_path_buf(),
+            half_created: crate::pipeline::resolve::is_half_created_run_folder(run_dir),
+        }
+        .into());
+    }
     let manifest = read_manifest(run_dir).map_err(CommandError::input)?;
     // Records were redacted when written; loading the run's profiles (when they still exist)
     // registers their credential values, so exports of older runs are redacted too.

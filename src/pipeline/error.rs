@@ -202,6 +202,9 @@ pub enum PipelineError {
     /// The run folder cannot be renamed into place.
     #[error("{}: cannot create the run folder ({error}); pick another --run-id", .dir.display())]
     RunFolderRename { dir: PathBuf, error: std::io::Error },
+    /// `--out` names something that is not a folder.
+    #[error("--out {}: is a file, not a folder; --out names the folder that receives run folders", .0.display())]
+    OutNotAFolder(PathBuf),
     /// A folder the run needs cannot be created (in the results folder the user named).
     #[error("creating {}", .path.display())]
     CreateOut {
@@ -338,6 +341,7 @@ impl PipelineError {
             | RunFolderExists(_)
             | RunFolderRename { .. }
             | CreateOut { .. }
+            | OutNotAFolder(_)
             | RunFolder(_)
             | RegradeShard(_)
             | RegradeEvalSetGone(_)

@@ -193,6 +193,9 @@ pub fn prepare(
 /// leaves either no run folder or a complete one (never a folder without a manifest). A half
 /// folder left by an older version is replaced.
 pub fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, PipelineError> {
+    if out.exists() && !out.is_dir() {
+        return Err(PipelineError::OutNotAFolder(out.to_path_buf()));
+    }
     let dir = out.join(&manifest.run_id);
     if dir.exists() {
         if is_half_created_run_folder(&dir) {

@@ -411,6 +411,10 @@ pub enum ProfileError {
         "runner profile `{name}` not found (looked for {looked}); pass a profile name (`skill-lift runners` lists them) or a .toml path"
     )]
     NotFound { name: String, looked: String },
+    #[error(
+        "{path}: is a folder, not a runner profile file; pass a profile's .toml file or its name (`skill-lift runners` lists them)"
+    )]
+    NotAFile { path: PathBuf },
     #[error("{path}: cannot read runner profile: {source}")]
     Read {
         path: PathBuf,
@@ -446,6 +450,11 @@ pub fn locate_profile(value: &str) -> Result<ProfileLocation, ProfileError> {
                 origin: ProfileOrigin::File,
             });
         }
+        if as_path.exists() {
+            return Err(ProfileError::NotAFile {
+                path: as_path.to_path_buf(),
+            });
+        }
         return Err(ProfileError::NotFound {
             name: value.to_string(),
             looked: as_path.display().to_string(),
@@ -466,6 +475,11 @@ pub fn locate_profile(value: &str) -> Result<ProfileLocation, ProfileError> {
         return Ok(ProfileLocation {
             path: builtin_path(value),
             origin: ProfileOrigin::Builtin,
+        });
+    }
+    if as_path.is_dir() {
+        return Err(ProfileError::NotAFile {
+            path: as_path.to_path_buf(),
         });
     }
     let mut looked: Vec<String> = folders
@@ -1122,6 +1136,9 @@ mod tests {
         );
         let location = locate_profile(path.to_str().unwrap()).unwrap();
         assert_eq!(location.origin, ProfileOrigin::File);
+        // A folder is named as one, not as a profile that was not found.
+        let error = locate_profile(dir.path().to_str().unwrap()).unwrap_err();
+        assert!(matches!(error, ProfileError::NotAFile { .. }), "{error}");
     }
 
     #[test]
