@@ -300,6 +300,63 @@ pub enum MergeError {
     },
     #[error("{path}: trial {trial_id} was not planned in this run")]
     Unplanned { path: PathBuf, trial_id: String },
+    #[error("{second}: shard {shard} is given twice (also {first}); pass each shard folder once")]
+    SameShard {
+        shard: Shard,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    #[error(
+        "{path}: not a shard (its run did not use --shard), while {shard_path} is one; merge takes the shard folders of one run"
+    )]
+    NotAShard { path: PathBuf, shard_path: PathBuf },
+    #[error(
+        "{path}: shard {shard} is of a run split {count} ways, {first} of one split {first_count} ways"
+    )]
+    ShardCount {
+        path: PathBuf,
+        shard: Shard,
+        count: u32,
+        first: PathBuf,
+        first_count: u32,
+    },
+}
+
+/// Check that the folders given to `merge` are distinct shards of one split (or, together,
+/// no shard at all), before any missing shard is reported.
+pub fn check_shard_set(shards: &[(&Path, Option<Shard>)]) -> Result<(), MergeError> {
+    let Some((first_path, first)) = shards
+        .iter()
+        .find_map(|(path, shard)| shard.map(|shard| (*path, shard)))
+    else {
+        return Ok(());
+    };
+    let mut seen: std::collections::BTreeMap<Shard, &Path> = Default::default();
+    for (path, shard) in shards {
+        let Some(shard) = *shard else {
+            return Err(MergeError::NotAShard {
+                path: path.to_path_buf(),
+                shard_path: first_path.to_path_buf(),
+            });
+        };
+        if shard.count != first.count {
+            return Err(MergeError::ShardCount {
+                path: path.to_path_buf(),
+                shard,
+                count: shard.count,
+                first: first_path.to_path_buf(),
+                first_count: first.count,
+            });
+        }
+        if let Some(previous) = seen.insert(shard, path) {
+            return Err(MergeError::SameShard {
+                shard,
+                first: previous.to_path_buf(),
+                second: path.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The fields of a manifest that define the run; shards must agree on all of them. Run id,
@@ -433,6 +490,34 @@ mod tests {
         assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
         assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(fnv1a64(b"foobar"), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn a_shard_given_twice_or_beside_a_whole_run_is_named() {
+        let one = Some(Shard { index: 1, count: 2 });
+        let two = Some(Shard { index: 2, count: 2 });
+        let (a, b) = (Path::new("sh/sh1"), Path::new("sh/sh2"));
+        assert!(check_shard_set(&[(a, one), (b, two)]).is_ok());
+        assert!(
+            check_shard_set(&[(a, one)]).is_ok(),
+            "missing shards are reported later"
+        );
+        assert!(check_shard_set(&[(a, None), (b, None)]).is_ok());
+        let error = check_shard_set(&[(a, one), (a, one)]).unwrap_err();
+        assert!(matches!(error, MergeError::SameShard { .. }), "{error}");
+        assert!(
+            error.to_string().contains("shard 1/2 is given twice"),
+            "{error}"
+        );
+        let error = check_shard_set(&[(a, one), (b, None)]).unwrap_err();
+        assert!(matches!(error, MergeError::NotAShard { .. }), "{error}");
+        let error = check_shard_set(&[(a, None), (b, two)]).unwrap_err();
+        assert!(
+            error.to_string().starts_with("sh/sh1: not a shard"),
+            "{error}"
+        );
+        let error = check_shard_set(&[(a, one), (b, Some(Shard { index: 2, count: 3 }))]);
+        assert!(matches!(error, Err(MergeError::ShardCount { .. })));
     }
 
     #[test]

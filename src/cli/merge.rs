@@ -16,7 +16,7 @@ use crate::record::{
     write_atomic,
 };
 use crate::report::{Format, export_run, markdown::summary_markdown};
-use crate::shard::{merge_shards, missing_shards};
+use crate::shard::{check_shard_set, merge_shards, missing_shards};
 
 /// Run the command; returns the exit code.
 pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
@@ -157,6 +157,11 @@ fn merge_folders(
         .map_err(CommandError::input)?;
         shards.push((dir.clone(), manifest, records));
     }
+    let given: Vec<_> = shards
+        .iter()
+        .map(|(dir, manifest, _)| (dir.as_path(), manifest.shard))
+        .collect();
+    check_shard_set(&given).map_err(CommandError::input)?;
     let manifests: Vec<_> = shards.iter().map(|(_, m, _)| m).collect();
     let missing = missing_shards(&manifests);
     if !missing.is_empty() && !args.allow_missing {
