@@ -176,9 +176,15 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         resuming: args.resume.is_some(),
         progress: None,
     };
-    let finished = match execute_run(prepared, &run_dir, &args, options).await? {
-        Ok(finished) => finished,
-        Err(code) => return Ok(code),
+    let finished = match execute_run(prepared, &run_dir, &args, options).await {
+        Ok(Ok(finished)) => finished,
+        Ok(Err(code)) => return Ok(code),
+        Err(error) => {
+            if args.resume.is_none() {
+                remove_unstarted_run_folder(&run_dir);
+            }
+            return Err(error);
+        }
     };
     let markdown = summary_markdown(&finished.summary);
     if !args.quiet {
@@ -193,6 +199,16 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
         run_dir.display()
     );
     Ok(conclude(&args, &run_dir, &finished))
+}
+
+/// Remove the run folder this command created when the run failed before recording any trial
+/// (a failed pre-flight check, a model server that did not start): nothing was run, so there is
+/// nothing to resume or report.
+fn remove_unstarted_run_folder(run_dir: &Path) {
+    let recorded = std::fs::metadata(run_dir.join("trials.jsonl")).is_ok_and(|m| m.len() > 0);
+    if !recorded {
+        let _ = std::fs::remove_dir_all(run_dir);
+    }
 }
 
 /// After a run's trials ran and its exports are written: feed the state folder
