@@ -191,6 +191,76 @@ fn three_arms_measure_each_designed_lift_exactly() {
 }
 
 #[test]
+fn the_headline_verdict_is_the_gated_comparison_against_the_reference() {
+    let server = MockServer::start(partial());
+    let project = Project::new(&server.base_url(), "", CURRENT);
+    // Ten cases: only the first needs `Aye!` (the current version); `Arr!` (the previous
+    // version) passes the other nine.
+    let evals: Vec<Value> = (0..10)
+        .map(|i| {
+            let pattern = if i < 1 {
+                "^\\s*Aye!"
+            } else {
+                "^\\s*(Aye|Arr)!"
+            };
+            json!({"id": format!("case-{i}"), "prompt": format!("Question {i}?"),
+                   "checks": [{"type": "regex", "pattern": pattern}]})
+        })
+        .collect();
+    project.write(
+        "skill/pirate-greeting/evals/evals.json",
+        &json!({"skill_name": "pirate-greeting", "evals": evals}).to_string(),
+    );
+    let output = project.run(&[
+        "--previous",
+        "previous",
+        "--reference",
+        "previous_version",
+        "--fail-on",
+        "not-improved",
+        "--run-id",
+        "gated",
+    ]);
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("gate failed: the verdict is inconclusive, not improved"),
+        "{text}"
+    );
+    // With against without is improved (+100 pp on every case); with against the previous
+    // version (+10 pp: one case of ten) is inconclusive, and that is what the gate judges.
+    let summary = project.summary("gated");
+    assert_eq!(summary["lift"]["verdict"], "improved");
+    assert_eq!(
+        comparison(&summary, "with_skill")["lift"]["verdict"],
+        "inconclusive"
+    );
+    let markdown = std::fs::read_to_string(project.path("results/gated/report.md")).unwrap();
+    assert_eq!(
+        markdown.lines().next().unwrap(),
+        "# skill-lift: `pirate-greeting` — INCONCLUSIVE (with_skill vs previous_version)",
+        "{markdown}"
+    );
+    let third = markdown.lines().nth(2).unwrap();
+    assert!(
+        third.starts_with("**Lift (pass rate, with_skill − previous_version): +10.0 pp**"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("Gate: **FAILED** — the verdict is inconclusive, not improved."),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("Verdict of with_skill vs without_skill (not gated): **improved**"),
+        "{markdown}"
+    );
+    let html = std::fs::read_to_string(project.path("results/gated/report.html")).unwrap();
+    assert!(html.contains("<title>skill-lift: pirate-greeting — inconclusive</title>"));
+    assert!(html.contains("data-verdict=\"inconclusive\""), "{html}");
+    assert!(html.contains("Lift (pass rate, with_skill − previous_version): +10.0 pp"));
+}
+
+#[test]
 fn a_previous_version_from_git_is_staged_and_the_cost_gates_decide() {
     let server = MockServer::start(partial());
     // The current version is much longer than the old one: more prompt tokens per trial.

@@ -612,6 +612,25 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The comparison the verdict headline and the gates judge when the run compares against
+    /// another reference than `without_skill` (`--reference`): `with_skill` against that
+    /// reference. `None` when the reference is `without_skill` (then `lift` is the headline).
+    pub fn reference_comparison(&self) -> Option<&Comparison> {
+        let reference = self.reference.filter(|r| *r != Arm::WithoutSkill)?;
+        self.comparisons
+            .iter()
+            .find(|c| c.arm == Arm::WithSkill && c.reference == reference)
+    }
+
+    /// The lift the headline verdict reports, and the arm it is measured against: `with_skill`
+    /// against the reference (the comparison the gates judge).
+    pub fn headline_lift(&self) -> (&LiftSummary, Arm) {
+        match self.reference_comparison() {
+            Some(comparison) => (&comparison.lift, comparison.reference),
+            None => (&self.lift, Arm::WithoutSkill),
+        }
+    }
+
     /// The gate results of the run: the run's `lift` and each comparison's.
     pub fn gates(&self) -> impl Iterator<Item = &GateResult> {
         self.lift

@@ -78,8 +78,14 @@ pub fn page_end(out: &mut String) {
 }
 
 fn verdict_block(out: &mut String, summary: &Summary) {
-    let lift = &summary.lift;
+    // The headline is the verdict the gates judge: `with_skill` against the reference.
+    let (lift, reference) = summary.headline_lift();
     let class = lift.verdict.as_str();
+    let compared = if reference == crate::workspace::Arm::WithoutSkill {
+        "with − without".to_string()
+    } else {
+        format!("with_skill − {reference}")
+    };
     let interval = match (lift.ci_low, lift.ci_high) {
         (Some(low), Some(high)) => {
             format!("95% CI [{}, {}]", points(Some(low)), points(Some(high)))
@@ -88,9 +94,10 @@ fn verdict_block(out: &mut String, summary: &Summary) {
     };
     let _ = write!(
         out,
-        "<section class=\"verdict {class}\" id=\"verdict\" data-verdict=\"{class}\" data-lift=\"{}\">\n<span class=\"badge\">{}</span>\n<div><div class=\"headline\"><strong>Lift (pass rate, with − without): {}</strong>, {interval}</div>\n<div class=\"muted\">method {}, N = {} cases, K = {}{}{}</div>\n",
+        "<section class=\"verdict {class}\" id=\"verdict\" data-verdict=\"{class}\" data-lift=\"{}\">\n<span class=\"badge\">{}</span>\n<div><div class=\"headline\"><strong>Lift (pass rate, {}): {}</strong>, {interval}</div>\n<div class=\"muted\">method {}, N = {} cases, K = {}{}{}</div>\n",
         lift.estimate.map(|v| format!("{v:.6}")).unwrap_or_default(),
         class.to_uppercase(),
+        escape(&compared),
         points(lift.estimate),
         escape(&lift.method),
         lift.n_cases,
@@ -723,7 +730,7 @@ fn details(out: &mut String, summary: &Summary) {
 pub fn report_html(run: &RunExport) -> String {
     let summary = run.summary;
     let mut out = String::new();
-    let headline = match summary.lift.verdict {
+    let headline = match summary.headline_lift().0.verdict {
         Verdict::Improved => "improved",
         Verdict::Regressed => "regressed",
         Verdict::Inconclusive => "inconclusive",

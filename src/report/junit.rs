@@ -52,7 +52,7 @@ pub fn junit_xml(run: &RunExport) -> Vec<u8> {
     for (name, value) in properties {
         suite.add_property(Property::new(name, value));
     }
-    let strict_gate = lift.gate.as_ref().is_some_and(|gate| {
+    let strict_gate = summary.headline_lift().0.gate.as_ref().is_some_and(|gate| {
         gate.settings
             .fail_on
             .contains(&crate::analysis::FailOn::NotImproved)

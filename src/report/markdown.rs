@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use crate::analysis::{ArmSummary, Summary, Verdict};
 use crate::report::tables;
+use crate::workspace::Arm;
 
 use crate::report::tables::{percent, points};
 
@@ -254,17 +255,57 @@ fn comparisons_section(out: &mut String, summary: &Summary) {
     }
 }
 
+/// The headline block of a run with another reference than `without_skill`: the lift of
+/// `with_skill` against it, its verdict and its gate, before the paired `with_skill` −
+/// `without_skill` figures.
+fn reference_headline(out: &mut String, lift: &crate::analysis::LiftSummary, reference: Arm) {
+    let _ = write!(
+        out,
+        "**Lift (pass rate, with_skill − {reference}): {}**, {} ({}), N = {} cases, K = {}. Verdict: **{}**",
+        points(lift.estimate),
+        tables::interval_text(lift.ci_low, lift.ci_high),
+        lift.method,
+        lift.n_cases,
+        lift.k,
+        lift.verdict.as_str(),
+    );
+    if lift.verdict_reasons.is_empty() {
+        let _ = writeln!(out, ".");
+    } else {
+        let _ = writeln!(out, " — {}.", tables::reasons(&lift.verdict_reasons));
+    }
+    match &lift.gate {
+        Some(gate) if gate.passed => {
+            let _ = writeln!(out, "\nGate: passed.");
+        }
+        Some(gate) => {
+            let _ = writeln!(out, "\nGate: **FAILED** — {}.", gate.failures.join("; "));
+        }
+        None => {}
+    }
+    let _ = writeln!(
+        out,
+        "\nThe paired comparison of the skill with no skill (`with_skill` − `without_skill`; not gated):\n"
+    );
+}
+
 /// Reused trials listed one by one in `report.md` (the rest are counted).
 const REUSED_TRIALS_LISTED: usize = 200;
 
 pub fn summary_markdown(summary: &Summary) -> String {
     let lift = &summary.lift;
     let mut out = String::new();
-    let headline = match lift.verdict {
+    // The headline is the verdict the gates judge: `with_skill` against the reference.
+    let (headline_lift, reference) = summary.headline_lift();
+    let mut headline = match headline_lift.verdict {
         Verdict::Improved => "IMPROVED",
         Verdict::Regressed => "REGRESSED",
         Verdict::Inconclusive => "INCONCLUSIVE",
-    };
+    }
+    .to_string();
+    if reference != Arm::WithoutSkill {
+        headline.push_str(&format!(" (with_skill vs {reference})"));
+    }
     if summary.complete {
         let _ = writeln!(out, "# skill-lift: `{}` — {headline}\n", summary.asset);
     } else {
@@ -273,6 +314,9 @@ pub fn summary_markdown(summary: &Summary) -> String {
             "# skill-lift: `{}` — {headline} (INCOMPLETE: {} of {} planned trials; resume before deciding)\n",
             summary.asset, summary.trials.recorded, summary.trials.planned
         );
+    }
+    if reference != Arm::WithoutSkill {
+        reference_headline(&mut out, headline_lift, reference);
     }
     let interval = tables::interval_text(lift.ci_low, lift.ci_high);
     let _ = writeln!(
@@ -328,7 +372,15 @@ pub fn summary_markdown(summary: &Summary) -> String {
     if !facts.is_empty() {
         let _ = writeln!(out, "\n{}.", facts.join("; "));
     }
-    let _ = write!(out, "\nVerdict: **{}**", lift.verdict.as_str());
+    if reference == Arm::WithoutSkill {
+        let _ = write!(out, "\nVerdict: **{}**", lift.verdict.as_str());
+    } else {
+        let _ = write!(
+            out,
+            "\nVerdict of with_skill vs without_skill (not gated): **{}**",
+            lift.verdict.as_str()
+        );
+    }
     if lift.verdict_reasons.is_empty() {
         let _ = writeln!(out, ".");
     } else {
