@@ -37,7 +37,7 @@ use crate::grade::Outcome;
 use crate::record::{TrialKey, TrialRecord};
 use crate::runner::profile::PriceTable;
 use crate::sequential::{
-    Budgets, SequentialSettings, Spend, StopReason, TrialSpend, budget_stop, decision,
+    Budgets, SequentialSettings, Spend, StopReason, TrialFloor, TrialSpend, budget_stop, decision,
     default_round_cases,
 };
 use crate::stats::{PairedLiftSequence, seeded_rng};
@@ -274,6 +274,9 @@ pub struct ProjectionSettings {
     pub budgets: Budgets,
     /// Whether the planned profile has a `[price]` table (as `run` passes it to the budget).
     pub price_known: bool,
+    /// The least spend per trial a round is projected at (the planned profile's reply cap, as
+    /// `run` projects it).
+    pub trial_floor: TrialFloor,
     /// Concurrent trials (`--jobs`).
     pub jobs: usize,
     /// Simulated runs per assumed lift.
@@ -654,6 +657,7 @@ fn run_procedure(
                 trials,
                 wall_per_trial,
                 settings.price_known,
+                settings.trial_floor,
             ) {
                 reason = Some(found);
                 break;
@@ -874,6 +878,7 @@ mod tests {
             },
             budgets: Budgets::default(),
             price_known: true,
+            trial_floor: TrialFloor::default(),
             jobs: 4,
             simulations,
             seed: 7,

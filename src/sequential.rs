@@ -16,10 +16,13 @@
 //! out — then the verdict is the ordinary fixed-n analysis of what was measured, stated as such.
 //!
 //! **Budgets.** Before each round, the spend so far (recorded usage: a trial's reported cost,
-//! else its tokens at the profile's `[price]`; tokens; wall time) plus the next round's expected
-//! spend (the mean per trial so far × the round's trials) is compared with each limit; a round
-//! that would exceed one is not started, and its trials and the later ones are recorded as not
-//! run because of that budget.
+//! else its tokens at the profile's `[price]`; tokens; wall time) plus the next round's projected
+//! spend is compared with each limit; a round that would exceed one is not started, and its
+//! trials and the later ones are recorded as not run because of that budget. A round's
+//! projection is its trials × the larger of the mean per trial so far and the
+//! [`TrialFloor`] (the runner profile's `max_tokens`, the most one reply may produce, at its
+//! output `[price]`), so the first round is projected too; a run whose first round cannot fit is
+//! refused before anything is spent ([`StoppingPlan::first_round_refusal`]).
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -286,6 +289,10 @@ pub struct StoppingPlan {
     /// The runner profile's token prices, for trials that report no cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price: Option<PriceTable>,
+    /// The runner profile's `max_tokens` (the reply cap): the least spend per trial a round is
+    /// projected at ([`TrialFloor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_cap_tokens: Option<u64>,
     /// How the run stopped; absent while it runs (or when it was killed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<StoppingOutcome>,
@@ -301,6 +308,7 @@ impl StoppingPlan {
         sequential: Option<SequentialSettings>,
         budgets: Budgets,
         price: Option<PriceTable>,
+        reply_cap_tokens: Option<u64>,
     ) -> Self {
         let case_order = case_order(case_ids, seed);
         let round_cases = round_cases
@@ -312,7 +320,32 @@ impl StoppingPlan {
             round_cases,
             case_order,
             price,
+            reply_cap_tokens,
             outcome: None,
+        }
+    }
+
+    /// The least spend per trial a round is projected at.
+    pub fn trial_floor(&self) -> TrialFloor {
+        TrialFloor::of_reply_cap(self.reply_cap_tokens, self.price.as_ref())
+    }
+
+    /// Why a fresh run cannot start: its first round (`arms` × `k` attempts of its cases),
+    /// projected at the [`TrialFloor`], already exceeds a token or cost budget. `None` when it
+    /// fits (or nothing projects it: a profile without `max_tokens`).
+    pub fn first_round_refusal(&self, arms: usize, k: u32) -> Option<String> {
+        let first = self.rounds().first().map_or(0, |round| round.len());
+        let trials = first * arms * k as usize;
+        match budget_stop(
+            &self.budgets,
+            &Spend::default(),
+            trials,
+            None,
+            self.price.is_some(),
+            self.trial_floor(),
+        ) {
+            Some((StopReason::BudgetCost | StopReason::BudgetTokens, message)) => Some(message),
+            _ => None,
         }
     }
 
@@ -429,14 +462,43 @@ pub fn decision(state: &LiftSequenceState, settings: &SequentialSettings) -> Opt
     }
 }
 
+/// The least a trial is projected to spend before a round: the reply cap (the runner
+/// profile's `max_tokens`: the most output tokens one reply may produce) and its cost at the
+/// profile's output price. Input tokens are unknown until trials report them, so this is a
+/// floor: the mean per trial so far replaces it once it is larger.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TrialFloor {
+    /// Tokens per trial.
+    pub tokens: u64,
+    /// USD per trial.
+    pub cost_usd: f64,
+}
+
+impl TrialFloor {
+    /// The floor of a profile with reply cap `max_tokens` and prices `price` (zero without a
+    /// cap; zero cost without a price).
+    pub fn of_reply_cap(max_tokens: Option<u64>, price: Option<&PriceTable>) -> Self {
+        let tokens = max_tokens.unwrap_or(0);
+        TrialFloor {
+            tokens,
+            cost_usd: price.map_or(0.0, |p| {
+                tokens as f64 * p.output_usd_per_million_tokens / 1_000_000.0
+            }),
+        }
+    }
+}
+
 /// Whether the next round (of `trials` trials) would exceed a budget, given the spend so far
-/// and the wall time of the rounds run so far in this invocation; `None` when it may run.
+/// and the wall time of the rounds run so far in this invocation; `None` when it may run. The
+/// round's tokens and cost are projected at the larger of the mean per trial so far and
+/// `floor`.
 pub fn budget_stop(
     budgets: &Budgets,
     spent: &Spend,
     trials: usize,
     wall_per_trial: Option<f64>,
     price_known: bool,
+    floor: TrialFloor,
 ) -> Option<(StopReason, String)> {
     let per_trial = |total: f64, counted: usize| (counted > 0).then(|| total / counted as f64);
     if let Some(limit) = budgets.max_cost_usd {
@@ -450,7 +512,10 @@ pub fn budget_stop(
             ));
         }
         let priced = spent.trials - spent.unpriced_trials;
-        let next = per_trial(spent.cost_usd, priced).unwrap_or(0.0) * trials as f64;
+        let next = per_trial(spent.cost_usd, priced)
+            .unwrap_or(0.0)
+            .max(floor.cost_usd)
+            * trials as f64;
         if spent.cost_usd >= limit || spent.cost_usd + next > limit {
             return Some((
                 StopReason::BudgetCost,
@@ -462,7 +527,10 @@ pub fn budget_stop(
         }
     }
     if let Some(limit) = budgets.max_tokens {
-        let next = per_trial(spent.tokens as f64, spent.trials).unwrap_or(0.0) * trials as f64;
+        let next = per_trial(spent.tokens as f64, spent.trials)
+            .unwrap_or(0.0)
+            .max(floor.tokens as f64)
+            * trials as f64;
         if spent.tokens >= limit || spent.tokens as f64 + next > limit as f64 {
             return Some((
                 StopReason::BudgetTokens,
@@ -588,6 +656,7 @@ where
             keys.len(),
             wall_per_trial,
             plan.price.is_some(),
+            plan.trial_floor(),
         ) {
             stop = Some(found);
             break;
@@ -970,7 +1039,7 @@ mod tests {
         let mut expected = ids.clone();
         expected.sort();
         assert_eq!(sorted, expected);
-        let plan = StoppingPlan::new(&ids, 42, None, None, Budgets::default(), None);
+        let plan = StoppingPlan::new(&ids, 42, None, None, Budgets::default(), None, None);
         assert_eq!(plan.round_cases, 2);
         assert_eq!(plan.rounds().len(), 15);
     }
@@ -1010,8 +1079,9 @@ mod tests {
             ..Default::default()
         };
         // 0.1 per trial: 2 more fit, 3 do not.
-        assert!(budget_stop(&budgets, &spent, 2, None, true).is_none());
-        let (reason, message) = budget_stop(&budgets, &spent, 3, None, true).unwrap();
+        assert!(budget_stop(&budgets, &spent, 2, None, true, TrialFloor::default()).is_none());
+        let (reason, message) =
+            budget_stop(&budgets, &spent, 3, None, true, TrialFloor::default()).unwrap();
         assert_eq!(reason, StopReason::BudgetCost);
         assert!(message.contains("--max-cost-usd"), "{message}");
         let tokens = Budgets {
@@ -1019,16 +1089,20 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            budget_stop(&tokens, &spent, 3, None, true).unwrap().0,
+            budget_stop(&tokens, &spent, 3, None, true, TrialFloor::default())
+                .unwrap()
+                .0,
             StopReason::BudgetTokens
         );
         let wall = Budgets {
             max_wall_s: Some(12.0),
             ..Default::default()
         };
-        assert!(budget_stop(&wall, &spent, 1, Some(1.0), true).is_none());
+        assert!(budget_stop(&wall, &spent, 1, Some(1.0), true, TrialFloor::default()).is_none());
         assert_eq!(
-            budget_stop(&wall, &spent, 3, Some(1.0), true).unwrap().0,
+            budget_stop(&wall, &spent, 3, Some(1.0), true, TrialFloor::default())
+                .unwrap()
+                .0,
             StopReason::BudgetWall
         );
         let unknown = Spend {
@@ -1036,9 +1110,55 @@ mod tests {
             ..spent
         };
         assert_eq!(
-            budget_stop(&budgets, &unknown, 1, None, false).unwrap().0,
+            budget_stop(&budgets, &unknown, 1, None, false, TrialFloor::default())
+                .unwrap()
+                .0,
             StopReason::CostUnknown
         );
+    }
+
+    #[test]
+    fn the_reply_cap_projects_the_first_round_and_floors_later_ones() {
+        let price = PriceTable {
+            input_usd_per_million_tokens: 1.0,
+            output_usd_per_million_tokens: 2.0,
+            cache_read_usd_per_million_tokens: None,
+            cache_write_usd_per_million_tokens: None,
+        };
+        let floor = TrialFloor::of_reply_cap(Some(64), Some(&price));
+        assert_eq!(floor.tokens, 64);
+        assert!((floor.cost_usd - 64.0 * 2.0 / 1e6).abs() < 1e-15);
+        assert_eq!(
+            TrialFloor::of_reply_cap(None, Some(&price)),
+            TrialFloor::default()
+        );
+        let tokens = Budgets {
+            max_tokens: Some(100),
+            ..Default::default()
+        };
+        // Nothing spent: one trial (64) fits 100, two (128) do not.
+        let nothing = Spend::default();
+        assert!(budget_stop(&tokens, &nothing, 1, None, true, floor).is_none());
+        assert_eq!(
+            budget_stop(&tokens, &nothing, 2, None, true, floor).unwrap().0,
+            StopReason::BudgetTokens
+        );
+        // The mean so far (10 per trial) is below the floor: the floor projects.
+        let cheap = Spend {
+            tokens: 20,
+            trials: 2,
+            ..Spend::default()
+        };
+        assert!(budget_stop(&tokens, &cheap, 1, None, true, floor).is_none());
+        assert!(budget_stop(&tokens, &cheap, 2, None, true, floor).is_some());
+        let ids: Vec<String> = (0..13).map(|i| format!("c{i}")).collect();
+        let plan = StoppingPlan::new(&ids, 1, None, None, tokens, Some(price), Some(64));
+        // One case per round × 2 arms × K = 3: 6 × 64 = 384 tokens > 100.
+        let refusal = plan.first_round_refusal(2, 3).unwrap();
+        assert!(refusal.contains("--max-tokens 100"), "{refusal}");
+        assert!(plan.first_round_refusal(1, 1).is_none());
+        let uncapped = StoppingPlan::new(&ids, 1, None, None, tokens, Some(price), None);
+        assert!(uncapped.first_round_refusal(2, 3).is_none());
     }
 
     #[test]

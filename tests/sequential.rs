@@ -283,7 +283,8 @@ fn a_token_budget_stops_and_cost_without_prices_is_never_guessed() {
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let stopping = &project.json("tokens", "summary.json")["stopping"];
-    // The first round runs (nothing is known before it), then the budget is spent.
+    // No max_tokens in the profile: nothing projects the first round, so it runs; then the
+    // budget is spent.
     assert_eq!(stopping["stop_reason"], "budget_tokens", "{stopping}");
     assert_eq!(stopping["trials_recorded"], 4);
     // No [price] table and no reported cost: the cost budget stops rather than guessing.
@@ -293,6 +294,64 @@ fn a_token_budget_stops_and_cost_without_prices_is_never_guessed() {
     assert!(stderr.contains("no [price] table"), "{stderr}");
     let stopping = &project.json("cost", "summary.json")["stopping"];
     assert_eq!(stopping["stop_reason"], "cost_unknown", "{stopping}");
+}
+
+#[test]
+fn a_budget_the_first_round_cannot_fit_is_refused_before_spending() {
+    let server = MockServer::start(MockBehaviour::default());
+    let project = Project::new(
+        &server.base_url(),
+        8,
+        "max_tokens = 64\n[price]\ninput_usd_per_million_tokens = 1.0\noutput_usd_per_million_tokens = 2.0\n",
+    );
+    // Rounds of 1 case × 2 arms × K = 3: 6 trials projected at the reply cap, 6 × 64 = 384
+    // tokens, 384 × 2 USD / million = 0.000768 USD.
+    for (budget, value, id) in [
+        ("--max-tokens", "383", "tokens"),
+        ("--max-cost-usd", "0.0007", "cost"),
+    ] {
+        let output = project.run(&[
+            "-k",
+            "3",
+            "--round-cases",
+            "1",
+            "--run-id",
+            id,
+            budget,
+            value,
+        ]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(budget), "{stderr}");
+        assert!(
+            stderr.contains("the first round does not fit the budget"),
+            "{stderr}"
+        );
+        assert!(!project.path(&format!("results/{id}")).exists());
+    }
+    assert_eq!(
+        server
+            .state
+            .requests
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
+    // A budget the first round fits at the reply cap: it runs, and no later round starts that
+    // its projection (the larger of the mean so far and the cap) would take past the budget.
+    let output = project.run(&[
+        "-k",
+        "3",
+        "--round-cases",
+        "1",
+        "--run-id",
+        "fits",
+        "--max-tokens",
+        "384",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stopping = &project.json("fits", "summary.json")["stopping"];
+    assert_eq!(stopping["stop_reason"], "budget_tokens", "{stopping}");
+    assert_eq!(stopping["trials_recorded"], 6);
 }
 
 #[test]

@@ -299,6 +299,10 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
                     max_wall_s: args.max_wall,
                 },
                 price_known: price.is_some(),
+                trial_floor: crate::sequential::TrialFloor::of_reply_cap(
+                    profile.profile.max_tokens,
+                    price.as_ref(),
+                ),
                 jobs: args
                     .jobs
                     .map(|j| j as usize)

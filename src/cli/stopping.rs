@@ -27,11 +27,17 @@ pub struct StoppingArgs {
     /// Cases per round with --sequential or a budget (default: a twentieth of the cases).
     #[arg(long, value_name = "N", conflicts_with_all = ["resume", "shard"], value_parser = clap::value_parser!(u32).range(1..))]
     pub round_cases: Option<u32>,
-    /// Budget: do not start a round that would take the run's cost past USD (reported costs,
-    /// else tokens at the runner profile's [price]); the trials left are recorded as not run.
+    /// Budget: do not start a round whose projected cost would take the run's cost past USD
+    /// (reported costs, else tokens at the runner profile's [price]); the trials left are
+    /// recorded as not run. A round is projected at its trials × the larger of the mean cost
+    /// per trial so far and the profile's max_tokens at its output price; a run whose first
+    /// round does not fit is refused before spending (exit 2).
     #[arg(long, value_name = "USD", conflicts_with = "shard", value_parser = parse_usd)]
     pub max_cost_usd: Option<f64>,
-    /// Budget: do not start a round that would take the run past N input + output tokens.
+    /// Budget: do not start a round whose projected tokens would take the run past N input +
+    /// output tokens. A round is projected at its trials × the larger of the mean tokens per
+    /// trial so far and the profile's max_tokens; a run whose first round does not fit is
+    /// refused before spending (exit 2).
     #[arg(long, value_name = "N", conflicts_with = "shard")]
     pub max_tokens: Option<u64>,
     /// Budget: do not start a round that would take the run's trial execution past DURATION

@@ -180,6 +180,11 @@ pub enum PipelineError {
         "--sequential decides with_skill against without_skill; it cannot be combined with --previous, --previous-ref, --exposure or --reference (the budgets can)"
     )]
     SequentialArms,
+    /// A budget below the first round's projected spend: nothing would run.
+    #[error(
+        "{0}: the first round does not fit the budget, so nothing would run; raise the budget, or run fewer trials per round (--round-cases, -k)"
+    )]
+    BudgetBelowFirstRound(String),
     /// `--workspace-root` is not a folder.
     #[error("--workspace-root {}: not a folder", .0.display())]
     WorkspaceRoot(PathBuf),
@@ -335,6 +340,7 @@ impl PipelineError {
             | ReuseImport(_)
             | StoppingOfAnAaControl
             | SequentialArms
+            | BudgetBelowFirstRound(_)
             | WorkspaceRoot(_)
             | NotARunFolder { .. }
             | ResumeChanged { .. }

@@ -58,6 +58,7 @@ pub fn prepare_run(
         &mut resolved.manifest,
         &settings.stopping,
         resolved.profile.profile.price,
+        resolved.profile.profile.max_tokens,
         resuming,
     )?;
     if let Some(nothing) =
@@ -102,6 +103,7 @@ pub fn apply_stopping(
     manifest: &mut Manifest,
     request: &StoppingRequest,
     price: Option<crate::runner::profile::PriceTable>,
+    reply_cap_tokens: Option<u64>,
     resuming: bool,
 ) -> Result<(), PipelineError> {
     if !request.any_given() && manifest.stopping.is_none() {
@@ -128,6 +130,9 @@ pub fn apply_stopping(
             if price.is_some() {
                 plan.price = price;
             }
+            if reply_cap_tokens.is_some() {
+                plan.reply_cap_tokens = reply_cap_tokens;
+            }
         }
         _ => {
             manifest.stopping = Some(StoppingPlan::new(
@@ -137,8 +142,15 @@ pub fn apply_stopping(
                 request.sequential,
                 request.budgets,
                 price,
+                reply_cap_tokens,
             ));
         }
+    }
+    if !resuming
+        && let Some(plan) = &manifest.stopping
+        && let Some(message) = plan.first_round_refusal(manifest.arms.len(), manifest.k)
+    {
+        return Err(PipelineError::BudgetBelowFirstRound(message));
     }
     Ok(())
 }
