@@ -362,6 +362,8 @@ fn stopping_flags_are_checked() {
         &["--sequential", "--equivalence", "2"],
         &["--max-wall", "soon"],
         &["--max-cost-usd", "-1"],
+        &["--max-cost-usd", "0"],
+        &["--max-tokens", "0"],
         &["--sequential", "--shard", "1/2"],
         &["--round-cases", "0"],
     ] {

@@ -86,7 +86,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "USD", value_parser = super::stopping::parse_usd)]
     pub max_cost_usd: Option<f64>,
     /// The projected `run --max-tokens N` (both procedures).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
     /// The projected `run --max-wall DURATION` (both procedures).
     #[arg(long, value_name = "DURATION", value_parser = crate::sequential::parse_duration_s)]

@@ -38,7 +38,7 @@ pub struct StoppingArgs {
     /// output tokens. A round is projected at its trials × the larger of the mean tokens per
     /// trial so far and the profile's max_tokens; a run whose first round does not fit is
     /// refused before spending (exit 2).
-    #[arg(long, value_name = "N", conflicts_with = "shard")]
+    #[arg(long, value_name = "N", conflicts_with = "shard", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
     /// Budget: do not start a round that would take the run's trial execution past DURATION
     /// (90s, 15m, 1.5h; plain numbers are seconds).
