@@ -168,7 +168,9 @@ pub struct ExecuteSettings {
     /// How progress is shown (a bar on a terminal, status lines in logs, or nothing).
     pub progress: crate::progress::ProgressDisplay,
     /// The circuit breaker: stop scheduling once this many trials in a row (in recording order)
-    /// failed for infrastructure reasons; 0 disables it.
+    /// failed for infrastructure reasons; 0 disables it. A trial's job slot is freed only after
+    /// the dispatcher has counted it, so no trial starts after the one that trips the breaker:
+    /// only the trials already in flight then (at most `jobs` − 1) may still be recorded.
     pub breaker: usize,
     /// Exports rewritten during the run, when any.
     pub exports: Option<PeriodicExports>,
@@ -268,8 +270,9 @@ pub enum TrialEvent {
         seq: usize,
         /// Its record and transcript.
         trial: Box<FinishedTrial>,
-        /// Its job slot, held until the trial is committed when the dispatch is in order (so at
-        /// most `jobs` trials wait in memory), else `None`.
+        /// Its job slot, held until the dispatcher has fed the trial to the circuit breaker (no
+        /// trial starts in its slot before the breaker has seen it) and, when the dispatch is
+        /// in order, until the trial is committed (so at most `jobs` trials wait in memory).
         permit: Option<tokio::sync::OwnedSemaphorePermit>,
     },
     /// The run must stop.
@@ -376,25 +379,25 @@ struct Dispatcher {
     retried_requests: usize,
     breaker_limit: usize,
     breaker: Option<String>,
-    /// The infrastructure causes of the trailing run of infrastructure failures.
+    /// The infrastructure causes of the trailing run of infrastructure failures (in the order
+    /// trials go to the recorder).
     failing_streak: Vec<crate::trajectory::InfrastructureCause>,
+    /// The reason of the latest trial in the streak.
+    last_failure: Option<String>,
     fatal: Option<Fatal>,
     interrupted: bool,
 }
 
 impl Dispatcher {
-    /// Take a committed batch: count it, feed the live lift and the breaker. Returns whether
-    /// the run must stop scheduling (the breaker tripped).
-    fn committed(&mut self, batch: Vec<TrialRecord>) -> bool {
-        self.recorded += batch.len();
-        for record in &batch {
-            self.running.add(record);
-            match record.infrastructure {
-                Some(cause) if record.outcome == Outcome::Unscoreable => {
-                    self.failing_streak.push(cause)
-                }
-                _ => self.failing_streak.clear(),
+    /// Feed a finished trial, as it goes to the recorder, to the circuit breaker. Returns
+    /// whether the run must stop scheduling (the breaker tripped on this trial).
+    fn breaker_sees(&mut self, record: &TrialRecord) -> bool {
+        match record.infrastructure {
+            Some(cause) if record.outcome == Outcome::Unscoreable => {
+                self.failing_streak.push(cause);
+                self.last_failure = record.reason.clone();
             }
+            _ => self.failing_streak.clear(),
         }
         let trip = self.breaker_limit > 0
             && self.failing_streak.len() >= self.breaker_limit
@@ -402,14 +405,25 @@ impl Dispatcher {
             && !self.interrupted
             && self.fatal.is_none();
         if trip {
-            self.breaker = Some(breaker_reason(&self.failing_streak, &batch));
+            self.breaker = Some(breaker_reason(
+                &self.failing_streak,
+                self.last_failure.as_deref(),
+            ));
+        }
+        trip
+    }
+
+    /// Take a committed batch: count it and feed the live lift.
+    fn committed(&mut self, batch: Vec<TrialRecord>) {
+        self.recorded += batch.len();
+        for record in &batch {
+            self.running.add(record);
         }
         let count = batch.len() as u64;
         if self.keep_live {
             self.live.push(batch);
         }
         self.progress.advance(count, self.message());
-        trip
     }
 
     fn message(&self) -> String {
@@ -588,6 +602,7 @@ pub(crate) async fn dispatch<W: TrialWork>(
         breaker_limit: settings.breaker,
         breaker: None,
         failing_streak: Vec::new(),
+        last_failure: None,
         fatal: None,
         interrupted: false,
     };
@@ -647,22 +662,16 @@ pub(crate) async fn dispatch<W: TrialWork>(
                     // Cancelled: the run is stopping (interrupt or fatal error); re-run on resume.
                     Err(_) => return,
                 };
+                // A finished trial's slot goes with it to the dispatcher, which frees it once the
+                // circuit breaker has counted the trial.
                 let (event, permit) = match result {
-                    Ok(record) if in_order => (
+                    Ok(record) => (
                         TrialEvent::Finished {
                             seq,
                             trial: Box::new(record),
                             permit: Some(permit),
                         },
                         None,
-                    ),
-                    Ok(record) => (
-                        TrialEvent::Finished {
-                            seq,
-                            trial: Box::new(record),
-                            permit: None,
-                        },
-                        Some(permit),
                     ),
                     Err(fatal) => (TrialEvent::Fatal(fatal), Some(permit)),
                 };
@@ -723,15 +732,25 @@ pub(crate) async fn dispatch<W: TrialWork>(
                 }
                 Some(TrialEvent::Finished { seq, trial, permit }) => {
                     if !in_order {
+                        // The breaker sees the trial before its slot is freed: a trip stops the
+                        // spawner before it can start another trial in that slot.
+                        if dispatcher.breaker_sees(&trial.record) {
+                            abort.abort();
+                        }
                         if let Some(sender) = &record_sender {
                             let _ = sender.send(*trial);
                         }
+                        drop(permit);
                     } else {
                         // Release the trials now next in order (their job slots with them).
-                        for (trial, _permit) in held.finished(seq, (trial, permit)) {
+                        for (trial, permit) in held.finished(seq, (trial, permit)) {
+                            if dispatcher.breaker_sees(&trial.record) {
+                                abort.abort();
+                            }
                             if let Some(sender) = &record_sender {
                                 let _ = sender.send(*trial);
                             }
+                            drop(permit);
                         }
                     }
                 }
@@ -750,12 +769,7 @@ pub(crate) async fn dispatch<W: TrialWork>(
                         abort.abort();
                     }
                 }
-                Some(Ok(batch)) => {
-                    if dispatcher.committed(batch) {
-                        // Stop scheduling; trials in flight are dropped (re-run on resume).
-                        abort.abort();
-                    }
-                }
+                Some(Ok(batch)) => dispatcher.committed(batch),
                 Some(Err(error)) => {
                     if dispatcher.fatal(Fatal::Record(error)) {
                         abort.abort();
@@ -879,10 +893,7 @@ fn panic_payload_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Why the circuit breaker tripped: the streak's length, its causes and the last message.
-fn breaker_reason(
-    streak: &[crate::trajectory::InfrastructureCause],
-    batch: &[TrialRecord],
-) -> String {
+fn breaker_reason(streak: &[crate::trajectory::InfrastructureCause], last: Option<&str>) -> String {
     let mut causes: std::collections::BTreeMap<&str, usize> = Default::default();
     for cause in streak {
         *causes.entry(cause.as_str()).or_default() += 1;
@@ -892,11 +903,7 @@ fn breaker_reason(
         .map(|(cause, count)| format!("{cause} {count}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let last = batch
-        .iter()
-        .rev()
-        .find_map(|record| record.reason.as_deref())
-        .unwrap_or("no reason recorded");
+    let last = last.unwrap_or("no reason recorded");
     format!(
         "circuit breaker: the last {} trials all failed for infrastructure reasons ({causes}); last: {}",
         streak.len(),

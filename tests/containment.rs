@@ -412,6 +412,44 @@ fn agent_reported_api_errors_are_unscoreable_and_trip_the_breaker() {
     );
 }
 
+/// The circuit breaker stops scheduling at the trial that completes the streak: against a dead
+/// port (every trial fails at once) `--breaker 3` records 3 trials with one job, and at most
+/// `jobs` − 1 more (those already in flight) with several.
+#[test]
+fn the_breaker_stops_scheduling_at_the_streak_plus_the_trials_in_flight() {
+    let fixture = Fixture::new(10);
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    fixture.write(
+        "runners/dead.toml",
+        &format!(
+            "kind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\ntimeout_s = 5\nmax_retries = 0\nconcurrency = 4\n"
+        ),
+    );
+    for (jobs, most) in [("1", 3), ("2", 4), ("4", 6)] {
+        let run_id = format!("dead-{jobs}");
+        let output = fixture.run(
+            "dead",
+            &run_id,
+            &["--no-preflight", "--breaker", "3", "--jobs", jobs],
+        );
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{text}");
+        assert!(text.contains("circuit breaker"), "{text}");
+        let recorded = fixture.records(&run_id).len();
+        assert!(
+            (3..=most).contains(&recorded),
+            "--jobs {jobs}: {recorded} trials recorded; {text}"
+        );
+        if jobs == "1" {
+            assert!(text.contains("the last 3 trials"), "{text}");
+            assert!(text.contains("17 planned trials not run"), "{text}");
+        }
+    }
+}
+
 /// Pre-flight: a missing agent program or an unreachable HTTP runner stops the run before any
 /// trial (exit 3, nothing recorded); `--no-preflight` skips the check.
 #[test]

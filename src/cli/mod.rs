@@ -241,7 +241,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_preflight: bool,
     /// Circuit breaker: stop scheduling after N trials in a row failed for infrastructure
-    /// reasons (exit 3; `--resume` continues); 0 disables it.
+    /// reasons (no trial starts after the N-th; at most --jobs − 1 already in flight may still
+    /// be recorded; exit 3; `--resume` continues); 0 disables it.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub breaker: usize,
     /// Add a `previous_version` arm: the skill's previous version in DIR, staged under the
