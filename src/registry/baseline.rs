@@ -49,6 +49,11 @@ pub struct BaselineEntry {
     pub model: String,
     pub runner: String,
     pub case_id: String,
+    /// The `sha256:` digest of the eval set the case came from (runs); `None` for manual
+    /// verdicts and entries stored before it was recorded. `regress` never pools verdicts of
+    /// different eval sets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_set: Option<String>,
     /// `with_skill`, `without_skill` or `previous_version`.
     pub arm: String,
     pub attempt: u32,
@@ -167,6 +172,7 @@ pub fn entries_from_run(
             model: record.model.clone(),
             runner: record.runner.clone(),
             case_id: record.case_id.clone(),
+            eval_set: Some(manifest.eval_set.digest.clone()),
             arm: record.arm.as_str().to_string(),
             attempt: record.attempt,
             verdict: record.outcome,
@@ -391,6 +397,7 @@ pub fn merge_file(
                     model: replay.model.clone(),
                     runner: replay.runner.clone(),
                     case_id: verdict.case_id,
+                    eval_set: None,
                     arm: verdict.arm,
                     attempt: verdict.attempt,
                     verdict: outcome,

@@ -236,6 +236,7 @@ mod tests {
             model: "m1".into(),
             runner: "r".into(),
             case_id: format!("c{case}"),
+            eval_set: None,
             arm: arm.into(),
             attempt: 1,
             verdict: if pass { Outcome::Pass } else { Outcome::Fail },

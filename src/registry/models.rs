@@ -199,6 +199,7 @@ mod tests {
             model: model.into(),
             runner: "r".into(),
             case_id: "c".into(),
+            eval_set: None,
             arm: "with_skill".into(),
             attempt: 1,
             verdict: crate::grade::Outcome::Pass,

@@ -1,5 +1,7 @@
-//! The pass-rate matrix of each asset from the baseline store: rows = fingerprint, columns =
-//! model version, cells = pass rate with interval and N, and the regression flags of
+//! The pass-rate matrix of each asset from the baseline store: rows = fingerprint × runner ×
+//! eval set (verdicts of different runners or eval sets are never pooled or compared), columns
+//! = model version, cells = pass rate with interval, N and K (a cell pools the attempts of every
+//! run in it: the same cases, runner and eval set), and the regression flags of
 //! `shared/design.md`:
 //!
 //! - `DEGRADED`: under one fingerprint, between consecutive model versions with data, the pass
@@ -67,8 +69,10 @@ pub struct Cell {
     pub model: String,
     /// Cases with at least one scored (pass/fail) verdict.
     pub n_cases: usize,
-    /// Largest number of scored trials of one case.
+    /// Largest number of scored trials of one case, pooled over the cell's runs.
     pub k: u64,
+    /// Runs whose verdicts the cell pools (manual verdicts count as one).
+    pub runs: usize,
     pub passes: u64,
     pub trials: u64,
     /// Unscoreable / not-gradable verdicts, excluded from the rate.
@@ -84,11 +88,15 @@ pub struct Cell {
     pub cases: BTreeMap<String, (u64, u64)>,
 }
 
-/// One row: a fingerprint.
+/// One row: a fingerprint measured by one runner on one eval set.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     pub fingerprint: String,
     pub calibre: String,
+    /// The runner profile of every verdict in the row.
+    pub runner: String,
+    /// The eval set's `sha256:` digest; `None` for manual verdicts and older entries.
+    pub eval_set: Option<String>,
     pub first_seen: DateTime<Utc>,
     /// One per column; `None` where the fingerprint has no verdict under that model.
     pub cells: Vec<Option<Cell>>,
@@ -98,6 +106,9 @@ pub struct Row {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
     pub fingerprint: String,
+    /// The row's runner and eval set.
+    pub runner: String,
+    pub eval_set: Option<String>,
     pub from_model: String,
     pub to_model: String,
     /// Cases present in both cells.
@@ -132,6 +143,8 @@ pub struct Attribution {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseFlag {
     pub fingerprint: String,
+    /// The row's runner.
+    pub runner: String,
     pub case_id: String,
     pub from_model: String,
     pub to_model: String,
@@ -187,10 +200,18 @@ pub fn regress(store: &BaselineStore, settings: &RegressSettings) -> RegressRepo
         assets,
         notes: vec![
             "Rates are per case (mean of case pass rates); unscoreable verdicts are excluded and counted.".to_string(),
-            "Only consecutive model versions under the same fingerprint are compared; rows of different fingerprints never are.".to_string(),
+            "Rows are fingerprint × runner × eval set: verdicts of different runners or eval sets are never pooled; a cell pools the attempts of every run in it (K counts them; `runs` says how many runs).".to_string(),
+            "Only consecutive model versions in the same row are compared; different rows never are.".to_string(),
             "Attribution is heuristic: it reads stored activation and check verdicts, not the full transcripts; manual verdicts carry none.".to_string(),
         ],
     }
+}
+
+/// What a row holds: fingerprint, calibre, runner, eval set.
+type RowKey<'a> = (&'a str, &'a str, &'a str, Option<&'a str>);
+
+fn row_key(e: &BaselineEntry) -> RowKey<'_> {
+    (&e.fingerprint, &e.calibre, &e.runner, e.eval_set.as_deref())
 }
 
 fn asset_matrix(
@@ -204,12 +225,12 @@ fn asset_matrix(
     }
     // Columns: explicit order first, then by first verdict time.
     let mut first_model: BTreeMap<&str, DateTime<Utc>> = BTreeMap::new();
-    let mut first_print: BTreeMap<(&str, &str), DateTime<Utc>> = BTreeMap::new();
+    let mut first_print: BTreeMap<RowKey, DateTime<Utc>> = BTreeMap::new();
     for entry in &entries {
         let at = first_model.entry(&entry.model).or_insert(entry.recorded_at);
         *at = (*at).min(entry.recorded_at);
         let at = first_print
-            .entry((&entry.fingerprint, &entry.calibre))
+            .entry(row_key(entry))
             .or_insert(entry.recorded_at);
         *at = (*at).min(entry.recorded_at);
     }
@@ -226,26 +247,27 @@ fn asset_matrix(
         .collect();
     rest.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(b.0)));
     models.extend(rest.into_iter().map(|(m, _)| m.to_string()));
-    let mut prints: Vec<((&str, &str), DateTime<Utc>)> = first_print.into_iter().collect();
+    let mut prints: Vec<(RowKey, DateTime<Utc>)> = first_print.into_iter().collect();
     prints.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
 
     let mut rows = Vec::new();
-    for ((print, calibre), first_seen) in &prints {
+    for (key, first_seen) in &prints {
         let cells = models
             .iter()
             .map(|model| {
                 let in_cell: Vec<&&BaselineEntry> = entries
                     .iter()
-                    .filter(|e| {
-                        e.fingerprint == *print && e.calibre == *calibre && &e.model == model
-                    })
+                    .filter(|e| row_key(e) == *key && &e.model == model)
                     .collect();
                 build_cell(model, &in_cell, settings.seed)
             })
             .collect();
+        let (print, calibre, runner, eval_set) = *key;
         rows.push(Row {
             fingerprint: print.to_string(),
             calibre: calibre.to_string(),
+            runner: runner.to_string(),
+            eval_set: eval_set.map(str::to_string),
             first_seen: *first_seen,
             cells,
         });
@@ -257,7 +279,7 @@ fn asset_matrix(
         let present: Vec<&Cell> = row.cells.iter().flatten().collect();
         for pair in present.windows(2) {
             let (old, new) = (pair[0], pair[1]);
-            if let Some(comparison) = compare(&row.fingerprint, old, new, settings.seed) {
+            if let Some(comparison) = compare(row, old, new, settings.seed) {
                 comparisons.push(comparison);
             }
             for (case_id, &(old_pass, old_trials)) in &old.cases {
@@ -273,6 +295,7 @@ fn asset_matrix(
                 if let Some(p) = regression_fisher_p(old_pass, old_trials, new_pass, new_trials) {
                     case_flags.push(CaseFlag {
                         fingerprint: row.fingerprint.clone(),
+                        runner: row.runner.clone(),
                         case_id: case_id.clone(),
                         from_model: old.model.clone(),
                         to_model: new.model.clone(),
@@ -301,19 +324,20 @@ fn asset_matrix(
         }
         .to_string();
         if degraded {
+            let in_row = |e: &BaselineEntry| {
+                e.fingerprint == comparison.fingerprint
+                    && e.runner == comparison.runner
+                    && e.eval_set == comparison.eval_set
+            };
             let old: Vec<&BaselineEntry> = entries
                 .iter()
                 .copied()
-                .filter(|e| {
-                    e.fingerprint == comparison.fingerprint && e.model == comparison.from_model
-                })
+                .filter(|e| in_row(e) && e.model == comparison.from_model)
                 .collect();
             let new: Vec<&BaselineEntry> = entries
                 .iter()
                 .copied()
-                .filter(|e| {
-                    e.fingerprint == comparison.fingerprint && e.model == comparison.to_model
-                })
+                .filter(|e| in_row(e) && e.model == comparison.to_model)
                 .collect();
             comparison.attribution = Some(attribute(&old, &new));
         }
@@ -324,18 +348,34 @@ fn asset_matrix(
             flags.insert(comparison.flag.clone());
         }
     }
-    let drift = (rows.len() > 1).then(|| {
+    // Fingerprints in first-seen order, each with the models it has verdicts under.
+    let mut fingerprints: Vec<(&str, &str, BTreeSet<&str>)> = Vec::new();
+    for row in &rows {
+        let under = row.cells.iter().flatten().map(|c| c.model.as_str());
+        match fingerprints
+            .iter_mut()
+            .find(|(print, calibre, _)| *print == row.fingerprint && *calibre == row.calibre)
+        {
+            Some((_, _, models)) => models.extend(under),
+            None => fingerprints.push((
+                row.fingerprint.as_str(),
+                row.calibre.as_str(),
+                under.collect(),
+            )),
+        }
+    }
+    let drift = (fingerprints.len() > 1).then(|| {
         flags.insert("FINGERPRINT-DRIFT".to_string());
-        let described: Vec<String> = rows
+        let described: Vec<String> = fingerprints
             .iter()
-            .map(|row| {
-                let under: Vec<&str> = row.cells.iter().flatten().map(|c| c.model.as_str()).collect();
-                format!("{} ({}) under {}", short(&row.fingerprint), row.calibre, under.join(", "))
+            .map(|(print, calibre, under)| {
+                let under: Vec<&str> = under.iter().copied().collect();
+                format!("{} ({calibre}) under {}", short(print), under.join(", "))
             })
             .collect();
         format!(
             "the asset was edited: {} fingerprints — {}; each row stands alone and changes between rows belong to the skill, not the model",
-            rows.len(),
+            fingerprints.len(),
             described.join("; ")
         )
     });
@@ -371,6 +411,7 @@ fn build_cell(model: &str, entries: &[&&BaselineEntry], seed: u64) -> Option<Cel
     }
     let mut cases: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut unscored = 0;
+    let runs: BTreeSet<Option<&str>> = entries.iter().map(|e| e.run_id.as_deref()).collect();
     for entry in entries {
         match entry.verdict {
             crate::grade::Outcome::Pass | crate::grade::Outcome::Fail => {
@@ -419,6 +460,7 @@ fn build_cell(model: &str, entries: &[&&BaselineEntry], seed: u64) -> Option<Cel
         model: model.to_string(),
         n_cases: cases.len(),
         k,
+        runs: runs.len(),
         passes,
         trials,
         unscored,
@@ -430,7 +472,7 @@ fn build_cell(model: &str, entries: &[&&BaselineEntry], seed: u64) -> Option<Cel
     })
 }
 
-fn compare(fingerprint: &str, old: &Cell, new: &Cell, seed: u64) -> Option<Comparison> {
+fn compare(row: &Row, old: &Cell, new: &Cell, seed: u64) -> Option<Comparison> {
     let paired: Vec<(f64, f64, bool)> = old
         .cases
         .iter()
@@ -466,7 +508,9 @@ fn compare(fingerprint: &str, old: &Cell, new: &Cell, seed: u64) -> Option<Compa
         ("sign-flip", p)
     };
     Some(Comparison {
-        fingerprint: fingerprint.to_string(),
+        fingerprint: row.fingerprint.clone(),
+        runner: row.runner.clone(),
+        eval_set: row.eval_set.clone(),
         from_model: old.model.clone(),
         to_model: new.model.clone(),
         paired_cases: paired.len(),
@@ -603,33 +647,46 @@ pub fn to_table(report: &RegressReport) -> String {
             asset.flags.join(" ")
         };
         out.push_str(&format!("asset {}  [{}]\n", asset.asset, flags));
-        out.push_str(&format!("  {:<14}", "fingerprint"));
+        let labels: Vec<String> = asset.rows.iter().map(row_label).collect();
+        let width = labels
+            .iter()
+            .map(|l| l.chars().count())
+            .chain(["fingerprint runner eval-set".len()])
+            .max()
+            .unwrap_or(0);
+        out.push_str(&format!("  {:<width$}", "fingerprint runner eval-set"));
         for model in &asset.models {
-            out.push_str(&format!(" | {:<34}", model));
+            out.push_str(&format!(" | {:<42}", model));
         }
         out.push('\n');
-        for row in &asset.rows {
-            out.push_str(&format!("  {:<14}", short(&row.fingerprint)));
+        for (row, label) in asset.rows.iter().zip(&labels) {
+            out.push_str(&format!("  {label:<width$}"));
             for cell in &row.cells {
                 let text = match cell {
                     Some(c) => format!(
-                        "{} [{}, {}] n={} K={}",
+                        "{} [{}, {}] n={} K={}{}",
                         pct(c.rate),
                         pct(c.ci_low),
                         pct(c.ci_high),
                         c.n_cases,
-                        c.k
+                        c.k,
+                        if c.runs > 1 {
+                            format!(" ({} runs)", c.runs)
+                        } else {
+                            String::new()
+                        }
                     ),
                     None => "—".to_string(),
                 };
-                out.push_str(&format!(" | {:<34}", text));
+                out.push_str(&format!(" | {:<42}", text));
             }
             out.push('\n');
         }
         for c in &asset.comparisons {
             out.push_str(&format!(
-                "  {} {} → {}: {} → {} ({:+.1} pp), cases down {} / up {}, {} p {} adj {}",
+                "  {} {} {} → {}: {} → {} ({:+.1} pp), cases down {} / up {}, {} p {} adj {}",
                 c.flag,
+                c.runner,
                 c.from_model,
                 c.to_model,
                 pct(c.from_rate),
@@ -678,6 +735,21 @@ pub fn to_table(report: &RegressReport) -> String {
     out
 }
 
+/// A row's label: short fingerprint, runner, short eval-set digest (`manual` without one).
+fn row_label(row: &Row) -> String {
+    format!(
+        "{} {} {}",
+        short(&row.fingerprint),
+        row.runner,
+        row.eval_set
+            .as_deref()
+            .map_or("manual".to_string(), |digest| short(digest)
+                .chars()
+                .take(8)
+                .collect())
+    )
+}
+
 /// CSV: one line per cell, with the comparison that ends in it.
 pub fn to_csv(report: &RegressReport) -> String {
     let mut writer = csv::Writer::from_writer(Vec::new());
@@ -685,9 +757,12 @@ pub fn to_csv(report: &RegressReport) -> String {
         "asset",
         "fingerprint",
         "calibre",
+        "runner",
+        "eval_set",
         "model",
         "n_cases",
         "k",
+        "runs",
         "passes",
         "trials",
         "unscored",
@@ -713,17 +788,22 @@ pub fn to_csv(report: &RegressReport) -> String {
     for asset in &report.assets {
         for row in &asset.rows {
             for cell in row.cells.iter().flatten() {
-                let comparison = asset
-                    .comparisons
-                    .iter()
-                    .find(|c| c.fingerprint == row.fingerprint && c.to_model == cell.model);
+                let comparison = asset.comparisons.iter().find(|c| {
+                    c.fingerprint == row.fingerprint
+                        && c.runner == row.runner
+                        && c.eval_set == row.eval_set
+                        && c.to_model == cell.model
+                });
                 let _ = writer.write_record([
                     asset.asset.clone(),
                     row.fingerprint.clone(),
                     row.calibre.clone(),
+                    row.runner.clone(),
+                    row.eval_set.clone().unwrap_or_default(),
                     cell.model.clone(),
                     cell.n_cases.to_string(),
                     cell.k.to_string(),
+                    cell.runs.to_string(),
                     cell.passes.to_string(),
                     cell.trials.to_string(),
                     cell.unscored.to_string(),
@@ -769,6 +849,7 @@ mod tests {
             model: model.into(),
             runner: "r".into(),
             case_id: case.into(),
+            eval_set: None,
             arm: "with_skill".into(),
             attempt,
             verdict: if pass { Outcome::Pass } else { Outcome::Fail },
@@ -874,6 +955,62 @@ mod tests {
         assert_eq!(asset.comparisons[0].flag, "VOLATILE");
         assert_eq!(asset.flags, vec!["FINGERPRINT-DRIFT", "VOLATILE"]);
         assert!(asset.drift.as_ref().unwrap().contains("edited"));
+    }
+
+    #[test]
+    fn runners_and_eval_sets_are_rows_of_their_own_and_k_counts_one_rows_attempts() {
+        let mut entries = Vec::new();
+        // Two K = 1 runs of runner r on eval set e1, one K = 1 run of runner q on e1, one
+        // K = 3 run of r on e2 (other cases): all under model m.
+        let mut add = |runner: &str, eval_set: &str, run: &str, cases: &[&str], k: u32| {
+            for case in cases {
+                for attempt in 1..=k {
+                    let mut e = entry("sha256:aa", "m", case, attempt, true, true, 0);
+                    e.runner = runner.into();
+                    e.eval_set = Some(eval_set.into());
+                    e.run_id = Some(run.into());
+                    entries.push(e);
+                }
+            }
+        };
+        add("r", "sha256:e1", "run-1", &["c1", "c2"], 1);
+        add("r", "sha256:e1", "run-2", &["c1", "c2"], 1);
+        add("q", "sha256:e1", "run-3", &["c1", "c2"], 1);
+        add("r", "sha256:e2", "run-4", &["d1", "d2", "d3"], 3);
+        let report = regress(&store(entries), &RegressSettings::default());
+        let asset = &report.assets[0];
+        assert_eq!(asset.rows.len(), 3);
+        let cell = |runner: &str, eval_set: &str| {
+            let row = asset
+                .rows
+                .iter()
+                .find(|r| r.runner == runner && r.eval_set.as_deref() == Some(eval_set))
+                .unwrap();
+            row.cells[0].clone().unwrap()
+        };
+        // The two runs of r on e1 pool their attempts of the same cases, and say so.
+        let pooled = cell("r", "sha256:e1");
+        assert_eq!((pooled.n_cases, pooled.k, pooled.runs), (2, 2, 2));
+        let other_runner = cell("q", "sha256:e1");
+        assert_eq!(
+            (other_runner.n_cases, other_runner.k, other_runner.runs),
+            (2, 1, 1)
+        );
+        let other_set = cell("r", "sha256:e2");
+        assert_eq!((other_set.n_cases, other_set.k, other_set.runs), (3, 3, 1));
+        // One fingerprint: rows of other runners or eval sets are no drift.
+        assert!(asset.drift.is_none());
+        let table = to_table(&report);
+        assert!(table.contains("aa r e1"), "{table}");
+        assert!(table.contains("n=2 K=2 (2 runs)"), "{table}");
+        let csv = to_csv(&report);
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .contains(",runner,eval_set,model,n_cases,k,runs,")
+        );
+        assert_eq!(csv.lines().count(), 4);
     }
 
     #[test]

@@ -1293,6 +1293,7 @@ mod tests {
             model: "m".into(),
             runner: "r".into(),
             case_id: case.into(),
+            eval_set: None,
             arm: arm.into(),
             attempt: 1,
             verdict: if pass {
