@@ -302,12 +302,12 @@ pub fn plan_markdown(plan: &Plan) -> String {
     ));
     match plan.mde {
         Some(mde) => out.push_str(&format!(
-            "\nMinimum detectable lift (α = 0.05, power 0.8): **{}** with {} cases × K = {}.",
+            "\nPlanning MDE (normal quantiles on the variance components; α = 0.05, power 0.8): **{}** with {} cases × K = {}.",
             pp(mde),
             plan.cases,
             plan.k
         )),
-        None => out.push_str("\nMinimum detectable lift: not computable (no cases)."),
+        None => out.push_str("\nPlanning MDE: not computable (no cases)."),
     }
     if let Some(floor) = plan.mde_floor_at_cases {
         out.push_str(&format!(

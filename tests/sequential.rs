@@ -389,6 +389,64 @@ fn stopping_flags_are_checked() {
     }
 }
 
+/// The number between `prefix` (the first after `anchor`) and `suffix` in `text`.
+fn number_after(text: &str, anchor: &str, prefix: &str, suffix: &str) -> f64 {
+    let from = text
+        .find(anchor)
+        .unwrap_or_else(|| panic!("no `{anchor}` in {text}"));
+    let rest = &text[from..];
+    let rest = &rest[rest.find(prefix).unwrap() + prefix.len()..];
+    rest[..rest.find(suffix).unwrap()]
+        .trim_matches(|c: char| c == '*' || c.is_whitespace())
+        .parse()
+        .unwrap()
+}
+
+/// A report names its two MDEs apart: the run's (t quantiles at its N, the headline) and the
+/// planning MDE (normal quantiles on the variance components, the variance section), and the
+/// planning MDE is the number `plan --pilot` prints for the same N and K. At the same data the
+/// run's MDE is the planning one × the ratio of the t to the normal quantile sums.
+#[test]
+fn the_run_mde_and_the_planning_mde_are_named_apart_and_plan_agrees() {
+    // The skill helps only on prompts with a 1 in them (cases 1, 10, 11 of 12): lifts vary.
+    let server = MockServer::start(MockBehaviour {
+        model_needs: vec![("mock-model".to_string(), "1".to_string())],
+        ..MockBehaviour::default()
+    });
+    let project = Project::new(&server.base_url(), 12, "");
+    let output = project.run(&["-k", "2", "--run-id", "pilot"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let report = std::fs::read_to_string(project.path("results/pilot/report.md")).unwrap();
+    let run_mde = number_after(
+        &report,
+        "minimum detectable effect ",
+        "minimum detectable effect ",
+        " pp (t quantiles at N = 12; α = 0.05, power 0.8)",
+    );
+    let planning = number_after(
+        &report,
+        "Planning MDE of the pass-rate lift",
+        "power 0.8): ",
+        " pp now",
+    );
+    // (t_{11,0.975} + t_{11,0.8}) / (z_{0.975} + z_{0.8}) = (2.2010 + 0.8755) / 2.8016.
+    let ratio = (2.2010 + 0.8755) / 2.8016;
+    assert!(
+        (run_mde / planning - ratio).abs() < 0.01,
+        "run MDE {run_mde}, planning MDE {planning}: {report}"
+    );
+    let plan = binary(project.state.path())
+        .current_dir(project.dir.path())
+        .args(["plan", "skill/pirate", "--runner", "mock.toml", "-k", "2"])
+        .args(["--pilot", "results/pilot"])
+        .output()
+        .unwrap();
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    let stdout = String::from_utf8_lossy(&plan.stdout);
+    let planned = number_after(&stdout, "Planning MDE (", "power 0.8): ", " pp");
+    assert_eq!(planned, planning, "{stdout}");
+}
+
 /// `plan --pilot` projects fixed-K against `--sequential` from a recorded pilot (judge spend
 /// included), and its cost lines carry the pilot's judge cost per trial.
 #[test]

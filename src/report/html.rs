@@ -111,7 +111,13 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             _ => String::new(),
         } + &lift
             .mde
-            .map(|m| format!(", minimum detectable effect {:.1} pp", m * 100.0))
+            .map(|m| {
+                format!(
+                    ", minimum detectable effect {:.1} pp (t quantiles at N = {})",
+                    m * 100.0,
+                    lift.n_cases
+                )
+            })
             .unwrap_or_default(),
         lift.correlation
             .map(|r| format!(", correlation between arms r = {r:.2}"))

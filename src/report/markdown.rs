@@ -359,8 +359,9 @@ pub fn summary_markdown(summary: &Summary) -> String {
     }
     if let Some(mde) = lift.mde {
         facts.push(format!(
-            "minimum detectable effect {:.1} pp (α = 0.05, power 0.8)",
-            mde * 100.0
+            "minimum detectable effect {:.1} pp (t quantiles at N = {}; α = 0.05, power 0.8)",
+            mde * 100.0,
+            lift.n_cases
         ));
     }
     if let Some(r) = lift.correlation {

@@ -181,7 +181,7 @@ pub(crate) fn noise_table(summary: &Summary) -> Table {
 pub(crate) fn mde_projection_sentence(summary: &Summary) -> Option<String> {
     summary.noise.mde_projection.as_ref().map(|p| {
         format!(
-            "Minimum detectable effect of the pass-rate lift (normal approximation, α = 0.05, power 0.8): {:.1} pp now; {:.1} pp with twice the cases; {:.1} pp with twice the attempts per case (between-case lift variance ω² = {:.4}{}).",
+            "Planning MDE of the pass-rate lift (normal quantiles on the variance components, as `plan` computes it; α = 0.05, power 0.8): {:.1} pp now; {:.1} pp with twice the cases; {:.1} pp with twice the attempts per case (between-case lift variance ω² = {:.4}{}). The headline's minimum detectable effect uses t quantiles at this N, so it is larger at small N.",
             p.current * 100.0,
             p.twice_the_cases * 100.0,
             p.twice_the_attempts * 100.0,
