@@ -188,6 +188,49 @@ fn aces_fields_load_and_expected_trigger_false_is_a_negative_case() {
     );
 }
 
+/// `expected_skill: null` with `should_trigger: true` contradicts itself: `run` refuses the
+/// eval set before anything runs (exit 2), naming the file and the JSON path.
+#[test]
+fn a_case_that_must_trigger_no_skill_is_refused_by_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("pirate");
+    std::fs::create_dir_all(skill.join("evals")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: pirate\ndescription: Use when greeting users in pirate style.\n---\nSay Aye!\n",
+    )
+    .unwrap();
+    let evals = serde_json::json!({"skill_name": "pirate", "evals": [
+        {"id": "fine", "prompt": "Hi?", "checks": [{"type": "contains", "value": "Aye"}]},
+        {"id": "contradiction", "prompt": "Hello?", "expected_skill": null,
+         "should_trigger": true, "checks": [{"type": "contains", "value": "Aye"}]}
+    ]});
+    std::fs::write(skill.join("evals/evals.json"), evals.to_string()).unwrap();
+    let profile = dir.path().join("dead.toml");
+    std::fs::write(
+        &profile,
+        "kind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_skill-lift"))
+        .current_dir(dir.path())
+        .env("SKILL_LIFT_HOME", dir.path().join("state"))
+        .env("CI", "true")
+        .args(["run", "pirate", "--runner"])
+        .arg(&profile)
+        .args(["--out", "results", "--no-preflight", "--no-decoys"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("evals.json"), "{stderr}");
+    assert!(
+        stderr.contains("evals[1].should_trigger: is true but `expected_skill` is null"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("results").exists());
+}
+
 // ---------------------------------------------------------------- BenchFlow
 
 #[test]

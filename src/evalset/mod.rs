@@ -946,6 +946,19 @@ impl Context {
         };
         // `expected_trigger` is ACES's name for `should_trigger`; `false` makes a negative case.
         let should_trigger = match trigger_flag(object) {
+            // `expected_skill: null` says no skill should be used: a case that must trigger one
+            // contradicts it.
+            Ok(Some(true)) if expected_skill == ExpectedSkill::None => {
+                let key = if object.get("should_trigger") == Some(&Value::Bool(true)) {
+                    "should_trigger"
+                } else {
+                    "expected_trigger"
+                };
+                return Err(self.invalid(
+                    &field(key),
+                    "is true but `expected_skill` is null (no skill should be used); name the expected skill or set it to false".to_string(),
+                ));
+            }
             Ok(Some(flag)) => flag,
             Ok(None) => expected_skill != ExpectedSkill::None,
             Err((key, message)) => return Err(self.invalid(&field(key), message)),
