@@ -739,12 +739,12 @@ pub fn projection_markdown(projection: &Projection) -> String {
         budgets.push(format!("--max-wall {wall}s"));
     }
     let mut out = format!(
-        "\n## Fixed-K or `--sequential`: expected spend\n\n{} simulated runs per assumed lift (seed {}) of {} cases × K = {} in rounds of {} cases ({rules}{}; {} jobs), on baseline rates drawn from pilot `{}` ({} cases, pooled baseline {:.1} %, Beta({:.2}, {:.2}) between cases). Fixed-K runs {fixed_trials} trials{}.\n\n",
+        "\n## Fixed-K or `--sequential`: expected spend\n\n{} simulated runs per assumed lift (seed {}) of {} cases × K = {} in rounds of {} ({rules}{}; {} jobs), on baseline rates drawn from pilot `{}` ({} cases, pooled baseline {:.1} %, Beta({:.2}, {:.2}) between cases). Fixed-K runs {fixed_trials} trials{}.\n\n",
         settings.simulations,
         settings.seed,
         settings.cases,
         settings.k,
-        projection.round_cases,
+        crate::report::tables::count(projection.round_cases, "case"),
         if budgets.is_empty() {
             String::new()
         } else {

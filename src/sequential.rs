@@ -36,6 +36,7 @@ use crate::execute::{
 };
 use crate::grade::Outcome;
 use crate::record::{FinishedTrial, RecordError, TrialKey, TrialRecord};
+use crate::report::tables::count;
 use crate::runner::profile::PriceTable;
 use crate::stats::{Interval, LiftSequenceState, PairedLiftSequence};
 use crate::workspace::Arm;
@@ -769,17 +770,17 @@ fn decision_message(
     let confidence = (1.0 - settings.alpha) * 100.0;
     match reason {
         StopReason::Improved => format!(
-            "the {confidence:.0}% confidence sequence {interval} excludes 0 after {} cases: improved",
-            state.n
+            "the {confidence:.0}% confidence sequence {interval} excludes 0 after {}: improved",
+            count(state.n, "case")
         ),
         StopReason::Regressed => format!(
-            "the {confidence:.0}% confidence sequence {interval} excludes 0 after {} cases: regressed",
-            state.n
+            "the {confidence:.0}% confidence sequence {interval} excludes 0 after {}: regressed",
+            count(state.n, "case")
         ),
         StopReason::Equivalent => format!(
-            "the {confidence:.0}% confidence sequence {interval} lies inside ±{:.1} pp after {} cases: no meaningful effect",
+            "the {confidence:.0}% confidence sequence {interval} lies inside ±{:.1} pp after {}: no meaningful effect",
             settings.equivalence.unwrap_or(0.0) * 100.0,
-            state.n
+            count(state.n, "case")
         ),
         _ => String::new(),
     }
@@ -961,17 +962,17 @@ impl StoppingSummary {
                 .as_deref()
                 .map(|why| format!(": {why}"))
                 .unwrap_or_default(),
-            self.message
+            sentence(&self.message)
         );
         if let (Some(cs), Some(settings)) = (&self.confidence_sequence, &self.sequential)
             && self.verdict_basis == VerdictBasis::FixedN
         {
             line.push_str(&format!(
-                " Confidence sequence ({:.0}%, anytime-valid): [{:+.1} pp, {:+.1} pp] over {} cases.",
+                " Confidence sequence ({:.0}%, anytime-valid): [{:+.1} pp, {:+.1} pp] over {}.",
                 (1.0 - settings.alpha) * 100.0,
                 cs.interval.low * 100.0,
                 cs.interval.high * 100.0,
-                cs.n
+                count(cs.n, "case")
             ));
         }
         if let Some(spent) = &self.spent {
@@ -989,6 +990,20 @@ impl StoppingSummary {
         }
         line
     }
+}
+
+/// `message` as a sentence: its first letter capitalized and a closing period (empty stays
+/// empty).
+fn sentence(message: &str) -> String {
+    let mut chars = message.chars();
+    let Some(first) = chars.next() else {
+        return String::new();
+    };
+    let mut text: String = first.to_uppercase().chain(chars).collect();
+    if !text.ends_with(['.', '!', '?']) {
+        text.push('.');
+    }
+    text
 }
 
 /// Parse a duration: `90`, `90s`, `15m`, `1.5h` (seconds when no unit).
@@ -1118,6 +1133,18 @@ mod tests {
     }
 
     #[test]
+    fn a_stop_message_reads_as_a_sentence() {
+        assert_eq!(
+            sentence(
+                "the 95% confidence sequence [+7.3 pp, +100.0 pp] excludes 0 after 9 cases: improved"
+            ),
+            "The 95% confidence sequence [+7.3 pp, +100.0 pp] excludes 0 after 9 cases: improved."
+        );
+        assert_eq!(sentence("every round ran."), "Every round ran.");
+        assert_eq!(sentence(""), "");
+    }
+
+    #[test]
     fn the_reply_cap_projects_the_first_round_and_floors_later_ones() {
         let price = PriceTable {
             input_usd_per_million_tokens: 1.0,
@@ -1140,7 +1167,9 @@ mod tests {
         let nothing = Spend::default();
         assert!(budget_stop(&tokens, &nothing, 1, None, true, floor).is_none());
         assert_eq!(
-            budget_stop(&tokens, &nothing, 2, None, true, floor).unwrap().0,
+            budget_stop(&tokens, &nothing, 2, None, true, floor)
+                .unwrap()
+                .0,
             StopReason::BudgetTokens
         );
         // The mean so far (10 per trial) is below the floor: the floor projects.

@@ -173,6 +173,12 @@ fn a_sequential_run_stops_at_the_decision_and_records_every_trial_it_started() {
     assert!(stderr.contains("stopped: improved"), "{stderr}");
     let report = std::fs::read_to_string(project.path("results/seq/report.md")).unwrap();
     assert!(report.contains("Stopped: improved"), "{report}");
+    // The stop message is a sentence of its own between the basis and the spend.
+    assert!(
+        report.contains("confidence sequence. The 95% confidence sequence [")
+            && report.contains(" cases: improved. Spent: $"),
+        "{report}"
+    );
     let html = std::fs::read_to_string(project.path("results/seq/report.html")).unwrap();
     assert!(html.contains("Stopped: improved"));
     // `report` on the folder reproduces the decision from the records and the manifest.

@@ -10,6 +10,15 @@ pub(crate) fn percent(value: Option<f64>) -> String {
         .unwrap_or_else(|| "n/a".to_string())
 }
 
+/// `n` and the noun, plural unless `n` is 1: `1 case`, `3 cases` (`noun` takes an `s`).
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Percentage points with one decimal and a sign (`n/a` when absent).
 pub(crate) fn points(value: Option<f64>) -> String {
     value
