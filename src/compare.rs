@@ -163,12 +163,23 @@ fn number_row(
     scale: f64,
 ) -> CompareRow {
     let difference = match (a, b) {
+        (Some(a), Some(b)) if a == b => "same".to_string(),
         (Some(a), Some(b)) => {
             let d = (b - a) * scale;
-            if unit == "pp" {
-                format!("{d:+.1} pp")
+            // Percentage points to one decimal, whole numbers (counts) without decimals, other
+            // values to four; a difference that rounds to 0 there is shown as ≈ 0, never -0.
+            let decimals = if unit == "pp" {
+                1
+            } else if a.fract() == 0.0 && b.fract() == 0.0 {
+                0
             } else {
-                format!("{d:+.3}{unit}")
+                4
+            };
+            let unit = if unit == "pp" { " pp" } else { unit };
+            if (d * 10f64.powi(decimals)).round() == 0.0 {
+                format!("≈ 0{unit}")
+            } else {
+                format!("{d:+.decimals$}{unit}", decimals = decimals as usize)
             }
         }
         _ => "n/a".to_string(),

@@ -258,6 +258,15 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
         "{table}"
     );
     assert!(table.contains("| K | 2 | 1 | differs |"), "{table}");
+    // Equal numbers are `same`; a difference that rounds to nothing is never shown as ±0.
+    assert!(
+        table.contains("| paired cases (N) | 4 | 4 | same |"),
+        "{table}"
+    );
+    assert!(
+        !table.contains("+0.000") && !table.contains("-0.000"),
+        "{table}"
+    );
     assert!(
         table.contains("| lift (pass rate, with − without) | +75.0 pp"),
         "{table}"
