@@ -454,10 +454,11 @@ pub fn matrix_html(summary: &MatrixSummary) -> String {
 }
 
 /// The matrix as CSV: one row per cell and comparison (`arm`, `reference`), the paired
-/// `with_skill` / `without_skill` row first; rates and lifts as fractions.
+/// `with_skill` / `without_skill` row first; rates in percent (`_pct`) and lifts in percentage
+/// points (`_pp`), six decimals, as every CSV export (docs/report-formats.md).
 pub fn matrix_csv(summary: &MatrixSummary) -> Vec<u8> {
     let mut writer = csv::Writer::from_writer(Vec::new());
-    let number = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_default();
+    let number = |v: Option<f64>| v.map(|v| format!("{:.6}", v * 100.0)).unwrap_or_default();
     writer
         .write_record([
             "runner",
@@ -465,15 +466,15 @@ pub fn matrix_csv(summary: &MatrixSummary) -> Vec<u8> {
             "run_id",
             "arm",
             "reference",
-            "baseline",
-            "baseline_ci_low",
-            "baseline_ci_high",
-            "with_skill",
-            "with_skill_ci_low",
-            "with_skill_ci_high",
-            "lift",
-            "lift_ci_low",
-            "lift_ci_high",
+            "baseline_pct",
+            "baseline_ci_low_pct",
+            "baseline_ci_high_pct",
+            "with_skill_pct",
+            "with_skill_ci_low_pct",
+            "with_skill_ci_high_pct",
+            "lift_pp",
+            "lift_ci_low_pp",
+            "lift_ci_high_pp",
             "verdict",
             "n_cases",
             "k",

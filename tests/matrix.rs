@@ -199,13 +199,14 @@ fn a_two_by_two_matrix_reports_each_cells_designed_lift() {
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(rows.len(), 5, "{csv}");
     assert!(
-        rows[0].starts_with("runner,model,run_id,arm,reference,baseline"),
+        rows[0].starts_with("runner,model,run_id,arm,reference,baseline_pct,baseline_ci_low_pct,"),
         "{csv}"
     );
+    // Percent and percentage points with six decimals, as every CSV export.
     assert!(
-        rows.iter().any(|r| r
-            .starts_with("inject,mock-weak,m--inject--mock-weak,with_skill,without_skill,0,")
-            && r.contains(",0.5,")),
+        rows.iter().any(|r| r.starts_with(
+            "inject,mock-weak,m--inject--mock-weak,with_skill,without_skill,0.000000,"
+        ) && r.contains(",50.000000,")),
         "{csv}"
     );
 
