@@ -1313,7 +1313,7 @@ fn merge_of_three_shards_equals_the_unsharded_run() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("recorded in both"),
+        stderr(&output).contains("shard 1/3 is given twice"),
         "{}",
         stderr(&output)
     );
