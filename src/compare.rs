@@ -154,32 +154,36 @@ fn text_row(field: &str, a: String, b: String) -> CompareRow {
     }
 }
 
-/// A numeric row: `scale` 100 shows fractions as percentage points of difference.
+/// How a numeric row shows its values, and so its difference: fractions as percentage points
+/// to one decimal, or plain numbers to a number of decimals.
+#[derive(Debug, Clone, Copy)]
+enum Shown {
+    PercentagePoints,
+    Decimals(i32),
+}
+
+/// A numeric row. The difference B − A is shown as the values are ([`Shown`]); one that rounds
+/// to 0 there is shown as ≈ 0 (never +0.00 or -0.0), equal values as `same`.
 fn number_row(
     field: &str,
     (a_text, a): (String, Option<f64>),
     (b_text, b): (String, Option<f64>),
-    unit: &str,
-    scale: f64,
+    shown: Shown,
 ) -> CompareRow {
     let difference = match (a, b) {
         (Some(a), Some(b)) if a == b => "same".to_string(),
         (Some(a), Some(b)) => {
-            let d = (b - a) * scale;
-            // Percentage points to one decimal, whole numbers (counts) without decimals, other
-            // values to four; a difference that rounds to 0 there is shown as ≈ 0, never -0.
-            let decimals = if unit == "pp" {
-                1
-            } else if a.fract() == 0.0 && b.fract() == 0.0 {
-                0
-            } else {
-                4
+            let (difference, decimals, unit) = match shown {
+                Shown::PercentagePoints => ((b - a) * 100.0, 1, " pp"),
+                Shown::Decimals(decimals) => (b - a, decimals, ""),
             };
-            let unit = if unit == "pp" { " pp" } else { unit };
-            if (d * 10f64.powi(decimals)).round() == 0.0 {
+            if (difference * 10f64.powi(decimals)).round() == 0.0 {
                 format!("≈ 0{unit}")
             } else {
-                format!("{d:+.decimals$}{unit}", decimals = decimals as usize)
+                format!(
+                    "{difference:+.decimals$}{unit}",
+                    decimals = decimals as usize
+                )
             }
         }
         _ => "n/a".to_string(),
@@ -271,8 +275,7 @@ impl Comparison {
                     with_interval(sb.lift.estimate, sb.lift.ci_low, sb.lift.ci_high, false),
                     sb.lift.estimate,
                 ),
-                "pp",
-                100.0,
+                Shown::PercentagePoints,
             ),
             text_row(
                 "lift method",
@@ -289,22 +292,19 @@ impl Comparison {
                     sb.lift.p_value.map_or("n/a".into(), |p| format!("{p:.4}")),
                     sb.lift.p_value,
                 ),
-                "",
-                1.0,
+                Shown::Decimals(4),
             ),
             number_row(
                 "minimum detectable effect",
                 (points(sa.lift.mde), sa.lift.mde),
                 (points(sb.lift.mde), sb.lift.mde),
-                "pp",
-                100.0,
+                Shown::PercentagePoints,
             ),
             number_row(
                 "paired cases (N)",
                 (sa.lift.n_cases.to_string(), Some(sa.lift.n_cases as f64)),
                 (sb.lift.n_cases.to_string(), Some(sb.lift.n_cases as f64)),
-                "",
-                1.0,
+                Shown::Decimals(0),
             ),
         ];
         for (label, arm_a, arm_b) in [
@@ -329,8 +329,7 @@ impl Comparison {
                     with_interval(arm_b.pass_rate, arm_b.ci_low, arm_b.ci_high, true),
                     arm_b.pass_rate,
                 ),
-                "pp",
-                100.0,
+                Shown::PercentagePoints,
             ));
         }
         let composite = |s: &Summary| {
@@ -350,8 +349,7 @@ impl Comparison {
                     with_interval(cb.estimate, cb.ci_low, cb.ci_high, false),
                     cb.estimate,
                 ),
-                "pp",
-                100.0,
+                Shown::PercentagePoints,
             ));
         }
         rows.push(number_row(
@@ -364,24 +362,21 @@ impl Comparison {
                 percent(Some(sb.unscoreable.fraction)),
                 Some(sb.unscoreable.fraction),
             ),
-            "pp",
-            100.0,
+            Shown::PercentagePoints,
         ));
         let (ta, tb) = (mean_tokens(sa), mean_tokens(sb));
         rows.push(number_row(
             "tokens per trial (input + output)",
             (ta.map_or("n/a".into(), |t| format!("{t:.0}")), ta),
             (tb.map_or("n/a".into(), |t| format!("{t:.0}")), tb),
-            "",
-            1.0,
+            Shown::Decimals(0),
         ));
         let (ca, cb) = (cost(sa), cost(sb));
         rows.push(number_row(
             "cost (USD, both arms)",
             (ca.map_or("n/a".into(), |c| format!("{c:.4}")), ca),
             (cb.map_or("n/a".into(), |c| format!("{c:.4}")), cb),
-            "",
-            1.0,
+            Shown::Decimals(4),
         ));
         let (wa, wb) = (
             sa.arms.with_skill.mean_wall_s,
@@ -391,8 +386,7 @@ impl Comparison {
             "mean trial time, with skill (s)",
             (wa.map_or("n/a".into(), |w| format!("{w:.2}")), wa),
             (wb.map_or("n/a".into(), |w| format!("{w:.2}")), wb),
-            "",
-            1.0,
+            Shown::Decimals(2),
         ));
 
         let by_id_b: BTreeMap<&str, &crate::analysis::CaseSummary> =
@@ -625,5 +619,41 @@ fn grading_text(summary: &Summary) -> String {
         "output checks".to_string()
     } else {
         format!("output checks, {}", parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn difference(a: f64, b: f64, shown: Shown) -> String {
+        number_row(
+            "x",
+            (String::new(), Some(a)),
+            (String::new(), Some(b)),
+            shown,
+        )
+        .difference
+    }
+
+    /// The difference is shown to the precision of the values: what rounds to nothing there is
+    /// ≈ 0, never +0.0008 beside 0.00 and 0.00.
+    #[test]
+    fn a_difference_is_shown_as_its_values_are() {
+        assert_eq!(difference(0.0012, 0.0020, Shown::Decimals(2)), "≈ 0");
+        assert_eq!(difference(0.0012, 0.0312, Shown::Decimals(2)), "+0.03");
+        assert_eq!(difference(890.0, 890.4, Shown::Decimals(0)), "≈ 0");
+        assert_eq!(difference(890.0, 880.0, Shown::Decimals(0)), "-10");
+        assert_eq!(difference(0.01, 0.0125, Shown::Decimals(4)), "+0.0025");
+        assert_eq!(difference(0.5, 0.5004, Shown::PercentagePoints), "≈ 0 pp");
+        assert_eq!(difference(0.5, 0.25, Shown::PercentagePoints), "-25.0 pp");
+        assert_eq!(difference(0.25, 0.25, Shown::Decimals(2)), "same");
+        let missing = number_row(
+            "x",
+            ("n/a".into(), None),
+            ("1".into(), Some(1.0)),
+            Shown::Decimals(0),
+        );
+        assert_eq!(missing.difference, "n/a");
     }
 }

@@ -20,6 +20,7 @@ use crate::grade::checks::CheckResult;
 use crate::trajectory::{RetryRecord, Usage};
 use crate::workspace::{Arm, ArmDesign};
 
+mod parallel;
 mod view;
 pub use view::{CheckSummary, RetryCount, Scores, TrialView};
 
@@ -1066,18 +1067,32 @@ pub fn for_each_planned_trial(
 /// records), which costs a fraction of decoding the full records. The records are visited into
 /// a `state` made by `start`, which is returned.
 ///
-/// The file is read once when no record of it supersedes another (the usual case): the records
-/// are visited as read, each block of lines searched for the superseding mark first. When the
-/// mark turns up, or a line is refused, the state is made afresh and the file read as
+/// The file is read once when no record of it supersedes another (the usual case), its blocks
+/// decoded on several threads ([`parallel::for_each_view`]) and the records visited in file
+/// order. When a block holds a superseding record (`supersedes: true`; that block is not
+/// visited), or a line is refused, the state is made afresh and the file read as
 /// [`for_each_planned_trial`] reads it (superseded lines found first), so the outcome is the same.
 pub fn for_each_planned_view<State>(
     path: &Path,
     manifest: &Manifest,
     mut start: impl FnMut() -> State,
-    mut visit: impl FnMut(&mut State, TrialView<'_>) -> Result<(), RecordError>,
+    mut visit: impl FnMut(&mut State, &TrialView<'_>) -> Result<(), RecordError>,
 ) -> Result<(State, u64), RecordError> {
     let plan = PlanCheck::new(manifest);
-    let mut planned = |state: &mut State, line: usize, record: TrialView<'_>| {
+    let mut state = start();
+    let single_pass = parallel::for_each_view(
+        path,
+        PARALLEL_READ_BLOCK,
+        decoding_threads(),
+        |record| record.supersedes,
+        |record| plan.outside(record),
+        |_, record| visit(&mut state, record),
+    );
+    if let Ok(Some(valid_len)) = single_pass {
+        return Ok((state, valid_len));
+    }
+    let mut state = start();
+    let valid_len = for_each_numbered_trial::<ViewRecord>(path, |line, record| {
         if let Some(message) = plan.outside(&record) {
             return Err(RecordError::BadRecord {
                 path: path.to_path_buf(),
@@ -1085,22 +1100,7 @@ pub fn for_each_planned_view<State>(
                 message,
             });
         }
-        visit(state, record)
-    };
-    let marker = memchr::memmem::Finder::new(SUPERSEDES_MARKER);
-    let mut state = start();
-    let single_pass = for_each_line_in_blocks::<ViewRecord>(
-        path,
-        READ_BLOCK,
-        |lines| marker.find(lines).is_some(),
-        |line, record| planned(&mut state, line, record),
-    );
-    if let Ok(Some(valid_len)) = single_pass {
-        return Ok((state, valid_len));
-    }
-    let mut state = start();
-    let valid_len = for_each_numbered_trial::<ViewRecord>(path, |line, record| {
-        planned(&mut state, line, record)
+        visit(&mut state, &record)
     })?;
     Ok((state, valid_len))
 }
@@ -1235,6 +1235,16 @@ fn contains_marker(
 /// Bytes read from `trials.jsonl` at a time (lines are decoded where they lie in the block).
 const READ_BLOCK: usize = 4 << 20;
 
+/// Bytes of `trials.jsonl` in a block decoded by one thread of the parallel reader (measured
+/// on 1,000,000 records: 1 MiB blocks as fast as 4 MiB ones, with less memory).
+const PARALLEL_READ_BLOCK: usize = 1 << 20;
+
+/// Threads decoding `trials.jsonl` for the analysis: one per available CPU, at most four (the
+/// reader and the analysis itself run beside them).
+fn decoding_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4))
+}
+
 /// Every complete record with its 1-based line number, superseded ones included, decoded as
 /// `D` says. The file is read in large blocks and each whole line decoded in place; a line
 /// without its newline at the end of the file (torn by a crash) is no record and ends the
@@ -1243,21 +1253,18 @@ fn for_each_line<D: LineDecoding>(
     path: &Path,
     visit: impl FnMut(usize, D::Decoded<'_>) -> Result<(), RecordError>,
 ) -> Result<u64, RecordError> {
-    let read = for_each_line_in_blocks::<D>(path, READ_BLOCK, |_| false, visit)?;
-    Ok(read.expect("reading stops only when asked"))
+    for_each_line_in_blocks::<D>(path, READ_BLOCK, visit)
 }
 
-/// [`for_each_line`] reading `block_bytes` at a time (grown for a longer line), stopping
-/// (`None`) before the first run of whole lines that `stop` holds.
+/// [`for_each_line`] reading `block_bytes` at a time (grown for a longer line).
 fn for_each_line_in_blocks<D: LineDecoding>(
     path: &Path,
     block_bytes: usize,
-    stop: impl Fn(&[u8]) -> bool,
     mut visit: impl FnMut(usize, D::Decoded<'_>) -> Result<(), RecordError>,
-) -> Result<Option<u64>, RecordError> {
+) -> Result<u64, RecordError> {
     let mut file = match File::open(path) {
         Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Some(0)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(error) => return Err(io(path)(error)),
     };
     let mut valid_len = 0u64;
@@ -1286,9 +1293,6 @@ fn for_each_line_in_blocks<D: LineDecoding>(
             continue;
         };
         let whole = scanned + last_newline + 1;
-        if stop(&block[..whole]) {
-            return Ok(None);
-        }
         let mut start = 0;
         while start < whole {
             let end = start
@@ -1296,18 +1300,7 @@ fn for_each_line_in_blocks<D: LineDecoding>(
                     .expect("a newline ends every whole line");
             number += 1;
             let text = &block[start..end];
-            let blank = match text.first() {
-                Some(b'{') => false,
-                _ => text.iter().all(u8::is_ascii_whitespace),
-            };
-            if !blank {
-                // A line of UTF-8 (every line skill-lift writes) is checked once as a whole
-                // and decoded as text, which spares the decoder checking each string again; any
-                // other line is decoded as bytes, which accepts and refuses what it did before.
-                let decoded = match std::str::from_utf8(text) {
-                    Ok(text) => serde_json::from_str::<D::Decoded<'_>>(text),
-                    Err(_) => serde_json::from_slice::<D::Decoded<'_>>(text),
-                };
+            if let Some(decoded) = decode_line::<D>(text) {
                 let record = decoded.map_err(|e| RecordError::BadRecord {
                     path: path.to_path_buf(),
                     line: number,
@@ -1321,7 +1314,26 @@ fn for_each_line_in_blocks<D: LineDecoding>(
         block.copy_within(whole..filled, 0);
         filled -= whole;
     }
-    Ok(Some(valid_len))
+    Ok(valid_len)
+}
+
+/// One line of `trials.jsonl` (without its newline) decoded as `D` says; `None` for a blank
+/// line (only whitespace), which is no record.
+fn decode_line<D: LineDecoding>(text: &[u8]) -> Option<Result<D::Decoded<'_>, serde_json::Error>> {
+    let blank = match text.first() {
+        Some(b'{') => false,
+        _ => text.iter().all(u8::is_ascii_whitespace),
+    };
+    if blank {
+        return None;
+    }
+    // A line of UTF-8 (every line skill-lift writes) is checked once as a whole and decoded as
+    // text, which spares the decoder checking each string again; any other line is decoded as
+    // bytes, which accepts and refuses what it did before.
+    Some(match std::str::from_utf8(text) {
+        Ok(text) => serde_json::from_str::<D::Decoded<'_>>(text),
+        Err(_) => serde_json::from_slice::<D::Decoded<'_>>(text),
+    })
 }
 
 /// The current (not superseded) records with their line numbers.
@@ -1810,16 +1822,131 @@ mod tests {
         view: impl for<'a> Fn(&'a D::Decoded<'_>) -> TrialView<'a>,
     ) -> (Vec<(usize, String)>, Result<u64, String>) {
         let mut seen = Vec::new();
-        let result = for_each_line_in_blocks::<D>(
+        let result = for_each_line_in_blocks::<D>(path, block, |line, record| {
+            seen.push((line, format!("{:?}", view(&record))));
+            Ok(())
+        });
+        (seen, result.map_err(|e| e.to_string()))
+    }
+
+    /// [`read_as`] with [`parallel::for_each_view`] and `workers` decoding threads.
+    fn read_in_parallel(
+        path: &Path,
+        block: usize,
+        workers: usize,
+    ) -> (Vec<(usize, String)>, Result<u64, String>) {
+        let mut seen = Vec::new();
+        let result = parallel::for_each_view(
             path,
             block,
+            workers,
             |_| false,
+            |_| None,
             |line, record| {
-                seen.push((line, format!("{:?}", view(&record))));
+                seen.push((line, format!("{record:?}")));
                 Ok(())
             },
         );
         (seen, result.map(Option::unwrap).map_err(|e| e.to_string()))
+    }
+
+    #[test]
+    fn the_parallel_reader_stops_checks_and_ends_like_the_sequential_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trials.jsonl");
+        let line = |case: &str| {
+            serde_json::to_string(&record(case, Arm::WithSkill, 1, Outcome::Pass)).unwrap()
+        };
+        let mut text = String::new();
+        for case in 0..200 {
+            text.push_str(&line(&format!("case-{case:03}")));
+            text.push('\n');
+        }
+        std::fs::write(&path, &text).unwrap();
+        // Many blocks, more workers than blocks, no file.
+        for (block, workers) in [(1, 2), (500, 3), (4096, 4), (1 << 20, 8)] {
+            let (seen, valid) = read_in_parallel(&path, block, workers);
+            assert_eq!(seen.len(), 200);
+            assert!(seen.iter().enumerate().all(|(i, (line, _))| *line == i + 1));
+            assert_eq!(valid, Ok(text.len() as u64));
+        }
+        let missing = dir.path().join("none.jsonl");
+        assert_eq!(read_in_parallel(&missing, 100, 2), (Vec::new(), Ok(0)));
+        // A check's refusal names the line; records before it are visited, none after.
+        let refuse_case_150 = |record: &TrialView<'_>| {
+            (record.case_id == "case-150").then(|| "not planned".to_string())
+        };
+        for workers in [1, 2, 3] {
+            let mut visited = 0;
+            let error = parallel::for_each_view(
+                &path,
+                1000,
+                workers,
+                |_| false,
+                refuse_case_150,
+                |_, _| {
+                    visited += 1;
+                    Ok(())
+                },
+            )
+            .unwrap_err()
+            .to_string();
+            assert_eq!(visited, 150);
+            assert!(
+                error.ends_with("trials.jsonl:151: not a valid trial record: not planned"),
+                "{error}"
+            );
+        }
+        // `stop`: nothing of the block that holds the record, or after it, is visited.
+        let mut visited = Vec::new();
+        let stopped = parallel::for_each_view(
+            &path,
+            2000,
+            2,
+            |record| record.case_id == "case-120",
+            |_| None,
+            |line, _| {
+                visited.push(line);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(stopped, None);
+        assert!(
+            !visited.is_empty() && visited.len() < 121,
+            "{}",
+            visited.len()
+        );
+        // A visitor's error ends the reading (every thread stops).
+        for workers in [1, 2, 5] {
+            let mut visited = 0;
+            let error = parallel::for_each_view(
+                &path,
+                300,
+                workers,
+                |_| false,
+                |_| None,
+                |line, _| {
+                    visited += 1;
+                    if line == 7 {
+                        return Err(RecordError::BadRecord {
+                            path: path.clone(),
+                            line,
+                            message: "visitor".into(),
+                        });
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap_err();
+            assert_eq!(visited, 7);
+            assert!(
+                error
+                    .to_string()
+                    .ends_with(":7: not a valid trial record: visitor"),
+                "{error}"
+            );
+        }
     }
 
     #[test]
@@ -1833,6 +1960,13 @@ mod tests {
             std::fs::write(&path, text).unwrap();
             let full = read_as::<FullRecord>(&path, block, |r| r.view());
             let view = read_as::<ViewRecord>(&path, block, |v| v.clone());
+            for workers in [1, 2, 3] {
+                assert_eq!(
+                    read_in_parallel(&path, block, workers),
+                    view,
+                    "{workers} workers, block of {block} bytes"
+                );
+            }
             (full, view)
         };
         // Good lines, blank lines, a torn last line; blocks smaller than a line, of a few lines,

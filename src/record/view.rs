@@ -65,6 +65,7 @@ pub struct TrialView<'a> {
     #[serde(default)]
     pub other_judge_errors: Cow<'a, BTreeMap<String, Vec<String>>>,
     pub usage: Usage,
+    #[serde(deserialize_with = "started_at")]
     pub started_at: DateTime<Utc>,
     pub wall_s: f64,
     pub model_latency_s: f64,
@@ -322,5 +323,147 @@ impl<'de> Deserialize<'de> for StrShape {
             }
         }
         deserializer.deserialize_str(StrVisitor)
+    }
+}
+
+/// A `DateTime<Utc>` as chrono's serde form reads it, with the form skill-lift writes
+/// (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`, 1 to 9 fraction digits) read without chrono's general
+/// parser, which costs more than the rest of the record's numbers together. Any other text goes
+/// to chrono: the same texts are accepted, as the same instants.
+fn started_at<'de, D: Deserializer<'de>>(deserializer: D) -> Result<DateTime<Utc>, D::Error> {
+    struct InstantVisitor;
+    impl Visitor<'_> for InstantVisitor {
+        type Value = DateTime<Utc>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+            formatter.write_str("an RFC 3339 formatted date and time string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<DateTime<Utc>, E> {
+            match written_instant(text) {
+                Some(instant) => Ok(instant),
+                None => {
+                    DateTime::<Utc>::deserialize(serde::de::value::StrDeserializer::<E>::new(text))
+                }
+            }
+        }
+    }
+    deserializer.deserialize_str(InstantVisitor)
+}
+
+/// The instant `text` names when it has the form skill-lift writes (see [`started_at`]);
+/// `None` for any other text (which may still be a valid instant).
+fn written_instant(text: &str) -> Option<DateTime<Utc>> {
+    let bytes = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| -> Option<u32> {
+        bytes.get(range)?.iter().try_fold(0u32, |value, &byte| {
+            byte.is_ascii_digit()
+                .then(|| value * 10 + u32::from(byte - b'0'))
+        })
+    };
+    if bytes.len() < 20
+        || bytes[4] != b'-'
+        || bytes[7] != b'-'
+        || bytes[10] != b'T'
+        || bytes[13] != b':'
+        || bytes[16] != b':'
+        || bytes.last() != Some(&b'Z')
+    {
+        return None;
+    }
+    let year = i32::try_from(digits(0..4)?).ok()?;
+    let (month, day) = (digits(5..7)?, digits(8..10)?);
+    let (hour, minute, second) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+    let nanosecond = match &bytes[19..bytes.len() - 1] {
+        [] => 0,
+        [b'.', fraction @ ..] if (1..=9).contains(&fraction.len()) => {
+            digits(20..bytes.len() - 1)? * 10u32.pow(9 - fraction.len() as u32)
+        }
+        _ => return None,
+    };
+    // A leap second (`:60`) is left to chrono.
+    if second > 59 {
+        return None;
+    }
+    let date = chrono::NaiveDate::from_ymd_opt(year, month, day)?;
+    let time = chrono::NaiveTime::from_hms_nano_opt(hour, minute, second, nanosecond)?;
+    Some(date.and_time(time).and_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast form and chrono agree on every text: accepted alike, as the same instant.
+    #[test]
+    fn written_instants_read_as_chrono_reads_them() {
+        let chrono_reads = |text: &str| {
+            serde_json::from_value::<DateTime<Utc>>(serde_json::Value::String(text.into())).ok()
+        };
+        let mut texts: Vec<String> = [
+            "2026-12-02T12:59:50.356716445Z",
+            "2026-12-02T12:59:50Z",
+            "2026-12-02T12:59:50.5Z",
+            "2026-12-02T12:59:50.1234567890Z",
+            "2026-12-02T12:59:50.Z",
+            "2024-02-29T00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-00-01T00:00:00Z",
+            "2026-12-00T00:00:00Z",
+            "2026-12-31T23:59:59.999999999Z",
+            "2026-12-31T24:00:00Z",
+            "2026-12-31T23:60:00Z",
+            "2016-12-31T23:59:60Z",
+            "2016-12-31T23:59:60.5Z",
+            "2026-12-02t12:59:50Z",
+            "2026-12-02 12:59:50Z",
+            "2026-12-02T12:59:50z",
+            "2026-12-02T12:59:50+00:00",
+            "2026-12-02T12:59:50.25+02:00",
+            "2026-12-02T12:59:50-0130",
+            "+2026-12-02T12:59:50Z",
+            "12026-12-02T12:59:50Z",
+            "0000-01-01T00:00:00Z",
+            "2026-1-02T12:59:50Z",
+            "2026-12-02T12:59:5Z",
+            "2026-12-02T12:59Z",
+            "2026-12-02T1a:59:50Z",
+            "2026-12-02T12:59:50.12a4Z",
+            "2026-12-02T12:59:50.-1Z",
+            "",
+            "Z",
+        ]
+        .iter()
+        .map(|text| text.to_string())
+        .collect();
+        // Every day of a leap year and a common one, at varied times and fractions.
+        let mut day = chrono::NaiveDate::from_ymd_opt(2023, 1, 1).unwrap();
+        for i in 0..730u32 {
+            let digits = (i % 10) as usize;
+            let fraction = format!("{:09}", i * 1_234_567 % 1_000_000_000);
+            let fraction = if digits == 0 {
+                String::new()
+            } else {
+                format!(".{}", &fraction[..digits])
+            };
+            texts.push(format!(
+                "{day}T{:02}:{:02}:{:02}{fraction}Z",
+                i % 24,
+                i * 7 % 60,
+                i * 13 % 60
+            ));
+            day = day.succ_opt().unwrap();
+        }
+        for text in &texts {
+            let expected = chrono_reads(text);
+            let view: Result<DateTime<Utc>, _> =
+                started_at(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(text));
+            assert_eq!(view.ok(), expected, "{text:?}");
+            if let Some(fast) = written_instant(text) {
+                assert_eq!(Some(fast), expected, "{text:?}");
+            }
+        }
+        assert!(written_instant("2026-12-02T12:59:50.356716445Z").is_some());
     }
 }

@@ -173,7 +173,7 @@ pub fn export_run(
             manifest,
             || RunAccumulator::new(manifest),
             |accumulator, record| {
-                accumulator.add_view(&record);
+                accumulator.add_view(record);
                 Ok(())
             },
         )?;

@@ -10,12 +10,11 @@
 use std::cmp::Ordering;
 use std::ops::{AddAssign, Sub};
 
-use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::lattice::{common_denominator, to_lattice};
-use super::sampling::{seeded_rng, uniform_below};
+use super::sampling::{PREFETCH_MIN_WORDS, SeededWords, Words, uniform_below, with_seeded_words};
 use super::{Clusters, Interval, StatsError, check_confidence, check_finite, check_unit_interval};
 
 /// Default number of bootstrap resamples B.
@@ -304,14 +303,22 @@ fn run<T: UnitSum>(
         // changes nothing in the result (the generator is not used after the draws).
         vec![estimate_pair; config.resamples]
     } else {
-        let mut rng = seeded_rng(config.seed);
-        draw_resamples(
-            &unit_sums,
-            &unit_sizes,
-            unit_count,
-            config.resamples,
-            &mut rng,
-        )
+        let words = config.resamples as u64 * u64::from(unit_count);
+        with_seeded_words(config.seed, words, PREFETCH_MIN_WORDS, |words| {
+            // One loop per kind of source, each with its word fetch inlined.
+            match words {
+                SeededWords::Drawn(rng) => {
+                    draw_resamples(&unit_sums, &unit_sizes, unit_count, config.resamples, rng)
+                }
+                SeededWords::Prefetched(prefetched) => draw_resamples(
+                    &unit_sums,
+                    &unit_sizes,
+                    unit_count,
+                    config.resamples,
+                    prefetched,
+                ),
+            }
+        })
     };
     draws.sort_unstable_by(|a, b| T::compare_means(*a, *b));
     let less = draws.partition_point(|&d| T::compare_means(d, estimate_pair) == Ordering::Less);
@@ -377,14 +384,14 @@ fn draw_resamples<T: UnitSum>(
     unit_sizes: &[u64],
     unit_count: u32,
     resamples: usize,
-    rng: &mut ChaCha20Rng,
+    words: &mut impl Words,
 ) -> Vec<(T, u64)> {
     let mut draws = Vec::with_capacity(resamples);
     for _ in 0..resamples {
         let mut sum = T::default();
         let mut size = 0u64;
         for _ in 0..unit_count {
-            let unit = uniform_below(rng, unit_count) as usize;
+            let unit = uniform_below(words, unit_count) as usize;
             sum += unit_sums[unit];
             size += unit_sizes[unit];
         }
@@ -1001,7 +1008,8 @@ mod tests {
             let n: u64 = sizes.iter().sum();
             let count = u32::try_from(sums.len()).unwrap();
             for seed in [0, 7, 42] {
-                let drawn = draw_resamples(sums, sizes, count, 500, &mut seeded_rng(seed));
+                let drawn =
+                    draw_resamples(sums, sizes, count, 500, &mut super::super::seeded_rng(seed));
                 assert!(
                     drawn
                         .iter()
