@@ -1749,6 +1749,17 @@ mod scheduler_tests {
         }
     }
 
+    impl MemorySink {
+        /// The trial ids committed so far, in commit order.
+        fn trial_ids(&self) -> Vec<String> {
+            let records = self.records.lock().unwrap();
+            records
+                .iter()
+                .map(|record| record.trial_id.clone())
+                .collect()
+        }
+    }
+
     fn case(id: &str) -> GoldenCase {
         GoldenCase {
             id: id.into(),
@@ -2110,14 +2121,7 @@ mod scheduler_tests {
         // The trials did finish last to first...
         assert_eq!(*work.finished.lock().unwrap(), [7, 6, 5, 4, 3, 2, 1, 0]);
         // ...and were committed first to last, none lost, none twice.
-        let committed: Vec<String> = sink
-            .records
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|record| record.trial_id.clone())
-            .collect();
-        assert_eq!(committed, expected);
+        assert_eq!(sink.trial_ids(), expected);
     }
 
     #[tokio::test]
@@ -2156,14 +2160,7 @@ mod scheduler_tests {
         .unwrap();
         assert!(report.interrupted);
         assert_eq!((report.recorded, report.missing), (7, 1));
-        let committed: Vec<String> = sink
-            .records
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|record| record.trial_id.clone())
-            .collect();
-        assert_eq!(committed, expected);
+        assert_eq!(sink.trial_ids(), expected);
     }
 
     #[tokio::test]
