@@ -1,4 +1,4 @@
-//! The process exit codes of `skill-lift`, documented in one place (README "Exit codes").
+//! The process exit codes of `skill-lift`, documented in one place (docs/results.md "Exit codes").
 //!
 //! Every command maps its outcome to one of these constants in `main.rs`; nothing else calls
 //! `std::process::exit`.

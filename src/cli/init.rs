@@ -163,7 +163,7 @@ pub fn init(args: InitArgs) -> Result<i32, CommandError> {
         (Some(triggers), _) => {
             let positive = triggers.iter().filter(|t| t.should_trigger).count();
             println!(
-                "{} cases from {} ({positive} positive, {} negative). Trigger sets carry no expected answers, so the cases have no output checks: add `checks` to each case (README: Checks), or grade with --judge:\n  skill-lift run {shown} --judge local-judge",
+                "{} cases from {} ({positive} positive, {} negative). Trigger sets carry no expected answers, so the cases have no output checks: add `checks` to each case (docs/running.md: Checks), or grade with --judge:\n  skill-lift run {shown} --judge local-judge",
                 triggers.len(),
                 args.from_triggers
                     .as_deref()
