@@ -447,15 +447,17 @@ fn claude_config_folder_scans_skills_and_plugins_with_their_surfaces() {
     )
     .unwrap();
     assert!(summary.skipped.is_empty(), "{:?}", summary.skipped);
+    // db-tools is listed by the marketplace clone but not installed: available, not registered.
+    assert_eq!(summary.new, vec!["git-helper", "meeting-notes", "pdf-fill"]);
     assert_eq!(
-        summary.new,
-        vec!["db-tools", "git-helper", "meeting-notes", "pdf-fill"]
+        summary.available,
+        vec!["db-tools@acme-tools", "remote-thing@acme-tools"]
     );
     let registry = skill_lift::registry::scan::read_registry(state.path(), "claude-code")
         .unwrap()
         .unwrap();
     let git = &registry.assets["git-helper"];
-    // The installed copy (newest version in the cache) is the one registered.
+    // The installed copy (the one installed_plugins.json names) is the one registered.
     assert!(
         git.path.ends_with("cache/acme-tools/git-helper/1.2.0"),
         "{:?}",
@@ -482,11 +484,6 @@ fn claude_config_folder_scans_skills_and_plugins_with_their_surfaces() {
     );
     assert_eq!(surface("git-helper", "mcp"), vec!["git-server"]);
     assert_eq!(surface("git-helper", "scripts"), vec!["scripts/check.sh"]);
-    // A plugin defined by its marketplace entry only (strict: false).
-    assert_eq!(surface("db-tools", "commands"), vec!["query"]);
-    assert_eq!(surface("db-tools", "lsp"), vec!["sql-lsp"]);
-    assert_eq!(surface("db-tools", "mcp"), vec!["db"]);
-    assert_eq!(surface("db-tools", "scripts"), vec!["bin/db-cli"]);
     assert_eq!(
         surface("pdf-fill", "tools"),
         vec!["Bash(python3 scripts/fill.py:*)", "Read"]
@@ -580,6 +577,16 @@ fn scan_of_a_large_host_registers_every_good_asset_and_lists_each_bad_one() {
             "{name}: {skipped:?}"
         );
     }
+    // A plugin defined by its marketplace entry only (strict: false), in a marketplace
+    // repository: registered with the surface its entry declares.
+    let registry = skill_lift::registry::scan::read_registry(&state, "generic")
+        .unwrap()
+        .unwrap();
+    let db = &registry.assets["db-tools"].surface;
+    assert_eq!(db["commands"], vec!["query"]);
+    assert_eq!(db["lsp"], vec!["sql-lsp"]);
+    assert_eq!(db["mcp"], vec!["db"]);
+    assert_eq!(db["scripts"], vec!["bin/db-cli"]);
     // status and check keep working on the written registry.
     for command in [
         ["status", "--host", "generic"],

@@ -301,8 +301,13 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
                     .iter()
                     .map(|(category, items)| format!("{category}({})", items.join(", ")))
                     .collect();
+                let install = asset
+                    .install
+                    .as_ref()
+                    .map(|i| format!(" [{}, {} scope, {}]", i.id, i.scope, i.enabled.describe()))
+                    .unwrap_or_default();
                 println!(
-                    "  {name}{}: {}",
+                    "  {name}{}{install}: {}",
                     asset
                         .version
                         .as_deref()
@@ -316,6 +321,23 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
                 );
             }
         }
+    }
+    if !summary.not_loaded.is_empty() {
+        println!(
+            "installed but not loaded by the host ({}; registered, and still checked): {}",
+            summary.not_loaded.len(),
+            summary.not_loaded.join(", ")
+        );
+    }
+    if !summary.available.is_empty() {
+        println!(
+            "available, not installed ({} listed by marketplace clones; not registered, not checked): {}",
+            summary.available.len(),
+            summary.available.join(", ")
+        );
+    }
+    for note in &summary.notes {
+        eprintln!("note: {note}");
     }
     if !summary.skipped.is_empty() {
         eprintln!(
@@ -373,6 +395,15 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
     } else {
         None
     };
+    let not_loaded: Vec<String> = registry
+        .assets
+        .iter()
+        .filter_map(|(name, a)| {
+            let install = a.install.as_ref()?;
+            (install.enabled.loads() == Some(false))
+                .then(|| format!("{name} ({})", install.enabled.describe()))
+        })
+        .collect();
     if args.json {
         print_json(&serde_json::json!({
             "host": host.name, "registry": registry_path(&state, &host.name), "root": registry.root,
@@ -387,6 +418,7 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
                     "monitoring": m})))
                 .collect::<Vec<_>>(),
             "scans": registry.scans.len(), "dashboard": dashboard, "usage": usage,
+            "not_loaded": not_loaded, "available": registry.available.len(),
         }));
         return Ok(exit_codes::SUCCESS);
     }
@@ -423,6 +455,19 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
         skills,
         registry.assets.len() - skills
     );
+    if !not_loaded.is_empty() {
+        println!(
+            "installed but not loaded {}: {}",
+            not_loaded.len(),
+            not_loaded.join(", ")
+        );
+    }
+    if !registry.available.is_empty() {
+        println!(
+            "available, not installed {} (listed by marketplace clones; not registered, not checked)",
+            registry.available.len()
+        );
+    }
     let monitored: Vec<String> = registry
         .assets
         .iter()

@@ -276,6 +276,11 @@ pub struct DiscoveredAsset {
     pub origin: AssetOrigin,
     /// The plugin's entry in its marketplace's `marketplace.json`, when listed there.
     pub marketplace_entry: Option<serde_json::Value>,
+    /// The name the host's own record gives it (Claude Code's `<name>@<marketplace>` id), used
+    /// when its manifest names none.
+    pub name: Option<String>,
+    /// How Claude Code recorded the install (`installed_plugins.json`, `enabledPlugins`).
+    pub install: Option<super::claude_home::InstallRecord>,
 }
 
 impl AssetOrigin {
@@ -297,6 +302,8 @@ impl DiscoveredAsset {
             manifest: manifest.into(),
             origin,
             marketplace_entry: None,
+            name: None,
+            install: None,
         }
     }
 }
@@ -316,6 +323,30 @@ pub struct SkippedAsset {
 pub struct Discovery {
     pub assets: Vec<DiscoveredAsset>,
     pub skipped: Vec<SkippedAsset>,
+    /// Plugins a Claude Code marketplace clone lists that are not installed.
+    pub available: Vec<AvailablePlugin>,
+    /// What the reader assumed or could not read, said in every scan report.
+    pub notes: Vec<String>,
+}
+
+/// A plugin a marketplace clone under `~/.claude/plugins` lists but that is not installed:
+/// listed by `scan`, never registered as installed, never asked about by `check`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AvailablePlugin {
+    pub name: String,
+    /// The marketplace's name (the `@marketplace` of Claude Code's plugin ids).
+    pub marketplace: String,
+    /// Its folder in the clone, when the source is local (remote sources are not on disk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// The version the marketplace entry gives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    /// The root it was found under (set by `scan`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<PathBuf>,
 }
 
 /// Asset folders under `root` (see [`discover`]); discovery problems are dropped.
@@ -412,7 +443,12 @@ pub fn discover(host: &HostProfile, root: &Path) -> Result<Discovery, RegistryEr
             }
         }
         for plugins in [root.join("plugins"), root.to_path_buf()] {
-            if plugins.join("cache").is_dir() || plugins.join("marketplaces").is_dir() {
+            if plugins.join("cache").is_dir()
+                || plugins.join("marketplaces").is_dir()
+                || plugins
+                    .join(super::claude_home::INSTALLED_PLUGINS)
+                    .is_file()
+            {
                 claude_plugins_folder(&plugins, &mut discovery)?;
             }
         }
@@ -446,53 +482,213 @@ pub fn discover(host: &HostProfile, root: &Path) -> Result<Discovery, RegistryEr
     Ok(discovery)
 }
 
-/// `~/.claude/plugins`: marketplace clones under `marketplaces/<name>/` and installed copies
-/// under `cache/<marketplace>/<plugin>/<version>/` (the newest version of each plugin; a
-/// plugin folder directly under `cache/<marketplace>/` is accepted too).
+/// `~/.claude/plugins`, read as Claude Code reads it (see [`super::claude_home`]): the plugins
+/// `installed_plugins.json` records are the installed ones, each at the folder its
+/// `installPath` names, with its `enabledPlugins` state; every other plugin a marketplace clone
+/// (`marketplaces/<name>/`, or a folder `known_marketplaces.json` names) lists is *available*,
+/// not installed. Without an `installed_plugins.json` (older Claude Code), each plugin under
+/// `cache/<marketplace>/<plugin>/` is taken as installed at its newest version folder, and a
+/// note says so. An unreadable record registers nothing as installed and is listed skipped.
 fn claude_plugins_folder(plugins: &Path, discovery: &mut Discovery) -> Result<(), RegistryError> {
-    for marketplace in subfolders(&plugins.join("marketplaces"))? {
-        if marketplace.join(CLAUDE_MARKETPLACE_MANIFEST).is_file() {
-            expand_marketplace(&marketplace, discovery);
+    use super::claude_home::{
+        INSTALLED_PLUGINS, InstallRecord, enabled_state, known_marketplaces, read_installed,
+        resolve_recorded, settings_for,
+    };
+    // Marketplace listings by the name installed ids use.
+    let mut listings: BTreeMap<String, Listing> = BTreeMap::new();
+    let mut folders: Vec<(Option<String>, PathBuf)> = subfolders(&plugins.join("marketplaces"))?
+        .into_iter()
+        .map(|dir| (None, dir))
+        .collect();
+    match known_marketplaces(plugins) {
+        Ok(known) => {
+            for (name, dir) in known {
+                match folders.iter_mut().find(|(_, d)| *d == dir) {
+                    Some(found) => found.0 = Some(name),
+                    None => folders.push((Some(name), dir)),
+                }
+            }
+        }
+        Err(error) => discovery.skipped.push(SkippedAsset {
+            path: plugins.join(super::claude_home::KNOWN_MARKETPLACES),
+            reason: error.to_string(),
+        }),
+    }
+    for (known_name, dir) in folders {
+        if !dir.join(CLAUDE_MARKETPLACE_MANIFEST).is_file() {
+            continue;
+        }
+        match read_marketplace(&dir) {
+            Ok(listing) => {
+                let key = known_name.unwrap_or_else(|| listing.name.clone());
+                listings.entry(key).or_insert(listing);
+            }
+            Err(skipped) => discovery.skipped.push(skipped),
         }
     }
-    for marketplace in subfolders(&plugins.join("cache"))? {
-        for plugin in subfolders(&marketplace)? {
-            if plugin.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
-                discovery.assets.push(DiscoveredAsset::new(
-                    plugin,
-                    CLAUDE_PLUGIN_MANIFEST,
-                    AssetOrigin::PluginCache,
-                ));
-                continue;
-            }
-            let newest = subfolders(&plugin)?
-                .into_iter()
-                .filter(|version| {
-                    version.join(CLAUDE_PLUGIN_MANIFEST).is_file()
-                        || version.join("skills").is_dir()
-                        || version.join("commands").is_dir()
-                })
-                .max_by(|a, b| {
-                    compare_versions(
-                        a.file_name().unwrap_or_default(),
-                        b.file_name().unwrap_or_default(),
-                    )
-                });
-            if let Some(version) = newest {
-                let manifest = if version.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+    let mut settings_cache = BTreeMap::new();
+    let mut installed: std::collections::BTreeSet<(String, String)> = Default::default();
+    match read_installed(plugins) {
+        Err(error) => discovery.skipped.push(SkippedAsset {
+            path: plugins.join(INSTALLED_PLUGINS),
+            reason: format!(
+                "{}; no plugin was registered as installed",
+                skip_text(&plugins.join(INSTALLED_PLUGINS), &error)
+            ),
+        }),
+        Ok(Some((record, list))) => {
+            for plugin in list {
+                installed.insert((plugin.name.clone(), plugin.marketplace.clone()));
+                let Some(dir) = resolve_recorded(plugins, &plugin.install_path) else {
+                    discovery.skipped.push(SkippedAsset {
+                        path: PathBuf::from(&plugin.install_path),
+                        reason: format!(
+                            "{} records `{}` installed here, but the folder does not exist (reinstall the plugin, or remove it with `claude plugin uninstall`)",
+                            record.display(),
+                            plugin.id
+                        ),
+                    });
+                    continue;
+                };
+                let entry = listings
+                    .get(&plugin.marketplace)
+                    .and_then(|l| l.find(&plugin.name))
+                    .map(|listed| listed.entry.clone());
+                let settings = settings_for(plugins, &plugin.scope, plugin.project_path.as_deref());
+                let enabled = enabled_state(&mut settings_cache, settings.as_deref(), &plugin.id)
+                    .unwrap_or_else(|error| {
+                        discovery
+                            .notes
+                            .push(format!("{error}; enabled state of `{}` unknown", plugin.id));
+                        super::claude_home::PluginEnabled::Unknown
+                    });
+                let manifest = if dir.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
                     CLAUDE_PLUGIN_MANIFEST
                 } else {
                     CLAUDE_MARKETPLACE_MANIFEST
                 };
-                discovery.assets.push(DiscoveredAsset::new(
-                    version,
-                    manifest,
-                    AssetOrigin::PluginCache,
+                let mut found = DiscoveredAsset::new(dir, manifest, AssetOrigin::PluginCache);
+                found.marketplace_entry = entry;
+                found.name = Some(plugin.name.clone());
+                found.install = Some(InstallRecord {
+                    id: plugin.id.clone(),
+                    scope: plugin.scope.clone(),
+                    project_path: plugin.project_path.clone(),
+                    version: plugin.version.clone(),
+                    git_commit_sha: plugin.git_commit_sha.clone(),
+                    enabled,
+                    settings,
+                    recorded_in: Some(record.clone()),
+                });
+                discovery.assets.push(found);
+            }
+        }
+        Ok(None) => {
+            let mut taken = 0;
+            for marketplace in subfolders(&plugins.join("cache"))? {
+                let marketplace_name = marketplace
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                for plugin in subfolders(&marketplace)? {
+                    let plugin_name = plugin
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let version = if plugin.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+                        Some(plugin.clone())
+                    } else {
+                        subfolders(&plugin)?
+                            .into_iter()
+                            .filter(|version| {
+                                version.join(CLAUDE_PLUGIN_MANIFEST).is_file()
+                                    || version.join("skills").is_dir()
+                                    || version.join("commands").is_dir()
+                            })
+                            .max_by(|a, b| {
+                                compare_versions(
+                                    a.file_name().unwrap_or_default(),
+                                    b.file_name().unwrap_or_default(),
+                                )
+                            })
+                    };
+                    let Some(version) = version else { continue };
+                    let manifest = if version.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+                        CLAUDE_PLUGIN_MANIFEST
+                    } else {
+                        CLAUDE_MARKETPLACE_MANIFEST
+                    };
+                    let id = format!("{plugin_name}@{marketplace_name}");
+                    let settings = settings_for(plugins, "user", None);
+                    let enabled = enabled_state(&mut settings_cache, settings.as_deref(), &id)
+                        .unwrap_or(super::claude_home::PluginEnabled::Unknown);
+                    let mut found =
+                        DiscoveredAsset::new(version.clone(), manifest, AssetOrigin::PluginCache);
+                    found.marketplace_entry = listings
+                        .get(&marketplace_name)
+                        .and_then(|l| l.find(&plugin_name))
+                        .map(|listed| listed.entry.clone());
+                    found.name = Some(plugin_name.clone());
+                    found.install = Some(InstallRecord {
+                        id,
+                        scope: "user".to_string(),
+                        project_path: None,
+                        version: version
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned()),
+                        git_commit_sha: None,
+                        enabled,
+                        settings,
+                        recorded_in: None,
+                    });
+                    discovery.assets.push(found);
+                    installed.insert((plugin_name, marketplace_name.clone()));
+                    taken += 1;
+                }
+            }
+            if taken > 0 {
+                discovery.notes.push(format!(
+                    "{}: no {INSTALLED_PLUGINS}; each of the {taken} plugin(s) under cache/ was taken as installed at its newest version folder (Claude Code records the installed one in {INSTALLED_PLUGINS})",
+                    plugins.display()
                 ));
             }
         }
     }
+    for (marketplace, listing) in &listings {
+        for listed in &listing.plugins {
+            let Some(name) = &listed.name else { continue };
+            if installed.contains(&(name.clone(), marketplace.clone())) {
+                continue;
+            }
+            let text = |key: &str| {
+                listed
+                    .entry
+                    .get(key)
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string)
+            };
+            discovery.available.push(AvailablePlugin {
+                name: name.clone(),
+                marketplace: marketplace.clone(),
+                path: match &listed.source {
+                    ListedSource::Local(dir) => Some(dir.clone()),
+                    _ => None,
+                },
+                version: text("version"),
+                description: text("description").unwrap_or_default(),
+                root: None,
+            });
+        }
+    }
     Ok(())
+}
+
+/// An error's text without the leading path (the skipped entry names it).
+fn skip_text(path: &Path, error: &RegistryError) -> String {
+    let text = error.to_string();
+    text.strip_prefix(&format!("{}: ", path.display()))
+        .map(str::to_string)
+        .unwrap_or(text)
 }
 
 /// Order version folder names: numeric dot-separated parts compare as numbers (`1.10.0` >
@@ -510,25 +706,59 @@ fn compare_versions(a: &std::ffi::OsStr, b: &std::ffi::OsStr) -> std::cmp::Order
     key(a).cmp(&key(b))
 }
 
-/// The plugins a marketplace lists with a local `source` (`"./plugins/x"`, or a bare name under
-/// `metadata.pluginRoot`). Remote sources (GitHub, git URLs) are not on disk and are not
-/// listed; a malformed `marketplace.json` or a listed folder that is missing is skipped with
-/// the reason.
-fn expand_marketplace(dir: &Path, discovery: &mut Discovery) {
+/// Where a marketplace entry's plugin is.
+#[derive(Debug, Clone, PartialEq)]
+enum ListedSource {
+    /// A folder in the marketplace (`"./plugins/x"`, or a bare name under
+    /// `metadata.pluginRoot`) that exists.
+    Local(PathBuf),
+    /// A local source whose folder is missing.
+    Missing(String),
+    /// A remote source (`{"source": "github", …}`, `{"source": "url", …}`): not on disk.
+    Remote,
+    /// No `source`.
+    Absent,
+}
+
+/// One entry of a marketplace's `plugins`.
+#[derive(Debug, Clone, PartialEq)]
+struct ListedPlugin {
+    index: usize,
+    name: Option<String>,
+    entry: serde_json::Value,
+    source: ListedSource,
+}
+
+/// A marketplace's `.claude-plugin/marketplace.json`, read.
+#[derive(Debug, Clone, PartialEq)]
+struct Listing {
+    /// `name`, else the folder's name.
+    name: String,
+    /// The `marketplace.json` path.
+    path: PathBuf,
+    plugins: Vec<ListedPlugin>,
+}
+
+impl Listing {
+    fn find(&self, name: &str) -> Option<&ListedPlugin> {
+        self.plugins
+            .iter()
+            .find(|p| p.name.as_deref() == Some(name))
+    }
+}
+
+/// Read the marketplace in `dir`; a malformed `marketplace.json` is returned as the skipped
+/// entry that reports it.
+fn read_marketplace(dir: &Path) -> Result<Listing, SkippedAsset> {
     let path = dir.join(CLAUDE_MARKETPLACE_MANIFEST);
-    let skip = |discovery: &mut Discovery, path: &Path, reason: String| {
-        discovery.skipped.push(SkippedAsset {
-            path: path.to_path_buf(),
-            reason,
-        })
+    let skip = |reason: String| SkippedAsset {
+        path: path.clone(),
+        reason,
     };
-    let value: serde_json::Value = match std::fs::read_to_string(&path)
+    let value: serde_json::Value = std::fs::read_to_string(&path)
         .map_err(|e| e.to_string())
         .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not valid JSON: {e}")))
-    {
-        Ok(value) => value,
-        Err(reason) => return skip(discovery, &path, reason),
-    };
+        .map_err(skip)?;
     let name = value
         .get("name")
         .and_then(|n| n.as_str())
@@ -538,54 +768,93 @@ fn expand_marketplace(dir: &Path, discovery: &mut Discovery) {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default()
         });
-    let Some(plugins) = value.get("plugins").and_then(|p| p.as_array()) else {
-        return skip(
-            discovery,
-            &path,
+    let Some(entries) = value.get("plugins").and_then(|p| p.as_array()) else {
+        return Err(skip(
             "`plugins` must be an array of plugin entries".to_string(),
-        );
+        ));
     };
     let plugin_root = value
         .pointer("/metadata/pluginRoot")
         .and_then(|r| r.as_str())
         .unwrap_or("");
-    for (index, entry) in plugins.iter().enumerate() {
-        let at = format!("{}: plugins[{index}]", path.display());
-        let source = match entry.get("source") {
-            Some(serde_json::Value::String(source)) => source.clone(),
-            // `{"source": "github", …}`, `{"source": "url", …}`: not on disk.
-            Some(serde_json::Value::Object(_)) => continue,
-            _ => {
-                discovery.skipped.push(SkippedAsset {
-                    path: path.clone(),
-                    reason: format!("plugins[{index}]: `source` is missing"),
-                });
-                continue;
-            }
-        };
-        let relative =
-            if source.starts_with("./") || source.starts_with("../") || plugin_root.is_empty() {
-                PathBuf::from(&source)
-            } else {
-                Path::new(plugin_root).join(&source)
+    let plugins = entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            let source = match entry.get("source") {
+                Some(serde_json::Value::String(source)) => {
+                    let relative = if source.starts_with("./")
+                        || source.starts_with("../")
+                        || plugin_root.is_empty()
+                    {
+                        PathBuf::from(source)
+                    } else {
+                        Path::new(plugin_root).join(source)
+                    };
+                    let plugin_dir = dir.join(relative);
+                    if plugin_dir.is_dir() {
+                        ListedSource::Local(plugin_dir)
+                    } else {
+                        ListedSource::Missing(source.clone())
+                    }
+                }
+                Some(serde_json::Value::Object(_)) => ListedSource::Remote,
+                _ => ListedSource::Absent,
             };
-        let plugin_dir = dir.join(relative);
-        if !plugin_dir.is_dir() {
-            discovery.skipped.push(SkippedAsset {
-                path: plugin_dir,
+            ListedPlugin {
+                index,
+                name: entry
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .map(str::to_string),
+                entry: entry.clone(),
+                source,
+            }
+        })
+        .collect();
+    Ok(Listing {
+        name,
+        path,
+        plugins,
+    })
+}
+
+/// The plugins a marketplace (a repository or folder being developed, not a clone under
+/// `~/.claude/plugins`) lists with a local `source`, as assets. Remote sources are not on disk
+/// and are not listed; a malformed `marketplace.json` or a listed folder that is missing is
+/// skipped with the reason.
+fn expand_marketplace(dir: &Path, discovery: &mut Discovery) {
+    let listing = match read_marketplace(dir) {
+        Ok(listing) => listing,
+        Err(skipped) => return discovery.skipped.push(skipped),
+    };
+    for listed in &listing.plugins {
+        let at = format!("{}: plugins[{}]", listing.path.display(), listed.index);
+        match &listed.source {
+            ListedSource::Local(plugin_dir) => {
+                let manifest = if plugin_dir.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
+                    CLAUDE_PLUGIN_MANIFEST
+                } else {
+                    CLAUDE_MARKETPLACE_MANIFEST
+                };
+                let mut found = DiscoveredAsset::new(
+                    plugin_dir.clone(),
+                    manifest,
+                    AssetOrigin::Marketplace(listing.name.clone()),
+                );
+                found.marketplace_entry = Some(listed.entry.clone());
+                discovery.assets.push(found);
+            }
+            ListedSource::Missing(source) => discovery.skipped.push(SkippedAsset {
+                path: dir.join(source),
                 reason: format!("{at}: listed plugin folder `{source}` does not exist"),
-            });
-            continue;
+            }),
+            ListedSource::Remote => {}
+            ListedSource::Absent => discovery.skipped.push(SkippedAsset {
+                path: listing.path.clone(),
+                reason: format!("plugins[{}]: `source` is missing", listed.index),
+            }),
         }
-        let manifest = if plugin_dir.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
-            CLAUDE_PLUGIN_MANIFEST
-        } else {
-            CLAUDE_MARKETPLACE_MANIFEST
-        };
-        let mut found =
-            DiscoveredAsset::new(plugin_dir, manifest, AssetOrigin::Marketplace(name.clone()));
-        found.marketplace_entry = Some(entry.clone());
-        discovery.assets.push(found);
     }
 }
 

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `state.rs` | the state folder (`--state`, `SKILL_LIFT_HOME`, `~/.skill-lift/`), locks, atomic JSON |
 //! | `hosts.rs` | host profiles (built-in and `hosts.json`), root resolution, asset discovery |
+//! | `claude_home.rs` | Claude Code's install record: `installed_plugins.json`, `known_marketplaces.json`, `enabledPlugins` |
 //! | `surface.rs` | capability surfaces of skills and plugins, and their diff |
 //! | `scan.rs` | `registry.<host>.json`: scanning a host and the change report |
 //! | `models.rs` | model bumps, waivers and the `check` of assets pending under the current model |
@@ -21,6 +22,7 @@
 //! (`crate::cli`) renders and maps outcomes to exit codes.
 
 pub mod baseline;
+pub mod claude_home;
 pub mod dashboard;
 pub mod fingerprint_report;
 pub mod hosts;

@@ -15,11 +15,17 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::RegistryError;
-use super::hosts::{AssetOrigin, DiscoveredAsset, HostProfile, SkippedAsset, discover};
+use super::claude_home::InstallRecord;
+use super::hosts::{
+    AssetOrigin, AvailablePlugin, CLAUDE_MARKETPLACE_MANIFEST, DiscoveredAsset, HostProfile,
+    SkippedAsset, discover,
+};
 use super::models::{ModelBump, Waiver};
 use super::state::{check_schema, lock_for, read_json, write_state_json};
 use super::surface::{AssetKind, Surface, diff_tokens, load_discovered};
-use crate::asset::fingerprint::{Calibre, fingerprint};
+use crate::asset::fingerprint::{
+    Calibre, Fingerprint, FingerprintHasher, fingerprint, selected_files,
+};
 
 /// Version of the registry file format.
 pub const REGISTRY_SCHEMA_VERSION: u32 = 1;
@@ -59,6 +65,11 @@ pub struct AssetEntry {
     /// set that later runs replay (kept across scans).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitoring: Option<Monitoring>,
+    /// How the host recorded the install (Claude Code plugins: `installed_plugins.json`'s id,
+    /// scope, version, commit, and whether `enabledPlugins` turns it on); absent for assets found
+    /// as folders and in registries written before this was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install: Option<InstallRecord>,
 }
 
 /// What `skill-lift vet` registered for monitoring.
@@ -136,6 +147,7 @@ pub fn register_monitored(
             previous_fingerprints: Vec::new(),
             root: dir.parent().map(Path::to_path_buf),
             monitoring: Some(monitoring),
+            install: None,
         };
         if let Some(old) = registry.assets.get(&loaded.name) {
             entry.first_seen = old.first_seen;
@@ -185,6 +197,17 @@ pub struct ScanSummary {
     /// Assets that could not be registered (malformed manifest, duplicate name), with why.
     #[serde(default)]
     pub skipped: Vec<SkippedAsset>,
+    /// Installed plugins the host does not load (Claude Code: `enabledPlugins` sets them
+    /// `false` or does not list them), as `name (why)`. They are registered and checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_loaded: Vec<String>,
+    /// Plugins a marketplace clone lists that are not installed (`name@marketplace`): listed,
+    /// not registered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub available: Vec<String>,
+    /// What the scan assumed or could not read (e.g. no `installed_plugins.json`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Wall time of the scan, milliseconds.
     pub elapsed_ms: u64,
 }
@@ -203,6 +226,10 @@ pub struct Registry {
     pub model_bumps: Vec<ModelBump>,
     #[serde(default)]
     pub waivers: Vec<Waiver>,
+    /// Plugins that marketplace clones under the scanned roots list but that are not installed
+    /// (replaced per root at each scan). Never assets: `check` does not ask about them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub available: Vec<AvailablePlugin>,
 }
 
 impl Registry {
@@ -217,6 +244,7 @@ impl Registry {
             scans: Vec::new(),
             model_bumps: Vec::new(),
             waivers: Vec::new(),
+            available: Vec::new(),
         }
     }
 }
@@ -275,7 +303,20 @@ fn scan_one(
 ) -> Result<Scanned, RegistryError> {
     let dir = found.dir.as_path();
     let loaded = load_discovered(found, host.kind)?;
-    let print = fingerprint(dir, calibre)?;
+    let print = match (&found.marketplace_entry, found.manifest.as_str()) {
+        (Some(entry), CLAUDE_MARKETPLACE_MANIFEST) => entry_fingerprint(dir, calibre, entry)?,
+        _ => fingerprint(dir, calibre)?,
+    };
+    if print.files.is_empty() {
+        return Err(RegistryError::Invalid {
+            path: dir.to_path_buf(),
+            message: "nothing to fingerprint: no manifest, no marketplace entry that defines it, and no file the calibre selects".to_string(),
+        });
+    }
+    let version = loaded
+        .version
+        .clone()
+        .or_else(|| found.install.as_ref().and_then(|i| i.version.clone()));
     Ok(Scanned {
         name: loaded.name,
         origin: found.origin.clone(),
@@ -284,7 +325,7 @@ fn scan_one(
             path: dir.to_path_buf(),
             manifest: found.manifest.clone(),
             description: loaded.description,
-            version: loaded.version,
+            version,
             fingerprint: print.digest,
             calibre,
             fingerprint_files: print.files.len(),
@@ -295,8 +336,45 @@ fn scan_one(
             previous_fingerprints: Vec::new(),
             root: Some(root.to_path_buf()),
             monitoring: None,
+            install: found.install.clone(),
         },
     })
+}
+
+/// The relative path under which a marketplace entry enters the fingerprint of the plugin it
+/// defines (no file has this name: `#` marks it as the entry, not a file).
+pub const ENTRY_FINGERPRINT_PATH: &str = ".claude-plugin/marketplace.json#entry";
+
+/// The fingerprint of a plugin that its marketplace entry defines (`strict: false`, no
+/// `plugin.json`): the entry's canonical JSON (keys sorted, so reordering is not an edit) as
+/// [`ENTRY_FINGERPRINT_PATH`], plus the plugin folder's files as `calibre` selects them, plus any
+/// file the entry names (see [`super::surface::entry_named_files`]), in the module's hash layout.
+/// A change to the entry (an LSP server's command, a listed command file) changes it.
+pub fn entry_fingerprint(
+    dir: &Path,
+    calibre: Calibre,
+    entry: &serde_json::Value,
+) -> Result<Fingerprint, RegistryError> {
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut relatives = selected_files(dir, calibre)?;
+    relatives.extend(super::surface::entry_named_files(dir, entry, calibre)?);
+    for relative in relatives {
+        if files.contains_key(&relative) {
+            continue;
+        }
+        let path = dir.join(&relative);
+        let bytes = std::fs::read(&path).map_err(RegistryError::io(&path))?;
+        files.insert(relative, bytes);
+    }
+    files.insert(
+        ENTRY_FINGERPRINT_PATH.to_string(),
+        super::surface::canonical_json(entry).into_bytes(),
+    );
+    let mut hasher = FingerprintHasher::new(calibre);
+    for (relative, bytes) in &files {
+        hasher.add(relative, bytes);
+    }
+    Ok(hasher.finish())
 }
 
 /// Fingerprint the assets on up to `available_parallelism` threads, keeping input order; each
@@ -363,6 +441,15 @@ pub fn scan(
     let now = Utc::now();
     let discovery = discover(host, root)?;
     let mut skipped = discovery.skipped;
+    let notes = discovery.notes;
+    let available: Vec<AvailablePlugin> = discovery
+        .available
+        .into_iter()
+        .map(|mut plugin| {
+            plugin.root = Some(root.to_path_buf());
+            plugin
+        })
+        .collect();
     let mut loaded = Vec::new();
     for (path, result) in scan_all(host, &discovery.assets, root, calibre, now) {
         match result {
@@ -441,6 +528,19 @@ pub fn scan(
             root: root.to_path_buf(),
             calibre,
             assets: fresh.len(),
+            notes,
+            available: available
+                .iter()
+                .map(|p| format!("{}@{}", p.name, p.marketplace))
+                .collect(),
+            not_loaded: fresh
+                .iter()
+                .filter_map(|(name, entry)| {
+                    let install = entry.install.as_ref()?;
+                    (install.enabled.loads() == Some(false))
+                        .then(|| format!("{name} ({})", install.enabled.describe()))
+                })
+                .collect(),
             ..ScanSummary::default()
         };
         for (name, entry) in fresh.iter_mut() {
@@ -483,6 +583,10 @@ pub fn scan(
         summary.skipped = std::mem::take(&mut skipped);
         kept.append(&mut fresh);
         registry.assets = kept;
+        registry
+            .available
+            .retain(|plugin| plugin.root.as_deref() != Some(root));
+        registry.available.extend(available);
         registry.root = Some(root.to_path_buf());
         registry.last_scan = Some(now);
         registry.scans.push(summary.clone());

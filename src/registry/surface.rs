@@ -120,7 +120,11 @@ pub fn load_discovered(
     host_kind: HostKind,
 ) -> Result<LoadedAsset, RegistryError> {
     if found.manifest == CLAUDE_PLUGIN_MANIFEST || found.manifest == CLAUDE_MARKETPLACE_MANIFEST {
-        return load_claude_plugin(&found.dir, found.marketplace_entry.as_ref());
+        return load_claude_plugin(
+            &found.dir,
+            found.marketplace_entry.as_ref(),
+            found.name.as_deref(),
+        );
     }
     load_asset(&found.dir, &found.manifest, host_kind)
 }
@@ -134,7 +138,7 @@ pub fn load_asset(
     let is_skill =
         manifest == "SKILL.md" || (host_kind == HostKind::Skill && dir.join("SKILL.md").is_file());
     if manifest == CLAUDE_PLUGIN_MANIFEST || manifest == CLAUDE_MARKETPLACE_MANIFEST {
-        return load_claude_plugin(dir, None);
+        return load_claude_plugin(dir, None, None);
     }
     if is_skill {
         let skill = crate::asset::load_skill(dir)?;
@@ -302,6 +306,87 @@ fn inside(dir: &Path, relative: &str) -> Option<std::path::PathBuf> {
     Some(dir.join(path))
 }
 
+/// Files (relative to `dir`, `/`-separated, sorted) that a marketplace entry names through its
+/// component keys (`commands`, `agents`, `skills`, `hooks`, `mcpServers`, `lspServers`,
+/// `outputStyles`): a named file, or the files of a named folder as `calibre` selects them.
+/// Paths that leave `dir` or do not exist name nothing.
+pub fn entry_named_files(
+    dir: &Path,
+    entry: &Value,
+    calibre: Calibre,
+) -> Result<Vec<String>, RegistryError> {
+    const KEYS: [&str; 7] = [
+        "commands",
+        "agents",
+        "skills",
+        "hooks",
+        "mcpServers",
+        "lspServers",
+        "outputStyles",
+    ];
+    let mut found = BTreeSet::new();
+    for key in KEYS {
+        for declared in declared_paths(entry.get(key)) {
+            let Some(path) = inside(dir, &declared) else {
+                continue;
+            };
+            let relative: Vec<String> = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .components()
+                .filter_map(|c| match c {
+                    std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect();
+            let relative = relative.join("/");
+            if path.is_file() {
+                found.insert(relative);
+            } else if path.is_dir() {
+                for file in selected_files(&path, calibre)? {
+                    found.insert(if relative.is_empty() {
+                        file
+                    } else {
+                        format!("{relative}/{file}")
+                    });
+                }
+            }
+        }
+    }
+    Ok(found.into_iter().collect())
+}
+
+/// `value` as JSON with every object's keys sorted and no whitespace: the same bytes for the
+/// same meaning, whatever order the file wrote the keys in.
+pub fn canonical_json(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|key| {
+                    format!(
+                        "{}:{}",
+                        Value::String(key.clone()),
+                        canonical_json(&map[key])
+                    )
+                })
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(canonical_json)
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// Skills declared by a path: the folder itself when it holds `SKILL.md`, else its sub-folders
 /// that do (`"skills": "./skills/"` is a folder of skills, not a skill named `./skills/`).
 fn skills_at(path: &Path) -> Vec<String> {
@@ -386,8 +471,13 @@ fn server_names(dir: &Path, value: &Value, wrapper: &str) -> Result<Vec<String>,
 /// defines the plugin) plus the default folders `commands/`, `agents/`, `skills/`,
 /// `hooks/hooks.json`, `.mcp.json`, `.lsp.json`, and bundled `scripts/` / `bin/` files.
 /// Paths declared in the manifest (`"skills": "./skills/"`, `"commands": ["./extra/x.md"]`)
-/// add to the defaults.
-fn load_claude_plugin(dir: &Path, entry: Option<&Value>) -> Result<LoadedAsset, RegistryError> {
+/// add to the defaults. The name is the manifest's, else the entry's, else `fallback_name` (the
+/// host's record), else the folder's.
+fn load_claude_plugin(
+    dir: &Path,
+    entry: Option<&Value>,
+    fallback_name: Option<&str>,
+) -> Result<LoadedAsset, RegistryError> {
     let manifest = read_object(&dir.join(CLAUDE_PLUGIN_MANIFEST))?.unwrap_or_default();
     let entry = entry
         .and_then(Value::as_object)
@@ -399,7 +489,9 @@ fn load_claude_plugin(dir: &Path, entry: Option<&Value>) -> Result<LoadedAsset, 
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let name = text("name").unwrap_or(folder);
+    let name = text("name")
+        .or_else(|| fallback_name.map(str::to_string))
+        .unwrap_or(folder);
     let mut surface = Surface::new();
 
     let mut commands = markdown_names(&dir.join("commands"));
