@@ -13,6 +13,12 @@
 //! `event_msg/user_message` (at user `message` items that are not `<environment_context>` or
 //! `<user_instructions>` boilerplate when a file has no `user_message` events); usage per turn is
 //! the difference of the cumulative totals; `turn_aborted` marks the turn interrupted.
+//!
+//! A turn ends at its own completion event, `event_msg/task_complete` (`turn_complete` in newer
+//! files; codex-rs `EventMsg::TurnComplete`) or `turn_aborted`: the time until the next prompt is
+//! the user's, not the agent's. Older rollouts do not persist the completion event; there a turn
+//! ends at its last line before the next prompt's lines (`turn_context`, user `message`,
+//! `user_message`, `task_started`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -50,6 +56,8 @@ const KNOWN_EVENTS: &[&str] = &[
     "agent_reasoning_section_break",
     "task_started",
     "task_complete",
+    "turn_started",
+    "turn_complete",
     "turn_aborted",
     "exec_command_begin",
     "exec_command_end",
@@ -208,6 +216,9 @@ impl HistoryReader for CodexReader {
         let mut model = None;
         let mut total = Usage::default();
         let mut total_at_turn_start = Usage::default();
+        // The current turn reached its own end (`task_complete` / `turn_complete` /
+        // `turn_aborted`).
+        let mut turn_closed = false;
         for event in &lines {
             let kind = str_field(event, "type").unwrap_or("");
             let at = str_field(event, "timestamp").and_then(parse_time);
@@ -216,15 +227,25 @@ impl HistoryReader for CodexReader {
             }
             let payload = &event["payload"];
             let inner = str_field(payload, "type").unwrap_or("");
+            // Lines that open the next turn (its context, its prompt) are not part of the
+            // current one; once the current turn completed or was aborted, nothing extends it.
+            let opens_next_turn = kind == "turn_context"
+                || (kind == "event_msg"
+                    && matches!(inner, "user_message" | "task_started" | "turn_started"))
+                || (kind == "response_item"
+                    && inner == "message"
+                    && str_field(payload, "role") == Some("user"));
             if let Some(turn) = turns.last_mut()
                 && at.is_some()
-                && kind != "turn_context"
+                && !turn_closed
+                && !opens_next_turn
             {
                 turn.ended = at;
             }
-            let start_turn = |turns: &mut Vec<Turn>, prompt: String, calls_so_far: usize| {
+            let mut start_turn = |turns: &mut Vec<Turn>, prompt: String, calls_so_far: usize| {
                 if !prompt.trim().is_empty() {
                     turns.push(Turn::new(prompt.trim().to_string(), at, calls_so_far));
+                    turn_closed = false;
                 }
             };
             match kind {
@@ -275,6 +296,19 @@ impl HistoryReader for CodexReader {
                         if let Some(turn) = turns.last_mut() {
                             turn.interrupted = true;
                         }
+                        turn_closed = true;
+                    }
+                    // The turn's own end (`task_complete`, `turn_complete` in newer files):
+                    // its time was taken above; later lines until the next prompt are idle time.
+                    "task_complete" | "turn_complete" => {
+                        if let Some(turn) = turns.last_mut()
+                            && turn.answer.is_none()
+                            && let Some(last) = str_field(payload, "last_agent_message")
+                            && !last.trim().is_empty()
+                        {
+                            turn.answer = Some(last.trim().to_string());
+                        }
+                        turn_closed = true;
                     }
                     known if KNOWN_EVENTS.contains(&known) => {}
                     other => report.unknown(HistoryHost::Codex, &format!("event_msg/{other}")),
@@ -457,5 +491,65 @@ mod tests {
             Some(&1)
         );
         assert_eq!(report.unknown_events.get("codex:ghost_line"), Some(&1));
+    }
+
+    fn read_one(rollout: &str) -> HistorySession {
+        let home = tempfile::tempdir().unwrap();
+        let path = home
+            .path()
+            .join(".codex/sessions/2026/03/04/rollout-2026-03-04T10-00-00-0199-turns.jsonl");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, rollout).unwrap();
+        let report = read_history(
+            HistoryHost::Codex,
+            &HistoryRoots::StandIn(home.path().to_path_buf()),
+            None,
+        )
+        .unwrap();
+        report.sessions.into_iter().next().unwrap()
+    }
+
+    fn seconds(turn: &Turn) -> f64 {
+        (turn.ended.unwrap() - turn.at.unwrap()).num_milliseconds() as f64 / 1000.0
+    }
+
+    #[test]
+    fn a_turn_ends_at_its_task_complete_not_at_the_next_prompt() {
+        // The shape codex-rs writes: task_started, the turn's items, token_count,
+        // task_complete; the next prompt comes a minute later.
+        let rollout = r#"{"timestamp":"2026-03-04T10:00:00.000Z","type":"session_meta","payload":{"id":"0199-turns","cwd":"/w"}}
+{"timestamp":"2026-03-04T10:00:00.000Z","type":"event_msg","payload":{"type":"task_started","model_context_window":272000}}
+{"timestamp":"2026-03-04T10:00:00.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5-codex"}}
+{"timestamp":"2026-03-04T10:00:00.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]}}
+{"timestamp":"2026-03-04T10:00:00.000Z","type":"event_msg","payload":{"type":"user_message","message":"list the files"}}
+{"timestamp":"2026-03-04T10:00:02.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}}
+{"timestamp":"2026-03-04T10:00:02.300Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"a\\n\",\"metadata\":{\"exit_code\":0}}"}}
+{"timestamp":"2026-03-04T10:00:04.600Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"output_tokens":10}}}}
+{"timestamp":"2026-03-04T10:00:04.800Z","type":"event_msg","payload":{"type":"task_complete","last_agent_message":"One file: a."}}
+{"timestamp":"2026-03-04T10:00:59.700Z","type":"event_msg","payload":{"type":"task_started"}}
+{"timestamp":"2026-03-04T10:00:59.700Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5-codex"}}
+{"timestamp":"2026-03-04T10:00:59.700Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"thanks"}]}}
+{"timestamp":"2026-03-04T10:00:59.700Z","type":"event_msg","payload":{"type":"user_message","message":"thanks"}}
+{"timestamp":"2026-03-04T10:01:01.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"You're welcome."}]}}
+{"timestamp":"2026-03-04T10:01:01.200Z","type":"event_msg","payload":{"type":"turn_complete","last_agent_message":"You're welcome."}}
+{"timestamp":"2026-03-04T10:01:30.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":180,"output_tokens":20}}}}
+"#;
+        let session = read_one(rollout);
+        assert_eq!(session.turns.len(), 2);
+        assert_eq!(seconds(&session.turns[0]), 4.8);
+        // The answer comes from task_complete when no assistant message was recorded.
+        assert_eq!(session.turns[0].answer.as_deref(), Some("One file: a."));
+        // `turn_complete` (newer name) closes the turn too; a late token_count still counts
+        // toward its usage but not its duration.
+        assert_eq!(seconds(&session.turns[1]), 1.5);
+        assert_eq!(session.turns[1].usage.input_tokens, Some(80));
+    }
+
+    #[test]
+    fn without_a_completion_event_a_turn_ends_at_its_last_line_before_the_next_prompt() {
+        let session = read_one(ROLLOUT);
+        // Last line of the first turn: the ghost line at 09:00:06.200, not the next prompt
+        // (09:02:00).
+        assert_eq!(seconds(&session.turns[0]), 6.0);
     }
 }

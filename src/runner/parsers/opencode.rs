@@ -42,9 +42,13 @@ pub fn parse(lines: &[String]) -> Trajectory {
                 if name == "bash"
                     && let Some(command) = super::command_argument(&call.input)
                 {
-                    let exit_code = state["metadata"]
+                    // `metadata.exit` (sst/opencode's bash tool), or `metadata.exitCode`
+                    // (the name other OpenCode builds and clients write).
+                    let metadata = &state["metadata"];
+                    let exit_code = metadata
                         .get("exit")
                         .and_then(Value::as_i64)
+                        .or_else(|| metadata.get("exitCode").and_then(Value::as_i64))
                         .map(|c| c as i32);
                     trajectory.commands.push(CommandRun { command, exit_code });
                 }
@@ -188,6 +192,16 @@ mod tests {
         assert_eq!(trajectory.script_runs.len(), 1);
         assert!(trajectory.script_runs[0].ok);
         assert!(trajectory.raw_events.is_empty());
+    }
+
+    #[test]
+    fn bash_exit_status_is_read_from_exit_or_exit_code() {
+        let stream = r#"{"type":"tool_use","timestamp":1,"sessionID":"s","part":{"type":"tool","callID":"c1","tool":"bash","state":{"status":"completed","input":{"command":"make"},"output":"","metadata":{"output":"","exit":2,"description":"build"}}}}
+{"type":"tool_use","timestamp":2,"sessionID":"s","part":{"type":"tool","callID":"c2","tool":"bash","state":{"status":"completed","input":{"command":"make test"},"output":"","metadata":{"output":"","exitCode":1}}}}
+{"type":"tool_use","timestamp":3,"sessionID":"s","part":{"type":"tool","callID":"c3","tool":"bash","state":{"status":"completed","input":{"command":"true"},"output":""}}}"#;
+        let trajectory = parse(&lines(stream));
+        let codes: Vec<Option<i32>> = trajectory.commands.iter().map(|c| c.exit_code).collect();
+        assert_eq!(codes, vec![Some(2), Some(1), None]);
     }
 
     #[test]
