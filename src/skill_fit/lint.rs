@@ -365,6 +365,140 @@ static SAYS_WHEN: LazyLock<Regex> = LazyLock::new(|| {
         .expect("says when")
 });
 
+/// The variables Claude Code replaces in a skill's text with the skill's own folder
+/// (`${CLAUDE_SKILL_DIR}`) and, for a skill inside a plugin, the plugin's folder
+/// (`${CLAUDE_PLUGIN_ROOT}`); both written with or without braces.
+const SKILL_DIR_VARIABLES: [&str; 2] = ["${CLAUDE_SKILL_DIR}", "$CLAUDE_SKILL_DIR"];
+const PLUGIN_ROOT_VARIABLES: [&str; 2] = ["${CLAUDE_PLUGIN_ROOT}", "$CLAUDE_PLUGIN_ROOT"];
+
+/// Where a skill's paths lead once the host expands its variables.
+#[derive(Debug, Clone)]
+struct HostPaths {
+    /// The skill folder (canonical when it can be).
+    skill_dir: PathBuf,
+    /// The plugin the skill belongs to: the nearest ancestor (up to four levels) holding
+    /// `.claude-plugin/plugin.json`, else the folder above `skills/` when the skill sits in one.
+    plugin_root: Option<PathBuf>,
+    /// What is installed with the skill: the plugin of a `plugin.json`, else the skill folder.
+    installed_with: PathBuf,
+}
+
+/// A path as the host sees it.
+#[derive(Debug, Clone, PartialEq)]
+enum HostPath {
+    /// No variable in it.
+    Plain(String),
+    /// Variables expanded to an absolute path; `through_plugin` when `${CLAUDE_PLUGIN_ROOT}`
+    /// was one of them.
+    Expanded { path: String, through_plugin: bool },
+    /// A template (`references/x-{platform}.md`, `<name>`, `*`, another variable, `...`): an
+    /// example of a path, not a path.
+    Template,
+}
+
+impl HostPaths {
+    fn of(dir: &Path) -> Self {
+        let skill_dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let manifest_root = skill_dir
+            .ancestors()
+            .skip(1)
+            .take(4)
+            .find(|a| a.join(".claude-plugin/plugin.json").is_file())
+            .map(Path::to_path_buf);
+        let skills_parent = skill_dir
+            .parent()
+            .filter(|p| p.file_name().is_some_and(|n| n == "skills"))
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
+        Self {
+            installed_with: manifest_root.clone().unwrap_or_else(|| skill_dir.clone()),
+            plugin_root: manifest_root.or(skills_parent),
+            skill_dir,
+        }
+    }
+
+    fn expand(&self, target: &str) -> HostPath {
+        let mut path = target.to_string();
+        let mut expanded = false;
+        let mut through_plugin = false;
+        for variable in SKILL_DIR_VARIABLES {
+            if path.contains(variable) {
+                path = path.replace(variable, &self.skill_dir.to_string_lossy());
+                expanded = true;
+            }
+        }
+        for variable in PLUGIN_ROOT_VARIABLES {
+            if path.contains(variable) {
+                let Some(root) = &self.plugin_root else {
+                    return HostPath::Template;
+                };
+                path = path.replace(variable, &root.to_string_lossy());
+                expanded = true;
+                through_plugin = true;
+            }
+        }
+        if is_template_path(&path) {
+            HostPath::Template
+        } else if expanded {
+            HostPath::Expanded {
+                path,
+                through_plugin,
+            }
+        } else {
+            HostPath::Plain(path)
+        }
+    }
+}
+
+/// Whether a path is written as a template rather than a path: a placeholder in braces or angle
+/// brackets, a glob, an unexpanded variable, or an ellipsis.
+fn is_template_path(path: &str) -> bool {
+    path.contains('{')
+        || path.contains('<')
+        || path.contains('*')
+        || path.contains('$')
+        || path.contains("...")
+        || path.contains('\u{2026}')
+}
+
+/// Whether a key-shaped string is a documented example or a placeholder rather than a key: the
+/// example keys providers publish (AWS's `AKIAIOSFODNN7EXAMPLE` and
+/// `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`), and values that say they stand for a key
+/// (`example`, `your…`, `xxxx`, `placeholder`, `dummy`, `fake`, `sample`, `redacted`,
+/// `changeme`, `replace`, `...`) or count up (`1234567890`, `abcdef…`) or repeat one character.
+fn is_placeholder_key(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    const WORDS: [&str; 15] = [
+        "example",
+        "your",
+        "xxxx",
+        "placeholder",
+        "dummy",
+        "fake",
+        "sample",
+        "redacted",
+        "changeme",
+        "replace",
+        "insert",
+        "here",
+        "...",
+        "1234567890",
+        "abcdefghij",
+    ];
+    if WORDS.iter().any(|w| lower.contains(w)) {
+        return true;
+    }
+    // After the prefix, one character repeated (`sk-aaaaaaaa…1`) or only a few distinct ones.
+    let tail: Vec<char> = value
+        .rsplit(['-', '_'])
+        .next()
+        .unwrap_or(value)
+        .chars()
+        .collect();
+    let distinct: BTreeSet<char> = tail.iter().copied().collect();
+    tail.len() >= 12 && distinct.len() <= 3
+}
+
 struct Collector {
     findings: Vec<LintFinding>,
 }
@@ -698,11 +832,24 @@ pub fn bash_pattern_program(tool: &str) -> Option<(String, String)> {
     let open = tool.find('(')?;
     let head = tool[..open].trim();
     let inner = tool[open + 1..].trim_end_matches(')').trim();
+    // Leading `NAME=value` environment assignments are not the program
+    // (`Bash(GIT_TERMINAL_PROMPT=0 git *)` runs git).
+    let is_assignment = |word: &str| {
+        word.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        })
+    };
     let program = inner
-        .split([':', ' '])
+        .split(' ')
+        .find(|word| !word.is_empty() && !is_assignment(word))
+        .unwrap_or("")
+        .split(':')
         .next()
         .unwrap_or("")
         .trim()
+        .trim_matches(['"', '\''])
         .to_string();
     (!program.is_empty() && program != "*").then(|| (head.to_string(), program))
 }
@@ -721,9 +868,16 @@ fn check_tools_and_references(
         .and_then(|f| f.text.clone())
         .unwrap_or_default();
     let tools_evidence = key_evidence(&text, "allowed-tools");
-    let exists = |relative: &str| {
-        let relative = relative.trim_start_matches("./");
-        skill.dir.join(relative).exists()
+    let paths = HostPaths::of(&skill.dir);
+    // Whether a path the skill names exists once the host expands it (templates count as
+    // existing: they name no one file).
+    let exists = |written: &str| match paths.expand(written) {
+        HostPath::Template => true,
+        HostPath::Expanded { path, .. } => Path::new(&path).exists(),
+        HostPath::Plain(relative) => {
+            let relative = relative.trim_start_matches("./");
+            skill.dir.join(relative).exists()
+        }
     };
     for tool in &skill.allowed_tools {
         let head = tool.split('(').next().unwrap_or(tool).trim();
@@ -762,9 +916,17 @@ fn check_tools_and_references(
                     shell_lines.push((*number, line.clone()));
                 }
                 for program in programs {
+                    // `${CLAUDE_SKILL_DIR}/scripts/x.sh` runs the skill's own file.
+                    if let HostPath::Expanded { path, .. } = paths.expand(&program)
+                        && let Ok(inside) = Path::new(&path).strip_prefix(&paths.skill_dir)
+                    {
+                        direct.insert(inside.to_string_lossy().into_owned());
+                        continue;
+                    }
                     if program.contains('/')
                         && !program.starts_with('/')
                         && !program.starts_with('~')
+                        && !program.starts_with('$')
                     {
                         direct.insert(program.trim_start_matches("./").to_string());
                     }
@@ -793,8 +955,14 @@ fn check_tools_and_references(
         let number = first_line + index;
         let without_links = LINK.replace_all(line, "");
         for captures in REFERENCE.captures_iter(&without_links) {
-            let reference = captures[1].trim_end_matches('.').to_string();
-            if reference.contains('*') || reference.ends_with('/') {
+            let whole = captures.get(1).expect("group 1");
+            let reference = whole.as_str().trim_end_matches('.').to_string();
+            // `references/x-{platform}.md`, `scripts/<name>.py`, `assets/*`: a template.
+            let next = without_links[whole.end()..].chars().next();
+            if reference.contains('*')
+                || reference.ends_with('/')
+                || next.is_some_and(|c| matches!(c, '{' | '<' | '*' | '$' | '[' | '\u{2026}'))
+            {
                 continue;
             }
             if !exists(&reference) && reported.insert(reference.clone()) {
@@ -810,7 +978,7 @@ fn check_tools_and_references(
 }
 
 fn check_links(dir: &Path, files: &[SkillFile], out: &mut Collector) {
-    let root = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let paths = HostPaths::of(dir);
     for file in files.iter().filter(|f| f.relative.ends_with(".md")) {
         let Some(text) = &file.text else { continue };
         let in_code: BTreeSet<usize> = fenced_blocks(text, 1)
@@ -837,14 +1005,33 @@ fn check_links(dir: &Path, files: &[SkillFile], out: &mut Collector) {
                     continue;
                 }
                 let path_part = target.split(['#', '?']).next().unwrap_or(target);
-                let decoded = path_part.replace("%20", " ");
+                let decoded = path_part
+                    .replace("%20", " ")
+                    .replace("%7B", "{")
+                    .replace("%7D", "}");
                 if decoded.is_empty() {
                     continue;
                 }
-                let resolved = if decoded.starts_with('/') {
-                    PathBuf::from(&decoded)
-                } else {
-                    folder.join(&decoded)
+                // Claude Code expands `${CLAUDE_SKILL_DIR}` / `${CLAUDE_PLUGIN_ROOT}`; a
+                // template path is an example, not a link to check.
+                let (resolved, boundary) = match paths.expand(&decoded) {
+                    HostPath::Template => continue,
+                    HostPath::Expanded {
+                        path,
+                        through_plugin,
+                    } => {
+                        let boundary = match (&paths.plugin_root, through_plugin) {
+                            (Some(root), true) => root.clone(),
+                            _ => paths.installed_with.clone(),
+                        };
+                        (PathBuf::from(path), boundary)
+                    }
+                    HostPath::Plain(decoded) if decoded.starts_with('/') => {
+                        (PathBuf::from(&decoded), paths.installed_with.clone())
+                    }
+                    HostPath::Plain(decoded) => {
+                        (folder.join(&decoded), paths.installed_with.clone())
+                    }
                 };
                 let evidence = Some(Evidence::at(&file.relative, number, line));
                 match resolved.canonicalize() {
@@ -853,7 +1040,7 @@ fn check_links(dir: &Path, files: &[SkillFile], out: &mut Collector) {
                         format!("link target `{target}` does not exist"),
                         evidence,
                     ),
-                    Ok(found) if !found.starts_with(&root) => out.add(
+                    Ok(found) if !found.starts_with(&boundary) => out.add(
                         LintRule::BrokenLinks,
                         format!("link target `{target}` is outside the skill folder (it is not installed with the skill)"),
                         evidence,
@@ -907,7 +1094,12 @@ fn check_secrets(files: &[SkillFile], out: &mut Collector) {
         let Some(text) = &file.text else { continue };
         for (index, line) in text.lines().enumerate() {
             let found = crate::redact::find_key_shapes(line);
-            let kinds: BTreeSet<&str> = found.iter().map(|m| m.kind).collect();
+            // Documented example keys and placeholders are not secrets.
+            let kinds: BTreeSet<&str> = found
+                .iter()
+                .filter(|m| !is_placeholder_key(&line[m.range.clone()]))
+                .map(|m| m.kind)
+                .collect();
             for kind in kinds {
                 out.add(
                     LintRule::Secrets,
@@ -1193,6 +1385,91 @@ mod tests {
     }
 
     #[test]
+    fn host_variables_are_expanded_and_templates_are_not_links() {
+        let root = tempfile::tempdir().unwrap();
+        let plugin = root.path().join("plug");
+        write(&plugin, ".claude-plugin/plugin.json", r#"{"name": "plug"}"#);
+        write(&plugin, "scripts/shared.sh", "#!/bin/sh\n");
+        let dir = plugin.join("skills/helper");
+        write(
+            &dir,
+            "SKILL.md",
+            "---\nname: helper\ndescription: Helps. Use when asked.\nallowed-tools: Bash(${CLAUDE_SKILL_DIR}/scripts/run.sh:*) Bash(GIT_TERMINAL_PROMPT=0 git *)\n---\n# Helper\n\nRead [the spec](${CLAUDE_SKILL_DIR}/specs/spec.md), [shared](${CLAUDE_PLUGIN_ROOT}/scripts/shared.sh), [sibling](../other/SKILL.md), [per platform](references/x-{platform}.md), [a name](references/<name>.md) and [all](references/*.md).\n\nSee `references/install-{platform}.md` and `scripts/<tool>.py`.\n\n[gone](${CLAUDE_SKILL_DIR}/specs/missing.md)\n",
+        );
+        write(&dir, "specs/spec.md", "spec\n");
+        write(&dir, "scripts/run.sh", "#!/bin/sh\n");
+        write(
+            &plugin,
+            "skills/other/SKILL.md",
+            "---\nname: other\ndescription: d\n---\n",
+        );
+        let report = lint_skill(&dir, &LintOptions::default()).unwrap();
+        let messages: Vec<&str> = report
+            .findings
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.rule,
+                    LintRule::BrokenLinks | LintRule::ReferencedFiles | LintRule::DeclaredTools
+                )
+            })
+            .map(|f| f.message.as_str())
+            .collect();
+        // Only the link to a file that really is missing.
+        assert_eq!(
+            messages,
+            vec!["link target `${CLAUDE_SKILL_DIR}/specs/missing.md` does not exist"]
+        );
+        // Outside a plugin, a sibling is not installed with the skill.
+        let lone = root.path().join("lone/skill");
+        write(
+            &lone,
+            "SKILL.md",
+            "---\nname: skill\ndescription: d\n---\n[sibling](../x/SKILL.md) [root](${CLAUDE_PLUGIN_ROOT}/a.md)\n",
+        );
+        write(&root.path().join("lone/x"), "SKILL.md", "x");
+        let report = lint_skill(&lone, &LintOptions::default()).unwrap();
+        let broken: Vec<&str> = report
+            .findings
+            .iter()
+            .filter(|f| f.rule == LintRule::BrokenLinks)
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].contains("outside the skill folder"));
+    }
+
+    #[test]
+    fn documented_example_keys_and_placeholders_are_not_secrets() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("keys");
+        write(
+            &dir,
+            "SKILL.md",
+            "---\nname: keys\ndescription: d\n---\n```bash\nexport AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nexport AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nexport OPENROUTER_API_KEY='sk-or-v1-your-key-here'\nexport OPENAI_API_KEY=sk-xxxxxxxxxxxxxxxxxxxxxxxx1\ncurl -H 'Authorization: Bearer sk-abc123...'\nexport OPENAI_API_KEY=sk-1234567890abcdef1234567890abcdef\n```\n",
+        );
+        let report = lint_skill(&dir, &LintOptions::default()).unwrap();
+        assert!(
+            !rule_failed(&report, LintRule::Secrets),
+            "{:#?}",
+            report.findings
+        );
+        write(
+            &dir,
+            "notes.md",
+            "AKIAQ3EGRP7VXN2KLM5T and sk-proj-R2d9Xk4LmQ7vTz1Bn8Wc5Hy3Jf6Pa0Se\n",
+        );
+        let report = lint_skill(&dir, &LintOptions::default()).unwrap();
+        let kinds: Vec<&str> = report
+            .findings
+            .iter()
+            .filter(|f| f.rule == LintRule::Secrets)
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(kinds.len(), 2, "{kinds:?}");
+    }
+
+    #[test]
     fn planted_problems_are_found() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("planted");
@@ -1208,7 +1485,7 @@ mod tests {
         write(
             &dir,
             "notes.txt",
-            "token: ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+            "token: ghp_R2d9Xk4LmQ7vTz1Bn8Wc5Hy3Jf6Pa0Se9Ug2\n",
         );
         let report = lint_skill(&dir, &LintOptions::default()).unwrap();
         for rule in [
