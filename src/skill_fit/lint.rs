@@ -354,6 +354,8 @@ static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\s`'(\[=:])((?:\./)?(?:scripts|references|assets|templates|examples)/[A-Za-z0-9_./\-]*[A-Za-z0-9_\-])")
         .expect("reference")
 });
+static INLINE_CODE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"`[^`]*`").expect("inline code"));
 static HEADING: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s{0,3}#{1,6}\s+(.*)$").expect("heading"));
 static LIMITATIONS: LazyLock<Regex> = LazyLock::new(|| {
@@ -465,7 +467,8 @@ fn is_template_path(path: &str) -> bool {
 /// example keys providers publish (AWS's `AKIAIOSFODNN7EXAMPLE` and
 /// `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`), and values that say they stand for a key
 /// (`example`, `your…`, `xxxx`, `placeholder`, `dummy`, `fake`, `sample`, `redacted`,
-/// `changeme`, `replace`, `...`) or count up (`1234567890`, `abcdef…`) or repeat one character.
+/// `changeme`, `replace`, `...`, or a `-key` / `_token` / `-secret` segment) or count up
+/// (`1234567890`, `abcdef…`) or use three characters or fewer after the prefix.
 fn is_placeholder_key(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
     const WORDS: [&str; 15] = [
@@ -486,6 +489,13 @@ fn is_placeholder_key(value: &str) -> bool {
         "abcdefghij",
     ];
     if WORDS.iter().any(|w| lower.contains(w)) {
+        return true;
+    }
+    // A segment that names what the value stands for (`sk-or-v1-project1-key`).
+    if lower
+        .split(['-', '_'])
+        .any(|part| matches!(part, "key" | "token" | "secret" | "apikey"))
+    {
         return true;
     }
     // After the prefix, one character repeated (`sk-aaaaaaaa…1`) or only a few distinct ones.
@@ -991,7 +1001,9 @@ fn check_links(dir: &Path, files: &[SkillFile], out: &mut Collector) {
             if in_code.contains(&number) {
                 continue;
             }
-            for captures in LINK.captures_iter(line) {
+            // A link written inside an inline code span is an example, not a link.
+            let outside_code = INLINE_CODE.replace_all(line, "");
+            for captures in LINK.captures_iter(&outside_code) {
                 let target = &captures[1];
                 let is_external = target.starts_with('#')
                     || target.starts_with("//")
@@ -1030,7 +1042,17 @@ fn check_links(dir: &Path, files: &[SkillFile], out: &mut Collector) {
                         (PathBuf::from(&decoded), paths.installed_with.clone())
                     }
                     HostPath::Plain(decoded) => {
-                        (folder.join(&decoded), paths.installed_with.clone())
+                        // Relative to the linking file; the Agent Skills specification writes
+                        // file references relative to the skill root, so a link in
+                        // `references/a.md` to `references/b.md` resolves there too.
+                        let beside = folder.join(&decoded);
+                        let from_root = paths.skill_dir.join(&decoded);
+                        let resolved = if beside.exists() || !from_root.exists() {
+                            beside
+                        } else {
+                            from_root
+                        };
+                        (resolved, paths.installed_with.clone())
                     }
                 };
                 let evidence = Some(Evidence::at(&file.relative, number, line));
@@ -1397,6 +1419,12 @@ mod tests {
             "---\nname: helper\ndescription: Helps. Use when asked.\nallowed-tools: Bash(${CLAUDE_SKILL_DIR}/scripts/run.sh:*) Bash(GIT_TERMINAL_PROMPT=0 git *)\n---\n# Helper\n\nRead [the spec](${CLAUDE_SKILL_DIR}/specs/spec.md), [shared](${CLAUDE_PLUGIN_ROOT}/scripts/shared.sh), [sibling](../other/SKILL.md), [per platform](references/x-{platform}.md), [a name](references/<name>.md) and [all](references/*.md).\n\nSee `references/install-{platform}.md` and `scripts/<tool>.py`.\n\n[gone](${CLAUDE_SKILL_DIR}/specs/missing.md)\n",
         );
         write(&dir, "specs/spec.md", "spec\n");
+        write(
+            &dir,
+            "references/details.md",
+            "See [more](references/more.md); a link is written `[text](references/name.md)`.\n",
+        );
+        write(&dir, "references/more.md", "more\n");
         write(&dir, "scripts/run.sh", "#!/bin/sh\n");
         write(
             &plugin,
