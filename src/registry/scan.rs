@@ -783,6 +783,50 @@ mod tests {
     }
 
     #[test]
+    fn a_registry_written_before_install_records_still_reads() {
+        let state = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        write(
+            root.path(),
+            "s/SKILL.md",
+            "---\nname: s\ndescription: d\n---\n",
+        );
+        scan(
+            state.path(),
+            &generic(),
+            root.path(),
+            Calibre::V3AgentSkills,
+        )
+        .unwrap();
+        // Strip what newer scans write: `install`, `available`, and the summary's new lists.
+        let path = registry_path(state.path(), "generic");
+        let mut value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let object = value.as_object_mut().unwrap();
+        object.remove("available");
+        for asset in object["assets"].as_object_mut().unwrap().values_mut() {
+            asset.as_object_mut().unwrap().remove("install");
+        }
+        for scan in object["scans"].as_array_mut().unwrap() {
+            for key in ["not_loaded", "available", "notes"] {
+                scan.as_object_mut().unwrap().remove(key);
+            }
+        }
+        std::fs::write(&path, value.to_string()).unwrap();
+        let registry = read_registry(state.path(), "generic").unwrap().unwrap();
+        assert!(registry.available.is_empty());
+        assert_eq!(registry.assets["s"].install, None);
+        let again = scan(
+            state.path(),
+            &generic(),
+            root.path(),
+            Calibre::V3AgentSkills,
+        )
+        .unwrap();
+        assert!(again.new.is_empty() && again.fingerprint_changed.is_empty());
+    }
+
+    #[test]
     fn registry_of_another_host_is_refused() {
         let state = tempfile::tempdir().unwrap();
         let mut registry = Registry::new("a");
