@@ -3,6 +3,9 @@
 //! folder (`crate::runner::builtin`). A profile added to `runners/` is built in without a code
 //! change.
 
+// Cargo reads its instructions from the build script's stdout (not skill-lift's terminal).
+#![allow(clippy::disallowed_macros)]
+
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -5,6 +5,9 @@
 //! the system prompt holds the text `SKILL-MARKER` (the benchmark skill's body), so a run has a
 //! known lift of +100 pp.
 
+// A benchmark helper's own output, not skill-lift's terminal.
+#![allow(clippy::disallowed_macros)]
+
 #[path = "../tests/support/mock_openai.rs"]
 mod mock_openai;
 

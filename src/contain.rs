@@ -155,7 +155,7 @@ pub fn supervisor_main_if_requested() -> Option<i32> {
     }
     let rest: Vec<OsString> = args.collect();
     if rest.is_empty() {
-        eprintln!("skill-lift supervisor: no program given");
+        crate::errln!("skill-lift supervisor: no program given");
         return Some(127);
     }
     Some(supervise(&rest))
@@ -170,7 +170,7 @@ fn supervise(argv: &[OsString]) -> i32 {
     {
         Ok(status) => status.code().unwrap_or(1),
         Err(error) => {
-            eprintln!(
+            crate::errln!(
                 "skill-lift: cannot start `{}`: {error}",
                 argv[0].to_string_lossy()
             );
@@ -196,7 +196,7 @@ fn supervise(argv: &[OsString]) -> i32 {
     {
         Ok(strings) => strings,
         Err(_) => {
-            eprintln!("skill-lift: an argument contains a NUL byte");
+            crate::errln!("skill-lift: an argument contains a NUL byte");
             return 127;
         }
     };
@@ -229,7 +229,7 @@ fn supervise(argv: &[OsString]) -> i32 {
         let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
         let child = libc::fork();
         if child < 0 {
-            eprintln!(
+            crate::errln!(
                 "skill-lift: fork failed: {}",
                 std::io::Error::last_os_error()
             );
@@ -513,9 +513,11 @@ pub fn install_interrupt_handler() {
             count += 1;
             if count == 1 {
                 let _ = sender.send(true);
-                eprintln!("skill-lift: interrupted; stopping (press Ctrl-C again to exit at once)");
+                crate::errln!(
+                    "skill-lift: interrupted; stopping (press Ctrl-C again to exit at once)"
+                );
             } else {
-                eprintln!("skill-lift: interrupted twice; exiting now");
+                crate::errln!("skill-lift: interrupted twice; exiting now");
                 std::process::exit(crate::exit_codes::INTERRUPTED);
             }
         }

@@ -225,7 +225,7 @@ mod tests {
         );
         let edited = renamed.replace("short and cheerful", "brief and cheerful");
         let found = SkillText::parse(&edited).resembles(&target);
-        eprintln!("one word edited: {found:?}");
+        crate::errln!("one word edited: {found:?}");
         assert!(matches!(
             found,
             Some(Resemblance::NearDuplicate(similarity)) if similarity >= NEAR_DUPLICATE_JACCARD
@@ -247,7 +247,7 @@ mod tests {
                 highest = highest.max(jaccard(&decoy.normalized, &other.normalized));
             }
         }
-        eprintln!("highest similarity among the built-in decoys and the example: {highest:.3}");
+        crate::errln!("highest similarity among the built-in decoys and the example: {highest:.3}");
         assert!(highest < 0.1, "{highest}");
         for (index, decoy) in decoys.iter().enumerate() {
             assert_eq!(decoy.resembles(&target), None);

@@ -43,6 +43,7 @@ pub mod shard;
 pub mod shell;
 pub mod skill_fit;
 pub mod stats;
+pub mod terminal;
 pub mod trajectory;
 pub mod triggers;
 pub mod usage;

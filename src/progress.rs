@@ -176,7 +176,7 @@ impl Progress {
                     .expect("valid template"),
                 );
                 bar.set_position(done);
-                bar.set_message(message);
+                bar.set_message(crate::redact::redact_text(&message).into_owned());
                 Self {
                     bar: Some(bar),
                     lines: None,
@@ -204,7 +204,7 @@ impl Progress {
                                 Ok(state) => state.line(Instant::now()),
                                 Err(_) => break,
                             };
-                            eprintln!("{line}");
+                            crate::errln!("{line}");
                         }
                     })
                     .ok();
@@ -224,7 +224,8 @@ impl Progress {
     pub fn advance(&self, count: u64, message: String) {
         if let Some(bar) = &self.bar {
             bar.inc(count);
-            bar.set_message(message);
+            // The bar draws itself, outside the terminal writer: its message is redacted here.
+            bar.set_message(crate::redact::redact_text(&message).into_owned());
         } else if let Some(lines) = &self.lines
             && let Ok(mut state) = lines.state.lock()
         {

@@ -769,8 +769,9 @@ pub fn read_manifest(run_dir: &Path) -> Result<Manifest, RecordError> {
 pub const MAX_K: u32 = 100_000;
 
 /// What makes a manifest's plan impossible, when something does: `k` = 0, no arms or an arm
-/// twice, shard `i/n` outside 1 ≤ i ≤ n, duplicate or empty case ids, a `trials_planned` other
-/// than cases × arms × K.
+/// twice, shard `i/n` outside 1 ≤ i ≤ n, duplicate or empty case ids, a case id or run id that
+/// is not a plain name (the rules they were written under), a `trials_planned` other than
+/// cases × arms × K.
 pub fn implausible_manifest(manifest: &Manifest) -> Option<String> {
     if manifest.k == 0 || manifest.k > MAX_K {
         return Some(format!("k = {} must be between 1 and {MAX_K}", manifest.k));
@@ -791,6 +792,20 @@ pub fn implausible_manifest(manifest: &Manifest) -> Option<String> {
         ));
     }
     let ids = &manifest.eval_set.case_ids;
+    // Case ids name transcript files and report pages: the rule they were written under holds
+    // on read, so a tampered manifest cannot make `report` or `merge` write outside the run.
+    for (index, id) in ids.iter().enumerate() {
+        if let Err(message) = crate::evalset::validate_id(id) {
+            return Some(format!("`eval_set.case_ids[{index}]`: {message}"));
+        }
+    }
+    let run_id = &manifest.run_id;
+    if run_id.is_empty() || run_id.starts_with('.') || run_id.contains(['/', '\\', '\0']) {
+        return Some(format!(
+            "`run_id` `{}` is not a plain folder name",
+            manifest.run_id
+        ));
+    }
     let unique: std::collections::HashSet<&String> = ids.iter().collect();
     if unique.len() != ids.len() || ids.iter().any(|id| id.is_empty()) {
         return Some("eval_set.case_ids has an empty or repeated case id".to_string());
@@ -928,6 +943,28 @@ fn check_relative(relative: &str) -> Result<(), String> {
         return Err("must not contain NUL".to_string());
     }
     Ok(())
+}
+
+/// `root` joined with `relative`, refused unless `relative` is a plain relative path (only
+/// normal components: no root, no `..`, no `.`, no NUL). Every file a derived export writes
+/// under its folder (report pages named after recorded case ids) is placed through it, so a
+/// record that slipped past the read checks still cannot write outside `root`.
+pub fn path_inside(root: &Path, relative: &str) -> Result<PathBuf, RecordError> {
+    let plain = !relative.is_empty()
+        && !relative.contains('\0')
+        && Path::new(relative)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain {
+        return Err(RecordError::UnsafePath {
+            path: root.join(relative),
+            message: format!(
+                "`{relative}` is not a plain path inside {}; refusing to write it",
+                root.display()
+            ),
+        });
+    }
+    Ok(root.join(relative))
 }
 
 /// The file a record names (`transcript`), checked to stay inside the run folder: a relative

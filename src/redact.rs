@@ -14,7 +14,8 @@
 //! - **Well-known key shapes**, whoever's they are: Anthropic (`sk-ant-…`), OpenAI (`sk-…`,
 //!   `sk-proj-…`), Google (`AIza…`), GitHub (`ghp_…`, `gho_…`, `ghs_…`, `ghu_…`, `ghr_…`,
 //!   `github_pat_…`), Slack (`xox?-…`), AWS access key ids (`AKIA…`/`ASIA…`), the token after
-//!   `Bearer` and the value of an `x-api-key`/`x-goog-api-key` header. A shape becomes
+//!   `Bearer`, the credential of an `Authorization` header (any scheme) and the value of an
+//!   `x-api-key`/`x-goog-api-key` header. A shape becomes
 //!   `[REDACTED:<kind>]` (e.g. `[REDACTED:openai-key]`).
 //!
 //! No pattern and no registered value contains a newline, a double quote or a backslash after
@@ -110,6 +111,14 @@ static KEY_SHAPES: LazyLock<Vec<KeyShape>> = LazyLock::new(|| {
             1,
             accept_token,
         ),
+        // Any scheme (`Basic`, `Token`) or none; after `bearer-token`, so `Authorization:
+        // Bearer …` is already replaced and the scheme word alone fails the acceptance test.
+        shape(
+            "authorization-header",
+            r#"(?i)\bauthorization\\?["']?[ \t]*[:=][ \t]*\\?["']?(?:(?:basic|token|bearer)[ \t]+)?([A-Za-z0-9._~+/\-]+=*)"#,
+            1,
+            accept_token,
+        ),
         shape(
             "api-key-header",
             r#"(?i)\bx-(?:goog-)?api-key["']?[ \t]*[:=][ \t]*["']?([A-Za-z0-9._~+/\-]+)"#,
@@ -145,9 +154,9 @@ const SHAPE_HINTS: [&str; 15] = [
     "ASIA",
 ];
 
-/// Case-insensitive words the `(?i)` shapes contain: `bearer` (its first four letters) and the
-/// `-api-` of `x-api-key` / `x-goog-api-key`.
-const CASELESS_HINTS: [&str; 2] = ["bear", "-api-"];
+/// Case-insensitive words the `(?i)` shapes contain: `bearer` (its first four letters), the
+/// `-api-` of `x-api-key` / `x-goog-api-key` and `auth` (of `authorization`).
+const CASELESS_HINTS: [&str; 3] = ["bear", "-api-", "auth"];
 
 /// A SIMD multi-literal searcher over [`SHAPE_HINTS`] and every ASCII case form of
 /// [`CASELESS_HINTS`]: a text none of them occurs in holds no key shape, so the shape regexes
@@ -368,7 +377,7 @@ pub fn redact_logs_in(dir: &std::path::Path) {
             && entry.file_type().is_ok_and(|t| t.is_file())
             && let Err(error) = redact_file_in_place(&path)
         {
-            eprintln!(
+            crate::errln!(
                 "warning: {}: cannot redact the log: {error}",
                 path.display()
             );
@@ -511,6 +520,10 @@ mod tests {
             "BEARER tok3n-abcdef-123456".to_string(),
             "X-Api-Key: k3y-ABCDEFGHIJ-99".to_string(),
             "x-GOOG-API-KEY=k3y-ABCDEFGHIJ-99".to_string(),
+            "Authorization: Basic dXNlcjpwYXNzMTIzNDU2".to_string(),
+            "AUTHORIZATION=Token abcdefgh12345678".to_string(),
+            r#"{\"authorization\": \"q9w8e7r6t5y4u3i2\"}"#.to_string(),
+            "Authorization: Bearer tok3n-abcdef-123456".to_string(),
         ];
         for sample in &samples {
             let text = format!("some text {sample} more");

@@ -267,7 +267,7 @@ pub fn auto_shard(env: impl Fn(&str) -> Option<String>) -> Result<AutoShard, Aut
 pub fn parse_shard_flag(value: &str) -> Result<Shard, String> {
     if value.trim() == "auto" {
         let found = auto_shard(|var| std::env::var(var).ok()).map_err(|e| e.to_string())?;
-        eprintln!(
+        crate::errln!(
             "skill-lift: --shard auto: shard {} from {} ({}, {})",
             found.shard,
             found.source.name(),

@@ -157,11 +157,14 @@ pub enum InfrastructureCause {
     Runner,
     /// A judge or custom grader failed.
     Grader,
+    /// A model API's response body passed the profile's `max_response_bytes` (an endless or
+    /// oversized answer; the request was ended rather than held in memory).
+    ResponseTooLarge,
 }
 
 impl InfrastructureCause {
     /// Every cause, in order.
-    pub const ALL: [InfrastructureCause; 8] = [
+    pub const ALL: [InfrastructureCause; 9] = [
         InfrastructureCause::ApiUnreachable,
         InfrastructureCause::AuthFailure,
         InfrastructureCause::RateLimited,
@@ -170,6 +173,7 @@ impl InfrastructureCause {
         InfrastructureCause::Timeout,
         InfrastructureCause::Runner,
         InfrastructureCause::Grader,
+        InfrastructureCause::ResponseTooLarge,
     ];
 
     /// The recorded name (`api_unreachable`, …).
@@ -183,6 +187,7 @@ impl InfrastructureCause {
             InfrastructureCause::Timeout => "timeout",
             InfrastructureCause::Runner => "runner",
             InfrastructureCause::Grader => "grader",
+            InfrastructureCause::ResponseTooLarge => "response_too_large",
         }
     }
 
@@ -197,6 +202,7 @@ impl InfrastructureCause {
             InfrastructureCause::Timeout => "trial timeout",
             InfrastructureCause::Runner => "runner failure",
             InfrastructureCause::Grader => "grader failure",
+            InfrastructureCause::ResponseTooLarge => "response body too large",
         }
     }
 
@@ -226,6 +232,11 @@ impl InfrastructureCause {
                 )
             };
             vec![
+                // skill-lift's own word for a body past `max_response_bytes` (runner::http).
+                pattern(
+                    InfrastructureCause::ResponseTooLarge,
+                    r"\bresponse_too_large\b",
+                ),
                 pattern(
                     InfrastructureCause::AuthFailure,
                     r"\b(401|403)\b|unauthori[sz]ed|unauthenticated|authentication[ _](error|failed)|invalid (x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|permission_denied|\bforbidden\b",

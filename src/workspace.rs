@@ -468,6 +468,42 @@ fn copy_tree(source: &Path, destination: &Path, skill_copy: bool) -> Result<(), 
     Ok(())
 }
 
+/// What staging a skill folder leaves out besides the excluded folders (`evals/`, `results/`,
+/// `.git/`): symbolic links (never followed) and entries that are neither a file nor a folder
+/// (FIFOs, sockets, devices), each as `path (why)`, so the run can warn about them once instead
+/// of dropping them silently.
+pub fn staging_omissions(skill_dir: &Path) -> Vec<String> {
+    let mut omitted = Vec::new();
+    let mut stack = vec![skill_dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            let relative = path.strip_prefix(skill_dir).unwrap_or(&path).display();
+            if kind.is_symlink() {
+                omitted.push(format!(
+                    "{relative} (a symbolic link; links are not staged)"
+                ));
+            } else if kind.is_dir() {
+                if !(folder == skill_dir
+                    && is_skill_excluded_dir(&entry.file_name().to_string_lossy()))
+                {
+                    stack.push(path);
+                }
+            } else if !kind.is_file() {
+                omitted.push(format!("{relative} (not a regular file)"));
+            }
+        }
+    }
+    omitted.sort();
+    omitted
+}
+
 /// Folders of a skill never staged: the golden set (it holds the expected answers), run output
 /// and version control. Everything else is staged as installed, since the body may point to it.
 fn is_skill_excluded_dir(name: &str) -> bool {

@@ -7,6 +7,9 @@
 //! A separate test binary from `tests/cli.rs` so the agent-CLI suite can be run alone
 //! (`cargo test --test agent_clis`).
 
+// Test diagnostics go to the test harness, not through skill-lift's terminal writer.
+#![allow(clippy::disallowed_macros)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -3,6 +3,9 @@
 //! them (against the loopback mock model server) and merged from their shared folder, and the
 //! shipped Kubernetes manifest and GitHub workflow files.
 
+// Test diagnostics go to the test harness, not through skill-lift's terminal writer.
+#![allow(clippy::disallowed_macros)]
+
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -87,7 +87,7 @@ pub fn baseline(args: BaselineArgs) -> Result<i32, CommandError> {
             let report = merge_file(&state, &args.file, args.replace, args.allow_draft)
                 .map_err(CommandError::input)?;
             for (asset, counts) in &report.assets {
-                println!(
+                crate::outln!(
                     "{asset}: {} verdict(s) merged, {} replaced, {} draft skipped{}, {} without verdict skipped",
                     counts.added,
                     counts.replaced,
@@ -100,7 +100,7 @@ pub fn baseline(args: BaselineArgs) -> Result<i32, CommandError> {
                     counts.skipped_no_verdict
                 );
             }
-            println!(
+            crate::outln!(
                 "store: {}",
                 crate::registry::baseline::baseline_path(&state).display()
             );
@@ -115,7 +115,7 @@ pub fn baseline(args: BaselineArgs) -> Result<i32, CommandError> {
                     .map_err(CommandError::input)?;
                 let recorded =
                     record_run(&state, &manifest, &records).map_err(CommandError::input)?;
-                println!(
+                crate::outln!(
                     "{}: run {} → {} verdict(s) ({} replaced) in {}",
                     recorded.asset,
                     recorded.run_id,
@@ -181,10 +181,10 @@ fn checklist_command(args: ChecklistArgs) -> Result<i32, CommandError> {
         &eval_set,
         args.allow_draft,
     );
-    print!("{text}");
+    crate::out!("{text}");
     if let Some(path) = &args.template {
         crate::registry::state::write_json(path, &template).map_err(CommandError::input)?;
-        println!(
+        crate::outln!(
             "template: {} (fill each `verdict` with pass or fail, then `skill-lift baseline merge {}`)",
             path.display(),
             path.display()

@@ -88,6 +88,21 @@ fn read_plan(dir: &Path) -> Result<CalibrationPlan, CommandError> {
             plan.format_version
         )));
     }
+    // The template names every repeat's folder files (case ids): the rules a run folder's
+    // manifest is read under hold for it too.
+    if let Some(problem) = crate::record::implausible_manifest(&plan.template) {
+        return Err(CommandError::input(anyhow!(
+            "{}: `template`: {problem}",
+            path.display()
+        )));
+    }
+    if !crate::pipeline::is_plain_folder_name(&plan.calibration_id) {
+        return Err(CommandError::input(anyhow!(
+            "{}: `calibration_id` `{}` is not a plain folder name",
+            path.display(),
+            plan.calibration_id
+        )));
+    }
     Ok(plan)
 }
 
@@ -198,7 +213,7 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
         },
     };
     let dir = super::run::absolute(&dir);
-    eprintln!(
+    crate::errln!(
         "skill-lift: calibrate {} — A/A control, {}: {} repeats × {} cases × 2 arms × K={} ({} trials per repeat); results in {}",
         plan.calibration_id,
         plan.arm.describe(),
@@ -218,7 +233,7 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
     {
         Ok(server) => server,
         Err(_) => {
-            eprintln!(
+            crate::errln!(
                 "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift calibrate --resume {}",
                 crate::shell::shell_path(&dir)
             );
@@ -242,7 +257,7 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
         .with_context(|| format!("writing {}", dir.join("calibration.md").display()))
         .map_err(CommandError::infrastructure)?;
     if !run.quiet {
-        print!("{markdown}");
+        crate::out!("{markdown}");
     }
     super::append_step_summary(&markdown);
     let state = crate::registry::state::state_dir_from_env(run.state.as_deref())
@@ -250,14 +265,14 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
     let store = record_calibration(&state, &record)
         .with_context(|| "recording the calibration in the state folder".to_string())
         .map_err(CommandError::infrastructure)?;
-    eprintln!(
+    crate::errln!(
         "skill-lift: calibrated {}: {}; recorded in {} (a later `run` of this suite on this runner, model, decoys, K and grading shows it)",
         record.asset,
         record.headline(),
         store.display()
     );
     if record.repeats == 0 {
-        eprintln!("error: no repeat measured a lift (no case scored in both arms)");
+        crate::errln!("error: no repeat measured a lift (no case scored in both arms)");
         return Ok(exit_codes::INFRASTRUCTURE_ERROR);
     }
     Ok(exit_codes::SUCCESS)
@@ -291,9 +306,10 @@ async fn run_repeats(
             };
             create_run_folder(dir, &manifest)?;
         }
-        eprintln!(
+        crate::errln!(
             "skill-lift: calibrate {}: repeat {index} of {}",
-            plan.calibration_id, plan.repeats
+            plan.calibration_id,
+            plan.repeats
         );
         let resolved = crate::pipeline::resolve_resume(&repeat_dir)?;
         let prepared = crate::pipeline::prepare(resolved, &execution_settings(run))?;
@@ -308,15 +324,21 @@ async fn run_repeats(
             Err(code) => return Ok(Err(code)),
         };
         if finished.report.interrupted {
-            eprintln!(
+            crate::errln!(
                 "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift calibrate --resume {}",
                 crate::shell::shell_path(dir)
             );
             return Ok(Err(exit_codes::INTERRUPTED));
         }
         if finished.report.missing > 0 {
-            eprintln!(
-                "error: {} planned trials of repeat {index} were not recorded; continue with `skill-lift calibrate --resume {}` (exit {})",
+            // Why the repeat stopped, where the stop is reported (the breaker's own line may
+            // have scrolled away in a long log).
+            let why = match &finished.report.breaker {
+                Some(reason) => format!(" because the run stopped early ({reason})"),
+                None => String::new(),
+            };
+            crate::errln!(
+                "error: {} planned trials of repeat {index} were not recorded{why}; continue with `skill-lift calibrate --resume {}` (exit {})",
                 finished.report.missing,
                 crate::shell::shell_path(dir),
                 exit_codes::INFRASTRUCTURE_ERROR
@@ -329,7 +351,7 @@ async fn run_repeats(
             exit_codes::INFRASTRUCTURE_ERROR | exit_codes::NOTHING_TO_RUN
         ) {
             explain_exit(&finished.summary, code);
-            eprintln!(
+            crate::errln!(
                 "error: repeat {index} ({}) measured no lift; fix the cause and continue with `skill-lift calibrate --resume {}`",
                 repeat_dir.display(),
                 crate::shell::shell_path(dir)
@@ -337,7 +359,7 @@ async fn run_repeats(
             return Ok(Err(code));
         }
         let result = RepeatResult::of_summary(&finished.summary);
-        eprintln!(
+        crate::errln!(
             "skill-lift: repeat {index}: lift {} [{}, {}], verdict {}{}",
             points(result.estimate),
             points(result.ci_low),

@@ -79,7 +79,7 @@ pub fn changed(args: ChangedArgs) -> Result<i32, CommandError> {
     let evaluate: Vec<_> = report.to_evaluate().collect();
     match args.format {
         ChangedFormat::Json => {
-            println!(
+            crate::outln!(
                 "{}",
                 serde_json::to_string(&evaluate).expect("changes serialize")
             );
@@ -103,7 +103,7 @@ pub fn changed(args: ChangedArgs) -> Result<i32, CommandError> {
                         change.base_fingerprint.as_deref().unwrap_or_default()
                     ),
                 };
-                println!(
+                crate::outln!(
                     "{:<8} {}  ({})  {}",
                     change.status.name(),
                     display_path(&change.path),
@@ -117,12 +117,12 @@ pub fn changed(args: ChangedArgs) -> Result<i32, CommandError> {
     if args.format == ChangedFormat::Json {
         for change in report.changes.iter().filter(|c| !c.status.to_evaluate()) {
             match change.status {
-                ChangeKind::Moved => eprintln!(
+                ChangeKind::Moved => crate::errln!(
                     "skill-lift: moved (fingerprint unchanged, not listed): {} -> {}",
                     display_path(change.moved_from.as_deref().unwrap_or_default()),
                     display_path(&change.path)
                 ),
-                _ => eprintln!(
+                _ => crate::errln!(
                     "skill-lift: deleted (not listed): {} ({})",
                     display_path(&change.path),
                     change.name
@@ -131,7 +131,7 @@ pub fn changed(args: ChangedArgs) -> Result<i32, CommandError> {
         }
     }
     let count = |kind: ChangeKind| report.changes.iter().filter(|c| c.status == kind).count();
-    eprintln!(
+    crate::errln!(
         "skill-lift: {} skill(s) to evaluate ({} changed, {} added); {} deleted, {} moved, {} unchanged between {} and {} (calibre {})",
         evaluate.len(),
         count(ChangeKind::Changed),

@@ -86,7 +86,7 @@ pub fn compare(args: CompareArgs) -> Result<i32, CommandError> {
         write_atomic(path, bytes).map_err(CommandError::infrastructure)?;
     }
     if !args.quiet {
-        print!("{markdown}");
+        crate::out!("{markdown}");
     }
     super::print_written(&files.map(|(path, _)| path));
     super::append_step_summary(&markdown);

@@ -32,7 +32,7 @@ pub fn fingerprint(args: FingerprintArgs) -> Result<i32, CommandError> {
     let report = build(&args.paths, calibre).map_err(CommandError::input)?;
     let [json, markdown] = write(&report, &args.out).map_err(CommandError::input)?;
     for entry in &report.entries {
-        println!(
+        crate::outln!(
             "{}  {}  ({} files, {} bytes)",
             entry.fingerprint,
             entry.path.display(),
@@ -40,7 +40,7 @@ pub fn fingerprint(args: FingerprintArgs) -> Result<i32, CommandError> {
             entry.bytes
         );
     }
-    println!(
+    crate::outln!(
         "wrote {} and {} (registry untouched)",
         json.display(),
         markdown.display()

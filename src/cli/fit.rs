@@ -115,15 +115,15 @@ pub fn lint(args: LintArgs) -> Result<i32, CommandError> {
             let text = serde_json::to_string_pretty(&document)
                 .context("serialize the lint report")
                 .map_err(CommandError::infrastructure)?;
-            println!("{}", crate::redact::redact_text(&text));
+            crate::outln!("{}", crate::redact::redact_text(&text));
         }
         OutputFormat::Text => {
-            println!("skill-lift lint: {STATIC_NOTICE}\n");
+            crate::outln!("skill-lift lint: {STATIC_NOTICE}\n");
             for report in &reports {
-                print!("{}", lint_text(report));
+                crate::out!("{}", lint_text(report));
             }
             if let Some(against) = &against_report {
-                print!("{}", against_text(against));
+                crate::out!("{}", against_text(against));
             }
         }
     }
@@ -132,7 +132,7 @@ pub fn lint(args: LintArgs) -> Result<i32, CommandError> {
         .filter(|r| !r.passes(args.deny_warnings))
         .count();
     if failed > 0 {
-        eprintln!(
+        crate::errln!(
             "skill-lift lint: {failed} of {} skill(s) failed ({})",
             reports.len(),
             if args.deny_warnings {
@@ -341,19 +341,20 @@ pub fn env(args: EnvArgs) -> Result<i32, CommandError> {
             let text = serde_json::to_string_pretty(&document)
                 .context("serialize the env report")
                 .map_err(CommandError::infrastructure)?;
-            println!("{}", crate::redact::redact_text(&text));
+            crate::outln!("{}", crate::redact::redact_text(&text));
         }
         OutputFormat::Text => {
-            println!("skill-lift env: {ENV_NOTICE}\n");
-            print!("{}", env_text(&report));
+            crate::outln!("skill-lift env: {ENV_NOTICE}\n");
+            crate::out!("{}", env_text(&report));
         }
     }
     if report.passes() {
         Ok(exit_codes::SUCCESS)
     } else {
-        eprintln!(
+        crate::errln!(
             "skill-lift env: {} red flag(s): assumptions of `{}` this machine does not meet",
-            report.missing, report.name
+            report.missing,
+            report.name
         );
         Ok(exit_codes::GATE_FAILED)
     }
@@ -444,6 +445,6 @@ pub fn print_red_flags(skill_dir: &Path, runner: &str, model: Option<&str>) {
         return;
     };
     for line in red_flag_lines(skill_dir, &loaded.name, &loaded.profile, model) {
-        eprintln!("{}", crate::redact::redact_text(&line));
+        crate::errln!("{}", crate::redact::redact_text(&line));
     }
 }

@@ -70,10 +70,10 @@ impl HistoryArgs {
 pub fn print_read_summary(host: HistoryHost, report: &ReadReport) {
     let folder = crate::golden::mine::redact_personal(&report.folder.to_string_lossy(), &[]);
     if !report.folder_exists {
-        eprintln!("skill-lift: no {host} session history at {folder}");
+        crate::errln!("skill-lift: no {host} session history at {folder}");
         return;
     }
-    eprintln!(
+    crate::errln!(
         "skill-lift: {} {host} session(s) read from {folder} ({} file(s){})",
         report.sessions.len(),
         report.files,
@@ -89,19 +89,19 @@ pub fn print_read_summary(host: HistoryHost, report: &ReadReport) {
             .iter()
             .map(|(kind, count)| format!("{kind} ({count})"))
             .collect();
-        eprintln!(
+        crate::errln!(
             "skill-lift: event types not understood (skipped): {}",
             listed.join(", ")
         );
     }
     for malformed in report.malformed.iter().take(10) {
-        eprintln!(
+        crate::errln!(
             "warning: {}",
             crate::golden::mine::redact_personal(&malformed.to_string(), &[])
         );
     }
     if report.malformed.len() > 10 {
-        eprintln!(
+        crate::errln!(
             "warning: {} more malformed lines or files",
             report.malformed.len() - 10
         );
@@ -149,7 +149,7 @@ pub fn mine_drafts(
         .iter()
         .map(|(signal, count)| format!("{signal} {count}"))
         .collect();
-    eprintln!(
+    crate::errln!(
         "skill-lift: {} turn(s) used {}; {} draft(s): {positive} positive, {} negative{}{}",
         mined.activated_turns,
         skill.map(|s| format!("`{s}`")).unwrap_or("a skill".into()),
@@ -167,7 +167,7 @@ pub fn mine_drafts(
         }
     );
     for skipped in &mined.files_skipped {
-        eprintln!(
+        crate::errln!(
             "warning: referenced file not copied (missing, over 1 MiB, or another case's file of the same path): {skipped}"
         );
     }
@@ -224,15 +224,15 @@ fn golden_mine(args: MineArgs) -> Result<i32, CommandError> {
             }
             std::fs::write(out, &text)
                 .map_err(|e| CommandError::input(anyhow!("{}: {e}", out.display())))?;
-            eprintln!("skill-lift: wrote {}", out.display());
-            println!(
+            crate::errln!("skill-lift: wrote {}", out.display());
+            crate::outln!(
                 "{} draft case(s) in {}. Review them (edit, delete, or remove `\"status\": \"draft\"` to keep), or run them as they are:\n  skill-lift run SKILL_DIR --evals {} --allow-draft",
                 mined.cases.len(),
                 out.display(),
                 out.display()
             );
         }
-        None => print!("{text}"),
+        None => crate::out!("{text}"),
     }
     Ok(exit_codes::SUCCESS)
 }
@@ -323,8 +323,8 @@ async fn golden_draft(args: DraftArgs) -> Result<i32, CommandError> {
             "the drafts did not load and were not kept: {error}"
         )));
     }
-    eprintln!("skill-lift: wrote {}", out.display());
-    println!(
+    crate::errln!("skill-lift: wrote {}", out.display());
+    crate::outln!(
         "{kept} generated draft case(s) in {} ({dropped} dropped as repeats of author cases); author cases ({} in EVAL.md / the eval set) are untouched and take priority. Review them, or run them as they are:\n  skill-lift run {} --evals {} --allow-draft",
         out.display(),
         author.len(),

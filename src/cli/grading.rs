@@ -181,7 +181,7 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
         let known =
             RESERVED_METRIC_NAMES.contains(&name.as_str()) || !settings.custom_graders.is_empty();
         if !known {
-            eprintln!(
+            crate::errln!(
                 "warning: --metric-weight names `{name}`, which is not a built-in metric; it applies only if a custom grader returns it"
             );
         }

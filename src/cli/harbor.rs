@@ -56,7 +56,7 @@ pub fn harbor_verify(args: HarborVerifyArgs) -> Result<i32, CommandError> {
     let exit = verdict
         .exit_code
         .map_or("a signal".to_string(), |c| format!("exit code {c}"));
-    println!(
+    crate::outln!(
         "{}",
         serde_json::json!({
             "overall": verdict.reward,

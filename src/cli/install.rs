@@ -21,7 +21,8 @@ pub struct InstallArgs {
     /// Only these hosts (repeatable; names as `skill-lift hosts` lists them).
     #[arg(long = "host", value_name = "NAME")]
     pub hosts: Vec<String>,
-    /// Replace (or remove) a folder named skill-lift even when it is not skill-lift's own skill.
+    /// Replace (or remove) a folder named skill-lift even when it is not skill-lift's own skill,
+    /// or when it holds files a user added (without it, such a folder is left as it is).
     #[arg(long)]
     pub force: bool,
     /// State folder holding hosts.json (default: $SKILL_LIFT_HOME, else ~/.skill-lift).
@@ -50,9 +51,9 @@ pub fn install_command(args: InstallArgs) -> Result<i32, CommandError> {
     let (targets, skipped) = discover_targets(&hosts, &args.hosts).map_err(CommandError::input)?;
     if targets.is_empty() {
         for host in &skipped {
-            eprintln!("  {}: {}", host.host, host.reason);
+            crate::errln!("  {}: {}", host.host, host.reason);
         }
-        eprintln!("skill-lift install: no agent host found on this machine (nothing to do)");
+        crate::errln!("skill-lift install: no agent host found on this machine (nothing to do)");
         return Ok(exit_codes::NOTHING_TO_RUN);
     }
     let report = if args.uninstall {
@@ -76,7 +77,7 @@ fn print_report(report: &InstallReport, uninstalling: bool) {
         (true, false) => "uninstall",
         (true, true) => "uninstall (dry run: nothing removed)",
     };
-    println!(
+    crate::outln!(
         "skill-lift {verb}: skill `{}` {}",
         crate::install::SKILL_NAME,
         report.fingerprint
@@ -99,20 +100,20 @@ fn print_report(report: &InstallReport, uninstalling: bool) {
         } else {
             outcome.action.as_str()
         };
-        println!(
+        crate::outln!(
             "  {:<12} {:<16} {}{verified}",
             outcome.host,
             action,
             outcome.target.display()
         );
         if let Some(error) = &outcome.error {
-            println!("               {}", crate::redact::redact_text(error));
+            crate::outln!("               {}", crate::redact::redact_text(error));
         }
     }
     for host in &report.skipped {
-        println!("  {:<12} {:<16} {}", host.host, "skipped", host.reason);
+        crate::outln!("  {:<12} {:<16} {}", host.host, "skipped", host.reason);
     }
     if !report.succeeded && !uninstalling && !report.dry_run {
-        println!("Nothing was installed: every host done before the failure was rolled back.");
+        crate::outln!("Nothing was installed: every host done before the failure was rolled back.");
     }
 }

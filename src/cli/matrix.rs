@@ -100,7 +100,7 @@ pub(super) async fn run(args: RunArgs) -> Result<i32, CommandError> {
         )));
     }
     let cells_dir = matrix_dir.join(CELLS_DIR);
-    eprintln!(
+    crate::errln!(
         "skill-lift: matrix run {run_id}: {} cells ({})",
         cells.len(),
         cells
@@ -219,7 +219,7 @@ async fn execute_cells(
                 ));
                 continue;
             }
-            eprintln!("skill-lift: cell {}", item.cell.label());
+            crate::errln!("skill-lift: cell {}", item.cell.label());
             // Status lines name the cell (cells of different runners run at once).
             let progress = Some(
                 progress
@@ -256,7 +256,7 @@ async fn execute_cells(
         match outcome {
             Ok(Ok(run)) => {
                 let RunFinished { summary, .. } = &run;
-                eprintln!(
+                crate::errln!(
                     "skill-lift: cell {}: {} trials recorded; lift {}; results in {}",
                     cell.label(),
                     run.report.recorded,
@@ -270,7 +270,7 @@ async fn execute_cells(
             }
             Ok(Err(code)) => codes.push(code),
             Err(error) => {
-                eprintln!("error: cell {}: {:#}", cell.label(), error.error);
+                crate::errln!("error: cell {}: {:#}", cell.label(), error.error);
                 if first_error.is_none() {
                     first_error = Some(error);
                 }
@@ -284,11 +284,11 @@ async fn execute_cells(
     let files = write_matrix_exports(matrix_dir, &summary).map_err(CommandError::infrastructure)?;
     let markdown = matrix_markdown(&summary);
     if !quiet {
-        print!("{markdown}");
+        crate::out!("{markdown}");
     }
     super::append_step_summary(&markdown);
     super::print_written(&files);
-    eprintln!("skill-lift: matrix results in {}", matrix_dir.display());
+    crate::errln!("skill-lift: matrix results in {}", matrix_dir.display());
     if let Some(error) = first_error {
         return Err(error);
     }
@@ -329,7 +329,7 @@ pub(super) fn write_report(
     let files = write_matrix_exports(out, &summary).map_err(CommandError::infrastructure)?;
     let markdown = matrix_markdown(&summary);
     if !quiet {
-        print!("{markdown}");
+        crate::out!("{markdown}");
     }
     super::append_step_summary(&markdown);
     Ok(files)

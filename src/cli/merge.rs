@@ -121,7 +121,7 @@ fn merge_matrix(args: &MergeArgs, dirs: &[PathBuf]) -> Result<i32, CommandError>
                 found.dir(dir)
             })
             .collect();
-        eprintln!("skill-lift: cell {}", cell.label());
+        crate::errln!("skill-lift: cell {}", cell.label());
         codes.push(merge_folders(
             &folders,
             &cell.dir(out),
@@ -244,10 +244,10 @@ fn merge_folders(
         .map_err(CommandError::infrastructure)?;
     let markdown = summary_markdown(&summary);
     if !quiet {
-        print!("{markdown}");
+        crate::out!("{markdown}");
     }
     super::append_step_summary(&markdown);
-    eprintln!(
+    crate::errln!(
         "skill-lift: merged {} shards ({} trials) into {}",
         shards.len(),
         records.len(),

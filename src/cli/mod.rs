@@ -559,12 +559,13 @@ pub(crate) fn create_result_folder(
 /// Print the paths of written files on stderr (the terminal summary ends with them).
 pub fn print_written(paths: &[PathBuf]) {
     for path in paths {
-        eprintln!("skill-lift: wrote {}", path.display());
+        crate::errln!("skill-lift: wrote {}", path.display());
     }
 }
 
 /// Append `markdown` to the file named by `GITHUB_STEP_SUMMARY`, when that variable is set (a
-/// GitHub Actions job summary). A failure is a warning, never an error.
+/// GitHub Actions job summary), through the redaction boundary. A failure is a warning, never
+/// an error.
 pub fn append_step_summary(markdown: &str) {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return;
@@ -573,9 +574,11 @@ pub fn append_step_summary(markdown: &str) {
         .create(true)
         .append(true)
         .open(&path)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, markdown.as_bytes()));
+        .and_then(|mut file| {
+            std::io::Write::write_all(&mut file, crate::redact::redact_text(markdown).as_bytes())
+        });
     if let Err(error) = result {
-        eprintln!(
+        crate::errln!(
             "warning: cannot append the report to GITHUB_STEP_SUMMARY ({}): {error}",
             PathBuf::from(path).display()
         );
@@ -602,7 +605,7 @@ pub fn main() -> i32 {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
+            crate::errln!("error: cannot start the async runtime: {error}");
             return exit_codes::INFRASTRUCTURE_ERROR;
         }
     };
@@ -646,13 +649,13 @@ pub fn main() -> i32 {
         Err(CommandError { code, error }) => {
             // Error text can quote a server's answer: it passes the redaction boundary too.
             let redact = |text: &str| crate::redact::redact_text(text).into_owned();
-            eprintln!("error: {}", redact(&error.to_string()));
+            crate::errln!("error: {}", redact(&error.to_string()));
             let mut shown = error.to_string();
             for cause in error.chain().skip(1) {
                 let text = cause.to_string();
                 // thiserror messages often embed their source; do not print it twice.
                 if !shown.contains(&text) {
-                    eprintln!("  caused by: {}", redact(&text));
+                    crate::errln!("  caused by: {}", redact(&text));
                     shown.push_str(&text);
                 }
             }

@@ -53,7 +53,7 @@ pub async fn run(mut args: RunArgs) -> Result<i32, CommandError> {
                 ));
             }
         };
-        eprintln!(
+        crate::errln!(
             "skill-lift: uploaded {} files ({} bytes) to {}{}",
             uploaded.files,
             uploaded.bytes,
@@ -70,7 +70,7 @@ pub async fn run(mut args: RunArgs) -> Result<i32, CommandError> {
         uploaded_any = true;
     }
     if !uploaded_any {
-        eprintln!(
+        crate::errln!(
             "skill-lift: no run folder was created; nothing uploaded to {}",
             location.url()
         );
@@ -134,7 +134,7 @@ pub async fn merge(mut args: MergeArgs) -> Result<i32, CommandError> {
                         }
                         other => CommandError::infrastructure(other),
                     })?;
-                eprintln!(
+                crate::errln!(
                     "skill-lift: downloaded {} run folder(s) from {}",
                     folders.len(),
                     location.url()

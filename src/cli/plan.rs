@@ -252,7 +252,7 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
         ),
         None => {
             if pilot_summary.is_some() {
-                eprintln!(
+                crate::errln!(
                     "warning: the pilot run has fewer than two cases scored in both arms; using the default variances"
                 );
             }
@@ -316,22 +316,22 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
                     .map_err(|e| CommandError::input(anyhow!("--assumed-lift: {e}")))?,
             );
             if cells > 1 {
-                eprintln!(
+                crate::errln!(
                     "note: the projection is per runner/model cell (each cell is a run of its own, with its own budget); {cells} cells spend {cells} times as much"
                 );
             }
         }
     }
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&planned).expect("plan serializes")
         );
     } else {
-        print!("{}", plan_markdown(&planned));
+        crate::out!("{}", plan_markdown(&planned));
     }
     if cases == 0 {
-        eprintln!("error: the eval set has no active case (drafts need --allow-draft)");
+        crate::errln!("error: the eval set has no active case (drafts need --allow-draft)");
         return Ok(crate::exit_codes::NOTHING_TO_RUN);
     }
     Ok(crate::exit_codes::SUCCESS)

@@ -92,13 +92,13 @@ pub fn probe(args: ProbeArgs) -> Result<i32, CommandError> {
         probe_transcripts(&mut report, dir).map_err(CommandError::input)?;
     }
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&report).map_err(CommandError::infrastructure)?
         );
         return Ok(exit_codes::SUCCESS);
     }
-    println!(
+    crate::outln!(
         "probe {}: {} log file(s) ({} parsed lines) from {}; {} transcript file(s){}",
         report.host,
         report.log_files.len(),
@@ -118,7 +118,7 @@ pub fn probe(args: ProbeArgs) -> Result<i32, CommandError> {
             silent.push(asset.as_str());
             continue;
         }
-        println!(
+        crate::outln!(
             "{asset}: {} log line(s), {} failure hint(s); {} skill activation(s), {} returned errors",
             evidence.lines,
             evidence.failure_lines,
@@ -126,29 +126,29 @@ pub fn probe(args: ProbeArgs) -> Result<i32, CommandError> {
             evidence.activation_errors
         );
         for example in &evidence.examples {
-            println!("    {example}");
+            crate::outln!("    {example}");
         }
         if evidence.failure_lines == 0 && evidence.activation_errors == 0 {
-            println!("    no failure found in what was logged — {ABSENCE}");
+            crate::outln!("    no failure found in what was logged — {ABSENCE}");
         }
     }
     if report.unattributed_failures > 0 {
-        println!(
+        crate::outln!(
             "{} failure line(s) from sources that name no installed asset",
             report.unattributed_failures
         );
     }
     if !silent.is_empty() {
-        println!(
+        crate::outln!(
             "no evidence for {} asset(s): {} — {ABSENCE}",
             silent.len(),
             silent.join(", ")
         );
     }
     if report.assets.is_empty() {
-        println!("no installed assets known for this host; run `skill-lift scan` — {ABSENCE}");
+        crate::outln!("no installed assets known for this host; run `skill-lift scan` — {ABSENCE}");
     }
-    println!("blind spots: {}", BLIND_SPOTS.join("; "));
+    crate::outln!("blind spots: {}", BLIND_SPOTS.join("; "));
     Ok(exit_codes::SUCCESS)
 }
 
@@ -175,21 +175,21 @@ pub fn suggest_command(args: SuggestArgs) -> Result<i32, CommandError> {
     };
     let answer = suggest(&args.need, &installed, &catalog);
     if args.json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::to_string_pretty(&answer).map_err(CommandError::infrastructure)?
         );
         return Ok(exit_codes::SUCCESS);
     }
     match (answer.verdict.as_str(), &answer.best) {
-        ("already-available", Some(best)) => println!(
+        ("already-available", Some(best)) => crate::outln!(
             "already available: {} (host {}, score {:.2}: {}) — use it, install nothing",
             best.name,
             best.host.as_deref().unwrap_or("-"),
             best.score,
             best.shared_words.join(", ")
         ),
-        ("suggest-new", Some(best)) => println!(
+        ("suggest-new", Some(best)) => crate::outln!(
             "suggestion: [install:{}] {} (score {:.2}: {}; source {}): not installed — your choice",
             best.name,
             best.title.as_deref().unwrap_or(""),
@@ -197,7 +197,7 @@ pub fn suggest_command(args: SuggestArgs) -> Result<i32, CommandError> {
             best.shared_words.join(", "),
             best.source.as_deref().unwrap_or("catalog")
         ),
-        _ => println!(
+        _ => crate::outln!(
             "nothing installed ({} asset(s) across {} host registr{}) or in the catalog ({} entr{}) covers this need{}",
             installed.len(),
             hosts_with_registry,
@@ -211,6 +211,6 @@ pub fn suggest_command(args: SuggestArgs) -> Result<i32, CommandError> {
             }
         ),
     }
-    println!("method: {}", answer.method);
+    crate::outln!("method: {}", answer.method);
     Ok(exit_codes::SUCCESS)
 }

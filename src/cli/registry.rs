@@ -150,7 +150,7 @@ pub struct CheckArgs {
 }
 
 fn print_json<T: serde::Serialize>(value: &T) {
-    println!(
+    crate::outln!(
         "{}",
         serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     );
@@ -189,7 +189,7 @@ pub fn hosts(args: HostsArgs) -> Result<i32, CommandError> {
         );
         return Ok(exit_codes::SUCCESS);
     }
-    println!("{:<13} {:<7} {:>6}  root", "host", "kind", "assets");
+    crate::outln!("{:<13} {:<7} {:>6}  root", "host", "kind", "assets");
     for row in &rows {
         let root = match row["root"].as_str() {
             Some(root) if row["root_exists"] == true => root.to_string(),
@@ -201,7 +201,7 @@ pub fn hosts(args: HostsArgs) -> Result<i32, CommandError> {
             (_, serde_json::Value::String(_)) => "error".to_string(),
             _ => "-".to_string(),
         };
-        println!(
+        crate::outln!(
             "{:<13} {:<7} {:>6}  {}",
             row["name"].as_str().unwrap_or(""),
             row["kind"].as_str().unwrap_or(""),
@@ -209,10 +209,10 @@ pub fn hosts(args: HostsArgs) -> Result<i32, CommandError> {
             root
         );
         if let Some(error) = row["error"].as_str() {
-            println!("              error: {error}");
+            crate::outln!("              error: {error}");
         }
     }
-    println!(
+    crate::outln!(
         "\nstate folder {}; custom hosts go in {}",
         state.display(),
         hosts_file(&state).display()
@@ -246,7 +246,7 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
         print_json(&summary);
         return Ok(code);
     }
-    println!(
+    crate::outln!(
         "scanned {} at {}: {} asset(s) ({} new, {} removed, {} fingerprint changed) in {:.2} s, calibre {}",
         host.name,
         root.display(),
@@ -258,30 +258,30 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
         calibre
     );
     if !summary.new.is_empty() {
-        println!("new: {}", summary.new.join(", "));
+        crate::outln!("new: {}", summary.new.join(", "));
     }
     if !summary.removed.is_empty() {
-        println!("removed: {}", summary.removed.join(", "));
+        crate::outln!("removed: {}", summary.removed.join(", "));
     }
     if !summary.fingerprint_changed.is_empty() {
-        println!(
+        crate::outln!(
             "fingerprint changed (the asset was edited; old and new rows stay apart in regress): {}",
             summary.fingerprint_changed.join(", ")
         );
     }
     if !summary.recalibrated.is_empty() {
-        println!(
+        crate::outln!(
             "recalibrated (fingerprint recomputed under calibre {calibre}, not an edit): {}",
             summary.recalibrated.join(", ")
         );
     }
     if !summary.caps_changed.is_empty() {
-        println!(
+        crate::outln!(
             "[caps] {} asset(s) changed their capability surface (what it offers changed; unrelated to pass rate):",
             summary.caps_changed.len()
         );
         for (asset, tokens) in &summary.caps_changed {
-            println!("  {asset} {}", tokens.join(" "));
+            crate::outln!("  {asset} {}", tokens.join(" "));
         }
     }
     if let Ok(Some(registry)) = read_registry(&state, &host.name) {
@@ -294,7 +294,7 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
             })
             .collect();
         if !plugins.is_empty() {
-            println!("plugins ({}):", plugins.len());
+            crate::outln!("plugins ({}):", plugins.len());
             for (name, asset) in plugins {
                 let surface: Vec<String> = asset
                     .surface
@@ -306,7 +306,7 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
                     .as_ref()
                     .map(|i| format!(" [{}, {} scope, {}]", i.id, i.scope, i.enabled.describe()))
                     .unwrap_or_default();
-                println!(
+                crate::outln!(
                     "  {name}{}{install}: {}",
                     asset
                         .version
@@ -323,32 +323,32 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
         }
     }
     if !summary.not_loaded.is_empty() {
-        println!(
+        crate::outln!(
             "installed but not loaded by the host ({}; registered, and still checked): {}",
             summary.not_loaded.len(),
             summary.not_loaded.join(", ")
         );
     }
     if !summary.available.is_empty() {
-        println!(
+        crate::outln!(
             "available, not installed ({} listed by marketplace clones; not registered, not checked): {}",
             summary.available.len(),
             summary.available.join(", ")
         );
     }
     for note in &summary.notes {
-        eprintln!("note: {note}");
+        crate::errln!("note: {note}");
     }
     if !summary.skipped.is_empty() {
-        eprintln!(
+        crate::errln!(
             "warning: skipped {} asset(s) that could not be registered (the others were):",
             summary.skipped.len()
         );
         for skipped in &summary.skipped {
-            eprintln!("  {}: {}", skipped.path.display(), skipped.reason);
+            crate::errln!("  {}: {}", skipped.path.display(), skipped.reason);
         }
     }
-    println!("registry: {}", registry_path(&state, &host.name).display());
+    crate::outln!("registry: {}", registry_path(&state, &host.name).display());
     Ok(code)
 }
 
@@ -422,48 +422,48 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
         }));
         return Ok(exit_codes::SUCCESS);
     }
-    println!(
+    crate::outln!(
         "host {} ({})",
         host.name,
         registry_path(&state, &host.name).display()
     );
-    println!(
+    crate::outln!(
         "root {}",
         registry
             .root
             .as_ref()
             .map_or("-".to_string(), |r| r.display().to_string())
     );
-    println!(
+    crate::outln!(
         "last scan {}",
         registry.last_scan.map_or("never".to_string(), |t| t
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
     );
     match registry.model_bumps.last() {
-        Some(bump) => println!(
+        Some(bump) => crate::outln!(
             "last bump {} at {}",
             bump.model,
             bump.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         ),
-        None => println!(
+        None => crate::outln!(
             "last bump none (the model-change event source is manual: `skill-lift bump --model ID`)"
         ),
     }
-    println!(
+    crate::outln!(
         "assets {} ({} skills, {} plugins)",
         registry.assets.len(),
         skills,
         registry.assets.len() - skills
     );
     if !not_loaded.is_empty() {
-        println!(
+        crate::outln!(
             "installed but not loaded {}: {}",
             not_loaded.len(),
             not_loaded.join(", ")
         );
     }
     if !registry.available.is_empty() {
-        println!(
+        crate::outln!(
             "available, not installed {} (listed by marketplace clones; not registered, not checked)",
             registry.available.len()
         );
@@ -495,29 +495,29 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
         })
         .collect();
     if monitored.is_empty() {
-        println!("monitored 0 (register a skill with `skill-lift vet SKILL_DIR`)");
+        crate::outln!("monitored 0 (register a skill with `skill-lift vet SKILL_DIR`)");
     } else {
-        println!("monitored {}:", monitored.len());
+        crate::outln!("monitored {}:", monitored.len());
         for line in monitored {
-            println!("{line}");
+            crate::outln!("{line}");
         }
     }
     let pending = report.pending();
     if registry.model_bumps.is_empty() {
-        println!("pending - (no bump recorded)");
+        crate::outln!("pending - (no bump recorded)");
     } else if pending.is_empty() {
-        println!("pending 0");
+        crate::outln!("pending 0");
     } else {
         let names: Vec<&str> = pending.iter().map(|a| a.asset.as_str()).collect();
-        println!("pending {}: {}", pending.len(), names.join(", "));
+        crate::outln!("pending {}: {}", pending.len(), names.join(", "));
     }
     if let Some(rows) = dashboard {
-        println!();
-        print!("{}", crate::registry::dashboard::to_table(&rows));
+        crate::outln!();
+        crate::out!("{}", crate::registry::dashboard::to_table(&rows));
     }
     if let Some(usage) = &usage {
-        println!();
-        print!("{}", crate::usage::dashboard_lines(usage, args.days));
+        crate::outln!();
+        crate::out!("{}", crate::usage::dashboard_lines(usage, args.days));
     }
     Ok(exit_codes::SUCCESS)
 }
@@ -533,7 +533,7 @@ pub fn bump_command(args: BumpArgs) -> Result<i32, CommandError> {
     let bumped =
         bump(&state, &host.name, args.model.trim(), args.note).map_err(CommandError::input)?;
     let registry = require_registry(&state, &host.name)?;
-    println!(
+    crate::outln!(
         "host {}: model {} marked at {}; {} asset(s) pending until run under it or waived (`skill-lift check`)",
         host.name,
         bumped.model,
@@ -552,9 +552,11 @@ pub fn check_command(args: CheckArgs) -> Result<i32, CommandError> {
         let waived =
             waive(&state, &host.name, &args.waive, &reason).map_err(CommandError::input)?;
         for waiver in waived {
-            eprintln!(
+            crate::errln!(
                 "waived {} under {}: {}",
-                waiver.asset, waiver.model, waiver.reason
+                waiver.asset,
+                waiver.model,
+                waiver.reason
             );
         }
     }
@@ -572,19 +574,19 @@ pub fn check_command(args: CheckArgs) -> Result<i32, CommandError> {
         return Ok(code);
     }
     let Some(current) = &report.current else {
-        println!(
+        crate::outln!(
             "host {}: no model bump recorded, nothing to check. The event source is manual: run `skill-lift bump --model ID` when the model changes (until then a scheduled check stays green).",
             host.name
         );
         return Ok(code);
     };
     if !report.scanned_since_bump {
-        println!(
+        crate::outln!(
             "note: no scan since the bump; run `skill-lift scan` to catch new or edited assets"
         );
     }
     if pending.is_empty() {
-        println!(
+        crate::outln!(
             "host {}: every asset ({}) was evaluated or waived under {} since {}",
             host.name,
             report.assets.len(),
@@ -594,7 +596,7 @@ pub fn check_command(args: CheckArgs) -> Result<i32, CommandError> {
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         );
     } else {
-        println!(
+        crate::outln!(
             "host {}: {} of {} asset(s) not evaluated under {} since the bump at {}:",
             host.name,
             pending.len(),
@@ -605,13 +607,13 @@ pub fn check_command(args: CheckArgs) -> Result<i32, CommandError> {
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
         );
         for asset in pending {
-            println!(
+            crate::outln!(
                 "  {}  (last evaluated under: {})",
                 asset.asset,
                 asset.last_model.as_deref().unwrap_or("never")
             );
         }
-        println!(
+        crate::outln!(
             "run `skill-lift run` for each, or `skill-lift check --waive ASSET --reason TEXT`"
         );
     }

@@ -82,7 +82,7 @@ async fn regrade_matrix(args: RegradeArgs) -> Result<i32, CommandError> {
         .map_err(CommandError::infrastructure)?;
     let mut codes = Vec::new();
     for (cell, cell_dir) in cells {
-        eprintln!("skill-lift: cell {}", cell.label());
+        crate::errln!("skill-lift: cell {}", cell.label());
         let cell_args = RegradeArgs {
             run_dir: cell_dir,
             out: Some(out.join(cell.relative_dir())),
@@ -127,12 +127,12 @@ async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
     let finished = execute_regrade(prepared, crate::contain::interrupted()).await?;
     let markdown = summary_markdown(&finished.summary);
     if !args.quiet {
-        print!("{markdown}");
+        crate::out!("{markdown}");
     }
     super::append_step_summary(&markdown);
     super::print_written(&finished.written);
     if finished.report.interrupted {
-        eprintln!(
+        crate::errln!(
             "skill-lift: interrupted; {} of {} trials graded again are kept in {} (its analysis covers those only); regrade again into a new --out for all of them",
             finished.report.recorded,
             finished.planned,
@@ -140,7 +140,7 @@ async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
         );
         return Ok(exit_codes::INTERRUPTED);
     }
-    eprintln!(
+    crate::errln!(
         "skill-lift: {} trials regraded ({} with a different grade), the others kept as recorded; results in {}",
         finished.regraded,
         finished.changed,

@@ -109,7 +109,7 @@ fn export_one(
     super::run::explain_exit(&summary, code);
     // A whole run with planned trials missing is not a success (a shard holds only its own).
     if code == crate::exit_codes::SUCCESS && run.manifest.shard.is_none() && missing > 0 {
-        eprintln!(
+        crate::errln!(
             "error: {missing} of {} planned trials are not recorded; finish the run with `skill-lift run --resume {}` (exit {})",
             run.manifest.trials_planned,
             crate::shell::shell_path(&run.dir),
@@ -184,7 +184,7 @@ pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
         };
         let (summary, run_code, text) = export_one(run, &out_dir, &args, &formats)?;
         if !args.quiet {
-            print!("{text}");
+            crate::out!("{text}");
         }
         markdown.push_str(&text);
         if code == crate::exit_codes::SUCCESS {

@@ -108,7 +108,7 @@ pub(super) fn run_settings(args: &RunArgs) -> Result<RunSettings, CommandError> 
 /// Print why there is nothing to run; returns its exit code (4).
 pub(super) fn nothing_to_run(nothing: NothingToRun) -> i32 {
     let code = exit_codes::NOTHING_TO_RUN;
-    eprintln!("error: {nothing} (exit {code})");
+    crate::errln!("error: {nothing} (exit {code})");
     code
 }
 
@@ -188,11 +188,11 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
     };
     let markdown = summary_markdown(&finished.summary);
     if !args.quiet {
-        print!("{markdown}");
+        crate::out!("{markdown}");
     }
     super::append_step_summary(&markdown);
     super::print_written(&finished.written);
-    eprintln!(
+    crate::errln!(
         "skill-lift: {} trials recorded in {:.1} s; results in {}",
         finished.report.recorded,
         finished.report.wall_s,
@@ -217,7 +217,7 @@ fn remove_unstarted_run_folder(run_dir: &Path) {
 pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -> i32 {
     match crate::pipeline::conclude(run_dir, finished, args.state.as_deref()) {
         RunConclusion::Breaker { reason, missing } => {
-            eprintln!(
+            crate::errln!(
                 "error: {reason}; stopped with {missing} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {} (exit {})",
                 crate::shell::shell_path(run_dir),
                 exit_codes::INFRASTRUCTURE_ERROR
@@ -225,14 +225,14 @@ pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -
             exit_codes::INFRASTRUCTURE_ERROR
         }
         RunConclusion::Interrupted => {
-            eprintln!(
+            crate::errln!(
                 "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift run --resume {}",
                 crate::shell::shell_path(run_dir)
             );
             exit_codes::INTERRUPTED
         }
         RunConclusion::Missing(missing) => {
-            eprintln!(
+            crate::errln!(
                 "error: {missing} of the trials this run was to run were not recorded; continue with `skill-lift run --resume {}` (exit {})",
                 crate::shell::shell_path(run_dir),
                 exit_codes::INFRASTRUCTURE_ERROR
@@ -263,10 +263,10 @@ pub fn exit_code_for(summary: &Summary) -> i32 {
 /// Explain a non-zero exit code on stderr.
 pub fn explain_exit(summary: &Summary, code: i32) {
     match code {
-        exit_codes::NOTHING_TO_RUN => eprintln!(
+        exit_codes::NOTHING_TO_RUN => crate::errln!(
             "error: no trial could be graded: the cases have no output checks (`checks` or an `expected_output_match`) and no --judge or --grader scored them (exit {code})"
         ),
-        exit_codes::INFRASTRUCTURE_ERROR => eprintln!(
+        exit_codes::INFRASTRUCTURE_ERROR => crate::errln!(
             "error: {} of {} trials are unscoreable ({:.2}%, limit {:.2}% — --max-unscoreable); causes: {}; see `reason` in trials.jsonl (exit {code})",
             summary.trials.outcomes.unscoreable,
             summary.trials.recorded,
@@ -280,7 +280,7 @@ pub fn explain_exit(summary: &Summary, code: i32) {
                 .flat_map(|g| g.failures.iter().map(String::as_str))
                 .collect::<Vec<_>>()
                 .join("; ");
-            eprintln!("error: gate failed: {failures} (exit {code})");
+            crate::errln!("error: gate failed: {failures} (exit {code})");
         }
         _ => {}
     }

@@ -50,7 +50,7 @@ impl RunnerArgs {
     ) -> Result<LoadedProfile, CommandError> {
         let mut profile = self.profile()?;
         if !profile.profile.kind.is_agent_cli() && profile.profile.skill_mode == SkillMode::Inject {
-            eprintln!(
+            crate::errln!(
                 "skill-lift: runner `{}` injects every skill into the prompt, where activation cannot be observed; {command} runs it in `tools` mode (activate_skill, read_file)",
                 profile.name
             );

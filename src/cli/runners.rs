@@ -2,8 +2,6 @@
 //! `skill-lift setup local-model` and `skill-lift serve local-model` (the zero-key local model,
 //! from any folder: `crate::local_model`).
 
-use std::io::Write;
-
 use anyhow::{Context, anyhow};
 use clap::{Args, Subcommand};
 
@@ -32,14 +30,14 @@ pub fn runners(args: RunnersArgs) -> Result<i32, CommandError> {
             ProfileOrigin::Builtin => "built in".to_string(),
             ProfileOrigin::Folder(_) | ProfileOrigin::File => location.path.display().to_string(),
         };
-        eprintln!("skill-lift: runner profile `{name}` ({from})");
-        print!("{text}");
+        crate::errln!("skill-lift: runner profile `{name}` ({from})");
+        crate::out!("{text}");
         return Ok(exit_codes::SUCCESS);
     }
     let listed = list_profiles();
     if args.json {
         let json = serde_json::to_string_pretty(&listed).expect("listing serializes");
-        println!("{json}");
+        crate::outln!("{json}");
         return Ok(exit_codes::SUCCESS);
     }
     let mut out = String::from("name\tkind\tmodel\tfrom\n");
@@ -72,7 +70,7 @@ pub fn runners(args: RunnersArgs) -> Result<i32, CommandError> {
         out.push_str(&format!("{}\t{kind}\t{model}\t{from}\n", profile.name));
     }
     print_aligned(&out);
-    eprintln!(
+    crate::errln!(
         "skill-lift: `--runner NAME` reads runners/NAME.toml in the current folder, then SKILL_LIFT_RUNNERS folders, then the built-in profile; `--runner path/to/file.toml` reads that file"
     );
     Ok(exit_codes::SUCCESS)
@@ -98,7 +96,6 @@ fn print_aligned(text: &str) {
                 .unwrap_or(0)
         })
         .collect();
-    let mut stdout = std::io::stdout().lock();
     for row in rows {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
@@ -108,7 +105,7 @@ fn print_aligned(text: &str) {
                 line.push_str(&format!("{cell:<width$}  ", width = widths[c]));
             }
         }
-        let _ = writeln!(stdout, "{}", line.trim_end());
+        crate::outln!("{}", line.trim_end());
     }
 }
 
@@ -142,7 +139,7 @@ pub async fn setup(args: SetupArgs) -> Result<i32, CommandError> {
                 .context("starting bash to set up the local model")
                 .map_err(CommandError::infrastructure)?;
             let Some(status) = status else {
-                eprintln!(
+                crate::errln!(
                     "skill-lift: interrupted; the setup was stopped and the local model is not set up. Run `skill-lift setup local-model` again to start over."
                 );
                 return Ok(exit_codes::INTERRUPTED);

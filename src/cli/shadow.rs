@@ -99,7 +99,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
     let redact = |text: &str| crate::golden::mine::redact_personal(text, &homes);
     let rule = EligibilityRule::new(&skill, args.min_terms, args.all_turns);
     let (chosen, counts) = candidates(&read.sessions, &rule, args.limit, &redact);
-    eprintln!(
+    crate::errln!(
         "skill-lift: {} of {} turn(s) eligible for `{}` ({} session(s)); {} distinct prompt(s) to replay{}",
         counts.eligible_turns,
         counts.turns,
@@ -141,7 +141,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
                 profile.name
             )));
         }
-        eprintln!(
+        crate::errln!(
             "skill-lift: `{}` is write-type ({}); every replay runs in a fresh throwaway workspace",
             skill.name,
             shown.join("; ")
@@ -243,7 +243,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
         "manifest.json",
         &serde_json::to_string_pretty(&manifest).expect("manifest serializes"),
     )?;
-    eprintln!(
+    crate::errln!(
         "skill-lift: shadow {} — {} prompt(s) from {host} history, runner {} ({}), model {}",
         skill.name,
         chosen.len(),
@@ -386,11 +386,11 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
             }
         }
     }
-    print!("{}", redact(&markdown));
+    crate::out!("{}", redact(&markdown));
     super::append_step_summary(&redact(&markdown));
     super::print_written(&written);
     if finished.interrupted {
-        eprintln!("error: interrupted; the report covers the replays recorded");
+        crate::errln!("error: interrupted; the report covers the replays recorded");
         return Ok(exit_codes::INTERRUPTED);
     }
     if summary.scored == 0 {

@@ -135,12 +135,12 @@ pub async fn triggers(args: TriggersArgs) -> Result<i32, CommandError> {
     let json = serde_json::to_string_pretty(&outcome.report).expect("report serializes");
     if !args.quiet {
         match args.format {
-            OutputFormat::Markdown => print!("{}", report_markdown(&outcome.report)),
-            OutputFormat::Json => println!("{}", crate::redact::redact_text(&json)),
+            OutputFormat::Markdown => crate::out!("{}", report_markdown(&outcome.report)),
+            OutputFormat::Json => crate::outln!("{}", crate::redact::redact_text(&json)),
         }
     }
     if let Some(problem) = &outcome.problem {
-        eprintln!("error: {problem} (exit {})", outcome.code);
+        crate::errln!("error: {problem} (exit {})", outcome.code);
     }
     Ok(outcome.code)
 }
@@ -150,7 +150,7 @@ pub async fn triggers(args: TriggersArgs) -> Result<i32, CommandError> {
 pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutcome, CommandError> {
     let skill = load_skill(&args.skill_dir).map_err(CommandError::input)?;
     for warning in &skill.warnings {
-        eprintln!(
+        crate::errln!(
             "warning: {}: {warning}",
             args.skill_dir.join("SKILL.md").display()
         );
@@ -266,7 +266,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
         },
         max_unscoreable: args.max_unscoreable,
     };
-    eprintln!(
+    crate::errln!(
         "skill-lift: triggers {} — {} queries ({} should trigger, {} should not) × K={} = {} attempts, runner {} ({}), model {}",
         run_id,
         set.queries.len(),
@@ -313,7 +313,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     crate::redact::redact_logs_in(&dir);
     let orphans = crate::contain::reap_adopted_orphans();
     if orphans > 0 {
-        eprintln!("skill-lift: stopped {orphans} orphaned processes left by killed attempts");
+        crate::errln!("skill-lift: stopped {orphans} orphaned processes left by killed attempts");
     }
     let finished = finished.map_err(CommandError::infrastructure)?;
     let report = analyze(
@@ -335,7 +335,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     }
     super::append_step_summary(&markdown);
     super::print_written(&[dir.join("triggers.json"), dir.join("triggers.md")]);
-    eprintln!(
+    crate::errln!(
         "skill-lift: {} attempts recorded in {:.1} s; results in {}",
         report.attempts.recorded,
         report.wall_s,
@@ -422,7 +422,7 @@ pub(super) async fn start_replay_runner(
     };
     if !no_preflight {
         match crate::runner::preflight::check(profile, api_key.as_deref()).await {
-            Ok(line) => eprintln!("skill-lift: pre-flight {}: {line}", profile.name),
+            Ok(line) => crate::errln!("skill-lift: pre-flight {}: {line}", profile.name),
             Err(error) => {
                 stop_replay_server(server).await;
                 crate::redact::redact_logs_in(dir);

@@ -112,14 +112,14 @@ pub fn usage(args: UsageArgs) -> Result<i32, CommandError> {
             });
         }
         let text = serde_json::to_string_pretty(&value).map_err(CommandError::infrastructure)?;
-        println!(
+        crate::outln!(
             "{}",
             crate::golden::mine::redact_personal(&text, &[roots.home().to_path_buf()])
         );
     } else {
-        print!("{}", to_markdown(&report));
+        crate::out!("{}", to_markdown(&report));
         if let Some(probe) = &log_evidence {
-            println!(
+            crate::outln!(
                 "\nHost logs ({} file(s), {} line(s)): {}",
                 probe.log_files.len(),
                 probe.log_lines,

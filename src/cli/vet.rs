@@ -148,7 +148,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
     let mut steps = Vec::new();
     let mut stop: Option<(i32, String)> = None;
     let say = |step: &VetStep| {
-        eprintln!(
+        crate::errln!(
             "skill-lift: vet {}: {} — {}",
             step.step.as_str(),
             step.decision.as_str(),
@@ -297,7 +297,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
         (None, Some(set)) => {
             let cases = set.runnable_cases(false).len();
             let sizing = size_run(cases, args.mde, args.max_k);
-            eprintln!(
+            crate::errln!(
                 "skill-lift: vet paired run: {} cases × 2 arms × K = {} = {} trials (planned MDE {} for a stated MDE of {:.1} pp{})",
                 cases,
                 sizing.k,
@@ -458,20 +458,20 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
         .map_err(CommandError::infrastructure)?;
     if !args.quiet {
         match args.format {
-            OutputFormat::Markdown => print!("{markdown}"),
-            OutputFormat::Json => println!("{}", String::from_utf8_lossy(&json)),
+            OutputFormat::Markdown => crate::out!("{markdown}"),
+            OutputFormat::Json => crate::outln!("{}", String::from_utf8_lossy(&json)),
         }
     }
     super::append_step_summary(&markdown);
     super::print_written(&[dir.join("vet.json"), dir.join("vet.md")]);
     if let Some((code, why)) = stop {
-        eprintln!("error: vet stopped: {why} (exit {code})");
+        crate::errln!("error: vet stopped: {why} (exit {code})");
         return Ok(code);
     }
     Ok(match decision {
         Decision::Go => exit_codes::SUCCESS,
         _ => {
-            eprintln!(
+            crate::errln!(
                 "skill-lift: vet: NO-GO ({}) (exit {})",
                 report
                     .steps

@@ -1123,7 +1123,12 @@ impl Context {
     }
 }
 
-fn validate_id(id: &str) -> Result<(), String> {
+/// The plain-name rule of a case id (also a folder and file-name part: transcripts, staged
+/// workspaces, report pages): not empty, starting with an ASCII letter or digit, at most
+/// [`MAX_ID_CHARS`] characters of ASCII letters, digits, `.`, `_` and `-` (so never `..`, a
+/// `/` or a hidden name). Checked where a case is loaded and again where a recorded run is read
+/// ([`crate::record::implausible_manifest`]).
+pub fn validate_id(id: &str) -> Result<(), String> {
     let mut chars = id.chars();
     let Some(first) = chars.next() else {
         return Err("must not be empty".to_string());

@@ -197,6 +197,7 @@ pub async fn ask(
         max_retries: settings.max_retries,
         base_delay: Duration::from_secs_f64(settings.retry_base_delay_s.max(0.0)),
         max_delay: Duration::from_secs_f64(settings.max_retry_delay_s),
+        max_response_bytes: crate::runner::profile::DEFAULT_MAX_RESPONSE_BYTES,
     };
     let mut turns = vec![json!({"role": "user", "content": user})];
     let mut problem = String::new();

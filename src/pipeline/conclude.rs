@@ -79,13 +79,13 @@ pub fn conclude(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) ->
         register_reusable_trials(run_dir, manifest, state);
     }
     if !manifest.arm_design.is_paired() {
-        eprintln!(
+        crate::errln!(
             "skill-lift: baseline store not updated: an A/A repeat of `skill-lift calibrate` is no evaluation of the skill"
         );
     } else if manifest.shard.is_none() && !stopped_early && outcome.measured() {
         record_in_baseline_store(run_dir, manifest, state);
     } else if manifest.shard.is_none() && !stopped_early {
-        eprintln!("skill-lift: baseline store not updated: this run measured no lift");
+        crate::errln!("skill-lift: baseline store not updated: this run measured no lift");
     }
     if let Some(reason) = &report.breaker {
         return RunConclusion::Breaker {
@@ -125,13 +125,13 @@ pub fn record_in_baseline_store(
                 .map_err(|e| e.to_string())
         });
     match result {
-        Ok(recorded) => eprintln!(
+        Ok(recorded) => crate::errln!(
             "skill-lift: baseline store: {} verdicts for {} ({})",
             recorded.entries,
             recorded.asset,
             recorded.store.display()
         ),
-        Err(error) => eprintln!(
+        Err(error) => crate::errln!(
             "warning: baseline store not updated ({error}); run `skill-lift baseline ingest {}` later",
             run_dir.display()
         ),
@@ -158,10 +158,10 @@ pub fn register_reusable_trials(
                 .map_err(|e| e.to_string())
         });
     match result {
-        Ok((count, state)) => eprintln!(
+        Ok((count, state)) => crate::errln!(
             "skill-lift: trial store: {count} reusable trials registered ({})",
             state.join(crate::reuse::STORE_FILE).display()
         ),
-        Err(error) => eprintln!("warning: trial store not updated ({error})"),
+        Err(error) => crate::errln!("warning: trial store not updated ({error})"),
     }
 }

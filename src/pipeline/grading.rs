@@ -181,7 +181,7 @@ pub async fn ensure_judge_servers(
         )
         .await?;
         if let Some(server) = started {
-            eprintln!(
+            crate::errln!(
                 "skill-lift: started the judge's model server ({})",
                 config.command.join(" ")
             );

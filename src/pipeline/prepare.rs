@@ -73,8 +73,8 @@ pub fn prepare_run(
         ));
     }
     match &resolved.manifest.calibration {
-        Some(found) if found.is_calibrated() => eprintln!("skill-lift: {}", found.message),
-        Some(found) => eprintln!("warning: {}", found.message),
+        Some(found) if found.is_calibrated() => crate::errln!("skill-lift: {}", found.message),
+        Some(found) => crate::errln!("warning: {}", found.message),
         None => {}
     }
     Ok(Ok(prepare(resolved, &settings.execution)?))
@@ -119,7 +119,7 @@ pub fn apply_stopping(
         return Err(PipelineError::SequentialArms);
     }
     if request.budgets.max_cost_usd.is_some() && price.is_none() {
-        eprintln!(
+        crate::errln!(
             "warning: --max-cost-usd: the runner profile `{}` has no [price] table; only costs the agent reports count, and the run stops before a round once a trial reports none",
             manifest.runner.name
         );
@@ -211,7 +211,7 @@ pub fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, Pip
     let dir = out.join(&manifest.run_id);
     if dir.exists() {
         if is_half_created_run_folder(&dir) {
-            eprintln!(
+            crate::errln!(
                 "skill-lift: {} holds no manifest and no trial (a start that was killed); starting the run in it again",
                 dir.display()
             );

@@ -160,7 +160,7 @@ pub fn prepare_regrade(request: RegradeRequest) -> Result<PreparedRegrade, Pipel
     let secrets = match load_profile(&original.runner.profile_path) {
         Ok(runner) => runner_secrets(&runner),
         Err(_) => {
-            eprintln!(
+            crate::errln!(
                 "warning: runner profile {} not found: the secret scan checks key patterns only, not the runner's credential values",
                 original.runner.profile_path.display()
             );
@@ -268,7 +268,7 @@ pub async fn execute_regrade(
         analysis,
         progress,
     } = prepared;
-    eprintln!(
+    crate::errln!(
         "skill-lift: regrading {} recorded trials of {from_run_id} into {}",
         records.len(),
         out_dir.display()
@@ -318,7 +318,7 @@ pub async fn execute_regrade(
     )
     .await;
     for line in work.graders.judge_usage_lines() {
-        eprintln!("skill-lift: {line}");
+        crate::errln!("skill-lift: {line}");
     }
     for server in judge_servers.iter_mut() {
         server.stop().await;

@@ -226,10 +226,13 @@ pub fn is_plain_folder_name(id: &str) -> bool {
 
 fn print_warnings(skill: &Skill) {
     for warning in &skill.warnings {
-        eprintln!(
+        crate::errln!(
             "warning: {}: {warning}",
             skill.dir.join("SKILL.md").display()
         );
+    }
+    for omitted in crate::workspace::staging_omissions(&skill.dir) {
+        crate::errln!("warning: {}: not staged: {omitted}", skill.dir.display());
     }
 }
 
@@ -288,12 +291,12 @@ pub fn resolve_fresh(
     }
     let eval_set = load_eval_set(&eval_path, &skill_dir)?;
     for warning in &eval_set.warnings {
-        eprintln!("warning: {}: {warning}", eval_path.display());
+        crate::errln!("warning: {}: {warning}", eval_path.display());
     }
     if let Some(name) = &eval_set.skill_name
         && name != &skill.name
     {
-        eprintln!(
+        crate::errln!(
             "warning: {}: skill_name `{name}` differs from the skill's name `{}`",
             eval_path.display(),
             skill.name

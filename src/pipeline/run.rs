@@ -121,7 +121,7 @@ pub async fn execute_run(
         HashSet::new()
     };
     if execution.retry_unscoreable {
-        eprintln!(
+        crate::errln!(
             "skill-lift: --retry-unscoreable: {} trials recorded unscoreable for an infrastructure cause run again (their old records are kept, superseded)",
             retried.len()
         );
@@ -143,7 +143,7 @@ pub async fn execute_run(
                 outside_shard += 1;
             }
         }
-        eprintln!(
+        crate::errln!(
             "skill-lift: shard {shard}: {} of {} trials belong to this shard; merge the shard folders with `skill-lift merge`",
             planned.len() - outside_shard,
             planned.len()
@@ -155,7 +155,7 @@ pub async fn execute_run(
     if !options.resuming {
         import_reused_trials(&run_dir, &mut manifest, &mut done, &mut previous, &mut log)?;
     }
-    eprintln!(
+    crate::errln!(
         "skill-lift: run {} — {} cases × {} arms ({}) × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
         manifest.run_id,
         cases.len(),
@@ -181,7 +181,7 @@ pub async fn execute_run(
         server = match super::start_model_server(&profile, &run_dir.join("server.log")).await? {
             Ok(server) => server,
             Err(interrupted) => {
-                eprintln!(
+                crate::errln!(
                     "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift run --resume {}",
                     crate::shell::shell_path(&run_dir)
                 );
@@ -197,7 +197,7 @@ pub async fn execute_run(
                 if let Some(server) = server.as_mut() {
                     server.stop().await;
                 }
-                eprintln!("skill-lift: interrupted while waiting for the judge's model server; it was stopped. Continue with: skill-lift run --resume {}", crate::shell::shell_path(&run_dir));
+                crate::errln!("skill-lift: interrupted while waiting for the judge's model server; it was stopped. Continue with: skill-lift run --resume {}", crate::shell::shell_path(&run_dir));
                 return Ok(Err(InterruptedBeforeTrials));
             }
         }
@@ -211,7 +211,7 @@ pub async fn execute_run(
         }
         for (checked, key) in &checks {
             match crate::runner::preflight::check(checked, key.as_deref()).await {
-                Ok(line) => eprintln!("skill-lift: pre-flight {}: {line}", checked.name),
+                Ok(line) => crate::errln!("skill-lift: pre-flight {}: {line}", checked.name),
                 Err(error) => {
                     if let Some(server) = server.as_mut() {
                         server.stop().await;
@@ -300,7 +300,7 @@ pub async fn execute_run(
             )
             .await
             .map(|(report, stopped)| {
-                eprintln!(
+                crate::errln!(
                     "skill-lift: stopped: {}: {}",
                     stopped.reason.as_str(),
                     stopped.message
@@ -328,7 +328,7 @@ pub async fn execute_run(
         write_manifest(&run_dir, &manifest)?;
     }
     for line in graders_for_usage.judge_usage_lines() {
-        eprintln!("skill-lift: {line}");
+        crate::errln!("skill-lift: {line}");
     }
     if let Some(server) = server.as_mut() {
         server.stop().await;
@@ -342,7 +342,7 @@ pub async fn execute_run(
     // outside) goes now.
     let orphans = crate::contain::reap_adopted_orphans();
     if orphans > 0 {
-        eprintln!("skill-lift: stopped {orphans} orphaned processes left by killed trials");
+        crate::errln!("skill-lift: stopped {orphans} orphaned processes left by killed trials");
     }
     // A leak is the inputs' fault; a failed append or an internal error is not.
     let report = outcome?;
@@ -399,7 +399,7 @@ fn import_reused_trials(
     let imported = crate::reuse::import(&request.source, &request.arms, manifest, run_dir, done)
         .map_err(PipelineError::ReuseImport)?;
     for warning in &imported.warnings {
-        eprintln!("warning: --reuse-baseline: {warning}");
+        crate::errln!("warning: --reuse-baseline: {warning}");
     }
     log.append(&imported.records)
         .map_err(PipelineError::Record)?;
@@ -409,7 +409,7 @@ fn import_reused_trials(
             *from_runs.entry(from.run_id.clone()).or_default() += 1;
         }
     }
-    eprintln!(
+    crate::errln!(
         "skill-lift: --reuse-baseline: {} {} trials reused from {} ({}); {} with no matching recorded trial run",
         imported.records.len(),
         request
@@ -459,7 +459,7 @@ fn clean_up_after_a_killed_run(
         folders += crate::workspace::remove_orphaned_trial_folders(run_dir, Some(root), &kept);
     }
     if temp_files + folders > 0 {
-        eprintln!(
+        crate::errln!(
             "skill-lift: removed {temp_files} temporary files and {folders} trial folders left by an interrupted run"
         );
     }

@@ -22,7 +22,7 @@ pub async fn start_model_server(
         return Ok(Ok(None));
     };
     let profile_dir = profile.profile_dir();
-    eprintln!("skill-lift: checking model server at {}", config.ready_url);
+    crate::errln!("skill-lift: checking model server at {}", config.ready_url);
     let server = tokio::select! {
         started = ManagedServer::ensure(
             config,
@@ -33,7 +33,7 @@ pub async fn start_model_server(
         _ = crate::contain::interrupted() => return Ok(Err(InterruptedBeforeTrials)),
     };
     if server.is_some() {
-        eprintln!(
+        crate::errln!(
             "skill-lift: started model server ({})",
             config.command.join(" ")
         );

@@ -424,7 +424,20 @@ fn write_transcript_pages(
             continue;
         };
         let document: serde_json::Value = match reader.read(record)? {
-            Some(bytes) => serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+            Some(bytes) => match serde_json::from_slice(&bytes) {
+                Ok(document) => document,
+                Err(error) => {
+                    // Rendered without its events, and said so, naming the file.
+                    crate::errln!(
+                        "warning: {}: the transcript of {} is not valid JSON ({error}); its page shows no events",
+                        run_dir
+                            .join(record.transcript.as_deref().unwrap_or(""))
+                            .display(),
+                        record.trial_id
+                    );
+                    serde_json::Value::Null
+                }
+            },
             None => {
                 missing.insert(record.trial_id.clone());
                 if let Some(file) = record.transcript.as_deref() {
@@ -433,7 +446,7 @@ fn write_transcript_pages(
                 continue;
             }
         };
-        let target = out_dir.join(page);
+        let target = crate::record::path_inside(out_dir, &page)?;
         if let Some(parent) = target.parent()
             && folders.insert(parent.to_path_buf())
         {
@@ -445,7 +458,7 @@ fn write_transcript_pages(
         write_derived(&target, html::transcript_html(record, &document).as_bytes())?;
     }
     for (file, trials) in missing_files {
-        eprintln!(
+        crate::errln!(
             "warning: {}: missing; the transcripts of {trials} trial(s) it held are not rendered (report.html lists those trials without a link)",
             run_dir.join(file).display()
         );

@@ -2,12 +2,19 @@
 //! HTTP 408, 429 and 5xx, Anthropic's 529 included), honouring `Retry-After` (seconds) and, when
 //! it is absent, the Anthropic rate-limit reset headers (`anthropic-ratelimit-*-reset`, RFC 3339),
 //! every retry recorded. Shared by model-API runners and judges.
+//!
+//! A response body is read in chunks under the request's deadline and at most
+//! [`RetryPolicy::max_response_bytes`] of it (an error body at most [`MAX_ERROR_BODY_BYTES`]):
+//! an endless or huge body ends the request within the trial timeout and bounded memory, with a
+//! message that names [`RESPONSE_TOO_LARGE`]. Error bodies are redacted before they are cut for
+//! a message, so a key they echo is never split below its recognizable shape.
 
 use std::time::{Duration, Instant};
 
 use crate::trajectory::RetryRecord;
 
-/// Retry policy: bounded by count and by the caller's deadline.
+/// Retry policy: bounded by count and by the caller's deadline; each answer's body is bounded
+/// by `max_response_bytes`.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
     /// Most retries after the first try.
@@ -16,6 +23,8 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Longest single wait (also caps `Retry-After`).
     pub max_delay: Duration,
+    /// Most bytes of one response body read (the profile's `max_response_bytes`).
+    pub max_response_bytes: u64,
 }
 
 impl RetryPolicy {
@@ -26,6 +35,7 @@ impl RetryPolicy {
             max_retries: profile.max_retries,
             base_delay: Duration::from_secs_f64(profile.retry_base_delay_s.max(0.0)),
             max_delay: Duration::from_secs_f64(profile.max_retry_delay_s),
+            max_response_bytes: profile.max_response_bytes,
         }
     }
 }
@@ -127,6 +137,59 @@ fn requested_wait(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
         .or_else(|| anthropic_ratelimit_wait(header, chrono::Utc::now()))
 }
 
+/// The word a failure message holds when a response body passed its cap (read by
+/// [`crate::trajectory::InfrastructureCause::from_error_text`]).
+pub const RESPONSE_TOO_LARGE: &str = "response_too_large";
+
+/// Most bytes of an error (non-2xx) body read for its message.
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// Why a body could not be read whole.
+enum BodyError {
+    /// It passed the cap (bytes).
+    TooLarge(u64),
+    /// The deadline passed while it streamed.
+    TimedOut,
+    /// The connection failed while it streamed.
+    Read(reqwest::Error),
+}
+
+/// Read `response`'s body in chunks, at most `cap` bytes, before `deadline`. Past the cap:
+/// the first `cap` bytes when `keep_head` (an error body read for its message), else
+/// [`BodyError::TooLarge`].
+async fn read_body_capped(
+    response: &mut reqwest::Response,
+    cap: u64,
+    keep_head: bool,
+    deadline: tokio::time::Instant,
+) -> Result<Vec<u8>, BodyError> {
+    if !keep_head
+        && let Some(length) = response.content_length()
+        && length > cap
+    {
+        return Err(BodyError::TooLarge(cap));
+    }
+    let mut bytes = Vec::new();
+    loop {
+        match tokio::time::timeout_at(deadline, response.chunk()).await {
+            Err(_) => return Err(BodyError::TimedOut),
+            Ok(Err(error)) => return Err(BodyError::Read(error)),
+            Ok(Ok(None)) => return Ok(bytes),
+            Ok(Ok(Some(chunk))) => {
+                if bytes.len() as u64 + chunk.len() as u64 > cap {
+                    if keep_head {
+                        let room = (cap as usize).saturating_sub(bytes.len());
+                        bytes.extend_from_slice(&chunk[..room.min(chunk.len())]);
+                        return Ok(bytes);
+                    }
+                    return Err(BodyError::TooLarge(cap));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+        }
+    }
+}
+
 async fn try_once(
     client: &reqwest::Client,
     url: &str,
@@ -134,7 +197,9 @@ async fn try_once(
     headers: &[(&str, &str)],
     body: &serde_json::Value,
     timeout: Duration,
+    max_response_bytes: u64,
 ) -> Result<serde_json::Value, TryError> {
+    let deadline = tokio::time::Instant::now() + timeout;
     let mut request = client.post(url).json(body).timeout(timeout);
     if let Some(key) = bearer {
         request = request.bearer_auth(key);
@@ -142,7 +207,7 @@ async fn try_once(
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let response = match request.send().await {
+    let mut response = match request.send().await {
         Ok(response) => response,
         Err(error) => {
             let message = describe_reqwest_error(&error);
@@ -155,14 +220,32 @@ async fn try_once(
     };
     let status = response.status();
     if status.is_success() {
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|error| TryError::Retryable {
-                message: format!("reading response body: {}", describe_reqwest_error(&error)),
-                retry_after: None,
-                status: Some(status.as_u16()),
-            })?;
+        let bytes = match read_body_capped(&mut response, max_response_bytes, false, deadline).await
+        {
+            Ok(bytes) => bytes,
+            Err(BodyError::TooLarge(cap)) => {
+                return Err(TryError::Fatal(
+                    format!(
+                        "{RESPONSE_TOO_LARGE}: the response body of HTTP {status} passed the profile's max_response_bytes ({cap} bytes)"
+                    ),
+                    None,
+                ));
+            }
+            Err(BodyError::TimedOut) => {
+                return Err(TryError::Retryable {
+                    message: "request timed out while the response body streamed".to_string(),
+                    retry_after: None,
+                    status: None,
+                });
+            }
+            Err(BodyError::Read(error)) => {
+                return Err(TryError::Retryable {
+                    message: format!("reading response body: {}", describe_reqwest_error(&error)),
+                    retry_after: None,
+                    status: Some(status.as_u16()),
+                });
+            }
+        };
         return serde_json::from_slice(&bytes).map_err(|error| {
             TryError::Fatal(
                 format!("server answered HTTP {status} with a body that is not JSON: {error}"),
@@ -171,7 +254,14 @@ async fn try_once(
         });
     }
     let retry_after = requested_wait(response.headers());
-    let text = response.text().await.unwrap_or_default();
+    let cap = (MAX_ERROR_BODY_BYTES as u64).min(max_response_bytes);
+    let text = match read_body_capped(&mut response, cap, true, deadline).await {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(BodyError::TooLarge(_) | BodyError::TimedOut | BodyError::Read(_)) => String::new(),
+    };
+    // Redacted whole before it is cut: a key the body echoes is replaced while its shape is
+    // still recognizable.
+    let text = crate::redact::redact_text(&text);
     let snippet: String = text.chars().take(300).collect();
     let message = format!("HTTP {}: {}", status.as_u16(), snippet.trim());
     if status.as_u16() == 429 || status.is_server_error() || status.as_u16() == 408 {
@@ -238,7 +328,17 @@ pub async fn post_json_with_retries_and_headers(
             });
         }
         let started = Instant::now();
-        match try_once(client, url, bearer, headers, body, remaining).await {
+        match try_once(
+            client,
+            url,
+            bearer,
+            headers,
+            body,
+            remaining,
+            policy.max_response_bytes,
+        )
+        .await
+        {
             Ok(body) => {
                 return Ok(PostOutcome {
                     body,

@@ -125,17 +125,26 @@ pub async fn check(
         Ok(response) => {
             let status = response.status();
             if matches!(status.as_u16(), 401 | 403) {
-                let body: String = response
-                    .text()
-                    .await
-                    .unwrap_or_default()
+                // At most 64 KiB of the body is read, and it is redacted whole before it is
+                // cut: a key the server echoes is never split below its recognizable form.
+                let mut response = response;
+                let mut bytes = Vec::new();
+                while bytes.len() < crate::runner::http::MAX_ERROR_BODY_BYTES {
+                    match response.chunk().await {
+                        Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+                        _ => break,
+                    }
+                }
+                bytes.truncate(crate::runner::http::MAX_ERROR_BODY_BYTES);
+                let body = String::from_utf8_lossy(&bytes);
+                let body = match api_key {
+                    Some(key) if key.len() >= 4 => body.replace(key, "[redacted]"),
+                    _ => body.into_owned(),
+                };
+                let body: String = crate::redact::redact_text(&body)
                     .chars()
                     .take(300)
                     .collect();
-                let body = match api_key {
-                    Some(key) if key.len() >= 4 => body.replace(key, "[redacted]"),
-                    _ => body,
-                };
                 return Err(fail(
                     InfrastructureCause::AuthFailure,
                     format!("GET {url}: HTTP {status}: {body}"),

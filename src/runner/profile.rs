@@ -248,6 +248,11 @@ pub struct RunnerProfile {
     /// and the trial is flagged `truncated: ["transcript"]`.
     #[serde(default = "default_max_transcript_bytes")]
     pub max_transcript_bytes: u64,
+    /// Model-API runners and judges: bytes of one HTTP response body read at most (default 32
+    /// MiB); a longer body ends the request and the trial is unscoreable with cause
+    /// `response_too_large` (an endless body never fills memory).
+    #[serde(default = "default_max_response_bytes")]
+    pub max_response_bytes: u64,
 }
 
 fn default_max_retry_delay() -> f64 {
@@ -263,6 +268,11 @@ fn default_max_stderr_bytes() -> u64 {
 pub const DEFAULT_MAX_TRANSCRIPT_BYTES: u64 = 16 * 1024 * 1024;
 fn default_max_transcript_bytes() -> u64 {
     DEFAULT_MAX_TRANSCRIPT_BYTES
+}
+/// The default cap on one HTTP response body, bytes (32 MiB).
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
+fn default_max_response_bytes() -> u64 {
+    DEFAULT_MAX_RESPONSE_BYTES
 }
 
 fn default_grace() -> f64 {
@@ -821,6 +831,14 @@ fn out_of_bounds(profile: &RunnerProfile) -> Option<(&'static str, String)> {
                 "max_transcript_bytes",
                 profile.max_transcript_bytes,
                 64 * 1024,
+                MAX_CAP_BYTES,
+            )
+        })
+        .or_else(|| {
+            count(
+                "max_response_bytes",
+                profile.max_response_bytes,
+                1024,
                 MAX_CAP_BYTES,
             )
         })

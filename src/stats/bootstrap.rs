@@ -1073,7 +1073,7 @@ mod tests {
         let start = std::time::Instant::now();
         bootstrap_mean(&general, None, &BootstrapConfig::default()).unwrap();
         let float = start.elapsed();
-        eprintln!(
+        crate::errln!(
             "lattice path {lattice:?}, float path {float:?}, {:?}",
             r.interval
         );

@@ -707,7 +707,13 @@ pub fn detect(trajectory: &mut Trajectory, context: SkillContext<'_>) {
     }
 }
 
+/// `text` cut to at most `max` bytes (on a character boundary, `…` added), redacted first
+/// ([`crate::redact::redact_text`]): a key cut in half would no longer match its shape or its
+/// registered value, and these cut texts reach messages on the terminal (the circuit breaker's
+/// last error, a runner's failure reason).
 pub(crate) fn truncate(text: &str, max: usize) -> String {
+    let text = crate::redact::redact_text(text);
+    let text = text.as_ref();
     if text.len() <= max {
         return text.to_string();
     }
