@@ -217,13 +217,27 @@ fn names_skill(prompt: &str, skill: &str) -> bool {
 /// Copy `relative` from the session folder into `dir`; `Ok(false)` when it was skipped.
 fn copy_file(cwd: &Path, relative: &Path, dir: &Path) -> Result<bool, crate::golden::GoldenError> {
     let source = cwd.join(relative);
-    let Ok(meta) = std::fs::metadata(&source) else {
+    // A symbolic link (on the way or at the end) may point out of the session folder: what it
+    // resolves to must still be inside, or nothing is copied.
+    let (Ok(real_cwd), Ok(real_source)) = (cwd.canonicalize(), source.canonicalize()) else {
+        return Ok(false);
+    };
+    if !real_source.starts_with(&real_cwd) {
+        crate::errln!(
+            "warning: {}: a symbolic link leads out of the session folder (to {}); not copied",
+            source.display(),
+            real_source.display()
+        );
+        return Ok(false);
+    }
+    let Ok(meta) = std::fs::metadata(&real_source) else {
         return Ok(false);
     };
     if !meta.is_file() || meta.len() > MAX_COPIED_FILE_BYTES {
         return Ok(false);
     }
-    let bytes = std::fs::read(&source).map_err(crate::golden::GoldenError::io(&source))?;
+    let bytes =
+        std::fs::read(&real_source).map_err(crate::golden::GoldenError::io(&real_source))?;
     let bytes = crate::redact::redact_bytes(&bytes).into_owned();
     let target = dir.join(relative);
     if let Ok(existing) = std::fs::read(&target) {

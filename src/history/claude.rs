@@ -73,7 +73,11 @@ impl HistoryReader for ClaudeReader {
         file: &Path,
         report: &mut ReadReport,
     ) -> Result<Option<HistorySession>, HistoryError> {
-        let text = std::fs::read_to_string(file).map_err(HistoryError::io(file))?;
+        let Some(text) =
+            crate::history::read_session_text(file, crate::history::TextShape::Lines, report)?
+        else {
+            return Ok(None);
+        };
         let mut conversation: Vec<String> = Vec::new();
         let mut turns: Vec<Turn> = Vec::new();
         let mut calls = 0usize;

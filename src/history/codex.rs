@@ -188,7 +188,11 @@ impl HistoryReader for CodexReader {
         file: &Path,
         report: &mut ReadReport,
     ) -> Result<Option<HistorySession>, HistoryError> {
-        let text = std::fs::read_to_string(file).map_err(HistoryError::io(file))?;
+        let Some(text) =
+            crate::history::read_session_text(file, crate::history::TextShape::Lines, report)?
+        else {
+            return Ok(None);
+        };
         let mut lines = Vec::new();
         for (number, line) in text.lines().enumerate() {
             if line.trim().is_empty() {

@@ -81,7 +81,11 @@ impl HistoryReader for GeminiReader {
         file: &Path,
         report: &mut ReadReport,
     ) -> Result<Option<HistorySession>, HistoryError> {
-        let text = std::fs::read_to_string(file).map_err(HistoryError::io(file))?;
+        let Some(text) =
+            crate::history::read_session_text(file, crate::history::TextShape::Document, report)?
+        else {
+            return Ok(None);
+        };
         let record: Value = match serde_json::from_str(&text) {
             Ok(value @ Value::Object(_)) => value,
             Ok(_) => {

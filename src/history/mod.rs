@@ -346,6 +346,67 @@ pub trait HistoryReader: Sync {
     ) -> Result<Option<HistorySession>, HistoryError>;
 }
 
+/// Largest session file read, bytes (1 GiB); a larger one is skipped with a warning.
+pub const MAX_SESSION_FILE_BYTES: u64 = 1 << 30;
+
+/// How a session file's text is split for [`read_session_text`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextShape {
+    /// JSON Lines: a line that is not UTF-8 is skipped alone (left empty, so line numbers hold).
+    Lines,
+    /// One JSON document: a file that is not UTF-8 is skipped whole.
+    Document,
+}
+
+/// The text of a session file, or `None` when it is skipped: larger than
+/// [`MAX_SESSION_FILE_BYTES`], or (a [`TextShape::Document`]) not valid UTF-8. Each skip is a
+/// `file:line` entry in `report.malformed`, never an error: one undecodable file or line does
+/// not stop the reading of the others.
+pub(crate) fn read_session_text(
+    file: &Path,
+    shape: TextShape,
+    report: &mut ReadReport,
+) -> Result<Option<String>, HistoryError> {
+    let size = std::fs::metadata(file)
+        .map_err(HistoryError::io(file))?
+        .len();
+    if size > MAX_SESSION_FILE_BYTES {
+        report.malformed(
+            file,
+            None,
+            format!("{size} bytes, more than the {MAX_SESSION_FILE_BYTES} a session file may hold; skipped"),
+        );
+        return Ok(None);
+    }
+    let bytes = std::fs::read(file).map_err(HistoryError::io(file))?;
+    let error = match String::from_utf8(bytes) {
+        Ok(text) => return Ok(Some(text)),
+        Err(error) => error,
+    };
+    let valid_up_to = error.utf8_error().valid_up_to();
+    let bytes = error.into_bytes();
+    if shape == TextShape::Document {
+        let line = memchr::memchr_iter(b'\n', &bytes[..valid_up_to]).count() + 1;
+        report.malformed(
+            file,
+            Some(line),
+            format!("not valid UTF-8 (byte {valid_up_to}); file skipped"),
+        );
+        return Ok(None);
+    }
+    let mut text = String::with_capacity(bytes.len());
+    for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if index > 0 {
+            text.push('\n');
+        }
+        match std::str::from_utf8(line) {
+            Ok(line) => text.push_str(line),
+            Err(_) => report.malformed(file, Some(index + 1), "not valid UTF-8; line skipped"),
+        }
+    }
+    Ok(Some(text))
+}
+
 /// Files under `dir` (recursively, at most `depth` levels) whose name satisfies `keep`, sorted.
 pub(crate) fn files_under(
     dir: &Path,
@@ -494,8 +555,15 @@ pub fn read_history(
     let files = reader.session_files(&folder)?;
     report.files = files.len();
     for file in files {
-        let Some(mut session) = reader.read_session(&folder, &file, &mut report)? else {
-            continue;
+        // A file that cannot be read is skipped with a warning, like a malformed one: the
+        // other sessions are still read.
+        let mut session = match reader.read_session(&folder, &file, &mut report) {
+            Ok(Some(session)) => session,
+            Ok(None) => continue,
+            Err(error) => {
+                report.malformed(&file, None, format!("skipped: {error}"));
+                continue;
+            }
         };
         if let (Some(since), Some(started)) = (since, session.started)
             && started < since

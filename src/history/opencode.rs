@@ -49,7 +49,11 @@ const KNOWN_PARTS: &[&str] = &[
 
 /// Read a JSON object file; a bad one is recorded and skipped.
 fn read_object(file: &Path, report: &mut ReadReport) -> Result<Option<Value>, HistoryError> {
-    let text = std::fs::read_to_string(file).map_err(HistoryError::io(file))?;
+    let Some(text) =
+        crate::history::read_session_text(file, crate::history::TextShape::Document, report)?
+    else {
+        return Ok(None);
+    };
     match serde_json::from_str::<Value>(&text) {
         Ok(value @ Value::Object(_)) => Ok(Some(value)),
         Ok(_) => {
