@@ -246,10 +246,102 @@ fn quote_colon_values(yaml: &str) -> String {
     out
 }
 
+/// Largest frontmatter parsed, bytes: an Agent Skills frontmatter is a few short keys (the
+/// spec bounds `description` at 1024 characters); a larger one is refused before parsing.
+pub const MAX_FRONTMATTER_BYTES: usize = 256 * 1024;
+
+/// Deepest nesting of a frontmatter parsed (flow `[`/`{` levels, block indentation levels and
+/// compact `- - ` sequence levels): the YAML parser's time grows faster than the input with
+/// depth (40 KB of nesting took 25 s), so depth is bounded before parsing.
+pub const MAX_FRONTMATTER_DEPTH: usize = 64;
+
+/// Why `yaml` is refused before parsing, with the 1-based line of the frontmatter where it
+/// passes a bound: larger than [`MAX_FRONTMATTER_BYTES`] or nested deeper than
+/// [`MAX_FRONTMATTER_DEPTH`]. One linear pass.
+fn frontmatter_beyond_bounds(yaml: &str) -> Option<(usize, String)> {
+    if yaml.len() > MAX_FRONTMATTER_BYTES {
+        return Some((
+            1,
+            format!(
+                "the frontmatter is {} bytes, more than the {MAX_FRONTMATTER_BYTES} skill-lift parses",
+                yaml.len()
+            ),
+        ));
+    }
+    let too_deep = |line: usize| {
+        Some((
+            line,
+            format!("the frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels"),
+        ))
+    };
+    // Flow nesting, outside quoted scalars (a quote opens only where a scalar can start).
+    let mut flow = 0usize;
+    let mut quote: Option<char> = None;
+    let mut previous = ' ';
+    let mut line = 1usize;
+    for c in yaml.chars() {
+        if c == '\n' {
+            line += 1;
+        }
+        match quote {
+            Some(open) => {
+                if c == open {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' if matches!(previous, ' ' | '\t' | '\n' | '[' | '{' | ',' | ':') => {
+                    quote = Some(c);
+                }
+                '[' | '{' => {
+                    flow += 1;
+                    if flow > MAX_FRONTMATTER_DEPTH {
+                        return too_deep(line);
+                    }
+                }
+                ']' | '}' => flow = flow.saturating_sub(1),
+                _ => {}
+            },
+        }
+        previous = c;
+    }
+    // Block nesting: the stack of increasing indentations, plus compact `- - -` levels.
+    let mut indents: Vec<usize> = Vec::new();
+    for (index, text) in yaml.lines().enumerate() {
+        let trimmed = text.trim_start_matches(' ');
+        if trimmed.trim().is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = text.len() - trimmed.len();
+        while indents.last().is_some_and(|&last| last >= indent) {
+            indents.pop();
+        }
+        indents.push(indent);
+        let mut dashes = 0usize;
+        let mut rest = trimmed;
+        while let Some(after) = rest.strip_prefix("- ").or_else(|| rest.strip_prefix("-\t")) {
+            dashes += 1;
+            rest = after.trim_start();
+        }
+        if indents.len() + dashes > MAX_FRONTMATTER_DEPTH {
+            return too_deep(index + 1);
+        }
+    }
+    None
+}
+
 fn parse_yaml_mapping(
     yaml: &str,
     path: &Path,
 ) -> Result<(serde_norway::Mapping, bool), SkillError> {
+    if let Some((line, message)) = frontmatter_beyond_bounds(yaml) {
+        return Err(SkillError::InvalidYaml {
+            path: path.to_path_buf(),
+            // +1: the opening `---` line precedes the YAML.
+            line: line + 1,
+            message: format!("{message}; refused before parsing"),
+        });
+    }
     match serde_norway::from_str::<serde_norway::Value>(yaml) {
         Ok(value) => Ok((into_mapping(value, path)?, false)),
         Err(first_error) => {
