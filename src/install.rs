@@ -49,6 +49,10 @@ pub enum InstallError {
         "{path}: holds a different skill named `{SKILL_NAME}` (not skill-lift's own); not replaced (remove it, skip the host with --host, or pass --force)"
     )]
     Foreign { path: PathBuf },
+    #[error(
+        "{path}: holds files that are not part of skill-lift's skill ({files}); not touched, so they are not lost (move them elsewhere, or pass --force to replace the folder with them)"
+    )]
+    UserFiles { path: PathBuf, files: String },
     #[error(transparent)]
     Fingerprint(#[from] crate::asset::fingerprint::FingerprintError),
     #[error(transparent)]
@@ -196,6 +200,58 @@ pub fn is_own_copy(dir: &Path) -> bool {
     }
 }
 
+/// The entries under an installed copy `dir` that the bundle does not hold (files a user
+/// added), relative, sorted; symbolic links are listed, never followed.
+pub fn added_files(dir: &Path) -> Vec<String> {
+    let bundled: std::collections::BTreeSet<&str> = BUNDLED_FILES
+        .iter()
+        .map(|(relative, _)| *relative)
+        .collect();
+    let mut added = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let relative = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => stack.push(path),
+                _ if bundled.contains(relative.as_str()) => {}
+                _ => added.push(relative),
+            }
+        }
+    }
+    added.sort();
+    added
+}
+
+/// The refusal for an installed copy holding files the user added (unless `force`).
+fn refuse_added_files(dir: &Path, force: bool) -> Result<(), InstallError> {
+    if force || dir.symlink_metadata().is_err() {
+        return Ok(());
+    }
+    let added = added_files(dir);
+    if added.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = added.iter().take(5).map(String::as_str).collect();
+    let more = added.len().saturating_sub(shown.len());
+    Err(InstallError::UserFiles {
+        path: dir.to_path_buf(),
+        files: if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        },
+    })
+}
+
 /// What happened (or, with `--dry-run`, would happen) at one host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -310,6 +366,9 @@ fn install_one(
         return Err(InstallError::Foreign {
             path: target.target.clone(),
         });
+    }
+    if exists {
+        refuse_added_files(&target.target, force)?;
     }
     if exists
         && fingerprint(&target.target, Calibre::V3AgentSkills).is_ok_and(|f| f.digest == expected)
@@ -431,6 +490,8 @@ pub fn install(
                         .to_string(),
                     ),
                 )
+            } else if let Err(refused) = refuse_added_files(&target.target, force) {
+                (InstallAction::Failed, Some(refused.to_string()))
             } else if fingerprint(&target.target, Calibre::V3AgentSkills)
                 .is_ok_and(|f| f.digest == expected)
             {
@@ -526,6 +587,9 @@ pub fn uninstall(
             (InstallAction::Absent, None)
         } else if !force && !is_own_copy(&target.target) {
             (InstallAction::KeptForeign, None)
+        } else if let Err(refused) = refuse_added_files(&target.target, force) {
+            succeeded = false;
+            (InstallAction::Failed, Some(refused.to_string()))
         } else if dry_run {
             (InstallAction::Removed, None)
         } else {
