@@ -5,10 +5,15 @@
 //! Inputs are arbitrary bytes and structure-aware mutations of valid fixtures written here (cut,
 //! duplicate, insert JSON/YAML/TOML punctuation, flip bytes, truncate), so they stay valid with
 //! the loaders as those change. Each input must load or fail with an error naming the file —
-//! never panic — and take under 10 s.
+//! never panic — and take under [`slow_limit`]: 1 s in the campaign (`scripts/fuzz`), 10 s in
+//! a `cargo test` build with debug assertions. Every input is under 1 MB. The session-history readers
+//! (Claude Code, Codex, Gemini CLI) must never fail on a bad file: they skip it with a warning.
 //!
 //! `SKILL_LIFT_FUZZ_CASES` sets the cases per target (default 200, a few seconds in
 //! `cargo test`); `scripts/fuzz` runs a long campaign and reports the count and time.
+
+// Test diagnostics go to the test harness, not through skill-lift's terminal writer.
+#![allow(clippy::disallowed_macros)]
 
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
@@ -18,7 +23,26 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use skill_lift::runner::parsers::OutputFormat;
 
-const HANG_LIMIT: Duration = Duration::from_secs(10);
+/// The longest one input may take: `SKILL_LIFT_FUZZ_SLOW_S` seconds when set (the campaign
+/// sets 1), else 1 s where the test binary is built without debug assertions, 10 s with them
+/// (`cargo test` on a loaded machine).
+fn slow_limit() -> Duration {
+    if let Some(seconds) = std::env::var("SKILL_LIFT_FUZZ_SLOW_S")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+    {
+        return Duration::from_secs_f64(seconds);
+    }
+    if cfg!(debug_assertions) {
+        Duration::from_secs(10)
+    } else {
+        Duration::from_secs(1)
+    }
+}
+
+/// Largest input generated, bytes (the 1 s bound is for inputs under 1 MB).
+const MAX_INPUT_BYTES: usize = 1 << 20;
 
 fn cases() -> u32 {
     std::env::var("SKILL_LIFT_FUZZ_CASES")
@@ -115,11 +139,17 @@ fn mutated(seeds: &'static [&'static str]) -> impl Strategy<Value = Vec<u8>> {
                     5 => {
                         // Big numbers, deep nesting and long runs.
                         let insert = at.min(bytes.len());
-                        let text = match byte % 5 {
+                        let text = match byte % 8 {
                             0 => "1e309".to_string(),
                             1 => "-99999999999999999999999".to_string(),
                             2 => "[".repeat(len * 8),
                             3 => "\u{202e}é\u{0}".repeat(len),
+                            // Deep YAML: block mappings, compact sequences, flow mappings.
+                            4 => (0..len * 40)
+                                .map(|depth| format!("{}a:\n", " ".repeat(depth)))
+                                .collect(),
+                            5 => "- ".repeat(len * 40),
+                            6 => "{a: ".repeat(len * 40),
                             _ => "x".repeat(len * 1000),
                         };
                         bytes.splice(insert..insert, text.into_bytes());
@@ -136,6 +166,7 @@ fn mutated(seeds: &'static [&'static str]) -> impl Strategy<Value = Vec<u8>> {
                     }
                 }
             }
+            bytes.truncate(MAX_INPUT_BYTES - 1);
             bytes
         });
     prop_oneof![
@@ -144,7 +175,8 @@ fn mutated(seeds: &'static [&'static str]) -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-/// Run `check` on `cases()` inputs of `target`; returns how many ran.
+/// Run `check` on `cases()` inputs of `target`; returns how many ran. Prints the count and the
+/// slowest input's time (the campaign's report reads these lines).
 fn fuzz(target: &Target, check: impl Fn(&[u8])) -> u32 {
     let count = cases();
     let mut runner = TestRunner::new(Config {
@@ -152,9 +184,15 @@ fn fuzz(target: &Target, check: impl Fn(&[u8])) -> u32 {
         failure_persistence: None,
         ..Config::default()
     });
+    let slowest = std::cell::Cell::new((Duration::ZERO, 0usize));
+    let limit = slow_limit();
     let result = runner.run(&mutated(target.seeds), |bytes| {
         let started = Instant::now();
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| check(&bytes)));
+        let took = started.elapsed();
+        if took > slowest.get().0 {
+            slowest.set((took, bytes.len()));
+        }
         prop_assert!(
             outcome.is_ok(),
             "{}: panic on input {:?}",
@@ -162,18 +200,25 @@ fn fuzz(target: &Target, check: impl Fn(&[u8])) -> u32 {
             String::from_utf8_lossy(&bytes)
         );
         prop_assert!(
-            started.elapsed() < HANG_LIMIT,
-            "{}: {:?} on input {:?}",
+            took < limit,
+            "{}: {:?} (over {:?}) on an input of {} bytes: {:?}",
             target.name,
-            started.elapsed(),
-            String::from_utf8_lossy(&bytes)
+            took,
+            limit,
+            bytes.len(),
+            String::from_utf8_lossy(&bytes[..bytes.len().min(2000)])
         );
         Ok(())
     });
     if let Err(error) = result {
         panic!("{error}");
     }
-    eprintln!("fuzz {}: {count} inputs", target.name);
+    let (took, size) = slowest.get();
+    eprintln!(
+        "fuzz {}: {count} inputs; slowest {:.1} ms ({size} bytes)",
+        target.name,
+        took.as_secs_f64() * 1000.0
+    );
     count
 }
 
@@ -341,4 +386,131 @@ fn agent_output_parsers() {
             serde_json::to_vec(&trajectory).unwrap();
         });
     }
+}
+
+const CLAUDE_SESSION: &str = r#"{"type":"summary","summary":"Notes","leafUuid":"u9"}
+{"parentUuid":null,"cwd":"/home/dev/app","sessionId":"s-1","type":"user","message":{"role":"user","content":"Draft the notes"},"uuid":"u1","timestamp":"2026-03-02T10:00:00.000Z"}
+{"parentUuid":"u1","cwd":"/home/dev/app","sessionId":"s-1","type":"assistant","message":{"id":"msg_1","model":"m","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Skill","input":{"skill":"notes"}}],"usage":{"input_tokens":10,"output_tokens":20}},"uuid":"u2","timestamp":"2026-03-02T10:00:02.000Z"}
+{"parentUuid":"u2","cwd":"/home/dev/app","sessionId":"s-1","type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]},"uuid":"u3","timestamp":"2026-03-02T10:00:03.000Z"}
+{"parentUuid":"u3","cwd":"/home/dev/app","sessionId":"s-1","type":"user","message":{"role":"user","content":"thanks"},"uuid":"u4","timestamp":"2026-03-02T10:01:00.000Z"}
+"#;
+const CODEX_ROLLOUT: &str = r#"{"timestamp":"2026-03-03T09:00:00.000Z","type":"session_meta","payload":{"id":"c-1","timestamp":"2026-03-03T09:00:00.000Z","cwd":"/home/dev/app"}}
+{"timestamp":"2026-03-03T09:00:01.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Fix the build"}]}}
+{"timestamp":"2026-03-03T09:00:02.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"cat SKILL.md\"]}","call_id":"call_1"}}
+{"timestamp":"2026-03-03T09:00:03.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"x\"}"}}
+{"timestamp":"2026-03-03T09:00:04.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5,"output_tokens":2}}}}
+"#;
+const GEMINI_CHAT: &str = r#"{"sessionId": "g-1", "projectHash": "9f2d", "startTime": "2026-03-04T08:00:00.000Z",
+ "messages": [
+  {"id": "m1", "timestamp": "2026-03-04T08:00:00.000Z", "type": "user", "content": "Summarise sales.csv"},
+  {"id": "m2", "timestamp": "2026-03-04T08:00:04.000Z", "type": "gemini", "content": "Done.", "model": "m",
+   "tokens": {"input": 9, "output": 4, "total": 13},
+   "toolCalls": [{"id": "c1", "name": "activate_skill", "args": {"name": "csv"}, "status": "success"}]},
+  {"id": "m3", "timestamp": "2026-03-04T08:01:00.000Z", "type": "user", "content": [{"text": "thanks"}]}]}"#;
+
+/// The session-history readers (`golden mine`, `usage`, `shadow`): whatever one session file
+/// holds, reading the history succeeds (a bad line or file is a warning in the report).
+#[test]
+fn history_readers() {
+    use skill_lift::history::{HistoryHost, HistoryRoots, read_history};
+    for (host, relative, seed, name) in [
+        (
+            HistoryHost::ClaudeCode,
+            ".claude/projects/-home-dev-app/s-1.jsonl",
+            CLAUDE_SESSION,
+            "claude history",
+        ),
+        (
+            HistoryHost::Codex,
+            ".codex/sessions/2026/03/03/rollout-2026-03-03T09-00-00-c-1.jsonl",
+            CODEX_ROLLOUT,
+            "codex history",
+        ),
+        (
+            HistoryHost::Gemini,
+            ".gemini/tmp/9f2d/chats/session-2026-03-04T08-00-g-1.json",
+            GEMINI_CHAT,
+            "gemini history",
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let roots = HistoryRoots::StandIn(home.path().to_path_buf());
+        let seeds: &'static [&'static str] = Box::leak(vec![seed].into_boxed_slice());
+        fuzz(&Target { name, seeds }, |bytes| {
+            std::fs::write(&path, bytes).unwrap();
+            if let Err(error) = read_history(host, &roots, None) {
+                panic!("{name}: one bad session file stopped the reading: {error}");
+            }
+        });
+    }
+}
+
+const VALLY_EVAL: &str = "scenarios:\n  - name: totals-by-region\n    prompt: \"Summarise data/sales.csv by region.\"\n    setup:\n      files:\n        - path: notes.txt\n          content: \"inline text\"\n    assertions:\n      - type: output_contains\n        value: \"North\"\n      - output_matches: \"\\\\d+\"\n      - file_exists: report.md\n    rubric:\n      - \"Names the region with the highest total\"\n    expect_activation: true\n";
+const HARBOR_TASK: &str = "version = \"1.0\"\n[metadata]\ndifficulty = \"easy\"\ncategory = \"data\"\n[verifier]\ntimeout_sec = 120.0\n[agent]\ntimeout_sec = 600.0\n[environment]\ncpus = 1\nmemory_mb = 2048\n";
+
+/// The Vally (`eval.yaml`) and Harbor (task folder) loaders.
+#[test]
+fn vally_and_harbor_loaders() {
+    let dir = tempfile::tempdir().unwrap();
+    let vally = dir.path().join("eval.yaml");
+    fuzz(
+        &Target {
+            name: "vally eval.yaml",
+            seeds: &[VALLY_EVAL],
+        },
+        |bytes| {
+            std::fs::write(&vally, bytes).unwrap();
+            if let Err(error) = skill_lift::evalset::load_eval_set(&vally, dir.path()) {
+                assert_names(&error, &vally);
+            }
+        },
+    );
+    let task = dir.path().join("task-one");
+    std::fs::create_dir_all(task.join("environment")).unwrap();
+    std::fs::create_dir_all(task.join("tests")).unwrap();
+    std::fs::write(
+        task.join("instruction.md"),
+        "Sum the numbers in data.csv.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        task.join("environment/Dockerfile"),
+        "FROM ubuntu:24.04\nWORKDIR /app\n",
+    )
+    .unwrap();
+    std::fs::write(task.join("environment/data.csv"), "1\n2\n").unwrap();
+    std::fs::write(
+        task.join("tests/test.sh"),
+        "#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n",
+    )
+    .unwrap();
+    let toml = task.join("task.toml");
+    fuzz(
+        &Target {
+            name: "harbor task.toml",
+            seeds: &[HARBOR_TASK],
+        },
+        |bytes| {
+            std::fs::write(&toml, bytes).unwrap();
+            if let Err(error) = skill_lift::evalset::harbor::load_harbor(&task, dir.path()) {
+                assert_names(&error, &toml);
+            }
+        },
+    );
+    std::fs::write(&toml, HARBOR_TASK).unwrap();
+    let dockerfile = task.join("environment/Dockerfile");
+    fuzz(
+        &Target {
+            name: "harbor Dockerfile",
+            seeds: &["FROM ubuntu:24.04\nWORKDIR /app\nCOPY . /app\n"],
+        },
+        |bytes| {
+            std::fs::write(&dockerfile, bytes).unwrap();
+            if let Err(error) = skill_lift::evalset::harbor::load_harbor(&task, dir.path()) {
+                assert_names(&error, &dockerfile);
+            }
+        },
+    );
 }
