@@ -435,7 +435,11 @@ fn lint_against_the_baseline_store_reports_the_designed_spearman_rho() {
         .iter()
         .find(|r| r["name"] == "s-old")
         .unwrap();
-    assert!(old_row["measured"].is_null());
+    assert!(old_row["measured"].as_array().unwrap().is_empty());
+    let groups = against["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    assert_eq!(groups[0]["model"], "m");
+    assert_eq!(groups[0]["paired"], 5);
     assert!(
         old_row["note"]
             .as_str()
@@ -453,10 +457,60 @@ fn lint_against_the_baseline_store_reports_the_designed_spearman_rho() {
         .unwrap();
     let (stdout, _) = text(&output);
     assert!(
-        stdout.contains("Spearman rho = +0.800, 95% CI ["),
+        stdout.contains("Spearman rho (model m, runner r, no eval set) = +0.800, 95% CI ["),
         "{stdout}"
     );
     assert!(stdout.contains("ACES"), "{stdout}");
+
+    // The same skills measured under a second model with the lift ranks reversed (5, 4, 3, 2, 1
+    // in score order: rho = −1): one rho per model, never a pooled one.
+    let mut store: Value = serde_json::from_str(
+        &std::fs::read_to_string(state.path().join("baseline-results.json")).unwrap(),
+    )
+    .unwrap();
+    for ((_, name, fingerprint), rank) in scored.iter().zip([5, 4, 3, 2, 1]) {
+        let entries = store["assets"][name.as_str()]["entries"]
+            .as_array_mut()
+            .unwrap();
+        for case in 0..5 {
+            for (arm, pass) in [("with_skill", case < rank), ("without_skill", false)] {
+                entries.push(json!({
+                    "fingerprint": fingerprint, "calibre": "v3-agent-skills", "model": "m2",
+                    "runner": "r", "case_id": format!("c{case}"), "arm": arm, "attempt": 1,
+                    "verdict": if pass { "pass" } else { "fail" }, "source": "manual",
+                    "run_id": null, "recorded_at": "2026-02-01T00:00:00Z"
+                }));
+            }
+        }
+    }
+    std::fs::write(
+        state.path().join("baseline-results.json"),
+        serde_json::to_string(&store).unwrap(),
+    )
+    .unwrap();
+    let (value, _, stderr) = lint_json(
+        state.path(),
+        &all,
+        &["--against", state.path().to_str().unwrap()],
+    );
+    let against = &value["against"];
+    assert_eq!(against["paired"], 5, "{against:#}\n{stderr}");
+    assert!(against["spearman_rho"].is_null(), "{against:#}");
+    let groups = against["groups"].as_array().unwrap();
+    let rho = |model: &str| {
+        groups.iter().find(|g| g["model"] == model).unwrap()["spearman_rho"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!((rho("m") - 0.8).abs() < 1e-12, "{groups:?}");
+    assert!((rho("m2") + 1.0).abs() < 1e-12, "{groups:?}");
+    let row = against["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "s-clean")
+        .unwrap();
+    assert_eq!(row["measured"].as_array().unwrap().len(), 2, "{row}");
 }
 
 /// Every path under `root` (relative, sorted) with its file bytes: a snapshot of a folder tree.
@@ -689,7 +743,10 @@ fn lint_against_a_results_folder_reads_run_folders() {
     let against = ["--against", results.to_str().unwrap()];
     let (value, _, stderr) = lint_json(state.path(), &[&skill], &against);
     let row = &value["against"]["rows"][0];
-    assert!(row["measured"].is_null(), "{row}\n{stderr}");
+    assert!(
+        row["measured"].as_array().unwrap().is_empty(),
+        "{row}\n{stderr}"
+    );
     assert!(
         row["note"].as_str().unwrap().contains("other fingerprint"),
         "{row}"
@@ -709,7 +766,7 @@ fn lint_against_a_results_folder_reads_run_folders() {
     )
     .unwrap();
     let (value, _, stderr) = lint_json(state.path(), &[&skill], &against);
-    let measured = &value["against"]["rows"][0]["measured"];
+    let measured = &value["against"]["rows"][0]["measured"][0];
     assert_eq!(measured["cases"], 7, "{value:#}\n{stderr}");
     assert!(
         (measured["lift"].as_f64().unwrap() - 3.0 / 7.0).abs() < 1e-12,

@@ -240,6 +240,16 @@ fn lint_text(report: &LintReport) -> String {
     out
 }
 
+/// `model M, runner R, eval set E` (the digest's first 8 hex digits; "no eval set" for manual
+/// verdicts).
+fn group_label(model: &str, runner: &str, eval_set: Option<&str>) -> String {
+    let eval_set = eval_set.map_or("no eval set".to_string(), |digest| {
+        let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+        format!("eval set {}", &hex[..hex.len().min(8)])
+    });
+    format!("model {model}, runner {runner}, {eval_set}")
+}
+
 fn against_text(report: &AgainstReport) -> String {
     let mut out = format!(
         "Lint score vs measured lift ({}):\n  {:<28} {:>6} {:>9} {:>6}  note\n",
@@ -254,39 +264,54 @@ fn against_text(report: &AgainstReport) -> String {
             .name
             .clone()
             .unwrap_or_else(|| row.skill_dir.display().to_string());
-        match &row.measured {
-            Some(measured) => out.push_str(&format!(
-                "  {:<28} {:>6.1} {:>+8.1}pp {:>6}  {} run(s), model(s): {}\n",
-                name,
-                row.lint_score,
-                100.0 * measured.lift,
-                measured.cases,
-                measured.runs.len(),
-                measured.models.join(", ")
-            )),
-            None => out.push_str(&format!(
+        if row.measured.is_empty() {
+            out.push_str(&format!(
                 "  {:<28} {:>6.1} {:>9} {:>6}  {}\n",
                 name,
                 row.lint_score,
                 "-",
                 "-",
                 row.note.as_deref().unwrap_or("")
+            ));
+        }
+        for measured in &row.measured {
+            out.push_str(&format!(
+                "  {:<28} {:>6.1} {:>+8.1}pp {:>6}  {}, {} run(s)\n",
+                name,
+                row.lint_score,
+                100.0 * measured.lift,
+                measured.cases,
+                group_label(
+                    &measured.model,
+                    &measured.runner,
+                    measured.eval_set.as_deref()
+                ),
+                measured.runs.len(),
+            ));
+        }
+    }
+    if report.groups.is_empty() {
+        out.push_str("Spearman rho: no skill has a measured lift.\n");
+    }
+    for group in &report.groups {
+        let label = group_label(&group.model, &group.runner, group.eval_set.as_deref());
+        match (group.spearman_rho, group.interval_95) {
+            (Some(rho), Some((low, high))) => out.push_str(&format!(
+                "Spearman rho ({label}) = {rho:+.3}, 95% CI [{low:+.3}, {high:+.3}] (Fisher z), over {} skill(s) with both.\n",
+                group.paired
+            )),
+            (Some(rho), None) => out.push_str(&format!(
+                "Spearman rho ({label}) = {rho:+.3} over {} skill(s) with both; an interval needs at least 4.\n",
+                group.paired
+            )),
+            (None, _) => out.push_str(&format!(
+                "Spearman rho ({label}): not defined over {} skill(s) with both (needs 2 or more, with differing scores and lifts).\n",
+                group.paired
             )),
         }
     }
-    match (report.spearman_rho, report.interval_95) {
-        (Some(rho), Some((low, high))) => out.push_str(&format!(
-            "Spearman rho = {rho:+.3}, 95% CI [{low:+.3}, {high:+.3}] (Fisher z), over {} skill(s) with both.\n",
-            report.paired
-        )),
-        (Some(rho), None) => out.push_str(&format!(
-            "Spearman rho = {rho:+.3} over {} skill(s) with both; an interval needs at least 4.\n",
-            report.paired
-        )),
-        (None, _) => out.push_str(&format!(
-            "Spearman rho: not defined over {} skill(s) with both (needs 2 or more, with differing scores and lifts).\n",
-            report.paired
-        )),
+    if report.groups.len() > 1 {
+        out.push_str("One rho per model, runner and eval set: lifts measured under different ones are not pooled.\n");
     }
     out.push_str(&format!("Reference: {}.\n", report.aces_reference));
     out

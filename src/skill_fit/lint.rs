@@ -1133,9 +1133,16 @@ fn check_secrets(files: &[SkillFile], out: &mut Collector) {
     }
 }
 
-/// Measured lift of one skill (one fingerprint), from the baseline store or run folders.
+/// Measured lift of one skill (one fingerprint) under one model, runner and eval set, from the
+/// baseline store or run folders.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MeasuredLift {
+    /// The model version measured.
+    pub model: String,
+    /// The runner profile.
+    pub runner: String,
+    /// The eval set's `sha256:` digest (`None` for manual verdicts and older entries).
+    pub eval_set: Option<String>,
     /// Mean over cases of (with-skill pass rate − without-skill pass rate), in [-1, 1].
     pub lift: f64,
     /// Cases with scored trials in both arms.
@@ -1144,8 +1151,6 @@ pub struct MeasuredLift {
     pub trials: usize,
     /// Runs that contributed (run ids; manual replays count as `manual`).
     pub runs: Vec<String>,
-    /// Models pooled.
-    pub models: Vec<String>,
 }
 
 /// One skill of an [`AgainstReport`].
@@ -1155,10 +1160,27 @@ pub struct AgainstRow {
     pub name: Option<String>,
     pub fingerprint: String,
     pub lint_score: f64,
-    /// The lift measured for this name *and* fingerprint, when there is one.
-    pub measured: Option<MeasuredLift>,
+    /// The lifts measured for this name *and* fingerprint, one per (model, runner, eval set);
+    /// empty when there is none.
+    pub measured: Vec<MeasuredLift>,
     /// Why there is no measured lift (no entries, only under other fingerprints).
     pub note: Option<String>,
+}
+
+/// Spearman's ρ of lint score against measured lift over the skills measured under one
+/// (model, runner, eval set): lifts of different models, runners or eval sets are never pooled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgainstGroup {
+    pub model: String,
+    pub runner: String,
+    pub eval_set: Option<String>,
+    /// Skills with both a lint score and a lift measured in this group.
+    pub paired: usize,
+    /// Spearman's ρ (average ranks); `None` below 2 pairs or when either list is constant.
+    pub spearman_rho: Option<f64>,
+    /// 95% interval of ρ (Fisher z, Fieller–Hartley–Pearson standard error); `None` below 4
+    /// pairs.
+    pub interval_95: Option<(f64, f64)>,
 }
 
 /// Lint score against measured lift over the skills that have both.
@@ -1167,12 +1189,14 @@ pub struct AgainstReport {
     /// The results folder, run folder or state folder read.
     pub source: PathBuf,
     pub rows: Vec<AgainstRow>,
-    /// Skills with both a lint score and a measured lift.
+    /// Skills with a lint score and at least one measured lift.
     pub paired: usize,
-    /// Spearman's ρ (average ranks) of lint score vs lift; `None` below 2 pairs or when either
-    /// list is constant.
+    /// One correlation per (model, runner, eval set) with a measured skill, largest first.
+    pub groups: Vec<AgainstGroup>,
+    /// The one group's ρ when every measurement shares one (model, runner, eval set); `None`
+    /// otherwise (read `groups`: a ρ pooled over models, runners or eval sets is never given).
     pub spearman_rho: Option<f64>,
-    /// 95% interval of ρ (Fisher z, Fieller–Hartley–Pearson standard error); `None` below 4 pairs.
+    /// The one group's interval, likewise.
     pub interval_95: Option<(f64, f64)>,
     /// The ACES reference values, for comparison.
     pub aces_reference: &'static str,
@@ -1249,15 +1273,42 @@ pub fn read_measurements(
     Ok(by_asset)
 }
 
-/// The case-level lift of `entries` (one asset, one fingerprint): for each case with scored
-/// trials in both the with-skill and the without-skill arm, the difference of the two pass
-/// rates; their mean. `None` when no case has both arms.
-pub fn measured_lift(
-    entries: &[&crate::registry::baseline::BaselineEntry],
-) -> Option<MeasuredLift> {
+/// The case-level lift of `entries` (one asset, one fingerprint) per (model, runner, eval
+/// set): for each case with scored trials in both the with-skill and the without-skill arm of
+/// that group, the difference of the two pass rates; their mean. Groups where no case has both
+/// arms are left out.
+pub fn measured_lifts(entries: &[&crate::registry::baseline::BaselineEntry]) -> Vec<MeasuredLift> {
+    type Group<'a> = (&'a str, &'a str, Option<&'a str>);
+    let mut groups: BTreeMap<Group<'_>, Vec<&crate::registry::baseline::BaselineEntry>> =
+        BTreeMap::new();
+    for entry in entries {
+        groups
+            .entry((
+                entry.model.as_str(),
+                entry.runner.as_str(),
+                entry.eval_set.as_deref(),
+            ))
+            .or_default()
+            .push(entry);
+    }
+    groups
+        .into_iter()
+        .filter_map(|((model, runner, eval_set), entries)| {
+            let mut measured = measured_lift(&entries)?;
+            measured.model = model.to_string();
+            measured.runner = runner.to_string();
+            measured.eval_set = eval_set.map(str::to_string);
+            Some(measured)
+        })
+        .collect()
+}
+
+/// The case-level lift of `entries` taken as one group (the caller groups them; the returned
+/// `model`, `runner` and `eval_set` are those of the first entry). `None` when no case has both
+/// arms.
+fn measured_lift(entries: &[&crate::registry::baseline::BaselineEntry]) -> Option<MeasuredLift> {
     let mut cases: BTreeMap<&str, [(usize, usize); 2]> = BTreeMap::new();
     let mut runs = BTreeSet::new();
-    let mut models = BTreeSet::new();
     let mut trials = 0;
     for entry in entries {
         let arm = match entry.arm.as_str() {
@@ -1275,7 +1326,6 @@ pub fn measured_lift(
         }
         trials += 1;
         runs.insert(entry.run_id.clone().unwrap_or_else(|| "manual".to_string()));
-        models.insert(entry.model.clone());
     }
     let differences: Vec<f64> = cases
         .values()
@@ -1285,18 +1335,21 @@ pub fn measured_lift(
     if differences.is_empty() {
         return None;
     }
+    let first = entries.first()?;
     Some(MeasuredLift {
+        model: first.model.clone(),
+        runner: first.runner.clone(),
+        eval_set: first.eval_set.clone(),
         lift: differences.iter().sum::<f64>() / differences.len() as f64,
         cases: differences.len(),
         trials,
         runs: runs.into_iter().collect(),
-        models: models.into_iter().collect(),
     })
 }
 
 /// Put each linted skill's score beside its measured lift (same name, same fingerprint under the
 /// calibre the measurement recorded) from `source`, and compute Spearman's ρ with a 95% interval
-/// over the skills that have both.
+/// over the skills that have both, separately for each (model, runner, eval set).
 pub fn against(reports: &[LintReport], source: &Path) -> Result<AgainstReport, SkillFitError> {
     let measurements = read_measurements(source)?;
     let mut rows = Vec::new();
@@ -1306,7 +1359,7 @@ pub fn against(reports: &[LintReport], source: &Path) -> Result<AgainstReport, S
             name: report.name.clone(),
             fingerprint: report.fingerprint.clone(),
             lint_score: report.score,
-            measured: None,
+            measured: Vec::new(),
             note: None,
         };
         let Some(name) = &report.name else {
@@ -1349,26 +1402,52 @@ pub fn against(reports: &[LintReport], source: &Path) -> Result<AgainstReport, S
                 others.len()
             ));
         } else {
-            row.measured = measured_lift(&matching);
-            if row.measured.is_none() {
+            row.measured = measured_lifts(&matching);
+            if row.measured.is_empty() {
                 row.note = Some("no case scored in both arms".to_string());
             }
         }
         rows.push(row);
     }
-    let pairs: Vec<(f64, f64)> = rows
-        .iter()
-        .filter_map(|r| r.measured.as_ref().map(|m| (r.lint_score, m.lift)))
+    type Key = (String, String, Option<String>);
+    let mut by_group: BTreeMap<Key, Vec<(f64, f64)>> = BTreeMap::new();
+    for row in &rows {
+        for measured in &row.measured {
+            by_group
+                .entry((
+                    measured.model.clone(),
+                    measured.runner.clone(),
+                    measured.eval_set.clone(),
+                ))
+                .or_default()
+                .push((row.lint_score, measured.lift));
+        }
+    }
+    let mut groups: Vec<AgainstGroup> = by_group
+        .into_iter()
+        .map(|((model, runner, eval_set), pairs)| {
+            let (scores, lifts): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+            let rho = crate::stats::spearman_correlation(&scores, &lifts);
+            AgainstGroup {
+                model,
+                runner,
+                eval_set,
+                paired: pairs.len(),
+                spearman_rho: rho,
+                interval_95: rho
+                    .and_then(|rho| crate::stats::spearman_interval(rho, pairs.len(), 0.05)),
+            }
+        })
         .collect();
-    let (scores, lifts): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
-    let rho = crate::stats::spearman_correlation(&scores, &lifts);
-    let interval = rho.and_then(|rho| crate::stats::spearman_interval(rho, pairs.len(), 0.05));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.paired));
+    let single = (groups.len() == 1).then(|| &groups[0]);
     Ok(AgainstReport {
         source: source.to_path_buf(),
+        paired: rows.iter().filter(|r| !r.measured.is_empty()).count(),
+        spearman_rho: single.and_then(|g| g.spearman_rho),
+        interval_95: single.and_then(|g| g.interval_95),
         rows,
-        paired: pairs.len(),
-        spearman_rho: rho,
-        interval_95: interval,
+        groups,
         aces_reference: ACES_REFERENCE,
     })
 }
@@ -1627,5 +1706,17 @@ mod tests {
         // a: 0.5 − 0, b: 1 − 1; c has one arm only.
         assert_eq!(lift.cases, 2);
         assert!((lift.lift - 0.25).abs() < 1e-12);
+        // The same cases under a second model are a group of their own, never pooled.
+        let mut other: Vec<_> = entries.to_vec();
+        for e in &mut other {
+            e.model = "m2".into();
+            e.verdict = crate::grade::Outcome::Fail;
+        }
+        let all: Vec<_> = entries.iter().chain(other.iter()).collect();
+        let lifts = measured_lifts(&all);
+        assert_eq!(lifts.len(), 2);
+        assert_eq!((lifts[0].model.as_str(), lifts[0].lift), ("m", 0.25));
+        assert_eq!((lifts[1].model.as_str(), lifts[1].lift), ("m2", 0.0));
+        assert!(lifts.iter().all(|l| l.runner == "r" && l.cases == 2));
     }
 }
