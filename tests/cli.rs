@@ -1627,6 +1627,22 @@ fn judge_metrics_composite_lift_agrees_in_every_output() {
         assert_eq!(metric["estimate"], 1.0, "{name}");
     }
     assert!(metrics.iter().any(|m| m["metric"] == "security"));
+    // Judge-scored cases with --judge-k 1 and K = 2: warned in summary.json, the terminal and
+    // both reports.
+    let warnings = summary["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(
+        warning.starts_with("4 judge-scored cases")
+            && warning.contains("1 judge repeat (--judge-k; at least 5 recommended)")
+            && warning.contains("2 attempts per case and arm (-k; at least 3 recommended)"),
+        "{warning}"
+    );
+    assert!(stdout(&output).contains(&format!("**Warning:** {warning}.")));
+    let report_md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(report_md.contains(&format!("**Warning:** {warning}.")));
+    let report_html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
+    assert!(report_html.contains("<div class=\"warning\">Warning: 4 judge-scored cases"));
     // 4 cases × 2 arms × 3 judge metrics: the scripted agent answers both attempts of a case
     // identically, and identical trajectories share their cached judge answers.
     assert_eq!(judge.requests(), 24);

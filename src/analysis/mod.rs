@@ -578,6 +578,11 @@ pub struct Summary {
     pub cases: Vec<CaseSummary>,
     /// What this run did not measure.
     pub not_measured: Vec<String>,
+    /// Settings too weak for the run's verdict to be read at face value (judge-scored cases
+    /// with fewer than [`MIN_JUDGE_REPEATS`] judge repeats or fewer than
+    /// [`MIN_JUDGE_ATTEMPTS`] attempts); printed in the terminal summary and every report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// How the arms were staged: `paired` (the measurement; absent) or an A/A control of
     /// `skill-lift calibrate` (`aa_without_target`, `aa_with_target`).
     #[serde(
@@ -691,6 +696,9 @@ struct PairAccumulator<'a> {
     observed_models: BTreeSet<String>,
     metrics: metrics::MetricAccumulator,
     agreement: agreement::AgreementAccumulator,
+    /// Cases with a trial whose pass/fail the outcome score decided in a run with an LLM
+    /// judge (judge-scored cases).
+    judge_scored: HashSet<usize>,
 }
 
 impl<'a> PairAccumulator<'a> {
@@ -716,6 +724,7 @@ impl<'a> PairAccumulator<'a> {
             observed_models: BTreeSet::new(),
             metrics: Default::default(),
             agreement: Default::default(),
+            judge_scored: HashSet::new(),
         }
     }
 
@@ -784,6 +793,11 @@ impl<'a> PairAccumulator<'a> {
         }
         if record.decided_by == Some(crate::grade::PassBasis::SecurityGate) {
             totals.security_gate_failures += 1;
+        }
+        if record.decided_by == Some(crate::grade::PassBasis::OutcomeScore)
+            && !self.manifest.grading.judges.is_empty()
+        {
+            self.judge_scored.insert(case);
         }
         if record.outcome == Outcome::Unscoreable {
             *totals
@@ -1170,6 +1184,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         observed_models,
         metrics: metric_accumulator,
         agreement,
+        judge_scored,
         ..
     } = accumulator;
     let activation_observable = manifest.runner.capabilities().activation_observable;
@@ -1465,6 +1480,9 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
                 .to_string(),
         );
     }
+    let warnings = judge_warning(judge_scored.len(), manifest.grading.judge_k, manifest.k)
+        .into_iter()
+        .collect();
     Summary {
         format_version: SUMMARY_FORMAT_VERSION,
         run_id: manifest.run_id.clone(),
@@ -1504,6 +1522,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         judge_agreement,
         cases: case_summaries,
         not_measured,
+        warnings,
         arm_design: manifest.arm_design,
         calibration: manifest.calibration.clone(),
         reference: None,
@@ -1512,6 +1531,39 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         reuse: None,
         judge_spend: None,
     }
+}
+
+/// Fewest LLM-judge repeats (`--judge-k`) for judge-scored cases without a warning (an LLM
+/// judge is noisy; statistics.md §6.4 adds its variance as a third level).
+pub const MIN_JUDGE_REPEATS: u32 = 5;
+/// Fewest attempts (`-k`) for judge-scored cases without a warning.
+pub const MIN_JUDGE_ATTEMPTS: u32 = 3;
+
+/// The warning for `judge_scored` cases graded with `judge_k` repeats and `k` attempts, when
+/// either is below its minimum.
+fn judge_warning(judge_scored: usize, judge_k: u32, k: u32) -> Option<String> {
+    if judge_scored == 0 || (judge_k >= MIN_JUDGE_REPEATS && k >= MIN_JUDGE_ATTEMPTS) {
+        return None;
+    }
+    let mut weak = Vec::new();
+    if judge_k < MIN_JUDGE_REPEATS {
+        weak.push(format!(
+            "{judge_k} judge repeat{} (--judge-k; at least {MIN_JUDGE_REPEATS} recommended)",
+            if judge_k == 1 { "" } else { "s" }
+        ));
+    }
+    if k < MIN_JUDGE_ATTEMPTS {
+        weak.push(format!(
+            "{k} attempt{} per case and arm (-k; at least {MIN_JUDGE_ATTEMPTS} recommended)",
+            if k == 1 { "" } else { "s" }
+        ));
+    }
+    Some(format!(
+        "{} judge-scored case{} (pass/fail decided by an LLM judge's score) ran with {}: the judge's noise is averaged over too few repeats, so the lift and its verdict carry it",
+        judge_scored,
+        if judge_scored == 1 { "" } else { "s" },
+        weak.join(" and ")
+    ))
 }
 
 /// Each case's recorded outcomes in the compared pair, for the sequential analysis.

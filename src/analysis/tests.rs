@@ -525,3 +525,24 @@ fn default_interval_coverage_is_close_to_nominal() {
     let coverage = covered as f64 / runs as f64;
     assert!((0.93..=0.97).contains(&coverage), "coverage {coverage}");
 }
+
+#[test]
+fn weak_judge_settings_are_warned_only_for_judge_scored_cases() {
+    assert_eq!(judge_warning(0, 1, 1), None, "no judge-scored case");
+    assert_eq!(judge_warning(3, 5, 3), None, "recommended settings");
+    let both = judge_warning(1, 1, 1).unwrap();
+    assert!(
+        both.starts_with("1 judge-scored case (")
+            && both.contains(
+                "1 judge repeat (--judge-k; at least 5 recommended) and 1 attempt per case and arm"
+            ),
+        "{both}"
+    );
+    let attempts_only = judge_warning(7, 5, 2).unwrap();
+    assert!(
+        attempts_only.starts_with("7 judge-scored cases")
+            && !attempts_only.contains("--judge-k")
+            && attempts_only.contains("2 attempts per case and arm (-k; at least 3 recommended)"),
+        "{attempts_only}"
+    );
+}

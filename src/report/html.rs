@@ -162,6 +162,13 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             escape(&calibration.message)
         );
     }
+    for warning in &summary.warnings {
+        let _ = writeln!(
+            out,
+            "<div class=\"warning\">Warning: {}.</div>",
+            escape(warning)
+        );
+    }
     if let Some(stopping) = &summary.stopping {
         let _ = writeln!(
             out,

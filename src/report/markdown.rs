@@ -327,6 +327,9 @@ pub fn summary_markdown(summary: &Summary) -> String {
         lift.n_cases,
         lift.k
     );
+    for warning in &summary.warnings {
+        let _ = writeln!(out, "\n**Warning:** {warning}.");
+    }
     if let Some(stopping) = &summary.stopping {
         let _ = writeln!(out, "\n{}", stopping.line());
     }
