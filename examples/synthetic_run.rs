@@ -127,6 +127,18 @@ const SCENARIOS: &[Scenario] = &[
             without: 0.90,
         },
     },
+    // Heavier ties than 0.98 vs 0.90: about five non-zero case differences per run, often
+    // one or two.
+    Scenario {
+        name: "k3-n30-99-vs-95",
+        grid: true,
+        cases: 30,
+        attempts: 3,
+        model: CaseModel::Homogeneous {
+            with: 0.99,
+            without: 0.95,
+        },
+    },
     Scenario {
         name: "k3-n15-beta",
         grid: false,
@@ -175,6 +187,36 @@ const SCENARIOS: &[Scenario] = &[
         grid: false,
         cases: 100,
         attempts: 3,
+        model: CaseModel::Homogeneous {
+            with: 0.98,
+            without: 0.90,
+        },
+    },
+    Scenario {
+        name: "k3-n30-98-vs-95",
+        grid: false,
+        cases: 30,
+        attempts: 3,
+        model: CaseModel::Homogeneous {
+            with: 0.98,
+            without: 0.95,
+        },
+    },
+    Scenario {
+        name: "k3-n20-98-vs-90",
+        grid: false,
+        cases: 20,
+        attempts: 3,
+        model: CaseModel::Homogeneous {
+            with: 0.98,
+            without: 0.90,
+        },
+    },
+    Scenario {
+        name: "k5-n10-98-vs-90",
+        grid: false,
+        cases: 10,
+        attempts: 5,
         model: CaseModel::Homogeneous {
             with: 0.98,
             without: 0.90,

@@ -203,6 +203,41 @@ fn a_sequential_run_stops_at_the_decision_and_records_every_trial_it_started() {
     assert_eq!(again["lift"]["verdict"], "improved");
 }
 
+/// Six cases, all +1, in one round: too few for the sequence to decide, while the fixed-n
+/// analysis (McNemar mid-p 1/64) would say improved. The run does not call that direction: it
+/// would spend a second α (issue 30: 7.1% false verdicts at zero lift).
+#[test]
+fn a_sequential_run_without_a_decision_does_not_call_the_fixed_n_direction() {
+    let server = MockServer::start(MockBehaviour::default());
+    let project = Project::new(&server.base_url(), 6, "");
+    let output = project.run(&[
+        "--sequential",
+        "-k",
+        "1",
+        "--round-cases",
+        "6",
+        "--run-id",
+        "undecided",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let summary = project.json("undecided", "summary.json");
+    let stopping = &summary["stopping"];
+    assert_eq!(stopping["stop_reason"], "completed", "{stopping}");
+    assert_eq!(stopping["verdict_basis"], "fixed_n");
+    let lift = &summary["lift"];
+    assert_eq!(lift["verdict"], "inconclusive", "{lift}");
+    let reason = &lift["verdict_reasons"][0];
+    assert_eq!(reason["code"], "sequence_undecided", "{lift}");
+    assert_eq!(reason["fixed_n_verdict"], "improved");
+    assert!(reason["p_value"].as_f64().unwrap() < 0.05, "{reason}");
+    // The fixed-n analysis stays beside it.
+    assert_eq!(lift["method"], "newcombe");
+    assert!(lift["ci_low"].as_f64().unwrap() > 0.0, "{lift}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("is not called"), "{stdout}");
+    assert!(stdout.contains("did not decide"), "{stdout}");
+}
+
 #[test]
 fn a_cost_budget_stops_within_one_round_and_resume_with_more_continues() {
     let server = MockServer::start(MockBehaviour::default());

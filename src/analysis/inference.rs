@@ -14,6 +14,9 @@
 //!   the same paired t;
 //! - otherwise: case bootstrap BCa (percentile when BCa is undefined), tested by the sign-flip
 //!   permutation test for n ≤ 20 and the paired t beyond;
+//! - unclustered pass rates with fewer than [`MIN_NONZERO_DIFFERENCES`] non-zero case
+//!   differences (heavy ties): the wider of the interval above and the t interval with two
+//!   pseudo-cases of difference ±1/K̄ added, tested by the exact sign-flip permutation test;
 //! - pass rates whose interval above came out with zero width (every case difference equal,
 //!   e.g. every case 0/K without and K/K with the skill): the square-and-add combination
 //!   (Newcombe's method 10 with φ = 0) of the arms' effective-count Wilson intervals, tested by
@@ -45,6 +48,12 @@ pub const VERDICT_ALPHA: f64 = 0.05;
 pub const BOOTSTRAP_MIN_CASES: usize = 50;
 /// From this many clusters on, the cluster bootstrap (BCa); below it the cluster-robust t.
 pub const CLUSTER_BOOTSTRAP_MIN_CLUSTERS: usize = 50;
+/// Unclustered pass rates with fewer non-zero case differences than this (heavy ties) get the
+/// wider of their interval and the padded t interval, tested by the exact sign-flip test: with
+/// m non-zero differences its smallest two-sided p is 2/2^m, so below 6 no exact test reaches
+/// 0.05, and the t interval, resting on a few values, under-covers (measured:
+/// docs/statistics.md).
+pub const MIN_NONZERO_DIFFERENCES: usize = 6;
 /// Largest n for which the sign-flip permutation test is the bootstrap's test.
 const PERMUTATION_MAX_CASES: usize = 20;
 
@@ -61,6 +70,10 @@ pub enum IntervalMethod {
     /// Square-and-add of the arms' effective-count Wilson intervals (pass rates whose t or
     /// bootstrap interval had zero width).
     WilsonSquareAndAdd,
+    /// The wider (the union) of the t (or bootstrap) interval and the padded t interval (two
+    /// pseudo-cases of difference ±1/K̄): unclustered pass rates with fewer than
+    /// [`MIN_NONZERO_DIFFERENCES`] non-zero case differences.
+    WiderOfTAndPaddedT,
     /// Case bootstrap, BCa.
     CaseBootstrapBca,
     /// Case bootstrap, percentile.
@@ -79,6 +92,7 @@ impl IntervalMethod {
             IntervalMethod::PairedT => "paired-t",
             IntervalMethod::ClusterT => "cluster-t",
             IntervalMethod::WilsonSquareAndAdd => "wilson-square-and-add",
+            IntervalMethod::WiderOfTAndPaddedT => "wider-of-t-and-padded-t",
             IntervalMethod::CaseBootstrapBca => "case-bootstrap-bca",
             IntervalMethod::CaseBootstrapPercentile => "case-bootstrap-percentile",
             IntervalMethod::ClusterBootstrapBca => "cluster-bootstrap-bca",
@@ -159,6 +173,16 @@ pub enum InconclusiveReason {
         /// The equivalence margin, a fraction.
         margin: f64,
     },
+    /// `run --sequential` ended without a decision of its confidence sequence (every round
+    /// run, or a budget): the fixed-n analysis of the cases measured would give a direction,
+    /// but after a look at every round that verdict would spend a second α, so it is not
+    /// called (the sequence alone keeps false verdicts ≤ α).
+    SequenceUndecided {
+        /// The fixed-n verdict that was not called (`improved` or `regressed`).
+        fixed_n_verdict: String,
+        /// The fixed-n test's two-sided p-value.
+        p_value: Option<f64>,
+    },
     /// `--method newcombe` on data that is not K = 1 binary and unclustered.
     MethodNotApplicable {
         /// The requested method.
@@ -212,6 +236,16 @@ impl std::fmt::Display for InconclusiveReason {
                 f,
                 "the anytime-valid confidence sequence lies inside ±{:.1} pp: no meaningful effect",
                 margin * 100.0
+            ),
+            InconclusiveReason::SequenceUndecided {
+                fixed_n_verdict,
+                p_value,
+            } => write!(
+                f,
+                "the anytime-valid confidence sequence did not decide; the fixed-n analysis of the cases measured says {fixed_n_verdict}{}, but after a look at every round it is not a verdict (false verdicts would exceed 5%): run more cases, or without --sequential",
+                p_value
+                    .map(|p| format!(" (p {})", crate::report::markdown::format_p_value(p)))
+                    .unwrap_or_default()
             ),
             InconclusiveReason::MethodNotApplicable { method } => write!(
                 f,
@@ -368,14 +402,15 @@ pub(crate) fn infer(
                 Some(mcnemar.mid_p),
             )
         }
-        IntervalMethod::PairedT | IntervalMethod::ClusterT | IntervalMethod::WilsonSquareAndAdd => {
-            (
-                t_check.as_ref().and_then(|t| t.interval).map(clamp_lift),
-                method,
-                Some(t_test),
-                paired_t.p_value,
-            )
-        }
+        IntervalMethod::PairedT
+        | IntervalMethod::ClusterT
+        | IntervalMethod::WilsonSquareAndAdd
+        | IntervalMethod::WiderOfTAndPaddedT => (
+            t_check.as_ref().and_then(|t| t.interval).map(clamp_lift),
+            method,
+            Some(t_test),
+            paired_t.p_value,
+        ),
         _ => {
             let bca = matches!(
                 method,
@@ -424,17 +459,47 @@ pub(crate) fn infer(
             (interval, method, Some(test), p_value)
         }
     };
+    // Pass rates with few non-zero case differences (heavy ties: most cases 0/K or K/K in both
+    // arms, unclustered): the t interval rests on one or two values and collapses; it is
+    // widened to the t interval with two pseudo-cases of difference ±1/K̄ (one attempt's worth
+    // each way; an Agresti–Caffo-type adjustment), and the test is the exact sign-flip test,
+    // which cannot reach p < 0.05 below MIN_NONZERO_DIFFERENCES. Otherwise a zero-width
+    // interval falls back to the square-and-add Wilson interval.
+    let nonzero = differences.iter().filter(|d| d.abs() > 1e-12).count();
+    let sign_flip = || {
+        let permutation = stats::sign_flip_test(&differences, resamples, seed).ok();
+        (
+            LiftTest::SignFlipPermutation,
+            permutation.map(|p| p.two_sided_p),
+        )
+    };
     let (interval, method, test, p_value) = match (interval, data.arm_trials) {
+        (Some(i), Some(trials))
+            if n >= 2
+                && !clustered
+                && method != IntervalMethod::Newcombe
+                && nonzero < MIN_NONZERO_DIFFERENCES =>
+        {
+            let (test, p_value) = sign_flip();
+            match padded_t(&differences, trials) {
+                Some(padded) => (
+                    Some(Interval {
+                        low: i.low.min(padded.low),
+                        high: i.high.max(padded.high),
+                    }),
+                    IntervalMethod::WiderOfTAndPaddedT,
+                    Some(test),
+                    p_value,
+                ),
+                None => (Some(i), method, Some(test), p_value),
+            }
+        }
         (Some(i), Some(trials)) if i.width() <= 0.0 && n >= 2 => {
             let fallback = square_and_add(data, trials);
             let (test, p_value) = if clustered {
                 (t_test, paired_t.p_value)
             } else {
-                let permutation = stats::sign_flip_test(&differences, resamples, seed).ok();
-                (
-                    LiftTest::SignFlipPermutation,
-                    permutation.map(|p| p.two_sided_p),
-                )
+                sign_flip()
             };
             (
                 fallback.or(Some(i)),
@@ -465,6 +530,25 @@ pub(crate) fn infer(
         differences,
         not_applicable,
     }
+}
+
+/// The paired t interval of `differences` with two pseudo-cases of difference `+1/K̄` and
+/// `−1/K̄` added, `K̄` the mean scored attempts per case and arm (`trials` over both arms / 2n):
+/// one attempt's worth of disagreement each way, so that a run with few non-zero differences
+/// keeps a width the attempt noise can explain (an Agresti–Caffo-type adjustment; n + 1 df).
+fn padded_t(differences: &[f64], [with_trials, without_trials]: [u64; 2]) -> Option<Interval> {
+    let n = differences.len();
+    let total = (with_trials + without_trials) as f64;
+    if n == 0 || total <= 0.0 {
+        return None;
+    }
+    let step = 2.0 * n as f64 / total;
+    let mut padded = differences.to_vec();
+    padded.extend([step, -step]);
+    stats::paired_t(&padded, None, CONFIDENCE)
+        .ok()?
+        .interval
+        .map(clamp_lift)
 }
 
 /// `d̄ ∓ √((p̂ − l)² + (u' − p̂')²)`: the arms' effective-count Wilson intervals combined by
@@ -744,6 +828,67 @@ mod tests {
         let (direction, reasons) = decide(&mut none);
         assert_eq!(direction, Direction::None);
         assert_eq!(reasons[0].reason, InconclusiveReason::IntervalSpansZero);
+    }
+
+    /// K = 3, 30 cases, most 3/3 in both arms: with one non-zero difference (+1/3) the t
+    /// interval is d/n ± t·|d|/n; the pass rate takes the wider padded t interval (pseudo-cases
+    /// ±1/3: mean 1/96, SS = 1/9 + 2/9 − 32/96², 31 df) and the exact sign-flip test. From six
+    /// non-zero differences on, the paired t stands.
+    #[test]
+    fn few_non_zero_differences_widen_the_t_interval() {
+        let heavy_ties = |nonzero: usize| {
+            let mut with = vec![1.0; 30];
+            let mut without = vec![1.0; 30];
+            for case in 0..nonzero {
+                with[case] = 1.0;
+                without[case] = 2.0 / 3.0;
+            }
+            with[29] = 0.0;
+            without[29] = 0.0;
+            infer(
+                &PairedData {
+                    with: &with,
+                    without: &without,
+                    clusters: None,
+                    binary_table: None,
+                    arm_trials: Some([90, 90]),
+                },
+                None,
+                2000,
+                7,
+            )
+        };
+        let mut one = heavy_ties(1);
+        assert_eq!(one.method, IntervalMethod::WiderOfTAndPaddedT);
+        assert_eq!(one.test, Some(LiftTest::SignFlipPermutation));
+        let t_low = one.paired_t.ci_low.unwrap();
+        let t_high = one.paired_t.ci_high.unwrap();
+        // d/n ± t_{29}·|d|/n with d = 1/3, n = 30.
+        assert!((t_high - (1.0 + 2.045230) / 90.0).abs() < 1e-5, "{t_high}");
+        let interval = one.interval.unwrap();
+        assert!(interval.low <= t_low && interval.high >= t_high);
+        let mean: f64 = 1.0 / 96.0;
+        let se = ((1.0 / 3.0 - 32.0 * mean * mean) / 31.0 / 32.0).sqrt();
+        assert!(
+            (interval.high - (mean + 2.039513 * se)).abs() < 1e-5,
+            "{interval:?}"
+        );
+        assert!(
+            (interval.low - (mean - 2.039513 * se)).abs() < 1e-5,
+            "{interval:?}"
+        );
+        assert_eq!(one.p_value, Some(1.0));
+        assert_eq!(decide(&mut one).0, Direction::None);
+        // Five: the exact test's smallest p is 2/32 — still no verdict, still widened.
+        let mut five = heavy_ties(5);
+        assert_eq!(five.method, IntervalMethod::WiderOfTAndPaddedT);
+        assert!((five.p_value.unwrap() - 2.0 / 32.0).abs() < 1e-12);
+        assert_eq!(decide(&mut five).0, Direction::None);
+        // Six: the paired t as before.
+        let six = heavy_ties(6);
+        assert_eq!(six.method, IntervalMethod::PairedT);
+        assert_eq!(six.test, Some(LiftTest::PairedT));
+        assert_eq!(six.interval.unwrap().low, six.paired_t.ci_low.unwrap());
     }
 
     #[test]
