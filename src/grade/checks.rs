@@ -1,9 +1,13 @@
 //! Deterministic output checks of a golden case (`checks` in `evals.json`) and their evaluation
 //! against a trial's final answer and workspace.
 //!
-//! Answer checks: `contains`, `not_contains`, `regex`, `equals` (trimmed), `json_path`.
-//! Workspace checks: `file_exists`, `file_contains` (paths relative to the workspace; escapes are
+//! Answer checks: `contains`, `not_contains`, `regex`, `not_regex`, `equals` (trimmed),
+//! `json_path`, `answered` (the answer is not empty).
+//! Workspace checks: `file_exists`, `file_not_exists`, `file_contains`, `file_not_contains`
+//! (paths relative to the workspace, `*`, `?`, `[…]`, `{a,b}` and `**` globs allowed; escapes are
 //! refused at load time and again at evaluation time).
+//! Trajectory checks: `tool_used`, `tool_not_used`, `max_turns`, `max_tokens` (what the agent
+//! did, from the recorded trajectory).
 
 use std::collections::HashMap;
 use std::path::{Component, Path};
@@ -66,10 +70,30 @@ pub enum Check {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         matches: Option<String>,
     },
-    /// The file `path` exists in the workspace after the trial.
+    /// A file matching `path` (a relative path or glob; `*` stays inside one folder, `**`
+    /// crosses folders) exists in the workspace after the trial.
     FileExists { path: String },
-    /// The file `path` exists in the workspace after the trial and contains `value`.
+    /// No file matching `path` exists in the workspace after the trial.
+    FileNotExists { path: String },
+    /// Some file matching `path` exists in the workspace after the trial and contains `value`.
     FileContains { path: String, value: String },
+    /// Some file matching `path` exists in the workspace after the trial and none of the
+    /// matching files contains `value` (no matching file fails, as in dotnet/skills' validator).
+    FileNotContains { path: String, value: String },
+    /// The final answer does not match the regular expression `pattern`.
+    NotRegex { pattern: String },
+    /// The final answer is not empty (dotnet/skills Vally `exit_success`: the agent completed
+    /// with output).
+    Answered,
+    /// The agent called a tool named `name` (compared ignoring ASCII case: `bash` matches `Bash`).
+    ToolUsed { name: String },
+    /// The agent never called a tool named `name` (compared ignoring ASCII case).
+    ToolNotUsed { name: String },
+    /// The agent sent at most `max` assistant messages.
+    MaxTurns { max: u64 },
+    /// The trial used at most `max` tokens (input + output as reported; when the runner reports
+    /// none, the user and assistant message characters / 4, rounded up, as dotnet/skills does).
+    MaxTokens { max: u64 },
 }
 
 /// Why a check definition is invalid (an input error in the eval set).
@@ -83,6 +107,8 @@ pub enum CheckDefinitionError {
     JsonPathExpectation,
     #[error("path `{0}` must be relative and stay inside the workspace")]
     EscapingPath(String),
+    #[error("{0}")]
+    Glob(String),
 }
 
 /// The result of one check on one trial.
@@ -157,7 +183,7 @@ impl Check {
     /// Validate the definition (regex compiles, JSON path parses, paths stay inside the workspace).
     pub fn validate(&self) -> Result<(), CheckDefinitionError> {
         match self {
-            Check::Regex { pattern } => compiled(pattern)
+            Check::Regex { pattern } | Check::NotRegex { pattern } => compiled(pattern)
                 .map(|_| ())
                 .map_err(|e| CheckDefinitionError::Regex(e.to_string())),
             Check::JsonPath {
@@ -175,14 +201,26 @@ impl Check {
                 }
                 Ok(())
             }
-            Check::FileExists { path } | Check::FileContains { path, .. } => {
-                if is_contained_relative_path(path) {
-                    Ok(())
-                } else {
-                    Err(CheckDefinitionError::EscapingPath(path.clone()))
+            Check::FileExists { path }
+            | Check::FileNotExists { path }
+            | Check::FileContains { path, .. }
+            | Check::FileNotContains { path, .. } => {
+                if !is_contained_relative_path(path) {
+                    return Err(CheckDefinitionError::EscapingPath(path.clone()));
                 }
+                if is_glob(path) {
+                    glob_matcher(path).map_err(CheckDefinitionError::Glob)?;
+                }
+                Ok(())
             }
-            Check::Contains { .. } | Check::NotContains { .. } | Check::Equals { .. } => Ok(()),
+            Check::Contains { .. }
+            | Check::NotContains { .. }
+            | Check::Equals { .. }
+            | Check::Answered
+            | Check::ToolUsed { .. }
+            | Check::ToolNotUsed { .. }
+            | Check::MaxTurns { .. }
+            | Check::MaxTokens { .. } => Ok(()),
         }
     }
 
@@ -195,12 +233,32 @@ impl Check {
             Check::Equals { .. } => "equals",
             Check::JsonPath { .. } => "json_path",
             Check::FileExists { .. } => "file_exists",
+            Check::FileNotExists { .. } => "file_not_exists",
             Check::FileContains { .. } => "file_contains",
+            Check::FileNotContains { .. } => "file_not_contains",
+            Check::NotRegex { .. } => "not_regex",
+            Check::Answered => "answered",
+            Check::ToolUsed { .. } => "tool_used",
+            Check::ToolNotUsed { .. } => "tool_not_used",
+            Check::MaxTurns { .. } => "max_turns",
+            Check::MaxTokens { .. } => "max_tokens",
         }
     }
 
-    /// Evaluate against the final answer (empty when the trial gave none) and the workspace.
+    /// Evaluate against the final answer (empty when the trial gave none) and the workspace,
+    /// without a trajectory (trajectory checks fail, saying so).
     pub fn evaluate(&self, answer: &str, workspace: &Path) -> CheckResult {
+        self.evaluate_in(answer, workspace, None)
+    }
+
+    /// Evaluate against the final answer (empty when the trial gave none), the workspace and
+    /// the trial's trajectory (what trajectory checks read).
+    pub fn evaluate_in(
+        &self,
+        answer: &str,
+        workspace: &Path,
+        trajectory: Option<&crate::trajectory::Trajectory>,
+    ) -> CheckResult {
         let (passed, detail) = match self {
             Check::Contains { value, ignore_case } => {
                 let found = contains(answer, value, *ignore_case);
@@ -255,26 +313,100 @@ impl Check {
                 equals,
                 matches,
             } => evaluate_json_path(answer, path, equals.as_ref(), matches.as_deref()),
-            Check::FileExists { path } => match workspace_file(workspace, path) {
-                Some(file) if file.is_file() => (true, format!("{path} exists")),
-                _ => (false, format!("{path} does not exist in the workspace")),
+            Check::FileExists { path } => match matching_files(workspace, path) {
+                Ok(files) if !files.is_empty() => (true, format!("{path}: {} found", files[0])),
+                Ok(_) => (false, format!("no file matching {path} in the workspace")),
+                Err(why) => (false, why),
             },
-            Check::FileContains { path, value } => match workspace_file(workspace, path) {
-                Some(file) => match std::fs::read(&file) {
-                    Ok(bytes) => {
-                        let text = String::from_utf8_lossy(&bytes);
-                        let found = text.contains(value.as_str());
-                        (
-                            found,
-                            format!(
-                                "{path} {} {value:?}",
-                                if found { "contains" } else { "lacks" }
-                            ),
-                        )
-                    }
-                    Err(_) => (false, format!("{path} does not exist in the workspace")),
-                },
-                None => (false, format!("{path} escapes the workspace")),
+            Check::FileNotExists { path } => match matching_files(workspace, path) {
+                Ok(files) if !files.is_empty() => {
+                    (false, format!("{path}: {} exists but should not", files[0]))
+                }
+                Ok(_) => (true, format!("no file matching {path} (expected)")),
+                Err(why) => (false, why),
+            },
+            Check::FileContains { path, value } => {
+                file_contents_check(workspace, path, value, true)
+            }
+            Check::FileNotContains { path, value } => {
+                file_contents_check(workspace, path, value, false)
+            }
+            Check::NotRegex { pattern } => match compiled(pattern) {
+                Ok(regex) => {
+                    let found = regex.is_match(answer);
+                    (
+                        !found,
+                        format!(
+                            "answer {} /{pattern}/",
+                            if found { "matches" } else { "does not match" }
+                        ),
+                    )
+                }
+                Err(error) => (false, format!("invalid regex: {error}")),
+            },
+            Check::Answered => {
+                let answered = !answer.trim().is_empty();
+                (
+                    answered,
+                    if answered {
+                        "the agent gave an answer".to_string()
+                    } else {
+                        "the agent gave no answer".to_string()
+                    },
+                )
+            }
+            Check::ToolUsed { name } | Check::ToolNotUsed { name } => match trajectory {
+                Some(trajectory) => {
+                    let used = trajectory
+                        .tool_calls
+                        .iter()
+                        .any(|call| call.name.eq_ignore_ascii_case(name));
+                    let wanted = matches!(self, Check::ToolUsed { .. });
+                    let mut names: Vec<&str> = trajectory
+                        .tool_calls
+                        .iter()
+                        .map(|call| call.name.as_str())
+                        .collect();
+                    names.sort_unstable();
+                    names.dedup();
+                    let seen = if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    };
+                    (
+                        used == wanted,
+                        format!(
+                            "tool {name:?} {} (tools used: {seen})",
+                            if used { "was used" } else { "was not used" }
+                        ),
+                    )
+                }
+                None => (false, "no trajectory to read tool calls from".to_string()),
+            },
+            Check::MaxTurns { max } => match trajectory {
+                Some(trajectory) => {
+                    let turns = trajectory
+                        .messages
+                        .iter()
+                        .filter(|m| m.role == crate::trajectory::Role::Assistant)
+                        .count() as u64;
+                    (
+                        turns <= *max,
+                        format!("{turns} assistant turn(s), at most {max} allowed"),
+                    )
+                }
+                None => (false, "no trajectory to count turns in".to_string()),
+            },
+            Check::MaxTokens { max } => match trajectory {
+                Some(trajectory) => {
+                    let (tokens, how) = trajectory_tokens(trajectory);
+                    (
+                        tokens <= *max,
+                        format!("{tokens} tokens ({how}), at most {max} allowed"),
+                    )
+                }
+                None => (false, "no trajectory to count tokens in".to_string()),
             },
         };
         CheckResult {
@@ -289,7 +421,13 @@ impl Check {
     /// Whether the check reads the workspace (and so can only be evaluated while the trial's
     /// workspace exists; `regrade` reuses the recorded result of such checks).
     pub fn reads_workspace(&self) -> bool {
-        matches!(self, Check::FileExists { .. } | Check::FileContains { .. })
+        matches!(
+            self,
+            Check::FileExists { .. }
+                | Check::FileNotExists { .. }
+                | Check::FileContains { .. }
+                | Check::FileNotContains { .. }
+        )
     }
 }
 
@@ -469,6 +607,122 @@ fn workspace_file(workspace: &Path, relative: &str) -> Option<std::path::PathBuf
         // A file that does not exist: report it as missing, not escaping.
         _ => Some(path),
     }
+}
+
+/// Whether a check path is a glob (has `*`, `?`, `[` or `{`) rather than a literal path.
+fn is_glob(path: &str) -> bool {
+    path.contains(['*', '?', '[', '{'])
+}
+
+/// The matcher of a glob check path: `*` and `?` stay inside one folder, `**` crosses folders.
+fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, String> {
+    let trimmed = pattern.trim_start_matches("./");
+    globset::GlobBuilder::new(trimmed)
+        .literal_separator(true)
+        .build()
+        .map(|glob| glob.compile_matcher())
+        .map_err(|error| format!("invalid glob `{pattern}`: {error}"))
+}
+
+/// Most workspace entries a glob check visits (a runaway workspace must not stall grading).
+const GLOB_WALK_LIMIT: usize = 200_000;
+
+/// The workspace files matching `pattern` (workspace-relative, `/`-separated, sorted): the
+/// file itself for a literal path, every matching file (symbolic links not followed) for a
+/// glob. An error says why nothing could be looked for (an escaping path, a bad glob).
+fn matching_files(workspace: &Path, pattern: &str) -> Result<Vec<String>, String> {
+    if !is_glob(pattern) {
+        return match workspace_file(workspace, pattern) {
+            Some(file) if file.is_file() => Ok(vec![pattern.to_string()]),
+            Some(_) => Ok(Vec::new()),
+            None => Err(format!("{pattern} escapes the workspace")),
+        };
+    }
+    if !is_contained_relative_path(pattern) {
+        return Err(format!("{pattern} escapes the workspace"));
+    }
+    let matcher = glob_matcher(pattern)?;
+    let mut found = Vec::new();
+    let mut pending = vec![std::path::PathBuf::new()];
+    let mut visited = 0usize;
+    while let Some(relative) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(workspace.join(&relative)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            visited += 1;
+            if visited > GLOB_WALK_LIMIT {
+                return Err(format!(
+                    "{pattern}: the workspace has more than {GLOB_WALK_LIMIT} entries; use a literal path"
+                ));
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = relative.join(entry.file_name());
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file() && matcher.is_match(&path) {
+                found.push(path.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// `file_contains` (`want` true) or `file_not_contains` (`want` false) over the files matching
+/// `path`: no matching file fails either way.
+fn file_contents_check(workspace: &Path, path: &str, value: &str, want: bool) -> (bool, String) {
+    let files = match matching_files(workspace, path) {
+        Ok(files) => files,
+        Err(why) => return (false, why),
+    };
+    if files.is_empty() {
+        return (false, format!("no file matching {path} in the workspace"));
+    }
+    for file in &files {
+        let Ok(bytes) = std::fs::read(workspace.join(file)) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&bytes).contains(value) {
+            return if want {
+                (true, format!("{file} contains {value:?}"))
+            } else {
+                (false, format!("{file} contains {value:?} but should not"))
+            };
+        }
+    }
+    if want {
+        (false, format!("no file matching {path} contains {value:?}"))
+    } else {
+        (
+            true,
+            format!("no file matching {path} contains {value:?} (expected)"),
+        )
+    }
+}
+
+/// The tokens a trial used and how they were counted: input + output as reported, else the
+/// user and assistant message characters / 4 (rounded up per message).
+fn trajectory_tokens(trajectory: &crate::trajectory::Trajectory) -> (u64, &'static str) {
+    let usage = &trajectory.usage;
+    if usage.input_tokens.is_some() || usage.output_tokens.is_some() {
+        let total = usage.input_tokens.unwrap_or(0) + usage.output_tokens.unwrap_or(0);
+        return (total, "reported");
+    }
+    let estimate = trajectory
+        .messages
+        .iter()
+        .filter(|m| {
+            matches!(
+                m.role,
+                crate::trajectory::Role::User | crate::trajectory::Role::Assistant
+            )
+        })
+        .map(|m| (m.content.chars().count() as u64).div_ceil(4))
+        .sum();
+    (estimate, "estimated from message characters / 4")
 }
 
 /// Extract a JSON value from an answer: the whole trimmed answer, else the first fenced code

@@ -344,7 +344,7 @@ impl GraderSet {
                 {
                     return recorded.clone();
                 }
-                check.evaluate(answer, workspace)
+                check.evaluate_in(answer, workspace, Some(facts.trajectory))
             })
             .collect();
         let mode = facts
