@@ -374,6 +374,7 @@ fn manifest(
             format: "agentskills".into(),
             case_ids: case_ids.to_vec(),
             case_clusters: clusters,
+            case_labels: Default::default(),
             allow_draft: false,
         },
         runner: RunnerInfo {
@@ -592,6 +593,7 @@ fn main() {
             format: "agentskills".into(),
             case_ids: case_ids.clone(),
             case_clusters: BTreeMap::new(),
+            case_labels: Default::default(),
             allow_draft: false,
         },
         runner: RunnerInfo {

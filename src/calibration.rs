@@ -550,6 +550,7 @@ mod tests {
                 format: "agentskills".into(),
                 case_ids: vec!["a".into()],
                 case_clusters: BTreeMap::new(),
+                case_labels: BTreeMap::new(),
                 allow_draft: false,
             },
             runner: RunnerInfo {

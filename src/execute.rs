@@ -967,7 +967,7 @@ async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKe
     };
     let case = &context.cases[case_index];
     let prompt = exposed_prompt(context, case, key.arm);
-    let driven = drive(context, &prompt, &staged).await;
+    let driven = drive(context, case, &prompt, &staged).await;
     // Judges and custom graders run here, on the async workers, while the workspace exists.
     let staged_names = staged_skill_names(&context.target.name, &context.decoy_names, staging);
     let trial_id = key.trial_id();
@@ -1257,23 +1257,34 @@ fn stage_arm(context: &TrialContext, staging: ArmStaging) -> ArmSkills {
     })
 }
 
+/// The trial timeout of `case`: its own (a Vally scenario's `timeout`), else the run's.
+fn case_timeout(context: &TrialContext, case: &GoldenCase) -> Duration {
+    case.timeout_s
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(context.trial_timeout)
+}
+
 /// Drive the runner on the staged trial under the trial timeout. Credential values never reach
 /// a transcript, a judge or a custom grader: they are replaced by a marker the `security`
 /// metric still reports.
-async fn drive(context: &TrialContext, prompt: &str, staged: &StagedTrial) -> Driven {
+async fn drive(
+    context: &TrialContext,
+    case: &GoldenCase,
+    prompt: &str,
+    staged: &StagedTrial,
+) -> Driven {
+    let timeout = case_timeout(context, case);
     let input = AttemptInput {
         prompt,
         workspace: &staged.workspace,
         home: &staged.home,
         skills: &staged.skills,
         model: &context.model,
-        timeout: context.trial_timeout,
+        timeout,
     };
-    let outcome = tokio::time::timeout(
-        context.trial_timeout + TIMEOUT_MARGIN,
-        context.runner.run_attempt(input),
-    )
-    .await;
+    let outcome =
+        tokio::time::timeout(timeout + TIMEOUT_MARGIN, context.runner.run_attempt(input)).await;
     match outcome {
         Ok(Ok(mut trajectory)) => {
             trajectory.redact_credentials(context.graders.credentials());
@@ -1336,7 +1347,7 @@ fn grade_trial(
                 format!(
                     "{} of {:.0} s",
                     UnscoreableCause::Timeout.prefix(),
-                    context.trial_timeout.as_secs_f64()
+                    case_timeout(context, case).as_secs_f64()
                 ),
             );
             (Some(trajectory), grade)
@@ -1779,6 +1790,8 @@ mod scheduler_tests {
             cluster: None,
             status: CaseStatus::Active,
             weight: 1.0,
+            label: None,
+            timeout_s: None,
         }
     }
 

@@ -66,6 +66,10 @@ pub struct EvalSetInfo {
     /// Cluster label of each case that has one.
     #[serde(default)]
     pub case_clusters: BTreeMap<String, String>,
+    /// The name of each case whose id was derived from it (a Vally scenario named in free
+    /// text): id → name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub case_labels: BTreeMap<String, String>,
     /// Whether drafts were included.
     pub allow_draft: bool,
 }

@@ -1043,6 +1043,8 @@ mod tests {
             cluster: None,
             status: CaseStatus::Active,
             weight: 1.0,
+            label: None,
+            timeout_s: None,
         }
     }
 

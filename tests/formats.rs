@@ -281,8 +281,15 @@ fn vally_eval_yaml_loads_scenarios_assertions_rubrics_and_setup_files() {
     let kinds: Vec<&str> = first.checks.iter().map(|c| c.type_name()).collect();
     assert_eq!(
         kinds,
-        vec!["contains", "not_contains", "file_exists", "file_contains"]
+        vec![
+            "contains",
+            "not_contains",
+            "file_exists",
+            "file_contains",
+            "tool_used"
+        ]
     );
+    assert_eq!(first.timeout_s, Some(120.0));
     assert_eq!(
         first.assertions,
         vec![
@@ -300,11 +307,12 @@ fn vally_eval_yaml_loads_scenarios_assertions_rubrics_and_setup_files() {
         "Remember: greet first.\n"
     );
     assert_eq!(set.cases[1].checks[0].type_name(), "regex");
+    assert_eq!(set.cases[1].checks[1].type_name(), "max_turns");
     let text: Vec<String> = set.warnings.iter().map(ToString::to_string).collect();
     assert!(
-        text.iter().any(|w| w.contains("`expect_tools` (1)")
-            && w.contains("`max_turns` (1)")
-            && w.contains("`timeout` (1)")),
+        !text.iter().any(|w| w.contains("`expect_tools`")
+            || w.contains("`max_turns`")
+            || w.contains("`timeout`")),
         "{text:?}"
     );
     assert!(
@@ -676,11 +684,21 @@ fn vally_suite_runs_end_to_end_against_the_mock_server() {
     let suite = Suite::new(&server.base_url());
     let evals = suite.dir.path().join("vally");
     copy_tree(&fixture("vally"), &evals);
+    // Beside a skill of its own, `source` is relative to the skill folder (the reference's
+    // rule), and `expect_tools` would ask for a tool call the chat model never makes.
+    let yaml = std::fs::read_to_string(evals.join("eval.yaml"))
+        .unwrap()
+        .replace(
+            "source: fixtures/sales.csv",
+            "source: ../vally/fixtures/sales.csv",
+        )
+        .replace("    expect_tools: [read_file]\n", "");
+    std::fs::write(evals.join("eval.yaml"), yaml).unwrap();
     let output = suite.run(&evals.join("eval.yaml"), "vally");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("fields skill-lift does not use"),
+        stderr.contains("assertion types with no deterministic check"),
         "{stderr}"
     );
     let summary = suite.summary("vally");

@@ -35,6 +35,7 @@ fn manifest(
             format: "agentskills".into(),
             case_ids: case_ids.to_vec(),
             case_clusters: clusters,
+            case_labels: BTreeMap::new(),
             allow_draft: false,
         },
         runner: RunnerInfo {

@@ -134,11 +134,30 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
             "--target-lift must be a fraction in (0, 1] (0.1 = 10 pp)"
         )));
     }
-    let eval_path = args
-        .evals
-        .clone()
-        .unwrap_or_else(|| default_eval_path(&args.skill_dir));
-    let eval_set = load_eval_set(&eval_path, &args.skill_dir).map_err(CommandError::input)?;
+    let (skill_dir, evals) = super::run::locate_inputs(&args.skill_dir, args.evals.as_deref())?;
+    let eval_path = evals.unwrap_or_else(|| default_eval_path(&skill_dir));
+    let eval_set = load_eval_set(&eval_path, &skill_dir).map_err(CommandError::input)?;
+    // The loaders' warnings, as `run` prints them.
+    if let Ok(skill) = crate::asset::load_skill(&skill_dir) {
+        for warning in &skill.warnings {
+            crate::errln!(
+                "warning: {}: {warning}",
+                skill.dir.join("SKILL.md").display()
+            );
+        }
+        if let Some(name) = &eval_set.skill_name
+            && name != &skill.name
+        {
+            crate::errln!(
+                "warning: {}: skill_name `{name}` differs from the skill's name `{}`",
+                eval_path.display(),
+                skill.name
+            );
+        }
+    }
+    for warning in &eval_set.warnings {
+        crate::errln!("warning: {}: {warning}", eval_path.display());
+    }
     let cases = eval_set.runnable_cases(args.allow_draft).len();
     let runner = args.runners.first().map(String::as_str).unwrap_or("local");
     let profile = load_profile(&resolve_profile_path(runner).map_err(CommandError::input)?)

@@ -28,10 +28,11 @@ pub(super) use crate::pipeline::{
 /// The inputs of a fresh run from its flags: the skill folder, the calibre, the grading flags
 /// resolved (judge profiles loaded), decoys, previous version and reuse source typed.
 pub(super) fn fresh_request(args: &RunArgs) -> Result<FreshRun, CommandError> {
-    let skill_dir = args
+    let target = args
         .skill_dir
         .clone()
         .ok_or_else(|| CommandError::input(anyhow!("SKILL_DIR is required")))?;
+    let (skill_dir, evals) = locate_inputs(&target, args.evals.as_deref())?;
     let calibre: Calibre = args
         .calibre
         .parse()
@@ -51,7 +52,7 @@ pub(super) fn fresh_request(args: &RunArgs) -> Result<FreshRun, CommandError> {
     };
     Ok(FreshRun {
         skill_dir,
-        evals: args.evals.clone(),
+        evals,
         runner: args.runner().to_string(),
         model: args.model().map(str::to_string),
         k: args.k,
@@ -72,6 +73,35 @@ pub(super) fn fresh_request(args: &RunArgs) -> Result<FreshRun, CommandError> {
         }),
         shard: args.shard,
     })
+}
+
+/// The skill folder and eval set for the folder the user named (a skill, a repository root, a
+/// plugin; `crate::evalset::layout`), saying on stderr which skill and eval file were chosen
+/// when the layout chose them. `--evals` wins; `None`: the skill's own default eval set.
+pub(super) fn locate_inputs(
+    target: &Path,
+    evals: Option<&Path>,
+) -> Result<(PathBuf, Option<PathBuf>), CommandError> {
+    let located = crate::evalset::layout::locate(target, evals).map_err(CommandError::input)?;
+    if located.skill_chosen {
+        crate::errln!(
+            "skill-lift: {} is not a skill folder; using the skill in {}",
+            target.display(),
+            located.skill_dir.display()
+        );
+    }
+    let evals = match (evals, &located.eval_path) {
+        (Some(given), _) => Some(given.to_path_buf()),
+        (None, Some(found)) if located.eval_found_elsewhere => {
+            crate::errln!(
+                "skill-lift: eval set {} (found by the repository layout; --evals overrides)",
+                found.display()
+            );
+            Some(found.clone())
+        }
+        (None, _) => None,
+    };
+    Ok((located.skill_dir, evals))
 }
 
 /// How the trials execute, from the flags (the same for a fresh and a resumed run).

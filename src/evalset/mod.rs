@@ -10,6 +10,7 @@
 //! paths (and refuses a fixture that would copy the target skill into the baseline).
 
 pub mod harbor;
+pub mod layout;
 pub mod vally;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -98,6 +99,14 @@ pub struct GoldenCase {
     pub status: CaseStatus,
     /// Relative weight (default 1.0), recorded for reports.
     pub weight: f64,
+    /// The case's name as the file gives it, when the id had to be derived from it (a Vally
+    /// scenario name in free text); shown beside the id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The case's own trial timeout in seconds (a Vally scenario's `timeout`); `None`: the
+    /// runner profile's `timeout_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<f64>,
 }
 
 impl GoldenCase {
@@ -118,6 +127,8 @@ impl GoldenCase {
             cluster: None,
             status: CaseStatus::Active,
             weight: 1.0,
+            label: None,
+            timeout_s: None,
         }
     }
 }
@@ -591,6 +602,27 @@ fn load_eval_file(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetErro
     if vally::is_vally(&document) {
         return vally::load_vally(&document, &context, digest);
     }
+    // A trigger set wrapped as `{"skill_name", "queries": [...]}` (or `triggers`).
+    if let Value::Object(object) = &document
+        && !object.contains_key("evals")
+        && !object.contains_key("cases")
+        && let Some((key, items)) = ["queries", "triggers"].iter().find_map(|key| {
+            object
+                .get(*key)
+                .and_then(Value::as_array)
+                .map(|items| (*key, items))
+        })
+        && is_trigger_list(items)
+    {
+        let triggers = read_triggers(items, key, &context)?;
+        let positive = triggers.iter().filter(|t| t.should_trigger).count();
+        return Err(EvalSetError::TriggerSet {
+            path: path.to_path_buf(),
+            total: triggers.len(),
+            positive,
+            negative: triggers.len() - positive,
+        });
+    }
     let (format, skill_name, items, list_name) = detect_shape(&document, &context)?;
     if is_trigger_list(items) {
         let triggers = read_triggers(items, &list_name, &context)?;
@@ -646,6 +678,20 @@ fn load_eval_file(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetErro
     if !unused.is_empty() {
         warnings.insert(0, EvalSetWarning::UnusedFields { fields: unused });
     }
+    if context.evals_outside_skill() {
+        // `files` omitted means the whole `evals/files/` beside this eval file, not the skill's.
+        let shared = context.files_base().join("evals").join("files");
+        for case in &mut cases {
+            if case.files == CaseFiles::Omitted {
+                case.files = CaseFiles::Listed(folder_entries(&shared).map_err(|source| {
+                    EvalSetError::Read {
+                        path: shared.clone(),
+                        source,
+                    }
+                })?);
+            }
+        }
+    }
     Ok(EvalSet {
         path: path.to_path_buf(),
         digest,
@@ -656,6 +702,23 @@ fn load_eval_file(path: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetErro
         harbor_tasks: None,
         verifier_timeout_s: None,
     })
+}
+
+/// The entries of `dir` (none when it does not exist), each staged under its name, sorted.
+fn folder_entries(dir: &Path) -> std::io::Result<Vec<CaseFile>> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        files.push(CaseFile {
+            source: entry.path().canonicalize()?,
+            destination: PathBuf::from(entry.file_name()),
+        });
+    }
+    files.sort_by(|a, b| a.destination.cmp(&b.destination));
+    Ok(files)
 }
 
 /// A JSON parse error's message without serde_json's ` at line L column C` (the error names
@@ -740,6 +803,28 @@ pub(crate) struct Context {
     pub(crate) path: PathBuf,
     pub(crate) eval_dir: PathBuf,
     pub(crate) skill_root: PathBuf,
+}
+
+impl Context {
+    /// The folder `files` entries are relative to: the one holding the eval file's `evals/`
+    /// folder (the skill folder in skill-creator's layout, the repository root when the root
+    /// holds `evals/` and the skill sits in `skills/NAME/`), else the skill folder.
+    fn files_base(&self) -> PathBuf {
+        let in_evals = self.eval_dir.file_name().is_some_and(|n| n == "evals");
+        match self.eval_dir.parent() {
+            Some(holder) if in_evals && !holder.as_os_str().is_empty() => holder.to_path_buf(),
+            Some(_) if in_evals => PathBuf::from("."),
+            _ => self.skill_root.clone(),
+        }
+    }
+
+    /// Whether the eval file sits in an `evals/` folder outside the skill folder (the
+    /// repository-root layout).
+    fn evals_outside_skill(&self) -> bool {
+        let base = self.files_base();
+        let canonical = |p: &Path| p.canonicalize().unwrap_or(p.to_path_buf());
+        canonical(&base) != canonical(&self.skill_root)
+    }
 }
 
 fn optional_string(object: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
@@ -1021,6 +1106,8 @@ impl Context {
             cluster,
             status,
             weight,
+            label: None,
+            timeout_s: None,
         })
     }
 
@@ -1065,8 +1152,11 @@ impl Context {
                     format!("`{entry}` must be a relative path inside the eval folder (no `..`, no absolute path)"),
                 ));
             }
+            let files_base = self.files_base();
             let bases: Vec<&Path> = if trimmed.starts_with("evals/") {
-                vec![&self.skill_root]
+                vec![&files_base]
+            } else if files_base != self.skill_root {
+                vec![&self.eval_dir, &files_base, &self.skill_root]
             } else {
                 vec![&self.eval_dir, &self.skill_root]
             };

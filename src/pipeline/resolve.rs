@@ -445,6 +445,10 @@ pub fn resolve_fresh(
                 .iter()
                 .filter_map(|c| c.cluster.clone().map(|cl| (c.id.clone(), cl)))
                 .collect(),
+            case_labels: cases
+                .iter()
+                .filter_map(|c| c.label.clone().map(|label| (c.id.clone(), label)))
+                .collect(),
             allow_draft: request.allow_draft,
         },
         runner: RunnerInfo {

@@ -50,6 +50,7 @@ fn manifest(case_ids: &[&str]) -> Manifest {
             format: "skill-lift".to_string(),
             case_ids: case_ids.iter().map(|c| c.to_string()).collect(),
             case_clusters: BTreeMap::new(),
+            case_labels: BTreeMap::new(),
             allow_draft: false,
         },
         runner: RunnerInfo {
