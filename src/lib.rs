@@ -17,6 +17,7 @@ pub mod decoys;
 pub mod evalset;
 pub mod execute;
 pub mod exit_codes;
+pub mod formats_check;
 pub mod golden;
 pub mod grade;
 pub mod history;

@@ -7,6 +7,7 @@ mod changed;
 mod compare;
 mod fingerprint;
 mod fit;
+mod formats;
 mod golden;
 mod grading;
 mod harbor;
@@ -125,6 +126,10 @@ pub enum Command {
     /// Run a Harbor task's verifier as a custom grader (added by `run` for task folders).
     #[command(hide = true)]
     HarborVerify(harbor::HarborVerifyArgs),
+    /// Check the input formats under folders: every skill, eval file, trigger set, Harbor task,
+    /// plugin and marketplace through the loaders (`scripts/check-formats`).
+    #[command(hide = true)]
+    Formats(formats::FormatsArgs),
 }
 
 /// Flags of `skill-lift run`.
@@ -642,6 +647,7 @@ pub fn main() -> i32 {
             Command::Usage(args) => usage::usage(args),
             Command::Shadow(args) => shadow::shadow(*args).await,
             Command::HarborVerify(args) => harbor::harbor_verify(args),
+            Command::Formats(args) => formats::formats(args),
         }
     });
     match result {
