@@ -56,6 +56,16 @@ impl RunnerArgs {
             );
             profile.profile.skill_mode = SkillMode::Tools;
         }
+        if !profile.profile.tool_calls {
+            return Err(CommandError {
+                code: crate::exit_codes::NOTHING_TO_RUN,
+                error: anyhow!(
+                    "{}: runner `{}` cannot call tools (its profile says `tool_calls = false`), so no {unit} can activate a skill and {command} has nothing to measure; use a runner whose model calls tools (e.g. --runner openai, --runner anthropic, an agent CLI)",
+                    profile.path.display(),
+                    profile.name
+                ),
+            });
+        }
         if !crate::runner::RunnerCapabilities::of_profile(&profile.profile).activation_observable {
             return Err(CommandError::input(anyhow!(
                 "{}: runner `{}` cannot show which skill {unit} activated",

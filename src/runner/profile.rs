@@ -179,6 +179,11 @@ pub struct RunnerProfile {
     /// How skills reach the model.
     #[serde(default)]
     pub skill_mode: SkillMode,
+    /// Whether the model can call tools (default true). A model that cannot (the bundled
+    /// 135M local model) never activates a skill through a tool, so what depends on observing
+    /// activation (`triggers`, `shadow`, `vet`'s trigger step) is refused as not measurable.
+    #[serde(default = "default_tool_calls", skip_serializing_if = "is_true")]
+    pub tool_calls: bool,
     /// Most model turns in `tools` mode before the conversation is cut.
     #[serde(default = "default_max_turns")]
     pub max_turns: usize,
@@ -255,6 +260,12 @@ pub struct RunnerProfile {
     pub max_response_bytes: u64,
 }
 
+fn default_tool_calls() -> bool {
+    true
+}
+fn is_true(value: &bool) -> bool {
+    *value
+}
 fn default_max_retry_delay() -> f64 {
     30.0
 }
