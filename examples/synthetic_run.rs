@@ -406,6 +406,7 @@ fn manifest(
         stopping: None,
         trial_keys: None,
         reuse: None,
+        skill_order: Default::default(),
     }
 }
 
@@ -460,6 +461,7 @@ fn record(
         truncated: Vec::new(),
         reused_from: None,
         judge_usage: None,
+        skill_order: None,
     }
 }
 
@@ -624,6 +626,7 @@ fn main() {
         stopping: None,
         trial_keys: None,
         reuse: None,
+        skill_order: Default::default(),
         shard: None,
     };
     std::fs::write(
@@ -696,6 +699,7 @@ fn main() {
                     truncated: Vec::new(),
                     reused_from: None,
                     judge_usage: None,
+                    skill_order: None,
                 };
                 serde_json::to_writer(&mut writer, &record).unwrap();
                 writer.write_all(b"\n").unwrap();

@@ -582,6 +582,7 @@ mod tests {
             stopping: None,
             trial_keys: None,
             reuse: None,
+            skill_order: Default::default(),
         }
     }
 

@@ -142,6 +142,101 @@ fn with_interval(value: Option<f64>, low: Option<f64>, high: Option<f64>, rate: 
     }
 }
 
+/// The decoys a run staged: their source and names (`none` for `--no-decoys`).
+fn decoys_text(manifest: &Manifest) -> String {
+    if manifest.decoys.skills.is_empty() {
+        return "none".to_string();
+    }
+    let names: Vec<&str> = manifest
+        .decoys
+        .skills
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect();
+    format!("{} ({})", names.join(", "), manifest.decoys.source)
+}
+
+fn skill_order_text(ordering: crate::skill_order::SkillOrdering) -> String {
+    match ordering {
+        crate::skill_order::SkillOrdering::ByName => "by name",
+        crate::skill_order::SkillOrdering::Balanced => "balanced (seeded per trial)",
+    }
+    .to_string()
+}
+
+/// Manifest fields the setup rows already show, or that name the run rather than a setting.
+const NOT_SETTINGS: &[&str] = &[
+    "run_id",
+    "created_at",
+    "model",
+    "k",
+    "seed",
+    "skill_order",
+    "decoys",
+    "asset",
+    "eval_set",
+    "runner.name",
+    "runner.kind",
+    "runner.skill_mode",
+    "trial_keys",
+    "calibration",
+    "reuse",
+    "stopping.outcome",
+    "shard",
+    "trials_planned",
+    "regraded_from",
+];
+
+/// Every other setting that differs between the two manifests, as `(path, a, b)`: the
+/// manifests flattened to their leaves (`runner.base_url`, `grading.pass_threshold`, …),
+/// compared leaf by leaf; a setting one run lacks reads `absent`.
+fn other_setting_differences(a: &Manifest, b: &Manifest) -> Vec<(String, String, String)> {
+    fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, child) in map {
+                    let path = if prefix.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{prefix}.{key}")
+                    };
+                    flatten(&path, child, out);
+                }
+            }
+            other => {
+                out.insert(prefix.to_string(), other.to_string());
+            }
+        }
+    }
+    let leaves = |manifest: &Manifest| {
+        let mut out = BTreeMap::new();
+        if let Ok(value) = serde_json::to_value(manifest) {
+            flatten("", &value, &mut out);
+        }
+        out.retain(|path, _| {
+            !NOT_SETTINGS
+                .iter()
+                .any(|skip| path == skip || path.starts_with(&format!("{skip}.")))
+        });
+        out
+    };
+    let (la, lb) = (leaves(a), leaves(b));
+    let paths: std::collections::BTreeSet<&String> = la.keys().chain(lb.keys()).collect();
+    paths
+        .into_iter()
+        .filter(|path| la.get(*path) != lb.get(*path))
+        .map(|path| {
+            let shown = |leaves: &BTreeMap<String, String>| {
+                leaves
+                    .get(path)
+                    .cloned()
+                    .unwrap_or_else(|| "absent".to_string())
+            };
+            (path.clone(), shown(&la), shown(&lb))
+        })
+        .collect()
+}
+
 fn text_row(field: &str, a: String, b: String) -> CompareRow {
     let difference = if a == b { "same" } else { "differs" }.to_string();
     CompareRow {
@@ -254,6 +349,13 @@ impl Comparison {
                 mb.runner.skill_mode.clone(),
             ),
             text_row("K", ma.k.to_string(), mb.k.to_string()),
+            text_row("decoys", decoys_text(ma), decoys_text(mb)),
+            text_row("seed", ma.seed.to_string(), mb.seed.to_string()),
+            text_row(
+                "skill order",
+                skill_order_text(ma.skill_order),
+                skill_order_text(mb.skill_order),
+            ),
             text_row(
                 "trials recorded",
                 format!("{}/{}", sa.trials.recorded, sa.trials.planned),
@@ -307,6 +409,16 @@ impl Comparison {
                 Shown::Decimals(0),
             ),
         ];
+        // Every other setting that differs, right after the setup rows.
+        let after_setup = rows
+            .iter()
+            .position(|row| row.field == "skill order")
+            .map_or(rows.len(), |i| i + 1);
+        let others: Vec<CompareRow> = other_setting_differences(ma, mb)
+            .into_iter()
+            .map(|(path, a, b)| text_row(&format!("setting `{path}`"), a, b))
+            .collect();
+        rows.splice(after_setup..after_setup, others);
         for (label, arm_a, arm_b) in [
             (
                 "with-skill pass rate",

@@ -79,6 +79,11 @@ pub struct TrialContext {
     /// The trial folders reused per job slot, for the trials that need one
     /// ([`crate::workspace::SlotPool`]); starts empty, emptied when the run ends.
     pub slots: Arc<crate::workspace::SlotPool>,
+    /// How trials order the skills they present (the manifest's `skill_order`).
+    pub skill_order: crate::skill_order::SkillOrdering,
+    /// The run's seed (the manifest's `seed`): with the case and attempt, it fixes a balanced
+    /// trial's skill order.
+    pub seed: u64,
 }
 
 /// What went wrong staging an arm in memory (kept, so every trial of the arm reports it).
@@ -967,7 +972,8 @@ async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKe
     };
     let case = &context.cases[case_index];
     let prompt = exposed_prompt(context, case, key.arm);
-    let driven = drive(context, case, &prompt, &staged).await;
+    let presented = presented_skills(context, key, &staged.skills);
+    let driven = drive(context, case, &prompt, &staged, &presented).await;
     // Judges and custom graders run here, on the async workers, while the workspace exists.
     let staged_names = staged_skill_names(&context.target.name, &context.decoy_names, staging);
     let trial_id = key.trial_id();
@@ -1231,6 +1237,60 @@ async fn stage(
     }
 }
 
+/// The names of the trial's staged skills in the order it presents them: a balanced run's
+/// seeded order ([`crate::skill_order::presentation_order`]: the decoys' order the same in
+/// every arm of the attempt, the target's position rotating over the attempts), else by name.
+fn presented_names(context: &TrialContext, key: &TrialKey) -> Vec<String> {
+    let staging = context.design.staging(key.arm);
+    if context.skill_order != crate::skill_order::SkillOrdering::Balanced {
+        return staged_skill_names(&context.target.name, &context.decoy_names, staging);
+    }
+    crate::skill_order::presentation_order(
+        context.seed,
+        &key.case_id,
+        key.attempt,
+        &context.decoy_names,
+        staging
+            .stages_target_name()
+            .then_some(context.target.name.as_str()),
+    )
+}
+
+/// The staged skills in the order the trial presents them ([`presented_names`]). Nothing is
+/// dropped: a staged skill the order does not name (none should) goes last.
+fn presented_skills(
+    context: &TrialContext,
+    key: &TrialKey,
+    staged: &[StagedSkill],
+) -> Vec<StagedSkill> {
+    let mut presented: Vec<StagedSkill> = presented_names(context, key)
+        .iter()
+        .filter_map(|name| staged.iter().find(|s| &s.name == name).cloned())
+        .collect();
+    for skill in staged {
+        if !presented.iter().any(|s| s.name == skill.name) {
+            presented.push(skill.clone());
+        }
+    }
+    presented
+}
+
+/// The order a trial's record keeps ([`TrialRecord::skill_order`]) once the runner was driven:
+/// the order skill-lift presented (`inject`, `tools`), or the skill catalogue an agent CLI's
+/// stream reported (none when it reports none).
+fn recorded_order(
+    context: &TrialContext,
+    key: &TrialKey,
+    trajectory: &Trajectory,
+) -> Option<Vec<String>> {
+    match context.capabilities.skill_delivery {
+        crate::runner::SkillDelivery::Native => trajectory.skill_catalogue.clone(),
+        crate::runner::SkillDelivery::Inject | crate::runner::SkillDelivery::Tools => {
+            Some(presented_names(context, key))
+        }
+    }
+}
+
 /// Stage one arm's skills in memory ([`stage_arm_in_memory`], with the whole leak guard).
 fn stage_arm(context: &TrialContext, staging: ArmStaging) -> ArmSkills {
     stage_arm_in_memory(
@@ -1273,13 +1333,14 @@ async fn drive(
     case: &GoldenCase,
     prompt: &str,
     staged: &StagedTrial,
+    presented: &[StagedSkill],
 ) -> Driven {
     let timeout = case_timeout(context, case);
     let input = AttemptInput {
         prompt,
         workspace: &staged.workspace,
         home: &staged.home,
-        skills: &staged.skills,
+        skills: presented,
         model: &context.model,
         timeout,
     };
@@ -1509,6 +1570,7 @@ fn record_trial(
             .chain(grade.other_judges.values().flat_map(|m| m.values())),
     );
     TrialRecord {
+        skill_order: trajectory.and_then(|t| recorded_order(context, key, t)),
         judge_usage,
         infrastructure,
         truncated,
@@ -1862,6 +1924,8 @@ mod scheduler_tests {
             target_skill_md: "Answer Aye.".into(),
             memory_staging: Default::default(),
             slots: Default::default(),
+            skill_order: Default::default(),
+            seed: 42,
         });
         (dir, context)
     }

@@ -43,6 +43,7 @@ pub mod shadow;
 pub mod shard;
 pub mod shell;
 pub mod skill_fit;
+pub mod skill_order;
 pub mod stats;
 pub mod terminal;
 pub mod trajectory;

@@ -188,6 +188,14 @@ pub struct Manifest {
     /// when reuse was not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reuse: Option<crate::reuse::ReuseRecord>,
+    /// How trials order the skills they present (`crate::skill_order`): `balanced` (a seeded
+    /// order per trial, the target's position balanced across attempts) or, absent, by name
+    /// (runs recorded before balancing, and runners that list the skills themselves).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::skill_order::SkillOrdering::is_by_name"
+    )]
+    pub skill_order: crate::skill_order::SkillOrdering,
 }
 
 /// The previous version of the skill (`--previous DIR` or `--previous-ref GIT_REF`).
@@ -340,6 +348,13 @@ pub struct TrialRecord {
     /// in records written before judge spend was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_usage: Option<crate::grade::JudgeSpend>,
+    /// The staged skills in the order the model was shown them (`crate::skill_order`): the
+    /// order skill-lift built the prompt or tool list in (`inject`, `tools`), or the skill
+    /// catalogue an agent CLI's stream reported. Absent when no order is known (an agent CLI
+    /// that does not report its catalogue, a trial that failed before it ran, runs recorded
+    /// before orders were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill_order: Option<Vec<String>>,
 }
 
 impl TrialRecord {
@@ -580,10 +595,25 @@ impl TranscriptReader {
     /// The bytes of `record`'s transcript (its JSON document); `Ok(None)` when it has none or
     /// its file does not exist.
     pub fn read(&mut self, record: &TrialRecord) -> Result<Option<Vec<u8>>, RecordError> {
-        let Some(relative) = &record.transcript else {
+        self.read_at(
+            &record.trial_id,
+            record.transcript.as_deref(),
+            record.transcript_span,
+        )
+    }
+
+    /// [`TranscriptReader::read`] by the record's fields: its `trial_id` (for messages), its
+    /// `transcript` path and its `transcript_span`.
+    pub fn read_at(
+        &mut self,
+        trial_id: &str,
+        transcript: Option<&str>,
+        transcript_span: Option<TranscriptSpan>,
+    ) -> Result<Option<Vec<u8>>, RecordError> {
+        let Some(relative) = transcript else {
             return Ok(None);
         };
-        let Some(span) = record.transcript_span else {
+        let Some(span) = transcript_span else {
             return read_run_file(&self.run_dir, relative);
         };
         let path = self.run_dir.join(relative);
@@ -593,8 +623,8 @@ impl TranscriptReader {
         };
         if span.length > MAX_RUN_FILE_BYTES {
             return Err(unsafe_path(format!(
-                "transcript of {} is {} bytes, more than the {MAX_RUN_FILE_BYTES} a transcript may hold",
-                record.trial_id, span.length
+                "transcript of {trial_id} is {} bytes, more than the {MAX_RUN_FILE_BYTES} a transcript may hold",
+                span.length
             )));
         }
         if self.log.as_ref().is_none_or(|(open, _)| open != relative) {
@@ -602,15 +632,14 @@ impl TranscriptReader {
                 return Ok(None);
             };
             let file = File::open(&checked).map_err(io(&checked))?;
-            self.log = Some((relative.clone(), file));
+            self.log = Some((relative.to_string(), file));
         }
         let (_, file) = self.log.as_ref().expect("opened above");
         let mut bytes = vec![0; span.length as usize];
         std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, span.offset).map_err(
             |error| {
                 unsafe_path(format!(
-                    "transcript of {} at bytes {}..{}: {error}",
-                    record.trial_id,
+                    "transcript of {trial_id} at bytes {}..{}: {error}",
                     span.offset,
                     span.offset + span.length
                 ))
@@ -1650,6 +1679,7 @@ mod tests {
             truncated: Vec::new(),
             reused_from: None,
             judge_usage: None,
+            skill_order: None,
         }
     }
 

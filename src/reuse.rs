@@ -112,6 +112,10 @@ struct ArmKeyInputs<'a> {
     /// (name, fingerprint) of every staged skill, sorted by name.
     staged: Vec<(&'a str, &'a str)>,
     grading: &'a crate::grade::GradingSettings,
+    /// A balanced run's seed: it fixes the order each trial presents the skills in
+    /// (`crate::skill_order`). Absent for runs that list the skills by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skill_order_seed: Option<u64>,
 }
 
 /// The runner settings that go into a key: the profile as JSON without the fields in
@@ -249,6 +253,8 @@ pub fn trial_keys(
             calibre: &manifest.asset.calibre,
             staged,
             grading: &manifest.grading,
+            skill_order_seed: (manifest.skill_order == crate::skill_order::SkillOrdering::Balanced)
+                .then_some(manifest.seed),
         };
         let arm_text = serde_json::to_string(&inputs).unwrap_or_default();
         let by_case = case_values

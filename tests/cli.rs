@@ -1349,10 +1349,10 @@ fn report_rerenders_every_export_byte_identically() {
         "pass_at_k_lift.json",
         "transcripts/case-00.with_skill.1.html",
     ];
-    // `run` leaves the transcript pages to `report`, which renders them and re-renders the
-    // run's own exports byte-identically.
+    // `run` renders the transcript pages of a run this size at its end (the links of
+    // report.html work at once); `report` re-renders the run's exports byte-identically.
     let page = run_dir.join("transcripts/case-00.with_skill.1.html");
-    assert!(!page.exists());
+    assert!(page.is_file());
     let written_by_run: Vec<Vec<u8>> = exports[..10]
         .iter()
         .map(|name| std::fs::read(run_dir.join(name)).unwrap())
@@ -2458,4 +2458,156 @@ fn a_folder_that_is_not_a_run_and_an_out_that_is_a_file_are_named_as_such() {
         stderr(&output)
     );
     assert_eq!(server.requests(), 0, "nothing was run");
+}
+
+/// The with-skill and without-skill `skill_order` of every (case, attempt) of a run.
+fn orders_by_attempt(
+    records: &[Value],
+) -> std::collections::BTreeMap<(String, u64), (Vec<String>, Vec<String>)> {
+    let mut orders = std::collections::BTreeMap::<(String, u64), (Vec<String>, Vec<String>)>::new();
+    for record in records {
+        let key = (
+            record["case_id"].as_str().unwrap().to_string(),
+            record["attempt"].as_u64().unwrap(),
+        );
+        let order: Vec<String> = record["skill_order"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no skill_order in {record}"))
+            .iter()
+            .map(|name| name.as_str().unwrap().to_string())
+            .collect();
+        let slot = orders.entry(key).or_default();
+        if record["arm"] == "with_skill" {
+            slot.0 = order;
+        } else {
+            slot.1 = order;
+        }
+    }
+    orders
+}
+
+#[test]
+fn skill_order_is_balanced_per_case_and_the_same_for_decoys_in_both_arms() {
+    for (mode, extra) in [
+        ("inject", ""),
+        ("tools", "skill_mode = \"tools\"\nmax_turns = 4\n"),
+    ] {
+        let server = MockServer::start(MockBehaviour {
+            activate: Some("pirate-greeting".into()),
+            ..MockBehaviour::default()
+        });
+        let fixture = Fixture::new(&server.base_url(), 5);
+        fixture.write_profile("mock", &server.base_url(), extra);
+        let output = fixture.run(&["-k", "4", "--run-id", mode]);
+        assert_eq!(output.status.code(), Some(0), "{mode}: {}", stderr(&output));
+        let run = fixture.run_dir(mode);
+        let manifest: Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap())
+                .unwrap();
+        assert_eq!(manifest["skill_order"], "balanced", "{mode}");
+        let orders = orders_by_attempt(&trial_lines(&run));
+        assert_eq!(orders.len(), 5 * 4, "{mode}");
+        let mut positions = std::collections::BTreeMap::<String, HashSet<usize>>::new();
+        for ((case, attempt), (with, without)) in &orders {
+            assert_eq!(with.len(), 5, "{mode} {case}/{attempt}: {with:?}");
+            let position = with.iter().position(|n| n == "pirate-greeting").unwrap();
+            positions.entry(case.clone()).or_default().insert(position);
+            let decoys: Vec<&String> = with.iter().filter(|n| *n != "pirate-greeting").collect();
+            assert_eq!(
+                decoys,
+                without.iter().collect::<Vec<_>>(),
+                "{mode} {case}/{attempt}: the decoys' order differs between the arms"
+            );
+        }
+        for (case, seen) in &positions {
+            assert!(seen.len() >= 3, "{mode} {case}: positions {seen:?}");
+        }
+        // The model saw that order: the first skill section (inject) or line (tools) of a
+        // transcript's system prompt is the order's first skill.
+        let records = trial_lines(&run);
+        let record = records.iter().find(|r| r["arm"] == "with_skill").unwrap();
+        let transcript = support::transcripts::of(&run, record);
+        let system = transcript["trajectory"]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let first = record["skill_order"][0].as_str().unwrap();
+        let shown: Vec<usize> = record["skill_order"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                let name = n.as_str().unwrap();
+                let heading = if mode == "inject" {
+                    format!("## Skill: {name}\n")
+                } else {
+                    format!("- {name}:")
+                };
+                system.find(&heading).unwrap()
+            })
+            .collect();
+        assert!(
+            shown.windows(2).all(|w| w[0] < w[1]),
+            "{mode}: {first} … {system}"
+        );
+        let summary = summary(&run);
+        assert_eq!(summary["position"]["positions"], 5, "{mode}");
+        assert_eq!(summary["position"]["sensitive"], false, "{mode}");
+        // The reports show a sample answer per arm, and the trial pages exist right away.
+        let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+        assert!(report.contains("## Cases, failing first"), "{report}");
+        assert!(
+            report.contains("W1 pass: “Aye! Here is the answer.”"),
+            "{report}"
+        );
+        assert!(
+            report.contains("B1 fail: “Here is the answer.”"),
+            "{report}"
+        );
+        let page =
+            std::fs::read_to_string(run.join("transcripts/case-00.with_skill.1.html")).unwrap();
+        let (prompt, system) = (
+            page.find("<h2>Prompt</h2>").unwrap(),
+            page.find("<details").unwrap(),
+        );
+        assert!(
+            prompt < system,
+            "the prompt comes before the folded system prompt"
+        );
+    }
+}
+
+#[test]
+fn a_model_that_follows_only_the_last_listed_skill_gets_a_position_warning() {
+    for (mode, extra) in [
+        ("inject", ""),
+        ("tools", "skill_mode = \"tools\"\nmax_turns = 4\n"),
+    ] {
+        let server = MockServer::start(MockBehaviour {
+            activate: Some("pirate-greeting".into()),
+            last_listed_only: true,
+            ..MockBehaviour::default()
+        });
+        let fixture = Fixture::new(&server.base_url(), 12);
+        fixture.write_profile("mock", &server.base_url(), extra);
+        let output = fixture.run(&["-k", "4", "--run-id", mode]);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let run = fixture.run_dir(mode);
+        let summary = summary(&run);
+        assert_eq!(summary["position"]["sensitive"], true, "{mode}: {summary}");
+        let last = &summary["position"]["rows"][4];
+        assert_eq!(last["lift"], 1.0, "{mode}: {last}");
+        assert_eq!(summary["position"]["rows"][0]["lift"], 0.0, "{mode}");
+        let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+        for text in [&report, &stdout] {
+            assert!(
+                text.contains("position-sensitive: lift +100.0 pp at the end"),
+                "{mode}: {text}"
+            );
+            assert!(text.contains("+0.0 pp at the start"), "{mode}: {text}");
+        }
+        let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+        assert!(html.contains("table id=\"position\""), "{mode}");
+        assert!(html.contains("position-sensitive"), "{mode}");
+    }
 }

@@ -151,6 +151,10 @@ pub enum InconclusiveReason {
     NoInterval,
     /// The interval has zero width (e.g. every case difference is the same).
     ZeroWidthInterval,
+    /// Every paired difference is 0: no case scored differently in the two arms, so the data
+    /// show neither an effect nor any variance to size one by (no MDE is reported). Every
+    /// table (the headline, the metrics) says this one thing.
+    NoVariance,
     /// The 95% interval contains 0.
     IntervalSpansZero,
     /// The interval excludes 0 but the primary test does not reject at α = 0.05.
@@ -209,6 +213,10 @@ impl std::fmt::Display for InconclusiveReason {
             InconclusiveReason::ZeroWidthInterval => write!(
                 f,
                 "the interval has zero width (every case difference is the same): no evidence of its uncertainty"
+            ),
+            InconclusiveReason::NoVariance => write!(
+                f,
+                "no variance: every case scored the same in both arms (every paired difference is 0), so the data show no effect and no spread to size one by"
             ),
             InconclusiveReason::IntervalSpansZero => {
                 write!(f, "the 95% interval of the lift spans 0")
@@ -623,8 +631,17 @@ pub(crate) fn decide(inference: &mut LiftInference) -> (Direction, Vec<VerdictRe
             minimum: MIN_VERDICT_CLUSTERS,
         });
     }
+    let no_variance = n >= MIN_VERDICT_CASES && inference.differences.iter().all(|d| *d == 0.0);
+    if no_variance {
+        // One statement for data without variance: no MDE, no "interval spans 0".
+        inference.mde = None;
+    }
     let direction = match inference.interval {
         _ if n == 0 || n < MIN_VERDICT_CASES => Direction::None,
+        _ if no_variance => {
+            reasons.push(InconclusiveReason::NoVariance);
+            Direction::None
+        }
         None => {
             reasons.push(InconclusiveReason::NoInterval);
             Direction::None
@@ -827,7 +844,10 @@ mod tests {
         assert!(interval.low < 0.0 && interval.high > 0.0);
         let (direction, reasons) = decide(&mut none);
         assert_eq!(direction, Direction::None);
-        assert_eq!(reasons[0].reason, InconclusiveReason::IntervalSpansZero);
+        // One statement for data without variance, and no MDE beside it.
+        assert_eq!(reasons.len(), 1);
+        assert_eq!(reasons[0].reason, InconclusiveReason::NoVariance);
+        assert_eq!(none.mde, None);
     }
 
     /// K = 3, 30 cases, most 3/3 in both arms: with one non-zero difference (+1/3) the t

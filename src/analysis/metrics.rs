@@ -284,8 +284,18 @@ impl MetricAccumulator {
         );
         let unchanged = n >= 1 && inference.differences.iter().all(|d| *d == 0.0);
         let (direction, verdict_reasons) = inference::decide(&mut inference);
+        if unchanged && n >= inference::MIN_VERDICT_CASES {
+            // No variance: no zero-width interval beside it (the headline states the same).
+            inference.interval = None;
+        }
         let (verdict, verdict_reasons) = match direction {
-            _ if unchanged => (MetricVerdict::Unchanged, Vec::new()),
+            _ if unchanged => (
+                MetricVerdict::Unchanged,
+                verdict_reasons
+                    .into_iter()
+                    .filter(|r| r.reason == inference::InconclusiveReason::NoVariance)
+                    .collect(),
+            ),
             Direction::Up => (MetricVerdict::Improved, verdict_reasons),
             Direction::Down => (MetricVerdict::Regressed, verdict_reasons),
             Direction::None => (MetricVerdict::Inconclusive, verdict_reasons),

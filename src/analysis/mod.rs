@@ -24,6 +24,7 @@ mod agreement;
 mod inference;
 mod metrics;
 mod noise;
+pub mod position;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -551,7 +552,7 @@ pub struct Summary {
     pub runner_kind: String,
     pub skill_mode: String,
     pub model: String,
-    /// Models the server reported, when they differ from the requested one.
+    /// Every model the server reported (the requested one too); empty when none reported one.
     pub observed_models: Vec<String>,
     pub k: u32,
     pub seed: u64,
@@ -614,6 +615,11 @@ pub struct Summary {
     /// profile's `[price]`, trials skipped); absent without judges.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_spend: Option<crate::grade::JudgeSpendSummary>,
+    /// The lift by the target's position in the list of skills the model was shown
+    /// (`position`), with the position-sensitivity test; absent when no trial recorded an
+    /// order of two or more skills.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<position::PositionSummary>,
 }
 
 impl Summary {
@@ -838,6 +844,38 @@ pub struct RunAccumulator<'a> {
     reuse: Option<crate::reuse::ReuseSummary>,
     /// The judges' spend so far (trials with judge metrics).
     judge_spend: Option<crate::grade::JudgeSpendSummary>,
+    /// The pairs by the target's position (`position`).
+    position: position::PositionAccumulator,
+    /// One trial per case and paired arm whose answer the reports show ([`SampleTrial`]).
+    samples: BTreeMap<(String, Arm), SampleTrial>,
+}
+
+/// The trial of a case in one arm whose answer `report.md` and `report.html` show: a failing
+/// attempt when the arm has one (what went wrong), else the lowest attempt; where its
+/// transcript lies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleTrial {
+    /// The case.
+    pub case_id: String,
+    /// `with_skill` or `without_skill`.
+    pub arm: Arm,
+    /// Its attempt number.
+    pub attempt: u32,
+    /// `<case_id>/<arm>/<attempt>`.
+    pub trial_id: String,
+    /// Its outcome.
+    pub outcome: crate::grade::Outcome,
+    /// Its transcript path relative to the run folder.
+    pub transcript: Option<String>,
+    /// Where its transcript lies in the transcript log.
+    pub transcript_span: Option<crate::record::TranscriptSpan>,
+}
+
+impl SampleTrial {
+    /// Lower is shown first: a failing attempt, then the lowest attempt number.
+    fn rank(&self) -> (bool, u32) {
+        (self.outcome != crate::grade::Outcome::Fail, self.attempt)
+    }
 }
 
 impl<'a> RunAccumulator<'a> {
@@ -868,12 +906,19 @@ impl<'a> RunAccumulator<'a> {
             extra_duplicates: 0,
             reuse: crate::reuse::ReuseSummary::of_run(manifest, []),
             judge_spend: None,
+            position: position::PositionAccumulator::new(&manifest.asset.name),
+            samples: BTreeMap::new(),
         }
     }
 
     /// The manifest of the run being accumulated.
     pub fn manifest(&self) -> &'a Manifest {
         self.manifest
+    }
+
+    /// The trials whose answers the reports show, one per case and paired arm so far.
+    pub fn samples(&self) -> Vec<SampleTrial> {
+        self.samples.values().cloned().collect()
     }
 
     /// Add one record; returns `false` (and ignores it) when its trial key was already added.
@@ -885,6 +930,27 @@ impl<'a> RunAccumulator<'a> {
     /// `crate::record::for_each_planned_view` reads these without decoding whole records).
     pub fn add_view(&mut self, record: &TrialView<'_>) -> bool {
         let fresh = self.add_to_pairs(record);
+        if fresh {
+            self.position.add(record);
+            if Arm::PAIRED.contains(&record.arm) {
+                let sample = SampleTrial {
+                    case_id: record.case_id.to_string(),
+                    arm: record.arm,
+                    attempt: record.attempt,
+                    trial_id: record.trial_id.to_string(),
+                    outcome: record.outcome,
+                    transcript: record.transcript.as_deref().map(str::to_string),
+                    transcript_span: record.transcript_span,
+                };
+                let key = (sample.case_id.clone(), sample.arm);
+                match self.samples.get(&key) {
+                    Some(shown) if shown.rank() <= sample.rank() => {}
+                    _ => {
+                        self.samples.insert(key, sample);
+                    }
+                }
+            }
+        }
         if fresh && let Some(reuse) = self.reuse.as_mut() {
             reuse.count(record);
         }
@@ -928,6 +994,7 @@ impl<'a> RunAccumulator<'a> {
             extra_duplicates,
             reuse,
             judge_spend,
+            position,
             ..
         } = self;
         let reference = manifest.reference();
@@ -942,6 +1009,11 @@ impl<'a> RunAccumulator<'a> {
         let mut summary = summarize(primary, if classic_gated { settings } else { &ungated });
         summary.reuse = reuse;
         summary.judge_spend = judge_spend;
+        summary.position = if manifest.arm_design.is_paired() {
+            position.finish(manifest.seed)
+        } else {
+            None
+        };
         if classic_gated
             && cost_gates
             && let Some(costs) = &primary_costs
@@ -1157,6 +1229,36 @@ pub fn analyze(
     accumulator.finish(settings)
 }
 
+/// Why a case has no lift: for each arm without a scored attempt, what its trials were — none
+/// recorded (an interrupted run), all unscoreable, or not gradable — naming the arm.
+fn exclusion_reason(arms: [Arm; 2], sides: [&CaseArm; 2]) -> String {
+    let mut reasons = Vec::new();
+    for (arm, side) in arms.iter().zip(sides) {
+        if side.pass_rate.is_some() {
+            continue;
+        }
+        let trials = &side.trials;
+        let reason = if trials.total() == 0 {
+            format!("no {arm} trial recorded")
+        } else if trials.unscoreable > 0 && trials.not_gradable == 0 {
+            format!("every {arm} trial unscoreable ({})", trials.unscoreable)
+        } else if trials.unscoreable == 0 {
+            format!(
+                "{arm} not gradable ({} trial{}: nothing decides pass or fail)",
+                trials.not_gradable,
+                if trials.not_gradable == 1 { "" } else { "s" }
+            )
+        } else {
+            format!(
+                "no scored {arm} trial ({} unscoreable, {} not gradable)",
+                trials.unscoreable, trials.not_gradable
+            )
+        };
+        reasons.push(reason);
+    }
+    reasons.join("; ")
+}
+
 /// The paired cases' data.
 struct Paired {
     with: Vec<f64>,
@@ -1185,6 +1287,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         metrics: metric_accumulator,
         agreement,
         judge_scored,
+        slots,
         ..
     } = accumulator;
     let activation_observable = manifest.runner.capabilities().activation_observable;
@@ -1225,16 +1328,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         let [with, without] = arms;
         let (lift, excluded_reason) = match (with.pass_rate, without.pass_rate) {
             (Some(a), Some(b)) => (Some(a - b), None),
-            _ => {
-                let reason = if with.trials.total() + without.trials.total() == 0 {
-                    "no trial recorded"
-                } else if with.trials.unscoreable + without.trials.unscoreable == 0 {
-                    "not gradable (no deterministic checks)"
-                } else {
-                    "no scored attempt in one arm (unscoreable trials)"
-                };
-                (None, Some(reason.to_string()))
-            }
+            _ => (None, Some(exclusion_reason(slots, [&with, &without]))),
         };
         if let (Some(a), Some(b)) = (with.pass_rate, without.pass_rate) {
             if with.trials.scored() != 1 || without.trials.scored() != 1 {
@@ -1438,10 +1532,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         stopping
     });
 
-    let observed_models: Vec<String> = observed_models
-        .into_iter()
-        .filter(|m| *m != manifest.model)
-        .collect();
+    let observed_models: Vec<String> = observed_models.into_iter().collect();
     let metric_lifts = if metric_accumulator.is_empty() {
         Vec::new()
     } else {
@@ -1530,6 +1621,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         stopping,
         reuse: None,
         judge_spend: None,
+        position: None,
     }
 }
 

@@ -66,11 +66,12 @@ fn manifest(
         stopping: None,
         trial_keys: None,
         reuse: None,
+        skill_order: Default::default(),
         shard: None,
     }
 }
 
-fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecord {
+pub(super) fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecord {
     TrialRecord {
         run_id: "run".into(),
         trial_id: format!("{case_id}/{}/{attempt}", arm.as_str()),
@@ -114,6 +115,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecor
         truncated: Vec::new(),
         reused_from: None,
         judge_usage: None,
+        skill_order: None,
     }
 }
 

@@ -127,6 +127,8 @@ impl fmt::Display for SkillWarning {
 /// Why a skill folder could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum SkillError {
+    #[error("{dir}: does not exist")]
+    Missing { dir: PathBuf },
     #[error("{dir}: not a folder")]
     NotAFolder { dir: PathBuf },
     #[error("{dir}: no SKILL.md in this folder (a skill is a folder with SKILL.md)")]
@@ -165,6 +167,11 @@ pub enum SkillError {
 /// Errors when `dir` has no `SKILL.md`, the frontmatter is missing or unparseable YAML, or
 /// `description` is missing or empty. Other specification violations become [`SkillWarning`]s.
 pub fn load_skill(dir: &Path) -> Result<Skill, SkillError> {
+    if !dir.exists() {
+        return Err(SkillError::Missing {
+            dir: dir.to_path_buf(),
+        });
+    }
     if !dir.is_dir() {
         return Err(SkillError::NotAFolder {
             dir: dir.to_path_buf(),

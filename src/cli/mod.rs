@@ -157,7 +157,7 @@ pub struct RunArgs {
     #[arg(long = "model", value_name = "MODEL", conflicts_with = "resume")]
     pub models: Vec<String>,
     /// Attempts per case per arm.
-    #[arg(short = 'k', long = "attempts", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "resume")]
+    #[arg(short = 'k', long = "attempts", alias = "k", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "resume")]
     pub k: u32,
     /// Trials in flight at once (default: the profile's `concurrency`).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]

@@ -47,7 +47,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub exposure: Vec<crate::workspace::Exposure>,
     /// Attempts per case per arm to plan for.
-    #[arg(short = 'k', long = "attempts", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(short = 'k', long = "attempts", alias = "k", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub k: u32,
     /// A recorded pilot run: its usage and variances replace the defaults.
     #[arg(long, value_name = "RUN_DIR")]

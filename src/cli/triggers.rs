@@ -42,7 +42,7 @@ pub struct TriggersArgs {
     #[command(flatten)]
     pub agent: RunnerArgs,
     /// Attempts per query.
-    #[arg(short = 'k', long = "attempts", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(short = 'k', long = "attempts", alias = "k", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub k: u32,
     /// A query counts as triggered when the target was activated in at least this share of
     /// its scored attempts.

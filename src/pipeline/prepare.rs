@@ -72,11 +72,8 @@ pub fn prepare_run(
             settings.execution.state.as_deref(),
         ));
     }
-    match &resolved.manifest.calibration {
-        Some(found) if found.is_calibrated() => crate::errln!("skill-lift: {}", found.message),
-        Some(found) => crate::errln!("warning: {}", found.message),
-        None => {}
-    }
+    // The calibration line is printed once the run is under way (`super::run`), after the
+    // checks that can still stop it: a warning before an error that ends the run misleads.
     Ok(Ok(prepare(resolved, &settings.execution)?))
 }
 

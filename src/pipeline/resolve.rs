@@ -420,6 +420,14 @@ pub fn resolve_fresh(
     }
     super::grading::validate_expected_outputs(&eval_path, &cases, &grading)?;
     let capabilities = crate::runner::RunnerCapabilities::of_profile(&profile.profile);
+    // Where skill-lift builds the prompt or tool list, it balances the skills' order; an agent
+    // CLI lists the skills folder itself.
+    let skill_order = match capabilities.skill_delivery {
+        crate::runner::SkillDelivery::Native => crate::skill_order::SkillOrdering::ByName,
+        crate::runner::SkillDelivery::Inject | crate::runner::SkillDelivery::Tools => {
+            crate::skill_order::SkillOrdering::Balanced
+        }
+    };
     let mut manifest = Manifest {
         format_version: FORMAT_VERSION,
         skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -482,6 +490,7 @@ pub fn resolve_fresh(
         stopping: None,
         trial_keys: None,
         reuse: None,
+        skill_order,
     };
     // Every run records its trial keys (a later run may reuse its trials); reuse itself only
     // when asked for.

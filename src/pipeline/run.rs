@@ -226,6 +226,12 @@ pub async fn execute_run(
     }
     let runner = build_runner(&profile, api_key)?;
     let decoys = prepare_decoys(&decoy_source)?;
+    // Every check that can stop the run has passed: now the suite's calibration line.
+    match &manifest.calibration {
+        Some(found) if found.is_calibrated() => crate::errln!("skill-lift: {}", found.message),
+        Some(found) => crate::errln!("warning: {}", found.message),
+        None => {}
+    }
     let jobs = execution.jobs.unwrap_or(profile.profile.concurrency);
     let context = Arc::new(TrialContext {
         run_id: manifest.run_id.clone(),
@@ -266,6 +272,8 @@ pub async fn execute_run(
         target_skill_md: skill_md_text(&skill_dir)?,
         memory_staging: Default::default(),
         slots: Default::default(),
+        skill_order: manifest.skill_order,
+        seed: manifest.seed,
     });
     // A resumed run keeps the gates it started with unless a setting is given again.
     let analysis_settings = analysis.settings_over(manifest.seed, manifest.gates.as_ref());
@@ -349,7 +357,10 @@ pub async fn execute_run(
 
     // Transcript pages are derived and rendered by `skill-lift report` (one page per trial is
     // most of a fast run's cost).
-    let (summary, written) = write_final_exports(&run_dir, &manifest, &analysis_settings, false)?;
+    // The transcript pages `report.html` links to, so its links work right after the run; a
+    // very large run leaves them to `skill-lift report` (rendering would take most of its time).
+    let pages = manifest.trials_planned <= TRANSCRIPT_PAGES_MAX_TRIALS;
+    let (summary, written) = write_final_exports(&run_dir, &manifest, &analysis_settings, pages)?;
     // The final export is written: other processes may now open the run.
     drop(lock);
     Ok(Ok(RunFinished {
@@ -359,6 +370,10 @@ pub async fn execute_run(
         written,
     }))
 }
+
+/// The largest run (planned trials) whose transcript pages `run` renders at its end; larger
+/// runs leave them to `skill-lift report RUN_DIR`.
+pub const TRANSCRIPT_PAGES_MAX_TRIALS: usize = 5_000;
 
 /// Analyze the run folder `run_dir` from its `trials.jsonl` and write every export into it (with
 /// `transcript_pages`, one HTML page per transcript too): what `skill-lift report` re-renders

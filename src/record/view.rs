@@ -93,6 +93,8 @@ pub struct TrialView<'a> {
     pub reused_from: Option<Cow<'a, crate::reuse::ReusedFrom>>,
     #[serde(default)]
     pub judge_usage: Option<Cow<'a, crate::grade::JudgeSpend>>,
+    #[serde(default)]
+    pub skill_order: Option<Cow<'a, [String]>>,
 }
 
 impl TrialRecord {
@@ -143,6 +145,7 @@ impl TrialRecord {
             truncated: Cow::Borrowed(&self.truncated),
             reused_from: self.reused_from.as_ref().map(Cow::Borrowed),
             judge_usage: self.judge_usage.as_ref().map(Cow::Borrowed),
+            skill_order: self.skill_order.as_deref().map(Cow::Borrowed),
         }
     }
 }

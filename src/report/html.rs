@@ -16,6 +16,7 @@ use crate::analysis::{ArmSummary, Summary, Verdict};
 use crate::record::TrialRecord;
 use crate::report::compat::pass_at_k;
 use crate::report::{RunExport, transcript_page};
+use crate::workspace::Arm;
 
 /// Escape text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -147,6 +148,13 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             out,
             "<div>Verdict {class}: {}.</div>",
             escape(&crate::report::tables::reasons(&lift.verdict_reasons))
+        );
+    }
+    if let Some(warning) = summary.position.as_ref().and_then(|p| p.warning.as_ref()) {
+        let _ = writeln!(
+            out,
+            "<div class=\"position-warning\"><strong>Warning</strong> — {}.</div>",
+            escape(warning)
         );
     }
     if let Some(arm) = crate::calibration::CalibrationArm::of_design(summary.arm_design) {
@@ -387,6 +395,47 @@ fn noise_block(out: &mut String, summary: &Summary) {
     }
 }
 
+/// The lift by the target's position in the list of skills the model was shown
+/// (`table#position`).
+fn position_block(out: &mut String, summary: &Summary) {
+    let Some(position) = &summary.position else {
+        return;
+    };
+    out.push_str("<h2>Lift by the target's position</h2>\n");
+    let test = match position.p_value {
+        Some(p) => format!(
+            "Within-case permutation test of a difference between positions: p {}{}.",
+            crate::report::markdown::format_p_value(p),
+            if position.sensitive {
+                " (position-sensitive)"
+            } else {
+                ""
+            }
+        ),
+        None => "No test: the paired differences do not vary, or one position holds every pair."
+            .to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "<p class=\"muted\">Position 1 = listed first among the {} skills shown; the order is balanced across each case's attempts. {}</p>",
+        position.positions,
+        escape(&test)
+    );
+    out.push_str("<table id=\"position\"><thead><tr><th>position</th><th>pairs</th><th>with_skill</th><th>without_skill</th><th>lift</th></tr></thead><tbody>\n");
+    for row in &position.rows {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            row.position,
+            row.pairs,
+            escape(&crate::report::tables::percent(row.with_skill)),
+            escape(&crate::report::tables::percent(row.without_skill)),
+            escape(&crate::report::tables::points(row.lift))
+        );
+    }
+    out.push_str("</tbody></table>\n");
+}
+
 /// One row per comparison of an arm with the reference arm (runs with more than two arms).
 fn comparisons_block(out: &mut String, summary: &Summary) {
     use crate::report::tables::{interval_text, percent, points};
@@ -613,8 +662,13 @@ fn case_table(out: &mut String, run: &RunExport) {
     for records in by_case.values_mut() {
         records.sort_by_key(|r| (r.arm, r.attempt));
     }
-    out.push_str("<table id=\"cases\">\n<thead><tr><th>case</th><th>cluster</th><th>with_skill</th><th>without_skill</th><th>lift</th><th>trials (W = with, B = baseline)</th></tr></thead>\n<tbody>\n");
-    for case in &run.summary.cases {
+    out.push_str("<table id=\"cases\">\n<thead><tr><th>case</th><th>cluster</th><th>with_skill</th><th>without_skill</th><th>lift</th><th>trials (W = with, B = baseline)</th><th>with-skill answer</th><th>baseline answer</th></tr></thead>\n<tbody>\n");
+    for case in crate::report::tables::cases_failing_first(run.summary) {
+        let answer = |arm: Arm| {
+            escape(&crate::report::tables::sample_text(
+                crate::report::tables::sample_answer(run.answers, &case.case_id, arm),
+            ))
+        };
         let arm = |data: &crate::analysis::CaseArm| {
             format!(
                 "{}/{} ({})",
@@ -636,13 +690,15 @@ fn case_table(out: &mut String, run: &RunExport) {
         };
         let _ = writeln!(
             out,
-            "<tr><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            "<tr><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"answer\">{}</td><td class=\"answer\">{}</td></tr>",
             escape(&case.case_id),
             escape(case.cluster.as_deref().unwrap_or("")),
             arm(&case.with_skill),
             arm(&case.without_skill),
             lift,
-            links.join("")
+            links.join(""),
+            answer(Arm::WithSkill),
+            answer(Arm::WithoutSkill)
         );
     }
     out.push_str("</tbody>\n</table>\n");
@@ -707,7 +763,14 @@ fn details(out: &mut String, summary: &Summary) {
             ),
         ),
         ("model", summary.model.clone()),
-        ("observed models", summary.observed_models.join(", ")),
+        (
+            "observed models",
+            if summary.observed_models.is_empty() {
+                "none reported by the server".to_string()
+            } else {
+                summary.observed_models.join(", ")
+            },
+        ),
         ("decoys", summary.decoys.join(", ")),
         (
             "trials",
@@ -773,9 +836,10 @@ pub fn report_html(run: &RunExport) -> String {
     arm_rates(&mut out, summary);
     comparisons_block(&mut out, summary);
     noise_block(&mut out, summary);
+    position_block(&mut out, summary);
     out.push_str("<h2>Per-case lift</h2>\n");
     case_lift_distribution(&mut out, summary);
-    out.push_str("<h2>Cases</h2>\n<p class=\"muted\">Each trial links to its transcript page; <code>skill-lift report RUN_DIR</code> renders the pages (<code>run</code> does not, to stay fast).</p>\n");
+    out.push_str("<h2>Cases</h2>\n<p class=\"muted\">Each trial links to its transcript page (<code>run</code> renders them at its end, up to 5,000 planned trials; <code>skill-lift report RUN_DIR</code> renders them for any run).</p>\n");
     case_table(&mut out, run);
     out.push_str("<h2>Run</h2>\n");
     details(&mut out, summary);
@@ -812,8 +876,20 @@ pub fn transcript_html(record: &TrialRecord, document: &Value) -> String {
     );
     let _ = writeln!(
         out,
-        "<h2>Prompt</h2>\n<pre>{}</pre>",
-        escape(&text(&document["prompt"]))
+        "<p class=\"muted\">model {}{}</p>",
+        escape(&record.model),
+        record
+            .observed_model
+            .as_ref()
+            .map(|m| format!(" (the server reported {})", escape(m)))
+            .unwrap_or_default()
+    );
+    // What a reader checks first: the prompt and the answer; the rest below.
+    let _ = writeln!(
+        out,
+        "<h2>Prompt</h2>\n<pre>{}</pre>\n<h2>Final answer</h2>\n<pre>{}</pre>",
+        escape(&text(&document["prompt"])),
+        escape(&text(&document["trajectory"]["final_answer"]))
     );
     out.push_str("<h2>Checks</h2>\n<table><thead><tr><th>check</th><th>passed</th><th>reason</th></tr></thead><tbody>\n");
     for check in &record.checks {
@@ -894,12 +970,24 @@ pub fn transcript_html(record: &TrialRecord, document: &Value) -> String {
     }
     out.push_str("</ul>\n<h2>Messages</h2>\n");
     for message in trajectory["messages"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "<div class=\"message\"><div class=\"role\">{}</div><pre>{}</pre></div>",
-            escape(&text(&message["role"])),
-            escape(&text(&message["content"]))
-        );
+        let role = text(&message["role"]);
+        let content = text(&message["content"]);
+        if role == "system" {
+            // The system prompt (every staged skill in inject mode) is long: folded.
+            let _ = writeln!(
+                out,
+                "<details class=\"message\"><summary class=\"role\">system prompt ({} characters)</summary><pre>{}</pre></details>",
+                content.chars().count(),
+                escape(&content)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "<div class=\"message\"><div class=\"role\">{}</div><pre>{}</pre></div>",
+                escape(&role),
+                escape(&content)
+            );
+        }
     }
     out.push_str("<h2>Tool calls</h2>\n");
     let calls = trajectory["tool_calls"].as_array();
@@ -922,8 +1010,7 @@ pub fn transcript_html(record: &TrialRecord, document: &Value) -> String {
     }
     let _ = writeln!(
         out,
-        "<h2>Final answer</h2>\n<pre>{}</pre>\n<h2>Usage</h2>\n<pre>{}</pre>",
-        escape(&text(&trajectory["final_answer"])),
+        "<h2>Usage</h2>\n<pre>{}</pre>",
         escape(&text(&trajectory["usage"]))
     );
     page_end(&mut out);

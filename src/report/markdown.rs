@@ -146,6 +146,47 @@ fn noise_section(out: &mut String, summary: &Summary) {
     }
 }
 
+/// The lift by the target's position in the list of skills the model was shown.
+fn position_section(out: &mut String, summary: &Summary) {
+    let Some(position) = &summary.position else {
+        return;
+    };
+    let test = match position.p_value {
+        Some(p) => format!(
+            "within-case permutation test of a difference between positions: p {}{}",
+            format_p_value(p),
+            if position.sensitive {
+                " (position-sensitive)"
+            } else {
+                ""
+            }
+        ),
+        None => "no test: the paired differences do not vary, or one position holds every pair"
+            .to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "\nLift by the target's position among the {} skills shown (1 = listed first; {test}):\n",
+        position.positions
+    );
+    let _ = writeln!(
+        out,
+        "| position | pairs | with_skill | without_skill | lift |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for row in &position.rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            row.position,
+            row.pairs,
+            percent(row.with_skill),
+            percent(row.without_skill),
+            points(row.lift)
+        );
+    }
+}
+
 fn agreement_section(out: &mut String, summary: &Summary) {
     let Some(agreement) = &summary.judge_agreement else {
         return;
@@ -390,6 +431,9 @@ pub fn summary_markdown(summary: &Summary) -> String {
     } else {
         let _ = writeln!(out, " — {}.", tables::reasons(&lift.verdict_reasons));
     }
+    if let Some(warning) = summary.position.as_ref().and_then(|p| p.warning.as_ref()) {
+        let _ = writeln!(out, "\n**Warning — {warning}.**");
+    }
     calibration_section(&mut out, summary);
     if let Some(gate) = &lift.gate {
         if gate.passed {
@@ -428,6 +472,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     security_gate_section(&mut out, summary);
     metrics_section(&mut out, summary);
     noise_section(&mut out, summary);
+    position_section(&mut out, summary);
     agreement_section(&mut out, summary);
     let _ = writeln!(
         out,
@@ -444,7 +489,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
         summary.runner_kind,
         summary.skill_mode,
         summary.model,
-        if summary.observed_models.is_empty() {
+        if summary.observed_models.iter().all(|m| *m == summary.model) {
             String::new()
         } else {
             format!(" (server reported {})", summary.observed_models.join(", "))
@@ -497,5 +542,58 @@ pub fn summary_markdown(summary: &Summary) -> String {
         );
     }
     let _ = writeln!(out, "\nNot measured: {}.", summary.not_measured.join("; "));
+    out
+}
+
+/// The per-case table of `report.md`: failing cases first, each with its pass counts, lift and
+/// one sample answer per arm (`answers`, read from the transcripts).
+pub fn case_table(summary: &Summary, answers: &[crate::report::SampleAnswer]) -> String {
+    let mut out = String::new();
+    if summary.cases.is_empty() {
+        return out;
+    }
+    // Table cells: no line breaks, no column separators, no raw HTML.
+    let cell = |text: &str| {
+        text.replace('|', "\\|")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let _ = writeln!(
+        out,
+        "\n## Cases, failing first\n\nOne answer per arm: a failing attempt when the arm has one (W = with skill, B = baseline, then the attempt).\n"
+    );
+    let _ = writeln!(
+        out,
+        "| case | with_skill | without_skill | lift | with-skill answer | baseline answer |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    for case in tables::cases_failing_first(summary) {
+        let arm = |data: &crate::analysis::CaseArm| {
+            format!("{}/{}", data.trials.pass, data.trials.scored())
+        };
+        let lift = match (&case.lift, &case.excluded_reason) {
+            (Some(l), _) => points(Some(*l)),
+            (None, Some(reason)) => format!("excluded: {reason}"),
+            (None, None) => "n/a".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            case.case_id.replace('`', "'"),
+            arm(&case.with_skill),
+            arm(&case.without_skill),
+            cell(&lift),
+            cell(&tables::sample_text(tables::sample_answer(
+                answers,
+                &case.case_id,
+                Arm::WithSkill
+            ))),
+            cell(&tables::sample_text(tables::sample_answer(
+                answers,
+                &case.case_id,
+                Arm::WithoutSkill
+            ))),
+        );
+    }
     out
 }

@@ -40,6 +40,63 @@ pub struct RunExport<'a> {
     /// Trial ids whose transcript is missing from the run folder: `report.html` shows them
     /// without a link to a page (see [`write_transcript_pages`]).
     pub missing_transcripts: &'a BTreeSet<String>,
+    /// One sample answer per case and paired arm ([`sample_answers`]), for the per-case tables
+    /// of `report.md` and `report.html`; empty when none was read.
+    pub answers: &'a [SampleAnswer],
+}
+
+/// A case's sample answer in one arm: the trial ([`crate::analysis::SampleTrial`]) and the
+/// start of its final answer on one line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleAnswer {
+    /// The trial shown.
+    pub trial: crate::analysis::SampleTrial,
+    /// Its final answer, whitespace collapsed, at most [`SAMPLE_ANSWER_CHARS`] characters
+    /// (`…` when cut); `None` when its transcript could not be read or holds no answer.
+    pub answer: Option<String>,
+}
+
+/// Characters of a sample answer shown in the per-case tables.
+pub const SAMPLE_ANSWER_CHARS: usize = 120;
+
+/// The sample answers of `samples`, read from the run's transcripts (a transcript that cannot
+/// be read shows no answer; the trial page says why).
+pub fn sample_answers(
+    run_dir: &Path,
+    samples: Vec<crate::analysis::SampleTrial>,
+) -> Vec<SampleAnswer> {
+    let mut reader = TranscriptReader::new(run_dir);
+    samples
+        .into_iter()
+        .map(|trial| {
+            let answer = reader
+                .read_at(
+                    &trial.trial_id,
+                    trial.transcript.as_deref(),
+                    trial.transcript_span,
+                )
+                .ok()
+                .flatten()
+                .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+                .and_then(|document| {
+                    document["trajectory"]["final_answer"]
+                        .as_str()
+                        .map(one_line_excerpt)
+                });
+            SampleAnswer { trial, answer }
+        })
+        .collect()
+}
+
+/// `text` with its whitespace collapsed to single spaces, cut to [`SAMPLE_ANSWER_CHARS`].
+fn one_line_excerpt(text: &str) -> String {
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.chars().count() <= SAMPLE_ANSWER_CHARS {
+        return collapsed;
+    }
+    let mut cut: String = collapsed.chars().take(SAMPLE_ANSWER_CHARS - 1).collect();
+    cut.push('…');
+    cut
 }
 
 /// An export format, named as on the command line (`--format`).
@@ -298,6 +355,14 @@ fn finish_exports(
     mut written: Vec<PathBuf>,
 ) -> Result<(Summary, Vec<PathBuf>), RecordError> {
     let manifest = accumulator.manifest();
+    let answers = if formats
+        .iter()
+        .any(|f| matches!(f, Format::Markdown | Format::Html))
+    {
+        sample_answers(run_dir, accumulator.samples())
+    } else {
+        Vec::new()
+    };
     let summary = accumulator.finish(settings);
     // The pages first: report.html links only to pages that exist.
     let missing_transcripts = if transcript_pages && formats.contains(&Format::Html) {
@@ -310,6 +375,7 @@ fn finish_exports(
         summary: &summary,
         records,
         missing_transcripts: &missing_transcripts,
+        answers: &answers,
     };
     let others: Vec<Format> = formats
         .iter()
@@ -333,7 +399,11 @@ pub fn render(format: Format, run: &RunExport) -> Vec<u8> {
         Format::TrialsCsv => csv_export::trials_csv(run.records),
         Format::CasesCsv => csv_export::cases_csv(run.summary),
         Format::LiftCsv => csv_export::lift_csv(run.summary),
-        Format::Markdown => markdown::summary_markdown(run.summary).into_bytes(),
+        Format::Markdown => {
+            let mut text = markdown::summary_markdown(run.summary);
+            text.push_str(&markdown::case_table(run.summary, run.answers));
+            text.into_bytes()
+        }
         Format::Html => html::report_html(run).into_bytes(),
         Format::Junit => junit::junit_xml(run),
         Format::Benchmark => compat::benchmark_json(run),

@@ -84,6 +84,7 @@ fn manifest(case_ids: &[&str]) -> Manifest {
         stopping: None,
         trial_keys: None,
         reuse: None,
+        skill_order: Default::default(),
         shard: None,
     }
 }
@@ -169,6 +170,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
         truncated: Vec::new(),
         reused_from: None,
         judge_usage: None,
+        skill_order: None,
     }
 }
 
@@ -221,6 +223,7 @@ fn rendered(format: Format) -> String {
         summary: &summary,
         records: &records,
         missing_transcripts: &Default::default(),
+        answers: &[],
     };
     String::from_utf8(render(format, &run)).expect("exports are UTF-8")
 }

@@ -358,3 +358,52 @@ pub(crate) fn html(table: &Table, id: &str, escape: impl Fn(&str) -> String) -> 
     out.push_str("</tbody></table>\n");
     out
 }
+
+/// The cases in the order the per-case tables list them: failing first — the lowest with-skill
+/// pass rate (excluded cases, with none, before all), then the lowest lift — then by case id.
+pub(crate) fn cases_failing_first(
+    summary: &crate::analysis::Summary,
+) -> Vec<&crate::analysis::CaseSummary> {
+    let mut cases: Vec<&crate::analysis::CaseSummary> = summary.cases.iter().collect();
+    let key = |value: Option<f64>| value.unwrap_or(f64::NEG_INFINITY);
+    cases.sort_by(|a, b| {
+        key(a.with_skill.pass_rate)
+            .total_cmp(&key(b.with_skill.pass_rate))
+            .then(key(a.lift).total_cmp(&key(b.lift)))
+            .then(a.case_id.cmp(&b.case_id))
+    });
+    cases
+}
+
+/// The sample answer of `case_id` in `arm`, when one was read.
+pub(crate) fn sample_answer<'a>(
+    answers: &'a [crate::report::SampleAnswer],
+    case_id: &str,
+    arm: crate::workspace::Arm,
+) -> Option<&'a crate::report::SampleAnswer> {
+    answers
+        .iter()
+        .find(|a| a.trial.case_id == case_id && a.trial.arm == arm)
+}
+
+/// A sample answer as table text: `W2 fail: “…”` (W = with skill, B = baseline, then the
+/// attempt), or `n/a`.
+pub(crate) fn sample_text(answer: Option<&crate::report::SampleAnswer>) -> String {
+    let Some(answer) = answer else {
+        return "n/a".to_string();
+    };
+    let letter = if answer.trial.arm == crate::workspace::Arm::WithSkill {
+        "W"
+    } else {
+        "B"
+    };
+    format!(
+        "{letter}{} {}: {}",
+        answer.trial.attempt,
+        answer.trial.outcome.as_str(),
+        answer
+            .answer
+            .as_deref()
+            .map_or_else(|| "(no answer recorded)".to_string(), |a| format!("“{a}”"))
+    )
+}

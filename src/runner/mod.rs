@@ -109,7 +109,8 @@ pub struct AttemptInput<'a> {
     pub workspace: &'a Path,
     /// The trial's fresh HOME (empty, like `workspace`, for a trial staged in memory).
     pub home: &'a Path,
-    /// The skills staged in this arm, ordered by name.
+    /// The skills staged in this arm, in the order the trial presents them (`crate::skill_order`:
+    /// a balanced run's seeded order, else by name).
     pub skills: &'a [StagedSkill],
     /// The requested model.
     pub model: &'a str,

@@ -85,8 +85,8 @@ pub(super) struct LoadedSkill {
     pub(super) body: String,
 }
 
-/// The system prompt of `inject` mode: the base prompt, then one section per skill (ordered by
-/// name) with its description and trimmed body.
+/// The system prompt of `inject` mode: the base prompt, then one section per skill (in the order
+/// given: the trial's presentation order) with its description and trimmed body.
 pub(super) fn inject_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
     if skills.is_empty() {
         return base.to_string();

@@ -42,6 +42,8 @@ const SKIPPED_DIRS: [&str; 8] = [
 /// Why a skill folder could not be checked at all.
 #[derive(Debug, thiserror::Error)]
 pub enum SkillFitError {
+    #[error("{dir}: does not exist")]
+    Missing { dir: PathBuf },
     #[error("{dir}: not a folder")]
     NotAFolder { dir: PathBuf },
     #[error("{path}: cannot read: {source}")]
@@ -87,6 +89,11 @@ impl SkillFile {
 /// The files of the skill folder `dir`, sorted by relative path. Symbolic links are not
 /// followed; vendored and cache folders ([`SKIPPED_DIRS`]) are skipped.
 pub fn skill_files(dir: &Path) -> Result<Vec<SkillFile>, SkillFitError> {
+    if !dir.exists() {
+        return Err(SkillFitError::Missing {
+            dir: dir.to_path_buf(),
+        });
+    }
     if !dir.is_dir() {
         return Err(SkillFitError::NotAFolder {
             dir: dir.to_path_buf(),

@@ -80,6 +80,7 @@ pub use proportion::{
     EffectiveCountWilson, clopper_pearson_interval, effective_count_wilson_interval,
     wilson_interval,
 };
+pub(crate) use sampling::uniform_below;
 pub use sampling::{seeded_rng, seeded_shuffle};
 
 /// A two-sided confidence interval `[low, high]` in the units of the estimate it belongs to

@@ -47,6 +47,10 @@ pub struct MockBehaviour {
     /// marker counts only when a user message contains the second string (so each model of a
     /// matrix run has its own designed lift).
     pub model_needs: Vec<(String, String)>,
+    /// A model with a position bias: it follows only the skill listed last (inject mode: the
+    /// marker counts only in the last `## Skill:` section; tools mode: `activate` is called
+    /// only when that skill is the last one listed).
+    pub last_listed_only: bool,
 }
 
 impl Default for MockBehaviour {
@@ -64,6 +68,7 @@ impl Default for MockBehaviour {
             answer_with_final_answer_tool: false,
             partial: None,
             model_needs: Vec::new(),
+            last_listed_only: false,
         }
     }
 }
@@ -170,9 +175,16 @@ async fn chat(
     let has_tools = body.get("tools").is_some();
     if has_tools {
         let tool_results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
+        let listed_last = |name: &str| {
+            system
+                .lines()
+                .rfind(|line| line.starts_with("- ") && line.contains(':'))
+                .is_some_and(|line| line.starts_with(&format!("- {name}:")))
+        };
         if tool_results.is_empty()
             && let Some(name) = &behaviour.activate
             && system.contains(&format!("- {name}:"))
+            && (!behaviour.last_listed_only || listed_last(name))
         {
             let calls = json!([{"id": "call_1", "type": "function",
                 "function": {"name": "activate_skill", "arguments": json!({"name": name}).to_string()}}]);
@@ -195,7 +207,13 @@ async fn chat(
         }
         return Json(completion(Some(answer), None, prompt_tokens)).into_response();
     }
-    let answer = answer_for(&system);
+    // A position-biased model reads only the last skill section.
+    let read = if behaviour.last_listed_only {
+        system.rsplit("## Skill:").next().unwrap_or("").to_string()
+    } else {
+        system
+    };
+    let answer = answer_for(&read);
     Json(completion(Some(&answer), None, prompt_tokens)).into_response()
 }
 
