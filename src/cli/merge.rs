@@ -15,7 +15,7 @@ use crate::record::{
     FinishedTrial, TranscriptLog, TranscriptReader, for_each_planned_trial, read_manifest,
     write_atomic,
 };
-use crate::report::{Format, export_run, markdown::summary_markdown};
+use crate::report::{Format, export_run};
 use crate::shard::{check_shard_set, merge_shards, missing_shards};
 
 /// Run the command; returns the exit code.
@@ -242,7 +242,7 @@ fn merge_folders(
     let (summary, written) = export_run(out, out, &manifest, &settings, &Format::ALL, true)
         .with_context(|| format!("writing exports into {}", out.display()))
         .map_err(CommandError::infrastructure)?;
-    let markdown = summary_markdown(&summary);
+    let markdown = super::report_markdown(&written, &summary);
     if !quiet {
         crate::out!("{markdown}");
     }

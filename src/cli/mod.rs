@@ -568,6 +568,17 @@ pub fn print_written(paths: &[PathBuf]) {
     }
 }
 
+/// The Markdown report as written (`report.md` among `written`: the summary and the per-case
+/// table with sample answers), else the summary alone: what is printed and appended to the job
+/// summary, byte for byte the file.
+pub fn report_markdown(written: &[PathBuf], summary: &crate::analysis::Summary) -> String {
+    written
+        .iter()
+        .find(|path| path.file_name().is_some_and(|name| name == "report.md"))
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .unwrap_or_else(|| crate::report::markdown::summary_markdown(summary))
+}
+
 /// Append `markdown` to the file named by `GITHUB_STEP_SUMMARY`, when that variable is set (a
 /// GitHub Actions job summary), through the redaction boundary. A failure is a warning, never
 /// an error.

@@ -16,7 +16,6 @@ use super::{AnalysisArgs, CommandError};
 use crate::exit_codes;
 use crate::pipeline::{RegradeRequest, execute_regrade, prepare_regrade};
 use crate::progress::{DEFAULT_LINE_INTERVAL_S, ProgressDisplay, ProgressMode};
-use crate::report::markdown::summary_markdown;
 
 /// Flags of `skill-lift regrade`.
 #[derive(Debug, Args, Clone)]
@@ -125,7 +124,7 @@ async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
     };
     let prepared = prepare_regrade(request)?;
     let finished = execute_regrade(prepared, crate::contain::interrupted()).await?;
-    let markdown = summary_markdown(&finished.summary);
+    let markdown = super::report_markdown(&finished.written, &finished.summary);
     if !args.quiet {
         crate::out!("{markdown}");
     }

@@ -10,7 +10,7 @@ use super::{CommandError, ReportArgs};
 use crate::analysis::Summary;
 use crate::record::{Manifest, read_manifest, write_atomic};
 use crate::report::matrix::{matrix_html, matrix_json, pass_rate_matrix};
-use crate::report::{Format, export_run, markdown::summary_markdown};
+use crate::report::{Format, export_run};
 
 /// Parse `--format` values (`all`, or names from [`Format::name`]/file names), deduplicated, in
 /// [`Format::ALL`] order.
@@ -103,7 +103,7 @@ fn export_one(
             .trials_planned
             .saturating_sub(summary.trials.recorded)
     };
-    let text = summary_markdown(&summary);
+    let text = super::report_markdown(&written, &summary);
     super::print_written(&written);
     let mut code = super::run::exit_code_for(&summary);
     super::run::explain_exit(&summary, code);

@@ -18,7 +18,6 @@ use crate::pipeline::{
     ExecutionSettings, FreshRun, NothingToRun, PreviousSource, ReuseFrom, RunConclusion,
     RunSettings, RunStart, SummaryOutcome,
 };
-use crate::report::markdown::summary_markdown;
 use crate::workspace::Arm;
 
 pub(super) use crate::pipeline::{
@@ -216,7 +215,7 @@ pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
             return Err(error);
         }
     };
-    let markdown = summary_markdown(&finished.summary);
+    let markdown = super::report_markdown(&finished.written, &finished.summary);
     if !args.quiet {
         crate::out!("{markdown}");
     }
