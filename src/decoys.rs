@@ -85,6 +85,7 @@ pub fn prepare_decoys(source: &DecoySource) -> Result<Decoys, DecoyError> {
                 .map(|(name, _)| SkillSource {
                     name: name.to_string(),
                     dir: dir.join(name),
+                    ..Default::default()
                 })
                 .collect();
             Ok(Decoys { skills })
@@ -106,6 +107,7 @@ pub fn prepare_decoys(source: &DecoySource) -> Result<Decoys, DecoyError> {
                     skills.push(SkillSource {
                         name: folder_name(&dir),
                         dir,
+                        ..Default::default()
                     });
                 }
             }

@@ -383,6 +383,10 @@ struct Dispatcher {
     started: usize,
     retried_requests: usize,
     breaker_limit: usize,
+    /// Trials in a row with the same model-API cause that trip the breaker before
+    /// `breaker_limit`: one per job slot (at most `breaker_limit`), i.e. every trial that was in
+    /// flight saw the same fault. With one job the streak rule alone applies (`usize::MAX`).
+    same_cause_limit: usize,
     breaker: Option<String>,
     /// The infrastructure causes of the trailing run of infrastructure failures (in the order
     /// trials go to the recorder).
@@ -404,8 +408,16 @@ impl Dispatcher {
             }
             _ => self.failing_streak.clear(),
         }
+        let same_cause = self.failing_streak.len() >= self.same_cause_limit
+            && self.failing_streak[self.failing_streak.len() - self.same_cause_limit..]
+                .windows(2)
+                .all(|pair| pair[0] == pair[1])
+            && self
+                .failing_streak
+                .last()
+                .is_some_and(|cause| cause.is_api());
         let trip = self.breaker_limit > 0
-            && self.failing_streak.len() >= self.breaker_limit
+            && (self.failing_streak.len() >= self.breaker_limit || same_cause)
             && self.breaker.is_none()
             && !self.interrupted
             && self.fatal.is_none();
@@ -605,6 +617,11 @@ pub(crate) async fn dispatch<W: TrialWork>(
         started: 0,
         retried_requests: 0,
         breaker_limit: settings.breaker,
+        same_cause_limit: if settings.jobs >= 2 {
+            settings.jobs.min(settings.breaker.max(1))
+        } else {
+            usize::MAX
+        },
         breaker: None,
         failing_streak: Vec::new(),
         last_failure: None,
@@ -909,8 +926,16 @@ fn breaker_reason(streak: &[crate::trajectory::InfrastructureCause], last: Optio
         .collect::<Vec<_>>()
         .join(", ");
     let last = last.unwrap_or("no reason recorded");
+    let what = if streak
+        .first()
+        .is_some_and(|first| first.is_api() && streak.iter().all(|cause| cause == first))
+    {
+        "all failed with the same model-API cause"
+    } else {
+        "all failed for infrastructure reasons"
+    };
     format!(
-        "circuit breaker: the last {} trials all failed for infrastructure reasons ({causes}); last: {}",
+        "circuit breaker: the last {} trials {what} ({causes}); last: {}",
         streak.len(),
         crate::runner::parsers::truncate(last, 300)
     )
@@ -1871,6 +1896,7 @@ mod scheduler_tests {
             SkillSource {
                 name: name.into(),
                 dir: skill,
+                ..Default::default()
             }
         };
         let target = write_skill("target", "Answer Aye.");
@@ -1882,6 +1908,7 @@ mod scheduler_tests {
             decoys.push(SkillSource {
                 name: "copy".into(),
                 dir: copy,
+                ..Default::default()
             });
         }
         let run_dir = dir.path().join("run");

@@ -4,7 +4,9 @@
 //! shortly after the agent's final event for CLIs that linger.
 //!
 //! This module owns mechanics only: it knows nothing about agents or event formats. The caller
-//! says which stdout line is the final event and classifies the outcome (`crate::runner::agent_cli`).
+//! says which stdout line is the final event and classifies the outcome (`crate::runner::agent_cli`);
+//! a caller that watches the output while it runs ([`ProcessWatch`]) can also declare the
+//! process stalled (an agent retrying a dead API), which stops it like a timeout.
 //! After every attempt the whole process tree is killed, so grandchildren that kept the pipes
 //! open, outlived the agent or escaped its process group with `setsid` never survive the trial:
 //! in the `skill-lift` binary each attempt runs under a supervisor (`crate::contain`) that kills
@@ -81,6 +83,8 @@ pub struct ProcessOutcome {
     pub stopped_after_final_event: bool,
     /// Whether a line recognised as the final event was seen.
     pub final_event_seen: bool,
+    /// Whether the caller's [`ProcessWatch`] declared the process stalled, which stopped it.
+    pub stalled: bool,
     /// Wall time from spawn to reaping.
     pub wall_s: f64,
 }
@@ -225,11 +229,49 @@ async fn read_stdout_lines(
     }
 }
 
+/// What a caller watches in a running process's output ([`run_watched_process`]).
+pub trait ProcessWatch: Send {
+    /// Whether this stdout line is the final event.
+    fn line(&mut self, line: &str) -> bool;
+
+    /// A chunk of stderr as it arrives.
+    fn stderr(&mut self, _bytes: &[u8]) {}
+
+    /// When [`ProcessWatch::stalled`] should next be asked (`None`: not before more output).
+    fn next_check(&self) -> Option<tokio::time::Instant> {
+        None
+    }
+
+    /// Whether the process is stalled at `now`: it is then stopped (SIGTERM, grace, SIGKILL)
+    /// and the outcome says `stalled`.
+    fn stalled(&mut self, _now: tokio::time::Instant) -> bool {
+        false
+    }
+}
+
+/// A watch that only recognises the final event.
+struct FinalEvent<F>(F);
+
+impl<F: FnMut(&str) -> bool + Send> ProcessWatch for FinalEvent<F> {
+    fn line(&mut self, line: &str) -> bool {
+        (self.0)(line)
+    }
+}
+
 /// Run `spec` to the end under `limits`. `is_final` is asked about each stdout line.
 pub async fn run_process(
     spec: &ProcessSpec,
     limits: ProcessLimits,
-    mut is_final: impl FnMut(&str) -> bool,
+    is_final: impl FnMut(&str) -> bool + Send,
+) -> Result<ProcessOutcome, ProcessError> {
+    run_watched_process(spec, limits, &mut FinalEvent(is_final)).await
+}
+
+/// Run `spec` to the end under `limits`, with `watch` reading its output as it arrives.
+pub async fn run_watched_process(
+    spec: &ProcessSpec,
+    limits: ProcessLimits,
+    watch: &mut dyn ProcessWatch,
 ) -> Result<ProcessOutcome, ProcessError> {
     let program = spec.program.display().to_string();
     let started = Instant::now();
@@ -325,6 +367,7 @@ pub async fn run_process(
     let mut final_event_seen = false;
     let mut timed_out = false;
     let mut stopped_after_final_event = false;
+    let mut stalled = false;
     let timeout_at = tokio::time::Instant::now() + limits.timeout;
     let mut linger_at: Option<tokio::time::Instant> = None;
     let mut streams_open = true;
@@ -332,13 +375,14 @@ pub async fn run_process(
     let stderr_cap = limits.max_stderr_bytes;
 
     let mut take = |item: Stream,
+                    watch: &mut dyn ProcessWatch,
                     lines: &mut Vec<String>,
                     stderr_tail: &mut Vec<u8>,
                     final_seen: &mut bool|
      -> bool {
         match item {
             Stream::Line(line) => {
-                let is_last = !*final_seen && is_final(&line);
+                let is_last = !*final_seen && watch.line(&line);
                 lines.push(line);
                 if is_last {
                     *final_seen = true;
@@ -346,7 +390,7 @@ pub async fn run_process(
                 is_last
             }
             Stream::Probe(line) => {
-                let is_last = !*final_seen && is_final(&line);
+                let is_last = !*final_seen && watch.line(&line);
                 if is_last {
                     // The terminal event is kept even past the cap (it is at most the probe
                     // size), so a cut stream can still be told complete.
@@ -361,6 +405,7 @@ pub async fn run_process(
                 false
             }
             Stream::Stderr(bytes) => {
+                watch.stderr(&bytes);
                 stderr_tail.extend_from_slice(&bytes);
                 if stderr_tail.len() > stderr_cap.saturating_mul(2).max(64 * 1024) {
                     let cut = stderr_tail.len() - stderr_cap;
@@ -376,7 +421,15 @@ pub async fn run_process(
     let mut stop = Stop::Running;
     while status.is_none() {
         let deadline = match stop {
-            Stop::Running => Some(linger_at.map_or(timeout_at, |at| at.min(timeout_at))),
+            Stop::Running => {
+                let mut at = linger_at.map_or(timeout_at, |at| at.min(timeout_at));
+                if linger_at.is_none()
+                    && let Some(check) = watch.next_check()
+                {
+                    at = at.min(check);
+                }
+                Some(at)
+            }
             Stop::Terminating { kill_at } => Some(kill_at),
             Stop::Killed => None,
         };
@@ -384,7 +437,7 @@ pub async fn run_process(
             item = receiver.recv(), if streams_open => {
                 match item {
                     Some(item) => {
-                        if take(item, &mut lines, &mut stderr_tail, &mut final_event_seen) {
+                        if take(item, watch, &mut lines, &mut stderr_tail, &mut final_event_seen) {
                             linger_at = Some(tokio::time::Instant::now() + limits.linger);
                         }
                     }
@@ -400,8 +453,12 @@ pub async fn run_process(
                     Stop::Running => {
                         if now >= timeout_at {
                             timed_out = true;
-                        } else {
+                        } else if linger_at.is_some_and(|at| now >= at) {
                             stopped_after_final_event = true;
+                        } else if linger_at.is_none() && watch.stalled(now) {
+                            stalled = true;
+                        } else {
+                            continue;
                         }
                         signal_group(group, libc::SIGTERM);
                         stop = Stop::Terminating { kill_at: now + limits.grace };
@@ -428,7 +485,7 @@ pub async fn run_process(
     while streams_open {
         tokio::select! {
             item = receiver.recv() => match item {
-                Some(item) => { take(item, &mut lines, &mut stderr_tail, &mut final_event_seen); }
+                Some(item) => { take(item, watch, &mut lines, &mut stderr_tail, &mut final_event_seen); }
                 None => streams_open = false,
             },
             _ = tokio::time::sleep_until(drain_until) => break,
@@ -440,7 +497,13 @@ pub async fn run_process(
         reader.abort();
     }
     while let Ok(item) = receiver.try_recv() {
-        take(item, &mut lines, &mut stderr_tail, &mut final_event_seen);
+        take(
+            item,
+            watch,
+            &mut lines,
+            &mut stderr_tail,
+            &mut final_event_seen,
+        );
     }
 
     let status = status.expect("loop ends with a status");
@@ -457,6 +520,7 @@ pub async fn run_process(
         timed_out,
         stopped_after_final_event,
         final_event_seen,
+        stalled,
         wall_s: started.elapsed().as_secs_f64(),
     })
 }

@@ -144,13 +144,17 @@ pub enum InfrastructureCause {
     ApiUnreachable,
     /// The API refused the credentials (HTTP 401/403, invalid key).
     AuthFailure,
-    /// The API rate-limited the requests (HTTP 429, quota exhausted).
+    /// The API rate-limited the requests (HTTP 429, a per-minute quota).
     RateLimited,
+    /// The account's credit or billing quota is spent (HTTP 402, Anthropic `Credit balance is
+    /// too low`, OpenAI `insufficient_quota`): retrying later does not help.
+    QuotaExhausted,
     /// The API was overloaded or unavailable (HTTP 529/503).
     Overloaded,
     /// The API failed otherwise (HTTP 5xx).
     ServerError,
-    /// The trial ran past its timeout.
+    /// The trial ran past its timeout, the agent reported a request timeout (Claude Code
+    /// `API Error: Request timed out.`), or no model answer came within `infra_grace_s`.
     Timeout,
     /// The runner failed: the agent program could not start, died, or its stream ended without
     /// its terminal event; or an HTTP runner's requests failed after their retries.
@@ -160,20 +164,25 @@ pub enum InfrastructureCause {
     /// A model API's response body passed the profile's `max_response_bytes` (an endless or
     /// oversized answer; the request was ended rather than held in memory).
     ResponseTooLarge,
+    /// The agent CLI ended with an error result or fatal error event that names none of the
+    /// causes above (its own text is the message): the trial measured nothing, never a `fail`.
+    AgentError,
 }
 
 impl InfrastructureCause {
     /// Every cause, in order.
-    pub const ALL: [InfrastructureCause; 9] = [
+    pub const ALL: [InfrastructureCause; 11] = [
         InfrastructureCause::ApiUnreachable,
         InfrastructureCause::AuthFailure,
         InfrastructureCause::RateLimited,
+        InfrastructureCause::QuotaExhausted,
         InfrastructureCause::Overloaded,
         InfrastructureCause::ServerError,
         InfrastructureCause::Timeout,
         InfrastructureCause::Runner,
         InfrastructureCause::Grader,
         InfrastructureCause::ResponseTooLarge,
+        InfrastructureCause::AgentError,
     ];
 
     /// The recorded name (`api_unreachable`, …).
@@ -182,12 +191,14 @@ impl InfrastructureCause {
             InfrastructureCause::ApiUnreachable => "api_unreachable",
             InfrastructureCause::AuthFailure => "auth_failure",
             InfrastructureCause::RateLimited => "rate_limited",
+            InfrastructureCause::QuotaExhausted => "quota_exhausted",
             InfrastructureCause::Overloaded => "overloaded",
             InfrastructureCause::ServerError => "server_error",
             InfrastructureCause::Timeout => "timeout",
             InfrastructureCause::Runner => "runner",
             InfrastructureCause::Grader => "grader",
             InfrastructureCause::ResponseTooLarge => "response_too_large",
+            InfrastructureCause::AgentError => "agent_error",
         }
     }
 
@@ -197,12 +208,14 @@ impl InfrastructureCause {
             InfrastructureCause::ApiUnreachable => "agent API unreachable",
             InfrastructureCause::AuthFailure => "agent API authentication failed",
             InfrastructureCause::RateLimited => "agent API rate limit",
+            InfrastructureCause::QuotaExhausted => "agent API quota exhausted",
             InfrastructureCause::Overloaded => "agent API overloaded",
             InfrastructureCause::ServerError => "agent API server error",
-            InfrastructureCause::Timeout => "trial timeout",
+            InfrastructureCause::Timeout => "timeout",
             InfrastructureCause::Runner => "runner failure",
             InfrastructureCause::Grader => "grader failure",
             InfrastructureCause::ResponseTooLarge => "response body too large",
+            InfrastructureCause::AgentError => "agent error",
         }
     }
 
@@ -210,6 +223,8 @@ impl InfrastructureCause {
     pub fn from_status(status: u64) -> Option<Self> {
         match status {
             401 | 403 | 407 => Some(InfrastructureCause::AuthFailure),
+            402 => Some(InfrastructureCause::QuotaExhausted),
+            408 => Some(InfrastructureCause::Timeout),
             429 => Some(InfrastructureCause::RateLimited),
             503 | 529 => Some(InfrastructureCause::Overloaded),
             500..=599 => Some(InfrastructureCause::ServerError),
@@ -238,8 +253,12 @@ impl InfrastructureCause {
                     r"\bresponse_too_large\b",
                 ),
                 pattern(
+                    InfrastructureCause::QuotaExhausted,
+                    r"credit balance|insufficient[_ ]quota|insufficient (credits?|balance|funds)|out of credits|billing|payment required|\b402\b|exceeded your current quota, please check your plan",
+                ),
+                pattern(
                     InfrastructureCause::AuthFailure,
-                    r"\b(401|403)\b|unauthori[sz]ed|unauthenticated|authentication[ _](error|failed)|invalid (x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|permission_denied|\bforbidden\b",
+                    r"\b(401|403)\b|not logged in|please run /login|missing (an? )?api[ _-]?key|no api[ _-]?key|api[ _-]?key (is )?(missing|required|not (set|found|provided))|unauthori[sz]ed|unauthenticated|authentication[ _](error|failed)|invalid (x-)?api[ _-]?key|incorrect api key|api key not valid|invalid_api_key|permission_denied|\bforbidden\b",
                 ),
                 pattern(
                     InfrastructureCause::RateLimited,
@@ -254,6 +273,10 @@ impl InfrastructureCause {
                     r"enotfound|econnrefused|econnreset|etimedout|eai_again|ehostunreach|enetunreach|can'?t reach|cannot reach|unable to connect|could not connect|connection[ _](refused|reset|error|failed)|error sending request|fetch failed|failed to lookup address|dns error|name or service not known|no route to host|network (error|is unreachable)|stream disconnected|getaddrinfo",
                 ),
                 pattern(
+                    InfrastructureCause::Timeout,
+                    r"timed out|request timeout|deadline exceeded|deadline_exceeded",
+                ),
+                pattern(
                     InfrastructureCause::ServerError,
                     r"\b50[0248]\b|internal server error|bad gateway|gateway time-?out|\bserver_error\b|\bapi_error\b",
                 ),
@@ -263,6 +286,32 @@ impl InfrastructureCause {
             .iter()
             .find(|(_, regex)| regex.is_match(text))
             .map(|(cause, _)| *cause)
+    }
+
+    /// The cause of an error that carries an HTTP `status` (when it has one) and a message: a
+    /// spent credit or billing quota named in the text wins (providers answer it with 400, 402
+    /// or 429), then the status, then the text.
+    pub fn of_error(status: Option<u64>, text: &str) -> Option<Self> {
+        let named = Self::from_error_text(text);
+        if named == Some(InfrastructureCause::QuotaExhausted) {
+            return named;
+        }
+        status.and_then(Self::from_status).or(named)
+    }
+
+    /// Whether the cause is the model API's (reported by the agent or the server), so the
+    /// same fault reads the same in every arm: not a trial timeout of skill-lift's own, a
+    /// runner, grader or unrecognised agent failure.
+    pub fn is_api(self) -> bool {
+        matches!(
+            self,
+            InfrastructureCause::ApiUnreachable
+                | InfrastructureCause::AuthFailure
+                | InfrastructureCause::RateLimited
+                | InfrastructureCause::QuotaExhausted
+                | InfrastructureCause::Overloaded
+                | InfrastructureCause::ServerError
+        )
     }
 }
 

@@ -263,11 +263,15 @@ impl ArmDesign {
     }
 }
 
-/// A skill source to stage: its name in the skills folder and its source folder.
-#[derive(Debug, Clone)]
+/// A skill source to stage: its name in the skills folder, its source folder, and the eval
+/// material inside it that its eval set reads (beyond the rule by name, which applies to every
+/// skill staged: [`crate::asset::eval_material`]).
+#[derive(Debug, Clone, Default)]
 pub struct SkillSource {
     pub name: String,
     pub dir: PathBuf,
+    /// Paths of the folder that the eval set or its graders read (never staged).
+    pub eval_material: crate::asset::eval_material::EvalMaterial,
 }
 
 /// The previous version of the target, for the `previous_version` arm: its folder (staged
@@ -437,10 +441,42 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> StagingError + '_ {
     }
 }
 
-/// Copy `source` (file or folder) to `destination`, skipping `evals/`, `results/` and `.git/` inside skills when
-/// `skill_copy` (the golden set never reaches the agent). Symbolic links
-/// are not followed.
-fn copy_tree(source: &Path, destination: &Path, skill_copy: bool) -> Result<(), StagingError> {
+/// How [`copy_tree`] copies: a task fixture as it is, or a skill, without its eval material
+/// ([`SkillCopy::skips`]).
+#[derive(Clone, Copy)]
+enum TreeCopy<'a> {
+    /// A case's files: copied whole.
+    Fixture,
+    /// A skill folder: its eval material, run output and version control stay behind.
+    Skill(SkillCopy<'a>),
+}
+
+/// A skill being copied, and where the walk is inside it.
+#[derive(Clone, Copy)]
+struct SkillCopy<'a> {
+    material: &'a crate::asset::eval_material::EvalMaterial,
+    relative: &'a Path,
+}
+
+impl TreeCopy<'_> {
+    /// Whether the entry `name` (a folder when `is_dir`) of the folder being walked stays
+    /// behind: **the eval-material rule** (`EVAL.md`, `evals/`, Vally `eval.yaml`, the eval
+    /// set's own files: no arm ever reads the answer key), plus run output and version control.
+    fn skips(&self, name: &str, is_dir: bool) -> bool {
+        match self {
+            TreeCopy::Fixture => false,
+            TreeCopy::Skill(skill) => {
+                (is_dir && is_skill_excluded_dir(name))
+                    || skill.material.excludes(&skill.relative.join(name), is_dir)
+            }
+        }
+    }
+}
+
+/// Copy `source` (file or folder) to `destination`; a skill copy leaves its eval material,
+/// run output and version control behind ([`TreeCopy::skips`]). Symbolic links are not
+/// followed.
+fn copy_tree(source: &Path, destination: &Path, copy: TreeCopy<'_>) -> Result<(), StagingError> {
     let metadata = std::fs::symlink_metadata(source).map_err(io_error(source))?;
     if metadata.is_file() {
         if let Some(parent) = destination.parent() {
@@ -460,10 +496,21 @@ fn copy_tree(source: &Path, destination: &Path, skill_copy: bool) -> Result<(), 
         if file_type.is_symlink() {
             continue;
         }
-        if file_type.is_dir() && skill_copy && is_skill_excluded_dir(&name.to_string_lossy()) {
+        if copy.skips(&name.to_string_lossy(), file_type.is_dir()) {
             continue;
         }
-        copy_tree(&entry.path(), &destination.join(&name), skill_copy)?;
+        let relative;
+        let inner = match copy {
+            TreeCopy::Fixture => TreeCopy::Fixture,
+            TreeCopy::Skill(skill) => {
+                relative = skill.relative.join(&name);
+                TreeCopy::Skill(SkillCopy {
+                    material: skill.material,
+                    relative: &relative,
+                })
+            }
+        };
+        copy_tree(&entry.path(), &destination.join(&name), inner)?;
     }
     Ok(())
 }
@@ -490,8 +537,11 @@ pub fn staging_omissions(skill_dir: &Path) -> Vec<String> {
                     "{relative} (a symbolic link; links are not staged)"
                 ));
             } else if kind.is_dir() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
                 if !(folder == skill_dir
-                    && is_skill_excluded_dir(&entry.file_name().to_string_lossy()))
+                    && (is_skill_excluded_dir(&name)
+                        || crate::asset::eval_material::is_eval_material_name(&name, true)))
                 {
                     stack.push(path);
                 }
@@ -504,10 +554,18 @@ pub fn staging_omissions(skill_dir: &Path) -> Vec<String> {
     omitted
 }
 
-/// Folders of a skill never staged: the golden set (it holds the expected answers), run output
-/// and version control. Everything else is staged as installed, since the body may point to it.
+/// Folders of a skill never staged besides its eval material: run output and version
+/// control. Everything else is staged as installed, since the body may point to it.
 fn is_skill_excluded_dir(name: &str) -> bool {
-    matches!(name, "evals" | "results" | ".git")
+    matches!(name, "results" | ".git")
+}
+
+/// The copy of skill `source` from its root.
+fn skill_copy(source: &SkillSource) -> TreeCopy<'_> {
+    TreeCopy::Skill(SkillCopy {
+        material: &source.eval_material,
+        relative: Path::new(""),
+    })
 }
 
 /// The file a staged trial's folder holds naming the run folder it belongs to, so
@@ -608,6 +666,9 @@ fn previous_source(
         (ArmStaging::WithPrevious, Some(previous)) => Ok(Some(SkillSource {
             name: target.name.clone(),
             dir: previous.dir.clone(),
+            // The previous version's eval material by name; the eval set's own files are
+            // the current version's.
+            eval_material: Default::default(),
         })),
         (ArmStaging::WithPrevious, None) => Err(StagingError::Io {
             path: target.dir.clone(),
@@ -716,7 +777,7 @@ fn stage_skills(
     let mut skills = Vec::with_capacity(sources.len());
     for (source, is_target) in sources {
         let destination = skills_root.join(&source.name);
-        copy_tree(&source.dir, &destination, true)?;
+        copy_tree(&source.dir, &destination, skill_copy(source))?;
         skills.push(StagedSkill {
             name: source.name.clone(),
             dir: destination,
@@ -839,12 +900,16 @@ pub fn stage_trial(request: &TrialStaging) -> Result<StagedTrial, StagingError> 
     match &request.case.files {
         CaseFiles::Omitted => {
             if request.eval_files_dir.is_dir() {
-                copy_tree(request.eval_files_dir, &workspace, false)?;
+                copy_tree(request.eval_files_dir, &workspace, TreeCopy::Fixture)?;
             }
         }
         CaseFiles::Listed(files) => {
             for file in files {
-                copy_tree(&file.source, &workspace.join(&file.destination), false)?;
+                copy_tree(
+                    &file.source,
+                    &workspace.join(&file.destination),
+                    TreeCopy::Fixture,
+                )?;
             }
         }
     }
@@ -895,14 +960,19 @@ pub fn stage_trial_in_slot(
         plan_tree(
             &source.dir,
             &skills_rel.join(&source.name),
-            true,
+            skill_copy(source),
             &mut layout,
         )?;
     }
     match &request.case.files {
         CaseFiles::Omitted => {
             if request.eval_files_dir.is_dir() {
-                plan_tree(request.eval_files_dir, workspace_rel, false, &mut layout)?;
+                plan_tree(
+                    request.eval_files_dir,
+                    workspace_rel,
+                    TreeCopy::Fixture,
+                    &mut layout,
+                )?;
             }
         }
         CaseFiles::Listed(files) => {
@@ -910,7 +980,7 @@ pub fn stage_trial_in_slot(
                 plan_tree(
                     &file.source,
                     &workspace_rel.join(&file.destination),
-                    false,
+                    TreeCopy::Fixture,
                     &mut layout,
                 )?;
             }
@@ -969,7 +1039,7 @@ pub fn stage_trial_in_slot(
 fn plan_tree(
     source: &Path,
     destination: &Path,
-    skill_copy: bool,
+    copy: TreeCopy<'_>,
     layout: &mut Layout,
 ) -> Result<(), StagingError> {
     let conflict = |LayoutConflict(path): LayoutConflict| StagingError::Io {
@@ -997,10 +1067,21 @@ fn plan_tree(
         if file_type.is_symlink() {
             continue;
         }
-        if file_type.is_dir() && skill_copy && is_skill_excluded_dir(&name.to_string_lossy()) {
+        if copy.skips(&name.to_string_lossy(), file_type.is_dir()) {
             continue;
         }
-        plan_tree(&entry.path(), &destination.join(&name), skill_copy, layout)?;
+        let relative;
+        let inner = match copy {
+            TreeCopy::Fixture => TreeCopy::Fixture,
+            TreeCopy::Skill(skill) => {
+                relative = skill.relative.join(&name);
+                TreeCopy::Skill(SkillCopy {
+                    material: skill.material,
+                    relative: &relative,
+                })
+            }
+        };
+        plan_tree(&entry.path(), &destination.join(&name), inner, layout)?;
     }
     Ok(())
 }
@@ -1024,6 +1105,7 @@ mod tests {
         SkillSource {
             name: name.to_string(),
             dir,
+            ..Default::default()
         }
     }
 
@@ -1130,6 +1212,7 @@ mod tests {
         let renamed = SkillSource {
             name: "innocent".into(),
             dir: target.dir.clone(),
+            ..Default::default()
         };
         let error = stage_trial(&TrialStaging {
             staging: ArmStaging::WithoutTarget,
@@ -1247,6 +1330,7 @@ mod tests {
         let renamed = SkillSource {
             name: "innocent".into(),
             dir: target.dir.clone(),
+            ..Default::default()
         };
         let error = stage(ArmStaging::WithoutTarget, &[renamed]).err().unwrap();
         assert!(matches!(error, StagingError::Leak { .. }), "{error}");
@@ -1277,6 +1361,7 @@ mod tests {
         let decoy = SkillSource {
             name: "sea-voice".into(),
             dir: decoy_dir.clone(),
+            ..Default::default()
         };
         let stage = |decoys: &[SkillSource], files: CaseFiles| {
             stage_trial(&TrialStaging {
@@ -1368,6 +1453,7 @@ mod tests {
         let copy = SkillSource {
             name: "copy".into(),
             dir: target.dir.clone(),
+            ..Default::default()
         };
         let error = stage(ArmStaging::WithPrevious, std::slice::from_ref(&copy))
             .err()
@@ -1377,6 +1463,7 @@ mod tests {
         let old_copy = SkillSource {
             name: "old-copy".into(),
             dir: old.dir.clone(),
+            ..Default::default()
         };
         let error = stage(ArmStaging::WithoutTarget, &[old_copy]).err().unwrap();
         assert!(error.is_leak(), "{error}");
@@ -1684,6 +1771,7 @@ mod tests {
         let renamed = SkillSource {
             name: "innocent".into(),
             dir: target.dir.clone(),
+            ..Default::default()
         };
         let pool = std::sync::Arc::new(SlotPool::default());
         let stage = |staging, decoys: &[SkillSource]| {

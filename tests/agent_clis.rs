@@ -20,6 +20,7 @@ use support::mock_anthropic::{
     AnthropicBehaviour, AnthropicMock, CACHE_READ_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS,
 };
 use support::mock_chat_stream::{ChatBehaviour, ChatStreamMock};
+use support::mock_fault::{Fault, FaultMock};
 use support::mock_gemini::{GeminiBehaviour, GeminiMock};
 use support::mock_responses::{ResponsesBehaviour, ResponsesMock};
 
@@ -149,6 +150,17 @@ impl Fixture {
     /// `skill-lift run` with the profile `runners/<runner>.toml`, HOME pointing at the planted
     /// real home, trials under `trials/`.
     fn run(&self, runner: &str, run_id: &str, extra_env: &[(&str, &str)]) -> Output {
+        self.run_with(runner, run_id, extra_env, &[])
+    }
+
+    /// [`Fixture::run`] with more arguments.
+    fn run_with(
+        &self,
+        runner: &str,
+        run_id: &str,
+        extra_env: &[(&str, &str)],
+        extra_args: &[&str],
+    ) -> Output {
         let real_home = self.path("real-home");
         let mut command = binary();
         command
@@ -165,7 +177,8 @@ impl Fixture {
                 "--runner", runner, "--out", "results", "-k", "1", "--run-id", run_id,
             ])
             .arg("--workspace-root")
-            .arg(self.path("trials"));
+            .arg(self.path("trials"))
+            .args(extra_args);
         for (name, value) in extra_env {
             command.env(name, value);
         }
@@ -967,7 +980,13 @@ fn unreachable_provider(kind: &str, cli: &Path, message: &str) {
             cli.display()
         ),
     );
-    let output = fixture.run(kind, "offline", &[("MOCK_CHAT_KEY", SECRET)]);
+    // Without the pre-flight probe (which would stop the run before any trial).
+    let output = fixture.run_with(
+        kind,
+        "offline",
+        &[("MOCK_CHAT_KEY", SECRET)],
+        &["--no-preflight"],
+    );
     let run_dir = fixture.run_dir("offline");
     let records: Vec<Value> = std::fs::read_to_string(run_dir.join("trials.jsonl"))
         .unwrap_or_default()
@@ -1119,4 +1138,270 @@ fn a_reused_trial_folder_holds_nothing_from_the_trial_before() {
         .map(|e| e.path())
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// How one agent CLI kind reaches a model server: its model name, the variable holding the
+/// key, and the `base_url` of a server at `root` (`http://127.0.0.1:PORT`).
+struct CliTarget {
+    kind: &'static str,
+    model: &'static str,
+    key_env: &'static str,
+    /// Whether `base_url` ends in `/v1` (OpenAI-style servers) or is the bare root.
+    v1: bool,
+}
+
+impl CliTarget {
+    fn base_url(&self, root: &str) -> String {
+        if self.v1 {
+            format!("{root}/v1")
+        } else {
+            root.to_string()
+        }
+    }
+}
+
+/// Grace for the outage watch in these tests (the default is 30 s).
+const TEST_INFRA_GRACE_S: f64 = 4.0;
+
+/// One fault scenario against `cli`: a profile whose `base_url` is `base`, a run of one case
+/// (both arms) with `--no-preflight` unless `preflight`; returns the output, the run folder and
+/// the wall time.
+fn fault_run(
+    target: &CliTarget,
+    cli: &Path,
+    base: &str,
+    name: &str,
+    key_env: Option<&str>,
+    preflight: bool,
+) -> (Output, PathBuf, std::time::Duration, Fixture) {
+    let fixture = Fixture::new(1);
+    let key_line = key_env
+        .map(|key| format!("api_key_env = \"{key}\"\n"))
+        .unwrap_or_default();
+    fixture.write(
+        &format!("runners/{}.toml", target.kind),
+        &format!(
+            "kind = \"{}\"\nprogram = \"{}\"\nbase_url = \"{base}\"\nmodel = \"{}\"\n{key_line}timeout_s = 120\nconcurrency = 2\ninfra_grace_s = {TEST_INFRA_GRACE_S}\n",
+            target.kind,
+            cli.display(),
+            target.model,
+        ),
+    );
+    let args: &[&str] = if preflight { &[] } else { &["--no-preflight"] };
+    let started = std::time::Instant::now();
+    let env: Vec<(&str, &str)> = key_env.map(|key| (key, SECRET)).into_iter().collect();
+    let output = fixture.run_with(target.kind, name, &env, args);
+    let elapsed = started.elapsed();
+    let run_dir = fixture.run_dir(name);
+    (output, run_dir, elapsed, fixture)
+}
+
+/// Every trial of a fault run: unscoreable with `cause`, in both arms, and the run exits 3.
+fn assert_every_trial_typed(output: &Output, run_dir: &Path, cause: &str, what: &str) {
+    assert_eq!(output.status.code(), Some(3), "{what}: {}", stderr(output));
+    let records: Vec<Value> = std::fs::read_to_string(run_dir.join("trials.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "{what}: {}", stderr(output));
+    let mut arms: Vec<&str> = records.iter().map(|r| r["arm"].as_str().unwrap()).collect();
+    arms.sort();
+    assert_eq!(arms, ["with_skill", "without_skill"], "{what}");
+    for record in &records {
+        assert_eq!(record["outcome"], "unscoreable", "{what}: {record}");
+        assert_eq!(record["infrastructure"], cause, "{what}: {record}");
+    }
+    assert_secret_never_recorded(run_dir);
+}
+
+/// One agent CLI against a server answering 401, 429, 500, a credit-exhausted 400, or never,
+/// and against an unreachable port: every trial unscoreable with the typed cause in both arms,
+/// exit 3, the outage watch (`infra_grace_s`) ending retry storms; and the pre-flight probe
+/// stops a run against a refused key before any trial, naming the key's variable. The
+/// scenarios run side by side; each one's wall time is printed.
+fn faults_are_typed(target: &CliTarget, cli: &Path) {
+    let unreachable = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port())
+    };
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for fault in Fault::ALL {
+            handles.push(scope.spawn(move || {
+                let mock = FaultMock::start(fault);
+                let base = target.base_url(&mock.root_url());
+                let name = fault.name();
+                let (output, run_dir, elapsed, fixture) =
+                    fault_run(target, cli, &base, name, Some(target.key_env), false);
+                let what = format!("{} {name}", target.kind);
+                eprintln!(
+                    "{what}: {:.1} s, {} requests",
+                    elapsed.as_secs_f64(),
+                    mock.requests()
+                );
+                assert_every_trial_typed(&output, &run_dir, fault.cause(), &what);
+                assert_no_processes_under(&fixture.path("trials"));
+            }));
+        }
+        let unreachable = &unreachable;
+        handles.push(scope.spawn(move || {
+            let base = target.base_url(unreachable);
+            let (output, run_dir, elapsed, _fixture) = fault_run(
+                target,
+                cli,
+                &base,
+                "unreachable",
+                Some(target.key_env),
+                false,
+            );
+            let what = format!("{} unreachable", target.kind);
+            eprintln!("{what}: {:.1} s", elapsed.as_secs_f64());
+            assert_every_trial_typed(&output, &run_dir, "api_unreachable", &what);
+        }));
+        handles.push(scope.spawn(move || {
+            let mock = FaultMock::start(Fault::Unauthorized);
+            let base = target.base_url(&mock.root_url());
+            let (output, run_dir, elapsed, _fixture) =
+                fault_run(target, cli, &base, "preflight", Some(target.key_env), true);
+            let what = format!("{} pre-flight 401", target.kind);
+            eprintln!("{what}: {:.1} s", elapsed.as_secs_f64());
+            let text = stderr(&output);
+            assert_eq!(output.status.code(), Some(3), "{what}: {text}");
+            assert!(
+                text.contains("pre-flight check") && text.contains("API authentication failed"),
+                "{what}: {text}"
+            );
+            assert!(text.contains(target.key_env), "{what}: {text}");
+            assert!(!text.contains(SECRET), "{what}: {text}");
+            assert!(!run_dir.join("trials.jsonl").exists(), "{what}");
+        }));
+        for handle in handles {
+            if let Err(panic) = handle.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+}
+
+#[test]
+fn claude_code_faults_are_unscoreable_with_their_cause() {
+    let Some(claude) = installed_cli("claude") else {
+        return;
+    };
+    let target = CliTarget {
+        kind: "claude-code",
+        model: "claude-sonnet-4-5",
+        key_env: "ANTHROPIC_API_KEY",
+        v1: false,
+    };
+    faults_are_typed(&target, &claude);
+    // No key at all: Claude Code says it is not logged in; the probe names the variable it
+    // reads, and without the probe every trial is `auth_failure`.
+    let mock = FaultMock::start(Fault::ServerError);
+    let (output, _, _, _fixture) = fault_run(
+        &target,
+        &claude,
+        &mock.root_url(),
+        "nokey-preflight",
+        None,
+        true,
+    );
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(text.contains("ANTHROPIC_API_KEY"), "{text}");
+    let (output, run_dir, _, _fixture) =
+        fault_run(&target, &claude, &mock.root_url(), "nokey", None, false);
+    assert_every_trial_typed(
+        &output,
+        &run_dir,
+        "auth_failure",
+        "claude-code not logged in",
+    );
+    // A profile naming a variable Claude Code never reads is refused at load.
+    let fixture = Fixture::new(1);
+    fixture.write(
+        "runners/misnamed.toml",
+        &format!(
+            "kind = \"claude-code\"\nprogram = \"{}\"\nmodel = \"m\"\napi_key_env = \"MY_ANTHROPIC_KEY\"\n",
+            claude.display()
+        ),
+    );
+    let output = fixture.run("misnamed", "misnamed", &[("MY_ANTHROPIC_KEY", SECRET)]);
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("api_key_env") && text.contains("ANTHROPIC_API_KEY"),
+        "{text}"
+    );
+}
+
+#[test]
+fn codex_faults_are_unscoreable_with_their_cause() {
+    let Some(codex) = installed_cli("codex") else {
+        return;
+    };
+    let target = CliTarget {
+        kind: "codex",
+        model: "gpt-5-codex",
+        key_env: "MOCK_OPENAI_KEY",
+        v1: true,
+    };
+    faults_are_typed(&target, &codex);
+}
+
+#[test]
+fn gemini_faults_are_unscoreable_with_their_cause() {
+    let Some(gemini) = installed_cli("gemini") else {
+        return;
+    };
+    let target = CliTarget {
+        kind: "gemini",
+        model: "gemini-2.5-pro",
+        key_env: "GEMINI_API_KEY",
+        v1: false,
+    };
+    faults_are_typed(&target, &gemini);
+}
+
+#[test]
+fn opencode_faults_are_unscoreable_with_their_cause() {
+    let Some(opencode) = installed_cli("opencode") else {
+        return;
+    };
+    let target = CliTarget {
+        kind: "opencode",
+        model: "m1",
+        key_env: "MOCK_CHAT_KEY",
+        v1: true,
+    };
+    faults_are_typed(&target, &opencode);
+}
+
+#[test]
+fn copilot_faults_are_unscoreable_with_their_cause() {
+    let Some(copilot) = installed_cli("copilot") else {
+        return;
+    };
+    let target = CliTarget {
+        kind: "copilot",
+        model: "m1",
+        key_env: "MOCK_CHAT_KEY",
+        v1: true,
+    };
+    faults_are_typed(&target, &copilot);
+}
+
+#[test]
+fn qwen_code_faults_are_unscoreable_with_their_cause() {
+    let Some(qwen) = installed_cli("qwen") else {
+        return;
+    };
+    let target = CliTarget {
+        kind: "qwen-code",
+        model: "m1",
+        key_env: "MOCK_CHAT_KEY",
+        v1: true,
+    };
+    faults_are_typed(&target, &qwen);
 }

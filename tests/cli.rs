@@ -2611,3 +2611,163 @@ fn a_model_that_follows_only_the_last_listed_skill_gets_a_position_warning() {
         assert!(html.contains("position-sensitive"), "{mode}");
     }
 }
+
+/// A secret only the answer key holds: it must never reach a workspace, a transcript or a
+/// record of any arm.
+const ANSWER_KEY_SECRET: &str = "ANSWER-KEY-SECRET-7f3a91";
+/// An expected output of an eval set inside the skill folder: graded and reported, never shown
+/// to the agent.
+const EXPECTED_SECRET: &str = "EXPECTED-OUTPUT-SECRET-55c2";
+
+/// The author's `EVAL.md` with the secret in its notes and its one case's expected output.
+fn write_eval_md(fixture: &Fixture, expected: &str) {
+    fixture.write(
+        "skill/pirate-greeting/EVAL.md",
+        &format!(
+            "# Evals for pirate-greeting\n\nThe answer key: {ANSWER_KEY_SECRET}\n\n## author-case\n\n### Prompt\n\nGreet the crew.\n\n### Expected output\n\n{expected}\n"
+        ),
+    );
+}
+
+/// Eval material never reaches an arm (issue 30, item 1): a tools-mode model that activates
+/// the skill and asks `read_file("EVAL.md")` finds nothing in either arm, no kept workspace of
+/// any arm holds the secret of `EVAL.md` (nor `evals/`, nor an eval set passed with `--evals`
+/// from inside the skill folder), and editing `EVAL.md` does not move the fingerprint.
+#[test]
+fn eval_material_never_reaches_an_arm() {
+    let server = MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".into()),
+        read_file: Some("EVAL.md".into()),
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::new(&server.base_url(), 2);
+    write_eval_md(&fixture, "Aye!");
+    // An eval set given with --evals from inside the skill folder, holding the secret too.
+    fixture.write(
+        "skill/pirate-greeting/cases/answers.json",
+        &serde_json::to_string(&json!({"evals": [
+            {"id": "c-1", "prompt": "Question 1?", "expected_output": EXPECTED_SECRET,
+             "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]}
+        ]}))
+        .unwrap(),
+    );
+    fixture.write_profile(
+        "mock",
+        &server.base_url(),
+        "skill_mode = \"tools\"\nmax_turns = 6\n",
+    );
+    let workspaces = fixture.path("workspaces");
+    std::fs::create_dir_all(&workspaces).unwrap();
+    for (run_id, evals) in [
+        ("default-set", None),
+        (
+            "given-set",
+            Some("skill/pirate-greeting/cases/answers.json"),
+        ),
+    ] {
+        let mut args = vec![
+            "-k",
+            "1",
+            "--run-id",
+            run_id,
+            "--expected-output-match",
+            "contains",
+            "--keep-workspaces",
+            "--workspace-root",
+            workspaces.to_str().unwrap(),
+        ];
+        if let Some(evals) = evals {
+            args.extend(["--evals", evals]);
+        }
+        let output = fixture.run(&args);
+        assert!(
+            matches!(output.status.code(), Some(0) | Some(1)),
+            "{}",
+            stderr(&output)
+        );
+        let run_dir = fixture.run_dir(run_id);
+        let records = trial_lines(&run_dir);
+        assert!(
+            records.iter().any(|r| r["arm"] == "with_skill")
+                && records.iter().any(|r| r["arm"] == "without_skill")
+        );
+        for record in &records {
+            let transcript = support::transcripts::of(&run_dir, record);
+            let calls = transcript["trajectory"]["tool_calls"].as_array().unwrap();
+            let read = calls
+                .iter()
+                .find(|call| call["name"] == "read_file")
+                .unwrap_or_else(|| panic!("no read_file call: {transcript}"));
+            assert_eq!(
+                read["is_error"], true,
+                "{} read EVAL.md: {read}",
+                record["arm"]
+            );
+            // What the agent saw (messages, tool calls and results) holds no answer.
+            let seen = transcript["trajectory"].to_string();
+            assert!(!seen.contains(ANSWER_KEY_SECRET), "{seen}");
+            assert!(!seen.contains(EXPECTED_SECRET), "{seen}");
+        }
+        // Nothing the run wrote holds the notes of EVAL.md (no case carries them).
+        for file in walk(&run_dir) {
+            let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+            assert!(
+                !text.contains(ANSWER_KEY_SECRET),
+                "{} holds the secret",
+                file.display()
+            );
+        }
+    }
+    // No kept workspace of any arm holds the answer key or any eval-set file.
+    let kept = walk(&workspaces);
+    assert!(!kept.is_empty());
+    for file in &kept {
+        let name = file.file_name().unwrap().to_string_lossy();
+        assert!(
+            name != "EVAL.md" && name != "answers.json" && name != "evals.json",
+            "{} staged",
+            file.display()
+        );
+        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+        assert!(
+            !text.contains(ANSWER_KEY_SECRET) && !text.contains(EXPECTED_SECRET),
+            "{} holds the secret",
+            file.display()
+        );
+    }
+    assert!(
+        kept.iter().any(|f| f.ends_with("pirate-greeting/SKILL.md")),
+        "the skill itself is staged"
+    );
+
+    // Editing the answer key is not a skill edit: the fingerprint (default calibre) stays.
+    let fingerprint = || {
+        let out = fixture.path("fingerprint");
+        let output = binary()
+            .current_dir(fixture.dir.path())
+            .arg("fingerprint")
+            .arg(fixture.skill())
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let report: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("fingerprint-report.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(report["calibre"], "v4-no-eval-material");
+        report["entries"][0]["fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let before = fingerprint();
+    write_eval_md(&fixture, "Aye! matey");
+    assert_eq!(fingerprint(), before);
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture.run_dir("default-set").join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["asset"]["fingerprint"], before.as_str());
+}

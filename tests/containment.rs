@@ -428,7 +428,9 @@ fn the_breaker_stops_scheduling_at_the_streak_plus_the_trials_in_flight() {
             "kind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmodel = \"m\"\ntimeout_s = 5\nmax_retries = 0\nconcurrency = 4\n"
         ),
     );
-    for (jobs, most) in [("1", 3), ("2", 4), ("4", 6)] {
+    // With several jobs the breaker also trips once every job slot's trial failed with the
+    // same model-API cause (here `api_unreachable`): 2 in a row with 2 jobs.
+    for (jobs, least, most) in [("1", 3, 3), ("2", 2, 3), ("4", 3, 6)] {
         let run_id = format!("dead-{jobs}");
         let output = fixture.run(
             "dead",
@@ -440,7 +442,7 @@ fn the_breaker_stops_scheduling_at_the_streak_plus_the_trials_in_flight() {
         assert!(text.contains("circuit breaker"), "{text}");
         let recorded = fixture.records(&run_id).len();
         assert!(
-            (3..=most).contains(&recorded),
+            (least..=most).contains(&recorded),
             "--jobs {jobs}: {recorded} trials recorded; {text}"
         );
         if jobs == "1" {
@@ -532,5 +534,42 @@ fn retry_after_an_hour_is_capped_and_the_breaker_stops_the_run() {
         for retry in record["retries"].as_array().unwrap() {
             assert!(retry["waited_s"].as_f64().unwrap() <= 0.2, "{record}");
         }
+    }
+}
+
+/// An agent CLI with a shell (the fake agent speaking Claude Code's stream) that `cat`s the
+/// answer key from the staged skill folder finds nothing in either arm (issue 30, item 1):
+/// `EVAL.md` and `evals/` are never staged, so the secret in them reaches no transcript.
+#[test]
+fn an_agent_cli_cannot_cat_the_answer_key() {
+    const SECRET_ANSWER: &str = "ANSWER-KEY-SECRET-c4t";
+    let fixture = Fixture::new(2);
+    fixture.write(
+        &format!("skill/{TARGET}/EVAL.md"),
+        &format!("# Evals\n\nKey: {SECRET_ANSWER}\n\n## author-case\n\n### Prompt\n\nQuestion 0?\n\n### Expected output\n\n{SECRET_ANSWER}\n"),
+    );
+    fixture.fake_profile("cat", "cat-eval", &[".claude/skills", TARGET], "");
+    let output = fixture.run("cat", "cat", &["--expected-output-match", "contains"]);
+    assert!(
+        matches!(output.status.code(), Some(0) | Some(1)),
+        "{}",
+        stderr(&output)
+    );
+    let records = fixture.records("cat");
+    assert_eq!(records.len(), 4, "{}", stderr(&output));
+    let run_dir = fixture.path("results/cat");
+    for record in &records {
+        // Nothing was read: the answer is "Nothing to read." in both arms, so no case passes.
+        assert_eq!(record["outcome"], "fail", "{record}");
+        let transcript = support::transcripts::of(&run_dir, record);
+        let trajectory = &transcript["trajectory"];
+        assert_eq!(
+            trajectory["final_answer"], "Nothing to read.",
+            "{trajectory}"
+        );
+        for call in trajectory["tool_calls"].as_array().unwrap() {
+            assert_eq!(call["is_error"], true, "{call}");
+        }
+        assert!(!trajectory.to_string().contains(SECRET_ANSWER));
     }
 }

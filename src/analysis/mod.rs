@@ -1565,6 +1565,15 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
                 .to_string(),
         );
     }
+    let tokens_known = arm_totals
+        .iter()
+        .any(|arm| arm.usage.input_tokens.is_some() || arm.usage.output_tokens.is_some());
+    if tokens_known && arm_totals.iter().all(|arm| arm.usage.cost_usd.is_none()) {
+        not_measured.push(
+            "cost: the trials reported tokens but no cost, and the runner profile has no [price] table to price them (cost_usd is null)"
+                .to_string(),
+        );
+    }
     if !activation_observable {
         not_measured.push(
             "skill activation: not observable in inject mode (every staged skill is in the prompt)"

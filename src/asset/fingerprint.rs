@@ -22,10 +22,16 @@ pub enum Calibre {
     #[serde(rename = "v2-capability-surface")]
     V2CapabilitySurface,
     /// Everything in the folder minus the common exclusions (so `references/`, text `assets/`
-    /// and `agents/` count). The default.
-    #[default]
+    /// and `agents/` count). The default before `v4-no-eval-material`: it hashes `EVAL.md`.
     #[serde(rename = "v3-agent-skills")]
     V3AgentSkills,
+    /// `v3-agent-skills` minus the skill's eval material by name (`EVAL.md`, Vally
+    /// `eval.yaml`, `evals.json` and its kin, at any depth; `evals/` was never hashed): what
+    /// no arm ever sees does not make the fingerprint (`crate::asset::eval_material`). The
+    /// default.
+    #[default]
+    #[serde(rename = "v4-no-eval-material")]
+    V4NoEvalMaterial,
 }
 
 impl Calibre {
@@ -34,7 +40,20 @@ impl Calibre {
         match self {
             Self::V2CapabilitySurface => "v2-capability-surface",
             Self::V3AgentSkills => "v3-agent-skills",
+            Self::V4NoEvalMaterial => "v4-no-eval-material",
         }
+    }
+
+    /// Every calibre, the default first.
+    pub const ALL: [Calibre; 3] = [
+        Self::V4NoEvalMaterial,
+        Self::V3AgentSkills,
+        Self::V2CapabilitySurface,
+    ];
+
+    /// Whether the calibre leaves the skill's eval material out.
+    fn excludes_eval_material(self) -> bool {
+        self == Self::V4NoEvalMaterial
     }
 }
 
@@ -50,8 +69,9 @@ impl FromStr for Calibre {
         match s {
             "v2-capability-surface" | "v2" => Ok(Self::V2CapabilitySurface),
             "v3-agent-skills" | "v3" => Ok(Self::V3AgentSkills),
+            "v4-no-eval-material" | "v4" => Ok(Self::V4NoEvalMaterial),
             other => Err(format!(
-                "unknown calibre `{other}` (known: v2-capability-surface, v3-agent-skills)"
+                "unknown calibre `{other}` (known: v4-no-eval-material, v3-agent-skills, v2-capability-surface)"
             )),
         }
     }
@@ -186,6 +206,11 @@ pub fn selected_files(root: &Path, calibre: Calibre) -> Result<Vec<String>, Fing
         if calibre == Calibre::V2CapabilitySurface && !v2_includes(&relative) {
             continue;
         }
+        if calibre.excludes_eval_material()
+            && super::eval_material::is_eval_material_path(&relative)
+        {
+            continue;
+        }
         files.push(relative);
     }
     files.sort();
@@ -202,6 +227,9 @@ pub fn selects(relative: &str, calibre: Calibre) -> bool {
         return false;
     };
     if name.is_empty() || parts.iter().any(|dir| is_excluded_dir(dir)) || is_excluded_file(name) {
+        return false;
+    }
+    if calibre.excludes_eval_material() && super::eval_material::is_eval_material_path(relative) {
         return false;
     }
     calibre != Calibre::V2CapabilitySurface || v2_includes(relative)
@@ -318,6 +346,36 @@ mod tests {
         );
         let v2 = selected_files(dir.path(), Calibre::V2CapabilitySurface).unwrap();
         assert_eq!(v2, vec!["SKILL.md", "scripts/run.py"]);
+    }
+
+    #[test]
+    fn v4_leaves_eval_material_out_and_v3_keeps_reading_it() {
+        let dir = sample();
+        let root = dir.path();
+        write(root, "EVAL.md", "## case\nexpected: the secret answer\n");
+        write(root, "nested/eval.yaml", "scenarios: []\n");
+        let v3 = selected_files(root, Calibre::V3AgentSkills).unwrap();
+        assert!(v3.contains(&"EVAL.md".to_string()), "{v3:?}");
+        let v4 = selected_files(root, Calibre::V4NoEvalMaterial).unwrap();
+        assert_eq!(
+            v4,
+            vec!["SKILL.md", "references/guide.md", "scripts/run.py"]
+        );
+        assert!(!selects("EVAL.md", Calibre::V4NoEvalMaterial));
+        assert!(selects("EVAL.md", Calibre::V3AgentSkills));
+        let before = fingerprint(root, Calibre::V4NoEvalMaterial).unwrap();
+        let v3_before = fingerprint(root, Calibre::V3AgentSkills).unwrap();
+        write(root, "EVAL.md", "## case\nexpected: another answer\n");
+        assert_eq!(
+            fingerprint(root, Calibre::V4NoEvalMaterial).unwrap().digest,
+            before.digest
+        );
+        assert_ne!(
+            fingerprint(root, Calibre::V3AgentSkills).unwrap().digest,
+            v3_before.digest
+        );
+        assert_eq!(Calibre::default(), Calibre::V4NoEvalMaterial);
+        assert_eq!("v4".parse::<Calibre>().unwrap(), Calibre::V4NoEvalMaterial);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! This module owns parsing and validation of one skill folder. Hashing lives in
 //! [`fingerprint`]; staging a skill into a workspace lives in `crate::workspace`.
 
+pub mod eval_material;
 pub mod fingerprint;
 
 use std::collections::BTreeMap;

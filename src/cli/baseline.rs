@@ -43,7 +43,7 @@ pub struct ChecklistArgs {
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,
     /// Fingerprint calibre.
-    #[arg(long, value_name = "NAME", default_value = "v3-agent-skills")]
+    #[arg(long, value_name = "NAME", default_value = "v4-no-eval-material")]
     pub calibre: String,
     /// Include draft cases.
     #[arg(long)]

@@ -41,8 +41,8 @@ pub struct ChangedArgs {
     /// The repository (any folder inside it).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
-    /// Fingerprint calibre: v3-agent-skills or v2-capability-surface.
-    #[arg(long, value_name = "NAME", default_value = "v3-agent-skills")]
+    /// Fingerprint calibre: v4-no-eval-material (leaves EVAL.md and eval sets out), v3-agent-skills or v2-capability-surface.
+    #[arg(long, value_name = "NAME", default_value = "v4-no-eval-material")]
     pub calibre: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ChangedFormat::Text)]

@@ -18,8 +18,8 @@ pub struct FingerprintArgs {
     /// Folder receiving fingerprint-report.json and fingerprint-report.md.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub out: PathBuf,
-    /// Fingerprint calibre: v3-agent-skills or v2-capability-surface.
-    #[arg(long, value_name = "NAME", default_value = "v3-agent-skills")]
+    /// Fingerprint calibre: v4-no-eval-material (leaves EVAL.md and eval sets out), v3-agent-skills or v2-capability-surface.
+    #[arg(long, value_name = "NAME", default_value = "v4-no-eval-material")]
     pub calibre: String,
 }
 

@@ -207,11 +207,11 @@ pub struct RunArgs {
     /// Folder for trial workspaces (default: the system temporary folder).
     #[arg(long, value_name = "DIR")]
     pub workspace_root: Option<PathBuf>,
-    /// Fingerprint calibre: v3-agent-skills or v2-capability-surface.
+    /// Fingerprint calibre: v4-no-eval-material (leaves EVAL.md and eval sets out), v3-agent-skills or v2-capability-surface.
     #[arg(
         long,
         value_name = "NAME",
-        default_value = "v3-agent-skills",
+        default_value = "v4-no-eval-material",
         conflicts_with = "resume"
     )]
     pub calibre: String,

@@ -91,8 +91,8 @@ pub struct HostsArgs {
 pub struct ScanArgs {
     #[command(flatten)]
     pub host: HostArgs,
-    /// Fingerprint calibre: v3-agent-skills or v2-capability-surface.
-    #[arg(long, value_name = "NAME", default_value = "v3-agent-skills")]
+    /// Fingerprint calibre: v4-no-eval-material (leaves EVAL.md and eval sets out), v3-agent-skills or v2-capability-surface.
+    #[arg(long, value_name = "NAME", default_value = "v4-no-eval-material")]
     pub calibre: String,
     /// Print the change report as JSON.
     #[arg(long)]

@@ -272,6 +272,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
         target: SkillSource {
             name: skill.name.clone(),
             dir: args.skill_dir.clone(),
+            ..Default::default()
         },
         target_digest: print.digest.clone(),
         calibre,

@@ -71,8 +71,8 @@ pub struct TriggersArgs {
     /// Folder for attempt workspaces (default: the system temporary folder).
     #[arg(long, value_name = "DIR")]
     pub workspace_root: Option<PathBuf>,
-    /// Fingerprint calibre: v3-agent-skills or v2-capability-surface.
-    #[arg(long, value_name = "NAME", default_value = "v3-agent-skills")]
+    /// Fingerprint calibre: v4-no-eval-material (leaves EVAL.md and eval sets out), v3-agent-skills or v2-capability-surface.
+    #[arg(long, value_name = "NAME", default_value = "v4-no-eval-material")]
     pub calibre: String,
     /// Gate: exit 1 when precision is below this fraction (point estimate).
     #[arg(long, value_name = "FRACTION", value_parser = parse_threshold)]
@@ -293,6 +293,11 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
         target: SkillSource {
             name: skill.name.clone(),
             dir: args.skill_dir.clone(),
+            // The trigger set is eval material: never staged, wherever it lies.
+            eval_material: crate::asset::eval_material::EvalMaterial::inside(
+                &args.skill_dir,
+                [set_path.clone()],
+            ),
         },
         target_digest: print.digest.clone(),
         calibre,

@@ -83,8 +83,8 @@ pub struct VetArgs {
     /// ~/.skill-lift).
     #[arg(long, value_name = "DIR")]
     pub state: Option<PathBuf>,
-    /// Fingerprint calibre: v3-agent-skills or v2-capability-surface.
-    #[arg(long, value_name = "NAME", default_value = "v3-agent-skills")]
+    /// Fingerprint calibre: v4-no-eval-material (leaves EVAL.md and eval sets out), v3-agent-skills or v2-capability-surface.
+    #[arg(long, value_name = "NAME", default_value = "v4-no-eval-material")]
     pub calibre: String,
     /// What to print on stdout: markdown (the report) or json (vet.json).
     #[arg(long, value_name = "FORMAT", default_value = "markdown")]

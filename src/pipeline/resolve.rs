@@ -330,6 +330,7 @@ pub fn resolve_fresh(
     let target_source = SkillSource {
         name: skill.name.clone(),
         dir: skill_dir.clone(),
+        ..Default::default()
     };
     for case in &cases {
         if let Some(error) = crate::workspace::case_file_copying_target(case, &target_source) {

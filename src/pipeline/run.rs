@@ -209,8 +209,16 @@ pub async fn execute_run(
         for judge in &judge_profiles {
             checks.push((judge.clone(), super::grading::profile_api_key(judge)?));
         }
-        for (checked, key) in &checks {
-            match crate::runner::preflight::check(checked, key.as_deref()).await {
+        for (index, (checked, key)) in checks.iter().enumerate() {
+            let mut result = crate::runner::preflight::check(checked, key.as_deref()).await;
+            if index == 0 && result.is_ok() && checked.profile.kind.spec().agent_cli().is_some() {
+                // The runner is an agent CLI: one tiny real request through it proves the
+                // credentials and the endpoint before the first trial spends anything.
+                result =
+                    crate::runner::preflight::probe_agent(checked, key.as_deref(), &manifest.model)
+                        .await;
+            }
+            match result {
                 Ok(line) => crate::errln!("skill-lift: pre-flight {}: {line}", checked.name),
                 Err(error) => {
                     if let Some(server) = server.as_mut() {
@@ -243,6 +251,7 @@ pub async fn execute_run(
         target: SkillSource {
             name: skill.name.clone(),
             dir: skill_dir.clone(),
+            eval_material: eval_material_of(&skill_dir, &manifest),
         },
         decoys: decoys.skills.clone(),
         eval_files_dir: skill_dir.join("evals").join("files"),
@@ -513,4 +522,25 @@ pub(crate) fn periodic_exports(
             );
         }),
     }
+}
+
+/// The eval material inside the skill folder that this run's eval set and graders read (beyond
+/// the rule by name): the eval set file (or task folder) and the files its cases' graders
+/// read (a case's `files` are task fixtures and still go to the workspace), and any file a
+/// `--grader` command names. Never staged in any arm.
+fn eval_material_of(
+    skill_dir: &Path,
+    manifest: &crate::record::Manifest,
+) -> crate::asset::eval_material::EvalMaterial {
+    let mut paths = vec![manifest.eval_set.path.clone()];
+    for grader in &manifest.grading.custom_graders {
+        paths.extend(
+            grader
+                .command
+                .split_whitespace()
+                .map(|word| std::path::PathBuf::from(word.trim_matches(['"', '\''])))
+                .filter(|path| path.is_file()),
+        );
+    }
+    crate::asset::eval_material::EvalMaterial::inside(skill_dir, paths)
 }

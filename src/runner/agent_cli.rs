@@ -40,7 +40,7 @@ use super::{
     AttemptError, AttemptInput, Runner, RunnerCapabilities, RunnerKind, RunnerProfile,
     SkillDelivery,
 };
-use crate::process::{ProcessLimits, ProcessOutcome, ProcessSpec, run_process};
+use crate::process::{ProcessLimits, ProcessOutcome, ProcessSpec, run_watched_process};
 use crate::trajectory::{
     InfrastructureCause, OutputCut, ProcessExit, Trajectory, TrajectoryStatus,
 };
@@ -132,6 +132,16 @@ pub trait AgentCli: Sync + 'static {
 
     /// Complete the trajectory from what the CLI left in the home (a usage file).
     fn finish(&self, _home: &Path, _trajectory: &mut Trajectory) {}
+
+    /// The variables the CLI itself reads its credential from, when the profile's
+    /// `api_key_env` is handed over under its own name (Claude Code, Gemini CLI, Cursor): a
+    /// profile naming another variable is refused at load, since the CLI would never see the
+    /// key. `None`: the kind hands the key over under the name its CLI reads (Codex, OpenCode,
+    /// Copilot CLI, Qwen Code map it; Goose and `command` read whatever their configuration
+    /// says), so any name works.
+    fn key_variables(&self) -> Option<&'static [&'static str]> {
+        None
+    }
 
     /// Whether pre-flight runs `PROGRAM --version` (false: only checks that it exists).
     fn version_checked(&self) -> bool {
@@ -371,6 +381,17 @@ fn stderr_infrastructure(stderr: &str) -> Option<(InfrastructureCause, String)> 
     })
 }
 
+/// Price the trajectory's tokens with the profile's `[price]` when the agent reported tokens
+/// but no cost of its own (Codex, Gemini CLI, Qwen Code, Cursor report none); a cost the agent
+/// reports itself (Claude Code, OpenCode, Goose) is kept.
+fn price_usage(trajectory: &mut Trajectory, price: Option<&super::profile::PriceTable>) {
+    if trajectory.usage.cost_usd.is_none()
+        && let Some(price) = price
+    {
+        trajectory.usage.cost_usd = price.cost_usd(&trajectory.usage);
+    }
+}
+
 /// Classify a finished process and fold the result into the trajectory.
 fn classify(
     trajectory: &mut Trajectory,
@@ -475,7 +496,8 @@ impl Runner for AgentCliRunner {
             max_stderr_bytes: usize::try_from(self.profile.max_stderr_bytes).unwrap_or(usize::MAX),
         };
         let format = self.format;
-        let outcome = run_process(&spec, limits, |line| format.is_final_event(line))
+        let mut watch = super::outage::OutageWatch::new(format, self.profile.infra_grace());
+        let outcome = run_watched_process(&spec, limits, &mut watch)
             .await
             .map_err(|error| AttemptError {
                 message: format!(
@@ -485,6 +507,7 @@ impl Runner for AgentCliRunner {
             })?;
         let mut trajectory = format.parse(&outcome.stdout_lines);
         self.cli.finish(input.home, &mut trajectory);
+        price_usage(&mut trajectory, self.profile.price.as_ref());
         if outcome.stdout_dropped_bytes > 0 {
             trajectory.truncated.push(OutputCut::Stdout);
         }
@@ -498,6 +521,12 @@ impl Runner for AgentCliRunner {
                 skills: input.skills,
             },
         );
+        if outcome.stalled && trajectory.infrastructure_error.is_none() {
+            // Stopped by the outage watch: the cause it saw, not the one a stream cut short
+            // might suggest.
+            let stall = watch.stall();
+            trajectory.set_infrastructure_error(stall.cause, &stall.message);
+        }
         let class = classify(&mut trajectory, &outcome, format, input.timeout);
         trajectory.process = Some(ProcessExit {
             exit_code: outcome.exit_code,

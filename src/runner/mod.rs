@@ -9,6 +9,7 @@ pub mod anthropic_messages;
 pub mod http;
 pub mod kind;
 pub mod openai_chat;
+pub mod outage;
 pub mod parsers;
 pub mod preflight;
 pub mod profile;

@@ -540,7 +540,11 @@ impl Runner for OpenAiChatRunner {
             if observed_model.is_some() {
                 trajectory.observed_model = observed_model.clone();
             }
-            trajectory.add_request_usage(&parse_usage(&value));
+            let mut usage = parse_usage(&value);
+            if let Some(price) = &self.profile.price {
+                usage.cost_usd = price.cost_usd(&usage);
+            }
+            trajectory.add_request_usage(&usage);
             trajectory.requests.push(RequestRecord {
                 latency_s: response.latency_s,
                 model: observed_model,

@@ -10,6 +10,12 @@
 //!   the check; any other answer (a 404 from a server without `/models` included) proves the
 //!   server is there.
 //!
+//! - Agent CLIs of a known kind, before the first trial ([`probe_agent`]): one tiny real
+//!   request through the CLI itself (the prompt [`PROBE_PROMPT`] in an empty workspace and a
+//!   fresh HOME, under the same isolation, parser and outage watch as a trial), so refused or
+//!   missing credentials, a dead endpoint or a spent quota stop the run before it spends,
+//!   with the CLI's own words and the variable the CLI reads its key from.
+//!
 //! Mechanics only: the CLI decides what a failure means (exit 3, `--no-preflight` skips it).
 
 use std::path::PathBuf;
@@ -22,6 +28,10 @@ use crate::trajectory::InfrastructureCause;
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest wait for the HTTP check.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(15);
+/// Longest wait for the agent probe (less when the profile's `timeout_s` is shorter).
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
+/// What the agent probe asks.
+pub const PROBE_PROMPT: &str = "Reply with the single word OK.";
 
 /// A failed pre-flight check.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +49,149 @@ pub struct PreflightError {
     pub message: String,
 }
 
+/// `cause` in the words of a pre-flight failure.
+fn cause_text(cause: InfrastructureCause) -> &'static str {
+    match cause {
+        InfrastructureCause::ApiUnreachable => "API unreachable",
+        InfrastructureCause::AuthFailure => "API authentication failed",
+        InfrastructureCause::RateLimited => "API rate limit",
+        InfrastructureCause::QuotaExhausted => "API quota exhausted",
+        InfrastructureCause::Overloaded => "API overloaded",
+        InfrastructureCause::ServerError => "API server error",
+        InfrastructureCause::Timeout => "no answer in time",
+        InfrastructureCause::AgentError => "the agent failed",
+        InfrastructureCause::ResponseTooLarge => "response body too large",
+        InfrastructureCause::Runner | InfrastructureCause::Grader => "program unavailable",
+    }
+}
+
+/// Where the agent CLI of `loaded` reads its credential, for a failure's message: the
+/// profile's `api_key_env` and whether it is set, and the variables the CLI itself reads.
+fn credential_hint(loaded: &LoadedProfile, cli: &dyn super::agent_cli::AgentCli) -> String {
+    let profile = &loaded.profile;
+    let read = cli.key_variables();
+    let reads = read.map(|names| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    });
+    match (&profile.api_key_env, reads) {
+        (Some(name), Some(reads)) => format!(
+            "{} reads its key from {reads}; the profile hands over `{name}` ({})",
+            cli.name(),
+            if std::env::var_os(name).is_some() {
+                "set"
+            } else {
+                "not set"
+            }
+        ),
+        (Some(name), None) => format!(
+            "the profile hands the key in `{name}` ({}) to {}",
+            if std::env::var_os(name).is_some() {
+                "set"
+            } else {
+                "not set"
+            },
+            cli.name()
+        ),
+        (None, Some(reads)) => format!(
+            "{} reads its key from {reads}; the profile names no `api_key_env` (set `api_key_env = \"{}\"`)",
+            cli.name(),
+            read.and_then(|names| names.first()).unwrap_or(&"")
+        ),
+        (None, None) => format!(
+            "the profile names no `api_key_env`; {} gets only the variables in `pass_env`",
+            cli.name()
+        ),
+    }
+}
+
+/// Send one tiny real request through the agent CLI of `loaded` ([`PROBE_PROMPT`], no skills,
+/// a fresh workspace and HOME) and read its answer with the trial's own parser and outage
+/// watch. `Ok` with a one-line description when the agent answered (or the profile is not a
+/// known agent CLI: `command` runs whatever its template says and is not probed); an error
+/// with the CLI's own words, the cause, and where the CLI reads its key otherwise.
+pub async fn probe_agent(
+    loaded: &LoadedProfile,
+    api_key: Option<&str>,
+    model: &str,
+) -> Result<String, PreflightError> {
+    let profile = &loaded.profile;
+    let Some(cli) = profile.kind.spec().agent_cli() else {
+        return Ok("not an agent CLI".to_string());
+    };
+    if cli.takes_command_template() {
+        return Ok("a `command` template is not probed".to_string());
+    }
+    let fail = |cause: InfrastructureCause, message: String| PreflightError {
+        profile: loaded.name.clone(),
+        path: loaded.path.clone(),
+        cause,
+        cause_text: cause_text(cause),
+        message,
+    };
+    let runner =
+        super::agent_cli::AgentCliRunner::new(profile.clone(), api_key.map(str::to_string))
+            .map_err(|error| fail(InfrastructureCause::Runner, error.to_string()))?;
+    let root = tempfile::tempdir().map_err(|error| {
+        fail(
+            InfrastructureCause::Runner,
+            format!("temporary folder: {error}"),
+        )
+    })?;
+    let workspace = root.path().join("workspace");
+    let home = root.path().join("home");
+    for dir in [&workspace, &home] {
+        std::fs::create_dir_all(dir).map_err(|error| {
+            fail(
+                InfrastructureCause::Runner,
+                format!("{}: {error}", dir.display()),
+            )
+        })?;
+    }
+    let timeout = PROBE_TIMEOUT.min(Duration::from_secs_f64(profile.timeout_s.max(1.0)));
+    let started = std::time::Instant::now();
+    let input = super::AttemptInput {
+        prompt: PROBE_PROMPT,
+        workspace: &workspace,
+        home: &home,
+        skills: &[],
+        model,
+        timeout,
+    };
+    use super::Runner;
+    let trajectory = runner
+        .run_attempt(input)
+        .await
+        .map_err(|error| fail(InfrastructureCause::Runner, error.message))?;
+    let hint = || credential_hint(loaded, cli);
+    if let Some(failure) = &trajectory.infrastructure_error {
+        let message = format!(
+            "`{}` answered a one-line request with: {} ({})",
+            cli.name(),
+            crate::redact::redact_text(&failure.message),
+            hint()
+        );
+        return Err(fail(failure.cause, message));
+    }
+    if let crate::trajectory::TrajectoryStatus::Incomplete { reason } = &trajectory.status {
+        let message = format!(
+            "`{}` did not finish a one-line request: {} ({})",
+            cli.name(),
+            crate::redact::redact_text(reason),
+            hint()
+        );
+        return Err(fail(InfrastructureCause::Runner, message));
+    }
+    Ok(format!(
+        "{} answered a one-line request in {:.1} s",
+        cli.name(),
+        started.elapsed().as_secs_f64()
+    ))
+}
+
 /// Check `loaded` (runner or judge); `api_key` is the value of its `api_key_env`. Returns a
 /// one-line description of what answered.
 pub async fn check(
@@ -49,11 +202,7 @@ pub async fn check(
         profile: loaded.name.clone(),
         path: loaded.path.clone(),
         cause,
-        cause_text: match cause {
-            InfrastructureCause::ApiUnreachable => "API unreachable",
-            InfrastructureCause::AuthFailure => "API authentication failed",
-            _ => "program unavailable",
-        },
+        cause_text: cause_text(cause),
         message,
     };
     let profile = &loaded.profile;

@@ -242,6 +242,12 @@ pub struct RunnerProfile {
     /// Agent CLIs: seconds a CLI may keep running after its final event before it is stopped.
     #[serde(default = "default_linger")]
     pub linger_s: f64,
+    /// Agent CLIs: seconds an agent may go without a model answer (from its start, or since a
+    /// retry or API error notice) before the trial is stopped as `unscoreable` with the cause
+    /// seen (default 30; 0 turns the check off). Plain-text `command` output is exempt from the
+    /// no-answer rule (it has no events before its end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infra_grace_s: Option<f64>,
     /// Agent CLIs and custom graders: bytes of stdout kept per trial (default 16 MiB); past it
     /// lines are dropped and the trial is flagged `truncated: ["stdout"]`.
     #[serde(default = "default_max_stdout_bytes")]
@@ -289,6 +295,9 @@ fn default_max_response_bytes() -> u64 {
 fn default_grace() -> f64 {
     3.0
 }
+/// Default of `infra_grace_s`, seconds.
+pub const DEFAULT_INFRA_GRACE_S: f64 = 30.0;
+
 fn default_linger() -> f64 {
     2.0
 }
@@ -314,7 +323,8 @@ pub fn default_system_prompt() -> String {
 }
 
 /// Token prices of a model, USD per million tokens: estimates for `skill-lift plan`, and the
-/// recorded cost of `anthropic-messages` trials (other runners record what the agent reports).
+/// recorded cost of every trial that reports tokens (`openai-chat` and `anthropic-messages`
+/// per request; an agent CLI that reports tokens but no cost of its own, per trial).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PriceTable {
@@ -330,6 +340,14 @@ pub struct PriceTable {
     /// 1.25 × input); unset: priced as input tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_write_usd_per_million_tokens: Option<f64>,
+}
+
+impl RunnerProfile {
+    /// `infra_grace_s` as set, else [`DEFAULT_INFRA_GRACE_S`]; `None` when set to 0 (off).
+    pub fn infra_grace(&self) -> Option<std::time::Duration> {
+        let seconds = self.infra_grace_s.unwrap_or(DEFAULT_INFRA_GRACE_S);
+        (seconds > 0.0).then(|| std::time::Duration::from_secs_f64(seconds))
+    }
 }
 
 impl PriceTable {
@@ -711,6 +729,24 @@ fn parse_profile(path: &Path, text: &str) -> Result<RunnerProfile, ProfileError>
             message: format!("`{key}` {message}"),
         });
     }
+    if let (Some(name), Some(cli)) = (&profile.api_key_env, profile.kind.spec().agent_cli())
+        && let Some(read) = cli.key_variables()
+        && !read.contains(&name.as_str())
+    {
+        return Err(ProfileError::Invalid {
+            path: path.to_path_buf(),
+            line: key_line(text, "api_key_env"),
+            message: format!(
+                "`api_key_env = \"{name}\"`: {} never reads `{name}` (it is handed over under its own name); it reads its key from {}. Name one of those, e.g. `api_key_env = \"{}\"`",
+                cli.name(),
+                read.iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                read[0]
+            ),
+        });
+    }
     if needs.command_template && profile.command.is_empty() {
         return Err(semantic(format!(
             "kind `{}` needs `command`, an argv template such as [\"my-agent\", \"{{prompt}}\"]",
@@ -801,6 +837,11 @@ fn out_of_bounds(profile: &RunnerProfile) -> Option<(&'static str, String)> {
         })
         .or_else(|| seconds("grace_s", profile.grace_s, false, MAX_DELAY_S))
         .or_else(|| seconds("linger_s", profile.linger_s, false, MAX_DELAY_S))
+        .or_else(|| {
+            profile
+                .infra_grace_s
+                .and_then(|value| seconds("infra_grace_s", value, false, MAX_DELAY_S))
+        })
         .or_else(|| {
             profile.server.as_ref().and_then(|server| {
                 seconds(

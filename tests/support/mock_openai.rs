@@ -35,6 +35,9 @@ pub struct MockBehaviour {
     pub delay: Duration,
     /// In tools mode, call `activate_skill` with this name first.
     pub activate: Option<String>,
+    /// In tools mode, call `read_file` with this path once (after the activation, if any),
+    /// then answer.
+    pub read_file: Option<String>,
     /// Require this bearer token (401 otherwise).
     pub require_bearer: Option<String>,
     /// In tools mode, hand the answer in through the `final_answer` tool instead of a plain
@@ -64,6 +67,7 @@ impl Default for MockBehaviour {
             always_500: false,
             delay: Duration::ZERO,
             activate: None,
+            read_file: None,
             require_bearer: None,
             answer_with_final_answer_tool: false,
             partial: None,
@@ -188,6 +192,18 @@ async fn chat(
         {
             let calls = json!([{"id": "call_1", "type": "function",
                 "function": {"name": "activate_skill", "arguments": json!({"name": name}).to_string()}}]);
+            return Json(completion(None, Some(calls), prompt_tokens)).into_response();
+        }
+        let read_already = messages.iter().any(|m| {
+            m["tool_calls"]
+                .as_array()
+                .is_some_and(|calls| calls.iter().any(|c| c["function"]["name"] == "read_file"))
+        });
+        if let Some(path) = &behaviour.read_file
+            && !read_already
+        {
+            let calls = json!([{"id": format!("call_read_{}", tool_results.len()), "type": "function",
+                "function": {"name": "read_file", "arguments": json!({"path": path}).to_string()}}]);
             return Json(completion(None, Some(calls), prompt_tokens)).into_response();
         }
         // What the model read: tool results, and the user's own messages (a skill forced into

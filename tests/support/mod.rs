@@ -1,5 +1,6 @@
 pub mod mock_anthropic;
 pub mod mock_chat_stream;
+pub mod mock_fault;
 pub mod mock_gemini;
 pub mod mock_judge;
 pub mod mock_messages;

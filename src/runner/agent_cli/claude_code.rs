@@ -41,6 +41,15 @@ impl AgentCli for ClaudeCode {
         .to_vec()
     }
 
+    /// Claude Code reads an API key (`x-api-key`), a bearer token, or a subscription token.
+    fn key_variables(&self) -> Option<&'static [&'static str]> {
+        Some(&[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ])
+    }
+
     fn config_variables(&self) -> &'static [(&'static str, &'static str)] {
         &[("CLAUDE_CONFIG_DIR", ".claude")]
     }

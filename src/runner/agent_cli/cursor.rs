@@ -41,4 +41,9 @@ impl AgentCli for Cursor {
         .map(str::to_string)
         .to_vec()
     }
+
+    /// Cursor CLI takes its key from `CURSOR_API_KEY` (or `--api-key`).
+    fn key_variables(&self) -> Option<&'static [&'static str]> {
+        Some(&["CURSOR_API_KEY"])
+    }
 }

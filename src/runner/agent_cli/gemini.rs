@@ -43,6 +43,12 @@ impl AgentCli for Gemini {
         .to_vec()
     }
 
+    /// The fresh home selects API-key auth (`gemini-api-key`), which reads only
+    /// `GEMINI_API_KEY` (gemini-cli `validateAuthMethod`).
+    fn key_variables(&self) -> Option<&'static [&'static str]> {
+        Some(&["GEMINI_API_KEY"])
+    }
+
     fn config_variables(&self) -> &'static [(&'static str, &'static str)] {
         &[("GEMINI_CLI_HOME", "")]
     }

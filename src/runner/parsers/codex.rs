@@ -149,12 +149,13 @@ impl super::StreamParser for CodexJson {
                     .starts_with("Reconnecting")
                     .then(|| Reported::Retrying(None, message.to_string(), false))
             }
+            // Only `turn.failed` is fatal: one whose words name no cause is the agent's error.
             "turn.failed" => Some(Reported::Fatal(
                 None,
                 str_field(&event["error"], "message")
                     .unwrap_or("")
                     .to_string(),
-                None,
+                Some(crate::trajectory::InfrastructureCause::AgentError),
             )),
             _ => None,
         }

@@ -190,8 +190,9 @@ pub(super) fn reported(event: &Value) -> Option<super::Reported> {
         "session.error" => {
             let cause = match str_field(data, "errorType") {
                 Some("authentication") => Some(InfrastructureCause::AuthFailure),
-                Some("rate_limit") | Some("quota") => Some(InfrastructureCause::RateLimited),
-                _ => None,
+                Some("rate_limit") => Some(InfrastructureCause::RateLimited),
+                Some("quota") => Some(InfrastructureCause::QuotaExhausted),
+                _ => Some(InfrastructureCause::AgentError),
             };
             Some(Reported::Fatal(
                 status,

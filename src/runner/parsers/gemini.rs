@@ -127,7 +127,7 @@ impl super::StreamParser for GeminiStreamJson {
                     str_field(error, "message")
                         .map(str::to_string)
                         .unwrap_or_else(|| error.to_string()),
-                    None,
+                    Some(crate::trajectory::InfrastructureCause::AgentError),
                 ))
             }
             "error" if str_field(event, "severity") == Some("error") => Some(Reported::Fatal(

@@ -123,7 +123,7 @@ impl super::StreamParser for GooseStreamJson {
                 .as_str()
                 .map(str::to_string)
                 .unwrap_or_else(|| error.to_string()),
-            None,
+            Some(crate::trajectory::InfrastructureCause::AgentError),
         ))
     }
 }

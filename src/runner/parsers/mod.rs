@@ -167,10 +167,19 @@ pub(crate) fn status_of(value: &Value) -> Option<u64> {
         .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
 }
 
+/// Subtypes of a failed `result` that end the agent's own work at one of its limits (the turn
+/// limit, the spend limit): graded as they stand, not infrastructure.
+const LIMIT_SUBTYPES: [&str; 2] = ["error_max_turns", "error_max_budget_usd"];
+
 /// A failed `result` event (`is_error: true`; Claude Code and Cursor): its text (or its
 /// `errors`), with the failure class Claude Code names (`api_error`) when the text names none.
+/// A failure whose words name no cause is [`InfrastructureCause::AgentError`]; one that ends at
+/// the agent's own limits (turns, budget) is left to the grade.
 pub(crate) fn failed_result(event: &Value) -> Option<Reported> {
     if event.get("is_error").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    if str_field(event, "subtype").is_some_and(|subtype| LIMIT_SUBTYPES.contains(&subtype)) {
         return None;
     }
     let text = str_field(event, "result").unwrap_or("").to_string();
@@ -191,7 +200,7 @@ pub(crate) fn failed_result(event: &Value) -> Option<Reported> {
     Some(Reported::Fatal(
         event.get("api_error_status").and_then(status_of),
         text,
-        None,
+        Some(InfrastructureCause::AgentError),
     ))
 }
 
@@ -211,13 +220,18 @@ pub fn reported_infrastructure<P: StreamParser + ?Sized>(
     let mut found: Option<(InfrastructureCause, String)> = None;
     let mut consider =
         |status: Option<u64>, message: String, named: Option<InfrastructureCause>| {
-            let cause = status
-                .and_then(InfrastructureCause::from_status)
-                .or_else(|| InfrastructureCause::from_error_text(&message))
-                .or(named);
+            let cause = InfrastructureCause::of_error(status, &message).or(named);
             if let Some(cause) = cause {
-                // The last reported failure is the one that ended the run.
-                found = Some((cause, message));
+                // The last reported failure is the one that ended the run, but a failure
+                // whose words name no cause never hides one that did (Claude Code repeats an
+                // API error in its failed `result`).
+                let hides_named = cause == InfrastructureCause::AgentError
+                    && found
+                        .as_ref()
+                        .is_some_and(|(seen, _)| *seen != InfrastructureCause::AgentError);
+                if !hides_named {
+                    found = Some((cause, message));
+                }
             }
         };
     // A CLI killed (by the trial timeout) while it was still retrying never reports a final
@@ -256,9 +270,7 @@ pub fn reported_infrastructure<P: StreamParser + ?Sized>(
         && !finished
         && let Some((code, message)) = pending_retry
     {
-        let cause = code
-            .and_then(InfrastructureCause::from_status)
-            .or_else(|| InfrastructureCause::from_error_text(&message))
+        let cause = InfrastructureCause::of_error(code, &message)
             .or(connection_failed.then_some(InfrastructureCause::ApiUnreachable));
         if let Some(cause) = cause {
             return Some((cause, message));
@@ -921,6 +933,58 @@ mod tests {
                 r#"{"type":"error","error":"Request failed: Rate limit exceeded (429 Too Many Requests)"}"#,
                 Cause::RateLimited,
                 "Rate limit",
+            ),
+            // Issue 30: the CLI's own words for a missing login, a request timeout, a spent
+            // credit balance (any status), and an error that names no cause.
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","session_id":"s4"}"#,
+                Cause::AuthFailure,
+                "Not logged in",
+            ),
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: Request timed out.","session_id":"s5"}"#,
+                Cause::Timeout,
+                "timed out",
+            ),
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":400,"result":"Credit balance is too low","session_id":"s6"}"#,
+                Cause::QuotaExhausted,
+                "Credit balance",
+            ),
+            (
+                OutputFormat::CodexJson,
+                r#"{"type":"turn.failed","error":{"message":"unexpected status 429 Too Many Requests: You exceeded your current quota, please check your plan and billing details. (insufficient_quota)"}}"#,
+                Cause::QuotaExhausted,
+                "insufficient_quota",
+            ),
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"result","subtype":"error_during_execution","is_error":true,"result":"Something unexpected happened in the session","session_id":"s7"}"#,
+                Cause::AgentError,
+                "Something unexpected",
+            ),
+            (
+                OutputFormat::CodexJson,
+                r#"{"type":"turn.failed","error":{"message":"the model produced an invalid patch"}}"#,
+                Cause::AgentError,
+                "invalid patch",
+            ),
+            (
+                OutputFormat::QwenStreamJson,
+                r#"{"type":"result","subtype":"error_during_execution","is_error":true,"error":{"message":"weird failure"},"session_id":"q"}"#,
+                Cause::AgentError,
+                "weird failure",
+            ),
+            // A named cause is not hidden by the failed result that repeats it in other words.
+            (
+                OutputFormat::ClaudeStreamJson,
+                r#"{"type":"assistant","message":{"id":"a","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: 500 Internal server error"}]},"is_api_error_message":true,"error":"server_error"}
+{"type":"result","subtype":"success","is_error":true,"result":"session ended","session_id":"s8"}"#,
+                Cause::ServerError,
+                "500",
             ),
         ];
         for (format, stream, cause, needle) in cases {

@@ -135,7 +135,7 @@ impl super::StreamParser for OpencodeJson {
         Some(super::Reported::Fatal(
             data.get("statusCode").and_then(super::status_of),
             format!("{name}: {message}"),
-            None,
+            Some(crate::trajectory::InfrastructureCause::AgentError),
         ))
     }
 }

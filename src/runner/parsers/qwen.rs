@@ -221,7 +221,13 @@ impl super::StreamParser for QwenStreamJson {
         if event_type != "result" {
             return None;
         }
-        reported_error(event).map(|message| super::Reported::Fatal(None, message, None))
+        reported_error(event).map(|message| {
+            super::Reported::Fatal(
+                None,
+                message,
+                Some(crate::trajectory::InfrastructureCause::AgentError),
+            )
+        })
     }
 }
 
