@@ -2656,8 +2656,6 @@ fn eval_material_never_reaches_an_arm() {
         &server.base_url(),
         "skill_mode = \"tools\"\nmax_turns = 6\n",
     );
-    let workspaces = fixture.path("workspaces");
-    std::fs::create_dir_all(&workspaces).unwrap();
     for (run_id, evals) in [
         ("default-set", None),
         (
@@ -2665,6 +2663,8 @@ fn eval_material_never_reaches_an_arm() {
             Some("skill/pirate-greeting/cases/answers.json"),
         ),
     ] {
+        let workspaces = fixture.path(&format!("workspaces-{run_id}"));
+        std::fs::create_dir_all(&workspaces).unwrap();
         let mut args = vec![
             "-k",
             "1",
@@ -2717,28 +2717,31 @@ fn eval_material_never_reaches_an_arm() {
                 file.display()
             );
         }
-    }
-    // No kept workspace of any arm holds the answer key or any eval-set file.
-    let kept = walk(&workspaces);
-    assert!(!kept.is_empty());
-    for file in &kept {
-        let name = file.file_name().unwrap().to_string_lossy();
+        // No kept workspace of any arm holds the answer key or the run's eval-set file (the
+        // file given with --evals is eval material of that run only).
+        let kept = walk(&workspaces);
         assert!(
-            name != "EVAL.md" && name != "answers.json" && name != "evals.json",
-            "{} staged",
-            file.display()
+            kept.iter().any(|f| f.ends_with("pirate-greeting/SKILL.md")),
+            "the skill itself is staged"
         );
-        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
-        assert!(
-            !text.contains(ANSWER_KEY_SECRET) && !text.contains(EXPECTED_SECRET),
-            "{} holds the secret",
-            file.display()
-        );
+        for file in &kept {
+            let name = file.file_name().unwrap().to_string_lossy();
+            assert!(
+                name != "EVAL.md"
+                    && name != "evals.json"
+                    && (evals.is_none() || name != "answers.json"),
+                "{} staged",
+                file.display()
+            );
+            let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+            assert!(
+                !text.contains(ANSWER_KEY_SECRET)
+                    && (evals.is_none() || !text.contains(EXPECTED_SECRET)),
+                "{} holds the secret",
+                file.display()
+            );
+        }
     }
-    assert!(
-        kept.iter().any(|f| f.ends_with("pirate-greeting/SKILL.md")),
-        "the skill itself is staged"
-    );
 
     // Editing the answer key is not a skill edit: the fingerprint (default calibre) stays.
     let fingerprint = || {
@@ -2770,4 +2773,58 @@ fn eval_material_never_reaches_an_arm() {
     )
     .unwrap();
     assert_eq!(manifest["asset"]["fingerprint"], before.as_str());
+}
+
+/// Cost for every runner that reports tokens (issue 30, item 5): an `openai-chat` run whose
+/// profile has a `[price]` table records a cost per trial and in `summary.json`; without one
+/// `cost_usd` is null and the summary and report say why.
+#[test]
+fn openai_chat_runs_are_priced_from_the_profile() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 2);
+    let output = fixture.run(&["-k", "1", "--run-id", "unpriced"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("unpriced");
+    let summary_unpriced = summary(&run_dir);
+    assert!(summary_unpriced["arms"]["with_skill"]["usage"]["cost_usd"].is_null());
+    assert!(
+        summary_unpriced["not_measured"]
+            .to_string()
+            .contains("no [price] table"),
+        "{summary_unpriced}"
+    );
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(report.contains("no [price] table"), "{report}");
+
+    fixture.write_profile(
+        "mock",
+        &server.base_url(),
+        "[price]\ninput_usd_per_million_tokens = 2\noutput_usd_per_million_tokens = 8\n",
+    );
+    let output = fixture.run(&["-k", "1", "--run-id", "priced"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run_dir = fixture.run_dir("priced");
+    for record in trial_lines(&run_dir) {
+        let usage = &record["usage"];
+        let input = usage["input_tokens"].as_f64().unwrap();
+        let output = usage["output_tokens"].as_f64().unwrap();
+        let cost = usage["cost_usd"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{record}"));
+        assert!(
+            (cost - (input * 2.0 + output * 8.0) / 1e6).abs() < 1e-12,
+            "{record}"
+        );
+    }
+    let summary = summary(&run_dir);
+    for arm in ["with_skill", "without_skill"] {
+        assert!(
+            summary["arms"][arm]["usage"]["cost_usd"].as_f64().unwrap() > 0.0,
+            "{summary}"
+        );
+    }
+    assert!(
+        !summary["not_measured"].to_string().contains("cost:"),
+        "{summary}"
+    );
 }

@@ -392,6 +392,22 @@ fn price_usage(trajectory: &mut Trajectory, price: Option<&super::profile::Price
     }
 }
 
+/// Why the model server at `base_url` cannot be reached (a TCP connection to its host and
+/// port fails or takes over 3 s), or `None` when it can, or when the profile names no server.
+async fn unreachable_endpoint(base_url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    let host = url.host_str()?.to_string();
+    let port = url.port_or_known_default()?;
+    let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+    match tokio::time::timeout(Duration::from_secs(3), connect).await {
+        Ok(Ok(_)) => None,
+        Ok(Err(error)) => Some(format!("{host}:{port} is unreachable ({error})")),
+        Err(_) => Some(format!(
+            "{host}:{port} is unreachable (no connection within 3 s)"
+        )),
+    }
+}
+
 /// Classify a finished process and fold the result into the trajectory.
 fn classify(
     trajectory: &mut Trajectory,
@@ -523,8 +539,15 @@ impl Runner for AgentCliRunner {
         );
         if outcome.stalled && trajectory.infrastructure_error.is_none() {
             // Stopped by the outage watch: the cause it saw, not the one a stream cut short
-            // might suggest.
-            let stall = watch.stall();
+            // might suggest. Silence with nothing reported: skill-lift looks at the endpoint
+            // itself (a CLI retrying a refused connection quietly says nothing).
+            let mut stall = watch.stall();
+            if stall.cause == InfrastructureCause::Timeout
+                && let Some(refused) = unreachable_endpoint(&self.profile.base_url).await
+            {
+                stall.cause = InfrastructureCause::ApiUnreachable;
+                stall.message = format!("{refused}; {}", stall.message);
+            }
             trajectory.set_infrastructure_error(stall.cause, &stall.message);
         }
         let class = classify(&mut trajectory, &outcome, format, input.timeout);

@@ -33,6 +33,9 @@ pub struct OutageWatch {
     format: &'static dyn StreamParser,
     grace: Option<Duration>,
     started: Instant,
+    /// When the agent first printed anything (stdout or stderr): the silence clock starts
+    /// there, so a slow start on a loaded machine is not taken for an outage.
+    first_output: Option<Instant>,
     /// When the model last answered (`None`: not yet).
     last_answer: Option<Instant>,
     /// The last infrastructure notice since the last answer: cause and message.
@@ -51,6 +54,7 @@ impl OutageWatch {
             format,
             grace,
             started: Instant::now(),
+            first_output: None,
             last_answer: None,
             seen: None,
             seen_since: None,
@@ -112,13 +116,15 @@ impl OutageWatch {
                 .any(|m| m.role == Role::Assistant && !m.content.trim().is_empty())
     }
 
-    /// The moment the stall condition holds, when it can: `grace` after the start when
-    /// nothing answered yet (structured output only), or `grace` after the first retry or
-    /// error notice that no answer followed.
+    /// The moment the stall condition holds, when it can: `grace` after the agent's first
+    /// output (twice `grace` after its start when it printed nothing at all) when nothing
+    /// answered yet (structured output only), or `grace` after the first retry or error
+    /// notice that no answer followed.
     fn stall_at(&self) -> Option<Instant> {
         let grace = self.grace?;
+        let silence_from = self.first_output.unwrap_or(self.started + grace);
         let silence = (self.last_answer.is_none() && !self.format.is_plain_text())
-            .then_some(self.started + grace);
+            .then_some(silence_from + grace);
         let storm = self.seen_since.map(|since| since + grace);
         match (silence, storm) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -135,6 +141,7 @@ impl OutageWatch {
 
 impl ProcessWatch for OutageWatch {
     fn line(&mut self, line: &str) -> bool {
+        self.first_output.get_or_insert_with(Instant::now);
         let is_final = self.format.is_final_event(line);
         if self.grace.is_some()
             && !self.format.is_plain_text()
@@ -155,6 +162,7 @@ impl ProcessWatch for OutageWatch {
         if self.grace.is_none() {
             return;
         }
+        self.first_output.get_or_insert_with(Instant::now);
         self.stderr_line.extend_from_slice(bytes);
         while let Some(end) = self.stderr_line.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = self.stderr_line.drain(..=end).collect();
@@ -189,6 +197,11 @@ mod tests {
     #[test]
     fn silence_past_the_grace_is_a_stall_with_timeout_cause() {
         let mut watch = watch(OutputFormat::ClaudeStreamJson, 1000);
+        let quiet = watch.next_check().unwrap();
+        assert!(
+            quiet >= watch.started + Duration::from_secs(2),
+            "no output: twice the grace"
+        );
         assert!(!watch.line(r#"{"type":"system","subtype":"init","session_id":"s"}"#));
         let at = watch.next_check().unwrap();
         assert!(!watch.stalled(at - Duration::from_millis(1)));
