@@ -237,6 +237,9 @@ impl InfrastructureCause {
     /// `unexpected status 401 Unauthorized`, Gemini `RESOURCE_EXHAUSTED`, Node `ECONNREFUSED`,
     /// reqwest `error sending request`, …). Only ever applied to error text (error events, a
     /// failed result, the stderr of a failed process), never to the agent's answer.
+    ///
+    /// Codex 0.171.0 reports an HTTP 500 that outlived its retries only as `We’re currently
+    /// experiencing high demand, which may cause temporary errors.`: a server error.
     pub fn from_error_text(text: &str) -> Option<Self> {
         use std::sync::LazyLock;
         static PATTERNS: LazyLock<Vec<(InfrastructureCause, regex::Regex)>> = LazyLock::new(|| {
@@ -278,7 +281,7 @@ impl InfrastructureCause {
                 ),
                 pattern(
                     InfrastructureCause::ServerError,
-                    r"\b50[0248]\b|internal server error|bad gateway|gateway time-?out|\bserver_error\b|\bapi_error\b",
+                    r"\b50[0248]\b|internal server error|bad gateway|gateway time-?out|\bserver_error\b|\bapi_error\b|experiencing high demand",
                 ),
             ]
         });

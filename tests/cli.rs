@@ -180,7 +180,7 @@ fn run_with_known_lift_writes_all_outputs() {
             .unwrap()
             .starts_with("sha256:")
     );
-    assert_eq!(manifest["asset"]["calibre"], "v3-agent-skills");
+    assert_eq!(manifest["asset"]["calibre"], "v4-no-eval-material");
     assert_eq!(manifest["decoys"]["source"], "builtin");
     assert_eq!(manifest["k"], 2);
     let trials_csv = std::fs::read_to_string(run_dir.join("trials.csv")).unwrap();

@@ -159,7 +159,7 @@ fn scan_fingerprints_ignore_docs_track_scripts_and_report_caps() {
     let registry = world.registry("plugs");
     let plug = &registry["assets"]["plug-a"];
     assert_eq!(plug["kind"], "plugin");
-    assert_eq!(plug["calibre"], "v3-agent-skills");
+    assert_eq!(plug["calibre"], "v4-no-eval-material");
     assert_eq!(plug["surface"]["deps"], json!(["left-pad"]));
     assert_eq!(plug["surface"]["main"], json!(["main=dist/index.js"]));
     // node_modules, README and the source map are not hashed.
