@@ -1199,11 +1199,13 @@ fn fault_run(
 
 /// The cause skill-lift records for `fault` with agent CLI `kind`: the fault's own, except
 /// where the pinned CLI retries without a word on stdout or stderr, so that only silence is
-/// seen and the outage watch records `timeout` (measured: OpenCode 1.18.33 answers a 401, 429
-/// or 500 with silence until stopped; Qwen Code 0.24.4 retries 429 and 500 silently).
+/// seen and the outage watch records `timeout` (measured: OpenCode 1.18.33 retries 429 and 500
+/// silently, and reports a 401 only after about 35 s, past the 30 s grace on a loaded machine;
+/// Qwen Code 0.24.4 retries 429 and 500 silently). Alternatives are separated by `|`.
 fn expected_cause(kind: &str, fault: Fault) -> &'static str {
     match (kind, fault) {
-        ("opencode", Fault::Unauthorized | Fault::RateLimited | Fault::ServerError)
+        ("opencode", Fault::Unauthorized) => "auth_failure|timeout",
+        ("opencode", Fault::RateLimited | Fault::ServerError)
         | ("qwen-code", Fault::RateLimited | Fault::ServerError) => "timeout",
         _ => fault.cause(),
     }
@@ -1223,7 +1225,11 @@ fn assert_every_trial_typed(output: &Output, run_dir: &Path, cause: &str, what: 
     assert_eq!(arms, ["with_skill", "without_skill"], "{what}");
     for record in &records {
         assert_eq!(record["outcome"], "unscoreable", "{what}: {record}");
-        assert_eq!(record["infrastructure"], cause, "{what}: {record}");
+        let recorded = record["infrastructure"].as_str().unwrap_or("");
+        assert!(
+            cause.split('|').any(|c| c == recorded),
+            "{what}: expected {cause}: {record}"
+        );
     }
     assert_secret_never_recorded(run_dir);
 }
