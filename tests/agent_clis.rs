@@ -998,8 +998,12 @@ fn unreachable_provider(kind: &str, cli: &Path, message: &str) {
         assert_eq!(record["outcome"], "unscoreable", "{record}");
         assert_eq!(record["infrastructure"], "api_unreachable", "{record}");
         let reason = record["reason"].as_str().unwrap();
+        // The CLI's own error, or (when the CLI is still retrying silently as infra_grace_s
+        // runs out, as on a loaded machine) the stop with the address that refused: the same
+        // typed cause either way.
         assert!(
-            reason.starts_with("agent API unreachable: ") && reason.contains(message),
+            reason.starts_with("agent API unreachable: ")
+                && (reason.contains(message) || reason.contains("no model answer within")),
             "{reason}"
         );
     }
