@@ -1010,7 +1010,9 @@ fn unreachable_provider(kind: &str, cli: &Path, message: &str) {
     for (_, trajectory, grade) in transcripts(&run_dir) {
         assert_eq!(grade["outcome"], "unscoreable", "{grade}");
         assert_eq!(trajectory["process"]["class"], "infrastructure_error");
-        assert_eq!(trajectory["process"]["exit_code"], 1);
+        // The CLI exits 1 with its error, or is stopped by the outage watch (no exit code).
+        let exit_code = &trajectory["process"]["exit_code"];
+        assert!(*exit_code == 1 || exit_code.is_null(), "{trajectory}");
     }
     assert_secret_never_recorded(&run_dir);
     assert_no_processes_under(&fixture.path("trials"));
