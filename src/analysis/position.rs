@@ -192,7 +192,7 @@ fn warning_text(rows: &[PositionRow], p: f64) -> String {
         _ => String::new(),
     };
     format!(
-        "position-sensitive: {ends}; the lift differs between the target's positions beyond noise (within-case permutation test p = {}). The headline lift averages over positions balanced across attempts; what the skill adds depends on where it is listed",
+        "position-sensitive: {ends}; the lift differs between the target's positions beyond noise (within-case permutation test p {}). The headline lift averages over positions balanced across attempts; what the skill adds depends on where it is listed",
         crate::report::markdown::format_p_value(p)
     )
 }
