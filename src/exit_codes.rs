@@ -1,7 +1,9 @@
 //! The process exit codes of `skill-lift`, documented in one place (docs/results.md "Exit codes").
 //!
-//! Every command maps its outcome to one of these constants in `main.rs`; nothing else calls
-//! `std::process::exit`.
+//! Every command ends with a `cli::Outcome`; `cli::Outcome::code` (in `src/cli/outcome.rs`) maps
+//! it to one of these constants, the only such mapping, and `main.rs` exits with it. The one
+//! other exit is the attempt supervisor's (`crate::contain`), a child process that exits
+//! [`INTERRUPTED`] when it is stopped.
 
 /// The command ran and its gate passed (or no gate was set).
 pub const SUCCESS: i32 = 0;

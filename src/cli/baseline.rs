@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use super::CommandError;
 use super::registry::{HostArgs, StateArgs};
 use crate::asset::fingerprint::{Calibre, fingerprint};
-use crate::exit_codes;
+use super::Outcome;
 use crate::registry::baseline::{checklist, merge_file, record_run};
 use crate::registry::scan::read_registry;
 
@@ -79,7 +79,7 @@ pub struct IngestArgs {
 }
 
 /// Run the subcommand.
-pub fn baseline(args: BaselineArgs) -> Result<i32, CommandError> {
+pub fn baseline(args: BaselineArgs) -> Result<Outcome, CommandError> {
     match args.command {
         BaselineCommand::Checklist(args) => checklist_command(args),
         BaselineCommand::Merge(args) => {
@@ -104,7 +104,7 @@ pub fn baseline(args: BaselineArgs) -> Result<i32, CommandError> {
                 "store: {}",
                 crate::registry::baseline::baseline_path(&state).display()
             );
-            Ok(exit_codes::SUCCESS)
+            Ok(Outcome::Success)
         }
         BaselineCommand::Ingest(args) => {
             let state = args.state.dir()?;
@@ -124,12 +124,12 @@ pub fn baseline(args: BaselineArgs) -> Result<i32, CommandError> {
                     recorded.store.display()
                 );
             }
-            Ok(exit_codes::SUCCESS)
+            Ok(Outcome::Success)
         }
     }
 }
 
-fn checklist_command(args: ChecklistArgs) -> Result<i32, CommandError> {
+fn checklist_command(args: ChecklistArgs) -> Result<Outcome, CommandError> {
     let calibre: Calibre = args
         .calibre
         .parse()
@@ -190,5 +190,5 @@ fn checklist_command(args: ChecklistArgs) -> Result<i32, CommandError> {
             path.display()
         );
     }
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }

@@ -25,7 +25,7 @@ use super::{CommandError, RunArgs};
 use crate::calibration::{
     CalibrationArm, CalibrationRecord, DEFAULT_REPEATS, RepeatResult, record as record_calibration,
 };
-use crate::exit_codes;
+use super::Outcome;
 use crate::record::{Manifest, write_atomic};
 use crate::report::tables::points;
 use crate::runner::profile::load_profile;
@@ -142,7 +142,7 @@ fn check_flags(args: &CalibrateArgs) -> Result<(), CommandError> {
 /// there is nothing to run or grade.
 fn start_fresh(
     args: &CalibrateArgs,
-) -> Result<Result<(PathBuf, CalibrationPlan), i32>, CommandError> {
+) -> Result<Result<(PathBuf, CalibrationPlan), Outcome>, CommandError> {
     let run = &args.run;
     let execution = execution_settings(run);
     let resolved = crate::pipeline::resolve_fresh(
@@ -187,7 +187,7 @@ fn start_fresh(
 }
 
 /// Run the command; returns the exit code.
-pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
+pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
     if super::matrix::is_matrix(&args.run) {
         return Err(CommandError::input(anyhow!(
             "calibrate measures one runner and model: give one --runner and at most one --model (calibrate each cell of a matrix on its own)"
@@ -237,7 +237,7 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
                 "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift calibrate --resume {}",
                 crate::shell::shell_path(&dir)
             );
-            return Ok(exit_codes::INTERRUPTED);
+            return Ok(Outcome::Interrupted);
         }
     };
     let outcome = run_repeats(&args, &dir, &plan).await;
@@ -273,9 +273,9 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<i32, CommandError> {
     );
     if record.repeats == 0 {
         crate::errln!("error: no repeat measured a lift (no case scored in both arms)");
-        return Ok(exit_codes::INFRASTRUCTURE_ERROR);
+        return Ok(Outcome::InfrastructureError);
     }
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 /// Run (or resume) every repeat in order. `Ok(Err(code))` stops the calibration: an
@@ -284,7 +284,7 @@ async fn run_repeats(
     args: &CalibrateArgs,
     dir: &Path,
     plan: &CalibrationPlan,
-) -> Result<Result<(Vec<RepeatResult>, Manifest), i32>, CommandError> {
+) -> Result<Result<(Vec<RepeatResult>, Manifest), Outcome>, CommandError> {
     let run = &args.run;
     let mut results = Vec::new();
     let mut last_manifest = plan.template.clone();
@@ -328,7 +328,7 @@ async fn run_repeats(
                 "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift calibrate --resume {}",
                 crate::shell::shell_path(dir)
             );
-            return Ok(Err(exit_codes::INTERRUPTED));
+            return Ok(Err(Outcome::Interrupted));
         }
         if finished.report.missing > 0 {
             // Why the repeat stopped, where the stop is reported (the breaker's own line may
@@ -341,14 +341,14 @@ async fn run_repeats(
                 "error: {} planned trials of repeat {index} were not recorded{why}; continue with `skill-lift calibrate --resume {}` (exit {})",
                 finished.report.missing,
                 crate::shell::shell_path(dir),
-                exit_codes::INFRASTRUCTURE_ERROR
+                Outcome::InfrastructureError
             );
-            return Ok(Err(exit_codes::INFRASTRUCTURE_ERROR));
+            return Ok(Err(Outcome::InfrastructureError));
         }
         let code = exit_code_for(&finished.summary);
         if matches!(
             code,
-            exit_codes::INFRASTRUCTURE_ERROR | exit_codes::NOTHING_TO_RUN
+            Outcome::InfrastructureError | Outcome::NothingToRun
         ) {
             explain_exit(&finished.summary, code);
             crate::errln!(

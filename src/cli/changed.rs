@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use super::CommandError;
 use crate::asset::fingerprint::Calibre;
 use crate::changed::{ChangeKind, ChangedError, GitRepo, compare, repository_relative};
-use crate::exit_codes;
+use super::Outcome;
 
 /// Output format of `skill-lift changed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -63,7 +63,7 @@ fn short(oid: &str) -> &str {
 }
 
 /// Run the command.
-pub fn changed(args: ChangedArgs) -> Result<i32, CommandError> {
+pub fn changed(args: ChangedArgs) -> Result<Outcome, CommandError> {
     let calibre: Calibre = args
         .calibre
         .parse()
@@ -143,7 +143,7 @@ pub fn changed(args: ChangedArgs) -> Result<i32, CommandError> {
         short(&report.head),
         report.calibre
     );
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 /// A repository-relative folder for display (`.` for the root).

@@ -10,7 +10,7 @@ use clap::Args;
 use super::CommandError;
 use crate::analysis::{RunAccumulator, Summary};
 use crate::compare::{Comparison, check_comparable};
-use crate::exit_codes;
+use super::Outcome;
 use crate::record::{Manifest, for_each_planned_trial, read_manifest, write_atomic};
 
 /// Flags of `skill-lift compare`.
@@ -52,7 +52,7 @@ fn analyze(run_dir: &Path) -> Result<(Manifest, Summary), CommandError> {
 }
 
 /// `skill-lift compare`.
-pub fn compare(args: CompareArgs) -> Result<i32, CommandError> {
+pub fn compare(args: CompareArgs) -> Result<Outcome, CommandError> {
     let (manifest_a, summary_a) = analyze(&args.run_a)?;
     let (manifest_b, summary_b) = analyze(&args.run_b)?;
     check_comparable(&manifest_a, &manifest_b)
@@ -90,5 +90,5 @@ pub fn compare(args: CompareArgs) -> Result<i32, CommandError> {
     }
     super::print_written(&files.map(|(path, _)| path));
     super::append_step_summary(&markdown);
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }

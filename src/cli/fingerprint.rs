@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::CommandError;
 use crate::asset::fingerprint::Calibre;
-use crate::exit_codes;
+use super::Outcome;
 use crate::registry::fingerprint_report::{build, write};
 
 /// Flags of `skill-lift fingerprint`.
@@ -24,7 +24,7 @@ pub struct FingerprintArgs {
 }
 
 /// Run the command.
-pub fn fingerprint(args: FingerprintArgs) -> Result<i32, CommandError> {
+pub fn fingerprint(args: FingerprintArgs) -> Result<Outcome, CommandError> {
     let calibre: Calibre = args
         .calibre
         .parse()
@@ -45,5 +45,5 @@ pub fn fingerprint(args: FingerprintArgs) -> Result<i32, CommandError> {
         json.display(),
         markdown.display()
     );
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
-use crate::exit_codes;
+use super::Outcome;
 use crate::skill_fit::environment::{
     ContextLimit, EnvOptions, EnvironmentReport, FitStatus, context_limit_for,
     reconcile_environment,
@@ -78,7 +78,7 @@ fn fit_error(error: SkillFitError) -> CommandError {
 }
 
 /// Run `skill-lift lint`.
-pub fn lint(args: LintArgs) -> Result<i32, CommandError> {
+pub fn lint(args: LintArgs) -> Result<Outcome, CommandError> {
     let options = LintOptions {
         max_body_tokens: args.max_body_tokens,
         ..LintOptions::default()
@@ -141,9 +141,9 @@ pub fn lint(args: LintArgs) -> Result<i32, CommandError> {
                 "errors"
             }
         );
-        Ok(exit_codes::GATE_FAILED)
+        Ok(Outcome::GateFailed)
     } else {
-        Ok(exit_codes::SUCCESS)
+        Ok(Outcome::Success)
     }
 }
 
@@ -348,7 +348,7 @@ fn resolve_context_limit(
 }
 
 /// Run `skill-lift env`.
-pub fn env(args: EnvArgs) -> Result<i32, CommandError> {
+pub fn env(args: EnvArgs) -> Result<Outcome, CommandError> {
     let mut options = EnvOptions::from_process();
     options.python = args.python.clone();
     options.context_limit = resolve_context_limit(
@@ -374,14 +374,14 @@ pub fn env(args: EnvArgs) -> Result<i32, CommandError> {
         }
     }
     if report.passes() {
-        Ok(exit_codes::SUCCESS)
+        Ok(Outcome::Success)
     } else {
         crate::errln!(
             "skill-lift env: {} red flag(s): assumptions of `{}` this machine does not meet",
             report.missing,
             report.name
         );
-        Ok(exit_codes::GATE_FAILED)
+        Ok(Outcome::GateFailed)
     }
 }
 

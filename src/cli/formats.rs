@@ -32,7 +32,7 @@ pub enum FormatsCommand {
 }
 
 /// Run the command; returns the exit code.
-pub fn formats(args: FormatsArgs) -> Result<i32, CommandError> {
+pub fn formats(args: FormatsArgs) -> Result<Outcome, CommandError> {
     match args.command {
         FormatsCommand::Check { dirs, json } => {
             for dir in &dirs {

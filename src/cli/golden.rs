@@ -7,7 +7,7 @@ use anyhow::anyhow;
 use clap::{Args, Subcommand};
 
 use super::CommandError;
-use crate::exit_codes;
+use super::Outcome;
 use crate::golden::mine::{DraftPolarity, MineOptions, MineReport, mine, to_eval_set};
 use crate::history::{HistoryHost, HistoryRoots, ReadReport, parse_since, read_history};
 
@@ -175,14 +175,14 @@ pub fn mine_drafts(
 }
 
 /// `skill-lift golden`.
-pub async fn golden(args: GoldenArgs) -> Result<i32, CommandError> {
+pub async fn golden(args: GoldenArgs) -> Result<Outcome, CommandError> {
     match args.command {
         GoldenCommand::Mine(args) => golden_mine(args),
         GoldenCommand::Draft(args) => golden_draft(args).await,
     }
 }
 
-fn golden_mine(args: MineArgs) -> Result<i32, CommandError> {
+fn golden_mine(args: MineArgs) -> Result<Outcome, CommandError> {
     if let Some(out) = &args.out
         && out.exists()
     {
@@ -204,7 +204,7 @@ fn golden_mine(args: MineArgs) -> Result<i32, CommandError> {
     // No drafts: nothing is printed or written (an empty eval set would read as a success).
     if mined.cases.is_empty() {
         return Err(CommandError {
-            code: exit_codes::NOTHING_TO_RUN,
+            code: Outcome::NothingToRun,
             error: anyhow!(
                 "no drafts: no turn in the history read used {}; nothing written (widen --since, check --host and --skill)",
                 args.skill
@@ -234,7 +234,7 @@ fn golden_mine(args: MineArgs) -> Result<i32, CommandError> {
         }
         None => crate::out!("{text}"),
     }
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 /// Flags of `skill-lift golden draft`.
@@ -255,7 +255,7 @@ pub struct DraftArgs {
     pub out: Option<PathBuf>,
 }
 
-async fn golden_draft(args: DraftArgs) -> Result<i32, CommandError> {
+async fn golden_draft(args: DraftArgs) -> Result<Outcome, CommandError> {
     use crate::golden::draft;
     if args.count == 0 || args.count > 50 {
         return Err(CommandError::input(anyhow!(
@@ -303,7 +303,7 @@ async fn golden_draft(args: DraftArgs) -> Result<i32, CommandError> {
     let kept = set["evals"].as_array().map(Vec::len).unwrap_or(0);
     if kept == 0 {
         return Err(CommandError {
-            code: exit_codes::NOTHING_TO_RUN,
+            code: Outcome::NothingToRun,
             error: anyhow!(
                 "the model's {} draft(s) all repeat the author's cases; nothing written",
                 drafts.len()
@@ -331,5 +331,5 @@ async fn golden_draft(args: DraftArgs) -> Result<i32, CommandError> {
         crate::shell::shell_path(&args.skill_dir),
         crate::shell::shell_path(&out)
     );
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }

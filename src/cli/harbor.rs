@@ -10,7 +10,7 @@ use clap::Args;
 
 use super::CommandError;
 use crate::evalset::harbor::verify_task;
-use crate::exit_codes;
+use super::Outcome;
 
 /// Flags of `skill-lift harbor-verify`.
 #[derive(Debug, Args)]
@@ -29,7 +29,7 @@ fn env_path(name: &str) -> Result<PathBuf, CommandError> {
 }
 
 /// `skill-lift harbor-verify --tasks DIR`.
-pub fn harbor_verify(args: HarborVerifyArgs) -> Result<i32, CommandError> {
+pub fn harbor_verify(args: HarborVerifyArgs) -> Result<Outcome, CommandError> {
     let read_json = |name: &str| -> Result<serde_json::Value, CommandError> {
         let path = env_path(name)?;
         let text = std::fs::read_to_string(&path)
@@ -63,5 +63,5 @@ pub fn harbor_verify(args: HarborVerifyArgs) -> Result<i32, CommandError> {
             "details": {"verifier": format!("reward {} from tests/test.sh ({exit})", verdict.reward)},
         })
     );
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }

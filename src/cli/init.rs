@@ -7,7 +7,7 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::CommandError;
-use crate::exit_codes;
+use super::Outcome;
 use crate::scaffold::{
     EXAMPLE_FILE, PlannedFile, draft_evals, evals_from_triggers, example_evals, example_file,
     example_skill_md, is_valid_skill_name, json_text, write_scaffold,
@@ -56,7 +56,7 @@ fn folder_name(dir: &Path) -> Option<String> {
 }
 
 /// `skill-lift init`.
-pub fn init(args: InitArgs) -> Result<i32, CommandError> {
+pub fn init(args: InitArgs) -> Result<Outcome, CommandError> {
     let dir = &args.dir;
     let existing = dir.join("SKILL.md").is_file();
     let name = if existing {
@@ -106,7 +106,7 @@ pub fn init(args: InitArgs) -> Result<i32, CommandError> {
             let mined = super::golden::mine_drafts(&history, Some(&name), None)?;
             if mined.cases.is_empty() {
                 return Err(CommandError {
-                    code: exit_codes::NOTHING_TO_RUN,
+                    code: Outcome::NothingToRun,
                     error: anyhow!(
                         "no turn in the {host} session history used `{name}`: nothing to draft (write cases by hand, or use --from-triggers)"
                     ),
@@ -181,5 +181,5 @@ pub fn init(args: InitArgs) -> Result<i32, CommandError> {
             dir.join("evals/evals.json").display()
         ),
     }
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::CommandError;
-use crate::exit_codes;
+use super::Outcome;
 use crate::install::{InstallAction, InstallReport, discover_targets, install, uninstall};
 
 /// Flags of `skill-lift install`.
@@ -31,7 +31,7 @@ pub struct InstallArgs {
 }
 
 /// Run `skill-lift install`.
-pub fn install_command(args: InstallArgs) -> Result<i32, CommandError> {
+pub fn install_command(args: InstallArgs) -> Result<Outcome, CommandError> {
     let state = crate::registry::state::state_dir_from_env(args.state.as_deref())
         .map_err(CommandError::input)?;
     let hosts = crate::registry::hosts::load_hosts(&state).map_err(CommandError::input)?;
@@ -54,7 +54,7 @@ pub fn install_command(args: InstallArgs) -> Result<i32, CommandError> {
             crate::errln!("  {}: {}", host.host, host.reason);
         }
         crate::errln!("skill-lift install: no agent host found on this machine (nothing to do)");
-        return Ok(exit_codes::NOTHING_TO_RUN);
+        return Ok(Outcome::NothingToRun);
     }
     let report = if args.uninstall {
         uninstall(&targets, skipped, args.dry_run, args.force)
@@ -64,9 +64,9 @@ pub fn install_command(args: InstallArgs) -> Result<i32, CommandError> {
     .map_err(CommandError::infrastructure)?;
     print_report(&report, args.uninstall);
     if report.succeeded {
-        Ok(exit_codes::SUCCESS)
+        Ok(Outcome::Success)
     } else {
-        Ok(exit_codes::INFRASTRUCTURE_ERROR)
+        Ok(Outcome::InfrastructureError)
     }
 }
 

@@ -15,7 +15,7 @@ use anyhow::{Context, anyhow};
 use super::run::{PreparedRun, RunFinished, RunOptions};
 use super::{CommandError, RunArgs};
 use crate::analysis::Summary;
-use crate::exit_codes;
+use super::Outcome;
 use crate::record::read_manifest;
 use crate::run_matrix::{
     CELLS_DIR, MATRIX_FORMAT_VERSION, MatrixCell, MatrixManifest, matrix_markdown, matrix_summary,
@@ -46,28 +46,28 @@ fn cell_args(
 
 /// How severe an exit code is when cells end differently: the matrix exits with the most
 /// severe one (interrupted, infrastructure, nothing to run, gate failed, success).
-fn severity(code: i32) -> u8 {
+fn severity(code: Outcome) -> u8 {
     match code {
-        exit_codes::SUCCESS => 0,
-        exit_codes::GATE_FAILED => 1,
-        exit_codes::NOTHING_TO_RUN => 2,
-        exit_codes::INFRASTRUCTURE_ERROR => 3,
-        exit_codes::INTERRUPTED => 5,
+        Outcome::Success => 0,
+        Outcome::GateFailed => 1,
+        Outcome::NothingToRun => 2,
+        Outcome::InfrastructureError => 3,
+        Outcome::Interrupted => 5,
         _ => 4,
     }
 }
 
 /// The most severe of `codes` ([`severity`]); success when empty.
-pub(super) fn combined_code(codes: impl IntoIterator<Item = i32>) -> i32 {
+pub(super) fn combined_code(codes: impl IntoIterator<Item = Outcome>) -> Outcome {
     codes
         .into_iter()
         .max_by_key(|code| severity(*code))
-        .unwrap_or(exit_codes::SUCCESS)
+        .unwrap_or(Outcome::Success)
 }
 
 /// A fresh matrix run: plan the cells, resolve and check each of them, create the matrix folder
 /// with every cell's run folder, then run them.
-pub(super) async fn run(args: RunArgs) -> Result<i32, CommandError> {
+pub(super) async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     if args
         .run_id
         .as_deref()
@@ -145,7 +145,7 @@ pub(super) async fn run(args: RunArgs) -> Result<i32, CommandError> {
 
 /// `run --resume MATRIX_DIR`: resume every cell (each checks its own inputs as a resumed run
 /// does), then run what is missing.
-pub(super) async fn resume(args: RunArgs, matrix_dir: PathBuf) -> Result<i32, CommandError> {
+pub(super) async fn resume(args: RunArgs, matrix_dir: PathBuf) -> Result<Outcome, CommandError> {
     let manifest = read_matrix_manifest(&matrix_dir).map_err(CommandError::input)?;
     let cells_dir = matrix_dir.join(CELLS_DIR);
     let mut planned = Vec::new();
@@ -182,7 +182,7 @@ async fn execute_cells(
     work: Vec<CellWork>,
     resuming: bool,
     quiet: bool,
-) -> Result<i32, CommandError> {
+) -> Result<Outcome, CommandError> {
     // One group per runner, run in turn; cells whose runners manage the same model server
     // (`[server]` with one `ready_url`) share a group too: each cell starts the server when it
     // is not answering and stops the one it started, so two at once would stop each other's.
@@ -215,7 +215,7 @@ async fn execute_cells(
                     item.cell,
                     item.args,
                     item.dir,
-                    Ok(Err(exit_codes::INTERRUPTED)),
+                    Ok(Err(Outcome::Interrupted)),
                 ));
                 continue;
             }
@@ -355,22 +355,22 @@ mod tests {
 
     #[test]
     fn the_most_severe_cell_code_wins() {
-        assert_eq!(combined_code([]), exit_codes::SUCCESS);
+        assert_eq!(combined_code([]), Outcome::Success);
         assert_eq!(
-            combined_code([exit_codes::SUCCESS, exit_codes::GATE_FAILED]),
-            exit_codes::GATE_FAILED
+            combined_code([Outcome::Success, Outcome::GateFailed]),
+            Outcome::GateFailed
         );
         assert_eq!(
             combined_code([
-                exit_codes::GATE_FAILED,
-                exit_codes::INFRASTRUCTURE_ERROR,
-                exit_codes::NOTHING_TO_RUN
+                Outcome::GateFailed,
+                Outcome::InfrastructureError,
+                Outcome::NothingToRun
             ]),
-            exit_codes::INFRASTRUCTURE_ERROR
+            Outcome::InfrastructureError
         );
         assert_eq!(
-            combined_code([exit_codes::INTERRUPTED, exit_codes::INFRASTRUCTURE_ERROR]),
-            exit_codes::INTERRUPTED
+            combined_code([Outcome::Interrupted, Outcome::InfrastructureError]),
+            Outcome::Interrupted
         );
     }
 }

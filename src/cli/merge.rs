@@ -19,7 +19,7 @@ use crate::report::{Format, export_run};
 use crate::shard::{check_shard_set, merge_shards, missing_shards};
 
 /// Run the command; returns the exit code.
-pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
+pub fn merge(args: MergeArgs) -> Result<Outcome, CommandError> {
     if let Some(matrices) = matrix_folders(&args.shard_dirs) {
         return merge_matrix(&args, &matrices);
     }
@@ -38,7 +38,7 @@ pub fn merge(args: MergeArgs) -> Result<i32, CommandError> {
 /// Merge the shards of a matrix run: each argument is the matrix folder one shard wrote; the
 /// cells are matched by runner and model, each merged into `OUT/cells/<id>` as `merge` merges
 /// one run, and the matrix report of the merged cells is written into OUT.
-fn merge_matrix(args: &MergeArgs, dirs: &[PathBuf]) -> Result<i32, CommandError> {
+fn merge_matrix(args: &MergeArgs, dirs: &[PathBuf]) -> Result<Outcome, CommandError> {
     let mut matrices = Vec::new();
     for dir in dirs {
         if !crate::run_matrix::is_matrix_folder(dir) {
@@ -144,7 +144,7 @@ fn merge_folders(
     run_id: &str,
     args: &MergeArgs,
     quiet: bool,
-) -> Result<i32, CommandError> {
+) -> Result<Outcome, CommandError> {
     let mut shards = Vec::new();
     for dir in folders {
         let manifest = read_manifest(dir).map_err(CommandError::input)?;

@@ -1,5 +1,6 @@
 //! Command-line interface: clap definitions (raw flags) and the dispatcher that maps each
-//! command's outcome to a documented exit code (`crate::exit_codes`).
+//! command's [`Outcome`] to a documented exit code (`crate::exit_codes`) in one place
+//! ([`Outcome::code`], in `outcome.rs`).
 
 mod baseline;
 mod calibrate;
@@ -16,6 +17,7 @@ mod install;
 mod matrix;
 mod merge;
 mod object_out;
+mod outcome;
 mod plan;
 mod probe;
 mod registry;
@@ -35,7 +37,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::exit_codes;
+pub use outcome::Outcome;
+
+
 
 /// Measure what an Agent Skill really adds: paired runs with and without it, graded, with a
 /// confidence interval on the lift.
@@ -491,23 +495,28 @@ fn parse_resamples(value: &str) -> Result<usize, String> {
     }
 }
 
-/// An error at the command boundary: a message chain and the exit code it maps to.
+/// An error at the command boundary: a message chain and the outcome (hence exit code) it
+/// maps to.
 #[derive(Debug)]
 pub struct CommandError {
-    pub code: i32,
+    /// How the command ended (an input, infrastructure, nothing-to-run … failure).
+    pub code: Outcome,
+    /// What went wrong, with its causes.
     pub error: anyhow::Error,
 }
 
 impl CommandError {
+    /// An input error (exit 2).
     pub fn input(error: impl Into<anyhow::Error>) -> Self {
         Self {
-            code: exit_codes::INPUT_ERROR,
+            code: Outcome::InputError,
             error: error.into(),
         }
     }
+    /// An infrastructure error (exit 3).
     pub fn infrastructure(error: impl Into<anyhow::Error>) -> Self {
         Self {
-            code: exit_codes::INFRASTRUCTURE_ERROR,
+            code: Outcome::InfrastructureError,
             error: error.into(),
         }
     }
@@ -601,17 +610,23 @@ pub fn append_step_summary(markdown: &str) {
     }
 }
 
-/// Parse arguments, run the command, print errors, and return the exit code.
+/// Parse arguments, run the command, print errors, and return the exit code of its
+/// [`Outcome`].
 pub fn main() -> i32 {
+    dispatch().code()
+}
+
+/// Parse arguments, run the command, print errors: how the command ended.
+fn dispatch() -> Outcome {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
             return match error.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    exit_codes::SUCCESS
+                    Outcome::Success
                 }
-                _ => exit_codes::INPUT_ERROR,
+                _ => Outcome::InputError,
             };
         }
     };
@@ -622,7 +637,7 @@ pub fn main() -> i32 {
         Ok(runtime) => runtime,
         Err(error) => {
             crate::errln!("error: cannot start the async runtime: {error}");
-            return exit_codes::INFRASTRUCTURE_ERROR;
+            return Outcome::InfrastructureError;
         }
     };
     let result = runtime.block_on(async {
@@ -695,7 +710,7 @@ mod tests {
             "given"
         );
         let refused = result_folder_id(Some("../up"), "my-skill", "vet", "--vet-id").unwrap_err();
-        assert_eq!(refused.code, exit_codes::INPUT_ERROR);
+        assert_eq!(refused.code, Outcome::InputError);
         assert!(
             refused.error.to_string().contains("--vet-id `../up`"),
             "{}",
@@ -705,7 +720,7 @@ mod tests {
         create_result_folder(&dir, "pick another --run-id").unwrap();
         assert!(dir.is_dir());
         let again = create_result_folder(&dir, "pick another --run-id").unwrap_err();
-        assert_eq!(again.code, exit_codes::INPUT_ERROR);
+        assert_eq!(again.code, Outcome::InputError);
         assert!(
             again
                 .error

@@ -12,7 +12,7 @@ use crate::object_out::{
 };
 
 /// `skill-lift run`, uploading the run folder when `--out` is an `s3://` location.
-pub async fn run(mut args: RunArgs) -> Result<i32, CommandError> {
+pub async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
     let Some(location) = S3Location::from_path(&args.out) else {
         return super::run::run(args).await;
     };
@@ -107,7 +107,7 @@ fn kept_message(staging: &Path, location: &S3Location) -> String {
 }
 
 /// `skill-lift merge`, downloading the run folders under each `s3://` argument first.
-pub async fn merge(mut args: MergeArgs) -> Result<i32, CommandError> {
+pub async fn merge(mut args: MergeArgs) -> Result<Outcome, CommandError> {
     if S3Location::from_path(&args.out).is_some() {
         return Err(CommandError::input(anyhow::anyhow!(
             "merge --out takes a local folder; upload the merged folder afterwards if needed"

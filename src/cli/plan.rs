@@ -6,6 +6,7 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::CommandError;
+use super::Outcome;
 use crate::analysis::{AnalysisSettings, RunAccumulator};
 use crate::evalset::{default_eval_path, load_eval_set};
 use crate::plan::{
@@ -126,7 +127,7 @@ fn parse_tokens(value: &str) -> Result<(f64, f64), CommandError> {
 }
 
 /// Run the command; returns the exit code.
-pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
+pub fn plan_command(args: PlanArgs) -> Result<Outcome, CommandError> {
     if let Some(lift) = args.target_lift
         && !(lift > 0.0 && lift <= 1.0)
     {
@@ -351,7 +352,7 @@ pub fn plan_command(args: PlanArgs) -> Result<i32, CommandError> {
     }
     if cases == 0 {
         crate::errln!("error: the eval set has no active case (drafts need --allow-draft)");
-        return Ok(crate::exit_codes::NOTHING_TO_RUN);
+        return Ok(Outcome::NothingToRun);
     }
-    Ok(crate::exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }

@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::CommandError;
 use super::registry::{HostArgs, StateArgs};
-use crate::exit_codes;
+use super::Outcome;
 use crate::registry::hosts::{discover_assets, load_hosts};
 use crate::registry::probe::{
     ABSENCE, AssetEvidence, BLIND_SPOTS, ProbeReport, glob_files, probe_logs, probe_transcripts,
@@ -53,7 +53,7 @@ pub struct SuggestArgs {
 }
 
 /// `skill-lift probe`.
-pub fn probe(args: ProbeArgs) -> Result<i32, CommandError> {
+pub fn probe(args: ProbeArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     let mut report = ProbeReport {
         host: host.name.clone(),
@@ -96,7 +96,7 @@ pub fn probe(args: ProbeArgs) -> Result<i32, CommandError> {
             "{}",
             serde_json::to_string_pretty(&report).map_err(CommandError::infrastructure)?
         );
-        return Ok(exit_codes::SUCCESS);
+        return Ok(Outcome::Success);
     }
     crate::outln!(
         "probe {}: {} log file(s) ({} parsed lines) from {}; {} transcript file(s){}",
@@ -149,11 +149,11 @@ pub fn probe(args: ProbeArgs) -> Result<i32, CommandError> {
         crate::outln!("no installed assets known for this host; run `skill-lift scan` — {ABSENCE}");
     }
     crate::outln!("blind spots: {}", BLIND_SPOTS.join("; "));
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 /// `skill-lift suggest`.
-pub fn suggest_command(args: SuggestArgs) -> Result<i32, CommandError> {
+pub fn suggest_command(args: SuggestArgs) -> Result<Outcome, CommandError> {
     let state = args.state.dir()?;
     let mut installed = Vec::new();
     let mut hosts_with_registry = 0;
@@ -179,7 +179,7 @@ pub fn suggest_command(args: SuggestArgs) -> Result<i32, CommandError> {
             "{}",
             serde_json::to_string_pretty(&answer).map_err(CommandError::infrastructure)?
         );
-        return Ok(exit_codes::SUCCESS);
+        return Ok(Outcome::Success);
     }
     match (answer.verdict.as_str(), &answer.best) {
         ("already-available", Some(best)) => crate::outln!(
@@ -212,5 +212,5 @@ pub fn suggest_command(args: SuggestArgs) -> Result<i32, CommandError> {
         ),
     }
     crate::outln!("method: {}", answer.method);
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }

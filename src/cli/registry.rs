@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::CommandError;
 use crate::asset::fingerprint::Calibre;
-use crate::exit_codes;
+use super::Outcome;
 use crate::registry::baseline::read_store;
 use crate::registry::hosts::{HostProfile, discover_assets, find_host, hosts_file, load_hosts};
 use crate::registry::models::{bump, check, waive};
@@ -157,7 +157,7 @@ fn print_json<T: serde::Serialize>(value: &T) {
 }
 
 /// `skill-lift hosts`.
-pub fn hosts(args: HostsArgs) -> Result<i32, CommandError> {
+pub fn hosts(args: HostsArgs) -> Result<Outcome, CommandError> {
     let state = args.state.dir()?;
     let mut profiles = load_hosts(&state).map_err(CommandError::input)?;
     if let Some(name) = &args.host {
@@ -187,7 +187,7 @@ pub fn hosts(args: HostsArgs) -> Result<i32, CommandError> {
         print_json(
             &serde_json::json!({"state": state, "hosts_file": hosts_file(&state), "hosts": rows}),
         );
-        return Ok(exit_codes::SUCCESS);
+        return Ok(Outcome::Success);
     }
     crate::outln!("{:<13} {:<7} {:>6}  root", "host", "kind", "assets");
     for row in &rows {
@@ -217,11 +217,11 @@ pub fn hosts(args: HostsArgs) -> Result<i32, CommandError> {
         state.display(),
         hosts_file(&state).display()
     );
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 /// `skill-lift scan`.
-pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
+pub fn scan_command(args: ScanArgs) -> Result<Outcome, CommandError> {
     let calibre: Calibre = args
         .calibre
         .parse()
@@ -238,9 +238,9 @@ pub fn scan_command(args: ScanArgs) -> Result<i32, CommandError> {
     }
     let summary = scan(&state, &host, &root, calibre).map_err(CommandError::input)?;
     let code = if summary.skipped.is_empty() {
-        exit_codes::SUCCESS
+        Outcome::Success
     } else {
-        exit_codes::COMPLETED_WITH_WARNINGS
+        Outcome::CompletedWithWarnings
     };
     if args.json {
         print_json(&summary);
@@ -364,7 +364,7 @@ fn require_registry(state: &Path, host: &str) -> Result<Registry, CommandError> 
 }
 
 /// `skill-lift status`.
-pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
+pub fn status(args: StatusArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     let registry = require_registry(&state, &host.name)?;
     let store = read_store(&state).map_err(CommandError::input)?;
@@ -420,7 +420,7 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
             "scans": registry.scans.len(), "dashboard": dashboard, "usage": usage,
             "not_loaded": not_loaded, "available": registry.available.len(),
         }));
-        return Ok(exit_codes::SUCCESS);
+        return Ok(Outcome::Success);
     }
     crate::outln!(
         "host {} ({})",
@@ -519,11 +519,11 @@ pub fn status(args: StatusArgs) -> Result<i32, CommandError> {
         crate::outln!();
         crate::out!("{}", crate::usage::dashboard_lines(usage, args.days));
     }
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 /// `skill-lift bump`.
-pub fn bump_command(args: BumpArgs) -> Result<i32, CommandError> {
+pub fn bump_command(args: BumpArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     if args.model.trim().is_empty() {
         return Err(CommandError::input(anyhow::anyhow!(
@@ -540,11 +540,11 @@ pub fn bump_command(args: BumpArgs) -> Result<i32, CommandError> {
         bumped.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         registry.assets.len()
     );
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 /// `skill-lift check`: exit 1 while assets are pending under the current model.
-pub fn check_command(args: CheckArgs) -> Result<i32, CommandError> {
+pub fn check_command(args: CheckArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     require_registry(&state, &host.name)?;
     if !args.waive.is_empty() {
@@ -565,9 +565,9 @@ pub fn check_command(args: CheckArgs) -> Result<i32, CommandError> {
     let report = check(&registry, &store);
     let pending = report.pending();
     let code = if pending.is_empty() {
-        exit_codes::SUCCESS
+        Outcome::Success
     } else {
-        exit_codes::GATE_FAILED
+        Outcome::GateFailed
     };
     if args.json {
         print_json(&report);

@@ -13,7 +13,7 @@ use clap::Args;
 
 use super::grading::{GradingArgs, resolve_grading};
 use super::{AnalysisArgs, CommandError};
-use crate::exit_codes;
+use super::Outcome;
 use crate::pipeline::{RegradeRequest, execute_regrade, prepare_regrade};
 use crate::progress::{DEFAULT_LINE_INTERVAL_S, ProgressDisplay, ProgressMode};
 
@@ -46,7 +46,7 @@ pub struct RegradeArgs {
 }
 
 /// Run the command; returns the exit code.
-pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
+pub async fn regrade(args: RegradeArgs) -> Result<Outcome, CommandError> {
     if crate::run_matrix::is_matrix_folder(&args.run_dir) {
         return regrade_matrix(args).await;
     }
@@ -55,7 +55,7 @@ pub async fn regrade(args: RegradeArgs) -> Result<i32, CommandError> {
 
 /// `regrade MATRIX_DIR`: every cell regraded into `OUT/cells/<id>` (default OUT:
 /// `MATRIX_DIR/regrades/<id>`), with the matrix report of the regraded cells in OUT.
-async fn regrade_matrix(args: RegradeArgs) -> Result<i32, CommandError> {
+async fn regrade_matrix(args: RegradeArgs) -> Result<Outcome, CommandError> {
     let dir = args.run_dir.clone();
     let (manifest, cells) = super::matrix::cell_folders(&dir)?;
     let run_id = crate::pipeline::regrade_id(&manifest.run_id);
@@ -98,7 +98,7 @@ async fn regrade_matrix(args: RegradeArgs) -> Result<i32, CommandError> {
 
 /// Regrade one run folder into a new one: the flags mapped to a
 /// [`crate::pipeline::RegradeRequest`], the pipeline run, its outcome mapped to the exit code.
-async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
+async fn regrade_run(args: RegradeArgs) -> Result<Outcome, CommandError> {
     let grading = if args.grading.any_given() {
         let resolved = resolve_grading(&args.grading)?;
         Some((resolved.settings, resolved.judge_profiles))
@@ -137,7 +137,7 @@ async fn regrade_run(args: RegradeArgs) -> Result<i32, CommandError> {
             finished.planned,
             finished.out_dir.display()
         );
-        return Ok(exit_codes::INTERRUPTED);
+        return Ok(Outcome::Interrupted);
     }
     crate::errln!(
         "skill-lift: {} trials regraded ({} with a different grade), the others kept as recorded; results in {}",

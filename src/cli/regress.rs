@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 
 use super::CommandError;
 use super::registry::StateArgs;
-use crate::exit_codes;
+use super::Outcome;
 use crate::registry::baseline::read_store;
 use crate::registry::regress::{RegressSettings, regress, to_csv, to_table};
 
@@ -49,7 +49,7 @@ pub struct RegressArgs {
 }
 
 /// Run the command: exit 1 when any asset is DEGRADED.
-pub fn regress_command(args: RegressArgs) -> Result<i32, CommandError> {
+pub fn regress_command(args: RegressArgs) -> Result<Outcome, CommandError> {
     if !(0.0..=100.0).contains(&args.threshold_pp) || !(0.0..=1.0).contains(&args.q) {
         return Err(CommandError::input(anyhow::anyhow!(
             "--threshold-pp must be in [0, 100] and --q in [0, 1]"
@@ -106,8 +106,8 @@ pub fn regress_command(args: RegressArgs) -> Result<i32, CommandError> {
         }
     }
     Ok(if report.any_degraded() {
-        exit_codes::GATE_FAILED
+        Outcome::GateFailed
     } else {
-        exit_codes::SUCCESS
+        Outcome::Success
     })
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 
 use super::{CommandError, ReportArgs};
+use super::Outcome;
 use crate::analysis::Summary;
 use crate::record::{Manifest, read_manifest, write_atomic};
 use crate::report::matrix::{matrix_html, matrix_json, pass_rate_matrix};
@@ -62,7 +63,7 @@ fn export_one(
     out_dir: &Path,
     args: &ReportArgs,
     formats: &[Format],
-) -> Result<(Summary, i32, String), CommandError> {
+) -> Result<(Summary, Outcome, String), CommandError> {
     std::fs::create_dir_all(out_dir)
         .with_context(|| format!("creating {}", out_dir.display()))
         .map_err(CommandError::input)?;
@@ -108,21 +109,21 @@ fn export_one(
     let mut code = super::run::exit_code_for(&summary);
     super::run::explain_exit(&summary, code);
     // A whole run with planned trials missing is not a success (a shard holds only its own).
-    if code == crate::exit_codes::SUCCESS && run.manifest.shard.is_none() && missing > 0 {
+    if code == Outcome::Success && run.manifest.shard.is_none() && missing > 0 {
         crate::errln!(
             "error: {missing} of {} planned trials are not recorded; finish the run with `skill-lift run --resume {}` (exit {})",
             run.manifest.trials_planned,
             crate::shell::shell_path(&run.dir),
-            crate::exit_codes::INFRASTRUCTURE_ERROR
+            Outcome::InfrastructureError
         );
-        code = crate::exit_codes::INFRASTRUCTURE_ERROR;
+        code = Outcome::InfrastructureError;
     }
     Ok((summary, code, text))
 }
 
 /// `report MATRIX_DIR`: re-analyze every cell (into its own folder, or `--out/cells/<id>`),
 /// then rewrite the matrix report (in the matrix folder, or `--out`).
-fn report_matrix(args: &ReportArgs, dir: &Path, formats: &[Format]) -> Result<i32, CommandError> {
+fn report_matrix(args: &ReportArgs, dir: &Path, formats: &[Format]) -> Result<Outcome, CommandError> {
     let (manifest, cells) = super::matrix::cell_folders(dir)?;
     let mut codes = Vec::new();
     let mut summaries = Vec::new();
@@ -143,7 +144,7 @@ fn report_matrix(args: &ReportArgs, dir: &Path, formats: &[Format]) -> Result<i3
 }
 
 /// Run the command; returns the exit code.
-pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
+pub fn report(args: ReportArgs) -> Result<Outcome, CommandError> {
     let formats = parse_formats(&args.format)?;
     if let [dir] = args.run_dirs.as_slice()
         && crate::run_matrix::is_matrix_folder(dir)
@@ -174,7 +175,7 @@ pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
         )));
     }
     let mut summaries = Vec::new();
-    let mut code = crate::exit_codes::SUCCESS;
+    let mut code = Outcome::Success;
     let mut markdown = String::new();
     for run in &runs {
         let out_dir = match &args.out {
@@ -187,7 +188,7 @@ pub fn report(args: ReportArgs) -> Result<i32, CommandError> {
             crate::out!("{text}");
         }
         markdown.push_str(&text);
-        if code == crate::exit_codes::SUCCESS {
+        if code == Outcome::Success {
             code = run_code;
         }
         summaries.push(summary);

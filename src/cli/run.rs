@@ -13,7 +13,7 @@ use super::{CommandError, RunArgs};
 use crate::analysis::Summary;
 use crate::asset::fingerprint::Calibre;
 use crate::decoys::DecoySource;
-use crate::exit_codes;
+use super::Outcome;
 use crate::pipeline::{
     ExecutionSettings, FreshRun, NothingToRun, PreviousSource, ReuseFrom, RunConclusion,
     RunSettings, RunStart, SummaryOutcome,
@@ -135,8 +135,8 @@ pub(super) fn run_settings(args: &RunArgs) -> Result<RunSettings, CommandError> 
 }
 
 /// Print why there is nothing to run; returns its exit code (4).
-pub(super) fn nothing_to_run(nothing: NothingToRun) -> i32 {
-    let code = exit_codes::NOTHING_TO_RUN;
+pub(super) fn nothing_to_run(nothing: NothingToRun) -> Outcome {
+    let code = Outcome::NothingToRun;
     crate::errln!("error: {nothing} (exit {code})");
     code
 }
@@ -144,7 +144,7 @@ pub(super) fn nothing_to_run(nothing: NothingToRun) -> i32 {
 /// The run request prepared: settings from the flags, inputs resolved (fresh, or the manifest
 /// of `--resume`) and checked before anything is spent, calibration looked up, credential read,
 /// graders built. `Ok(Err(code))`: nothing to run, with the exit code.
-pub(super) fn prepare_run(args: &RunArgs) -> Result<Result<PreparedRun, i32>, CommandError> {
+pub(super) fn prepare_run(args: &RunArgs) -> Result<Result<PreparedRun, Outcome>, CommandError> {
     let settings = run_settings(args)?;
     Ok(crate::pipeline::prepare_run(&settings)?.map_err(nothing_to_run))
 }
@@ -156,7 +156,7 @@ pub(super) async fn execute_run(
     run_dir: &Path,
     args: &RunArgs,
     options: RunOptions,
-) -> Result<Result<RunFinished, i32>, CommandError> {
+) -> Result<Result<RunFinished, Outcome>, CommandError> {
     let finished = crate::pipeline::execute_run(
         prepared,
         run_dir,
@@ -165,12 +165,12 @@ pub(super) async fn execute_run(
         options,
     )
     .await?;
-    Ok(finished.map_err(|_| exit_codes::INTERRUPTED))
+    Ok(finished.map_err(|_| Outcome::Interrupted))
 }
 
 /// Run the command; returns the exit code. Several runners or models make a matrix run
 /// (`super::matrix`); one of each is the single run below.
-pub async fn run(args: RunArgs) -> Result<i32, CommandError> {
+pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     if args.resume.is_some() && args.grading.any_given() {
         return Err(CommandError::input(anyhow!(
             "grading flags are not accepted with --resume: a run grades as it started (its judges and graders are in its manifest); grade recorded trials differently with `skill-lift regrade RUN_DIR`"
@@ -243,32 +243,32 @@ fn remove_unstarted_run_folder(run_dir: &Path) {
 /// After a run's trials ran and its exports are written: feed the state folder
 /// (`crate::pipeline::conclude`), explain a stop (breaker, interrupt, missing trials), and map
 /// the outcome to the exit code.
-pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -> i32 {
+pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -> Outcome {
     match crate::pipeline::conclude(run_dir, finished, args.state.as_deref()) {
         RunConclusion::Breaker { reason, missing } => {
             crate::errln!(
                 "error: {reason}; stopped with {missing} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {} (exit {})",
                 crate::shell::shell_path(run_dir),
-                exit_codes::INFRASTRUCTURE_ERROR
+                Outcome::InfrastructureError
             );
-            exit_codes::INFRASTRUCTURE_ERROR
+            Outcome::InfrastructureError
         }
         RunConclusion::Interrupted => {
             crate::errln!(
                 "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift run --resume {}",
                 crate::shell::shell_path(run_dir)
             );
-            exit_codes::INTERRUPTED
+            Outcome::Interrupted
         }
         RunConclusion::Missing(missing) => {
             crate::errln!(
                 "error: {missing} of the trials this run was to run were not recorded; continue with `skill-lift run --resume {}` (exit {})",
                 crate::shell::shell_path(run_dir),
-                exit_codes::INFRASTRUCTURE_ERROR
+                Outcome::InfrastructureError
             );
-            exit_codes::INFRASTRUCTURE_ERROR
+            Outcome::InfrastructureError
         }
-        RunConclusion::ShardDone => exit_codes::SUCCESS,
+        RunConclusion::ShardDone => Outcome::Success,
         RunConclusion::Analyzed(_) => {
             let code = exit_code_for(&finished.summary);
             explain_exit(&finished.summary, code);
@@ -280,22 +280,22 @@ pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -
 /// The exit code a finished run's summary maps to: nothing gradable (4), more unscoreable
 /// trials than `--max-unscoreable` allows or no case scored in both arms (3), a failed gate
 /// (1), else 0.
-pub fn exit_code_for(summary: &Summary) -> i32 {
+pub fn exit_code_for(summary: &Summary) -> Outcome {
     match SummaryOutcome::of(summary) {
-        SummaryOutcome::NothingGradable => exit_codes::NOTHING_TO_RUN,
-        SummaryOutcome::Unscoreable => exit_codes::INFRASTRUCTURE_ERROR,
-        SummaryOutcome::GateFailed => exit_codes::GATE_FAILED,
-        SummaryOutcome::Passed => exit_codes::SUCCESS,
+        SummaryOutcome::NothingGradable => Outcome::NothingToRun,
+        SummaryOutcome::Unscoreable => Outcome::InfrastructureError,
+        SummaryOutcome::GateFailed => Outcome::GateFailed,
+        SummaryOutcome::Passed => Outcome::Success,
     }
 }
 
 /// Explain a non-zero exit code on stderr.
-pub fn explain_exit(summary: &Summary, code: i32) {
+pub fn explain_exit(summary: &Summary, code: Outcome) {
     match code {
-        exit_codes::NOTHING_TO_RUN => crate::errln!(
+        Outcome::NothingToRun => crate::errln!(
             "error: no trial could be graded: the cases have no output checks (`checks` or an `expected_output_match`) and no --judge or --grader scored them (exit {code})"
         ),
-        exit_codes::INFRASTRUCTURE_ERROR => crate::errln!(
+        Outcome::InfrastructureError => crate::errln!(
             "error: {} of {} trials are unscoreable ({:.2}%, limit {:.2}% — --max-unscoreable); causes: {}; see `reason` in trials.jsonl (exit {code})",
             summary.trials.outcomes.unscoreable,
             summary.trials.recorded,
@@ -303,7 +303,7 @@ pub fn explain_exit(summary: &Summary, code: i32) {
             summary.unscoreable.limit * 100.0,
             unscoreable_causes(summary)
         ),
-        exit_codes::GATE_FAILED => {
+        Outcome::GateFailed => {
             let failures = summary
                 .gates()
                 .flat_map(|g| g.failures.iter().map(String::as_str))

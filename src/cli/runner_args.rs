@@ -6,6 +6,7 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::CommandError;
+use super::Outcome;
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::runner::{LoadedProfile, SkillMode};
 
@@ -58,7 +59,7 @@ impl RunnerArgs {
         }
         if !profile.profile.tool_calls {
             return Err(CommandError {
-                code: crate::exit_codes::NOTHING_TO_RUN,
+                code: Outcome::NothingToRun,
                 error: anyhow!(
                     "{}: runner `{}` cannot call tools (its profile says `tool_calls = false`), so no {unit} can activate a skill and {command} has nothing to measure; use a runner whose model calls tools (e.g. --runner openai, --runner anthropic, an agent CLI)",
                     profile.path.display(),

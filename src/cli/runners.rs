@@ -6,7 +6,7 @@ use anyhow::{Context, anyhow};
 use clap::{Args, Subcommand};
 
 use super::CommandError;
-use crate::exit_codes;
+use super::Outcome;
 use crate::runner::profile::{ProfileOrigin, list_profiles, locate_profile, profile_text};
 
 /// Flags of `skill-lift runners`.
@@ -22,7 +22,7 @@ pub struct RunnersArgs {
 }
 
 /// `skill-lift runners`.
-pub fn runners(args: RunnersArgs) -> Result<i32, CommandError> {
+pub fn runners(args: RunnersArgs) -> Result<Outcome, CommandError> {
     if let Some(name) = &args.name {
         let location = locate_profile(name).map_err(CommandError::input)?;
         let text = profile_text(&location.path).map_err(CommandError::input)?;
@@ -32,13 +32,13 @@ pub fn runners(args: RunnersArgs) -> Result<i32, CommandError> {
         };
         crate::errln!("skill-lift: runner profile `{name}` ({from})");
         crate::out!("{text}");
-        return Ok(exit_codes::SUCCESS);
+        return Ok(Outcome::Success);
     }
     let listed = list_profiles();
     if args.json {
         let json = serde_json::to_string_pretty(&listed).expect("listing serializes");
         crate::outln!("{json}");
-        return Ok(exit_codes::SUCCESS);
+        return Ok(Outcome::Success);
     }
     let mut out = String::from("name\tkind\tmodel\tfrom\n");
     for profile in &listed {
@@ -73,7 +73,7 @@ pub fn runners(args: RunnersArgs) -> Result<i32, CommandError> {
     crate::errln!(
         "skill-lift: `--runner NAME` reads runners/NAME.toml in the current folder, then SKILL_LIFT_RUNNERS folders, then the built-in profile; `--runner path/to/file.toml` reads that file"
     );
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 fn origin_overrides_builtin(name: &str) -> bool {
@@ -130,7 +130,7 @@ pub enum SetupTarget {
 /// `skill-lift setup local-model`. The script runs contained: an interrupt, or skill-lift's
 /// end however it comes, stops it with everything it started (pip, the compiler), and the
 /// unfinished environment is not taken for a set-up one (the script marks it ready last).
-pub async fn setup(args: SetupArgs) -> Result<i32, CommandError> {
+pub async fn setup(args: SetupArgs) -> Result<Outcome, CommandError> {
     match args.what {
         SetupTarget::LocalModel => {
             let [program, arguments @ ..] = crate::local_model::setup_argv();
@@ -142,12 +142,12 @@ pub async fn setup(args: SetupArgs) -> Result<i32, CommandError> {
                 crate::errln!(
                     "skill-lift: interrupted; the setup was stopped and the local model is not set up. Run `skill-lift setup local-model` again to start over."
                 );
-                return Ok(exit_codes::INTERRUPTED);
+                return Ok(Outcome::Interrupted);
             };
             match status.code() {
-                Some(0) => Ok(exit_codes::SUCCESS),
+                Some(0) => Ok(Outcome::Success),
                 // The script's own "Python or compiler missing" errors.
-                Some(2) => Ok(exit_codes::INPUT_ERROR),
+                Some(2) => Ok(Outcome::InputError),
                 _ => Err(CommandError::infrastructure(anyhow!(
                     "setting up the local model failed ({status}); the messages above say why"
                 ))),
@@ -176,7 +176,7 @@ pub enum ServeTarget {
 }
 
 /// `skill-lift serve local-model`: replaces this process with the server.
-pub fn serve(args: ServeArgs) -> Result<i32, CommandError> {
+pub fn serve(args: ServeArgs) -> Result<Outcome, CommandError> {
     match args.what {
         ServeTarget::LocalModel { port } => {
             use std::os::unix::process::CommandExt;

@@ -20,7 +20,7 @@ use super::runner_args::RunnerArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
-use crate::exit_codes;
+use super::Outcome;
 use crate::history::HistoryHost;
 use crate::shadow::{
     DEFAULT_MIN_TERMS, EligibilityRule, MAX_ANSWER_CHARS, Replay, ReplayEnd, SHADOW_FORMAT_VERSION,
@@ -80,7 +80,7 @@ pub struct ShadowArgs {
 }
 
 /// `skill-lift shadow`.
-pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
+pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
     let skill = load_skill(&args.skill_dir).map_err(CommandError::input)?;
     let name = skill.name.as_str();
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
@@ -114,7 +114,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
     );
     if chosen.is_empty() {
         return Err(CommandError {
-            code: exit_codes::NOTHING_TO_RUN,
+            code: Outcome::NothingToRun,
             error: anyhow!(
                 "no eligible turn: none of the {} recorded {host} turn(s) names `{}`, used a skill of that name, or holds {} of its trigger terms ({}); nothing replayed (widen --since, lower --min-terms, or pass --all-turns)",
                 counts.turns,
@@ -392,7 +392,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
     super::print_written(&written);
     if finished.interrupted {
         crate::errln!("error: interrupted; the report covers the replays recorded");
-        return Ok(exit_codes::INTERRUPTED);
+        return Ok(Outcome::Interrupted);
     }
     if summary.scored == 0 {
         return Err(CommandError::infrastructure(anyhow!(
@@ -406,7 +406,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<i32, CommandError> {
             dir.join("records.jsonl").display()
         )));
     }
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }
 
 fn walk(dir: &std::path::Path) -> Vec<PathBuf> {

@@ -16,7 +16,7 @@ use super::runner_args::RunnerArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
-use crate::exit_codes;
+use super::Outcome;
 use crate::runner::profile::LoadedProfile;
 use crate::runner::server::ManagedServer;
 use crate::runner::{Runner, build_runner};
@@ -124,13 +124,13 @@ fn parse_threshold(value: &str) -> Result<f64, String> {
 pub struct TriggersOutcome {
     pub report: TriggerReport,
     pub dir: PathBuf,
-    pub code: i32,
+    pub code: Outcome,
     /// Why the exit code is not 0, for the terminal and for `vet`.
     pub problem: Option<String>,
 }
 
 /// Run the command; returns the exit code.
-pub async fn triggers(args: TriggersArgs) -> Result<i32, CommandError> {
+pub async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError> {
     let outcome = measure(&args, !args.quiet).await?;
     let json = serde_json::to_string_pretty(&outcome.report).expect("report serializes");
     if !args.quiet {
@@ -357,20 +357,20 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
 
 /// The exit code of a finished evaluation and why it is not 0: interrupted (130), stopped by
 /// the breaker, too many unscoreable attempts or no query decided (3), a failed gate (1).
-pub fn exit_code(report: &TriggerReport, breaker: Option<&str>) -> (i32, Option<String>) {
+pub fn exit_code(report: &TriggerReport, breaker: Option<&str>) -> (Outcome, Option<String>) {
     if report.interrupted {
         return (
-            exit_codes::INTERRUPTED,
+            Outcome::Interrupted,
             Some("interrupted; the report covers the attempts recorded".to_string()),
         );
     }
     if let Some(reason) = breaker {
-        return (exit_codes::INFRASTRUCTURE_ERROR, Some(reason.to_string()));
+        return (Outcome::InfrastructureError, Some(reason.to_string()));
     }
     let attempts = &report.attempts;
     if attempts.unscoreable_exceeded {
         return (
-            exit_codes::INFRASTRUCTURE_ERROR,
+            Outcome::InfrastructureError,
             Some(format!(
                 "{} of {} attempts are unscoreable ({:.1}%, limit {:.1}% — --max-unscoreable); causes: {}; see `reason` in attempts.jsonl",
                 attempts.unscoreable,
@@ -388,7 +388,7 @@ pub fn exit_code(report: &TriggerReport, breaker: Option<&str>) -> (i32, Option<
     }
     if report.summary.total == report.summary.undecided {
         return (
-            exit_codes::INFRASTRUCTURE_ERROR,
+            Outcome::InfrastructureError,
             Some("no query has a scored attempt".to_string()),
         );
     }
@@ -396,11 +396,11 @@ pub fn exit_code(report: &TriggerReport, breaker: Option<&str>) -> (i32, Option<
         && !gate.passed
     {
         return (
-            exit_codes::GATE_FAILED,
+            Outcome::GateFailed,
             Some(format!("gate failed: {}", gate.failures.join("; "))),
         );
     }
-    (exit_codes::SUCCESS, None)
+    (Outcome::Success, None)
 }
 
 /// Start what replays need: the profile's managed model server when it has one (started unless
@@ -420,7 +420,7 @@ pub(super) async fn start_replay_runner(
         Ok(server) => server,
         Err(_) => {
             return Err(CommandError {
-                code: exit_codes::INTERRUPTED,
+                code: Outcome::Interrupted,
                 error: anyhow!("interrupted while waiting for the model server; it was stopped"),
             });
         }

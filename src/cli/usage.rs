@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::CommandError;
 use super::golden::HistoryArgs;
-use crate::exit_codes;
+use super::Outcome;
 use crate::history::HistoryHost;
 use crate::usage::{Pricing, installed_skills, to_markdown, usage_report};
 
@@ -57,7 +57,7 @@ fn non_negative(name: &str, value: Option<f64>) -> Result<Option<f64>, CommandEr
 }
 
 /// `skill-lift usage`.
-pub fn usage(args: UsageArgs) -> Result<i32, CommandError> {
+pub fn usage(args: UsageArgs) -> Result<Outcome, CommandError> {
     let host = HistoryHost::parse(&args.history.host).map_err(CommandError::input)?;
     let pricing = Pricing {
         value_per_success: non_negative("value-per-success", args.value_per_success)?,
@@ -135,5 +135,5 @@ pub fn usage(args: UsageArgs) -> Result<i32, CommandError> {
             );
         }
     }
-    Ok(exit_codes::SUCCESS)
+    Ok(Outcome::Success)
 }

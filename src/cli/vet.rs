@@ -16,7 +16,7 @@ use super::triggers::{OutputFormat, TriggersArgs, measure};
 use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
 use crate::asset::load_skill;
 use crate::evalset::{default_eval_path, load_eval_set};
-use crate::exit_codes;
+use super::Outcome;
 use crate::registry::hosts::find_host;
 use crate::registry::scan::{Monitoring, RegisteredSet, register_monitored, registered_elsewhere};
 use crate::vet::{
@@ -113,7 +113,7 @@ fn fraction(name: &str, value: f64) -> Result<f64, CommandError> {
 }
 
 /// Run the command; returns the exit code.
-pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
+pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
     let started = Instant::now();
     fraction("--mde", args.mde)?;
     fraction("--min-precision", args.min_precision)?;
@@ -146,7 +146,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
     let progress = !args.quiet;
 
     let mut steps = Vec::new();
-    let mut stop: Option<(i32, String)> = None;
+    let mut stop: Option<(Outcome, String)> = None;
     let say = |step: &VetStep| {
         crate::errln!(
             "skill-lift: vet {}: {} — {}",
@@ -159,7 +159,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
     for step in static_steps(&args.skill_dir, &dir, &profile, args.agent.model.as_deref()) {
         if step.decision == Decision::Error && stop.is_none() {
             stop = Some((
-                exit_codes::INPUT_ERROR,
+                Outcome::InputError,
                 format!("{}: {}", step.step.as_str(), step.why),
             ));
         }
@@ -220,7 +220,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
                     report.confusions.len()
                 );
                 let (decision, why) = match outcome.code {
-                    exit_codes::SUCCESS => (
+                    Outcome::Success => (
                         Decision::Go,
                         format!(
                             "{numbers}; at least {:.0}% / {:.0}% required",
@@ -228,7 +228,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
                             args.min_recall * 100.0
                         ),
                     ),
-                    exit_codes::GATE_FAILED => (
+                    Outcome::GateFailed => (
                         Decision::NoGo,
                         format!(
                             "{numbers}; {}",
@@ -344,10 +344,10 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
                 .map_err(|e| CommandError::input(anyhow!("building the paired run: {e}")))?
                 .run;
             let code = match super::run::run(run_args).await {
-                Ok(code) => code,
+                Ok(code) => Some(code),
                 Err(error) => {
                     stop = Some((error.code, format!("paired run: {:#}", error.error)));
-                    -1
+                    None
                 }
             };
             let folder = dir.join("run");
@@ -418,7 +418,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
                     details: serde_json::Value::Null,
                 },
                 Err(error) => {
-                    stop = Some((exit_codes::INPUT_ERROR, format!("register: {error}")));
+                    stop = Some((Outcome::InputError, format!("register: {error}")));
                     VetStep {
                         step: VetStepKind::Register,
                         decision: Decision::Error,
@@ -469,7 +469,7 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
         return Ok(code);
     }
     Ok(match decision {
-        Decision::Go => exit_codes::SUCCESS,
+        Decision::Go => Outcome::Success,
         _ => {
             crate::errln!(
                 "skill-lift: vet: NO-GO ({}) (exit {})",
@@ -480,20 +480,21 @@ pub async fn vet(args: VetArgs) -> Result<i32, CommandError> {
                     .map(|s| s.step.as_str())
                     .collect::<Vec<_>>()
                     .join(", "),
-                exit_codes::GATE_FAILED
+                Outcome::GateFailed
             );
-            exit_codes::GATE_FAILED
+            Outcome::GateFailed
         }
     })
 }
 
 /// The paired run's step from its folder's `summary.json` (the documented export) and exit
-/// code: go when the verdict is `improved`; an infrastructure or input failure stops the vet.
+/// code (`None`: the run ended with an error): go when the verdict is `improved`; an
+/// infrastructure or input failure stops the vet.
 fn paired_step(
     folder: &Path,
-    code: i32,
+    code: Option<Outcome>,
     sizing: &crate::vet::RunSizing,
-    stop: &mut Option<(i32, String)>,
+    stop: &mut Option<(Outcome, String)>,
 ) -> VetStep {
     let summary: Option<serde_json::Value> = std::fs::read(folder.join("summary.json"))
         .ok()
@@ -514,10 +515,9 @@ fn paired_step(
     let Some(summary) = summary else {
         if stop.is_none() {
             *stop = Some((
-                if code > 0 {
-                    code
-                } else {
-                    exit_codes::INFRASTRUCTURE_ERROR
+                match code {
+                    Some(code) if code != Outcome::Success => code,
+                    _ => Outcome::InfrastructureError,
                 },
                 format!("paired run: no summary.json in {}", folder.display()),
             ));
@@ -526,7 +526,8 @@ fn paired_step(
             step: VetStepKind::PairedRun,
             decision: Decision::Error,
             why: format!(
-                "{sizing_text}; the run did not finish (exit {code}): {}",
+                "{sizing_text}; the run did not finish (exit {}): {}",
+                code.map_or(-1, Outcome::code),
                 stop.as_ref().map(|s| s.1.as_str()).unwrap_or("")
             ),
             artifacts: Vec::new(),
@@ -547,7 +548,7 @@ fn paired_step(
         lift["method"].as_str().unwrap_or("-")
     );
     let (decision, why) = match code {
-        exit_codes::INFRASTRUCTURE_ERROR | exit_codes::NOTHING_TO_RUN | exit_codes::INTERRUPTED => {
+        Some(code @ (Outcome::InfrastructureError | Outcome::NothingToRun | Outcome::Interrupted)) => {
             *stop = Some((code, format!("paired run exited {code}")));
             (Decision::Error, format!("{numbers}; the run exited {code}"))
         }
