@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::CommandError;
-use super::registry::{HostArgs, StateArgs};
+use super::flag_groups::StateArgs;
+use super::registry::HostArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use super::Outcome;
 use crate::registry::baseline::{checklist, merge_file, record_run};

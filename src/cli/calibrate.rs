@@ -166,7 +166,7 @@ fn start_fresh(
         "--run-id",
     )?;
     template.run_id = calibration_id.clone();
-    let dir = run.out.join(&calibration_id);
+    let dir = run.results.out.join(&calibration_id);
     super::create_result_folder(
         &dir,
         &format!(
@@ -260,7 +260,7 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
         crate::out!("{markdown}");
     }
     super::append_step_summary(&markdown);
-    let state = crate::registry::state::state_dir_from_env(run.state.as_deref())
+    let state = crate::registry::state::state_dir_from_env(run.state.flag())
         .map_err(CommandError::input)?;
     let store = record_calibration(&state, &record)
         .with_context(|| "recording the calibration in the state folder".to_string())

@@ -51,6 +51,10 @@ pub struct LintArgs {
 
 /// Flags of `skill-lift env`.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("runners", |arg| super::flag_groups::RunnerArgs::single(arg).default_value(None).help("Runner profile whose model limit the skill's size is checked against (default: local, when it can be found)")),
+    mut_arg("models", |arg| super::flag_groups::RunnerArgs::single(arg).help("Model id (overrides the profile's, for the context limit)"))
+)]
 pub struct EnvArgs {
     /// The skill folder (holds SKILL.md).
     #[arg(value_name = "SKILL_DIR")]
@@ -58,13 +62,8 @@ pub struct EnvArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
-    /// Runner profile whose model limit the skill's size is checked against (default: local,
-    /// when it can be found).
-    #[arg(long, value_name = "NAME|FILE", env = "SKILL_LIFT_RUNNER")]
-    pub runner: Option<String>,
-    /// Model id (overrides the profile's, for the context limit).
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub agent: super::flag_groups::RunnerArgs,
     /// The model's context window in tokens (overrides the profile and the known limits).
     #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..))]
     pub context_limit: Option<u64>,
@@ -352,8 +351,8 @@ pub fn env(args: EnvArgs) -> Result<Outcome, CommandError> {
     let mut options = EnvOptions::from_process();
     options.python = args.python.clone();
     options.context_limit = resolve_context_limit(
-        args.runner.as_deref(),
-        args.model.as_deref(),
+        args.agent.given_runner(),
+        args.agent.model(),
         args.context_limit,
     )?;
     let report = reconcile_environment(&args.skill_dir, &options).map_err(fit_error)?;

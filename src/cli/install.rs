@@ -11,6 +11,7 @@ use crate::install::{InstallAction, InstallReport, discover_targets, install, un
 
 /// Flags of `skill-lift install`.
 #[derive(Debug, Args)]
+#[command(mut_arg("state", |arg| arg.help("State folder holding hosts.json (default: $SKILL_LIFT_HOME, else ~/.skill-lift)")))]
 pub struct InstallArgs {
     /// Say what would be installed or removed; change nothing.
     #[arg(long)]
@@ -25,14 +26,13 @@ pub struct InstallArgs {
     /// or when it holds files a user added (without it, such a folder is left as it is).
     #[arg(long)]
     pub force: bool,
-    /// State folder holding hosts.json (default: $SKILL_LIFT_HOME, else ~/.skill-lift).
-    #[arg(long, value_name = "DIR")]
-    pub state: Option<PathBuf>,
+    #[command(flatten)]
+    pub state: super::flag_groups::StateArgs,
 }
 
 /// Run `skill-lift install`.
 pub fn install_command(args: InstallArgs) -> Result<Outcome, CommandError> {
-    let state = crate::registry::state::state_dir_from_env(args.state.as_deref())
+    let state = crate::registry::state::state_dir_from_env(args.state.flag())
         .map_err(CommandError::input)?;
     let hosts = crate::registry::hosts::load_hosts(&state).map_err(CommandError::input)?;
     for name in &args.hosts {

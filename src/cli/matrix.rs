@@ -24,7 +24,7 @@ use crate::run_matrix::{
 
 /// Whether the flags ask for more than one (runner, model) cell.
 pub(super) fn is_matrix(args: &RunArgs) -> bool {
-    plan_cells("", &args.runners, &args.models).len() > 1
+    plan_cells("", &args.agent.runners, &args.agent.models).len() > 1
 }
 
 /// The flags of one cell's run: the matrix flags with this cell's runner and model, its run id,
@@ -36,10 +36,10 @@ fn cell_args(
     resume: Option<PathBuf>,
 ) -> RunArgs {
     let mut cell_args = args.clone();
-    cell_args.runners = vec![cell.runner.clone()];
-    cell_args.models = cell.model.iter().cloned().collect();
+    cell_args.agent.runners = vec![cell.runner.clone()];
+    cell_args.agent.models = cell.model.iter().cloned().collect();
     cell_args.run_id = Some(cell.run_id.clone());
-    cell_args.out = cells_dir.to_path_buf();
+    cell_args.results.out = cells_dir.to_path_buf();
     cell_args.resume = resume;
     cell_args
 }
@@ -87,8 +87,8 @@ pub(super) async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         .run_id
         .clone()
         .unwrap_or_else(|| super::run::new_run_id(&skill.name));
-    let cells = plan_cells(&run_id, &args.runners, &args.models);
-    let matrix_dir = args.out.join(&run_id);
+    let cells = plan_cells(&run_id, &args.agent.runners, &args.agent.models);
+    let matrix_dir = args.results.out.join(&run_id);
     if matrix_dir.exists()
         && std::fs::read_dir(&matrix_dir)
             .map(|mut d| d.next().is_some())

@@ -8,6 +8,7 @@ mod changed;
 mod compare;
 mod fingerprint;
 mod fit;
+mod flag_groups;
 mod formats;
 mod golden;
 mod grading;
@@ -25,7 +26,6 @@ mod regrade;
 mod regress;
 mod report;
 mod run;
-mod runner_args;
 mod runners;
 mod shadow;
 mod stopping;
@@ -138,6 +138,12 @@ pub enum Command {
 
 /// Flags of `skill-lift run`.
 #[derive(Debug, Args, Clone)]
+#[command(
+    mut_arg("runners", |arg| arg.conflicts_with("resume").help("Runner profile: a name from runners/ or a .toml path. Repeat it for a runner matrix: every runner × `--model` cell is a run of its own, analyzed on its own, with a matrix report beside the cells")),
+    mut_arg("models", |arg| arg.conflicts_with("resume").help("Model id (overrides the profile's `model`). Repeat it for a model matrix (each model on each `--runner`)")),
+    mut_arg("state", |arg| arg.help("State folder holding the baseline store (default: $SKILL_LIFT_HOME, else ~/.skill-lift)")),
+    mut_arg("out", |arg| arg.conflicts_with("resume").value_name("DIR|s3://BUCKET/PREFIX").help("Folder that receives run folders, or an S3 location `s3://BUCKET/PREFIX` that receives the finished run folder (credentials and endpoint from the AWS_* variables)"))
+)]
 pub struct RunArgs {
     /// The skill folder (holds SKILL.md). Not needed with --resume.
     #[arg(required_unless_present = "resume")]
@@ -145,37 +151,17 @@ pub struct RunArgs {
     /// Eval set file (default: SKILL_DIR/evals/evals.json).
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     pub evals: Option<PathBuf>,
-    /// Runner profile: a name from runners/ or a .toml path. Repeat it for a runner matrix:
-    /// every runner × `--model` cell is a run of its own, analyzed on its own, with a matrix
-    /// report beside the cells.
-    #[arg(
-        long = "runner",
-        value_name = "NAME|FILE",
-        env = "SKILL_LIFT_RUNNER",
-        default_value = "local",
-        conflicts_with = "resume"
-    )]
-    pub runners: Vec<String>,
-    /// Model id (overrides the profile's `model`). Repeat it for a model matrix (each model on
-    /// each `--runner`).
-    #[arg(long = "model", value_name = "MODEL", conflicts_with = "resume")]
-    pub models: Vec<String>,
+    // `--runner` (repeat it for a runner matrix) and `--model` (repeat it for a model matrix).
+    #[command(flatten)]
+    pub agent: flag_groups::RunnerArgs,
     /// Attempts per case per arm.
     #[arg(short = 'k', long = "attempts", alias = "k", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "resume")]
     pub k: u32,
     /// Trials in flight at once (default: the profile's `concurrency`).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
-    /// Folder that receives run folders, or an S3 location `s3://BUCKET/PREFIX` that receives
-    /// the finished run folder (credentials and endpoint from the AWS_* variables).
-    #[arg(
-        long,
-        value_name = "DIR|s3://BUCKET/PREFIX",
-        env = "SKILL_LIFT_RESULTS",
-        default_value = "results",
-        conflicts_with = "resume"
-    )]
-    pub out: PathBuf,
+    #[command(flatten)]
+    pub results: flag_groups::ResultsArgs,
     /// Run id (the run folder's name; default: time, asset and a random suffix).
     #[arg(long, value_name = "ID", conflicts_with = "resume")]
     pub run_id: Option<String>,
@@ -235,9 +221,8 @@ pub struct RunArgs {
     /// Seconds between two progress status lines.
     #[arg(long, value_name = "SECONDS", env = "SKILL_LIFT_PROGRESS_INTERVAL", default_value_t = crate::progress::DEFAULT_LINE_INTERVAL_S, value_parser = parse_interval)]
     pub progress_interval: f64,
-    /// State folder holding the baseline store (default: $SKILL_LIFT_HOME, else ~/.skill-lift).
-    #[arg(long, value_name = "DIR")]
-    pub state: Option<PathBuf>,
+    #[command(flatten)]
+    pub state: flag_groups::StateArgs,
     /// Run only shard i of n (1-based): the trials whose id hashes to it (FNV-1a, pinned).
     /// `auto` reads it from the environment: a Kubernetes Indexed Job's JOB_COMPLETION_INDEX
     /// with SKILL_LIFT_SHARD_COUNT, SKILL_LIFT_SHARD_INDEX (0-based) with SKILL_LIFT_SHARD_COUNT,
@@ -384,12 +369,12 @@ fn parse_ratio(value: &str) -> Result<f64, String> {
 impl RunArgs {
     /// The runner of a single run (the first `--runner`; a matrix gives each cell one).
     pub fn runner(&self) -> &str {
-        self.runners.first().map(String::as_str).unwrap_or("local")
+        self.agent.runner()
     }
 
     /// The model of a single run (the first `--model`), if one is given.
     pub fn model(&self) -> Option<&str> {
-        self.models.first().map(String::as_str)
+        self.agent.model()
     }
 }
 

@@ -13,7 +13,7 @@ use crate::object_out::{
 
 /// `skill-lift run`, uploading the run folder when `--out` is an `s3://` location.
 pub async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
-    let Some(location) = S3Location::from_path(&args.out) else {
+    let Some(location) = S3Location::from_path(&args.results.out) else {
         return super::run::run(args).await;
     };
     let location = location.map_err(CommandError::input)?;
@@ -28,7 +28,7 @@ pub async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
         .tempdir()
         .context("creating a local staging folder for the s3:// run")
         .map_err(CommandError::infrastructure)?;
-    args.out = staging.path().to_path_buf();
+    args.results.out = staging.path().to_path_buf();
     let code = super::run::run(args).await?;
     let mut uploaded_any = false;
     let entries = std::fs::read_dir(staging.path())

@@ -20,24 +20,18 @@ use crate::workspace::Arm;
 
 /// Flags of `skill-lift plan`.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("runners", |arg| arg.help("Runner profile (its `[price]` table prices the tokens). Repeat it for a runner matrix, as in `run` (the first one prices the tokens)")),
+    mut_arg("models", |arg| arg.help("Models of a model matrix, as in `run` (each a cell on every runner)"))
+)]
 pub struct PlanArgs {
     /// The skill folder (its eval set gives the number of cases).
     pub skill_dir: PathBuf,
     /// Eval set file (default: SKILL_DIR/evals/evals.json).
     #[arg(long, value_name = "FILE")]
     pub evals: Option<PathBuf>,
-    /// Runner profile (its `[price]` table prices the tokens). Repeat it for a runner matrix,
-    /// as in `run` (the first one prices the tokens).
-    #[arg(
-        long = "runner",
-        value_name = "NAME|FILE",
-        env = "SKILL_LIFT_RUNNER",
-        default_value = "local"
-    )]
-    pub runners: Vec<String>,
-    /// Models of a model matrix, as in `run` (each a cell on every runner).
-    #[arg(long = "model", value_name = "MODEL")]
-    pub models: Vec<String>,
+    #[command(flatten)]
+    pub agent: super::flag_groups::RunnerArgs,
     /// Plan a `previous_version` arm, as `run --previous DIR` runs one.
     #[arg(long, value_name = "DIR", conflicts_with = "previous_ref")]
     pub previous: Option<PathBuf>,
@@ -160,7 +154,7 @@ pub fn plan_command(args: PlanArgs) -> Result<Outcome, CommandError> {
         crate::errln!("warning: {}: {warning}", eval_path.display());
     }
     let cases = eval_set.runnable_cases(args.allow_draft).len();
-    let runner = args.runners.first().map(String::as_str).unwrap_or("local");
+    let runner = args.agent.runner();
     let profile = load_profile(&resolve_profile_path(runner).map_err(CommandError::input)?)
         .map_err(CommandError::input)?;
     let (arms, _) = super::run::planned_arms(
@@ -169,7 +163,7 @@ pub fn plan_command(args: PlanArgs) -> Result<Outcome, CommandError> {
         None,
         crate::workspace::ArmDesign::Paired,
     )?;
-    let cells = crate::run_matrix::plan_cells("", &args.runners, &args.models).len();
+    let cells = crate::run_matrix::plan_cells("", &args.agent.runners, &args.agent.models).len();
     let trials = cases * arms.len() * args.k as usize * cells;
 
     if args.pilot.is_none() && !args.assumed_lift.is_empty() {

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::CommandError;
-use super::registry::{HostArgs, StateArgs};
+use super::flag_groups::StateArgs;
+use super::registry::HostArgs;
 use super::Outcome;
 use crate::registry::hosts::{discover_assets, load_hosts};
 use crate::registry::probe::{

@@ -6,28 +6,13 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::CommandError;
+use super::flag_groups::StateArgs;
 use crate::asset::fingerprint::Calibre;
 use super::Outcome;
 use crate::registry::baseline::read_store;
 use crate::registry::hosts::{HostProfile, discover_assets, find_host, hosts_file, load_hosts};
 use crate::registry::models::{bump, check, waive};
 use crate::registry::scan::{Registry, read_registry, registry_path, scan};
-use crate::registry::state::resolve_state_dir;
-
-/// `--state`: where registries, `hosts.json` and `baseline-results.json` live.
-#[derive(Debug, Clone, Args)]
-pub struct StateArgs {
-    /// State folder (default: $SKILL_LIFT_HOME, else ~/.skill-lift).
-    #[arg(long, value_name = "DIR", env = "SKILL_LIFT_HOME", global = true)]
-    pub state: Option<PathBuf>,
-}
-
-impl StateArgs {
-    /// The resolved state folder.
-    pub fn dir(&self) -> Result<PathBuf, CommandError> {
-        resolve_state_dir(self.state.as_deref(), None).map_err(CommandError::input)
-    }
-}
 
 /// `--host NAME --root PATH` plus `--state`.
 #[derive(Debug, Clone, Args)]

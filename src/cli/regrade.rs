@@ -19,6 +19,7 @@ use crate::progress::{DEFAULT_LINE_INTERVAL_S, ProgressDisplay, ProgressMode};
 
 /// Flags of `skill-lift regrade`.
 #[derive(Debug, Args, Clone)]
+#[command(mut_arg("state", |arg| arg.help("State folder (judge cache; default: $SKILL_LIFT_HOME, else ~/.skill-lift)")))]
 pub struct RegradeArgs {
     /// The run folder whose trajectories are graded again (or a matrix folder: every cell).
     #[arg(value_name = "RUN_DIR")]
@@ -40,9 +41,8 @@ pub struct RegradeArgs {
     /// Print nothing but errors (the summary is still written).
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// State folder (judge cache; default: $SKILL_LIFT_HOME or ~/.local/state/skill-lift).
-    #[arg(long, value_name = "DIR")]
-    pub state: Option<PathBuf>,
+    #[command(flatten)]
+    pub state: super::flag_groups::StateArgs,
 }
 
 /// Run the command; returns the exit code.
@@ -113,7 +113,7 @@ async fn regrade_run(args: RegradeArgs) -> Result<Outcome, CommandError> {
         grading,
         judge_format_retries: args.grading.judge_format_retries,
         judge_cache: !args.grading.no_judge_cache,
-        state: args.state.clone(),
+        state: args.state.state.clone(),
         analysis: args.analysis.overrides(),
         progress: ProgressDisplay::choose(
             ProgressMode::Auto,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
-use super::registry::StateArgs;
+use super::flag_groups::StateArgs;
 use super::Outcome;
 use crate::registry::baseline::read_store;
 use crate::registry::regress::{RegressSettings, regress, to_csv, to_table};

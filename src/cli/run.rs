@@ -114,7 +114,7 @@ pub(super) fn execution_settings(args: &RunArgs) -> ExecutionSettings {
         breaker: args.breaker,
         preflight: !args.no_preflight,
         retry_unscoreable: args.retry_unscoreable,
-        state: args.state.clone(),
+        state: args.state.state.clone(),
         judge_format_retries: args.grading.judge_format_retries,
         judge_cache: !args.grading.no_judge_cache,
     }
@@ -197,7 +197,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     };
     let run_dir: PathBuf = match &args.resume {
         Some(dir) => dir.clone(),
-        None => create_run_folder(&args.out, &prepared.resolved.manifest)?,
+        None => create_run_folder(&args.results.out, &prepared.resolved.manifest)?,
     };
     let options = RunOptions {
         quiet: args.quiet,
@@ -244,7 +244,7 @@ fn remove_unstarted_run_folder(run_dir: &Path) {
 /// (`crate::pipeline::conclude`), explain a stop (breaker, interrupt, missing trials), and map
 /// the outcome to the exit code.
 pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -> Outcome {
-    match crate::pipeline::conclude(run_dir, finished, args.state.as_deref()) {
+    match crate::pipeline::conclude(run_dir, finished, args.state.flag()) {
         RunConclusion::Breaker { reason, missing } => {
             crate::errln!(
                 "error: {reason}; stopped with {missing} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {} (exit {})",

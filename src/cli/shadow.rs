@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::CommandError;
 use super::golden::HistoryArgs;
-use super::runner_args::RunnerArgs;
+use super::flag_groups::RunnerArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
@@ -32,7 +32,8 @@ use crate::workspace::SkillSource;
 /// Flags of `skill-lift shadow`.
 #[derive(Debug, Args)]
 #[command(
-    mut_arg("runner", |arg| arg.help("Runner profile: a name from runners/ or a .toml path. `openai-chat` profiles run in `tools` mode here (activation is not observable with the skill injected)")),
+    mut_arg("runners", |arg| super::flag_groups::RunnerArgs::single(arg).help("Runner profile: a name from runners/ or a .toml path. `openai-chat` profiles run in `tools` mode here (activation is not observable with the skill injected)")),
+    mut_arg("models", super::flag_groups::RunnerArgs::single),
     after_help = "Eligible turns: the prompt names the skill, the recorded turn used a skill of the same name, or the prompt holds --min-terms of the skill's trigger terms (see docs/history.md). Every replay runs in a fresh throwaway workspace, never in the recorded session's folder. Exit 4 when no recorded turn is eligible."
 )]
 pub struct ShadowArgs {

@@ -12,7 +12,7 @@ use chrono::Utc;
 use clap::Args;
 
 use super::CommandError;
-use super::runner_args::RunnerArgs;
+use super::flag_groups::RunnerArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
@@ -29,7 +29,10 @@ use crate::workspace::SkillSource;
 
 /// Flags of `skill-lift triggers`.
 #[derive(Debug, Args, Clone)]
-#[command(mut_arg("runner", |arg| arg.help("Runner profile: a name from runners/ or a .toml path. `openai-chat` profiles run in `tools` mode here (activation is not observable with every skill injected)")))]
+#[command(
+    mut_arg("runners", |arg| super::flag_groups::RunnerArgs::single(arg).help("Runner profile: a name from runners/ or a .toml path. `openai-chat` profiles run in `tools` mode here (activation is not observable with every skill injected)")),
+    mut_arg("models", super::flag_groups::RunnerArgs::single),
+)]
 pub struct TriggersArgs {
     /// The skill folder (holds SKILL.md).
     pub skill_dir: PathBuf,
@@ -57,14 +60,8 @@ pub struct TriggersArgs {
     /// Stage no decoys (then nothing competes with the target).
     #[arg(long)]
     pub no_decoys: bool,
-    /// Folder that receives result folders.
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "SKILL_LIFT_RESULTS",
-        default_value = "results"
-    )]
-    pub out: PathBuf,
+    #[command(flatten)]
+    pub results: super::flag_groups::ResultsArgs,
     /// Result folder name (default: time, skill, `triggers` and a random suffix).
     #[arg(long, value_name = "ID")]
     pub run_id: Option<String>,
@@ -231,7 +228,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     }
     let api_key = super::grading::profile_api_key(&profile)?;
     let credentials = super::grading::runner_secrets(&profile);
-    let dir = args.out.join(&run_id);
+    let dir = args.results.out.join(&run_id);
     super::create_result_folder(&dir, "pick another --run-id")?;
     let setup = TriggerSetup {
         run_id: run_id.clone(),

@@ -11,7 +11,7 @@ use chrono::Utc;
 use clap::{Args, Parser};
 
 use super::CommandError;
-use super::runner_args::RunnerArgs;
+use super::flag_groups::RunnerArgs;
 use super::triggers::{OutputFormat, TriggersArgs, measure};
 use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
 use crate::asset::load_skill;
@@ -26,7 +26,12 @@ use crate::vet::{
 
 /// Flags of `skill-lift vet`.
 #[derive(Debug, Args)]
-#[command(mut_arg("runner", |arg| arg.help("Runner profile for the triggers step and the paired run: a name from runners/ or a .toml path")))]
+#[command(
+    mut_arg("runners", |arg| super::flag_groups::RunnerArgs::single(arg).help("Runner profile for the triggers step and the paired run: a name from runners/ or a .toml path")),
+    mut_arg("models", super::flag_groups::RunnerArgs::single),
+    mut_arg("state", |arg| arg.help("State folder (registry and baseline store; default: $SKILL_LIFT_HOME, else ~/.skill-lift)")),
+    mut_arg("out", |arg| arg.help("Folder that receives the vet folder (which holds the triggers and run folders)"))
+)]
 pub struct VetArgs {
     /// The skill folder (holds SKILL.md).
     pub skill_dir: PathBuf,
@@ -60,14 +65,8 @@ pub struct VetArgs {
     /// Stage no decoys.
     #[arg(long)]
     pub no_decoys: bool,
-    /// Folder that receives the vet folder (which holds the triggers and run folders).
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "SKILL_LIFT_RESULTS",
-        default_value = "results"
-    )]
-    pub out: PathBuf,
+    #[command(flatten)]
+    pub results: super::flag_groups::ResultsArgs,
     /// The vet folder's name (default: time, skill, `vet` and a random suffix).
     #[arg(long, value_name = "ID")]
     pub vet_id: Option<String>,
@@ -79,10 +78,8 @@ pub struct VetArgs {
         default_value = "claude-code"
     )]
     pub host: String,
-    /// State folder (registry and baseline store; default: $SKILL_LIFT_HOME, else
-    /// ~/.skill-lift).
-    #[arg(long, value_name = "DIR")]
-    pub state: Option<PathBuf>,
+    #[command(flatten)]
+    pub state: super::flag_groups::StateArgs,
     /// Fingerprint calibre: v4-no-eval-material (leaves EVAL.md and eval sets out), v3-agent-skills or v2-capability-surface.
     #[arg(long, value_name = "NAME", default_value = "v4-no-eval-material")]
     pub calibre: String,
@@ -124,7 +121,7 @@ pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
         .parse()
         .map_err(|e: String| CommandError::input(anyhow!(e)))?;
     let print = fingerprint(&args.skill_dir, calibre).map_err(CommandError::input)?;
-    let state = crate::registry::state::state_dir_from_env(args.state.as_deref())
+    let state = crate::registry::state::state_dir_from_env(args.state.flag())
         .map_err(CommandError::input)?;
     let host = find_host(&state, &args.host).map_err(CommandError::input)?;
     // Before spending anything: the registration at the end must be possible.
@@ -139,7 +136,7 @@ pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
         )));
     }
     let vet_id = super::result_folder_id(args.vet_id.as_deref(), &skill.name, "vet", "--vet-id")?;
-    let dir = args.out.join(&vet_id);
+    let dir = args.results.out.join(&vet_id);
     super::create_result_folder(&dir, "pick another --vet-id")?;
     let profile = args.agent.profile()?;
     let model = args.agent.model_of(&profile);
@@ -156,7 +153,7 @@ pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
         );
     };
 
-    for step in static_steps(&args.skill_dir, &dir, &profile, args.agent.model.as_deref()) {
+    for step in static_steps(&args.skill_dir, &dir, &profile, args.agent.model()) {
         if step.decision == Decision::Error && stop.is_none() {
             stop = Some((
                 Outcome::InputError,
@@ -177,7 +174,7 @@ pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
         jobs: None,
         decoys: args.decoys.clone(),
         no_decoys: args.no_decoys,
-        out: dir.clone(),
+        results: super::flag_groups::ResultsArgs { out: dir.clone() },
         run_id: Some("triggers".to_string()),
         workspace_root: None,
         calibre: args.calibre.clone(),
@@ -316,7 +313,7 @@ pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
                 "run".into(),
                 args.skill_dir.display().to_string(),
                 "--runner".into(),
-                args.agent.runner.clone(),
+                args.agent.runner().to_string(),
                 "-k".into(),
                 sizing.k.to_string(),
                 "--out".into(),
@@ -331,8 +328,8 @@ pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
                 state.display().to_string(),
                 "--quiet".into(),
             ];
-            if let Some(model) = &args.agent.model {
-                argv.extend(["--model".into(), model.clone()]);
+            if let Some(model) = args.agent.model() {
+                argv.extend(["--model".into(), model.to_string()]);
             }
             if let Some(decoys) = &args.decoys {
                 argv.extend(["--decoys".into(), decoys.display().to_string()]);
