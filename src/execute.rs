@@ -163,9 +163,10 @@ pub struct PeriodicExports {
     pub export: Arc<ExportFn>,
 }
 
-/// Scheduler settings.
+/// How the scheduler runs the planned trials (jobs, K, progress, breaker, periodic exports, one
+/// round of a sequential run); built by the run pipeline from its `ExecutionSettings`.
 #[derive(Clone)]
-pub struct ExecuteSettings {
+pub struct SchedulerSettings {
     /// Trials in flight at once.
     pub jobs: usize,
     /// Attempts per case per arm.
@@ -525,7 +526,7 @@ impl TrialWork for TrialContext {
 /// async workers never block on the disk.
 pub async fn execute(
     context: Arc<TrialContext>,
-    settings: ExecuteSettings,
+    settings: SchedulerSettings,
     done: &HashSet<TrialKey>,
     previous: &[TrialRecord],
     sink: impl RecordSink,
@@ -581,7 +582,7 @@ pub(crate) async fn dispatch<W: TrialWork>(
     work: Arc<W>,
     pending: Vec<W::Item>,
     planned: Planned,
-    settings: &ExecuteSettings,
+    settings: &SchedulerSettings,
     previous: &[TrialRecord],
     sink: impl RecordSink,
     interrupt: impl Future<Output = ()>,
@@ -1957,8 +1958,8 @@ mod scheduler_tests {
         (dir, context)
     }
 
-    fn settings(exports: Option<PeriodicExports>) -> ExecuteSettings {
-        ExecuteSettings {
+    fn settings(exports: Option<PeriodicExports>) -> SchedulerSettings {
+        SchedulerSettings {
             jobs: 4,
             k: 1,
             progress: crate::progress::ProgressDisplay::Hidden,

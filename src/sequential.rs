@@ -5,7 +5,7 @@
 //! **Rounds.** The eval set's cases are put in a random order fixed by the run's seed
 //! ([`case_order`]) and cut into rounds of [`StoppingPlan::round_cases`] cases; a round runs
 //! every arm × K attempts of its cases (case-balanced), through the ordinary scheduler
-//! ([`crate::execute::execute`] with [`crate::execute::ExecuteSettings::round`]). Decisions are
+//! ([`crate::execute::execute`] with [`crate::execute::SchedulerSettings::round`]). Decisions are
 //! taken between rounds, when no trial is in flight: every trial that was started is recorded.
 //!
 //! **Sequential decisions.** After each round the case differences `d = with − without` (pass
@@ -34,7 +34,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::execute::{
-    ExecuteError, ExecuteReport, ExecuteSettings, RecordSink, TrialContext, execute,
+    ExecuteError, ExecuteReport, SchedulerSettings, RecordSink, TrialContext, execute,
 };
 use crate::grade::Outcome;
 use crate::record::{FinishedTrial, RecordError, TrialKey, TrialRecord};
@@ -588,7 +588,7 @@ impl<S: RecordSink> RecordSink for RoundSink<S> {
 #[allow(clippy::too_many_arguments)]
 pub async fn execute_rounds<S, F, Fut>(
     context: Arc<TrialContext>,
-    settings: ExecuteSettings,
+    settings: SchedulerSettings,
     plan: &StoppingPlan,
     done: &HashSet<TrialKey>,
     previous: &[TrialRecord],
@@ -664,7 +664,7 @@ where
             stop = Some(found);
             break;
         }
-        let round_settings = ExecuteSettings {
+        let round_settings = SchedulerSettings {
             round: Some(Arc::new(keys.clone())),
             ..settings.clone()
         };

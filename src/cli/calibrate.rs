@@ -18,7 +18,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::run::{
-    RunOptions, create_run_folder, execute_run, execution_settings, exit_code_for, explain_exit,
+    RunOptions, create_run_folder, execute_with_flags, execution_settings, exit_code_for, explain_exit,
     fresh_request, nothing_to_run,
 };
 use super::{CommandError, RunArgs};
@@ -319,7 +319,7 @@ async fn run_repeats(
             resuming: repeat_dir.join("trials.jsonl").exists(),
             progress: None,
         };
-        let finished = match execute_run(prepared, &repeat_dir, run, options).await? {
+        let finished = match execute_with_flags(prepared, &repeat_dir, run, options).await? {
             Ok(finished) => finished,
             Err(code) => return Ok(Err(code)),
         };

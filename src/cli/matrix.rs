@@ -1,6 +1,6 @@
 //! `skill-lift run` over a runner × model matrix (`--runner A --runner B --model X --model Y`).
 //! Every cell is a run folder of its own under `RUN_DIR/cells/`, resolved and checked before
-//! anything runs, executed through the one run path ([`super::run::execute_run`]), fed to the
+//! anything runs, executed through the one run path ([`super::run::execute_with_flags`]), fed to the
 //! baseline store and analyzed on its own; the matrix report (`crate::run_matrix`) lays the
 //! cells side by side. Cells of one runner run one after another, so the runner's
 //! `concurrency` (or `--jobs`) bounds it; cells of different runners run at once, except runners
@@ -240,7 +240,7 @@ async fn execute_cells(
                 progress,
             };
             let outcome =
-                super::run::execute_run(item.prepared, &item.dir, &item.args, options).await;
+                super::run::execute_with_flags(item.prepared, &item.dir, &item.args, options).await;
             results.push((item.cell, item.args, item.dir, outcome));
         }
         results

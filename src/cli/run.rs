@@ -149,9 +149,10 @@ pub(super) fn prepare_run(args: &RunArgs) -> Result<Result<PreparedRun, Outcome>
     Ok(crate::pipeline::prepare_run(&settings)?.map_err(nothing_to_run))
 }
 
-/// Run the missing trials of the run folder `run_dir`, analyze it and write every export.
+/// `crate::pipeline::execute_run` with the execution and analysis settings of `args` (the flags):
+/// run the missing trials of the run folder `run_dir`, analyze it and write every export.
 /// `Ok(Err(code))`: stopped before any trial ran (an interrupt while a server started).
-pub(super) async fn execute_run(
+pub(super) async fn execute_with_flags(
     prepared: PreparedRun,
     run_dir: &Path,
     args: &RunArgs,
@@ -205,7 +206,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         resuming: args.resume.is_some(),
         progress: None,
     };
-    let finished = match execute_run(prepared, &run_dir, &args, options).await {
+    let finished = match execute_with_flags(prepared, &run_dir, &args, options).await {
         Ok(Ok(finished)) => finished,
         Ok(Err(code)) => return Ok(code),
         Err(error) => {

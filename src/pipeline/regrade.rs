@@ -30,7 +30,7 @@ use super::settings::AnalysisOverrides;
 use crate::analysis::Summary;
 use crate::evalset::{GoldenCase, load_eval_set};
 use crate::execute::{
-    ExecuteReport, ExecuteSettings, Fatal, Planned, RecordedTrialError, TrialClock, TrialWork,
+    ExecuteReport, SchedulerSettings, Fatal, Planned, RecordedTrialError, TrialClock, TrialWork,
     dispatch,
 };
 use crate::grade::pipeline::{GraderSet, TrialFacts, staged_skill_names};
@@ -286,7 +286,7 @@ pub async fn execute_regrade(
         regraded: AtomicUsize::new(0),
         changed: AtomicUsize::new(0),
     });
-    let settings = ExecuteSettings {
+    let settings = SchedulerSettings {
         jobs,
         k: manifest.k,
         progress,

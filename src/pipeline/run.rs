@@ -15,7 +15,7 @@ use super::resolve::{ResolvedRun, skill_md_text};
 use super::settings::{AnalysisOverrides, ExecutionSettings};
 use crate::analysis::{AnalysisSettings, Summary};
 use crate::decoys::prepare_decoys;
-use crate::execute::{ExecuteReport, ExecuteSettings, TrialContext, execute, plan_trials};
+use crate::execute::{ExecuteReport, SchedulerSettings, TrialContext, execute, plan_trials};
 use crate::record::{Manifest, RunLock, TrialKey, TrialLog, TrialRecord};
 use crate::report::{Format, export_run};
 use crate::runner::build_runner;
@@ -286,7 +286,7 @@ pub async fn execute_run(
     });
     // A resumed run keeps the gates it started with unless a setting is given again.
     let analysis_settings = analysis.settings_over(manifest.seed, manifest.gates.as_ref());
-    let settings = ExecuteSettings {
+    let settings = SchedulerSettings {
         jobs,
         k: manifest.k,
         progress: options
