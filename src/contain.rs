@@ -513,11 +513,9 @@ pub fn install_interrupt_handler() {
             count += 1;
             if count == 1 {
                 let _ = sender.send(true);
-                crate::errln!(
-                    "skill-lift: interrupted; stopping (press Ctrl-C again to exit at once)"
-                );
+                crate::reporter::report(crate::reporter::Event::Interrupted { again: false });
             } else {
-                crate::errln!("skill-lift: interrupted twice; exiting now");
+                crate::reporter::report(crate::reporter::Event::Interrupted { again: true });
                 std::process::exit(crate::exit_codes::INTERRUPTED);
             }
         }

@@ -34,6 +34,7 @@ pub mod record;
 pub mod redact;
 pub mod registry;
 pub mod report;
+pub mod reporter;
 pub mod reuse;
 pub mod run_matrix;
 pub mod runner;

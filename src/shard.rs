@@ -267,13 +267,12 @@ pub fn auto_shard(env: impl Fn(&str) -> Option<String>) -> Result<AutoShard, Aut
 pub fn parse_shard_flag(value: &str) -> Result<Shard, String> {
     if value.trim() == "auto" {
         let found = auto_shard(|var| std::env::var(var).ok()).map_err(|e| e.to_string())?;
-        crate::errln!(
-            "skill-lift: --shard auto: shard {} from {} ({}, {})",
-            found.shard,
-            found.source.name(),
-            found.source.index_var(),
-            found.source.count_var()
-        );
+        crate::reporter::report(crate::reporter::Event::ShardFromEnvironment {
+            shard: found.shard.to_string(),
+            source: found.source.name().to_string(),
+            index_var: found.source.index_var().to_string(),
+            count_var: found.source.count_var().to_string(),
+        });
         return Ok(found.shard);
     }
     value.parse()

@@ -223,11 +223,13 @@ fn copy_file(cwd: &Path, relative: &Path, dir: &Path) -> Result<bool, crate::gol
         return Ok(false);
     };
     if !real_source.starts_with(&real_cwd) {
-        crate::errln!(
-            "warning: {}: a symbolic link leads out of the session folder (to {}); not copied",
-            source.display(),
-            real_source.display()
-        );
+        crate::reporter::report(crate::reporter::Event::warning_at(
+            &source,
+            format!(
+                "a symbolic link leads out of the session folder (to {}); not copied",
+                real_source.display()
+            ),
+        ));
         return Ok(false);
     }
     let Ok(meta) = std::fs::metadata(&real_source) else {

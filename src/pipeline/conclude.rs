@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::run::RunFinished;
 use crate::analysis::Summary;
+use crate::reporter::{BaselineSkip, Event, report};
 
 /// What an analyzed run's summary amounts to, most severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,13 +80,15 @@ pub fn conclude(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) ->
         register_reusable_trials(run_dir, manifest, state);
     }
     if !manifest.arm_design.is_paired() {
-        crate::errln!(
-            "skill-lift: baseline store not updated: an A/A repeat of `skill-lift calibrate` is no evaluation of the skill"
-        );
+        report(Event::BaselineStoreSkipped {
+            why: BaselineSkip::AaControl,
+        });
     } else if manifest.shard.is_none() && !stopped_early && outcome.measured() {
         record_in_baseline_store(run_dir, manifest, state);
     } else if manifest.shard.is_none() && !stopped_early {
-        crate::errln!("skill-lift: baseline store not updated: this run measured no lift");
+        report(Event::BaselineStoreSkipped {
+            why: BaselineSkip::NoLift,
+        });
     }
     if let Some(reason) = &report.breaker {
         return RunConclusion::Breaker {
@@ -125,16 +128,15 @@ pub fn record_in_baseline_store(
                 .map_err(|e| e.to_string())
         });
     match result {
-        Ok(recorded) => crate::errln!(
-            "skill-lift: baseline store: {} verdicts for {} ({})",
-            recorded.entries,
-            recorded.asset,
-            recorded.store.display()
-        ),
-        Err(error) => crate::errln!(
-            "warning: baseline store not updated ({error}); run `skill-lift baseline ingest {}` later",
-            run_dir.display()
-        ),
+        Ok(recorded) => report(Event::BaselineStoreRecorded {
+            entries: recorded.entries,
+            asset: recorded.asset.to_string(),
+            store: recorded.store.clone(),
+        }),
+        Err(error) => report(Event::BaselineStoreFailed {
+            error,
+            run_dir: run_dir.to_path_buf(),
+        }),
     }
 }
 
@@ -158,10 +160,10 @@ pub fn register_reusable_trials(
                 .map_err(|e| e.to_string())
         });
     match result {
-        Ok((count, state)) => crate::errln!(
-            "skill-lift: trial store: {count} reusable trials registered ({})",
-            state.join(crate::reuse::STORE_FILE).display()
-        ),
-        Err(error) => crate::errln!("warning: trial store not updated ({error})"),
+        Ok((count, state)) => report(Event::TrialStoreRegistered {
+            count,
+            store: state.join(crate::reuse::STORE_FILE),
+        }),
+        Err(error) => report(Event::TrialStoreFailed { error }),
     }
 }

@@ -181,10 +181,10 @@ pub async fn ensure_judge_servers(
         )
         .await?;
         if let Some(server) = started {
-            crate::errln!(
-                "skill-lift: started the judge's model server ({})",
-                config.command.join(" ")
-            );
+            crate::reporter::report(crate::reporter::Event::ModelServerStarted {
+                command: config.command.join(" "),
+                judge: true,
+            });
             servers.push(server);
         }
     }

@@ -13,6 +13,7 @@ use crate::grade::pipeline::GraderSet;
 use crate::record::{Manifest, write_atomic};
 use crate::sequential::StoppingPlan;
 use crate::workspace::{Arm, ArmDesign};
+use crate::reporter::{Event, report};
 
 /// Why a prepared run has nothing to do (exit 4 on the command line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -116,10 +117,10 @@ pub fn apply_stopping(
         return Err(PipelineError::SequentialArms);
     }
     if request.budgets.max_cost_usd.is_some() && price.is_none() {
-        crate::errln!(
-            "warning: --max-cost-usd: the runner profile `{}` has no [price] table; only costs the agent reports count, and the run stops before a round once a trial reports none",
+        report(Event::warning(format!(
+            "--max-cost-usd: the runner profile `{}` has no [price] table; only costs the agent reports count, and the run stops before a round once a trial reports none",
             manifest.runner.name
-        );
+        )));
     }
     match manifest.stopping.as_mut() {
         Some(plan) if resuming => {
@@ -208,10 +209,7 @@ pub fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, Pip
     let dir = out.join(&manifest.run_id);
     if dir.exists() {
         if is_half_created_run_folder(&dir) {
-            crate::errln!(
-                "skill-lift: {} holds no manifest and no trial (a start that was killed); starting the run in it again",
-                dir.display()
-            );
+            report(Event::RestartingEmptyRunFolder { dir: dir.clone() });
             std::fs::remove_dir_all(&dir).map_err(|source| PipelineError::RunFolderIo {
                 verb: "removing",
                 path: dir.clone(),

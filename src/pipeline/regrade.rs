@@ -42,6 +42,7 @@ use crate::record::{
 };
 use crate::runner::LoadedProfile;
 use crate::runner::profile::load_profile;
+use crate::reporter::{Event, report};
 
 /// A validated regrade request (the flags of `skill-lift regrade`, resolved).
 pub struct RegradeRequest {
@@ -160,10 +161,10 @@ pub fn prepare_regrade(request: RegradeRequest) -> Result<PreparedRegrade, Pipel
     let secrets = match load_profile(&original.runner.profile_path) {
         Ok(runner) => runner_secrets(&runner),
         Err(_) => {
-            crate::errln!(
-                "warning: runner profile {} not found: the secret scan checks key patterns only, not the runner's credential values",
+            report(Event::warning(format!(
+                "runner profile {} not found: the secret scan checks key patterns only, not the runner's credential values",
                 original.runner.profile_path.display()
-            );
+            )));
             Vec::new()
         }
     };
@@ -268,11 +269,11 @@ pub async fn execute_regrade(
         analysis,
         progress,
     } = prepared;
-    crate::errln!(
-        "skill-lift: regrading {} recorded trials of {from_run_id} into {}",
-        records.len(),
-        out_dir.display()
-    );
+    report(Event::Regrading {
+        trials: records.len(),
+        from_run_id: from_run_id.clone(),
+        out_dir: out_dir.clone(),
+    });
     let mut judge_servers = ensure_judge_servers(&judge_profiles, &out_dir).await?;
     let lock = RunLock::acquire(&out_dir).map_err(PipelineError::RunFolder)?;
     let log = TrialLog::open(&out_dir, 0, &lock).map_err(PipelineError::RunFolder)?;
@@ -318,7 +319,7 @@ pub async fn execute_regrade(
     )
     .await;
     for line in work.graders.judge_usage_lines() {
-        crate::errln!("skill-lift: {line}");
+        report(Event::JudgeUsage { line });
     }
     for server in judge_servers.iter_mut() {
         server.stop().await;

@@ -21,6 +21,7 @@ use crate::record::{
 use crate::runner::LoadedProfile;
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::workspace::{Arm, ArmDesign, Exposure, PreviousSkill, SkillSource};
+use crate::reporter::{Event, report};
 
 /// Inputs of a run, resolved and validated.
 pub struct ResolvedRun {
@@ -226,13 +227,13 @@ pub fn is_plain_folder_name(id: &str) -> bool {
 
 fn print_warnings(skill: &Skill) {
     for warning in &skill.warnings {
-        crate::errln!(
-            "warning: {}: {warning}",
-            skill.dir.join("SKILL.md").display()
-        );
+        report(Event::warning_at(skill.dir.join("SKILL.md"), warning.to_string()));
     }
     for omitted in crate::workspace::staging_omissions(&skill.dir) {
-        crate::errln!("warning: {}: not staged: {omitted}", skill.dir.display());
+        report(Event::warning_at(
+            &skill.dir,
+            format!("not staged: {omitted}"),
+        ));
     }
 }
 
@@ -291,16 +292,18 @@ pub fn resolve_fresh(
     }
     let eval_set = load_eval_set(&eval_path, &skill_dir)?;
     for warning in &eval_set.warnings {
-        crate::errln!("warning: {}: {warning}", eval_path.display());
+        report(Event::warning_at(&eval_path, warning.to_string()));
     }
     if let Some(name) = &eval_set.skill_name
         && name != &skill.name
     {
-        crate::errln!(
-            "warning: {}: skill_name `{name}` differs from the skill's name `{}`",
-            eval_path.display(),
-            skill.name
-        );
+        report(Event::warning_at(
+            &eval_path,
+            format!(
+                "skill_name `{name}` differs from the skill's name `{}`",
+                skill.name
+            ),
+        ));
     }
     let cases: Vec<GoldenCase> = eval_set
         .runnable_cases(request.allow_draft)

@@ -17,6 +17,7 @@ use crate::analysis::{AnalysisSettings, Summary};
 use crate::decoys::prepare_decoys;
 use crate::execute::{ExecuteReport, SchedulerSettings, TrialContext, execute, plan_trials};
 use crate::record::{Manifest, RunLock, TrialKey, TrialLog, TrialRecord};
+use crate::reporter::{Event, report};
 use crate::report::{Format, export_run};
 use crate::runner::build_runner;
 use crate::workspace::SkillSource;
@@ -121,10 +122,9 @@ pub async fn execute_run(
         HashSet::new()
     };
     if execution.retry_unscoreable {
-        crate::errln!(
-            "skill-lift: --retry-unscoreable: {} trials recorded unscoreable for an infrastructure cause run again (their old records are kept, superseded)",
-            retried.len()
-        );
+        report(Event::RetryingUnscoreable {
+            trials: retried.len(),
+        });
     }
     let previous: Vec<_> = previous
         .into_iter()
@@ -143,11 +143,11 @@ pub async fn execute_run(
                 outside_shard += 1;
             }
         }
-        crate::errln!(
-            "skill-lift: shard {shard}: {} of {} trials belong to this shard; merge the shard folders with `skill-lift merge`",
-            planned.len() - outside_shard,
-            planned.len()
-        );
+        report(Event::ShardShare {
+            shard: shard.to_string(),
+            own: planned.len() - outside_shard,
+            planned: planned.len(),
+        });
     }
     let mut log = TrialLog::open(&run_dir, valid_len, &lock).map_err(PipelineError::RunFolder)?;
     let mut manifest = manifest;
@@ -155,24 +155,21 @@ pub async fn execute_run(
     if !options.resuming {
         import_reused_trials(&run_dir, &mut manifest, &mut done, &mut previous, &mut log)?;
     }
-    crate::errln!(
-        "skill-lift: run {} — {} cases × {} arms ({}) × K={} = {} trials ({} already recorded), runner {} ({}), model {}",
-        manifest.run_id,
-        cases.len(),
-        manifest.arms.len(),
-        manifest
+    report(Event::RunPlanned {
+        run_id: manifest.run_id.clone(),
+        cases: cases.len(),
+        arms: manifest
             .arms
             .iter()
-            .map(|arm| arm.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        manifest.k,
-        manifest.trials_planned,
-        done.len() - outside_shard,
-        profile.name,
-        profile.profile.kind.name(),
-        manifest.model
-    );
+            .map(|arm| arm.as_str().to_string())
+            .collect(),
+        k: manifest.k,
+        planned: manifest.trials_planned,
+        recorded: done.len() - outside_shard,
+        runner: profile.name.clone(),
+        runner_kind: profile.profile.kind.name().to_string(),
+        model: manifest.model.clone(),
+    });
 
     // From the first child on, SIGINT/SIGTERM stop the run cleanly (servers included).
     crate::contain::install_interrupt_handler();
@@ -181,10 +178,10 @@ pub async fn execute_run(
         server = match super::start_model_server(&profile, &run_dir.join("server.log")).await? {
             Ok(server) => server,
             Err(interrupted) => {
-                crate::errln!(
-                    "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift run --resume {}",
-                    crate::shell::shell_path(&run_dir)
-                );
+                report(Event::InterruptedStartingServer {
+                    run_dir: run_dir.clone(),
+                    judge: false,
+                });
                 return Ok(Err(interrupted));
             }
         };
@@ -197,7 +194,10 @@ pub async fn execute_run(
                 if let Some(server) = server.as_mut() {
                     server.stop().await;
                 }
-                crate::errln!("skill-lift: interrupted while waiting for the judge's model server; it was stopped. Continue with: skill-lift run --resume {}", crate::shell::shell_path(&run_dir));
+                report(Event::InterruptedStartingServer {
+                    run_dir: run_dir.clone(),
+                    judge: true,
+                });
                 return Ok(Err(InterruptedBeforeTrials));
             }
         }
@@ -219,7 +219,10 @@ pub async fn execute_run(
                         .await;
             }
             match result {
-                Ok(line) => crate::errln!("skill-lift: pre-flight {}: {line}", checked.name),
+                Ok(line) => report(Event::PreflightPassed {
+                    profile: checked.name.clone(),
+                    line,
+                }),
                 Err(error) => {
                     if let Some(server) = server.as_mut() {
                         server.stop().await;
@@ -235,10 +238,11 @@ pub async fn execute_run(
     let runner = build_runner(&profile, api_key)?;
     let decoys = prepare_decoys(&decoy_source)?;
     // Every check that can stop the run has passed: now the suite's calibration line.
-    match &manifest.calibration {
-        Some(found) if found.is_calibrated() => crate::errln!("skill-lift: {}", found.message),
-        Some(found) => crate::errln!("warning: {}", found.message),
-        None => {}
+    if let Some(found) = &manifest.calibration {
+        report(Event::Calibration {
+            calibrated: found.is_calibrated(),
+            message: found.message.clone(),
+        });
     }
     let jobs = execution.jobs.unwrap_or(profile.profile.concurrency);
     let context = Arc::new(TrialContext {
@@ -317,11 +321,10 @@ pub async fn execute_run(
             )
             .await
             .map(|(report, stopped)| {
-                crate::errln!(
-                    "skill-lift: stopped: {}: {}",
-                    stopped.reason.as_str(),
-                    stopped.message
-                );
+                report(Event::RoundsStopped {
+                    reason: stopped.reason.as_str().to_string(),
+                    message: stopped.message.clone(),
+                });
                 if let Some(plan) = manifest.stopping.as_mut() {
                     plan.outcome = Some(stopped);
                 }
@@ -345,7 +348,7 @@ pub async fn execute_run(
         write_manifest(&run_dir, &manifest)?;
     }
     for line in graders_for_usage.judge_usage_lines() {
-        crate::errln!("skill-lift: {line}");
+        report(Event::JudgeUsage { line });
     }
     if let Some(server) = server.as_mut() {
         server.stop().await;
@@ -359,7 +362,7 @@ pub async fn execute_run(
     // outside) goes now.
     let orphans = crate::contain::reap_adopted_orphans();
     if orphans > 0 {
-        crate::errln!("skill-lift: stopped {orphans} orphaned processes left by killed trials");
+        report(Event::OrphansStopped { count: orphans });
     }
     // A leak is the inputs' fault; a failed append or an internal error is not.
     let report = outcome?;
@@ -423,7 +426,7 @@ fn import_reused_trials(
     let imported = crate::reuse::import(&request.source, &request.arms, manifest, run_dir, done)
         .map_err(PipelineError::ReuseImport)?;
     for warning in &imported.warnings {
-        crate::errln!("warning: --reuse-baseline: {warning}");
+        report(Event::warning(format!("--reuse-baseline: {warning}")));
     }
     log.append(&imported.records)
         .map_err(PipelineError::Record)?;
@@ -433,27 +436,13 @@ fn import_reused_trials(
             *from_runs.entry(from.run_id.clone()).or_default() += 1;
         }
     }
-    crate::errln!(
-        "skill-lift: --reuse-baseline: {} {} trials reused from {} ({}); {} with no matching recorded trial run",
-        imported.records.len(),
-        request
-            .arms
-            .iter()
-            .map(|a| a.as_str())
-            .collect::<Vec<_>>()
-            .join("/"),
-        request.source.describe(),
-        if from_runs.is_empty() {
-            "none".to_string()
-        } else {
-            from_runs
-                .iter()
-                .map(|(run, n)| format!("{run}: {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        },
-        imported.not_found
-    );
+    report(Event::TrialsReused {
+        reused: imported.records.len(),
+        arms: request.arms.iter().map(|a| a.as_str().to_string()).collect(),
+        source: request.source.describe(),
+        from_runs: from_runs.clone(),
+        not_found: imported.not_found,
+    });
     done.extend(imported.records.iter().map(|r| r.key()));
     if let Some(reuse) = manifest.reuse.as_mut() {
         reuse.reused = imported.records.len();
@@ -483,9 +472,10 @@ fn clean_up_after_a_killed_run(
         folders += crate::workspace::remove_orphaned_trial_folders(run_dir, Some(root), &kept);
     }
     if temp_files + folders > 0 {
-        crate::errln!(
-            "skill-lift: removed {temp_files} temporary files and {folders} trial folders left by an interrupted run"
-        );
+        report(Event::CleanedUpAfterInterruptedRun {
+            temp_files,
+            trial_folders: folders,
+        });
     }
     Ok(())
 }

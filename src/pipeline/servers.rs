@@ -9,6 +9,7 @@ use super::PipelineError;
 use super::run::InterruptedBeforeTrials;
 use crate::runner::LoadedProfile;
 use crate::runner::server::ManagedServer;
+use crate::reporter::{Event, report};
 
 /// Start `profile`'s managed model server unless it already answers (`log`: its output). Returns
 /// the server to stop later (`None`: the profile has none, or one was already running), or
@@ -22,7 +23,9 @@ pub async fn start_model_server(
         return Ok(Ok(None));
     };
     let profile_dir = profile.profile_dir();
-    crate::errln!("skill-lift: checking model server at {}", config.ready_url);
+    report(Event::CheckingModelServer {
+        ready_url: config.ready_url.clone(),
+    });
     let server = tokio::select! {
         started = ManagedServer::ensure(
             config,
@@ -33,10 +36,10 @@ pub async fn start_model_server(
         _ = crate::contain::interrupted() => return Ok(Err(InterruptedBeforeTrials)),
     };
     if server.is_some() {
-        crate::errln!(
-            "skill-lift: started model server ({})",
-            config.command.join(" ")
-        );
+        report(Event::ModelServerStarted {
+            command: config.command.join(" "),
+            judge: false,
+        });
     }
     Ok(Ok(server))
 }

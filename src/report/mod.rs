@@ -498,13 +498,13 @@ fn write_transcript_pages(
                 Ok(document) => document,
                 Err(error) => {
                     // Rendered without its events, and said so, naming the file.
-                    crate::errln!(
-                        "warning: {}: the transcript of {} is not valid JSON ({error}); its page shows no events",
-                        run_dir
-                            .join(record.transcript.as_deref().unwrap_or(""))
-                            .display(),
-                        record.trial_id
-                    );
+                    crate::reporter::report(crate::reporter::Event::warning_at(
+                        run_dir.join(record.transcript.as_deref().unwrap_or("")),
+                        format!(
+                            "the transcript of {} is not valid JSON ({error}); its page shows no events",
+                            record.trial_id
+                        ),
+                    ));
                     serde_json::Value::Null
                 }
             },
@@ -528,10 +528,12 @@ fn write_transcript_pages(
         write_derived(&target, html::transcript_html(record, &document).as_bytes())?;
     }
     for (file, trials) in missing_files {
-        crate::errln!(
-            "warning: {}: missing; the transcripts of {trials} trial(s) it held are not rendered (report.html lists those trials without a link)",
-            run_dir.join(file).display()
-        );
+        crate::reporter::report(crate::reporter::Event::warning_at(
+            run_dir.join(file),
+            format!(
+                "missing; the transcripts of {trials} trial(s) it held are not rendered (report.html lists those trials without a link)"
+            ),
+        ));
     }
     Ok(missing)
 }

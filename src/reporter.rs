@@ -1,0 +1,449 @@
+//! The one reporter of the library: the run pipeline, the exporters, the shard and history
+//! readers and the interrupt handler do not print; they report what happens as an [`Event`]
+//! to [`report`], and this module alone decides the words, the stream and the advice the user
+//! reads (as nextest's dispatcher owns its terminal and receives events from the workers).
+//!
+//! Events are reported synchronously, in the order they happen, on stderr (through the
+//! redaction boundary of `crate::terminal`); a command's result on stdout is the command
+//! line's (`crate::cli`). Only this module, the command line and the progress display
+//! (`crate::progress`, whose status lines are the reporter's too) use the print macros; a test
+//! (`tests/architecture_prints.rs`) checks it.
+//!
+//! This module must not decide what a command does; it only says what happened.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Something a workflow tells the user while it works: progress of a run's lifecycle,
+/// warnings about inputs it accepted, what it wrote besides the run folder.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// `--retry-unscoreable`: this many trials recorded unscoreable run again.
+    RetryingUnscoreable {
+        /// Trials that run again.
+        trials: usize,
+    },
+    /// A shard of a run: how many of the planned trials it runs.
+    ShardShare {
+        /// The shard, `i/n`.
+        shard: String,
+        /// Trials of this shard.
+        own: usize,
+        /// Trials of the whole run.
+        planned: usize,
+    },
+    /// `--shard auto` found its shard in the environment.
+    ShardFromEnvironment {
+        /// The shard, `i/n`.
+        shard: String,
+        /// The CI system or scheduler it came from.
+        source: String,
+        /// The variable holding the index.
+        index_var: String,
+        /// The variable holding the count.
+        count_var: String,
+    },
+    /// A run starts executing: its size and where it runs.
+    RunPlanned {
+        /// The run id.
+        run_id: String,
+        /// Cases of the run.
+        cases: usize,
+        /// The arms' names, in order.
+        arms: Vec<String>,
+        /// Attempts per case per arm.
+        k: u32,
+        /// Trials planned.
+        planned: usize,
+        /// Trials already recorded (a resumed run).
+        recorded: usize,
+        /// The runner profile's name.
+        runner: String,
+        /// The runner's kind.
+        runner_kind: String,
+        /// The model.
+        model: String,
+    },
+    /// `--reuse-baseline` imported recorded trials instead of running them.
+    TrialsReused {
+        /// Trials reused.
+        reused: usize,
+        /// The arms reused.
+        arms: Vec<String>,
+        /// Where they came from (the store, a folder).
+        source: String,
+        /// Trials reused per source run id.
+        from_runs: std::collections::BTreeMap<String, usize>,
+        /// Trials with no match, which run.
+        not_found: usize,
+    },
+    /// `--resume` removed what a killed run left.
+    CleanedUpAfterInterruptedRun {
+        /// Temporary export files removed.
+        temp_files: usize,
+        /// Trial folders removed.
+        trial_folders: usize,
+    },
+    /// An interrupt arrived while a model server started; it was stopped, nothing ran.
+    InterruptedStartingServer {
+        /// The run folder (to resume).
+        run_dir: PathBuf,
+        /// Whether it was a judge's server (else the runner's).
+        judge: bool,
+    },
+    /// Waiting for a model server to answer.
+    CheckingModelServer {
+        /// The URL polled.
+        ready_url: String,
+    },
+    /// A model server was started (and is stopped after the run).
+    ModelServerStarted {
+        /// Its command line.
+        command: String,
+        /// Whether it serves a judge (else the runner).
+        judge: bool,
+    },
+    /// A pre-flight check passed.
+    PreflightPassed {
+        /// The profile checked.
+        profile: String,
+        /// What the check found.
+        line: String,
+    },
+    /// The suite's calibration, found in the state folder.
+    Calibration {
+        /// Whether the suite is calibrated on this runner and model (else a warning).
+        calibrated: bool,
+        /// What the calibration says.
+        message: String,
+    },
+    /// Round scheduling stopped the run.
+    RoundsStopped {
+        /// The stopping rule that decided.
+        reason: String,
+        /// Why.
+        message: String,
+    },
+    /// A judge's usage line (requests, cache hits, retries).
+    JudgeUsage {
+        /// The line.
+        line: String,
+    },
+    /// Processes re-parented to skill-lift by killed trials were stopped.
+    OrphansStopped {
+        /// How many.
+        count: usize,
+    },
+    /// A run folder holding neither manifest nor trial (a killed start) is started again.
+    RestartingEmptyRunFolder {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// The baseline store was not fed, and why.
+    BaselineStoreSkipped {
+        /// Why not.
+        why: BaselineSkip,
+    },
+    /// The run's verdicts were recorded in the baseline store.
+    BaselineStoreRecorded {
+        /// Verdicts recorded.
+        entries: usize,
+        /// The asset.
+        asset: String,
+        /// The store's file.
+        store: PathBuf,
+    },
+    /// The baseline store could not be fed.
+    BaselineStoreFailed {
+        /// Why.
+        error: String,
+        /// The run folder (to ingest later).
+        run_dir: PathBuf,
+    },
+    /// The run's trials were registered in the trial store for reuse.
+    TrialStoreRegistered {
+        /// Trials registered.
+        count: usize,
+        /// The store's file.
+        store: PathBuf,
+    },
+    /// The trial store could not be fed.
+    TrialStoreFailed {
+        /// Why.
+        error: String,
+    },
+    /// A regrade starts.
+    Regrading {
+        /// Recorded trials graded again.
+        trials: usize,
+        /// The run regraded.
+        from_run_id: String,
+        /// The new run folder.
+        out_dir: PathBuf,
+    },
+    /// An interrupt arrived: the first stops the run cleanly, the second exits at once.
+    Interrupted {
+        /// Whether this is the second interrupt.
+        again: bool,
+    },
+    /// Something accepted that the user should know about (`warning: …`), naming the file it
+    /// concerns when there is one.
+    Warning {
+        /// The file or folder concerned.
+        path: Option<PathBuf>,
+        /// What is wrong and what was done instead.
+        message: String,
+    },
+}
+
+/// Why a run did not feed the baseline store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineSkip {
+    /// A repeat of an A/A control.
+    AaControl,
+    /// The run measured no lift.
+    NoLift,
+}
+
+impl Event {
+    /// A warning about `path`.
+    pub fn warning_at(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Event::Warning {
+            path: Some(path.into()),
+            message: message.into(),
+        }
+    }
+
+    /// A warning about no file in particular.
+    pub fn warning(message: impl Into<String>) -> Self {
+        Event::Warning {
+            path: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Event {
+    /// The line the user reads.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::RetryingUnscoreable { trials } => write!(
+                f,
+                "skill-lift: --retry-unscoreable: {trials} trials recorded unscoreable for an infrastructure cause run again (their old records are kept, superseded)"
+            ),
+            Event::ShardShare {
+                shard,
+                own,
+                planned,
+            } => write!(
+                f,
+                "skill-lift: shard {shard}: {own} of {planned} trials belong to this shard; merge the shard folders with `skill-lift merge`"
+            ),
+            Event::ShardFromEnvironment {
+                shard,
+                source,
+                index_var,
+                count_var,
+            } => write!(
+                f,
+                "skill-lift: --shard auto: shard {shard} from {source} ({index_var}, {count_var})"
+            ),
+            Event::RunPlanned {
+                run_id,
+                cases,
+                arms,
+                k,
+                planned,
+                recorded,
+                runner,
+                runner_kind,
+                model,
+            } => write!(
+                f,
+                "skill-lift: run {run_id} — {cases} cases × {} arms ({}) × K={k} = {planned} trials ({recorded} already recorded), runner {runner} ({runner_kind}), model {model}",
+                arms.len(),
+                arms.join(", ")
+            ),
+            Event::TrialsReused {
+                reused,
+                arms,
+                source,
+                from_runs,
+                not_found,
+            } => write!(
+                f,
+                "skill-lift: --reuse-baseline: {reused} {} trials reused from {source} ({}); {not_found} with no matching recorded trial run",
+                arms.join("/"),
+                if from_runs.is_empty() {
+                    "none".to_string()
+                } else {
+                    from_runs
+                        .iter()
+                        .map(|(run, n)| format!("{run}: {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ),
+            Event::CleanedUpAfterInterruptedRun {
+                temp_files,
+                trial_folders,
+            } => write!(
+                f,
+                "skill-lift: removed {temp_files} temporary files and {trial_folders} trial folders left by an interrupted run"
+            ),
+            Event::InterruptedStartingServer { run_dir, judge } => write!(
+                f,
+                "skill-lift: interrupted while waiting for the {}model server; it was stopped. Continue with: skill-lift run --resume {}",
+                if *judge { "judge's " } else { "" },
+                crate::shell::shell_path(run_dir)
+            ),
+            Event::CheckingModelServer { ready_url } => {
+                write!(f, "skill-lift: checking model server at {ready_url}")
+            }
+            Event::ModelServerStarted { command, judge } => write!(
+                f,
+                "skill-lift: started {}model server ({command})",
+                if *judge { "the judge's " } else { "" }
+            ),
+            Event::PreflightPassed { profile, line } => {
+                write!(f, "skill-lift: pre-flight {profile}: {line}")
+            }
+            Event::Calibration {
+                calibrated: true,
+                message,
+            } => write!(f, "skill-lift: {message}"),
+            Event::Calibration {
+                calibrated: false,
+                message,
+            } => write!(f, "warning: {message}"),
+            Event::RoundsStopped { reason, message } => {
+                write!(f, "skill-lift: stopped: {reason}: {message}")
+            }
+            Event::JudgeUsage { line } => write!(f, "skill-lift: {line}"),
+            Event::OrphansStopped { count } => write!(
+                f,
+                "skill-lift: stopped {count} orphaned processes left by killed trials"
+            ),
+            Event::RestartingEmptyRunFolder { dir } => write!(
+                f,
+                "skill-lift: {} holds no manifest and no trial (a start that was killed); starting the run in it again",
+                dir.display()
+            ),
+            Event::BaselineStoreSkipped {
+                why: BaselineSkip::AaControl,
+            } => write!(
+                f,
+                "skill-lift: baseline store not updated: an A/A repeat of `skill-lift calibrate` is no evaluation of the skill"
+            ),
+            Event::BaselineStoreSkipped {
+                why: BaselineSkip::NoLift,
+            } => write!(
+                f,
+                "skill-lift: baseline store not updated: this run measured no lift"
+            ),
+            Event::BaselineStoreRecorded {
+                entries,
+                asset,
+                store,
+            } => write!(
+                f,
+                "skill-lift: baseline store: {entries} verdicts for {asset} ({})",
+                store.display()
+            ),
+            Event::BaselineStoreFailed { error, run_dir } => write!(
+                f,
+                "warning: baseline store not updated ({error}); run `skill-lift baseline ingest {}` later",
+                run_dir.display()
+            ),
+            Event::TrialStoreRegistered { count, store } => write!(
+                f,
+                "skill-lift: trial store: {count} reusable trials registered ({})",
+                store.display()
+            ),
+            Event::TrialStoreFailed { error } => {
+                write!(f, "warning: trial store not updated ({error})")
+            }
+            Event::Regrading {
+                trials,
+                from_run_id,
+                out_dir,
+            } => write!(
+                f,
+                "skill-lift: regrading {trials} recorded trials of {from_run_id} into {}",
+                out_dir.display()
+            ),
+            Event::Interrupted { again: false } => write!(
+                f,
+                "skill-lift: interrupted; stopping (press Ctrl-C again to exit at once)"
+            ),
+            Event::Interrupted { again: true } => {
+                write!(f, "skill-lift: interrupted twice; exiting now")
+            }
+            Event::Warning {
+                path: Some(path),
+                message,
+            } => write!(f, "warning: {}: {message}", path.display()),
+            Event::Warning {
+                path: None,
+                message,
+            } => write!(f, "warning: {message}"),
+        }
+    }
+}
+
+/// Report `event`: its line on stderr, now.
+pub fn report(event: Event) {
+    crate::errln!("{event}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_read_as_the_lines_they_replace() {
+        let planned = Event::RunPlanned {
+            run_id: "r1".into(),
+            cases: 2,
+            arms: vec!["with_skill".into(), "without_skill".into()],
+            k: 3,
+            planned: 12,
+            recorded: 0,
+            runner: "local".into(),
+            runner_kind: "openai-chat".into(),
+            model: "m".into(),
+        };
+        assert_eq!(
+            planned.to_string(),
+            "skill-lift: run r1 — 2 cases × 2 arms (with_skill, without_skill) × K=3 = 12 trials (0 already recorded), runner local (openai-chat), model m"
+        );
+        assert_eq!(
+            Event::ModelServerStarted {
+                command: "llama-server -m x".into(),
+                judge: true
+            }
+            .to_string(),
+            "skill-lift: started the judge's model server (llama-server -m x)"
+        );
+        assert_eq!(
+            Event::InterruptedStartingServer {
+                run_dir: PathBuf::from("/tmp/run 1"),
+                judge: false
+            }
+            .to_string(),
+            "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift run --resume '/tmp/run 1'"
+        );
+        assert_eq!(
+            Event::warning_at("/x/SKILL.md", "odd").to_string(),
+            "warning: /x/SKILL.md: odd"
+        );
+        assert_eq!(
+            Event::Calibration {
+                calibrated: false,
+                message: "not calibrated".into()
+            }
+            .to_string(),
+            "warning: not calibrated"
+        );
+    }
+}
