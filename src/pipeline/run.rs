@@ -58,6 +58,12 @@ pub struct InterruptedBeforeTrials;
 /// Run the missing trials of the run folder `run_dir` (whose manifest `prepared` holds) under
 /// the run's lock, then analyze it and write every export. `Ok(Err(_))`: interrupted while a
 /// server started, before any trial ran.
+///
+/// The stages, in the order of a run's lifecycle: [`open_run_folder`] (lock, clean-up after a
+/// killed run), [`read_ledger`] (what is recorded, what is planned, what runs again),
+/// [`import_reused_trials`], [`announce_run`], [`start_servers`], [`preflight`], the runner and
+/// the [`trial_context`], [`schedule`] (the scheduler, or round scheduling), [`wind_down`]
+/// (servers stopped, logs redacted, orphans reaped) and the final exports.
 pub async fn execute_run(
     prepared: PreparedRun,
     run_dir: &Path,
@@ -70,45 +76,163 @@ pub async fn execute_run(
         graders,
         api_key,
     } = prepared;
-    let ResolvedRun {
-        skill,
-        skill_dir,
-        cases,
-        profile,
-        manifest,
-        decoy_source,
-        calibre,
-        judge_profiles,
-        previous: previous_version,
-    } = resolved;
     let run_dir = run_dir.to_path_buf();
+    let lock = open_run_folder(&run_dir, options.resuming, execution)?;
+    let mut manifest = resolved.manifest.clone();
+    let Ledger {
+        previous,
+        mut done,
+        retried,
+        outside_shard,
+        planned,
+        valid_len,
+    } = read_ledger(&run_dir, &resolved.cases, &manifest, execution.retry_unscoreable)?;
+    let mut log = TrialLog::open(&run_dir, valid_len, &lock).map_err(PipelineError::RunFolder)?;
+    let mut previous = previous;
+    if !options.resuming {
+        import_reused_trials(&run_dir, &mut manifest, &mut done, &mut previous, &mut log)?;
+    }
+    announce_run(&manifest, &resolved, done.len() - outside_shard);
+
+    // From the first child on, SIGINT/SIGTERM stop the run cleanly (servers included).
+    crate::contain::install_interrupt_handler();
+    let pending = done.len() < planned;
+    let mut servers = match start_servers(&resolved, &run_dir, options.manage_server, pending)
+        .await?
+    {
+        Ok(servers) => servers,
+        Err(interrupted) => return Ok(Err(interrupted)),
+    };
+    if pending
+        && execution.preflight
+        && let Err(error) = preflight(&resolved, api_key.as_deref(), &manifest.model).await
+    {
+        servers.stop().await;
+        return Err(error);
+    }
+    let runner = build_runner(&resolved.profile, api_key)?;
+    let decoys = prepare_decoys(&resolved.decoy_source)?;
+    // Every check that can stop the run has passed: now the suite's calibration line.
+    if let Some(found) = &manifest.calibration {
+        report(Event::Calibration {
+            calibrated: found.is_calibrated(),
+            message: found.message.clone(),
+        });
+    }
+    let jobs = execution.jobs.unwrap_or(resolved.profile.profile.concurrency);
+    let context = trial_context(
+        resolved,
+        &manifest,
+        &run_dir,
+        execution,
+        runner,
+        decoys.skills.clone(),
+        graders,
+        retried,
+    )?;
+    // A resumed run keeps the gates it started with unless a setting is given again.
+    let analysis_settings = analysis.settings_over(manifest.seed, manifest.gates.as_ref());
+    let settings = SchedulerSettings {
+        jobs,
+        k: manifest.k,
+        progress: options
+            .progress
+            .unwrap_or_else(|| execution.progress_display(options.quiet)),
+        breaker: execution.breaker,
+        round: None,
+        exports: Some(periodic_exports(
+            run_dir.clone(),
+            manifest.clone(),
+            analysis_settings.clone(),
+        )),
+    };
+    let graders_for_usage = Arc::clone(&context.graders);
+    let outcome = schedule(context, settings, &mut manifest, &done, &previous, log).await;
+    if manifest.stopping.is_some() {
+        // How the run stopped is part of its record (the reports read it from here).
+        write_manifest(&run_dir, &manifest)?;
+    }
+    for line in graders_for_usage.judge_usage_lines() {
+        report(Event::JudgeUsage { line });
+    }
+    wind_down(&mut servers, &run_dir).await;
+    // A leak is the inputs' fault; a failed append or an internal error is not.
+    let report = outcome?;
+
+    // The transcript pages `report.html` links to, so its links work right after the run; a
+    // very large run leaves them to `skill-lift report` (rendering would take most of its time).
+    let pages = manifest.trials_planned <= TRANSCRIPT_PAGES_MAX_TRIALS;
+    let (summary, written) = write_final_exports(&run_dir, &manifest, &analysis_settings, pages)?;
+    // The final export is written: other processes may now open the run.
+    drop(lock);
+    Ok(Ok(RunFinished {
+        manifest,
+        summary,
+        report,
+        written,
+    }))
+}
+
+/// Create the run folder's `transcripts/`, take the run's lock and, on resume, remove what a
+/// killed run left. The lock is taken before `trials.jsonl` is read and held until the final
+/// export: two processes on one run never read, truncate and append over each other.
+fn open_run_folder(
+    run_dir: &Path,
+    resuming: bool,
+    execution: &ExecutionSettings,
+) -> Result<RunLock, PipelineError> {
     let transcripts = run_dir.join("transcripts");
     std::fs::create_dir_all(&transcripts).map_err(|source| PipelineError::RunFolderIo {
         verb: "creating",
-        path: run_dir.clone(),
+        path: run_dir.to_path_buf(),
         source,
     })?;
-
-    // The lock is taken before `trials.jsonl` is read and held until the final export: two
-    // processes on one run never read, truncate and append over each other.
-    let lock = RunLock::acquire(&run_dir).map_err(PipelineError::RunFolder)?;
-    if options.resuming {
-        clean_up_after_a_killed_run(&run_dir, &lock, execution.workspace_root.as_deref())?;
+    let lock = RunLock::acquire(run_dir).map_err(PipelineError::RunFolder)?;
+    if resuming {
+        clean_up_after_a_killed_run(run_dir, &lock, execution.workspace_root.as_deref())?;
     }
+    Ok(lock)
+}
+
+/// What the run folder holds against what the run plans ([`read_ledger`]).
+struct Ledger {
+    /// The recorded trials that count (not superseded by a retry).
+    previous: Vec<TrialRecord>,
+    /// The planned trials that need not run: recorded, or another shard's.
+    done: HashSet<TrialKey>,
+    /// Trials recorded unscoreable for an infrastructure cause that run again.
+    retried: HashSet<TrialKey>,
+    /// Planned trials of other shards (counted in `done`, never recorded here).
+    outside_shard: usize,
+    /// Trials planned in all.
+    planned: usize,
+    /// Length of the valid prefix of `trials.jsonl`.
+    valid_len: u64,
+}
+
+/// Read the recorded trials of the run (under its lock) and decide what remains: with
+/// `--retry-unscoreable` the infrastructure failures run again; a shard counts the other
+/// shards' trials as done.
+fn read_ledger(
+    run_dir: &Path,
+    cases: &[crate::evalset::GoldenCase],
+    manifest: &Manifest,
+    retry_unscoreable: bool,
+) -> Result<Ledger, PipelineError> {
     let mut previous = Vec::new();
     let valid_len =
-        crate::record::for_each_planned_trial(&run_dir.join("trials.jsonl"), &manifest, |record| {
+        crate::record::for_each_planned_trial(&run_dir.join("trials.jsonl"), manifest, |record| {
             previous.push(record);
             Ok(())
         })
         .map_err(PipelineError::RunFolder)?;
-    let planned: HashSet<_> = plan_trials(&cases, &manifest.arms, manifest.k)
+    let planned: HashSet<_> = plan_trials(cases, &manifest.arms, manifest.k)
         .into_iter()
         .map(|(_, key)| key)
         .collect();
     // `--retry-unscoreable`: trials whose current record is unscoreable for an infrastructure
     // cause run again; their new records supersede the old ones (kept in the log).
-    let retried: HashSet<TrialKey> = if execution.retry_unscoreable {
+    let retried: HashSet<TrialKey> = if retry_unscoreable {
         previous
             .iter()
             .filter(|record| {
@@ -121,7 +245,7 @@ pub async fn execute_run(
     } else {
         HashSet::new()
     };
-    if execution.retry_unscoreable {
+    if retry_unscoreable {
         report(Event::RetryingUnscoreable {
             trials: retried.len(),
         });
@@ -149,15 +273,21 @@ pub async fn execute_run(
             planned: planned.len(),
         });
     }
-    let mut log = TrialLog::open(&run_dir, valid_len, &lock).map_err(PipelineError::RunFolder)?;
-    let mut manifest = manifest;
-    let mut previous = previous;
-    if !options.resuming {
-        import_reused_trials(&run_dir, &mut manifest, &mut done, &mut previous, &mut log)?;
-    }
+    Ok(Ledger {
+        previous,
+        done,
+        retried,
+        outside_shard,
+        planned: planned.len(),
+        valid_len,
+    })
+}
+
+/// Say what the run is about to do: its size, what is already recorded, runner and model.
+fn announce_run(manifest: &Manifest, resolved: &ResolvedRun, recorded: usize) {
     report(Event::RunPlanned {
         run_id: manifest.run_id.clone(),
-        cases: cases.len(),
+        cases: resolved.cases.len(),
         arms: manifest
             .arms
             .iter()
@@ -165,37 +295,64 @@ pub async fn execute_run(
             .collect(),
         k: manifest.k,
         planned: manifest.trials_planned,
-        recorded: done.len() - outside_shard,
-        runner: profile.name.clone(),
-        runner_kind: profile.profile.kind.name().to_string(),
+        recorded,
+        runner: resolved.profile.name.clone(),
+        runner_kind: resolved.profile.profile.kind.name().to_string(),
         model: manifest.model.clone(),
     });
+}
 
-    // From the first child on, SIGINT/SIGTERM stop the run cleanly (servers included).
-    crate::contain::install_interrupt_handler();
-    let mut server = None;
-    if options.manage_server && done.len() < planned.len() {
-        server = match super::start_model_server(&profile, &run_dir.join("server.log")).await? {
+/// The model servers a run started (the runner's, the judges'), stopped after it.
+struct Servers {
+    model: Option<crate::runner::server::ManagedServer>,
+    judges: Vec<crate::runner::server::ManagedServer>,
+}
+
+impl Servers {
+    /// Stop every server this run started: the runner's first, then the judges'.
+    async fn stop(&mut self) {
+        if let Some(server) = self.model.as_mut() {
+            server.stop().await;
+        }
+        for server in self.judges.iter_mut() {
+            server.stop().await;
+        }
+    }
+}
+
+/// Start the runner's model server (when `manage_server` and trials are `pending`) and the
+/// judges' servers that do not answer. `Ok(Err(_))`: an interrupt arrived meanwhile; what
+/// started was stopped.
+async fn start_servers(
+    resolved: &ResolvedRun,
+    run_dir: &Path,
+    manage_server: bool,
+    pending: bool,
+) -> Result<Result<Servers, InterruptedBeforeTrials>, PipelineError> {
+    let mut model = None;
+    if manage_server && pending {
+        model = match super::start_model_server(&resolved.profile, &run_dir.join("server.log"))
+            .await?
+        {
             Ok(server) => server,
             Err(interrupted) => {
                 report(Event::InterruptedStartingServer {
-                    run_dir: run_dir.clone(),
+                    run_dir: run_dir.to_path_buf(),
                     judge: false,
                 });
                 return Ok(Err(interrupted));
             }
         };
     }
-
-    let mut judge_servers = if done.len() < planned.len() {
+    let judges = if pending {
         tokio::select! {
-            started = super::grading::ensure_judge_servers(&judge_profiles, &run_dir) => started?,
+            started = super::grading::ensure_judge_servers(&resolved.judge_profiles, run_dir) => started?,
             _ = crate::contain::interrupted() => {
-                if let Some(server) = server.as_mut() {
+                if let Some(server) = model.as_mut() {
                     server.stop().await;
                 }
                 report(Event::InterruptedStartingServer {
-                    run_dir: run_dir.clone(),
+                    run_dir: run_dir.to_path_buf(),
                     judge: true,
                 });
                 return Ok(Err(InterruptedBeforeTrials));
@@ -204,50 +361,63 @@ pub async fn execute_run(
     } else {
         Vec::new()
     };
-    if done.len() < planned.len() && execution.preflight {
-        let mut checks = vec![(profile.clone(), api_key.clone())];
-        for judge in &judge_profiles {
-            checks.push((judge.clone(), super::grading::profile_api_key(judge)?));
+    Ok(Ok(Servers { model, judges }))
+}
+
+/// Before any trial: the runner's program or endpoint and every judge answer (an agent CLI
+/// also answers one tiny real request, proving credentials and endpoint with `model`).
+async fn preflight(
+    resolved: &ResolvedRun,
+    api_key: Option<&str>,
+    model: &str,
+) -> Result<(), PipelineError> {
+    let mut checks = vec![(resolved.profile.clone(), api_key.map(str::to_string))];
+    for judge in &resolved.judge_profiles {
+        checks.push((judge.clone(), super::grading::profile_api_key(judge)?));
+    }
+    for (index, (checked, key)) in checks.iter().enumerate() {
+        let mut result = crate::runner::preflight::check(checked, key.as_deref()).await;
+        if index == 0 && result.is_ok() && checked.profile.kind.spec().agent_cli().is_some() {
+            // The runner is an agent CLI: one tiny real request through it proves the
+            // credentials and the endpoint before the first trial spends anything.
+            result = crate::runner::preflight::probe_agent(checked, key.as_deref(), model).await;
         }
-        for (index, (checked, key)) in checks.iter().enumerate() {
-            let mut result = crate::runner::preflight::check(checked, key.as_deref()).await;
-            if index == 0 && result.is_ok() && checked.profile.kind.spec().agent_cli().is_some() {
-                // The runner is an agent CLI: one tiny real request through it proves the
-                // credentials and the endpoint before the first trial spends anything.
-                result =
-                    crate::runner::preflight::probe_agent(checked, key.as_deref(), &manifest.model)
-                        .await;
-            }
-            match result {
-                Ok(line) => report(Event::PreflightPassed {
-                    profile: checked.name.clone(),
-                    line,
-                }),
-                Err(error) => {
-                    if let Some(server) = server.as_mut() {
-                        server.stop().await;
-                    }
-                    for server in judge_servers.iter_mut() {
-                        server.stop().await;
-                    }
-                    return Err(PipelineError::Preflight(error));
-                }
-            }
+        match result {
+            Ok(line) => report(Event::PreflightPassed {
+                profile: checked.name.clone(),
+                line,
+            }),
+            Err(error) => return Err(PipelineError::Preflight(error)),
         }
     }
-    let runner = build_runner(&profile, api_key)?;
-    let decoys = prepare_decoys(&decoy_source)?;
-    // Every check that can stop the run has passed: now the suite's calibration line.
-    if let Some(found) = &manifest.calibration {
-        report(Event::Calibration {
-            calibrated: found.is_calibrated(),
-            message: found.message.clone(),
-        });
-    }
-    let jobs = execution.jobs.unwrap_or(profile.profile.concurrency);
-    let context = Arc::new(TrialContext {
+    Ok(())
+}
+
+/// What every trial of the run shares: the runner, the cases, the staged skills, the graders,
+/// the run's design and limits.
+#[allow(clippy::too_many_arguments)]
+fn trial_context(
+    resolved: ResolvedRun,
+    manifest: &Manifest,
+    run_dir: &Path,
+    execution: &ExecutionSettings,
+    runner: Box<dyn crate::runner::Runner>,
+    decoys: Vec<SkillSource>,
+    graders: crate::grade::pipeline::GraderSet,
+    retried: HashSet<TrialKey>,
+) -> Result<Arc<TrialContext>, PipelineError> {
+    let ResolvedRun {
+        skill,
+        skill_dir,
+        cases,
+        profile,
+        calibre,
+        previous: previous_version,
+        ..
+    } = resolved;
+    Ok(Arc::new(TrialContext {
         run_id: manifest.run_id.clone(),
-        run_dir: run_dir.clone(),
+        run_dir: run_dir.to_path_buf(),
         runner_name: profile.name.clone(),
         model: manifest.model.clone(),
         runner,
@@ -255,9 +425,9 @@ pub async fn execute_run(
         target: SkillSource {
             name: skill.name.clone(),
             dir: skill_dir.clone(),
-            eval_material: eval_material_of(&skill_dir, &manifest),
+            eval_material: eval_material_of(&skill_dir, manifest),
         },
-        decoys: decoys.skills.clone(),
+        decoys,
         eval_files_dir: skill_dir.join("evals").join("files"),
         target_digest: manifest.asset.fingerprint.clone(),
         calibre,
@@ -287,25 +457,20 @@ pub async fn execute_run(
         slots: Default::default(),
         skill_order: manifest.skill_order,
         seed: manifest.seed,
-    });
-    // A resumed run keeps the gates it started with unless a setting is given again.
-    let analysis_settings = analysis.settings_over(manifest.seed, manifest.gates.as_ref());
-    let settings = SchedulerSettings {
-        jobs,
-        k: manifest.k,
-        progress: options
-            .progress
-            .unwrap_or_else(|| execution.progress_display(options.quiet)),
-        breaker: execution.breaker,
-        round: None,
-        exports: Some(periodic_exports(
-            run_dir.clone(),
-            manifest.clone(),
-            analysis_settings.clone(),
-        )),
-    };
-    let graders_for_usage = Arc::clone(&context.graders);
-    let outcome = match manifest.stopping.clone() {
+    }))
+}
+
+/// Hand the pending trials to the scheduler: all at once, or round by round when the run has a
+/// stopping plan (`--sequential`, budgets), recording in `manifest` how the rounds stopped.
+async fn schedule(
+    context: Arc<TrialContext>,
+    settings: SchedulerSettings,
+    manifest: &mut Manifest,
+    done: &HashSet<TrialKey>,
+    previous: &[TrialRecord],
+    log: TrialLog,
+) -> Result<ExecuteReport, crate::execute::ExecuteError> {
+    match manifest.stopping.clone() {
         // Round scheduling (`--sequential`, budgets): the round planner feeds the scheduler.
         Some(plan) => {
             let wall_before_s = plan.outcome.as_ref().map_or(0.0, |o| o.spent.wall_s);
@@ -313,18 +478,15 @@ pub async fn execute_run(
                 context,
                 settings,
                 &plan,
-                &done,
-                &previous,
+                done,
+                previous,
                 log,
                 crate::contain::interrupted,
                 wall_before_s,
             )
             .await
             .map(|(report, stopped)| {
-                report(Event::RoundsStopped {
-                    reason: stopped.reason.as_str().to_string(),
-                    message: stopped.message.clone(),
-                });
+                report_rounds_stopped(&stopped);
                 if let Some(plan) = manifest.stopping.as_mut() {
                     plan.outcome = Some(stopped);
                 }
@@ -335,52 +497,34 @@ pub async fn execute_run(
             execute(
                 context,
                 settings,
-                &done,
-                &previous,
+                done,
+                previous,
                 log,
                 crate::contain::interrupted(),
             )
             .await
         }
-    };
-    if manifest.stopping.is_some() {
-        // How the run stopped is part of its record (the reports read it from here).
-        write_manifest(&run_dir, &manifest)?;
     }
-    for line in graders_for_usage.judge_usage_lines() {
-        report(Event::JudgeUsage { line });
-    }
-    if let Some(server) = server.as_mut() {
-        server.stop().await;
-    }
-    for server in judge_servers.iter_mut() {
-        server.stop().await;
-    }
-    // The servers wrote their logs themselves: they pass the redaction boundary now.
-    crate::redact::redact_logs_in(&run_dir);
-    // Anything re-parented to skill-lift that it did not start (a supervisor was killed from
-    // outside) goes now.
+}
+
+/// Report why round scheduling stopped.
+fn report_rounds_stopped(stopped: &crate::sequential::StoppingOutcome) {
+    report(Event::RoundsStopped {
+        reason: stopped.reason.as_str().to_string(),
+        message: stopped.message.clone(),
+    });
+}
+
+/// After the scheduler: stop the servers, pass the servers' own logs through the redaction
+/// boundary, and stop anything re-parented to skill-lift that it did not start (a supervisor
+/// killed from outside).
+async fn wind_down(servers: &mut Servers, run_dir: &Path) {
+    servers.stop().await;
+    crate::redact::redact_logs_in(run_dir);
     let orphans = crate::contain::reap_adopted_orphans();
     if orphans > 0 {
         report(Event::OrphansStopped { count: orphans });
     }
-    // A leak is the inputs' fault; a failed append or an internal error is not.
-    let report = outcome?;
-
-    // Transcript pages are derived and rendered by `skill-lift report` (one page per trial is
-    // most of a fast run's cost).
-    // The transcript pages `report.html` links to, so its links work right after the run; a
-    // very large run leaves them to `skill-lift report` (rendering would take most of its time).
-    let pages = manifest.trials_planned <= TRANSCRIPT_PAGES_MAX_TRIALS;
-    let (summary, written) = write_final_exports(&run_dir, &manifest, &analysis_settings, pages)?;
-    // The final export is written: other processes may now open the run.
-    drop(lock);
-    Ok(Ok(RunFinished {
-        manifest,
-        summary,
-        report,
-        written,
-    }))
 }
 
 /// The largest run (planned trials) whose transcript pages `run` renders at its end; larger
