@@ -34,7 +34,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::execute::{
-    ExecuteError, ExecuteReport, SchedulerSettings, RecordSink, TrialContext, execute,
+    ExecuteError, ExecuteReport, RecordSink, SchedulerSettings, TrialContext, execute,
 };
 use crate::grade::Outcome;
 use crate::record::{FinishedTrial, RecordError, TrialKey, TrialRecord};

@@ -19,7 +19,14 @@ const ALLOWED: &[&str] = &[
 ];
 
 const MACROS: &[&str] = &[
-    "outln!", "out!", "errln!", "errout!", "println!", "eprintln!", "print!", "eprint!",
+    "outln!",
+    "out!",
+    "errln!",
+    "errout!",
+    "println!",
+    "eprintln!",
+    "print!",
+    "eprint!",
 ];
 
 fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -72,7 +79,11 @@ fn no_module_but_the_reporter_and_the_command_line_prints() {
                 continue;
             }
             if let Some(found) = MACROS.iter().find(|m| calls(line, m)) {
-                offending.push(format!("{relative}:{}: {found} {}", number + 1, line.trim()));
+                offending.push(format!(
+                    "{relative}:{}: {found} {}",
+                    number + 1,
+                    line.trim()
+                ));
             }
         }
     }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::CommandError;
+use super::Outcome;
 use super::flag_groups::StateArgs;
 use super::registry::HostArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
-use super::Outcome;
 use crate::registry::baseline::{checklist, merge_file, record_run};
 use crate::registry::scan::read_registry;
 

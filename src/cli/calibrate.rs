@@ -17,15 +17,15 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::Outcome;
 use super::run::{
-    RunOptions, create_run_folder, execute_with_flags, execution_settings, exit_code_for, explain_exit,
-    fresh_request, nothing_to_run,
+    RunOptions, create_run_folder, execute_with_flags, execution_settings, exit_code_for,
+    explain_exit, fresh_request, nothing_to_run,
 };
 use super::{CommandError, RunArgs};
 use crate::calibration::{
     CalibrationArm, CalibrationRecord, DEFAULT_REPEATS, RepeatResult, record as record_calibration,
 };
-use super::Outcome;
 use crate::record::{Manifest, write_atomic};
 use crate::report::tables::points;
 use crate::runner::profile::load_profile;
@@ -346,10 +346,7 @@ async fn run_repeats(
             return Ok(Err(Outcome::InfrastructureError));
         }
         let code = exit_code_for(&finished.summary);
-        if matches!(
-            code,
-            Outcome::InfrastructureError | Outcome::NothingToRun
-        ) {
+        if matches!(code, Outcome::InfrastructureError | Outcome::NothingToRun) {
             explain_exit(&finished.summary, code);
             crate::errln!(
                 "error: repeat {index} ({}) measured no lift; fix the cause and continue with `skill-lift calibrate --resume {}`",

@@ -7,9 +7,9 @@ use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
+use super::Outcome;
 use crate::asset::fingerprint::Calibre;
 use crate::changed::{ChangeKind, ChangedError, GitRepo, compare, repository_relative};
-use super::Outcome;
 
 /// Output format of `skill-lift changed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -8,9 +8,9 @@ use anyhow::{Context, anyhow};
 use clap::Args;
 
 use super::CommandError;
+use super::Outcome;
 use crate::analysis::{RunAccumulator, Summary};
 use crate::compare::{Comparison, check_comparable};
-use super::Outcome;
 use crate::record::{Manifest, for_each_planned_trial, read_manifest, write_atomic};
 
 /// Flags of `skill-lift compare`.

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::CommandError;
-use crate::asset::fingerprint::Calibre;
 use super::Outcome;
+use crate::asset::fingerprint::Calibre;
 use crate::registry::fingerprint_report::{build, write};
 
 /// Flags of `skill-lift fingerprint`.

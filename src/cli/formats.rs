@@ -9,6 +9,7 @@ use anyhow::anyhow;
 use clap::{Args, Subcommand};
 
 use super::CommandError;
+use super::Outcome;
 
 /// Flags of `skill-lift formats`.
 #[derive(Debug, Args)]
@@ -55,7 +56,11 @@ pub fn formats(args: FormatsArgs) -> Result<Outcome, CommandError> {
                 crate::out!("{}", crate::formats_check::render(&reports));
             }
             let refused = reports.iter().map(|r| r.totals().1).sum::<usize>();
-            Ok(if refused == 0 { 0 } else { 1 })
+            Ok(if refused == 0 {
+                Outcome::Success
+            } else {
+                Outcome::GateFailed
+            })
         }
     }
 }

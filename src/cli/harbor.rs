@@ -9,8 +9,8 @@ use anyhow::{Context, anyhow};
 use clap::Args;
 
 use super::CommandError;
-use crate::evalset::harbor::verify_task;
 use super::Outcome;
+use crate::evalset::harbor::verify_task;
 
 /// Flags of `skill-lift harbor-verify`.
 #[derive(Debug, Args)]

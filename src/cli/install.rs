@@ -1,8 +1,6 @@
 //! `skill-lift install`: render `crate::install` (skill-lift's own skill into every agent host
 //! found) and map its outcome to an exit code.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use super::CommandError;

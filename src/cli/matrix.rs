@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 
+use super::Outcome;
 use super::run::{PreparedRun, RunFinished, RunOptions};
 use super::{CommandError, RunArgs};
 use crate::analysis::Summary;
-use super::Outcome;
 use crate::record::read_manifest;
 use crate::run_matrix::{
     CELLS_DIR, MATRIX_FORMAT_VERSION, MatrixCell, MatrixManifest, matrix_markdown, matrix_summary,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 
+use super::Outcome;
 use super::{CommandError, MergeArgs};
 use crate::record::{
     FinishedTrial, TranscriptLog, TranscriptReader, for_each_planned_trial, read_manifest,

@@ -39,8 +39,6 @@ use clap::{Args, Parser, Subcommand};
 
 pub use outcome::Outcome;
 
-
-
 /// Measure what an Agent Skill really adds: paired runs with and without it, graded, with a
 /// confidence interval on the lift.
 #[derive(Debug, Parser)]

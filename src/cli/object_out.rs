@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::Outcome;
 use super::{CommandError, MergeArgs, RunArgs};
 use crate::object_out::{
     S3Location, check_upload_access, download_run_folders, store, upload_run_folder,

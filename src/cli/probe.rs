@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::CommandError;
+use super::Outcome;
 use super::flag_groups::StateArgs;
 use super::registry::HostArgs;
-use super::Outcome;
 use crate::registry::hosts::{discover_assets, load_hosts};
 use crate::registry::probe::{
     ABSENCE, AssetEvidence, BLIND_SPOTS, ProbeReport, glob_files, probe_logs, probe_transcripts,

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::CommandError;
+use super::Outcome;
 use super::flag_groups::StateArgs;
 use crate::asset::fingerprint::Calibre;
-use super::Outcome;
 use crate::registry::baseline::read_store;
 use crate::registry::hosts::{HostProfile, discover_assets, find_host, hosts_file, load_hosts};
 use crate::registry::models::{bump, check, waive};

@@ -11,9 +11,9 @@ use anyhow::{Context, anyhow};
 use chrono::Utc;
 use clap::Args;
 
+use super::Outcome;
 use super::grading::{GradingArgs, resolve_grading};
 use super::{AnalysisArgs, CommandError};
-use super::Outcome;
 use crate::pipeline::{RegradeRequest, execute_regrade, prepare_regrade};
 use crate::progress::{DEFAULT_LINE_INTERVAL_S, ProgressDisplay, ProgressMode};
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::CommandError;
-use super::flag_groups::StateArgs;
 use super::Outcome;
+use super::flag_groups::StateArgs;
 use crate::registry::baseline::read_store;
 use crate::registry::regress::{RegressSettings, regress, to_csv, to_table};
 

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 
-use super::{CommandError, ReportArgs};
 use super::Outcome;
+use super::{CommandError, ReportArgs};
 use crate::analysis::Summary;
 use crate::record::{Manifest, read_manifest, write_atomic};
 use crate::report::matrix::{matrix_html, matrix_json, pass_rate_matrix};
@@ -123,7 +123,11 @@ fn export_one(
 
 /// `report MATRIX_DIR`: re-analyze every cell (into its own folder, or `--out/cells/<id>`),
 /// then rewrite the matrix report (in the matrix folder, or `--out`).
-fn report_matrix(args: &ReportArgs, dir: &Path, formats: &[Format]) -> Result<Outcome, CommandError> {
+fn report_matrix(
+    args: &ReportArgs,
+    dir: &Path,
+    formats: &[Format],
+) -> Result<Outcome, CommandError> {
     let (manifest, cells) = super::matrix::cell_folders(dir)?;
     let mut codes = Vec::new();
     let mut summaries = Vec::new();

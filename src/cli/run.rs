@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 
+use super::Outcome;
 use super::{CommandError, RunArgs};
 use crate::analysis::Summary;
 use crate::asset::fingerprint::Calibre;
 use crate::decoys::DecoySource;
-use super::Outcome;
 use crate::pipeline::{
     ExecutionSettings, FreshRun, NothingToRun, PreviousSource, ReuseFrom, RunConclusion,
     RunSettings, RunStart, SummaryOutcome,

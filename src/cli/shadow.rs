@@ -15,12 +15,12 @@ use clap::Args;
 use serde_json::json;
 
 use super::CommandError;
-use super::golden::HistoryArgs;
+use super::Outcome;
 use super::flag_groups::RunnerArgs;
+use super::golden::HistoryArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
-use super::Outcome;
 use crate::history::HistoryHost;
 use crate::shadow::{
     DEFAULT_MIN_TERMS, EligibilityRule, MAX_ANSWER_CHARS, Replay, ReplayEnd, SHADOW_FORMAT_VERSION,

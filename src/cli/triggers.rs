@@ -12,11 +12,11 @@ use chrono::Utc;
 use clap::Args;
 
 use super::CommandError;
+use super::Outcome;
 use super::flag_groups::RunnerArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
-use super::Outcome;
 use crate::runner::profile::LoadedProfile;
 use crate::runner::server::ManagedServer;
 use crate::runner::{Runner, build_runner};

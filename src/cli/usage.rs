@@ -7,8 +7,8 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::CommandError;
-use super::golden::HistoryArgs;
 use super::Outcome;
+use super::golden::HistoryArgs;
 use crate::history::HistoryHost;
 use crate::usage::{Pricing, installed_skills, to_markdown, usage_report};
 

@@ -11,12 +11,12 @@ use chrono::Utc;
 use clap::{Args, Parser};
 
 use super::CommandError;
+use super::Outcome;
 use super::flag_groups::RunnerArgs;
 use super::triggers::{OutputFormat, TriggersArgs, measure};
 use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
 use crate::asset::load_skill;
 use crate::evalset::{default_eval_path, load_eval_set};
-use super::Outcome;
 use crate::registry::hosts::find_host;
 use crate::registry::scan::{Monitoring, RegisteredSet, register_monitored, registered_elsewhere};
 use crate::vet::{
@@ -545,7 +545,9 @@ fn paired_step(
         lift["method"].as_str().unwrap_or("-")
     );
     let (decision, why) = match code {
-        Some(code @ (Outcome::InfrastructureError | Outcome::NothingToRun | Outcome::Interrupted)) => {
+        Some(
+            code @ (Outcome::InfrastructureError | Outcome::NothingToRun | Outcome::Interrupted),
+        ) => {
             *stop = Some((code, format!("paired run exited {code}")));
             (Decision::Error, format!("{numbers}; the run exited {code}"))
         }

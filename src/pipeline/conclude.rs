@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::run::RunFinished;
 use crate::analysis::Summary;
-use crate::reporter::{BaselineSkip, Event, report};
+use crate::reporter::{self, BaselineSkip, Event};
 
 /// What an analyzed run's summary amounts to, most severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,13 +80,13 @@ pub fn conclude(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) ->
         register_reusable_trials(run_dir, manifest, state);
     }
     if !manifest.arm_design.is_paired() {
-        report(Event::BaselineStoreSkipped {
+        reporter::report(Event::BaselineStoreSkipped {
             why: BaselineSkip::AaControl,
         });
     } else if manifest.shard.is_none() && !stopped_early && outcome.measured() {
         record_in_baseline_store(run_dir, manifest, state);
     } else if manifest.shard.is_none() && !stopped_early {
-        report(Event::BaselineStoreSkipped {
+        reporter::report(Event::BaselineStoreSkipped {
             why: BaselineSkip::NoLift,
         });
     }
@@ -128,12 +128,12 @@ pub fn record_in_baseline_store(
                 .map_err(|e| e.to_string())
         });
     match result {
-        Ok(recorded) => report(Event::BaselineStoreRecorded {
+        Ok(recorded) => reporter::report(Event::BaselineStoreRecorded {
             entries: recorded.entries,
             asset: recorded.asset.to_string(),
             store: recorded.store.clone(),
         }),
-        Err(error) => report(Event::BaselineStoreFailed {
+        Err(error) => reporter::report(Event::BaselineStoreFailed {
             error,
             run_dir: run_dir.to_path_buf(),
         }),
@@ -160,10 +160,10 @@ pub fn register_reusable_trials(
                 .map_err(|e| e.to_string())
         });
     match result {
-        Ok((count, state)) => report(Event::TrialStoreRegistered {
+        Ok((count, state)) => reporter::report(Event::TrialStoreRegistered {
             count,
             store: state.join(crate::reuse::STORE_FILE),
         }),
-        Err(error) => report(Event::TrialStoreFailed { error }),
+        Err(error) => reporter::report(Event::TrialStoreFailed { error }),
     }
 }

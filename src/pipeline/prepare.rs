@@ -11,9 +11,9 @@ use super::resolve::{ResolvedRun, is_half_created_run_folder, resolve_fresh, res
 use super::settings::{ExecutionSettings, RunSettings, RunStart, StoppingRequest};
 use crate::grade::pipeline::GraderSet;
 use crate::record::{Manifest, write_atomic};
+use crate::reporter::{Event, report};
 use crate::sequential::StoppingPlan;
 use crate::workspace::{Arm, ArmDesign};
-use crate::reporter::{Event, report};
 
 /// Why a prepared run has nothing to do (exit 4 on the command line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -30,7 +30,7 @@ use super::settings::AnalysisOverrides;
 use crate::analysis::Summary;
 use crate::evalset::{GoldenCase, load_eval_set};
 use crate::execute::{
-    ExecuteReport, SchedulerSettings, Fatal, Planned, RecordedTrialError, TrialClock, TrialWork,
+    ExecuteReport, Fatal, Planned, RecordedTrialError, SchedulerSettings, TrialClock, TrialWork,
     dispatch,
 };
 use crate::grade::pipeline::{GraderSet, TrialFacts, staged_skill_names};
@@ -40,9 +40,9 @@ use crate::record::{
     FORMAT_VERSION, FinishedTrial, Manifest, RunLock, TranscriptDocument, TranscriptReader,
     TrialKey, TrialLog, TrialRecord, read_manifest,
 };
+use crate::reporter::{Event, report};
 use crate::runner::LoadedProfile;
 use crate::runner::profile::load_profile;
-use crate::reporter::{Event, report};
 
 /// A validated regrade request (the flags of `skill-lift regrade`, resolved).
 pub struct RegradeRequest {

@@ -18,10 +18,10 @@ use crate::record::{
     AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, PreviousInfo,
     RunnerInfo, read_manifest,
 };
+use crate::reporter::{Event, report};
 use crate::runner::LoadedProfile;
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::workspace::{Arm, ArmDesign, Exposure, PreviousSkill, SkillSource};
-use crate::reporter::{Event, report};
 
 /// Inputs of a run, resolved and validated.
 pub struct ResolvedRun {
@@ -227,7 +227,10 @@ pub fn is_plain_folder_name(id: &str) -> bool {
 
 fn print_warnings(skill: &Skill) {
     for warning in &skill.warnings {
-        report(Event::warning_at(skill.dir.join("SKILL.md"), warning.to_string()));
+        report(Event::warning_at(
+            skill.dir.join("SKILL.md"),
+            warning.to_string(),
+        ));
     }
     for omitted in crate::workspace::staging_omissions(&skill.dir) {
         report(Event::warning_at(

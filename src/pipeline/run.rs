@@ -17,8 +17,8 @@ use crate::analysis::{AnalysisSettings, Summary};
 use crate::decoys::prepare_decoys;
 use crate::execute::{ExecuteReport, SchedulerSettings, TrialContext, execute, plan_trials};
 use crate::record::{Manifest, RunLock, TrialKey, TrialLog, TrialRecord};
-use crate::reporter::{Event, report};
 use crate::report::{Format, export_run};
+use crate::reporter::{Event, report};
 use crate::runner::build_runner;
 use crate::workspace::SkillSource;
 
@@ -86,7 +86,12 @@ pub async fn execute_run(
         outside_shard,
         planned,
         valid_len,
-    } = read_ledger(&run_dir, &resolved.cases, &manifest, execution.retry_unscoreable)?;
+    } = read_ledger(
+        &run_dir,
+        &resolved.cases,
+        &manifest,
+        execution.retry_unscoreable,
+    )?;
     let mut log = TrialLog::open(&run_dir, valid_len, &lock).map_err(PipelineError::RunFolder)?;
     let mut previous = previous;
     if !options.resuming {
@@ -97,12 +102,11 @@ pub async fn execute_run(
     // From the first child on, SIGINT/SIGTERM stop the run cleanly (servers included).
     crate::contain::install_interrupt_handler();
     let pending = done.len() < planned;
-    let mut servers = match start_servers(&resolved, &run_dir, options.manage_server, pending)
-        .await?
-    {
-        Ok(servers) => servers,
-        Err(interrupted) => return Ok(Err(interrupted)),
-    };
+    let mut servers =
+        match start_servers(&resolved, &run_dir, options.manage_server, pending).await? {
+            Ok(servers) => servers,
+            Err(interrupted) => return Ok(Err(interrupted)),
+        };
     if pending
         && execution.preflight
         && let Err(error) = preflight(&resolved, api_key.as_deref(), &manifest.model).await
@@ -119,7 +123,9 @@ pub async fn execute_run(
             message: found.message.clone(),
         });
     }
-    let jobs = execution.jobs.unwrap_or(resolved.profile.profile.concurrency);
+    let jobs = execution
+        .jobs
+        .unwrap_or(resolved.profile.profile.concurrency);
     let context = trial_context(
         resolved,
         &manifest,
@@ -582,7 +588,11 @@ fn import_reused_trials(
     }
     report(Event::TrialsReused {
         reused: imported.records.len(),
-        arms: request.arms.iter().map(|a| a.as_str().to_string()).collect(),
+        arms: request
+            .arms
+            .iter()
+            .map(|a| a.as_str().to_string())
+            .collect(),
         source: request.source.describe(),
         from_runs: from_runs.clone(),
         not_found: imported.not_found,

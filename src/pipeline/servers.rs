@@ -7,9 +7,9 @@ use std::path::Path;
 
 use super::PipelineError;
 use super::run::InterruptedBeforeTrials;
+use crate::reporter::{Event, report};
 use crate::runner::LoadedProfile;
 use crate::runner::server::ManagedServer;
-use crate::reporter::{Event, report};
 
 /// Start `profile`'s managed model server unless it already answers (`log`: its output). Returns
 /// the server to stop later (`None`: the profile has none, or one was already running), or
