@@ -22,8 +22,10 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     // The boundary to the outside: files (redaction, atomic writes, modes) and the terminal.
     ("disk", &["disk", "redact", "terminal"]),
-    // Value types and tiny mechanics that many layers share and that import only the disk.
-    ("values", &["exit_codes", "shell", "trajectory"]),
+    // Value types and tiny mechanics that many layers share and that import only the disk; the
+    // reporter, which turns the library's events into terminal lines, sits here so that every
+    // layer above can report to it.
+    ("values", &["exit_codes", "reporter", "shell", "trajectory"]),
     // The run-folder schema (manifest.json, trials.jsonl) and its readers and writers.
     ("record", &["record"]),
     // Statistics and the analysis of a recorded run.
