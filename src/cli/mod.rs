@@ -515,6 +515,22 @@ impl From<crate::pipeline::PipelineError> for CommandError {
     }
 }
 
+impl From<crate::pipeline::replay::ReplayRunnerError> for CommandError {
+    /// A replay runner that could not start: interrupted (130), the model server's class of
+    /// failure, else infrastructure (3).
+    fn from(error: crate::pipeline::replay::ReplayRunnerError) -> Self {
+        use crate::pipeline::replay::ReplayRunnerError;
+        match error {
+            ReplayRunnerError::Interrupted => CommandError {
+                code: Outcome::Interrupted,
+                error: error.into(),
+            },
+            ReplayRunnerError::Server(error) => CommandError::from(error),
+            error => CommandError::infrastructure(error),
+        }
+    }
+}
+
 /// The id of a command's new result folder: `given` (the `flag` that names it), else a new one
 /// naming the asset and the command ([`crate::pipeline::new_result_id`]). An id that is not a
 /// plain folder name is an input error.

@@ -254,7 +254,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
     );
 
     crate::contain::install_interrupt_handler();
-    let (runner, server) = super::triggers::start_replay_runner(
+    let (runner, server) = crate::pipeline::replay::start_replay_runner(
         &profile,
         api_key,
         &dir,
@@ -299,7 +299,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
         progress: crate::progress::ProgressDisplay::stderr_is_interactive(),
     };
     let finished = run_attempts(context, Arc::new(queries), settings).await;
-    super::triggers::stop_replay_server(server).await;
+    crate::pipeline::replay::stop_replay_server(server).await;
     crate::redact::redact_logs_in(&dir);
     let finished = finished.map_err(CommandError::infrastructure)?;
 

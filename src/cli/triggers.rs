@@ -3,7 +3,7 @@
 //! profile has one; replay every query K times (`crate::triggers`); write `triggers.json`,
 //! `triggers.md`, `attempts.jsonl` and the transcripts; map the result to an exit code.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,9 +17,6 @@ use super::flag_groups::RunnerArgs;
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
-use crate::runner::profile::LoadedProfile;
-use crate::runner::server::ManagedServer;
-use crate::runner::{Runner, build_runner};
 use crate::triggers::{
     AttemptSettings, DEFAULT_THRESHOLD, TriggerContext, TriggerGates, TriggerReport,
     TriggerRunnerInfo, TriggerSetInfo, TriggerSetup, analyze, find_trigger_set, load_triggers,
@@ -277,8 +274,14 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     );
 
     crate::contain::install_interrupt_handler();
-    let (runner, server) =
-        start_replay_runner(&profile, api_key, &dir, args.no_preflight, "run").await?;
+    let (runner, server) = crate::pipeline::replay::start_replay_runner(
+        &profile,
+        api_key,
+        &dir,
+        args.no_preflight,
+        "run",
+    )
+    .await?;
     let jobs = args
         .jobs
         .map(|j| j as usize)
@@ -311,7 +314,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
         progress: progress && crate::progress::ProgressDisplay::stderr_is_interactive(),
     };
     let finished = run_attempts(context, Arc::clone(&queries), settings).await;
-    stop_replay_server(server).await;
+    crate::pipeline::replay::stop_replay_server(server).await;
     crate::redact::redact_logs_in(&dir);
     let orphans = crate::contain::reap_adopted_orphans();
     if orphans > 0 {
@@ -398,54 +401,4 @@ pub fn exit_code(report: &TriggerReport, breaker: Option<&str>) -> (Outcome, Opt
         );
     }
     (Outcome::Success, None)
-}
-
-/// Start what replays need: the profile's managed model server when it has one (started unless
-/// already answering, its log in `dir/server.log`; an interrupt while waiting stops it), the
-/// pre-flight check unless `no_preflight`, and the runner. Used by `triggers` and `shadow`;
-/// `not_done` completes the failed check's message ("nothing was {not_done}"). Stop the returned
-/// server with [`stop_replay_server`] once the replays are done.
-pub(super) async fn start_replay_runner(
-    profile: &LoadedProfile,
-    api_key: Option<String>,
-    dir: &Path,
-    no_preflight: bool,
-    not_done: &str,
-) -> Result<(Box<dyn Runner>, Option<ManagedServer>), CommandError> {
-    let server = match crate::pipeline::start_model_server(profile, &dir.join("server.log")).await?
-    {
-        Ok(server) => server,
-        Err(_) => {
-            return Err(CommandError {
-                code: Outcome::Interrupted,
-                error: anyhow!("interrupted while waiting for the model server; it was stopped"),
-            });
-        }
-    };
-    if !no_preflight {
-        match crate::runner::preflight::check(profile, api_key.as_deref()).await {
-            Ok(line) => crate::errln!("skill-lift: pre-flight {}: {line}", profile.name),
-            Err(error) => {
-                stop_replay_server(server).await;
-                crate::redact::redact_logs_in(dir);
-                return Err(CommandError::infrastructure(anyhow!(
-                    "{error}; nothing was {not_done} (skip the check with --no-preflight)"
-                )));
-            }
-        }
-    }
-    match build_runner(profile, api_key) {
-        Ok(runner) => Ok((runner, server)),
-        Err(error) => {
-            stop_replay_server(server).await;
-            Err(CommandError::infrastructure(anyhow!(error)))
-        }
-    }
-}
-
-/// Stop a model server [`start_replay_runner`] started (nothing when it found one running).
-pub(super) async fn stop_replay_server(server: Option<ManagedServer>) {
-    if let Some(mut server) = server {
-        server.stop().await;
-    }
 }

@@ -15,6 +15,7 @@ pub mod error;
 pub mod grading;
 pub mod prepare;
 pub mod regrade;
+pub mod replay;
 pub mod resolve;
 pub mod run;
 pub mod servers;
