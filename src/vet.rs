@@ -1,9 +1,10 @@
 //! `skill-lift vet`: the "new skill" workflow's report — one go / no-go per step (lint, env,
 //! triggers, a paired run sized by `plan`, registration for monitoring) with the reason, and
-//! the overall decision. Owns the report types, the run's sizing rule and the Markdown; the
-//! steps themselves run in `cli::vet`, which calls each step's own library code.
+//! the overall decision. Owns the report types, the run's sizing rule, the static steps
+//! ([`static_steps`]: lint and env) and the Markdown; the triggers step, the paired run and
+//! the registration run in `cli::vet`, which calls each step's own library code.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -235,6 +236,106 @@ pub fn vet_markdown(report: &VetReport) -> String {
         "\nlint and env are static and local checks (authoring, this machine); triggers and the paired run are runtime measurements on the runner and model named above.\n",
     );
     out
+}
+
+/// The static steps: lint (`crate::skill_fit::lint`) and env (`crate::skill_fit::environment`,
+/// with the runner's context limit), each with its report written into the vet folder `dir`.
+/// A step that cannot be taken is an `Error` step, which stops the vet before the triggers.
+pub fn static_steps(
+    skill_dir: &Path,
+    dir: &Path,
+    profile: &crate::runner::LoadedProfile,
+    model: Option<&str>,
+) -> Vec<VetStep> {
+    use crate::skill_fit::environment::{EnvOptions, context_limit_for, reconcile_environment};
+    use crate::skill_fit::lint::{LintOptions, Severity, lint_skill};
+    fn write<T: serde::Serialize>(dir: &Path, name: &str, value: &T) -> Vec<PathBuf> {
+        let path = dir.join(name);
+        let bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
+        match crate::record::write_atomic(&path, &bytes) {
+            Ok(()) => vec![path],
+            Err(_) => Vec::new(),
+        }
+    }
+    let lint = match lint_skill(skill_dir, &LintOptions::default()) {
+        Ok(report) => {
+            let errors: Vec<String> = report
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .take(3)
+                .map(|f| format!("{}: {}", f.rule.id(), f.message))
+                .collect();
+            VetStep {
+                step: VetStepKind::Lint,
+                decision: if report.passes(false) {
+                    Decision::Go
+                } else {
+                    Decision::NoGo
+                },
+                why: format!(
+                    "static authoring checks: score {:.0}/100, {} errors, {} warnings{}",
+                    report.score,
+                    report.errors,
+                    report.warnings,
+                    if errors.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" — {}", errors.join("; "))
+                    }
+                ),
+                artifacts: write(dir, "lint.json", &report),
+                details: serde_json::json!({"score": report.score, "errors": report.errors, "warnings": report.warnings}),
+            }
+        }
+        Err(error) => VetStep {
+            step: VetStepKind::Lint,
+            decision: Decision::Error,
+            why: error.to_string(),
+            artifacts: Vec::new(),
+            details: serde_json::Value::Null,
+        },
+    };
+    let mut options = EnvOptions::from_process();
+    options.context_limit = context_limit_for(&profile.name, &profile.profile, model);
+    let env = match reconcile_environment(skill_dir, &options) {
+        Ok(report) => {
+            let flags: Vec<String> = report
+                .red_flags()
+                .take(3)
+                .map(|f| format!("{} `{}` missing ({})", f.kind.as_str(), f.subject, f.detail))
+                .collect();
+            VetStep {
+                step: VetStepKind::Env,
+                decision: if report.passes() {
+                    Decision::Go
+                } else {
+                    Decision::NoGo
+                },
+                why: format!(
+                    "this machine: {} satisfied, {} missing, {} unknown{}",
+                    report.satisfied,
+                    report.missing,
+                    report.unknown,
+                    if flags.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" — red flags: {}", flags.join("; "))
+                    }
+                ),
+                artifacts: write(dir, "env.json", &report),
+                details: serde_json::json!({"satisfied": report.satisfied, "missing": report.missing, "unknown": report.unknown}),
+            }
+        }
+        Err(error) => VetStep {
+            step: VetStepKind::Env,
+            decision: Decision::Error,
+            why: error.to_string(),
+            artifacts: Vec::new(),
+            details: serde_json::Value::Null,
+        },
+    };
+    vec![lint, env]
 }
 
 #[cfg(test)]
