@@ -84,6 +84,21 @@ pub enum Event {
         /// Trial folders removed.
         trial_folders: usize,
     },
+    /// `shadow` starts replaying the chosen prompts.
+    ShadowPlanned {
+        /// The new skill.
+        skill: String,
+        /// Prompts to replay.
+        prompts: usize,
+        /// The host whose history they come from.
+        host: String,
+        /// The runner profile's name.
+        runner: String,
+        /// The runner's kind.
+        runner_kind: String,
+        /// The model.
+        model: String,
+    },
     /// An interrupt arrived while a model server started; it was stopped, nothing ran.
     InterruptedStartingServer {
         /// The run folder (to resume).
@@ -290,6 +305,17 @@ impl fmt::Display for Event {
             } => write!(
                 f,
                 "skill-lift: removed {temp_files} temporary files and {trial_folders} trial folders left by an interrupted run"
+            ),
+            Event::ShadowPlanned {
+                skill,
+                prompts,
+                host,
+                runner,
+                runner_kind,
+                model,
+            } => write!(
+                f,
+                "skill-lift: shadow {skill} — {prompts} prompt(s) from {host} history, runner {runner} ({runner_kind}), model {model}"
             ),
             Event::InterruptedStartingServer { run_dir, judge } => write!(
                 f,

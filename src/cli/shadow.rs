@@ -2,17 +2,14 @@
 //! with the skill staged, through a real runner, and record what would have happened next to
 //! what did. Rules and comparison live in `crate::shadow`; replays go through the trigger
 //! evaluation's attempt path (`crate::triggers::run_attempts`: the run's staging into a fresh
-//! throwaway workspace, the real runner). This file holds flags, the safety checks, the folder
-//! and the messages.
+//! throwaway workspace, the real runner) in the library's replay stage
+//! (`crate::pipeline::shadow`). This file holds flags, the safety checks (consent for
+//! write-type skills, the throwaway rule), the folder and the exit code.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::anyhow;
-use chrono::Utc;
 use clap::Args;
-use serde_json::json;
 
 use super::CommandError;
 use super::Outcome;
@@ -22,12 +19,8 @@ use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::load_skill;
 use crate::decoys::{DecoySource, prepare_decoys};
 use crate::history::HistoryHost;
-use crate::shadow::{
-    DEFAULT_MIN_TERMS, EligibilityRule, MAX_ANSWER_CHARS, Replay, ReplayEnd, SHADOW_FORMAT_VERSION,
-    ShadowRecord, candidates, compare, is_within, report_markdown, summarize, write_evidence,
-};
-use crate::triggers::{AttemptSettings, TriggerContext, TriggerQuery, run_attempts};
-use crate::workspace::SkillSource;
+use crate::pipeline::shadow::{ShadowError, ShadowReplay};
+use crate::shadow::{DEFAULT_MIN_TERMS, EligibilityRule, candidates, is_within, write_evidence};
 
 /// Flags of `skill-lift shadow`.
 #[derive(Debug, Args)]
@@ -197,200 +190,36 @@ pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
         super::result_folder_id(args.run_id.as_deref(), &skill.name, "shadow", "--run-id")?;
     let dir = args.out.join(&run_id);
     super::create_result_folder(&dir, "pick another --run-id")?;
-    let api_key = super::grading::profile_api_key(&profile)?;
-    let credentials = super::grading::runner_secrets(&profile);
-    let write = |name: &str, text: &str| -> Result<PathBuf, CommandError> {
-        let path = dir.join(name);
-        crate::record::write_atomic(&path, redact(text).as_bytes())
-            .map_err(CommandError::infrastructure)?;
-        Ok(path)
-    };
-    let manifest = json!({
-        "format_version": SHADOW_FORMAT_VERSION,
-        "kind": "shadow",
-        "run_id": run_id,
-        "created_at": Utc::now().to_rfc3339(),
-        "skill_lift_version": env!("CARGO_PKG_VERSION"),
-        "skill": {
-            "name": skill.name,
-            "description": skill.description,
-            "path": super::run::absolute(&args.skill_dir),
-            "fingerprint": print.digest,
-        },
-        "history": {
-            "host": host,
-            "folder": read.folder,
-            "since": args.history.since,
-            "sessions": read.sessions.len(),
-            "files": read.files,
-            "unknown_events": read.unknown_events,
-            "malformed": read.malformed.len(),
-        },
-        "eligibility": rule,
-        "candidates": counts,
-        "limit": args.limit,
-        "write_type": {"write_type": !writes.is_empty(), "evidence": writes, "allow_writes": args.allow_writes},
-        "workspace": {"mode": "throwaway", "root": workspace_root},
-        "runner": {
-            "name": profile.name,
-            "kind": profile.profile.kind.name(),
-            "model": model,
-            "skill_mode": capabilities.skill_delivery.as_str(),
-            "can_run_commands": capabilities.can_run_commands,
-        },
-        "decoys": decoys.iter().map(|d| d.name.clone()).collect::<Vec<_>>(),
-    });
-    write(
-        "manifest.json",
-        &serde_json::to_string_pretty(&manifest).expect("manifest serializes"),
-    )?;
-    crate::errln!(
-        "skill-lift: shadow {} — {} prompt(s) from {host} history, runner {} ({}), model {}",
-        skill.name,
-        chosen.len(),
-        profile.name,
-        profile.profile.kind.name(),
-        model
-    );
-
-    crate::contain::install_interrupt_handler();
-    let (runner, server) = crate::pipeline::replay::start_replay_runner(
-        &profile,
-        api_key,
-        &dir,
-        args.no_preflight,
-        "replayed",
-    )
-    .await?;
-    let jobs = args
-        .jobs
-        .map(|j| j as usize)
-        .unwrap_or(profile.profile.concurrency);
-    let context = Arc::new(TriggerContext {
-        dir: dir.clone(),
-        runner,
-        model,
-        target: SkillSource {
-            name: skill.name.clone(),
-            dir: args.skill_dir.clone(),
-            ..Default::default()
-        },
-        target_digest: print.digest.clone(),
+    let finished = crate::pipeline::shadow::replay_shadow(ShadowReplay {
+        skill: &skill,
+        skill_dir: &args.skill_dir,
+        fingerprint: print.digest.clone(),
         calibre,
-        decoys,
-        timeout: Duration::from_secs_f64(profile.profile.timeout_s),
-        workspace_root: Some(workspace_root.clone()),
-        credentials,
-    });
-    let queries: Vec<TriggerQuery> = chosen
-        .iter()
-        .map(|c| TriggerQuery {
-            id: c.id.clone(),
-            query: c.prompt.clone(),
-            should_trigger: true,
-            expected_skill: None,
-            note: None,
-        })
-        .collect();
-    let settings = AttemptSettings {
-        k: 1,
-        jobs,
-        breaker: 10,
-        progress: crate::progress::ProgressDisplay::stderr_is_interactive(),
-    };
-    let finished = run_attempts(context, Arc::new(queries), settings).await;
-    crate::pipeline::replay::stop_replay_server(server).await;
-    crate::redact::redact_logs_in(&dir);
-    let finished = finished.map_err(CommandError::infrastructure)?;
-
-    let mut records = Vec::with_capacity(chosen.len());
-    for candidate in &chosen {
-        let attempt = finished.records.iter().find(|r| r.query_id == candidate.id);
-        let replay = match attempt {
-            None => Replay {
-                scored: false,
-                skill_activated: None,
-                activated: Vec::new(),
-                answer: None,
-                reason: Some(if finished.interrupted {
-                    "not_run: interrupted".to_string()
-                } else {
-                    "not_run: stopped by the circuit breaker".to_string()
-                }),
-                wall_s: 0.0,
-                tool_calls: 0,
-                tokens: None,
-                transcript: None,
-            },
-            Some(attempt) => {
-                let answer = attempt.transcript.as_ref().and_then(|relative| {
-                    let text = std::fs::read_to_string(dir.join(relative)).ok()?;
-                    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-                    value["trajectory"]["final_answer"]
-                        .as_str()
-                        .map(|a| redact(&a.chars().take(MAX_ANSWER_CHARS).collect::<String>()))
-                });
-                Replay {
-                    scored: attempt.is_scored(),
-                    skill_activated: attempt.target_activated,
-                    activated: attempt.activated.clone(),
-                    answer,
-                    reason: attempt.reason.clone(),
-                    wall_s: attempt.wall_s,
-                    tool_calls: attempt.tool_calls,
-                    tokens: match (attempt.input_tokens, attempt.output_tokens) {
-                        (None, None) => None,
-                        (i, o) => Some(i.unwrap_or(0) + o.unwrap_or(0)),
-                    },
-                    transcript: attempt.transcript.clone(),
-                }
-            }
-        };
-        let comparison = compare(&candidate.recorded, &replay);
-        records.push(ShadowRecord {
-            candidate: candidate.clone(),
-            replay,
-            comparison,
-        });
-    }
-    let summary = summarize(
-        &skill.name,
+        dir: &dir,
+        run_id: &run_id,
         host,
+        read: &read,
+        since: args.history.since.as_deref(),
+        homes: &homes,
+        rule: &rule,
+        chosen: &chosen,
         counts,
-        &records,
-        &read,
-        ReplayEnd {
-            interrupted: finished.interrupted,
-            wall_s: finished.wall_s,
-        },
-    );
-    let mut lines = String::new();
-    for record in &records {
-        lines.push_str(&serde_json::to_string(record).expect("record serializes"));
-        lines.push('\n');
-    }
-    let markdown = report_markdown(&summary, &rule, &writes, &records);
-    let written = [
-        write("records.jsonl", &lines)?,
-        write(
-            "summary.json",
-            &serde_json::to_string_pretty(&summary).expect("summary serializes"),
-        )?,
-        write("report.md", &markdown)?,
-    ];
-    // The attempt log and transcripts carry the redacted prompts; this pass also catches home
-    // folders an answer may have echoed.
-    for path in walk(&dir) {
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            let clean = redact(&text);
-            if clean != text {
-                let _ = crate::record::write_atomic(&path, clean.as_bytes());
-            }
-        }
-    }
-    crate::out!("{}", redact(&markdown));
-    super::append_step_summary(&redact(&markdown));
-    super::print_written(&written);
+        limit: args.limit,
+        writes: &writes,
+        allow_writes: args.allow_writes,
+        workspace_root,
+        profile: &profile,
+        model,
+        decoys,
+        jobs: args.jobs.map(|j| j as usize),
+        no_preflight: args.no_preflight,
+    })
+    .await
+    .map_err(shadow_error)?;
+    let summary = finished.summary;
+    crate::out!("{}", finished.markdown);
+    super::append_step_summary(&finished.markdown);
+    super::print_written(&finished.written);
     if finished.interrupted {
         crate::errln!("error: interrupted; the report covers the replays recorded");
         return Ok(Outcome::Interrupted);
@@ -410,18 +239,12 @@ pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
     Ok(Outcome::Success)
 }
 
-fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(walk(&path));
-        } else {
-            found.push(path);
-        }
+/// The exit code of a shadow replay that failed: the credential's class of failure, the replay
+/// runner's ([`CommandError::from`]), else infrastructure (3).
+fn shadow_error(error: ShadowError) -> CommandError {
+    match error {
+        ShadowError::Credential(error) => CommandError::from(error),
+        ShadowError::Runner(error) => CommandError::from(error),
+        error => CommandError::infrastructure(error),
     }
-    found
 }

@@ -20,6 +20,7 @@ pub mod resolve;
 pub mod run;
 pub mod servers;
 pub mod settings;
+pub mod shadow;
 
 pub use conclude::{RunConclusion, SummaryOutcome, conclude};
 pub use error::{ErrorClass, PipelineError};
