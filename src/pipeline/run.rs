@@ -126,7 +126,8 @@ pub async fn execute_run(
     let jobs = execution
         .jobs
         .unwrap_or(resolved.profile.profile.concurrency);
-    let context = trial_context(
+    // The previous version's extracted folder (`--previous-ref`) must outlive the trials.
+    let (context, _previous_version) = trial_context(
         resolved,
         &manifest,
         &run_dir,
@@ -400,7 +401,8 @@ async fn preflight(
 }
 
 /// What every trial of the run shares: the runner, the cases, the staged skills, the graders,
-/// the run's design and limits.
+/// the run's design and limits; and the previous version, whose temporary folder (a
+/// `--previous-ref` extracted) the caller keeps until the trials are done.
 #[allow(clippy::too_many_arguments)]
 fn trial_context(
     resolved: ResolvedRun,
@@ -411,7 +413,7 @@ fn trial_context(
     decoys: Vec<SkillSource>,
     graders: crate::grade::pipeline::GraderSet,
     retried: HashSet<TrialKey>,
-) -> Result<Arc<TrialContext>, PipelineError> {
+) -> Result<(Arc<TrialContext>, Option<super::resolve::ResolvedPrevious>), PipelineError> {
     let ResolvedRun {
         skill,
         skill_dir,
@@ -421,7 +423,7 @@ fn trial_context(
         previous: previous_version,
         ..
     } = resolved;
-    Ok(Arc::new(TrialContext {
+    let context = Arc::new(TrialContext {
         run_id: manifest.run_id.clone(),
         run_dir: run_dir.to_path_buf(),
         runner_name: profile.name.clone(),
@@ -463,7 +465,8 @@ fn trial_context(
         slots: Default::default(),
         skill_order: manifest.skill_order,
         seed: manifest.seed,
-    }))
+    });
+    Ok((context, previous_version))
 }
 
 /// Hand the pending trials to the scheduler: all at once, or round by round when the run has a
