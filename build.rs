@@ -2,6 +2,8 @@
 //! `cargo install`ed or copied skill-lift finds `local`, `openai`, the agent CLIs … from any
 //! folder (`crate::runner::builtin`). A profile added to `runners/` is built in without a code
 //! change.
+#![allow(clippy::disallowed_methods)]
+// the build script writes its generated code
 
 // Cargo reads its instructions from the build script's stdout (not skill-lift's terminal).
 #![allow(clippy::disallowed_macros)]

@@ -12,6 +12,8 @@
 //!   baseline's pass probabilities (true lift 0). `--scenario list` prints the scenarios.
 //!
 //! Outcomes come from a seeded ChaCha20 stream: the same arguments write the same bytes.
+#![allow(clippy::disallowed_methods)]
+// a fixture generator, not the product: it writes its files directly
 
 // A benchmark helper's own output, not skill-lift's terminal.
 #![allow(clippy::disallowed_macros)]
@@ -22,13 +24,11 @@ use std::path::Path;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use skill_lift::grade::Outcome;
-use skill_lift::grade::checks::CheckResult;
+use skill_lift::record::{Arm, CheckResult, Outcome};
 use skill_lift::record::{
     AssetInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunnerInfo, TrialRecord,
 };
 use skill_lift::trajectory::Usage;
-use skill_lift::workspace::Arm;
 
 /// How a scenario's cases are drawn: per case, the baseline's and the with-skill arm's pass
 /// probabilities, and the case's cluster label.
@@ -431,7 +431,7 @@ fn record(
         observed_model: None,
         outcome: if passed { Outcome::Pass } else { Outcome::Fail },
         reason: (!passed).then(|| "contains: answer does not contain `ok`".to_string()),
-        decided_by: Some(skill_lift::grade::PassBasis::OutputChecks),
+        decided_by: Some(skill_lift::record::PassBasis::OutputChecks),
         outcome_score: None,
         checks: vec![CheckResult {
             check_type: "contains".into(),
@@ -656,7 +656,7 @@ fn main() {
                     outcome: if passed { Outcome::Pass } else { Outcome::Fail },
                     reason: (!passed)
                         .then(|| "regex: answer does not match /^\\s*Aye!/".to_string()),
-                    decided_by: Some(skill_lift::grade::PassBasis::OutputChecks),
+                    decided_by: Some(skill_lift::record::PassBasis::OutputChecks),
                     outcome_score: None,
                     checks: vec![CheckResult {
                         check_type: "regex".into(),

@@ -18,10 +18,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::{CONFIDENCE, Summary, Verdict};
 use crate::asset::fingerprint::sha256_digest;
-use crate::record::{DecoyInfo, Manifest};
+use crate::record::{
+    ArmDesign, CalibrationArm, CalibrationBrief, CalibrationLookup, DecoyInfo, Manifest, Spread,
+};
 use crate::registry::RegistryError;
 use crate::registry::state::{check_schema, lock_for, read_json, write_state_json};
-use crate::workspace::ArmDesign;
 
 /// File name of the calibration store in the state folder.
 pub const STORE_FILE: &str = "calibrations.json";
@@ -37,16 +38,6 @@ pub enum CalibrationError {
     State(#[from] RegistryError),
     #[error("{0}: not an A/A design (calibration needs both arms staged the same way)")]
     NotAa(&'static str),
-}
-
-/// Which identical arms an A/A calibration runs (`--arm`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CalibrationArm {
-    /// Both arms without the target (the default: no skill content at all).
-    WithoutSkill,
-    /// Both arms with the target.
-    WithSkill,
 }
 
 impl CalibrationArm {
@@ -191,17 +182,6 @@ impl RepeatResult {
     pub fn measured(&self) -> bool {
         self.n_cases > 0 && self.estimate.is_some()
     }
-}
-
-/// The spread of one lift estimate across repeats.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Spread {
-    /// Mean of the repeats' estimates (fraction; 0 in expectation for an A/A run).
-    pub mean: f64,
-    /// Sample standard deviation across repeats (fraction); `None` with fewer than 2 repeats.
-    pub sd: Option<f64>,
-    /// Repeats with an estimate.
-    pub repeats: usize,
 }
 
 impl Spread {
@@ -371,36 +351,6 @@ pub fn record(state: &Path, record: &CalibrationRecord) -> Result<PathBuf, Calib
     Ok(path)
 }
 
-/// What a run found when it looked for its suite's calibration (recorded in its manifest, so
-/// reports show it without a live lookup).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CalibrationLookup {
-    /// `sha256:<hex>` of the run's [`CalibrationKey`].
-    pub key_digest: String,
-    /// The calibration found (the without-skill one when both exist), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub record: Option<CalibrationBrief>,
-    /// The line every output prints: `calibrated: …` or `uncalibrated: …`.
-    pub message: String,
-}
-
-/// The part of a [`CalibrationRecord`] a run keeps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CalibrationBrief {
-    pub arm: CalibrationArm,
-    pub created_at: DateTime<Utc>,
-    pub skill_lift_version: String,
-    pub calibration_dir: PathBuf,
-    pub repeats: u32,
-    pub false_verdicts: u32,
-    pub false_verdict_rate: f64,
-    pub rate_ci_low: f64,
-    pub rate_ci_high: f64,
-    pub lift_spread: Option<Spread>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub metric_spread: BTreeMap<String, Spread>,
-}
-
 impl CalibrationLookup {
     /// Whether a calibration was found.
     pub fn is_calibrated(&self) -> bool {
@@ -430,7 +380,7 @@ pub fn calibrate_command(manifest: &Manifest) -> String {
         "none" => command.push_str(" --no-decoys"),
         folder => command.push_str(&format!(" --decoys {}", shell_word(folder))),
     }
-    if manifest.grading != crate::grade::GradingSettings::new() {
+    if manifest.grading != crate::record::GradingSettings::new() {
         command.push_str(" plus the run's grading flags");
     }
     command
@@ -527,8 +477,7 @@ pub fn unavailable(manifest: &Manifest, reason: &str) -> CalibrationLookup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{AssetInfo, DecoysInfo, EvalSetInfo, RunnerInfo};
-    use crate::workspace::Arm;
+    use crate::record::{Arm, AssetInfo, DecoysInfo, EvalSetInfo, RunnerInfo};
 
     fn manifest(design: ArmDesign, k: u32) -> Manifest {
         Manifest {
@@ -575,7 +524,7 @@ mod tests {
             reference: None,
             previous: None,
             trials_planned: 2 * k as usize,
-            grading: crate::grade::GradingSettings::new(),
+            grading: crate::record::GradingSettings::new(),
             regraded_from: None,
             shard: None,
             gates: None,

@@ -156,10 +156,10 @@ fn decoys_text(manifest: &Manifest) -> String {
     format!("{} ({})", names.join(", "), manifest.decoys.source)
 }
 
-fn skill_order_text(ordering: crate::skill_order::SkillOrdering) -> String {
+fn skill_order_text(ordering: crate::record::SkillOrdering) -> String {
     match ordering {
-        crate::skill_order::SkillOrdering::ByName => "by name",
-        crate::skill_order::SkillOrdering::Balanced => "balanced (seeded per trial)",
+        crate::record::SkillOrdering::ByName => "by name",
+        crate::record::SkillOrdering::Balanced => "balanced (seeded per trial)",
     }
     .to_string()
 }

@@ -153,7 +153,10 @@ pub fn builtin_folder(temp_root: &Path) -> Result<PathBuf, DecoyError> {
     for (name, text) in BUILTIN_DECOYS {
         let skill_dir = fresh.path().join(name);
         std::fs::create_dir(&skill_dir)
-            .and_then(|_| std::fs::write(skill_dir.join("SKILL.md"), text))
+            .and_then(|_| {
+                crate::disk::write(skill_dir.join("SKILL.md"), text)
+                    .map_err(crate::disk::DiskError::into_io)
+            })
             .map_err(io(&skill_dir))?;
     }
     // A folder in the way (another user's, altered, half-removed) is moved aside first; a

@@ -26,14 +26,16 @@ use tokio::task::JoinSet;
 use crate::asset::fingerprint::Calibre;
 use crate::evalset::GoldenCase;
 use crate::grade::pipeline::{GraderSet, RemoteGrades, TrialFacts, staged_skill_names};
-use crate::grade::{Grade, Outcome, UnscoreableCause};
-use crate::record::{FinishedTrial, RecordError, TrialKey, TrialLog, TrialRecord};
+use crate::record::{
+    Arm, ArmDesign, FinishedTrial, Grade, Outcome, RecordError, TrialKey, TrialLog, TrialRecord,
+    UnscoreableCause,
+};
 use crate::runner::StagedSkill;
 use crate::runner::{AttemptError, AttemptInput, Runner};
 use crate::trajectory::{Trajectory, TrajectoryStatus};
 use crate::workspace::{
-    Arm, ArmDesign, ArmStaging, SkillSource, StagedTrial, StagingNeed, TrialStaging,
-    stage_arm_in_memory, stage_trial_in_slot,
+    ArmStaging, SkillSource, StagedTrial, StagingNeed, TrialStaging, stage_arm_in_memory,
+    stage_trial_in_slot,
 };
 
 /// Extra time past the runner's own budget before the scheduler abandons an attempt.
@@ -60,7 +62,7 @@ pub struct TrialContext {
     /// Names of the decoys staged in both arms.
     pub decoy_names: Vec<String>,
     /// What the runner can do (skills folder, observability, shell), as the manifest records.
-    pub capabilities: crate::runner::RunnerCapabilities,
+    pub capabilities: crate::record::RunnerCapabilities,
     /// Trials re-run by `--retry-unscoreable`: their new records supersede the recorded ones.
     pub retried: HashSet<TrialKey>,
     /// Bytes of one transcript file at most (the runner profile's `max_transcript_bytes`).
@@ -80,7 +82,7 @@ pub struct TrialContext {
     /// ([`crate::workspace::SlotPool`]); starts empty, emptied when the run ends.
     pub slots: Arc<crate::workspace::SlotPool>,
     /// How trials order the skills they present (the manifest's `skill_order`).
-    pub skill_order: crate::skill_order::SkillOrdering,
+    pub skill_order: crate::record::SkillOrdering,
     /// The run's seed (the manifest's `seed`): with the case and attempt, it fixes a balanced
     /// trial's skill order.
     pub seed: u64,
@@ -938,7 +940,7 @@ fn breaker_reason(streak: &[crate::trajectory::InfrastructureCause], last: Optio
     format!(
         "circuit breaker: the last {} trials {what} ({causes}); last: {}",
         streak.len(),
-        crate::runner::parsers::truncate(last, 300)
+        crate::disk::redact::truncate(last, 300)
     )
 }
 
@@ -1268,7 +1270,7 @@ async fn stage(
 /// every arm of the attempt, the target's position rotating over the attempts), else by name.
 fn presented_names(context: &TrialContext, key: &TrialKey) -> Vec<String> {
     let staging = context.design.staging(key.arm);
-    if context.skill_order != crate::skill_order::SkillOrdering::Balanced {
+    if context.skill_order != crate::record::SkillOrdering::Balanced {
         return staged_skill_names(&context.target.name, &context.decoy_names, staging);
     }
     crate::skill_order::presentation_order(
@@ -1310,8 +1312,8 @@ fn recorded_order(
     trajectory: &Trajectory,
 ) -> Option<Vec<String>> {
     match context.capabilities.skill_delivery {
-        crate::runner::SkillDelivery::Native => trajectory.skill_catalogue.clone(),
-        crate::runner::SkillDelivery::Inject | crate::runner::SkillDelivery::Tools => {
+        crate::record::SkillDelivery::Native => trajectory.skill_catalogue.clone(),
+        crate::record::SkillDelivery::Inject | crate::record::SkillDelivery::Tools => {
             Some(presented_names(context, key))
         }
     }
@@ -1589,7 +1591,7 @@ fn record_trial(
     let infrastructure = unscoreable_cause
         .and_then(|cause| infrastructure_cause(trajectory, cause, grade.reason.as_deref()));
     let truncated = trajectory.map(|t| t.truncated.clone()).unwrap_or_default();
-    let judge_usage = crate::grade::JudgeSpend::of_metrics(
+    let judge_usage = crate::record::JudgeSpend::of_metrics(
         grade
             .metrics
             .values()
@@ -1778,8 +1780,8 @@ mod tests {
 mod scheduler_tests {
     use super::*;
     use crate::evalset::{CaseFiles, CaseStatus, ExpectedSkill};
-    use crate::grade::GradingSettings;
     use crate::grade::checks::Check;
+    use crate::record::GradingSettings;
     use std::path::Path;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -1938,9 +1940,9 @@ mod scheduler_tests {
             keep_workspaces: false,
             workspace_root: Some(dir.path().to_path_buf()),
             graders: Arc::new(GraderSet::new(GradingSettings::new(), vec![], vec![])),
-            capabilities: crate::runner::RunnerCapabilities {
+            capabilities: crate::record::RunnerCapabilities {
                 skills_dir: PathBuf::from(".agents/skills"),
-                skill_delivery: crate::runner::SkillDelivery::Native,
+                skill_delivery: crate::record::SkillDelivery::Native,
                 activation_observable: true,
                 can_run_commands: true,
             },

@@ -166,7 +166,9 @@ fn write_bundle(dir: &Path) -> Result<(), InstallError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
-        let mut file = std::fs::File::create(&path).map_err(io(&path))?;
+        let mut file = crate::disk::create(&path)
+            .map_err(crate::disk::DiskError::into_io)
+            .map_err(io(&path))?;
         std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io(&path))?;
         file.sync_all().map_err(io(&path))?;
         #[cfg(unix)]

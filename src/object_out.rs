@@ -184,7 +184,7 @@ fn local_files(dir: &Path) -> Result<Vec<String>, ObjectOutError> {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
             // Temporary export files and the run's lock (`crate::record`) are not part of it.
-            if name.starts_with(crate::record::TEMP_PREFIX) || name == ".lock" {
+            if name.starts_with(crate::disk::TEMP_PREFIX) || name == ".lock" {
                 continue;
             }
             let kind = entry.file_type().map_err(|source| ObjectOutError::Io {
@@ -418,10 +418,12 @@ pub async fn download_run_folders(
                     source,
                 })?;
             }
-            std::fs::write(&path, &bytes).map_err(|source| ObjectOutError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            crate::disk::write(&path, &bytes)
+                .map_err(crate::disk::DiskError::into_io)
+                .map_err(|source| ObjectOutError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
         }
         folders.push(folder);
     }

@@ -10,8 +10,8 @@
 use serde::Serialize;
 
 use crate::analysis::{MDE_ALPHA, MDE_POWER, Summary};
+use crate::record::Arm;
 use crate::stats::{self, PairedVarianceComponents};
-use crate::workspace::Arm;
 
 /// Default within-case variance per arm without a pilot: a pass probability of 0.5 (the largest
 /// possible binary variance, 0.25).

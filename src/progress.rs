@@ -176,7 +176,7 @@ impl Progress {
                     .expect("valid template"),
                 );
                 bar.set_position(done);
-                bar.set_message(crate::redact::redact_text(&message).into_owned());
+                bar.set_message(crate::disk::redact::redact_text(&message).into_owned());
                 Self {
                     bar: Some(bar),
                     lines: None,
@@ -225,7 +225,7 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.inc(count);
             // The bar draws itself, outside the terminal writer: its message is redacted here.
-            bar.set_message(crate::redact::redact_text(&message).into_owned());
+            bar.set_message(crate::disk::redact::redact_text(&message).into_owned());
         } else if let Some(lines) = &self.lines
             && let Ok(mut state) = lines.state.lock()
         {

@@ -15,7 +15,7 @@
 //! **The procedure** is the one `run` follows ([`crate::sequential`]): rounds of
 //! `round_cases` cases (default [`default_round_cases`]), every arm × K attempts per case; before
 //! each round the sequential [`decision`] on the confidence sequence of the completed cases
-//! ([`PairedLiftSequence`], pushed in order, as [`crate::sequential::lift_sequence`] builds it)
+//! ([`PairedLiftSequence`], pushed in order, as [`crate::analysis::lift_sequence`] builds it)
 //! and the [`budget_stop`] check on the spend so far; after the last round one more decision.
 //! Fixed-K is the same run without `--sequential` (with a budget it runs in rounds too; without
 //! one it runs every trial at once). Wall time is the makespan of the trials' durations on `jobs`
@@ -33,15 +33,11 @@ use rand::Rng;
 use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
 
-use crate::grade::Outcome;
-use crate::record::{TrialKey, TrialRecord};
-use crate::runner::profile::PriceTable;
-use crate::sequential::{
-    Budgets, SequentialSettings, Spend, StopReason, TrialFloor, TrialSpend, budget_stop, decision,
-    default_round_cases,
+use crate::record::{
+    Arm, Budgets, Outcome, PriceTable, SequentialSettings, Spend, StopReason, TrialKey, TrialRecord,
 };
+use crate::sequential::{TrialFloor, TrialSpend, budget_stop, decision, default_round_cases};
 use crate::stats::{PairedLiftSequence, seeded_rng};
-use crate::workspace::Arm;
 
 /// Default simulations per assumed lift: the mean trials spent has a standard error of about
 /// 0.5 % of fixed-K at N = 40, K = 3.
@@ -744,7 +740,7 @@ pub fn projection_markdown(projection: &Projection) -> String {
         settings.seed,
         settings.cases,
         settings.k,
-        crate::report::tables::count(projection.round_cases, "case"),
+        crate::analysis::text::count(projection.round_cases, "case"),
         if budgets.is_empty() {
             String::new()
         } else {

@@ -15,13 +15,23 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::grade::Outcome;
-use crate::grade::checks::CheckResult;
 use crate::trajectory::{RetryRecord, Usage};
-use crate::workspace::{Arm, ArmDesign};
 
+mod layout;
 mod parallel;
+mod schema;
 mod view;
+pub use layout::{MATRIX_MANIFEST, MAX_ID_CHARS, is_matrix_folder, validate_id};
+pub use schema::{
+    ACCURACY, ACES_METRICS, Arm, ArmDesign, BEHAVIOR_CHECK, Budgets, CHECKS, CalibrationArm,
+    CalibrationBrief, CalibrationLookup, CheckResult, CustomGraderSpec, FailOn, GOAL_ACCURACY,
+    Grade, GradingSettings, JudgeInfo, JudgeItem, JudgeScope, JudgeSpend, JudgeSpendSummary,
+    JudgeSpread, LiftMethod, MetricResult, MetricSource, Outcome, OutputMatch, PassBasis,
+    PriceTable, ReuseRecord, ReuseSource, ReusedFrom, RunnerCapabilities, SECURITY,
+    SKILL_EFFICIENCY, SKILL_EXECUTION, SequentialSettings, Shard, SkillDelivery, SkillOrdering,
+    Spend, Spread, StopReason, StoppingOutcome, StoppingPlan, SubScore, TrialKeys,
+    UnscoreableCause,
+};
 pub use view::{CheckSummary, RetryCount, Scores, TrialView};
 
 /// Version of the run-folder format (manifest and trial records). Version 4 keeps every
@@ -92,16 +102,16 @@ pub struct RunnerInfo {
     /// What the runner can do and what can be observed of it (run-folder format 3 on; absent in older
     /// run folders: [`RunnerInfo::capabilities`] reads those from `kind` and `skill_mode`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capabilities: Option<crate::runner::RunnerCapabilities>,
+    pub capabilities: Option<RunnerCapabilities>,
 }
 
 impl RunnerInfo {
     /// The runner's capabilities: as recorded, else (older run folders) from the recorded kind
     /// and skill mode.
-    pub fn capabilities(&self) -> crate::runner::RunnerCapabilities {
-        self.capabilities.clone().unwrap_or_else(|| {
-            crate::runner::RunnerCapabilities::of_recorded_names(&self.kind, &self.skill_mode)
-        })
+    pub fn capabilities(&self) -> RunnerCapabilities {
+        self.capabilities
+            .clone()
+            .unwrap_or_else(|| RunnerCapabilities::of_recorded_names(&self.kind, &self.skill_mode))
     }
 }
 
@@ -160,17 +170,17 @@ pub struct Manifest {
     /// How trials are graded (absent in runs recorded before grading settings existed: output
     /// checks only).
     #[serde(default)]
-    pub grading: crate::grade::GradingSettings,
+    pub grading: GradingSettings,
     /// For a folder written by `regrade`: the run folder whose trajectories it re-graded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regraded_from: Option<PathBuf>,
     /// The suite's A/A calibration as `run` found it in the state folder when the run started
     /// (`crate::calibration`); reports show it from here, never from a live lookup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibration: Option<crate::calibration::CalibrationLookup>,
+    pub calibration: Option<CalibrationLookup>,
     /// The shard of the run this folder holds (`--shard i/n`); absent for a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<Shard>,
     /// The gates the run was started with; `report`, `merge`, `regrade` and `--resume` keep them
     /// unless the flag is given again. Absent in runs recorded before gates were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,24 +188,21 @@ pub struct Manifest {
     /// Round scheduling, budgets and sequential stopping (`run --sequential`, `--max-cost-usd`,
     /// `--max-tokens`, `--max-wall`), with how the run stopped; absent for an ordinary run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopping: Option<crate::sequential::StoppingPlan>,
+    pub stopping: Option<StoppingPlan>,
     /// The trial key of each arm and case (`crate::reuse`: everything that determines a
     /// trial), arm → case id → `sha256:<hex>`; what `--reuse-baseline` matches. Absent in runs
     /// recorded before baseline reuse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trial_keys: Option<crate::reuse::TrialKeys>,
+    pub trial_keys: Option<TrialKeys>,
     /// Baseline reuse (`run --reuse-baseline`): where the run looked and what it took; absent
     /// when reuse was not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reuse: Option<crate::reuse::ReuseRecord>,
+    pub reuse: Option<ReuseRecord>,
     /// How trials order the skills they present (`crate::skill_order`): `balanced` (a seeded
     /// order per trial, the target's position balanced across attempts) or, absent, by name
     /// (runs recorded before balancing, and runners that list the skills themselves).
-    #[serde(
-        default,
-        skip_serializing_if = "crate::skill_order::SkillOrdering::is_by_name"
-    )]
-    pub skill_order: crate::skill_order::SkillOrdering,
+    #[serde(default, skip_serializing_if = "SkillOrdering::is_by_name")]
+    pub skill_order: SkillOrdering,
 }
 
 /// The previous version of the skill (`--previous DIR` or `--previous-ref GIT_REF`).
@@ -227,12 +234,12 @@ pub struct RecordedGates {
     pub min_lift: Option<f64>,
     /// `--fail-on`.
     #[serde(default)]
-    pub fail_on: Vec<crate::analysis::FailOn>,
+    pub fail_on: Vec<FailOn>,
     /// `--max-unscoreable`, a fraction in [0, 1].
     pub max_unscoreable: f64,
     /// `--method`.
     #[serde(default)]
-    pub method: Option<crate::analysis::LiftMethod>,
+    pub method: Option<LiftMethod>,
     /// `--max-latency-ratio`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_latency_ratio: Option<f64>,
@@ -265,7 +272,7 @@ pub struct TrialRecord {
     /// Which scores decided pass or fail (`security_gate`, `output_checks`, `outcome_score`);
     /// absent for unscoreable and not-gradable trials and in runs recorded before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided_by: Option<crate::grade::PassBasis>,
+    pub decided_by: Option<PassBasis>,
     /// The outcome score in [0,1] (judge and custom-grader metrics only; `crate::grade`
     /// defines it); absent when no outcome grader scored the trial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -285,7 +292,7 @@ pub struct TrialRecord {
     pub metrics: MetricDetails,
     /// Metrics of the second and later judges, by judge name (judge-agreement report only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other_judges: BTreeMap<String, BTreeMap<String, crate::grade::MetricResult>>,
+    pub other_judges: BTreeMap<String, BTreeMap<String, MetricResult>>,
     /// Errors of the second and later judges, by judge name (counted in the agreement report).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub other_judge_errors: BTreeMap<String, Vec<String>>,
@@ -326,7 +333,7 @@ pub struct TrialRecord {
     /// records written before causes were typed; [`TrialRecord::cause`] reads it from the
     /// reason then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unscoreable_cause: Option<crate::grade::UnscoreableCause>,
+    pub unscoreable_cause: Option<UnscoreableCause>,
     /// True when only some of the trial's model requests reported usage: `usage` is then the
     /// sum over those that did (a lower bound), flagged rather than silently summed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -342,12 +349,12 @@ pub struct TrialRecord {
     /// For a trial taken from an earlier run by `run --reuse-baseline` instead of running it:
     /// the run and trial that measured it. Absent for a trial this run measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reused_from: Option<crate::reuse::ReusedFrom>,
+    pub reused_from: Option<ReusedFrom>,
     /// What the LLM judges spent on this trial: requests, cache hits, tokens and their cost
     /// (the judge profile's `[price]`), or why they were not asked; absent without judges and
     /// in records written before judge spend was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_usage: Option<crate::grade::JudgeSpend>,
+    pub judge_usage: Option<JudgeSpend>,
     /// The staged skills in the order the model was shown them (`crate::skill_order`): the
     /// order skill-lift built the prompt or tool list in (`inject`, `tools`), or the skill
     /// catalogue an agent CLI's stream reported. Absent when no order is known (an agent CLI
@@ -360,12 +367,12 @@ pub struct TrialRecord {
 impl TrialRecord {
     /// Why the trial is unscoreable (`None` for any other outcome): the recorded typed cause;
     /// for records written before causes were typed, the class of the reason's prefix.
-    pub fn cause(&self) -> Option<crate::grade::UnscoreableCause> {
+    pub fn cause(&self) -> Option<UnscoreableCause> {
         if self.outcome != Outcome::Unscoreable {
             return None;
         }
         Some(self.unscoreable_cause.unwrap_or_else(|| {
-            crate::grade::UnscoreableCause::of_legacy_reason(self.reason.as_deref().unwrap_or(""))
+            UnscoreableCause::of_legacy_reason(self.reason.as_deref().unwrap_or(""))
         }))
     }
 
@@ -393,11 +400,10 @@ impl TrialRecord {
 
 /// [`TrialRecord::cause_label`] of a record's typed cause, infrastructure class and reason.
 fn cause_label(
-    cause: Option<crate::grade::UnscoreableCause>,
+    cause: Option<UnscoreableCause>,
     infrastructure: Option<crate::trajectory::InfrastructureCause>,
     reason: Option<&str>,
 ) -> String {
-    use crate::grade::UnscoreableCause;
     match (cause, infrastructure) {
         (Some(UnscoreableCause::AgentApiError), Some(infrastructure)) => {
             infrastructure.describe().to_string()
@@ -415,7 +421,7 @@ fn cause_label(
     }
 }
 
-/// The `metrics` of a trial record: a JSON object (metric name → [`crate::grade::MetricResult`])
+/// The `metrics` of a trial record: a JSON object (metric name → [`MetricResult`])
 /// held as its text. Parsing every record's sub-scores and reasons would dominate the analysis
 /// of a large run, which needs only the flat `scores`; [`MetricDetails::parse`] reads them on
 /// demand (judge agreement, transcript pages).
@@ -424,7 +430,7 @@ pub struct MetricDetails(Option<Box<serde_json::value::RawValue>>);
 
 impl MetricDetails {
     /// Details from parsed metric results.
-    pub fn from_map(metrics: &BTreeMap<String, crate::grade::MetricResult>) -> Self {
+    pub fn from_map(metrics: &BTreeMap<String, MetricResult>) -> Self {
         if metrics.is_empty() {
             return Self(None);
         }
@@ -432,10 +438,10 @@ impl MetricDetails {
     }
 
     /// The details a trial record keeps: the judge and custom-grader metrics of `metrics`.
-    pub fn for_record(metrics: &BTreeMap<String, crate::grade::MetricResult>) -> Self {
-        let kept: BTreeMap<String, crate::grade::MetricResult> = metrics
+    pub fn for_record(metrics: &BTreeMap<String, MetricResult>) -> Self {
+        let kept: BTreeMap<String, MetricResult> = metrics
             .iter()
-            .filter(|(_, metric)| metric.source != crate::grade::MetricSource::Deterministic)
+            .filter(|(_, metric)| metric.source != MetricSource::Deterministic)
             .map(|(name, metric)| (name.clone(), metric.clone()))
             .collect();
         Self::from_map(&kept)
@@ -447,7 +453,7 @@ impl MetricDetails {
     }
 
     /// The parsed metric results (empty when there are none or the text is not a metric map).
-    pub fn parse(&self) -> BTreeMap<String, crate::grade::MetricResult> {
+    pub fn parse(&self) -> BTreeMap<String, MetricResult> {
         self.0
             .as_ref()
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
@@ -497,7 +503,7 @@ pub struct TranscriptDocument<'a> {
     /// The trial's fresh HOME during the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub home_path: Option<PathBuf>,
-    pub grade: std::borrow::Cow<'a, crate::grade::Grade>,
+    pub grade: std::borrow::Cow<'a, Grade>,
     pub trajectory: std::borrow::Cow<'a, crate::trajectory::Trajectory>,
 }
 
@@ -551,14 +557,14 @@ impl FinishedTrial {
     pub fn with_transcript_bytes(record: TrialRecord, bytes: &[u8]) -> Self {
         Self {
             record,
-            transcript: Some(crate::redact::redact_bytes(bytes).into_owned()),
+            transcript: Some(crate::disk::redact::redact_bytes(bytes).into_owned()),
         }
     }
 
     /// [`FinishedTrial::with_transcript_bytes`] taking the serialized document by value (not
     /// copied when redaction leaves it unchanged, the usual case).
     pub fn with_transcript_vec(record: TrialRecord, bytes: Vec<u8>) -> Self {
-        let transcript = match crate::redact::redact_bytes(&bytes) {
+        let transcript = match crate::disk::redact::redact_bytes(&bytes) {
             std::borrow::Cow::Borrowed(_) => bytes,
             std::borrow::Cow::Owned(redacted) => redacted,
         };
@@ -704,68 +710,25 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RecordError + '_ {
     }
 }
 
-/// Prefix of the temporary files skill-lift writes before renaming them into place; a killed
-/// process can leave some behind, which `run --resume` removes ([`remove_stale_temp_files`]).
-pub const TEMP_PREFIX: &str = ".skill-lift-tmp-";
-
-/// Who may read a file skill-lift writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileAccess {
-    /// Exports, transcripts, run folders: mode 0666 less the process umask (0644 under umask
-    /// 022), like any file a program creates, so reports can be shared and served.
-    Shared,
-    /// The state folder's files (registry, baseline store, calibrations, judge cache): 0600.
-    Private,
-}
-
-impl FileAccess {
-    /// The mode asked for at creation (the umask still applies).
-    pub fn mode(self) -> u32 {
-        match self {
-            FileAccess::Shared => 0o666,
-            FileAccess::Private => 0o600,
+impl From<crate::disk::DiskError> for RecordError {
+    fn from(error: crate::disk::DiskError) -> Self {
+        RecordError::Io {
+            path: error.path,
+            source: error.source,
         }
     }
 }
 
-/// A temporary file in `dir` named with [`TEMP_PREFIX`], readable as `access` says once renamed
-/// into place (a plain temporary file would be 0600).
-pub fn temp_file_in_with(
-    dir: &Path,
-    access: FileAccess,
-) -> Result<tempfile::NamedTempFile, RecordError> {
-    use std::os::unix::fs::PermissionsExt;
-    tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .permissions(std::fs::Permissions::from_mode(access.mode()))
-        .tempfile_in(dir)
-        .map_err(io(dir))
-}
-
-/// A temporary file in `dir` named with [`TEMP_PREFIX`], for a shared file (an export).
-pub fn temp_file_in(dir: &Path) -> Result<tempfile::NamedTempFile, RecordError> {
-    temp_file_in_with(dir, FileAccess::Shared)
-}
-
-/// Write `bytes` to `path` atomically (temporary file in the same folder, fsync, rename), through
-/// the redaction boundary ([`crate::redact`]): no credential value or key shape reaches disk.
-/// The file is [shared](FileAccess::Shared): 0644 under umask 022.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
-    write_atomic_with(path, bytes, FileAccess::Shared)
-}
-
-/// [`write_atomic`] with the given access (state files are [`FileAccess::Private`]).
-pub fn write_atomic_with(path: &Path, bytes: &[u8], access: FileAccess) -> Result<(), RecordError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = temp_file_in_with(dir, access)?;
-    temp.write_all(&crate::redact::redact_bytes(bytes))
-        .map_err(io(path))?;
-    temp.as_file().sync_data().map_err(io(path))?;
-    temp.persist(path).map_err(|e| RecordError::Io {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+/// Redact the managed servers' logs (`*.log`) directly in `dir` in place
+/// ([`crate::disk::redact::redact_logs_in`]), reporting a warning about each log that could not
+/// be.
+pub fn redact_logs_in(dir: &Path) {
+    for error in crate::disk::redact::redact_logs_in(dir) {
+        crate::reporter::report(crate::reporter::Event::warning_at(
+            error.path,
+            format!("cannot redact the log: {}", error.source),
+        ));
+    }
 }
 
 /// Read `manifest.json` from a run folder.
@@ -828,7 +791,7 @@ pub fn implausible_manifest(manifest: &Manifest) -> Option<String> {
     // Case ids name transcript files and report pages: the rule they were written under holds
     // on read, so a tampered manifest cannot make `report` or `merge` write outside the run.
     for (index, id) in ids.iter().enumerate() {
-        if let Err(message) = crate::evalset::validate_id(id) {
+        if let Err(message) = validate_id(id) {
             return Some(format!("`eval_set.case_ids[{index}]`: {message}"));
         }
     }
@@ -1072,7 +1035,7 @@ pub fn read_run_file(run_dir: &Path, relative: &str) -> Result<Option<Vec<u8>>, 
 }
 
 /// Remove temporary files a killed skill-lift left in `run_dir` and `run_dir/transcripts`
-/// (names starting with [`TEMP_PREFIX`], or tempfile's `.tmpXXXXXX` of earlier versions).
+/// (names starting with [`crate::disk::TEMP_PREFIX`], or tempfile's `.tmpXXXXXX` of earlier versions).
 /// Returns how many were removed. Call only while holding the run's [`RunLock`].
 pub fn remove_stale_temp_files(run_dir: &Path, _lock: &RunLock) -> Result<usize, RecordError> {
     let mut removed = 0;
@@ -1090,7 +1053,7 @@ pub fn remove_stale_temp_files(run_dir: &Path, _lock: &RunLock) -> Result<usize,
                 && name.starts_with(".tmp")
                 && name[4..].chars().all(|c| c.is_ascii_alphanumeric());
             let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-            if is_file && (name.starts_with(TEMP_PREFIX) || legacy) {
+            if is_file && (name.starts_with(crate::disk::TEMP_PREFIX) || legacy) {
                 std::fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
                 removed += 1;
             }
@@ -1454,12 +1417,10 @@ impl RunLock {
     /// Take the lock of `run_dir`; fails at once when another process holds it.
     pub fn acquire(run_dir: &Path) -> Result<Self, RecordError> {
         let lock_path = run_dir.join(".lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io(&lock_path))?;
+        let file = crate::disk::open(
+            &lock_path,
+            OpenOptions::new().create(true).truncate(false).write(true),
+        )?;
         match file.try_lock() {
             Ok(()) => Ok(Self { _file: file }),
             Err(std::fs::TryLockError::WouldBlock) => Err(RecordError::Locked {
@@ -1498,12 +1459,10 @@ impl TranscriptLog {
         let dir = path.parent().expect("the transcript log is in a folder");
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let existed = path.exists();
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .open(&path)
-            .map_err(io(&path))?;
+        let mut file = crate::disk::open(
+            &path,
+            OpenOptions::new().create(true).append(true).read(true),
+        )?;
         if !existed {
             // The new file's name must survive a crash too.
             File::open(dir)
@@ -1582,12 +1541,10 @@ impl TrialLog {
     /// to `valid_len` bytes (read under the same `lock`).
     pub fn open(run_dir: &Path, valid_len: u64, _lock: &RunLock) -> Result<Self, RecordError> {
         let path = run_dir.join("trials.jsonl");
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .open(&path)
-            .map_err(io(&path))?;
+        let file = crate::disk::open(
+            &path,
+            OpenOptions::new().create(true).append(true).read(true),
+        )?;
         let length = file.metadata().map_err(io(&path))?.len();
         if length > valid_len {
             file.set_len(valid_len).map_err(io(&path))?;
@@ -1629,7 +1586,7 @@ impl TrialLog {
         }
         // The redaction boundary: no credential value or key shape reaches the log.
         self.file
-            .write_all(&crate::redact::redact_bytes(&buffer))
+            .write_all(&crate::disk::redact::redact_bytes(&buffer))
             .map_err(io(&self.path))?;
         self.file.sync_data().map_err(io(&self.path))?;
         Ok(())
@@ -1835,7 +1792,7 @@ mod tests {
         full.trial_id = "c\"é/with_skill/2".into();
         full.observed_model = Some("m-1".into());
         full.reason = Some("agent API error: \"429\"\n\tretry".into());
-        full.decided_by = Some(crate::grade::PassBasis::OutputChecks);
+        full.decided_by = Some(PassBasis::OutputChecks);
         full.outcome_score = Some(0.25);
         full.checks = vec![
             CheckResult {
@@ -1869,15 +1826,15 @@ mod tests {
             length: 4,
         });
         full.workspace = Some("/tmp/w s".into());
-        full.unscoreable_cause = Some(crate::grade::UnscoreableCause::AgentApiError);
+        full.unscoreable_cause = Some(UnscoreableCause::AgentApiError);
         full.infrastructure = Some(crate::trajectory::InfrastructureCause::RateLimited);
         full.usage_partial = true;
         full.truncated = vec![crate::trajectory::OutputCut::Stdout];
-        full.reused_from = Some(crate::reuse::ReusedFrom {
+        full.reused_from = Some(ReusedFrom {
             run_id: "old".into(),
             trial_id: "t".into(),
         });
-        full.judge_usage = Some(crate::grade::JudgeSpend {
+        full.judge_usage = Some(JudgeSpend {
             requests: 2,
             skipped: Some("decisive".into()),
             ..Default::default()

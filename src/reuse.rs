@@ -40,11 +40,13 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::{ReuseSummary, ReusedTrial};
 use crate::evalset::{CaseFiles, GoldenCase};
-use crate::grade::Outcome;
-use crate::record::{Manifest, RecordError, TrialKey, TrialRecord};
+use crate::record::{
+    Arm, Manifest, Outcome, RecordError, ReuseSource, ReusedFrom, TrialKey, TrialKeys, TrialRecord,
+};
 use crate::runner::profile::RunnerProfile;
-use crate::workspace::{Arm, ArmStaging};
+use crate::workspace::ArmStaging;
 
 /// Version of the key recipe: bumped when what goes into a key changes, so keys of older
 /// recipes never match.
@@ -55,9 +57,6 @@ pub const STORE_FILE: &str = "trial-store.json";
 
 /// Schema version of [`STORE_FILE`].
 pub const STORE_SCHEMA_VERSION: u32 = 1;
-
-/// The trial key of each arm and case of a run: arm → case id → `sha256:<hex>`.
-pub type TrialKeys = BTreeMap<Arm, BTreeMap<String, String>>;
 
 /// Runner-profile settings that do not change what a trial does or how it is graded (they pace
 /// or price the run), left out of the key.
@@ -106,12 +105,12 @@ struct ArmKeyInputs<'a> {
     runner: &'a serde_json::Value,
     model: &'a str,
     arm: Arm,
-    arm_design: crate::workspace::ArmDesign,
+    arm_design: crate::record::ArmDesign,
     target_name: &'a str,
     calibre: &'a str,
     /// (name, fingerprint) of every staged skill, sorted by name.
     staged: Vec<(&'a str, &'a str)>,
-    grading: &'a crate::grade::GradingSettings,
+    grading: &'a crate::record::GradingSettings,
     /// A balanced run's seed: it fixes the order each trial presents the skills in
     /// (`crate::skill_order`). Absent for runs that list the skills by name.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -253,7 +252,7 @@ pub fn trial_keys(
             calibre: &manifest.asset.calibre,
             staged,
             grading: &manifest.grading,
-            skill_order_seed: (manifest.skill_order == crate::skill_order::SkillOrdering::Balanced)
+            skill_order_seed: (manifest.skill_order == crate::record::SkillOrdering::Balanced)
                 .then_some(manifest.seed),
         };
         let arm_text = serde_json::to_string(&inputs).unwrap_or_default();
@@ -275,17 +274,6 @@ pub fn trial_keys(
     Ok(keys)
 }
 
-/// Where `--reuse-baseline` looks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ReuseSource {
-    /// The state folder's [`STORE_FILE`] (a bare `--reuse-baseline`, or a state folder named).
-    Store { path: PathBuf },
-    /// The trials recorded in these run folders (a run folder named, or every cell of a matrix
-    /// folder).
-    Runs { paths: Vec<PathBuf> },
-}
-
 impl ReuseSource {
     /// The source a `--reuse-baseline PATH` names: a run folder, a matrix folder (its cells) or
     /// a state folder.
@@ -295,7 +283,7 @@ impl ReuseSource {
                 paths: vec![path.to_path_buf()],
             });
         }
-        if crate::run_matrix::is_matrix_folder(path) {
+        if crate::record::is_matrix_folder(path) {
             let cells = path.join("cells");
             let mut paths: Vec<PathBuf> = std::fs::read_dir(&cells)
                 .map_err(io_error(&cells))?
@@ -314,42 +302,6 @@ impl ReuseSource {
             path: path.to_path_buf(),
         })
     }
-
-    /// How the source reads in messages.
-    pub fn describe(&self) -> String {
-        match self {
-            Self::Store { path } => format!("the trial store in {}", path.display()),
-            Self::Runs { paths } if paths.len() == 1 => format!("run {}", paths[0].display()),
-            Self::Runs { paths } => format!("{} run folders", paths.len()),
-        }
-    }
-}
-
-/// `manifest.reuse`: what a run was asked to reuse and what it took.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReuseRecord {
-    /// Where it looked.
-    pub source: ReuseSource,
-    /// The arms whose trials may be reused (the reference arm).
-    pub arms: Vec<Arm>,
-    /// Trials taken from earlier runs (each trial record says from which: `reused_from`).
-    #[serde(default)]
-    pub reused: usize,
-    /// Of the reused trials, how many came from each run id.
-    #[serde(default)]
-    pub from_runs: BTreeMap<String, usize>,
-    /// Trials of the reused arms left to run (no matching recorded trial).
-    #[serde(default)]
-    pub not_found: usize,
-}
-
-/// Where a reused trial was measured (a trial record's `reused_from`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ReusedFrom {
-    /// The run that measured it.
-    pub run_id: String,
-    /// Its trial id in that run.
-    pub trial_id: String,
 }
 
 /// One entry of the trial store: a measured trial and its key.
@@ -664,7 +616,7 @@ fn copy_trial(
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent).map_err(io_error(parent))?;
                 }
-                crate::record::write_atomic(&path, &bytes)?;
+                crate::disk::write_atomic(&path, &bytes).map_err(RecordError::from)?;
                 record.transcript = Some(new_relative);
             }
             None => warnings.push(format!(
@@ -677,72 +629,7 @@ fn copy_trial(
     Ok(record)
 }
 
-/// The reused trials of a run's records, for reports: how many in each arm and from which
-/// runs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReuseSummary {
-    /// Where the run looked (`manifest.reuse.source`, described).
-    pub source: String,
-    /// Reused trials in all.
-    pub reused: usize,
-    /// Reused trials by arm.
-    pub by_arm: BTreeMap<Arm, usize>,
-    /// Reused trials by the run that measured them.
-    pub from_runs: BTreeMap<String, usize>,
-    /// Planned trials of the reused arms that found no match and ran.
-    pub not_found: usize,
-    /// Every reused trial: which of this run's trials, and the run and trial that measured it
-    /// (in the order the records were read).
-    #[serde(default)]
-    pub trials: Vec<ReusedTrial>,
-}
-
-/// One reused trial of a run and where it was measured.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReusedTrial {
-    /// The trial in this run.
-    pub case_id: String,
-    pub arm: Arm,
-    pub attempt: u32,
-    /// The run and trial that measured it.
-    pub from_run: String,
-    pub from_trial: String,
-}
-
 impl ReuseSummary {
-    /// The summary of a run that asked for reuse (`None` otherwise).
-    pub fn of_run<'a>(
-        manifest: &Manifest,
-        records: impl IntoIterator<Item = &'a TrialRecord>,
-    ) -> Option<Self> {
-        let asked = manifest.reuse.as_ref()?;
-        let mut summary = ReuseSummary {
-            source: asked.source.describe(),
-            not_found: asked.not_found,
-            ..Default::default()
-        };
-        for record in records {
-            summary.count(&record.view());
-        }
-        Some(summary)
-    }
-
-    /// Count `record` when it was reused.
-    pub fn count(&mut self, record: &crate::record::TrialView<'_>) {
-        if let Some(from) = &record.reused_from {
-            self.reused += 1;
-            *self.by_arm.entry(record.arm).or_default() += 1;
-            *self.from_runs.entry(from.run_id.clone()).or_default() += 1;
-            self.trials.push(ReusedTrial {
-                case_id: record.case_id.to_string(),
-                arm: record.arm,
-                attempt: record.attempt,
-                from_run: from.run_id.clone(),
-                from_trial: from.trial_id.clone(),
-            });
-        }
-    }
-
     /// The reused trials as a Markdown list, grouped by the run that measured them (at most
     /// `limit` trials listed; the rest counted, all of them in `trials.csv`'s `reused_from`).
     pub fn trials_markdown(&self, limit: usize) -> String {

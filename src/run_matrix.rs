@@ -15,12 +15,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::{Summary, Verdict};
-use crate::record::{RecordError, write_atomic};
+use crate::disk::write_atomic;
+use crate::record::{Arm, MATRIX_MANIFEST, RecordError};
 use crate::report::html::{escape, page_end, page_start};
-use crate::workspace::Arm;
 
-/// The matrix folder's manifest file.
-pub const MATRIX_MANIFEST: &str = "matrix-manifest.json";
 /// Version of `matrix-manifest.json` and of the matrix `summary.json`.
 pub const MATRIX_FORMAT_VERSION: u32 = 1;
 /// The folder of a matrix folder that holds the cells' run folders.
@@ -150,11 +148,6 @@ pub fn plan_cells(run_id: &str, runners: &[String], models: &[String]) -> Vec<Ma
     cells
 }
 
-/// Whether `dir` is a matrix folder (it holds `matrix-manifest.json`).
-pub fn is_matrix_folder(dir: &Path) -> bool {
-    dir.join(MATRIX_MANIFEST).is_file()
-}
-
 /// Read `matrix-manifest.json` of `dir`; cells whose folder would leave `dir` are refused.
 pub fn read_matrix_manifest(dir: &Path) -> Result<MatrixManifest, MatrixError> {
     let path = dir.join(MATRIX_MANIFEST);
@@ -193,7 +186,7 @@ pub fn read_matrix_manifest(dir: &Path) -> Result<MatrixManifest, MatrixError> {
 /// Write `matrix-manifest.json` into `dir` atomically.
 pub fn write_matrix_manifest(dir: &Path, manifest: &MatrixManifest) -> Result<(), RecordError> {
     let bytes = serde_json::to_vec_pretty(manifest).expect("matrix manifest serializes");
-    write_atomic(&dir.join(MATRIX_MANIFEST), &bytes)
+    Ok(write_atomic(&dir.join(MATRIX_MANIFEST), &bytes)?)
 }
 
 /// A rate or a lift with its 95% interval (fractions).

@@ -203,7 +203,9 @@ pub fn write_scaffold(dir: &Path, files: &[PlannedFile]) -> Result<Vec<PathBuf>,
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(io(parent))?;
             }
-            std::fs::write(&path, &file.text).map_err(io(&path))?;
+            crate::disk::write(&path, &file.text)
+                .map_err(crate::disk::DiskError::into_io)
+                .map_err(io(&path))?;
             written.push(path);
         }
         crate::asset::load_skill(dir).map_err(|e| ScaffoldError::Invalid(e.to_string()))?;

@@ -17,9 +17,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
-
-use crate::record::{Manifest, TrialKey, TrialRecord};
+use crate::record::{Manifest, Shard, TrialKey, TrialRecord};
 
 /// FNV-1a, 64 bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3). Pinned: do not change.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -29,13 +27,6 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }
     hash
-}
-
-/// Shard `index` (1-based) of `count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    pub index: u32,
-    pub count: u32,
 }
 
 impl Shard {

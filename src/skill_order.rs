@@ -19,20 +19,7 @@
 //! owns only the order; `crate::execute` applies it and `crate::analysis` reads it back from
 //! the trial records.
 
-use serde::{Deserialize, Serialize};
-
-/// How a run orders the skills it presents (recorded in the manifest).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkillOrdering {
-    /// Sorted by name in every trial: runs recorded before balanced ordering (the default
-    /// when the manifest has no `skill_order`).
-    #[default]
-    ByName,
-    /// A seeded permutation per trial, the target's position balanced across attempts
-    /// (module comment).
-    Balanced,
-}
+use crate::record::SkillOrdering;
 
 impl SkillOrdering {
     /// True for [`SkillOrdering::ByName`] (the manifest then omits the field).

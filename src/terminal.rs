@@ -1,6 +1,6 @@
 //! The one writer of the terminal: every line skill-lift prints on stdout or stderr (results,
 //! warnings, progress lines, pre-flight and circuit-breaker messages, the error chain of a
-//! failed command) passes the redaction boundary ([`crate::redact::redact_text`]) here, so a
+//! failed command) passes the redaction boundary ([`crate::disk::redact::redact_text`]) here, so a
 //! server's error body that echoes an `Authorization` header, or a profile's key value in any
 //! shape, never reaches a job log.
 //!
@@ -27,7 +27,7 @@ pub enum Stream {
 /// when `newline` is set. Write errors are ignored as the print macros' callers expect (a
 /// closed pipe ends the process through SIGPIPE; see `main.rs`).
 pub fn write_text(stream: Stream, text: &str, newline: bool) {
-    let redacted = crate::redact::redact_text(text);
+    let redacted = crate::disk::redact::redact_text(text);
     let mut bytes = Vec::with_capacity(redacted.len() + 1);
     bytes.extend_from_slice(redacted.as_bytes());
     if newline {

@@ -517,7 +517,7 @@ impl Trajectory {
         if self.infrastructure_error.is_some() {
             return;
         }
-        let message = crate::runner::parsers::truncate(message.trim(), 500);
+        let message = crate::disk::redact::truncate(message.trim(), 500);
         self.status = TrajectoryStatus::Incomplete {
             reason: format!("{}: {message}", cause.describe()),
         };
@@ -539,7 +539,7 @@ impl Trajectory {
                     let dropped = text.len() - each;
                     *text = format!(
                         "{} …[{dropped} bytes cut: max_transcript_bytes]",
-                        crate::runner::parsers::truncate(text, each).trim_end_matches('…')
+                        crate::disk::redact::truncate(text, each).trim_end_matches('…')
                     );
                 }
             };

@@ -23,7 +23,7 @@ use crate::asset::fingerprint::Calibre;
 use crate::evalset::{
     EvalSetError, ExpectedSkill, GoldenCase, load_eval_set, load_trigger_set as load_trigger_list,
 };
-use crate::grade::UnscoreableCause;
+use crate::record::UnscoreableCause;
 use crate::runner::{AttemptInput, Runner};
 use crate::stats::{EffectiveCountWilson, Interval, effective_count_wilson_interval};
 use crate::trajectory::{ActivationEvidence, Trajectory, TrajectoryStatus};
@@ -1173,14 +1173,15 @@ pub async fn run_attempts(
     use std::io::Write;
     let started = Instant::now();
     let log_path = context.dir.join("attempts.jsonl");
-    let mut log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(|source| TriggerError::Io {
-            path: log_path.clone(),
-            source,
-        })?;
+    let mut log = crate::disk::open(
+        &log_path,
+        std::fs::OpenOptions::new().create(true).append(true),
+    )
+    .map_err(crate::disk::DiskError::into_io)
+    .map_err(|source| TriggerError::Io {
+        path: log_path.clone(),
+        source,
+    })?;
     std::fs::create_dir_all(context.dir.join("transcripts")).map_err(|source| {
         TriggerError::Io {
             path: context.dir.join("transcripts"),
@@ -1241,7 +1242,7 @@ pub async fn run_attempts(
             record = receiver.recv() => {
                 let Some(record) = record else { break };
                 let line = serde_json::to_vec(&record).expect("attempt record serializes");
-                log.write_all(&crate::redact::redact_bytes(&line))
+                log.write_all(&crate::disk::redact::redact_bytes(&line))
                     .and_then(|()| log.write_all(b"\n"))
                     .map_err(|source| TriggerError::Io { path: log_path.clone(), source })?;
                 let infrastructure = record
@@ -1251,7 +1252,7 @@ pub async fn run_attempts(
                 if settings.breaker > 0 && streak >= settings.breaker && breaker.is_none() {
                     breaker = Some(format!(
                         "circuit breaker: the last {streak} attempts all failed for infrastructure reasons; last: {}",
-                        crate::runner::parsers::truncate(record.reason.as_deref().unwrap_or(""), 300)
+                        crate::disk::redact::truncate(record.reason.as_deref().unwrap_or(""), 300)
                     ));
                     abort.abort();
                 }
@@ -1402,10 +1403,12 @@ async fn drive(
         });
         let bytes = serde_json::to_vec(&document).expect("transcript serializes");
         // The redaction boundary: no credential value or key shape reaches the file.
-        match std::fs::write(
+        match crate::disk::write(
             context.dir.join(&relative),
-            crate::redact::redact_bytes(&bytes),
-        ) {
+            crate::disk::redact::redact_bytes(&bytes),
+        )
+        .map_err(crate::disk::DiskError::into_io)
+        {
             Ok(()) => record.transcript = Some(relative),
             Err(error) if failure.is_none() => {
                 record.target_activated = None;

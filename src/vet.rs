@@ -252,7 +252,7 @@ pub fn static_steps(
     fn write<T: serde::Serialize>(dir: &Path, name: &str, value: &T) -> Vec<PathBuf> {
         let path = dir.join(name);
         let bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
-        match crate::record::write_atomic(&path, &bytes) {
+        match crate::disk::write_atomic(&path, &bytes) {
             Ok(()) => vec![path],
             Err(_) => Vec::new(),
         }

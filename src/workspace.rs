@@ -14,34 +14,12 @@ use std::path::{Path, PathBuf};
 
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::evalset::{CaseFiles, GoldenCase};
+use crate::record::{Arm, ArmDesign};
 use crate::runner::StagedSkill;
 
 mod slots;
 pub use slots::SlotPool;
 use slots::{Layout, LayoutConflict, Lease, Slot, Want};
-
-/// Which arm a trial belongs to. An arm is data: what it stages and how the skill is exposed
-/// ([`Arm::spec`]); the staging rule ([`ArmDesign::staging`]) and the prompt
-/// ([`Exposure::prompt`]) follow from it. A new arm kind is a variant here, its spec and its
-/// recorded name.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Arm {
-    /// Decoys plus the target skill, discovered natively.
-    WithSkill,
-    /// Decoys only (the baseline).
-    WithoutSkill,
-    /// Decoys plus the previous version of the skill (`--previous DIR`, `--previous-ref REF`),
-    /// staged under the target's name.
-    PreviousVersion,
-    /// Decoys plus the target, and the prompt names the skill (`--exposure nudge`).
-    WithSkillNudge,
-    /// Decoys plus the target, and the target's `SKILL.md` is in the prompt (`--exposure
-    /// forced`).
-    WithSkillForced,
-}
 
 /// Which skill an arm stages besides the decoys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -218,21 +196,6 @@ impl ArmStaging {
     }
 }
 
-/// How a run's two arms are staged (recorded in the manifest as `arm_design`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum ArmDesign {
-    /// The measurement: `with_skill` stages the target, `without_skill` does not.
-    #[default]
-    Paired,
-    /// A/A control: neither arm stages the target.
-    AaWithoutTarget,
-    /// A/A control: both arms stage the target.
-    AaWithTarget,
-}
-
 impl ArmDesign {
     /// What `arm` stages under this design: its spec in the measurement; the same for every
     /// arm in an A/A control.
@@ -316,7 +279,7 @@ impl StagingNeed {
     /// when it omits `files`), a check reads the workspace, custom graders run, or workspaces
     /// are kept; else memory.
     pub fn of(
-        delivery: crate::runner::SkillDelivery,
+        delivery: crate::record::SkillDelivery,
         case: &GoldenCase,
         eval_files_exist: bool,
         custom_graders: bool,
@@ -326,7 +289,7 @@ impl StagingNeed {
             CaseFiles::Omitted => eval_files_exist,
             CaseFiles::Listed(files) => !files.is_empty(),
         };
-        let reason = if delivery != crate::runner::SkillDelivery::Inject {
+        let reason = if delivery != crate::record::SkillDelivery::Inject {
             FolderReason::RunnerReadsFiles
         } else if keep_workspaces {
             FolderReason::KeptWorkspaces
@@ -482,7 +445,9 @@ fn copy_tree(source: &Path, destination: &Path, copy: TreeCopy<'_>) -> Result<()
         if let Some(parent) = destination.parent() {
             std::fs::create_dir_all(parent).map_err(io_error(parent))?;
         }
-        std::fs::copy(source, destination).map_err(io_error(source))?;
+        crate::disk::copy(source, destination)
+            .map_err(crate::disk::DiskError::into_io)
+            .map_err(io_error(source))?;
         return Ok(());
     }
     if !metadata.is_dir() {
@@ -701,7 +666,9 @@ fn trial_folder(
     if let Some(owner) = owner {
         let owner = owner.canonicalize().unwrap_or_else(|_| owner.to_path_buf());
         let marker = root.path().join(OWNER_FILE);
-        std::fs::write(&marker, owner.to_string_lossy().as_bytes()).map_err(io_error(&marker))?;
+        crate::disk::write(&marker, owner.to_string_lossy().as_bytes())
+            .map_err(crate::disk::DiskError::into_io)
+            .map_err(io_error(&marker))?;
     }
     Ok(root)
 }
@@ -1235,7 +1202,7 @@ mod tests {
     #[test]
     fn only_inject_trials_without_files_or_file_graders_stage_in_memory() {
         use crate::grade::checks::Check;
-        use crate::runner::SkillDelivery;
+        use crate::record::SkillDelivery;
         let plain = case(CaseFiles::Listed(vec![]));
         let need = |delivery, case: &GoldenCase, files, custom, keep| {
             StagingNeed::of(delivery, case, files, custom, keep)

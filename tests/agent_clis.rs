@@ -6,6 +6,8 @@
 //!
 //! A separate test binary from `tests/cli.rs` so the agent-CLI suite can be run alone
 //! (`cargo test --test agent_clis`).
+#![allow(clippy::disallowed_methods)]
+// tests write their fixtures directly, not through src/disk/
 
 // Test diagnostics go to the test harness, not through skill-lift's terminal writer.
 #![allow(clippy::disallowed_macros)]

@@ -2,6 +2,7 @@
 //! scripted Anthropic Messages API on loopback (`support::mock_messages`), in temporary folders.
 //! The mock's answers give a designed lift of exactly 1.0 in both skill modes and fixed usage
 //! per answer, so lift, usage (cache reads and writes included) and cost are known exactly.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

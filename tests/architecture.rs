@@ -3,16 +3,15 @@
 //! another; each top-level module sits in one layer of [`LAYERS`], and
 //!
 //! - no import may run from a lower layer to a higher one (imports inside a layer and downward are
-//!   free), except the edges still listed in [`KNOWN_UPWARD`], each with its reason, which only
-//!   shrinks: an entry that no longer matches an import fails the test too, so it is removed
-//!   when the import goes;
+//!   free);
 //! - no import cycle (strongly connected component of the file graph) may hold more than
 //!   [`MAX_CYCLE_FILES`] files.
 //!
 //! A failure prints the offending edges (`from.rs -> to.rs`). `docs/architecture.md` explains
 //! the layers and where new code goes. The reader is a small lexer, not a Rust parser: comments,
 //! strings and character literals are blanked before the paths are read, and `#[cfg(test)]`
-//! modules are dropped.
+//! modules are dropped. Calls of methods whose `impl` block lives in another module are not
+//! imports and are not seen.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -21,18 +20,17 @@ use std::path::{Path, PathBuf};
 /// `src/NAME/`). A module may import its own layer and the layers below it.
 const LAYERS: &[(&str, &[&str])] = &[
     // The boundary to the outside: files (redaction, atomic writes, modes) and the terminal.
-    ("disk", &["disk", "redact", "terminal"]),
+    ("disk", &["disk", "terminal"]),
     // Value types and tiny mechanics that many layers share and that import only the disk; the
     // reporter, which turns the library's events into terminal lines, sits here so that every
     // layer above can report to it.
     ("values", &["exit_codes", "reporter", "shell", "trajectory"]),
     // The run-folder schema (manifest.json, trials.jsonl) and its readers and writers.
     ("record", &["record"]),
-    // Statistics and the analysis of a recorded run.
-    ("analysis", &["stats", "analysis"]),
+    // Statistics, the analysis of a recorded run, and the seeded skill order it recomputes.
+    ("analysis", &["stats", "analysis", "skill_order"]),
     // What skill-lift measures and how: assets, eval sets, workspaces, runners, graders, the
-    // run's features (calibration, reuse, sequential stopping, shards, skill order) and the
-    // commands' own workflows.
+    // run's features (calibration, baseline reuse, shards) and the registry and history.
     (
         "features",
         &[
@@ -49,113 +47,41 @@ const LAYERS: &[(&str, &[&str])] = &[
             "install",
             "leak_guard",
             "local_model",
-            "plan",
             "process",
-            "projection",
             "registry",
             "reuse",
             "runner",
             "scaffold",
-            "sequential",
             "shadow",
             "shard",
             "skill_fit",
-            "skill_order",
             "triggers",
             "usage",
-            "vet",
             "workspace",
         ],
     ),
-    // What a person or a dashboard reads: reports, exports, comparisons, projections, progress.
+    // What a person or a dashboard reads: reports, exports, comparisons, progress.
     ("report", &["report", "compare", "object_out", "progress"]),
-    // A run's lifecycle: scheduling trials, a run's stages, matrices of runs.
-    ("pipeline", &["execute", "pipeline", "run_matrix"]),
+    // A run's lifecycle and the workflows over runs: scheduling trials and rounds, a run's
+    // stages, matrices of runs, planning and projecting a run, vet.
+    (
+        "pipeline",
+        &[
+            "execute",
+            "pipeline",
+            "plan",
+            "projection",
+            "run_matrix",
+            "sequential",
+            "vet",
+        ],
+    ),
     // The command line: flags to settings, outcomes to exit codes.
     ("cli", &["cli"]),
 ];
 
 /// The largest import cycle allowed, in files.
 const MAX_CYCLE_FILES: usize = 5;
-
-/// The largest cycle that exists today while the schema moves are under way (issue 33); it may
-/// only shrink, down to [`MAX_CYCLE_FILES`].
-const KNOWN_LARGEST_CYCLE: usize = 36;
-
-/// Upward imports that exist today, `"from.rs -> to.rs"` with paths under `src/`, each with
-/// its reason in a comment.
-/// The list only shrinks: a new upward import fails the test, and so does an entry here that
-/// no longer matches one.
-const KNOWN_UPWARD: &[&str] = &[
-    // grade outcome types not yet in record
-    "analysis/agreement.rs -> grade/mod.rs",
-    // format_p_value not yet moved down
-    "analysis/inference.rs -> report/markdown.rs",
-    // grade metric types not yet in record
-    "analysis/metrics.rs -> grade/metric.rs",
-    // grade outcome types not yet in record
-    "analysis/metrics.rs -> grade/mod.rs",
-    // calibration summary embedded in Summary
-    "analysis/mod.rs -> calibration.rs",
-    // grade outcome types not yet in record
-    "analysis/mod.rs -> grade/mod.rs",
-    // reuse summary embedded in Summary
-    "analysis/mod.rs -> reuse.rs",
-    // stopping summary embedded in Summary
-    "analysis/mod.rs -> sequential.rs",
-    // Arm not yet in record
-    "analysis/mod.rs -> workspace.rs",
-    // grade outcome types not yet in record
-    "analysis/position.rs -> grade/mod.rs",
-    // format_p_value not yet moved down
-    "analysis/position.rs -> report/markdown.rs",
-    // SkillOrdering not yet in record
-    "analysis/position.rs -> skill_order.rs",
-    // Arm not yet in record
-    "analysis/position.rs -> workspace.rs",
-    // FailOn / LiftMethod persisted, owned by analysis
-    "record.rs -> analysis/mod.rs",
-    // CalibrationLookup persisted, owned by calibration
-    "record.rs -> calibration.rs",
-    // id validation owned by evalset
-    "record.rs -> evalset/mod.rs",
-    // CheckResult persisted, owned by grade
-    "record.rs -> grade/checks.rs",
-    // grade outcome types persisted, owned by grade
-    "record.rs -> grade/mod.rs",
-    // reuse records persisted, owned by reuse
-    "record.rs -> reuse.rs",
-    // RunnerCapabilities persisted, owned by runner
-    "record.rs -> runner/mod.rs",
-    // StoppingPlan persisted, owned by sequential
-    "record.rs -> sequential.rs",
-    // Shard persisted, owned by shard
-    "record.rs -> shard.rs",
-    // SkillOrdering persisted, owned by skill_order
-    "record.rs -> skill_order.rs",
-    // Arm / ArmDesign persisted, owned by workspace
-    "record.rs -> workspace.rs",
-    // grade outcome types persisted, owned by grade
-    "record/view.rs -> grade/mod.rs",
-    // ReusedFrom persisted, owned by reuse
-    "record/view.rs -> reuse.rs",
-    // Arm persisted, owned by workspace
-    "record/view.rs -> workspace.rs",
-    // redaction still inside record's helpers
-    "redact.rs -> record.rs",
-    // count formatter not yet moved down
-    "projection.rs -> report/tables.rs",
-    // format_p_value not yet moved down
-    "registry/regress.rs -> report/markdown.rs",
-    // matrix-folder detection owned by run_matrix
-    "reuse.rs -> run_matrix.rs",
-    // sequential rounds call the scheduler
-    "sequential.rs -> execute.rs",
-    // count formatter not yet moved down
-    "sequential.rs -> report/tables.rs",
-    // truncate helper owned by the parsers
-    "trajectory.rs -> runner/parsers/mod.rs",
-];
 
 /// One source file: its path under `src/` and its module path (`["record", "view"]`).
 struct SourceFile {
@@ -674,37 +600,19 @@ fn no_import_runs_up_the_layers() {
             }
         }
     }
-    let known: BTreeSet<(String, String)> = KNOWN_UPWARD
+    let upward: Vec<String> = upward
         .iter()
-        .map(|edge| {
-            let (from, to) = edge
-                .split_once(" -> ")
-                .expect("KNOWN_UPWARD entries read `from.rs -> to.rs`");
-            (from.to_owned(), to.to_owned())
-        })
-        .collect();
-    let new: Vec<String> = upward
-        .difference(&known)
         .map(|(a, b)| {
             let la = layer_of(top_module(a)).map_or("?", |l| l.1);
             let lb = layer_of(top_module(b)).map_or("?", |l| l.1);
             format!("  {a} ({la}) -> {b} ({lb})")
         })
         .collect();
-    let stale: Vec<String> = known
-        .difference(&upward)
-        .map(|(a, b)| format!("  {a} -> {b}"))
-        .collect();
     assert!(
-        new.is_empty(),
+        upward.is_empty(),
         "imports against the layer order (move the item down, or the caller up; see \
          docs/architecture.md):\n{}",
-        new.join("\n")
-    );
-    assert!(
-        stale.is_empty(),
-        "KNOWN_UPWARD lists edges that no longer exist; remove them:\n{}",
-        stale.join("\n")
+        upward.join("\n")
     );
 }
 
@@ -735,22 +643,13 @@ fn no_import_cycle_holds_more_than_five_files() {
             edges.join("\n")
         )
     };
-    // While the known cycle is being taken apart, one cycle up to its size is tolerated.
-    let allowed_one = KNOWN_LARGEST_CYCLE.max(MAX_CYCLE_FILES);
-    let too_many = big.len() > usize::from(KNOWN_LARGEST_CYCLE > MAX_CYCLE_FILES);
     assert!(
-        largest <= allowed_one && !too_many,
-        "import cycles of more than {MAX_CYCLE_FILES} files:\n{}",
+        big.is_empty(),
+        "import cycles of more than {MAX_CYCLE_FILES} files (largest {largest}):\n{}",
         big.iter()
             .map(|c| describe(c))
             .collect::<Vec<_>>()
             .join("\n")
-    );
-    assert!(
-        KNOWN_LARGEST_CYCLE <= MAX_CYCLE_FILES || largest == KNOWN_LARGEST_CYCLE,
-        "the largest cycle is now {largest} files: set KNOWN_LARGEST_CYCLE to {} in \
-         tests/architecture.rs",
-        largest.max(MAX_CYCLE_FILES)
     );
 }
 

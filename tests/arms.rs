@@ -1,6 +1,7 @@
 //! Integration tests of runs with more than two arms: a previous version of the skill, exposure
 //! variants, the cost gates of a version comparison. The real `skill-lift` binary against the
 //! scripted mock server on loopback, with designed outcomes measured exactly.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

@@ -4,6 +4,8 @@
 //! symbolic link out of a session folder; files a user added to the installed skill; deeply
 //! nested frontmatter. The real `skill-lift` binary against loopback servers, in temporary
 //! folders.
+#![allow(clippy::disallowed_methods)]
+// tests write their fixtures directly, not through src/disk/
 
 // Test diagnostics go to the test harness, not through skill-lift's terminal writer.
 #![allow(clippy::disallowed_macros)]

@@ -3,6 +3,7 @@
 //! them with two cached versions, one cached under commit-sha folder names), `enabledPlugins` in
 //! `settings.json`, and plugins defined only by their marketplace entry (`strict: false`). Driven
 //! through the real binary.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,5 +1,6 @@
 //! Integration tests: the real `skill-lift` binary against a scripted OpenAI-compatible mock
 //! server on loopback, in temporary folders.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! errors, the pre-flight check and the circuit breaker (issue 12, findings 4, 7 and 8): the
 //! real `skill-lift` binary driving the fake agent (`tests/fixtures/fake_agent.py`) through the
 //! `command` runner kind, in temporary folders.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

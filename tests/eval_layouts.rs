@@ -4,6 +4,7 @@
 //! relative to the skill folder, glob file checks, constraints), a repository root holding
 //! `evals/` with the skill in `skills/NAME/`, a wrapped trigger set, and `plan` printing the
 //! loader's warnings. Every fixture is written here, in the published shapes.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -11,6 +11,7 @@
 //! The expected files were written by the build before the architecture refactor (issue 33). A
 //! change to an export format is a deliberate product change: regenerate them with
 //! `SKILL_LIFT_UPDATE_GOLDEN=1 cargo test --test export_golden` and review the diff.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //! shape (`tests/fixtures/formats/`), its malformed variants (errors naming file and path), and
 //! the real binary on a Claude config folder, a 100+ skill host with a plugin marketplace, and a
 //! Vally-style and a SkillsBench-style suite run end to end against the mock OpenAI server.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

@@ -11,6 +11,8 @@
 //!
 //! `SKILL_LIFT_FUZZ_CASES` sets the cases per target (default 200, a few seconds in
 //! `cargo test`); `scripts/fuzz` runs a long campaign and reports the count and time.
+#![allow(clippy::disallowed_methods)]
+// tests write their fixtures directly, not through src/disk/
 
 // Test diagnostics go to the test harness, not through skill-lift's terminal writer.
 #![allow(clippy::disallowed_macros)]

@@ -4,6 +4,7 @@
 //!
 //! Run folders of the secret tests are copied under `$CARGO_TARGET_TMPDIR/secret-scan/`, which
 //! `scripts/check-no-secrets` (run by `.ci/run` after `cargo test`) greps for the test keys.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! on-disk shape (Claude Code, Codex, Gemini CLI, OpenCode) with planted adopted and
 //! pushed-back sessions; `golden mine`, `init --from-history`, `usage`, `status --dashboard`,
 //! `EVAL.md` and `golden draft` against loopback mocks.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

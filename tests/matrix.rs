@@ -2,6 +2,7 @@
 //! server on loopback, two runner profiles (inject and tools mode) × two models whose designed
 //! lifts differ, measured exactly per cell; then `report`, `run --resume`, `regrade` and
 //! `merge` on the matrix folder.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! Integration tests of the registry console: the real `skill-lift` binary in temporary HOME and
 //! state folders (never the real `~`), fake host trees, and runs against a scripted mock server.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

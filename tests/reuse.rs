@@ -2,6 +2,7 @@
 //! the baseline measured for v1 (no baseline request reaches the mock the second time, same
 //! verdict as a full run), K above what is stored runs the rest, a changed model or decoy
 //! reuses nothing; through the real binary against the scripted OpenAI-compatible mock.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

@@ -2,6 +2,8 @@
 //! real git repositories, `--shard auto` shards launched as a Kubernetes Indexed Job launches
 //! them (against the loopback mock model server) and merged from their shared folder, and the
 //! shipped Kubernetes manifest and GitHub workflow files.
+#![allow(clippy::disallowed_methods)]
+// tests write their fixtures directly, not through src/disk/
 
 // Test diagnostics go to the test harness, not through skill-lift's terminal writer.
 #![allow(clippy::disallowed_macros)]

@@ -1,6 +1,7 @@
 //! Integration tests of round scheduling: `run --sequential` (anytime-valid early stopping) and
 //! the budgets `--max-cost-usd`, `--max-tokens`, `--max-wall`, through the real binary against
 //! the scripted OpenAI-compatible mock on loopback.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

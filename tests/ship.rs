@@ -3,6 +3,7 @@
 //! share (0644 under umask 022, a private state folder), progress lines on a pipe, and
 //! `compare`. The real binary, copied out of the build folder as `cargo install` would, against
 //! loopback mock servers.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

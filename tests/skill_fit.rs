@@ -1,6 +1,7 @@
 //! Integration tests of `skill-lift lint`, `skill-lift env` (and the red flags `run` prints
 //! first) and `skill-lift install`: the real binary on the bundled example, the decoys and
 //! skills written here with planted problems, in temporary folders.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

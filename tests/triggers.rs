@@ -1,5 +1,6 @@
 //! Integration tests of `skill-lift triggers` (and `vet`): the real binary against a routing mock
 //! server whose activation pattern is designed, so precision and recall are known exactly.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 

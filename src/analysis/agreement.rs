@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::grade::{MetricResult, Outcome};
-use crate::record::TrialView;
+use crate::record::{MetricResult, Outcome, TrialView};
 use crate::stats;
 
 /// Agreement of the second (or later) judge with the primary one on one metric.
@@ -120,7 +119,7 @@ impl AgreementAccumulator {
         };
         let primary_metrics = record.metrics.parse();
         for (metric, result) in &primary_metrics {
-            if result.source == crate::grade::MetricSource::Judge {
+            if result.source == crate::record::MetricSource::Judge {
                 versus(primary, metric, result);
             }
         }

@@ -33,7 +33,8 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::stats::{self, BootstrapConfig, BootstrapMethod, Clusters, Interval};
 
-use super::{CONFIDENCE, LiftMethod, MDE_ALPHA, MDE_POWER};
+use super::{CONFIDENCE, MDE_ALPHA, MDE_POWER};
+use crate::record::LiftMethod;
 
 /// Fewest paired cases for an `improved` / `regressed` verdict; below it no interval is
 /// reported either.
@@ -226,7 +227,7 @@ impl std::fmt::Display for InconclusiveReason {
                     f,
                     "the interval excludes 0 but the {} test does not agree (p {} ≥ {VERDICT_ALPHA})",
                     test.as_str(),
-                    crate::report::markdown::format_p_value(*p)
+                    crate::analysis::text::format_p_value(*p)
                 ),
                 None => write!(
                     f,
@@ -252,7 +253,7 @@ impl std::fmt::Display for InconclusiveReason {
                 f,
                 "the anytime-valid confidence sequence did not decide; the fixed-n analysis of the cases measured says {fixed_n_verdict}{}, but after a look at every round it is not a verdict (false verdicts would exceed 5%): run more cases, or without --sequential",
                 p_value
-                    .map(|p| format!(" (p {})", crate::report::markdown::format_p_value(p)))
+                    .map(|p| format!(" (p {})", crate::analysis::text::format_p_value(p)))
                     .unwrap_or_default()
             ),
             InconclusiveReason::MethodNotApplicable { method } => write!(

@@ -16,9 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::grade::metric::ACES_METRICS;
-use crate::grade::{GradingSettings, Outcome};
-use crate::record::TrialView;
+use crate::record::{ACES_METRICS, GradingSettings, Outcome, TrialView};
 use crate::stats::Clusters;
 
 use super::AnalysisSettings;
@@ -214,7 +212,7 @@ impl MetricAccumulator {
                 (0, String::new())
             } else if let Some(position) = ACES_METRICS.iter().position(|m| *m == name) {
                 (1 + position, String::new())
-            } else if name == crate::grade::metric::CHECKS {
+            } else if name == crate::record::CHECKS {
                 (10, String::new())
             } else {
                 (11, name.to_string())
@@ -269,7 +267,7 @@ impl MetricAccumulator {
         };
         let clusters = clustered.then(|| Clusters::from_labels(&pair_labels));
         // Beyond BOOTSTRAP_MAX_CASES the t interval (same coverage, a fraction of the cost).
-        let requested = (n > BOOTSTRAP_MAX_CASES).then_some(super::LiftMethod::T);
+        let requested = (n > BOOTSTRAP_MAX_CASES).then_some(crate::record::LiftMethod::T);
         let mut inference = inference::infer(
             &PairedData {
                 with: &with,

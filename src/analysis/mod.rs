@@ -25,6 +25,9 @@ mod inference;
 mod metrics;
 mod noise;
 pub mod position;
+mod reuse;
+mod stopping;
+pub mod text;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -35,13 +38,13 @@ pub use inference::{
 };
 pub use metrics::{BOOTSTRAP_MAX_CASES, COMPOSITE, MetricLift, MetricVerdict};
 pub use noise::{ArmNoise, MdeProjection, NoiseShares, NoiseSummary, ScoreNoise};
+pub use reuse::{ReuseSummary, ReusedTrial};
+pub use stopping::{CaseTally, SEQUENCE_METHOD, StoppingSummary, VerdictBasis, lift_sequence};
 
 use serde::{Deserialize, Serialize};
 
-use crate::grade::Outcome;
-use crate::record::{Manifest, TrialRecord, TrialView};
+use crate::record::{Arm, FailOn, LiftMethod, Manifest, Outcome, TrialRecord, TrialView};
 use crate::stats::{self, Clusters, Interval};
-use crate::workspace::Arm;
 
 /// Version of the `summary.json` schema (docs/summary-format.md).
 pub const SUMMARY_FORMAT_VERSION: u32 = 4;
@@ -53,20 +56,6 @@ pub const CONFIDENCE: f64 = 0.95;
 pub const MDE_ALPHA: f64 = 0.05;
 /// Power of the minimum detectable effect.
 pub const MDE_POWER: f64 = 0.8;
-
-/// The interval method for the lift (`--method`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LiftMethod {
-    /// Newcombe's paired interval with McNemar mid-p (K = 1 binary data only).
-    Newcombe,
-    /// Case (cluster) bootstrap, BCa.
-    Bca,
-    /// Case (cluster) bootstrap, percentile.
-    Percentile,
-    /// Paired t interval on case differences (clustered SE with clusters).
-    T,
-}
 
 impl std::str::FromStr for LiftMethod {
     type Err = String;
@@ -81,16 +70,6 @@ impl std::str::FromStr for LiftMethod {
             )),
         }
     }
-}
-
-/// What a gate fails on (`--fail-on`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailOn {
-    /// Fail when the verdict is `regressed`.
-    Regressed,
-    /// Fail when the verdict is not `improved`.
-    NotImproved,
 }
 
 impl std::str::FromStr for FailOn {
@@ -482,7 +461,7 @@ pub struct GradingSummary {
 }
 
 impl GradingSummary {
-    fn from_settings(settings: &crate::grade::GradingSettings) -> Self {
+    fn from_settings(settings: &crate::record::GradingSettings) -> Self {
         Self {
             composite_definition: "per trial: the weighted mean of the applicable metric scores (not-applicable metrics left out; equal weights unless listed); per arm: the mean over paired cases of the case means; lift = with_skill − without_skill".to_string(),
             pass_rule: format!(
@@ -586,15 +565,12 @@ pub struct Summary {
     pub warnings: Vec<String>,
     /// How the arms were staged: `paired` (the measurement; absent) or an A/A control of
     /// `skill-lift calibrate` (`aa_without_target`, `aa_with_target`).
-    #[serde(
-        default,
-        skip_serializing_if = "crate::workspace::ArmDesign::is_paired"
-    )]
-    pub arm_design: crate::workspace::ArmDesign,
+    #[serde(default, skip_serializing_if = "crate::record::ArmDesign::is_paired")]
+    pub arm_design: crate::record::ArmDesign,
     /// The suite's A/A calibration as the run found it at its start (`calibrated: …` or
     /// `uncalibrated: …`); absent in A/A repeats and in runs recorded before lookups existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibration: Option<crate::calibration::CalibrationLookup>,
+    pub calibration: Option<crate::record::CalibrationLookup>,
     /// The arm the comparisons are against, when the run has comparisons (more arms than the
     /// paired two, or `--reference`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -606,15 +582,15 @@ pub struct Summary {
     /// How a round-scheduled run (`--sequential`, budgets) stopped: reason, rounds, trials
     /// spent and not run, the confidence sequence; absent for an ordinary run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopping: Option<crate::sequential::StoppingSummary>,
+    pub stopping: Option<StoppingSummary>,
     /// Baseline reuse (`run --reuse-baseline`): how many trials were taken from earlier runs,
     /// by arm and by the run that measured them; absent when reuse was not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reuse: Option<crate::reuse::ReuseSummary>,
+    pub reuse: Option<ReuseSummary>,
     /// What the LLM judges spent over the run's trials (requests, tokens, cost from the judge
     /// profile's `[price]`, trials skipped); absent without judges.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge_spend: Option<crate::grade::JudgeSpendSummary>,
+    pub judge_spend: Option<crate::record::JudgeSpendSummary>,
     /// The lift by the target's position in the list of skills the model was shown
     /// (`position`), with the position-sensitivity test; absent when no trial recorded an
     /// order of two or more skills.
@@ -797,10 +773,10 @@ impl<'a> PairAccumulator<'a> {
         if !record.truncated.is_empty() {
             totals.truncated_trials += 1;
         }
-        if record.decided_by == Some(crate::grade::PassBasis::SecurityGate) {
+        if record.decided_by == Some(crate::record::PassBasis::SecurityGate) {
             totals.security_gate_failures += 1;
         }
-        if record.decided_by == Some(crate::grade::PassBasis::OutcomeScore)
+        if record.decided_by == Some(crate::record::PassBasis::OutcomeScore)
             && !self.manifest.grading.judges.is_empty()
         {
             self.judge_scored.insert(case);
@@ -841,9 +817,9 @@ pub struct RunAccumulator<'a> {
     extra_seen: HashSet<(String, Arm, u32)>,
     extra_duplicates: usize,
     /// Reused trials counted so far (runs that asked for reuse).
-    reuse: Option<crate::reuse::ReuseSummary>,
+    reuse: Option<ReuseSummary>,
     /// The judges' spend so far (trials with judge metrics).
-    judge_spend: Option<crate::grade::JudgeSpendSummary>,
+    judge_spend: Option<crate::record::JudgeSpendSummary>,
     /// The pairs by the target's position (`position`).
     position: position::PositionAccumulator,
     /// One trial per case and paired arm whose answer the reports show ([`SampleTrial`]).
@@ -864,7 +840,7 @@ pub struct SampleTrial {
     /// `<case_id>/<arm>/<attempt>`.
     pub trial_id: String,
     /// Its outcome.
-    pub outcome: crate::grade::Outcome,
+    pub outcome: crate::record::Outcome,
     /// Its transcript path relative to the run folder.
     pub transcript: Option<String>,
     /// Where its transcript lies in the transcript log.
@@ -874,7 +850,7 @@ pub struct SampleTrial {
 impl SampleTrial {
     /// Lower is shown first: a failing attempt, then the lowest attempt number.
     fn rank(&self) -> (bool, u32) {
-        (self.outcome != crate::grade::Outcome::Fail, self.attempt)
+        (self.outcome != crate::record::Outcome::Fail, self.attempt)
     }
 }
 
@@ -904,7 +880,7 @@ impl<'a> RunAccumulator<'a> {
             extra_outcomes: OutcomeCounts::default(),
             extra_seen: HashSet::new(),
             extra_duplicates: 0,
-            reuse: crate::reuse::ReuseSummary::of_run(manifest, []),
+            reuse: ReuseSummary::of_run(manifest, []),
             judge_spend: None,
             position: position::PositionAccumulator::new(&manifest.asset.name),
             samples: BTreeMap::new(),
@@ -1515,7 +1491,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
     totals.merge(&arm_totals[0].trials);
     totals.merge(&arm_totals[1].trials);
     let stopping = manifest.stopping.as_ref().map(|plan| {
-        let stopping = crate::sequential::StoppingSummary::of_run(
+        let stopping = StoppingSummary::of_run(
             plan,
             &case_tallies(&case_summaries),
             manifest.k,
@@ -1668,16 +1644,14 @@ fn judge_warning(judge_scored: usize, judge_k: u32, k: u32) -> Option<String> {
 }
 
 /// Each case's recorded outcomes in the compared pair, for the sequential analysis.
-fn case_tallies(
-    cases: &[CaseSummary],
-) -> std::collections::HashMap<String, crate::sequential::CaseTally> {
+fn case_tallies(cases: &[CaseSummary]) -> std::collections::HashMap<String, CaseTally> {
     let counts = |arm: &CaseArm| (arm.trials.pass, arm.trials.scored(), arm.trials.total());
     cases
         .iter()
         .map(|case| {
             (
                 case.case_id.clone(),
-                crate::sequential::CaseTally {
+                CaseTally {
                     with: counts(&case.with_skill),
                     without: counts(&case.without_skill),
                 },

@@ -23,9 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::grade::Outcome;
-use crate::record::TrialView;
-use crate::workspace::Arm;
+use crate::record::{Arm, Outcome, TrialView};
 
 /// Relabelings of the permutation test.
 pub const PERMUTATIONS: usize = 10_000;
@@ -193,7 +191,7 @@ fn warning_text(rows: &[PositionRow], p: f64) -> String {
     };
     format!(
         "position-sensitive: {ends}; the lift differs between the target's positions beyond noise (within-case permutation test p {}). The headline lift averages over positions balanced across attempts; what the skill adds depends on where it is listed",
-        crate::report::markdown::format_p_value(p)
+        crate::analysis::text::format_p_value(p)
     )
 }
 

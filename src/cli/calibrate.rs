@@ -24,9 +24,10 @@ use super::run::{
 };
 use super::{CommandError, RunArgs};
 use crate::calibration::{
-    CalibrationArm, CalibrationRecord, DEFAULT_REPEATS, RepeatResult, record as record_calibration,
+    CalibrationRecord, DEFAULT_REPEATS, RepeatResult, record as record_calibration,
 };
-use crate::record::{Manifest, write_atomic};
+use crate::disk::write_atomic;
+use crate::record::{CalibrationArm, Manifest};
 use crate::report::tables::points;
 use crate::runner::profile::load_profile;
 
@@ -253,7 +254,8 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
         .map_err(CommandError::input)?;
     write_json_file(&dir.join(RESULT_FILE), &record)?;
     let markdown = calibration_markdown(&plan, &record);
-    std::fs::write(dir.join("calibration.md"), &markdown)
+    crate::disk::write(dir.join("calibration.md"), &markdown)
+        .map_err(crate::disk::DiskError::into_io)
         .with_context(|| format!("writing {}", dir.join("calibration.md").display()))
         .map_err(CommandError::infrastructure)?;
     if !run.quiet {

@@ -11,7 +11,8 @@ use super::CommandError;
 use super::Outcome;
 use crate::analysis::{RunAccumulator, Summary};
 use crate::compare::{Comparison, check_comparable};
-use crate::record::{Manifest, for_each_planned_trial, read_manifest, write_atomic};
+use crate::disk::write_atomic;
+use crate::record::{Manifest, for_each_planned_trial, read_manifest};
 
 /// Flags of `skill-lift compare`.
 #[derive(Debug, Args)]

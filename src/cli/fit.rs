@@ -114,7 +114,7 @@ pub fn lint(args: LintArgs) -> Result<Outcome, CommandError> {
             let text = serde_json::to_string_pretty(&document)
                 .context("serialize the lint report")
                 .map_err(CommandError::infrastructure)?;
-            crate::outln!("{}", crate::redact::redact_text(&text));
+            crate::outln!("{}", crate::disk::redact::redact_text(&text));
         }
         OutputFormat::Text => {
             crate::outln!("skill-lift lint: {STATIC_NOTICE}\n");
@@ -365,7 +365,7 @@ pub fn env(args: EnvArgs) -> Result<Outcome, CommandError> {
             let text = serde_json::to_string_pretty(&document)
                 .context("serialize the env report")
                 .map_err(CommandError::infrastructure)?;
-            crate::outln!("{}", crate::redact::redact_text(&text));
+            crate::outln!("{}", crate::disk::redact::redact_text(&text));
         }
         OutputFormat::Text => {
             crate::outln!("skill-lift env: {ENV_NOTICE}\n");
@@ -469,6 +469,6 @@ pub fn print_red_flags(skill_dir: &Path, runner: &str, model: Option<&str>) {
         return;
     };
     for line in red_flag_lines(skill_dir, &loaded.name, &loaded.profile, model) {
-        crate::errln!("{}", crate::redact::redact_text(&line));
+        crate::errln!("{}", crate::disk::redact::redact_text(&line));
     }
 }

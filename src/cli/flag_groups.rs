@@ -140,7 +140,7 @@ impl RunnerArgs {
                 ),
             });
         }
-        if !crate::runner::RunnerCapabilities::of_profile(&profile.profile).activation_observable {
+        if !crate::record::RunnerCapabilities::of_profile(&profile.profile).activation_observable {
             return Err(CommandError::input(anyhow!(
                 "{}: runner `{}` cannot show which skill {unit} activated",
                 profile.path.display(),

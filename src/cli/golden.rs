@@ -222,7 +222,8 @@ fn golden_mine(args: MineArgs) -> Result<Outcome, CommandError> {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| CommandError::input(anyhow!("{}: {e}", parent.display())))?;
             }
-            std::fs::write(out, &text)
+            crate::disk::write(out, &text)
+                .map_err(crate::disk::DiskError::into_io)
                 .map_err(|e| CommandError::input(anyhow!("{}: {e}", out.display())))?;
             crate::errln!("skill-lift: wrote {}", out.display());
             crate::outln!(
@@ -314,7 +315,8 @@ async fn golden_draft(args: DraftArgs) -> Result<Outcome, CommandError> {
         std::fs::create_dir_all(parent)
             .map_err(|e| CommandError::input(anyhow!("{}: {e}", parent.display())))?;
     }
-    std::fs::write(&out, crate::scaffold::json_text(&set))
+    crate::disk::write(&out, crate::scaffold::json_text(&set))
+        .map_err(crate::disk::DiskError::into_io)
         .map_err(|e| CommandError::input(anyhow!("{}: {e}", out.display())))?;
     // What was written must load the way `run` loads it.
     if let Err(error) = crate::evalset::load_eval_set(&out, &args.skill_dir) {

@@ -5,12 +5,12 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::CommandError;
-use crate::grade::checks::OutputMatch;
+use crate::grade::DEFAULT_PASS_THRESHOLD;
 use crate::grade::custom::{DEFAULT_GRADER_TIMEOUT_S, parse_grader_specs};
 use crate::grade::judge::{JudgeMetricKind, RUBRIC_VERSION};
 use crate::grade::metric::RESERVED_METRIC_NAMES;
-use crate::grade::{DEFAULT_PASS_THRESHOLD, GradingSettings};
 pub use crate::pipeline::grading::{judge_info, profile_api_key, runner_secrets};
+use crate::record::{GradingSettings, OutputMatch};
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::runner::{LoadedProfile, RunnerKind};
 
@@ -57,7 +57,7 @@ pub struct GradingArgs {
     /// outcome a judge can change, i.e. not in cases whose output checks decide pass or fail
     /// (the judge metrics of those trials are recorded as skipped, and no request is made).
     #[arg(long, value_name = "SCOPE", default_value = "all")]
-    pub judge_scope: crate::grade::JudgeScope,
+    pub judge_scope: crate::record::JudgeScope,
 }
 
 impl GradingArgs {

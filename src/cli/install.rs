@@ -105,7 +105,7 @@ fn print_report(report: &InstallReport, uninstalling: bool) {
             outcome.target.display()
         );
         if let Some(error) = &outcome.error {
-            crate::outln!("               {}", crate::redact::redact_text(error));
+            crate::outln!("               {}", crate::disk::redact::redact_text(error));
         }
     }
     for host in &report.skipped {

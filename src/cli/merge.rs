@@ -12,9 +12,9 @@ use anyhow::{Context, anyhow};
 
 use super::Outcome;
 use super::{CommandError, MergeArgs};
+use crate::disk::write_atomic;
 use crate::record::{
     FinishedTrial, TranscriptLog, TranscriptReader, for_each_planned_trial, read_manifest,
-    write_atomic,
 };
 use crate::report::{Format, export_run};
 use crate::shard::{check_shard_set, merge_shards, missing_shards};
@@ -42,7 +42,7 @@ pub fn merge(args: MergeArgs) -> Result<Outcome, CommandError> {
 fn merge_matrix(args: &MergeArgs, dirs: &[PathBuf]) -> Result<Outcome, CommandError> {
     let mut matrices = Vec::new();
     for dir in dirs {
-        if !crate::run_matrix::is_matrix_folder(dir) {
+        if !crate::record::is_matrix_folder(dir) {
             return Err(CommandError::input(anyhow!(
                 "{}: not a matrix folder (no matrix-manifest.json); the other arguments are shards of a matrix run, so every argument must be one",
                 dir.display()
@@ -270,7 +270,7 @@ fn matrix_folders(arguments: &[PathBuf]) -> Option<Vec<PathBuf>> {
     let mut folders = Vec::new();
     let mut any = false;
     for argument in arguments {
-        if crate::run_matrix::is_matrix_folder(argument) {
+        if crate::record::is_matrix_folder(argument) {
             any = true;
             folders.push(argument.clone());
             continue;
@@ -280,7 +280,7 @@ fn matrix_folders(arguments: &[PathBuf]) -> Option<Vec<PathBuf>> {
             .flatten()
             .filter_map(Result::ok)
             .map(|entry| entry.path())
-            .filter(|path| crate::run_matrix::is_matrix_folder(path))
+            .filter(|path| crate::record::is_matrix_folder(path))
             .collect();
         if inside.is_empty() {
             // Not a matrix: `merge_matrix` names it if other arguments are matrices.
@@ -325,6 +325,6 @@ fn shard_folders(arguments: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 fn is_run_folder(path: &Path) -> bool {
     let staging = path
         .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with(crate::record::TEMP_PREFIX));
+        .is_some_and(|n| n.to_string_lossy().starts_with(crate::disk::TEMP_PREFIX));
     !staging && path.join("manifest.json").is_file()
 }

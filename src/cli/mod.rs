@@ -227,7 +227,7 @@ pub struct RunArgs {
     /// or GitLab / CircleCI / Buildkite parallelism (docs/kubernetes.md). Merge the shard folders
     /// with `skill-lift merge`.
     #[arg(long, value_name = "i/n|auto", conflicts_with = "resume", value_parser = crate::shard::parse_shard_flag)]
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::record::Shard>,
     /// Skip the pre-flight check (before any trial: the agent program exists and answers
     /// `--version`; each HTTP runner and judge answers one cheap request).
     #[arg(long)]
@@ -258,7 +258,7 @@ pub struct RunArgs {
     /// The arm every other arm is compared against: `without_skill` (default),
     /// `previous_version`, `with_skill`, …
     #[arg(long, value_name = "ARM", conflicts_with = "resume")]
-    pub reference: Option<crate::workspace::Arm>,
+    pub reference: Option<crate::record::Arm>,
     /// Take the reference arm's trials (default `without_skill`) from earlier runs whose trial
     /// keys match (same staged skills and decoys, case, runner settings, model, grading and
     /// skill-lift version) instead of running them: bare, from the state folder's trial store
@@ -333,13 +333,13 @@ pub struct AnalysisArgs {
     /// Lift interval method: newcombe (K = 1, unclustered only; an error otherwise), bca,
     /// percentile, t (default: chosen from the data, see docs/statistics.md).
     #[arg(long, value_name = "METHOD")]
-    pub method: Option<crate::analysis::LiftMethod>,
+    pub method: Option<crate::record::LiftMethod>,
     /// Gate: the lift interval's lower bound must exceed this fraction (0.05 = 5 pp); exit 1 otherwise.
     #[arg(long, value_name = "FRACTION", allow_negative_numbers = true, value_parser = parse_fraction)]
     pub min_lift: Option<f64>,
     /// Gate: exit 1 when the verdict is `regressed` (or `not-improved`: anything but improved).
     #[arg(long, value_name = "VERDICT")]
-    pub fail_on: Vec<crate::analysis::FailOn>,
+    pub fail_on: Vec<crate::record::FailOn>,
     /// Exit 3 (infrastructure error) when more than this fraction of the recorded trials is
     /// unscoreable [default: 0.1, or the run's recorded value for `report` and `--resume`].
     #[arg(long, value_name = "FRACTION", value_parser = parse_unit_fraction)]
@@ -594,12 +594,13 @@ pub fn append_step_summary(markdown: &str) {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return;
     };
-    let result = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
+    let result = crate::disk::open(&path, std::fs::OpenOptions::new().create(true).append(true))
+        .map_err(crate::disk::DiskError::into_io)
         .and_then(|mut file| {
-            std::io::Write::write_all(&mut file, crate::redact::redact_text(markdown).as_bytes())
+            std::io::Write::write_all(
+                &mut file,
+                crate::disk::redact::redact_text(markdown).as_bytes(),
+            )
         });
     if let Err(error) = result {
         crate::errln!(
@@ -679,7 +680,7 @@ fn dispatch() -> Outcome {
         Ok(code) => code,
         Err(CommandError { code, error }) => {
             // Error text can quote a server's answer: it passes the redaction boundary too.
-            let redact = |text: &str| crate::redact::redact_text(text).into_owned();
+            let redact = |text: &str| crate::disk::redact::redact_text(text).into_owned();
             crate::errln!("error: {}", redact(&error.to_string()));
             let mut shown = error.to_string();
             for cause in error.chain().skip(1) {

@@ -38,9 +38,7 @@ pub async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
     let mut folders: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|dir| {
-            dir.join("manifest.json").is_file() || crate::run_matrix::is_matrix_folder(dir)
-        })
+        .filter(|dir| dir.join("manifest.json").is_file() || crate::record::is_matrix_folder(dir))
         .collect();
     folders.sort();
     for dir in folders {

@@ -13,10 +13,8 @@ use crate::plan::{
     UsageEstimate, VarianceSource, components_from_pilot, default_components, plan, plan_markdown,
 };
 use crate::projection::{DEFAULT_ASSUMED_LIFTS, PilotModel, ProjectionSettings, project};
-use crate::record::{for_each_trial, read_manifest};
+use crate::record::{Arm, Budgets, SequentialSettings, for_each_trial, read_manifest};
 use crate::runner::profile::{load_profile, resolve_profile_path};
-use crate::sequential::{Budgets, SequentialSettings};
-use crate::workspace::Arm;
 
 /// Flags of `skill-lift plan`.
 #[derive(Debug, Args)]
@@ -161,7 +159,7 @@ pub fn plan_command(args: PlanArgs) -> Result<Outcome, CommandError> {
         args.previous.is_some() || args.previous_ref.is_some(),
         &args.exposure,
         None,
-        crate::workspace::ArmDesign::Paired,
+        crate::record::ArmDesign::Paired,
     )?;
     let cells = crate::run_matrix::plan_cells("", &args.agent.runners, &args.agent.models).len();
     let trials = cases * arms.len() * args.k as usize * cells;

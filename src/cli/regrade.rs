@@ -47,7 +47,7 @@ pub struct RegradeArgs {
 
 /// Run the command; returns the exit code.
 pub async fn regrade(args: RegradeArgs) -> Result<Outcome, CommandError> {
-    if crate::run_matrix::is_matrix_folder(&args.run_dir) {
+    if crate::record::is_matrix_folder(&args.run_dir) {
         return regrade_matrix(args).await;
     }
     regrade_run(args).await
@@ -63,7 +63,7 @@ async fn regrade_matrix(args: RegradeArgs) -> Result<Outcome, CommandError> {
         Some(out) => out.clone(),
         None => dir.join("regrades").join(&run_id),
     };
-    if crate::run_matrix::is_matrix_folder(&out) || out.join("manifest.json").exists() {
+    if crate::record::is_matrix_folder(&out) || out.join("manifest.json").exists() {
         return Err(CommandError::input(anyhow!(
             "{}: already holds a run; pick another --out",
             out.display()

@@ -101,7 +101,7 @@ pub fn regress_command(args: RegressArgs) -> Result<Outcome, CommandError> {
             ("regress.json", json.into_bytes()),
             ("regress.csv", to_csv(&report).into_bytes()),
         ] {
-            crate::record::write_atomic(&dir.join(name), &bytes)
+            crate::disk::write_atomic(&dir.join(name), &bytes)
                 .map_err(CommandError::infrastructure)?;
         }
     }

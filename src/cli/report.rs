@@ -9,7 +9,8 @@ use anyhow::{Context, anyhow};
 use super::Outcome;
 use super::{CommandError, ReportArgs};
 use crate::analysis::Summary;
-use crate::record::{Manifest, read_manifest, write_atomic};
+use crate::disk::write_atomic;
+use crate::record::{Manifest, read_manifest};
 use crate::report::matrix::{matrix_html, matrix_json, pass_rate_matrix};
 use crate::report::{Format, export_run};
 
@@ -151,7 +152,7 @@ fn report_matrix(
 pub fn report(args: ReportArgs) -> Result<Outcome, CommandError> {
     let formats = parse_formats(&args.format)?;
     if let [dir] = args.run_dirs.as_slice()
-        && crate::run_matrix::is_matrix_folder(dir)
+        && crate::record::is_matrix_folder(dir)
     {
         return report_matrix(&args, dir, &formats);
     }

@@ -18,7 +18,7 @@ use crate::pipeline::{
     ExecutionSettings, FreshRun, NothingToRun, PreviousSource, ReuseFrom, RunConclusion,
     RunSettings, RunStart, SummaryOutcome,
 };
-use crate::workspace::Arm;
+use crate::record::Arm;
 
 pub(super) use crate::pipeline::{
     PreparedRun, RunFinished, RunOptions, absolute, create_run_folder, new_run_id, planned_arms,
@@ -178,7 +178,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         )));
     }
     if let Some(dir) = &args.resume
-        && crate::run_matrix::is_matrix_folder(dir)
+        && crate::record::is_matrix_folder(dir)
     {
         let dir = dir.clone();
         return super::matrix::resume(args, dir).await;

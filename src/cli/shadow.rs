@@ -121,7 +121,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
 
     // The runner: activation must be observable, as for `triggers`.
     let profile = args.agent.observing_profile("shadow", "a replay")?;
-    let capabilities = crate::runner::RunnerCapabilities::of_profile(&profile.profile);
+    let capabilities = crate::record::RunnerCapabilities::of_profile(&profile.profile);
 
     // Write-type skills: consent before an agent that can run commands replays them.
     let writes = write_evidence(&skill);

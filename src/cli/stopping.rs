@@ -6,7 +6,7 @@
 use clap::Args;
 
 use crate::pipeline::StoppingRequest;
-use crate::sequential::{Budgets, SequentialSettings};
+use crate::record::{Budgets, SequentialSettings};
 
 /// Round scheduling, anytime-valid stopping and budgets.
 #[derive(Debug, Args, Clone, Default)]

@@ -130,7 +130,7 @@ pub async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError> {
     if !args.quiet {
         match args.format {
             OutputFormat::Markdown => crate::out!("{}", report_markdown(&outcome.report)),
-            OutputFormat::Json => crate::outln!("{}", crate::redact::redact_text(&json)),
+            OutputFormat::Json => crate::outln!("{}", crate::disk::redact::redact_text(&json)),
         }
     }
     if let Some(problem) = &outcome.problem {
@@ -176,7 +176,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     let mut warnings = set.warnings.clone();
     let profile = args.agent.observing_profile("triggers", "an attempt")?;
     let kind = profile.profile.kind;
-    let capabilities = crate::runner::RunnerCapabilities::of_profile(&profile.profile);
+    let capabilities = crate::record::RunnerCapabilities::of_profile(&profile.profile);
     let skill_mode = capabilities.skill_delivery.as_str().to_string();
     let model = args.agent.model_of(&profile);
     let decoy_source = if args.no_decoys {
@@ -315,7 +315,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
     };
     let finished = run_attempts(context, Arc::clone(&queries), settings).await;
     crate::pipeline::replay::stop_replay_server(server).await;
-    crate::redact::redact_logs_in(&dir);
+    crate::record::redact_logs_in(&dir);
     let orphans = crate::contain::reap_adopted_orphans();
     if orphans > 0 {
         crate::errln!("skill-lift: stopped {orphans} orphaned processes left by killed attempts");
@@ -335,8 +335,7 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
         ("triggers.json", json.as_slice()),
         ("triggers.md", markdown.as_bytes()),
     ] {
-        crate::record::write_atomic(&dir.join(name), bytes)
-            .map_err(CommandError::infrastructure)?;
+        crate::disk::write_atomic(&dir.join(name), bytes).map_err(CommandError::infrastructure)?;
     }
     super::append_step_summary(&markdown);
     super::print_written(&[dir.join("triggers.json"), dir.join("triggers.md")]);

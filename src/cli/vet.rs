@@ -449,9 +449,9 @@ pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
     };
     let json = serde_json::to_vec_pretty(&report).expect("vet report serializes");
     let markdown = vet_markdown(&report);
-    crate::record::write_atomic(&dir.join("vet.json"), &json)
+    crate::disk::write_atomic(&dir.join("vet.json"), &json)
         .map_err(CommandError::infrastructure)?;
-    crate::record::write_atomic(&dir.join("vet.md"), markdown.as_bytes())
+    crate::disk::write_atomic(&dir.join("vet.md"), markdown.as_bytes())
         .map_err(CommandError::infrastructure)?;
     if !args.quiet {
         match args.format {

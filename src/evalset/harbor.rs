@@ -79,7 +79,8 @@ pub fn load_harbor(dir: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetErro
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        super::validate_id(&id).map_err(|message| invalid(task, "task folder name", message))?;
+        crate::record::validate_id(&id)
+            .map_err(|message| invalid(task, "task folder name", message))?;
         let toml_path = task.join("task.toml");
         let toml_text =
             std::fs::read_to_string(&toml_path).map_err(|source| EvalSetError::Read {
@@ -302,10 +303,11 @@ pub fn verify_task(
     let logs = scratch.path().join("logs");
     std::fs::create_dir_all(logs.join("verifier")).map_err(io(&logs))?;
     std::fs::create_dir_all(logs.join("agent")).map_err(io(&logs))?;
-    std::fs::write(
+    crate::disk::write(
         logs.join("agent/final_answer.txt"),
         final_answer.unwrap_or(""),
     )
+    .map_err(crate::disk::DiskError::into_io)
     .map_err(io(&logs))?;
     let workdir = dockerfile_workdir(&task.join("environment/Dockerfile"));
     let workspace = workspace.canonicalize().unwrap_or(workspace.to_path_buf());
@@ -348,7 +350,7 @@ pub fn verify_task(
                     .status
                     .code()
                     .map_or("none (signal)".to_string(), |c| c.to_string()),
-                tail: crate::runner::parsers::truncate(&tail, 300),
+                tail: crate::disk::redact::truncate(&tail, 300),
             })
         }
     }
@@ -391,7 +393,9 @@ fn copy_rewritten(from: &Path, to: &Path, mapping: &[(String, String)]) -> Resul
             Ok(text) => rewrite_paths(&text, mapping).into_bytes(),
             Err(error) => error.into_bytes(),
         };
-        std::fs::write(&target, bytes).map_err(io(&target))?;
+        crate::disk::write(&target, bytes)
+            .map_err(crate::disk::DiskError::into_io)
+            .map_err(io(&target))?;
     }
     Ok(())
 }

@@ -21,9 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::asset::fingerprint::sha256_digest;
 use crate::grade::checks::Check;
-
-/// Longest case id accepted, in characters.
-pub const MAX_ID_CHARS: usize = 128;
+use crate::record::validate_id;
 
 /// What skill a case expects the agent to use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,7 +75,7 @@ pub struct GoldenCase {
     pub expected_output: Option<String>,
     /// How `expected_output` is compared with the answer (`expected_output_match`); `None`
     /// means the run's default (`--expected-output-match`, default `judge`).
-    pub expected_output_match: Option<crate::grade::checks::OutputMatch>,
+    pub expected_output_match: Option<crate::record::OutputMatch>,
     /// Natural-language assertions (`assertions`, `expectations` or `expected_behavior`), graded
     /// by LLM judges.
     pub assertions: Vec<String>,
@@ -935,7 +933,7 @@ impl Context {
         let expected_output_match = match object.get("expected_output_match") {
             None | Some(Value::Null) => None,
             Some(Value::String(mode)) => {
-                let mode: crate::grade::checks::OutputMatch = mode
+                let mode: crate::record::OutputMatch = mode
                     .parse()
                     .map_err(|m| self.invalid(&field("expected_output_match"), m))?;
                 match &expected_output {
@@ -1211,33 +1209,6 @@ impl Context {
         }
         Ok(CaseFiles::Listed(files))
     }
-}
-
-/// The plain-name rule of a case id (also a folder and file-name part: transcripts, staged
-/// workspaces, report pages): not empty, starting with an ASCII letter or digit, at most
-/// [`MAX_ID_CHARS`] characters of ASCII letters, digits, `.`, `_` and `-` (so never `..`, a
-/// `/` or a hidden name). Checked where a case is loaded and again where a recorded run is read
-/// ([`crate::record::implausible_manifest`]).
-pub fn validate_id(id: &str) -> Result<(), String> {
-    let mut chars = id.chars();
-    let Some(first) = chars.next() else {
-        return Err("must not be empty".to_string());
-    };
-    if !first.is_ascii_alphanumeric() {
-        return Err(format!("`{id}` must start with a letter or digit"));
-    }
-    if id.chars().count() > MAX_ID_CHARS {
-        return Err(format!("`{id}` is longer than {MAX_ID_CHARS} characters"));
-    }
-    if let Some(bad) = id
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
-    {
-        return Err(format!(
-            "`{id}` contains {bad:?}; use ASCII letters, digits, `.`, `_`, `-`"
-        ));
-    }
-    Ok(())
 }
 
 /// The default eval-set location for a skill: `<skill>/evals/evals.json`, else `.jsonl`,

@@ -47,10 +47,11 @@ use serde_json::{Map, Value, json};
 
 use super::{
     CaseFile, CaseFiles, Context, EvalFormat, EvalSet, EvalSetError, EvalSetWarning, ExpectedSkill,
-    GoldenCase, MAX_ID_CHARS, validate_id,
+    GoldenCase,
 };
 use crate::asset::fingerprint::sha256_digest;
 use crate::grade::checks::Check;
+use crate::record::{MAX_ID_CHARS, validate_id};
 
 /// Scenario fields the loader reads.
 const KNOWN_FIELDS: &[&str] = &[
@@ -649,7 +650,7 @@ fn materialize(content: &str) -> std::io::Result<PathBuf> {
     let current = std::fs::read(&path).ok();
     if current.as_deref() != Some(content.as_bytes()) {
         let temporary = dir.join(format!("{name}.{}", std::process::id()));
-        std::fs::write(&temporary, content)?;
+        crate::disk::write(&temporary, content).map_err(crate::disk::DiskError::into_io)?;
         std::fs::rename(&temporary, &path)?;
     }
     Ok(path)

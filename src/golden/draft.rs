@@ -296,7 +296,7 @@ pub fn to_eval_set(
         };
         let mut case = json!({
             "id": id,
-            "prompt": crate::redact::redact_text(&draft.prompt),
+            "prompt": crate::disk::redact::redact_text(&draft.prompt),
             "status": "draft",
             "origin": "generated",
             "expected_skill": if draft.kind == DraftKind::NearMiss { Value::Null } else { json!(skill) },
@@ -304,7 +304,7 @@ pub fn to_eval_set(
             "provenance": {"source": "generated", "kind": draft.kind, "profile": profile, "model": model, "why": draft.why},
         });
         if let Some(expected) = &draft.expected_output {
-            case["expected_output"] = json!(crate::redact::redact_text(expected));
+            case["expected_output"] = json!(crate::disk::redact::redact_text(expected));
         }
         if !draft.expected_behaviors.is_empty() {
             case["assertions"] = json!(draft.expected_behaviors);

@@ -109,7 +109,7 @@ fn list(
                 format!(
                     "`### {}` takes a list (`- item`), found `{}`",
                     section.name(),
-                    crate::runner::parsers::truncate(trimmed, 60)
+                    crate::disk::redact::truncate(trimmed, 60)
                 ),
             ));
         }

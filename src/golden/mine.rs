@@ -9,7 +9,7 @@
 //!
 //! Drafts are de-duplicated by normalized prompt and polarity (the earliest kept, the others
 //! counted in `provenance.occurrences`). Every text is redacted: secrets through
-//! [`crate::redact::redact_text`], home folders (`/home/<user>`, `/Users/<user>`,
+//! [`crate::disk::redact::redact_text`], home folders (`/home/<user>`, `/Users/<user>`,
 //! `C:\Users\<user>` and the history root) replaced by `~`. Referenced files (files the turn
 //! read, and paths in the prompt that exist in the session's folder) are listed in provenance;
 //! they are copied only when the caller asks ([`MineOptions::copy_files_to`]).
@@ -112,7 +112,7 @@ static PROMPT_PATH: LazyLock<Regex> =
 
 /// `text` with secrets and home folders redacted.
 pub fn redact_personal(text: &str, homes: &[PathBuf]) -> String {
-    let mut out = crate::redact::redact_text(text).into_owned();
+    let mut out = crate::disk::redact::redact_text(text).into_owned();
     for home in homes {
         let home = home.to_string_lossy();
         if home.len() > 1 {
@@ -240,7 +240,7 @@ fn copy_file(cwd: &Path, relative: &Path, dir: &Path) -> Result<bool, crate::gol
     }
     let bytes =
         std::fs::read(&real_source).map_err(crate::golden::GoldenError::io(&real_source))?;
-    let bytes = crate::redact::redact_bytes(&bytes).into_owned();
+    let bytes = crate::disk::redact::redact_bytes(&bytes).into_owned();
     let target = dir.join(relative);
     if let Ok(existing) = std::fs::read(&target) {
         return Ok(existing == bytes);
@@ -248,7 +248,9 @@ fn copy_file(cwd: &Path, relative: &Path, dir: &Path) -> Result<bool, crate::gol
     if let Some(parent) = target.parent() {
         std::fs::create_dir_all(parent).map_err(crate::golden::GoldenError::io(parent))?;
     }
-    std::fs::write(&target, bytes).map_err(crate::golden::GoldenError::io(&target))?;
+    crate::disk::write(&target, bytes)
+        .map_err(crate::disk::DiskError::into_io)
+        .map_err(crate::golden::GoldenError::io(&target))?;
     Ok(true)
 }
 

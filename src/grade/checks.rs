@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path};
 use std::sync::{Arc, LazyLock, Mutex};
 
+use crate::record::{CheckResult, OutputMatch};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
@@ -109,18 +110,6 @@ pub enum CheckDefinitionError {
     EscapingPath(String),
     #[error("{0}")]
     Glob(String),
-}
-
-/// The result of one check on one trial.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckResult {
-    /// The check's `type`.
-    #[serde(rename = "type")]
-    pub check_type: String,
-    /// Whether it passed.
-    pub passed: bool,
-    /// One line saying what was looked for and what was found.
-    pub detail: String,
 }
 
 /// Whether `path` is relative and has no `..`, root or prefix component.
@@ -429,28 +418,6 @@ impl Check {
                 | Check::FileNotContains { .. }
         )
     }
-}
-
-/// How a case's `expected_output` is compared with the final answer
-/// (`expected_output_match` in `evals.json`, default from `--expected-output-match`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputMatch {
-    /// Not compared deterministically: `expected_output` goes to the `goal_accuracy` judge
-    /// (when `--judge` is given) and into reports. The default: most `expected_output` texts
-    /// describe an answer rather than quote it.
-    #[default]
-    Judge,
-    /// The trimmed answer equals the trimmed expected output, whitespace runs collapsed,
-    /// case-insensitive.
-    Exact,
-    /// The answer contains the expected output (case-insensitive, whitespace runs collapsed).
-    Contains,
-    /// The expected output is a regular expression the answer must match.
-    Regex,
-    /// The first number in the expected output appears in the answer (thousands separators
-    /// ignored), within a relative tolerance of 1e-6 (absolute 1e-9 near zero).
-    Numeric,
 }
 
 impl OutputMatch {

@@ -23,27 +23,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::evalset::GoldenCase;
-use crate::grade::metric::{MetricResult, MetricSource, RESERVED_METRIC_NAMES};
+use crate::grade::metric::RESERVED_METRIC_NAMES;
 use crate::process::{ProcessLimits, ProcessSpec, run_process};
+use crate::record::{CustomGraderSpec, MetricResult, MetricSource};
 use crate::trajectory::Trajectory;
 
 /// Default per-trial timeout of a custom grader, seconds.
 pub const DEFAULT_GRADER_TIMEOUT_S: f64 = 120.0;
-
-/// A custom grader as given on the command line and recorded in the manifest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CustomGraderSpec {
-    /// Its name (prefix of nothing: its metrics keep their own names).
-    pub name: String,
-    /// The shell command.
-    pub command: String,
-    /// Timeout per trial, seconds.
-    pub timeout_s: f64,
-}
 
 /// Why a `--grader` value is invalid.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -139,7 +128,8 @@ pub async fn run_grader(
     let write = |file: &str, value: &Value| -> Result<PathBuf, String> {
         let path = scratch.path().join(file);
         let bytes = serde_json::to_vec(value).map_err(|e| e.to_string())?;
-        std::fs::write(&path, bytes)
+        crate::disk::write(&path, bytes)
+            .map_err(crate::disk::DiskError::into_io)
             .map_err(|e| format!("grader `{}`: cannot write {file}: {e}", spec.name))?;
         Ok(path)
     };
@@ -273,7 +263,7 @@ fn last_line(text: &str) -> String {
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
-    crate::runner::parsers::truncate(line.trim(), 300)
+    crate::disk::redact::truncate(line.trim(), 300)
 }
 
 /// Parse a grader's stdout under the contract (see the module documentation).
@@ -299,7 +289,7 @@ pub fn parse_grader_output(
                     .iter()
                     .rev()
                     .find(|l| !l.trim().is_empty())
-                    .map(|l| crate::runner::parsers::truncate(l, 200))
+                    .map(|l| crate::disk::redact::truncate(l, 200))
                     .unwrap_or_default()
             )
         })?;
@@ -335,7 +325,7 @@ pub fn parse_grader_output(
         } else {
             text
         };
-        crate::runner::parsers::truncate(text.lines().next().unwrap_or(""), 300)
+        crate::disk::redact::truncate(text.lines().next().unwrap_or(""), 300)
     };
     let mut metrics = BTreeMap::new();
     match map.get("metrics") {

@@ -7,32 +7,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-/// `security`: destructive commands, exposed secrets, access outside the workspace.
-pub const SECURITY: &str = "security";
-/// `skill_execution`: activation, script execution, workflow order, error recovery.
-pub const SKILL_EXECUTION: &str = "skill_execution";
-/// `skill_efficiency`: routing and tool efficiency.
-pub const SKILL_EFFICIENCY: &str = "skill_efficiency";
-/// `accuracy`: LLM judge, five yes/no criteria.
-pub const ACCURACY: &str = "accuracy";
-/// `goal_accuracy`: LLM judge, the goal against `expected_output`.
-pub const GOAL_ACCURACY: &str = "goal_accuracy";
-/// `behavior_check`: LLM judge, each assertion YES/NO.
-pub const BEHAVIOR_CHECK: &str = "behavior_check";
-/// `checks`: the fraction of the case's deterministic output checks that passed.
-pub const CHECKS: &str = "checks";
-
-/// The six ACES metrics (SkillEvaluator metric set `skill-evaluator-default-v2`), in order.
-pub const ACES_METRICS: [&str; 6] = [
-    SECURITY,
-    SKILL_EXECUTION,
-    SKILL_EFFICIENCY,
-    ACCURACY,
-    GOAL_ACCURACY,
-    BEHAVIOR_CHECK,
-];
+use crate::record::{
+    ACCURACY, BEHAVIOR_CHECK, CHECKS, GOAL_ACCURACY, MetricResult, MetricSource, SECURITY,
+    SKILL_EFFICIENCY, SKILL_EXECUTION, SubScore,
+};
 
 /// Names a custom grader may not use for its metrics: the six metrics, `checks`, `composite`,
 /// and the reserved keys of SkillEvaluator's custom-metric contract
@@ -54,27 +32,6 @@ pub const RESERVED_METRIC_NAMES: &[&str] = &[
     "pass_rate",
 ];
 
-/// Where a metric's score came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MetricSource {
-    /// Computed from the trajectory by skill-lift's own code.
-    Deterministic,
-    /// An LLM judge (`--judge`).
-    Judge,
-    /// A custom grader command (`--grader`).
-    Custom,
-}
-
-/// One sub-check of a metric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SubScore {
-    /// Score in [0, 1]; `None` when the sub-check is not applicable to this trial.
-    pub score: Option<f64>,
-    /// One line: what was looked for and what was found (never a secret's value).
-    pub reason: String,
-}
-
 impl SubScore {
     /// An applicable sub-score.
     pub fn scored(score: f64, reason: impl Into<String>) -> Self {
@@ -91,59 +48,6 @@ impl SubScore {
             reason: reason.into(),
         }
     }
-}
-
-/// How an LLM-judged metric's repeats came out (`--judge-k`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgeSpread {
-    /// Judge profile name.
-    pub judge: String,
-    /// Judge model requested.
-    pub model: String,
-    /// The score of each repeat, in order.
-    pub repeats: Vec<f64>,
-    /// Sample standard deviation of the repeats (`None` for one repeat).
-    pub sd: Option<f64>,
-    /// Repeats answered from the judge cache.
-    pub cached: u32,
-    /// Per yes/no item (criterion or assertion): how many repeats said yes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub items: Vec<JudgeItem>,
-    /// What grading this metric spent (requests, cache hits, tokens, cost); absent in records
-    /// written before judge spend was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spent: Option<crate::grade::JudgeSpend>,
-}
-
-/// One yes/no item a judge answered, over the repeats.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgeItem {
-    /// Criterion name (`skill_identified`) or the assertion text.
-    pub name: String,
-    /// Repeats that answered yes.
-    pub yes: u32,
-    /// Repeats that answered.
-    pub total: u32,
-    /// The first repeat's one-line justification.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub evidence: String,
-}
-
-/// One metric's result on one trial.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetricResult {
-    /// Score in [0, 1]; `None` when the metric is not applicable (every sub-check was).
-    pub score: Option<f64>,
-    /// One line explaining the score.
-    pub reason: String,
-    /// Where it came from.
-    pub source: MetricSource,
-    /// Sub-checks by name (`activation`, `routing`, …), when the metric has them.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub sub_scores: BTreeMap<String, SubScore>,
-    /// Judge repeats and their spread (judge metrics only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub judge: Option<JudgeSpread>,
 }
 
 impl MetricResult {

@@ -43,28 +43,10 @@ pub mod pipeline;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use checks::CheckResult;
-pub use metric::{MetricResult, MetricSource};
-
-/// What the LLM judges spent on one trial (a trial record's `judge_usage`; per metric in a
-/// judge metric's `judge.spent`): requests, cache hits, tokens and their cost.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct JudgeSpend {
-    /// Judge requests answered (re-asks after malformed answers included).
-    pub requests: u64,
-    /// Repeats answered from the judge cache (no request, no cost).
-    #[serde(default)]
-    pub cached_answers: u64,
-    /// Tokens the judge servers reported, summed; `cost_usd` priced from the judge profile's
-    /// `[price]` table (null without one).
-    pub usage: crate::trajectory::Usage,
-    /// Why the judge was not asked (`--judge-scope decisive`: its answer could not change the
-    /// trial's outcome); absent when it was asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
-}
+use crate::record::{
+    Grade, GradingSettings, JudgeScope, JudgeSpend, JudgeSpendSummary, MetricResult, MetricSource,
+    Outcome, PassBasis, UnscoreableCause,
+};
 
 impl JudgeSpend {
     /// Add another judge call's (or metric's) spend.
@@ -89,27 +71,6 @@ impl JudgeSpend {
         }
         total
     }
-}
-
-/// The judges' spend over a run's trials (`summary.json` `judge_spend`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct JudgeSpendSummary {
-    /// Trials a judge was asked about.
-    pub trials_judged: usize,
-    /// Trials whose judge calls were skipped (`--judge-scope decisive`).
-    pub trials_skipped: usize,
-    /// Judge requests answered.
-    pub requests: u64,
-    /// Repeats answered from the judge cache.
-    pub cached_answers: u64,
-    /// Judge input tokens, summed (null when no server reported them).
-    pub input_tokens: Option<u64>,
-    /// Judge output tokens, summed.
-    pub output_tokens: Option<u64>,
-    /// Judge cost in USD from the judge profile's `[price]` (null without one).
-    pub cost_usd: Option<f64>,
-    /// Judged trials whose judge cost is unknown (tokens but no `[price]`).
-    pub unpriced_trials: usize,
 }
 
 impl JudgeSpendSummary {
@@ -166,37 +127,11 @@ impl JudgeSpendSummary {
     }
 }
 
-/// Which trials the LLM judges are asked about (`--judge-scope`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum JudgeScope {
-    /// Every trial: the judge metrics are reported for every case (default).
-    #[default]
-    All,
-    /// Only trials whose outcome the judge can change: not in cases whose output checks decide
-    /// pass or fail (the pass rule never lets a judge overturn them).
-    Decisive,
-}
-
 impl JudgeScope {
     /// Whether this is the default (left out of the manifest).
     pub fn is_all(&self) -> bool {
         *self == JudgeScope::All
     }
-}
-
-/// Which scores decided a trial's pass or fail (recorded as `decided_by`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PassBasis {
-    /// A `security` sub-check found a violation: the trial fails whatever else it scored.
-    SecurityGate,
-    /// The case's output checks (all must pass).
-    OutputChecks,
-    /// The outcome score (judge and custom-grader metrics) against `--pass-threshold`.
-    OutcomeScore,
 }
 
 impl PassBasis {
@@ -208,21 +143,6 @@ impl PassBasis {
             PassBasis::OutcomeScore => "outcome_score",
         }
     }
-}
-
-/// The typed outcome of one trial.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The trial passed (its checks, or its outcome score reached the pass threshold).
-    Pass,
-    /// It did not.
-    Fail,
-    /// An infrastructure failure (runner, server, incomplete trajectory, grader error):
-    /// excluded from rates and means.
-    Unscoreable,
-    /// The case has nothing to decide pass/fail by: excluded from pass rates.
-    NotGradable,
 }
 
 impl Outcome {
@@ -240,48 +160,6 @@ impl Outcome {
             Outcome::NotGradable => "not_gradable",
         }
     }
-}
-
-/// A trial's grade: outcome, the reason, each check's result and each metric's score.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Grade {
-    /// The trial outcome.
-    pub outcome: Outcome,
-    /// Why (for fail: the security violation, the first failed check or the outcome score
-    /// below the threshold; for unscoreable/not_gradable: the cause).
-    pub reason: Option<String>,
-    /// Which scores decided pass or fail; `None` for unscoreable and not-gradable trials.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided_by: Option<PassBasis>,
-    /// The outcome score in [0, 1]: the weighted mean of the judge and custom-grader metric
-    /// scores ([`outcome_score`]); `None` when no outcome grader scored the trial.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome_score: Option<f64>,
-    /// The result of each output check, in the case's order (the implicit `expected_output`
-    /// check last).
-    pub checks: Vec<CheckResult>,
-    /// Applicable metric scores in [0, 1] by metric name (not-applicable metrics are absent).
-    pub scores: BTreeMap<String, f64>,
-    /// The composite score in [0, 1] (see the module documentation); `None` when no metric
-    /// applied or the trial is unscoreable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub composite: Option<f64>,
-    /// Every metric's result with its sub-scores and reason, not-applicable ones included.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub metrics: BTreeMap<String, MetricResult>,
-    /// Judge metrics of the second and later `--judge` profiles, by judge name: recorded for the
-    /// judge-agreement report, never used for the outcome or the composite. A judge that failed
-    /// on this trial is absent.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other_judges: BTreeMap<String, BTreeMap<String, MetricResult>>,
-    /// Errors of the second and later judges on this trial (judge name → error per metric):
-    /// they do not make the trial unscoreable, but the agreement report counts them.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other_judge_errors: BTreeMap<String, Vec<String>>,
-    /// Why an unscoreable trial is unscoreable, typed (`reason` holds the detail); `None` for
-    /// every other outcome.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cause: Option<UnscoreableCause>,
 }
 
 impl Grade {
@@ -302,37 +180,6 @@ impl Grade {
             other_judge_errors: BTreeMap::new(),
         }
     }
-}
-
-/// Why a trial is unscoreable, as a class. It travels typed from where the trial failed to the
-/// grade ([`Grade::cause`]), the trial record (`unscoreable_cause`) and the analysis; the reason
-/// text carries the detail and starts with [`UnscoreableCause::prefix`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UnscoreableCause {
-    /// The runner failed (HTTP error after retries, agent CLI failure, missing program).
-    RunnerError,
-    /// The agent CLI reported that its model API was unreachable, refused the credentials,
-    /// rate-limited or was overloaded (the typed cause is the record's `infrastructure`).
-    AgentApiError,
-    /// The trial ran past its timeout.
-    Timeout,
-    /// The trajectory ended without its terminal event.
-    IncompleteTrajectory,
-    /// The trial's workspace could not be staged.
-    StagingFailed,
-    /// The trial's transcript could not be written to the run folder.
-    TranscriptWriteFailed,
-    /// skill-lift itself failed inside the trial (a panic in the trial's task).
-    InternalError,
-    /// A judge or custom grader failed (re-grade with `skill-lift regrade`).
-    GraderError,
-    /// The agent's catalogue listed the target in the baseline.
-    IsolationFailure,
-    /// The agent's catalogue did not list the staged target.
-    DiscoveryFailure,
-    /// Anything else (older records).
-    Other,
 }
 
 impl UnscoreableCause {
@@ -467,39 +314,6 @@ pub fn security_violation(security: &MetricResult) -> Option<String> {
         .map(|(name, sub)| format!("{name}: {}", sub.reason))
 }
 
-/// Settings of the grader set, recorded in the manifest (a resumed run must grade the same way;
-/// `regrade` records its own).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GradingSettings {
-    /// Whether the deterministic skill metrics are computed (false only in runs recorded before
-    /// they existed).
-    pub deterministic_metrics: bool,
-    /// Outcome-score threshold for a pass when the case has no output checks.
-    pub pass_threshold: f64,
-    /// Metric weights in the composite that differ from 1.0.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub weights: BTreeMap<String, f64>,
-    /// How `expected_output` is matched for cases that do not say (`--expected-output-match`).
-    pub expected_output_match: checks::OutputMatch,
-    /// The LLM judges, primary first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub judges: Vec<JudgeInfo>,
-    /// Judge metrics computed (`accuracy`, `goal_accuracy`, `behavior_check`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub judge_metrics: Vec<String>,
-    /// Judge repeats per metric per trial.
-    pub judge_k: u32,
-    /// Judge rubric version, when a judge is used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rubric_version: Option<String>,
-    /// Custom grader commands.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub custom_graders: Vec<custom::CustomGraderSpec>,
-    /// Which trials the judges are asked about (`--judge-scope`; absent: every trial).
-    #[serde(default, skip_serializing_if = "JudgeScope::is_all")]
-    pub judge_scope: JudgeScope,
-}
-
 impl Default for GradingSettings {
     /// The settings of runs recorded before grading settings existed: output checks only.
     fn default() -> Self {
@@ -507,7 +321,7 @@ impl Default for GradingSettings {
             deterministic_metrics: false,
             pass_threshold: DEFAULT_PASS_THRESHOLD,
             weights: BTreeMap::new(),
-            expected_output_match: checks::OutputMatch::Judge,
+            expected_output_match: crate::record::OutputMatch::Judge,
             judges: Vec::new(),
             judge_metrics: Vec::new(),
             judge_k: 1,
@@ -535,21 +349,3 @@ impl GradingSettings {
 
 /// Default `--pass-threshold`.
 pub const DEFAULT_PASS_THRESHOLD: f64 = 0.5;
-
-/// One judge as recorded in the manifest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgeInfo {
-    /// Profile name.
-    pub name: String,
-    /// Profile kind (`openai-chat`, `anthropic-messages`).
-    pub kind: String,
-    /// Judge model.
-    pub model: String,
-    /// Server base URL.
-    pub base_url: String,
-    /// Absolute path of the profile file (a resumed run reloads it from here).
-    #[serde(default)]
-    pub profile_path: std::path::PathBuf,
-    /// `sha256:<hex>` of the profile file.
-    pub profile_digest: String,
-}

@@ -15,15 +15,16 @@ use async_trait::async_trait;
 use tokio::sync::Semaphore;
 
 use crate::evalset::GoldenCase;
-use crate::grade::checks::{self, CheckResult};
+use crate::grade::checks;
 use crate::grade::custom::{self, GraderInput};
-use crate::grade::metric::{self, MetricContext, MetricResult, MetricSource};
-use crate::grade::{
-    Grade, GradingSettings, JudgeInfo, Outcome, PassBasis, UnscoreableCause, composite_score,
-    deterministic, outcome_score, security_violation,
+use crate::grade::metric::MetricContext;
+use crate::grade::{composite_score, deterministic, outcome_score, security_violation};
+use crate::record::{
+    Arm, CheckResult, Grade, GradingSettings, JudgeInfo, MetricResult, MetricSource, Outcome,
+    PassBasis, UnscoreableCause,
 };
 use crate::trajectory::{Trajectory, TrajectoryStatus};
-use crate::workspace::{Arm, ArmStaging};
+use crate::workspace::ArmStaging;
 
 /// An LLM judge as the grader set uses it (implemented by [`crate::grade::judge::Judge`]; tests
 /// may script one).
@@ -174,7 +175,7 @@ impl GraderSet {
             custom::run_grader(spec, &input).await
         });
         let mut judge_runs = Vec::new();
-        let skip_judges = self.settings.judge_scope == crate::grade::JudgeScope::Decisive
+        let skip_judges = self.settings.judge_scope == crate::record::JudgeScope::Decisive
             && output_checks_decide(facts.case, &self.settings);
         for (index, slot) in self.judges.iter().enumerate() {
             for metric in &self.settings.judge_metrics {
@@ -272,20 +273,20 @@ impl GraderSet {
             };
             let (case, trajectory) = (facts.case, facts.trajectory);
             metrics.insert(
-                metric::SECURITY.to_string(),
+                crate::record::SECURITY.to_string(),
                 deterministic::security(case, trajectory, &context),
             );
             metrics.insert(
-                metric::SKILL_EXECUTION.to_string(),
+                crate::record::SKILL_EXECUTION.to_string(),
                 deterministic::skill_execution(case, trajectory, &context),
             );
             metrics.insert(
-                metric::SKILL_EFFICIENCY.to_string(),
+                crate::record::SKILL_EFFICIENCY.to_string(),
                 deterministic::skill_efficiency(case, trajectory, &context),
             );
         }
         if !checks.is_empty() {
-            metrics.insert(metric::CHECKS.to_string(), checks_metric(&checks));
+            metrics.insert(crate::record::CHECKS.to_string(), checks_metric(&checks));
         }
         metrics.extend(remote.metrics);
         let scores: BTreeMap<String, f64> = metrics
@@ -370,7 +371,7 @@ pub fn output_checks_decide(case: &GoldenCase, settings: &GradingSettings) -> bo
         .expected_output_match
         .unwrap_or(settings.expected_output_match);
     !case.checks.is_empty()
-        || (case.expected_output.is_some() && mode != checks::OutputMatch::Judge)
+        || (case.expected_output.is_some() && mode != crate::record::OutputMatch::Judge)
 }
 
 /// The result of a judge metric not asked (`--judge-scope decisive`): no score, the reason,
@@ -381,14 +382,14 @@ fn skipped_judge_metric(info: &JudgeInfo) -> MetricResult {
         reason: JUDGE_SKIPPED_REASON.to_string(),
         source: MetricSource::Judge,
         sub_scores: BTreeMap::new(),
-        judge: Some(crate::grade::metric::JudgeSpread {
+        judge: Some(crate::record::JudgeSpread {
             judge: info.name.clone(),
             model: info.model.clone(),
             repeats: Vec::new(),
             sd: None,
             cached: 0,
             items: Vec::new(),
-            spent: Some(crate::grade::JudgeSpend {
+            spent: Some(crate::record::JudgeSpend {
                 skipped: Some(JUDGE_SKIPPED_REASON.to_string()),
                 ..Default::default()
             }),
@@ -406,7 +407,10 @@ pub fn decide_outcome(
     outcome_score: Option<f64>,
     pass_threshold: f64,
 ) -> (Outcome, Option<PassBasis>, Option<String>) {
-    if let Some(violation) = metrics.get(metric::SECURITY).and_then(security_violation) {
+    if let Some(violation) = metrics
+        .get(crate::record::SECURITY)
+        .and_then(security_violation)
+    {
         return (
             Outcome::Fail,
             Some(PassBasis::SecurityGate),

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use crate::workspace::Arm;
+use crate::record::Arm;
 
 /// Whose fault a failure is: the inputs (exit 2) or the infrastructure (exit 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

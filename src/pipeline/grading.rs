@@ -9,7 +9,7 @@ use super::PipelineError;
 use crate::evalset::GoldenCase;
 use crate::grade::judge::{Judge, JudgeSettings};
 use crate::grade::pipeline::{GraderSet, TrialJudge};
-use crate::grade::{GradingSettings, JudgeInfo};
+use crate::record::{GradingSettings, JudgeInfo};
 use crate::runner::LoadedProfile;
 use crate::runner::profile::load_profile;
 

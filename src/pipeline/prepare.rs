@@ -9,11 +9,10 @@ use std::path::{Path, PathBuf};
 use super::PipelineError;
 use super::resolve::{ResolvedRun, is_half_created_run_folder, resolve_fresh, resolve_resume};
 use super::settings::{ExecutionSettings, RunSettings, RunStart, StoppingRequest};
+use crate::disk::write_atomic;
 use crate::grade::pipeline::GraderSet;
-use crate::record::{Manifest, write_atomic};
+use crate::record::{Arm, ArmDesign, Manifest, StoppingPlan};
 use crate::reporter::{Event, report};
-use crate::sequential::StoppingPlan;
-use crate::workspace::{Arm, ArmDesign};
 
 /// Why a prepared run has nothing to do (exit 4 on the command line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -83,7 +82,7 @@ pub fn prepare_run(
 pub fn look_up_calibration(
     manifest: &Manifest,
     state: Option<&Path>,
-) -> crate::calibration::CalibrationLookup {
+) -> crate::record::CalibrationLookup {
     match crate::registry::state::state_dir_from_env(state) {
         Ok(state) => crate::calibration::lookup(&state, manifest),
         Err(error) => crate::calibration::unavailable(
@@ -100,7 +99,7 @@ pub fn look_up_calibration(
 pub fn apply_stopping(
     manifest: &mut Manifest,
     request: &StoppingRequest,
-    price: Option<crate::runner::profile::PriceTable>,
+    price: Option<crate::record::PriceTable>,
     reply_cap_tokens: Option<u64>,
     resuming: bool,
 ) -> Result<(), PipelineError> {
@@ -157,7 +156,7 @@ pub fn apply_stopping(
 /// error for a `--method` the design cannot use or a bad `--workspace-root`.
 pub fn check_before_spending(
     resolved: &ResolvedRun,
-    method: Option<crate::analysis::LiftMethod>,
+    method: Option<crate::record::LiftMethod>,
     execution: &ExecutionSettings,
 ) -> Result<Option<NothingToRun>, PipelineError> {
     // Before any trial runs: a --method the design cannot use is an input error.
@@ -224,7 +223,7 @@ pub fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, Pip
         source,
     })?;
     let staging = tempfile::Builder::new()
-        .prefix(crate::record::TEMP_PREFIX)
+        .prefix(crate::disk::TEMP_PREFIX)
         .tempdir_in(out)
         .map_err(|source| PipelineError::CreateOut {
             path: out.to_path_buf(),
@@ -249,7 +248,8 @@ pub fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, Pip
 /// Write `manifest` into `run_dir/manifest.json` atomically.
 pub fn write_manifest(run_dir: &Path, manifest: &Manifest) -> Result<(), PipelineError> {
     let bytes = serde_json::to_vec_pretty(manifest).expect("manifest serializes");
-    write_atomic(&run_dir.join("manifest.json"), &bytes).map_err(PipelineError::Record)
+    write_atomic(&run_dir.join("manifest.json"), &bytes)
+        .map_err(|error| PipelineError::Record(error.into()))
 }
 
 #[cfg(test)]

@@ -34,12 +34,12 @@ use crate::execute::{
     dispatch,
 };
 use crate::grade::pipeline::{GraderSet, TrialFacts, staged_skill_names};
-use crate::grade::{GradingSettings, Outcome};
 use crate::progress::ProgressDisplay;
 use crate::record::{
     FORMAT_VERSION, FinishedTrial, Manifest, RunLock, TranscriptDocument, TranscriptReader,
     TrialKey, TrialLog, TrialRecord, read_manifest,
 };
+use crate::record::{GradingSettings, Outcome};
 use crate::reporter::{Event, report};
 use crate::runner::LoadedProfile;
 use crate::runner::profile::load_profile;
@@ -309,7 +309,7 @@ pub async fn execute_regrade(
             labelled: manifest
                 .arms
                 .iter()
-                .any(|arm| !crate::workspace::Arm::PAIRED.contains(arm)),
+                .any(|arm| !crate::record::Arm::PAIRED.contains(arm)),
             in_order: true,
         },
         &settings,
@@ -324,7 +324,7 @@ pub async fn execute_regrade(
     for server in judge_servers.iter_mut() {
         server.stop().await;
     }
-    crate::redact::redact_logs_in(&out_dir);
+    crate::record::redact_logs_in(&out_dir);
     let report = outcome?;
     let (summary, written) = write_final_exports(&out_dir, &manifest, &analysis_settings, true)?;
     drop(lock);

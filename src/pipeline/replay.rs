@@ -58,7 +58,7 @@ pub async fn start_replay_runner(
             }),
             Err(error) => {
                 stop_replay_server(server).await;
-                crate::redact::redact_logs_in(dir);
+                crate::record::redact_logs_in(dir);
                 return Err(ReplayRunnerError::Preflight { error, not_done });
             }
         }

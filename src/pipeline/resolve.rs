@@ -14,6 +14,7 @@ use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::{Skill, load_skill};
 use crate::decoys::{DecoySource, prepare_decoys};
 use crate::evalset::{GoldenCase, default_eval_path, load_eval_set};
+use crate::record::{Arm, ArmDesign};
 use crate::record::{
     AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, PreviousInfo,
     RunnerInfo, read_manifest,
@@ -21,7 +22,7 @@ use crate::record::{
 use crate::reporter::{Event, report};
 use crate::runner::LoadedProfile;
 use crate::runner::profile::{load_profile, resolve_profile_path};
-use crate::workspace::{Arm, ArmDesign, Exposure, PreviousSkill, SkillSource};
+use crate::workspace::{Exposure, PreviousSkill, SkillSource};
 
 /// Inputs of a run, resolved and validated.
 pub struct ResolvedRun {
@@ -404,7 +405,7 @@ pub fn resolve_fresh(
         let exe = std::env::current_exe().map_err(PipelineError::CurrentExe)?;
         grading
             .custom_graders
-            .push(crate::grade::custom::CustomGraderSpec {
+            .push(crate::record::CustomGraderSpec {
                 name: "verifier".to_string(),
                 command: format!(
                     "{} harbor-verify --tasks {}",
@@ -418,21 +419,21 @@ pub fn resolve_fresh(
         // The task's reward decides, as in SkillsBench: the process metrics are reported (with
         // their own lifts) but weigh 0 in the composite unless --metric-weight says otherwise.
         for name in [
-            crate::grade::metric::SECURITY,
-            crate::grade::metric::SKILL_EXECUTION,
-            crate::grade::metric::SKILL_EFFICIENCY,
+            crate::record::SECURITY,
+            crate::record::SKILL_EXECUTION,
+            crate::record::SKILL_EFFICIENCY,
         ] {
             grading.weights.entry(name.to_string()).or_insert(0.0);
         }
     }
     super::grading::validate_expected_outputs(&eval_path, &cases, &grading)?;
-    let capabilities = crate::runner::RunnerCapabilities::of_profile(&profile.profile);
+    let capabilities = crate::record::RunnerCapabilities::of_profile(&profile.profile);
     // Where skill-lift builds the prompt or tool list, it balances the skills' order; an agent
     // CLI lists the skills folder itself.
     let skill_order = match capabilities.skill_delivery {
-        crate::runner::SkillDelivery::Native => crate::skill_order::SkillOrdering::ByName,
-        crate::runner::SkillDelivery::Inject | crate::runner::SkillDelivery::Tools => {
-            crate::skill_order::SkillOrdering::Balanced
+        crate::record::SkillDelivery::Native => crate::record::SkillOrdering::ByName,
+        crate::record::SkillDelivery::Inject | crate::record::SkillDelivery::Tools => {
+            crate::record::SkillOrdering::Balanced
         }
     };
     let mut manifest = Manifest {
@@ -527,27 +528,27 @@ fn reuse_request(
     from: Option<&ReuseFrom>,
     manifest: &Manifest,
     state: Option<&Path>,
-) -> Result<Option<crate::reuse::ReuseRecord>, PipelineError> {
+) -> Result<Option<crate::record::ReuseRecord>, PipelineError> {
     let Some(from) = from else {
         return Ok(None);
     };
     let source = match from {
         ReuseFrom::Path(path) => {
-            crate::reuse::ReuseSource::of_path(&absolute(path)).map_err(|error| {
+            crate::record::ReuseSource::of_path(&absolute(path)).map_err(|error| {
                 PipelineError::ReuseSource {
                     path: path.clone(),
                     error,
                 }
             })?
         }
-        ReuseFrom::Store => crate::reuse::ReuseSource::Store {
+        ReuseFrom::Store => crate::record::ReuseSource::Store {
             path: absolute(
                 &crate::registry::state::state_dir_from_env(state)
                     .map_err(PipelineError::ReuseState)?,
             ),
         },
     };
-    Ok(Some(crate::reuse::ReuseRecord {
+    Ok(Some(crate::record::ReuseRecord {
         source,
         arms: vec![manifest.reference()],
         reused: 0,

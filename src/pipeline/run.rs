@@ -245,7 +245,7 @@ fn read_ledger(
             .filter(|record| {
                 record
                     .cause()
-                    .is_some_and(crate::grade::UnscoreableCause::is_infrastructure)
+                    .is_some_and(crate::record::UnscoreableCause::is_infrastructure)
             })
             .map(|record| record.key())
             .collect()
@@ -453,7 +453,7 @@ fn trial_context(
             .runner
             .capabilities
             .clone()
-            .unwrap_or_else(|| crate::runner::RunnerCapabilities::of_profile(&profile.profile)),
+            .unwrap_or_else(|| crate::record::RunnerCapabilities::of_profile(&profile.profile)),
         retried,
         max_transcript_bytes: usize::try_from(profile.profile.max_transcript_bytes)
             .unwrap_or(usize::MAX),
@@ -517,7 +517,7 @@ async fn schedule(
 }
 
 /// Report why round scheduling stopped.
-fn report_rounds_stopped(stopped: &crate::sequential::StoppingOutcome) {
+fn report_rounds_stopped(stopped: &crate::record::StoppingOutcome) {
     report(Event::RoundsStopped {
         reason: stopped.reason.as_str().to_string(),
         message: stopped.message.clone(),
@@ -529,7 +529,7 @@ fn report_rounds_stopped(stopped: &crate::sequential::StoppingOutcome) {
 /// killed from outside).
 async fn wind_down(servers: &mut Servers, run_dir: &Path) {
     servers.stop().await;
-    crate::redact::redact_logs_in(run_dir);
+    crate::record::redact_logs_in(run_dir);
     let orphans = crate::contain::reap_adopted_orphans();
     if orphans > 0 {
         report(Event::OrphansStopped { count: orphans });
@@ -620,7 +620,7 @@ fn clean_up_after_a_killed_run(
     let temp_files =
         crate::record::remove_stale_temp_files(run_dir, lock).map_err(PipelineError::Record)?;
     // Server logs of a killed run were never redacted.
-    crate::redact::redact_logs_in(run_dir);
+    crate::record::redact_logs_in(run_dir);
     let (records, _) = crate::record::read_all_trial_lines(&run_dir.join("trials.jsonl"))
         .map_err(PipelineError::RunFolder)?;
     let kept: HashSet<PathBuf> = records.into_iter().filter_map(|r| r.workspace).collect();

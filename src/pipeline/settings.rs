@@ -6,15 +6,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::analysis::{AnalysisSettings, FailOn, LiftMethod};
+use crate::analysis::AnalysisSettings;
 use crate::asset::fingerprint::Calibre;
 use crate::decoys::DecoySource;
-use crate::grade::GradingSettings;
 use crate::progress::{ProgressDisplay, ProgressMode};
-use crate::record::RecordedGates;
+use crate::record::{
+    Arm, Budgets, FailOn, GradingSettings, LiftMethod, RecordedGates, SequentialSettings,
+};
 use crate::runner::LoadedProfile;
-use crate::sequential::{Budgets, SequentialSettings};
-use crate::workspace::{Arm, Exposure};
+use crate::workspace::Exposure;
 
 /// One run's request: how it starts (fresh or resumed), how it executes, how it is analyzed
 /// and when it stops.
@@ -85,7 +85,7 @@ pub struct FreshRun {
     /// Take the reference arm's trials from earlier runs.
     pub reuse_baseline: Option<ReuseFrom>,
     /// Run only one shard of the trials.
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::record::Shard>,
 }
 
 /// Where the previous version of the skill comes from.

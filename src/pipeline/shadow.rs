@@ -133,12 +133,12 @@ pub async fn replay_shadow(request: ShadowReplay<'_>) -> Result<ShadowFinished, 
         no_preflight,
     } = request;
     let redact = |text: &str| crate::golden::mine::redact_personal(text, homes);
-    let capabilities = crate::runner::RunnerCapabilities::of_profile(&profile.profile);
+    let capabilities = crate::record::RunnerCapabilities::of_profile(&profile.profile);
     let api_key = super::grading::profile_api_key(profile)?;
     let credentials = super::grading::runner_secrets(profile);
     let write = |name: &str, text: &str| -> Result<PathBuf, ShadowError> {
         let path = dir.join(name);
-        crate::record::write_atomic(&path, redact(text).as_bytes())?;
+        crate::disk::write_atomic(&path, redact(text).as_bytes()).map_err(RecordError::from)?;
         Ok(path)
     };
     let manifest = json!({
@@ -226,7 +226,7 @@ pub async fn replay_shadow(request: ShadowReplay<'_>) -> Result<ShadowFinished, 
     };
     let finished = run_attempts(context, Arc::new(queries), settings).await;
     super::replay::stop_replay_server(server).await;
-    crate::redact::redact_logs_in(dir);
+    crate::record::redact_logs_in(dir);
     let finished = finished?;
 
     let records: Vec<ShadowRecord> = chosen
@@ -291,7 +291,7 @@ pub async fn replay_shadow(request: ShadowReplay<'_>) -> Result<ShadowFinished, 
         if let Ok(text) = std::fs::read_to_string(&path) {
             let clean = redact(&text);
             if clean != text {
-                let _ = crate::record::write_atomic(&path, clean.as_bytes());
+                let _ = crate::disk::write_atomic(&path, clean.as_bytes());
             }
         }
     }

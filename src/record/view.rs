@@ -20,9 +20,8 @@ use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::{MetricDetails, TranscriptSpan, TrialRecord};
-use crate::grade::Outcome;
+use crate::record::{Arm, Outcome};
 use crate::trajectory::Usage;
-use crate::workspace::Arm;
 
 /// A trial record as the analysis reads it (see the module comment); fields as in
 /// [`TrialRecord`].
@@ -47,10 +46,10 @@ pub struct TrialView<'a> {
     #[serde(borrow)]
     pub reason: Option<Cow<'a, str>>,
     #[serde(default)]
-    pub decided_by: Option<crate::grade::PassBasis>,
+    pub decided_by: Option<crate::record::PassBasis>,
     #[serde(default)]
     pub outcome_score: Option<f64>,
-    /// The checks, decoded as [`crate::grade::checks::CheckResult`]s and summarized.
+    /// The checks, decoded as [`crate::record::CheckResult`]s and summarized.
     pub checks: CheckSummary,
     /// The scores, by metric name in name order (a later duplicate name replaces the earlier
     /// value, as in a map).
@@ -61,7 +60,7 @@ pub struct TrialView<'a> {
     #[serde(default)]
     pub metrics: Cow<'a, MetricDetails>,
     #[serde(default)]
-    pub other_judges: Cow<'a, BTreeMap<String, BTreeMap<String, crate::grade::MetricResult>>>,
+    pub other_judges: Cow<'a, BTreeMap<String, BTreeMap<String, crate::record::MetricResult>>>,
     #[serde(default)]
     pub other_judge_errors: Cow<'a, BTreeMap<String, Vec<String>>>,
     pub usage: Usage,
@@ -82,7 +81,7 @@ pub struct TrialView<'a> {
     #[serde(default)]
     pub supersedes: bool,
     #[serde(default)]
-    pub unscoreable_cause: Option<crate::grade::UnscoreableCause>,
+    pub unscoreable_cause: Option<crate::record::UnscoreableCause>,
     #[serde(default)]
     pub usage_partial: bool,
     #[serde(default)]
@@ -90,9 +89,9 @@ pub struct TrialView<'a> {
     #[serde(default)]
     pub truncated: Cow<'a, [crate::trajectory::OutputCut]>,
     #[serde(default)]
-    pub reused_from: Option<Cow<'a, crate::reuse::ReusedFrom>>,
+    pub reused_from: Option<Cow<'a, crate::record::ReusedFrom>>,
     #[serde(default)]
-    pub judge_usage: Option<Cow<'a, crate::grade::JudgeSpend>>,
+    pub judge_usage: Option<Cow<'a, crate::record::JudgeSpend>>,
     #[serde(default)]
     pub skill_order: Option<Cow<'a, [String]>>,
 }
@@ -152,12 +151,12 @@ impl TrialRecord {
 
 impl TrialView<'_> {
     /// Why the trial is unscoreable ([`TrialRecord::cause`]).
-    pub fn cause(&self) -> Option<crate::grade::UnscoreableCause> {
+    pub fn cause(&self) -> Option<crate::record::UnscoreableCause> {
         if self.outcome != Outcome::Unscoreable {
             return None;
         }
         Some(self.unscoreable_cause.unwrap_or_else(|| {
-            crate::grade::UnscoreableCause::of_legacy_reason(self.reason.as_deref().unwrap_or(""))
+            crate::record::UnscoreableCause::of_legacy_reason(self.reason.as_deref().unwrap_or(""))
         }))
     }
 
@@ -199,7 +198,7 @@ pub struct CheckSummary {
 }
 
 /// A check as recorded, decoded for its shape (the fields of
-/// [`crate::grade::checks::CheckResult`]) and its verdict.
+/// [`crate::record::CheckResult`]) and its verdict.
 #[derive(Deserialize)]
 #[serde(rename = "CheckResult", expecting = "struct CheckResult")]
 #[allow(dead_code)]

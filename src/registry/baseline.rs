@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::RegistryError;
 use super::state::{check_schema, lock_for, read_json, write_state_json};
-use crate::grade::Outcome;
-use crate::record::{Manifest, TrialRecord};
+use crate::record::{Manifest, Outcome, TrialRecord};
 
 /// Version of the baseline store format.
 pub const BASELINE_SCHEMA_VERSION: u32 = 1;
@@ -165,7 +164,7 @@ pub fn entries_from_run(
     // run (a previous version, exposure variants) are no verdicts of this version as installed.
     records
         .iter()
-        .filter(|record| crate::workspace::Arm::PAIRED.contains(&record.arm))
+        .filter(|record| crate::record::Arm::PAIRED.contains(&record.arm))
         .map(|record| BaselineEntry {
             fingerprint: manifest.asset.fingerprint.clone(),
             calibre: manifest.asset.calibre.clone(),

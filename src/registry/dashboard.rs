@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::baseline::{BaselineEntry, BaselineStore};
 use super::scan::Registry;
 use super::surface::surface_size;
-use crate::grade::Outcome;
+use crate::record::Outcome;
 use crate::stats::{BootstrapMethod, bootstrap_mean_interval};
 
 /// One dashboard row.

@@ -101,7 +101,7 @@ pub fn write(report: &FingerprintReport, out_dir: &Path) -> Result<[PathBuf; 2],
     let json = out_dir.join("fingerprint-report.json");
     let markdown = out_dir.join("fingerprint-report.md");
     write_json(&json, report)?;
-    crate::record::write_atomic(&markdown, to_markdown(report).as_bytes()).map_err(|error| {
+    crate::disk::write_atomic(&markdown, to_markdown(report).as_bytes()).map_err(|error| {
         RegistryError::Invalid {
             path: markdown.clone(),
             message: error.to_string(),

@@ -202,7 +202,7 @@ mod tests {
             eval_set: None,
             arm: "with_skill".into(),
             attempt: 1,
-            verdict: crate::grade::Outcome::Pass,
+            verdict: crate::record::Outcome::Pass,
             source: EntrySource::Run,
             run_id: Some("run".into()),
             recorded_at: at,

@@ -418,10 +418,10 @@ fn build_cell(model: &str, entries: &[&&BaselineEntry], seed: u64) -> Option<Cel
     let runs: BTreeSet<Option<&str>> = entries.iter().map(|e| e.run_id.as_deref()).collect();
     for entry in entries {
         match entry.verdict {
-            crate::grade::Outcome::Pass | crate::grade::Outcome::Fail => {
+            crate::record::Outcome::Pass | crate::record::Outcome::Fail => {
                 let slot = cases.entry(entry.case_id.clone()).or_default();
                 slot.1 += 1;
-                if entry.verdict == crate::grade::Outcome::Pass {
+                if entry.verdict == crate::record::Outcome::Pass {
                     slot.0 += 1;
                 }
             }
@@ -699,8 +699,8 @@ pub fn to_table(report: &RegressReport) -> String {
                 c.cases_down,
                 c.cases_up,
                 c.test,
-                crate::report::markdown::format_p_value(c.p),
-                crate::report::markdown::format_p_value(c.p_adjusted)
+                crate::analysis::text::format_p_value(c.p),
+                crate::analysis::text::format_p_value(c.p_adjusted)
             ));
             if let Some(a) = &c.attribution {
                 out.push_str(&format!("\n    attribution: {} ({})", a.target, a.evidence));
@@ -718,8 +718,8 @@ pub fn to_table(report: &RegressReport) -> String {
                 flag.from.1,
                 flag.to.0,
                 flag.to.1,
-                crate::report::markdown::format_p_value(flag.fisher_p),
-                crate::report::markdown::format_p_value(flag.p_adjusted),
+                crate::analysis::text::format_p_value(flag.fisher_p),
+                crate::analysis::text::format_p_value(flag.p_adjusted),
                 if flag.low_power {
                     " (low power / suggestive: K < 10)"
                 } else {
@@ -836,7 +836,7 @@ pub fn to_csv(report: &RegressReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::Outcome;
+    use crate::record::Outcome;
     use crate::registry::baseline::{AssetBaseline, CheckVerdict, EntrySource};
 
     fn entry(

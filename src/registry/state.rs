@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::RegistryError;
-use crate::record::{FileAccess, write_atomic_with};
+use crate::disk::{FileAccess, write_atomic_with};
 
 /// Environment variable naming the state folder.
 pub const STATE_ENV: &str = "SKILL_LIFT_HOME";
@@ -85,13 +85,16 @@ pub fn lock_for(path: &Path) -> Result<StateLock, RegistryError> {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".lock");
     let lock_path = dir.join(name);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(&lock_path)
-        .map_err(RegistryError::io(&lock_path))?;
+    let file = crate::disk::open(
+        &lock_path,
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600),
+    )
+    .map_err(crate::disk::DiskError::into_io)
+    .map_err(RegistryError::io(&lock_path))?;
     file.lock().map_err(RegistryError::io(&lock_path))?;
     Ok(StateLock { _file: file })
 }
@@ -142,12 +145,9 @@ fn write_json_with<T: Serialize>(
         message: error.to_string(),
     })?;
     bytes.push(b'\n');
-    write_atomic_with(path, &bytes, access).map_err(|error| match error {
-        crate::record::RecordError::Io { path, source } => RegistryError::Io { path, source },
-        other => RegistryError::Invalid {
-            path: path.to_path_buf(),
-            message: other.to_string(),
-        },
+    write_atomic_with(path, &bytes, access).map_err(|error| RegistryError::Io {
+        path: error.path,
+        source: error.source,
     })
 }
 

@@ -13,9 +13,8 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::analysis::Summary;
-use crate::record::TrialRecord;
+use crate::record::{Arm, TrialRecord};
 use crate::report::RunExport;
-use crate::workspace::Arm;
 
 /// pass@k: the share of paired cases that passed at least once in their K attempts.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,7 +210,7 @@ pub fn benchmark_json(run: &RunExport) -> Vec<u8> {
             continue;
         }
         let passed = record.checks.iter().filter(|c| c.passed).count();
-        let pass_rate = if record.outcome == crate::grade::Outcome::Pass {
+        let pass_rate = if record.outcome == crate::record::Outcome::Pass {
             1.0
         } else {
             0.0

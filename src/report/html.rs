@@ -13,10 +13,9 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use crate::analysis::{ArmSummary, Summary, Verdict};
-use crate::record::TrialRecord;
+use crate::record::{Arm, TrialRecord};
 use crate::report::compat::pass_at_k;
 use crate::report::{RunExport, transcript_page};
-use crate::workspace::Arm;
 
 /// Escape text for HTML element content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -82,7 +81,7 @@ fn verdict_block(out: &mut String, summary: &Summary) {
     // The headline is the verdict the gates judge: `with_skill` against the reference.
     let (lift, reference) = summary.headline_lift();
     let class = lift.verdict.as_str();
-    let compared = if reference == crate::workspace::Arm::WithoutSkill {
+    let compared = if reference == crate::record::Arm::WithoutSkill {
         "with − without".to_string()
     } else {
         format!("with_skill − {reference}")
@@ -106,7 +105,7 @@ fn verdict_block(out: &mut String, summary: &Summary) {
         match (&lift.test, lift.p_value) {
             (Some(test), Some(p)) => format!(
                 ", p {} ({})",
-                escape(&crate::report::markdown::format_p_value(p)),
+                escape(&crate::analysis::text::format_p_value(p)),
                 escape(test)
             ),
             _ => String::new(),
@@ -157,7 +156,7 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             escape(warning)
         );
     }
-    if let Some(arm) = crate::calibration::CalibrationArm::of_design(summary.arm_design) {
+    if let Some(arm) = crate::record::CalibrationArm::of_design(summary.arm_design) {
         let _ = writeln!(
             out,
             "<div class=\"calibration\">A/A control (skill-lift calibrate): {}; any lift here is noise.</div>",
@@ -405,7 +404,7 @@ fn position_block(out: &mut String, summary: &Summary) {
     let test = match position.p_value {
         Some(p) => format!(
             "Within-case permutation test of a difference between positions: p {}{}.",
-            crate::report::markdown::format_p_value(p),
+            crate::analysis::text::format_p_value(p),
             if position.sensitive {
                 " (position-sensitive)"
             } else {
@@ -904,11 +903,11 @@ pub fn transcript_html(record: &TrialRecord, document: &Value) -> String {
     out.push_str("</tbody></table>\n");
     // Every metric's details are in the transcript's grade (the record keeps only the judge and
     // custom-grader ones).
-    let metrics: std::collections::BTreeMap<String, crate::grade::MetricResult> = document["grade"]
-        ["metrics"]
-        .as_object()
-        .and_then(|_| serde_json::from_value(document["grade"]["metrics"].clone()).ok())
-        .unwrap_or_else(|| record.metrics.parse());
+    let metrics: std::collections::BTreeMap<String, crate::record::MetricResult> =
+        document["grade"]["metrics"]
+            .as_object()
+            .and_then(|_| serde_json::from_value(document["grade"]["metrics"].clone()).ok())
+            .unwrap_or_else(|| record.metrics.parse());
     if !metrics.is_empty() {
         let _ = writeln!(
             out,

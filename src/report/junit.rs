@@ -55,7 +55,7 @@ pub fn junit_xml(run: &RunExport) -> Vec<u8> {
     let strict_gate = summary.headline_lift().0.gate.as_ref().is_some_and(|gate| {
         gate.settings
             .fail_on
-            .contains(&crate::analysis::FailOn::NotImproved)
+            .contains(&crate::record::FailOn::NotImproved)
     });
     let mut total_s = 0.0;
     for case in &summary.cases {
@@ -92,7 +92,7 @@ pub fn junit_xml(run: &RunExport) -> Vec<u8> {
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 let reason = records
                     .iter()
-                    .filter(|r| r.arm == crate::workspace::Arm::WithSkill)
+                    .filter(|r| r.arm == crate::record::Arm::WithSkill)
                     .find_map(|r| r.reason.clone())
                     .unwrap_or_else(|| "checks failed".to_string());
                 status.set_message(format!(

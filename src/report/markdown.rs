@@ -4,9 +4,10 @@
 use std::fmt::Write;
 
 use crate::analysis::{ArmSummary, Summary, Verdict};
+use crate::record::Arm;
 use crate::report::tables;
-use crate::workspace::Arm;
 
+use crate::analysis::text::format_p_value;
 use crate::report::tables::{percent, points};
 
 fn arm_row(name: &str, arm: &ArmSummary) -> String {
@@ -84,7 +85,7 @@ fn unscoreable_section(out: &mut String, summary: &Summary) {
 /// The A/A calibration line (`calibrated: …` / `uncalibrated: …`), or, in an A/A repeat, what
 /// the run is.
 fn calibration_section(out: &mut String, summary: &Summary) {
-    if let Some(arm) = crate::calibration::CalibrationArm::of_design(summary.arm_design) {
+    if let Some(arm) = crate::record::CalibrationArm::of_design(summary.arm_design) {
         let _ = writeln!(
             out,
             "\nA/A control (`skill-lift calibrate`): {}; the arms are identical, so any lift here is noise.",
@@ -211,15 +212,6 @@ fn agreement_section(out: &mut String, summary: &Summary) {
             out,
             "\nJudge versus output checks (judge pass = score ≥ 0.5):\n\n{versus}"
         );
-    }
-}
-
-/// A p-value for people: `= 0.0123`, or `< 0.0001` below the shown precision.
-pub fn format_p_value(p: f64) -> String {
-    if p < 0.0001 {
-        "< 0.0001".to_string()
-    } else {
-        format!("= {p:.4}")
     }
 }
 

@@ -25,11 +25,12 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::analysis::{AnalysisSettings, RunAccumulator, Summary};
+use crate::disk::redact::RedactingWriter;
+use crate::disk::{temp_file_in, write_atomic};
 use crate::record::{
     Manifest, RecordError, TranscriptReader, TrialRecord, for_each_planned_trial,
-    for_each_planned_view, temp_file_in, write_atomic,
+    for_each_planned_view,
 };
-use crate::redact::RedactingWriter;
 
 /// One analyzed run: everything an exporter may read.
 #[derive(Debug, Clone, Copy)]
@@ -325,8 +326,7 @@ fn export_from(
             .into_inner()
             .map_err(|e| io(&trials_csv_path)(e.into_error()))?;
         temp.as_file().sync_data().map_err(io(&trials_csv_path))?;
-        temp.persist(&trials_csv_path)
-            .map_err(|e| io(&trials_csv_path)(e.error))?;
+        crate::disk::persist(temp, &trials_csv_path)?;
         written.push(trials_csv_path);
     }
     finish_exports(
@@ -539,19 +539,7 @@ fn write_transcript_pages(
 }
 
 /// Write a derived file (re-rendered by the next `report`): a temporary file renamed into
-/// place, through the redaction boundary, without an fsync.
+/// place, through the redaction boundary, without an fsync ([`crate::disk::write_derived`]).
 fn write_derived(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = temp_file_in(dir)?;
-    std::io::Write::write_all(&mut temp, &crate::redact::redact_bytes(bytes)).map_err(
-        |source| RecordError::Io {
-            path: path.to_path_buf(),
-            source,
-        },
-    )?;
-    temp.persist(path).map_err(|e| RecordError::Io {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+    Ok(crate::disk::write_derived(path, bytes)?)
 }

@@ -14,14 +14,12 @@ use serde_json::{Value, json};
 
 use super::{Format, RunExport, render};
 use crate::analysis::{AnalysisSettings, Summary, analyze};
-use crate::grade::Outcome;
-use crate::grade::checks::CheckResult;
+use crate::record::{Arm, CheckResult, Outcome};
 use crate::record::{
     AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunnerInfo,
     TrialRecord,
 };
 use crate::trajectory::Usage;
-use crate::workspace::Arm;
 
 const RUN_ID: &str = "20261129T120000Z-pirate-greeting-1a2b";
 const LIFT: f64 = 3.0 / 7.0;
@@ -78,7 +76,7 @@ fn manifest(case_ids: &[&str]) -> Manifest {
         reference: None,
         previous: None,
         trials_planned: case_ids.len() * 4,
-        grading: crate::grade::GradingSettings::new(),
+        grading: crate::record::GradingSettings::new(),
         regraded_from: None,
         gates: None,
         stopping: None,
@@ -107,7 +105,7 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
             Outcome::Fail => Some("regex `^\\s*Aye!` did not match".to_string()),
             _ => Some("HTTP 503 after 3 retries".to_string()),
         },
-        decided_by: scored.then_some(crate::grade::PassBasis::OutputChecks),
+        decided_by: scored.then_some(crate::record::PassBasis::OutputChecks),
         outcome_score: None,
         checks: if scored {
             vec![CheckResult {
@@ -442,7 +440,8 @@ fn snapshot_matrix() {
 
 #[test]
 fn merged_shards_analyze_exactly_like_the_whole_run() {
-    use crate::shard::{Shard, merge_shards};
+    use crate::record::Shard;
+    use crate::shard::merge_shards;
     let (manifest, records, summary) = fixture();
     let shards: Vec<(PathBuf, Manifest, Vec<TrialRecord>)> = (1..=3)
         .map(|index| {

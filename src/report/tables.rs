@@ -10,15 +10,6 @@ pub(crate) fn percent(value: Option<f64>) -> String {
         .unwrap_or_else(|| "n/a".to_string())
 }
 
-/// `n` and the noun, plural unless `n` is 1: `1 case`, `3 cases` (`noun` takes an `s`).
-pub(crate) fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 /// Percentage points with one decimal and a sign (`n/a` when absent).
 pub(crate) fn points(value: Option<f64>) -> String {
     value
@@ -63,7 +54,7 @@ pub(crate) fn reasons(reasons: &[VerdictReason]) -> String {
 /// "Graded by …": the grader families whose metrics are in the metric table, each with the
 /// metric names it contributed (composite excluded).
 pub(crate) fn graded_by(summary: &Summary) -> String {
-    use crate::grade::metric::{ACES_METRICS, CHECKS};
+    use crate::record::{ACES_METRICS, CHECKS};
     let names: Vec<&str> = summary
         .metric_lifts
         .iter()
@@ -379,7 +370,7 @@ pub(crate) fn cases_failing_first(
 pub(crate) fn sample_answer<'a>(
     answers: &'a [crate::report::SampleAnswer],
     case_id: &str,
-    arm: crate::workspace::Arm,
+    arm: crate::record::Arm,
 ) -> Option<&'a crate::report::SampleAnswer> {
     answers
         .iter()
@@ -392,7 +383,7 @@ pub(crate) fn sample_text(answer: Option<&crate::report::SampleAnswer>) -> Strin
     let Some(answer) = answer else {
         return "n/a".to_string();
     };
-    let letter = if answer.trial.arm == crate::workspace::Arm::WithSkill {
+    let letter = if answer.trial.arm == crate::record::Arm::WithSkill {
         "W"
     } else {
         "B"

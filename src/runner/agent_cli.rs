@@ -36,11 +36,9 @@ use async_trait::async_trait;
 
 use super::kind::{BuildError, KindSpec, ProfileNeeds};
 use super::parsers::{self, SkillContext, StreamParser};
-use super::{
-    AttemptError, AttemptInput, Runner, RunnerCapabilities, RunnerKind, RunnerProfile,
-    SkillDelivery,
-};
+use super::{AttemptError, AttemptInput, Runner, RunnerKind, RunnerProfile};
 use crate::process::{ProcessLimits, ProcessOutcome, ProcessSpec, run_watched_process};
+use crate::record::{RunnerCapabilities, SkillDelivery};
 use crate::trajectory::{
     InfrastructureCause, OutputCut, ProcessExit, Trajectory, TrajectoryStatus,
 };
@@ -384,7 +382,7 @@ fn stderr_infrastructure(stderr: &str) -> Option<(InfrastructureCause, String)> 
 /// Price the trajectory's tokens with the profile's `[price]` when the agent reported tokens
 /// but no cost of its own (Codex, Gemini CLI, Qwen Code, Cursor report none); a cost the agent
 /// reports itself (Claude Code, OpenCode, Goose) is kept.
-fn price_usage(trajectory: &mut Trajectory, price: Option<&super::profile::PriceTable>) {
+fn price_usage(trajectory: &mut Trajectory, price: Option<&crate::record::PriceTable>) {
     if trajectory.usage.cost_usd.is_none()
         && let Some(price) = price
     {

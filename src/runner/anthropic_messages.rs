@@ -499,7 +499,7 @@ mod tests {
         assert_eq!(bare.cached_tokens, None);
         assert_eq!(bare.cache_creation_tokens, None);
         // Priced with the cache's own prices: 10 × 3 + 2000 × 0.3 + 300 × 3.75 + 50 × 15.
-        let price: crate::runner::profile::PriceTable = toml::from_str(
+        let price: crate::record::PriceTable = toml::from_str(
             "input_usd_per_million_tokens = 3\noutput_usd_per_million_tokens = 15\ncache_read_usd_per_million_tokens = 0.3\ncache_write_usd_per_million_tokens = 3.75\n",
         )
         .unwrap();
@@ -509,7 +509,7 @@ mod tests {
             "{cost}"
         );
         // Without cache prices every prompt token is an input token.
-        let plain: crate::runner::profile::PriceTable = toml::from_str(
+        let plain: crate::record::PriceTable = toml::from_str(
             "input_usd_per_million_tokens = 3\noutput_usd_per_million_tokens = 15\n",
         )
         .unwrap();

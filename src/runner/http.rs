@@ -261,7 +261,7 @@ async fn try_once(
     };
     // Redacted whole before it is cut: a key the body echoes is replaced while its shape is
     // still recognizable.
-    let text = crate::redact::redact_text(&text);
+    let text = crate::disk::redact::redact_text(&text);
     let snippet: String = text.chars().take(300).collect();
     let message = format!("HTTP {}: {}", status.as_u16(), snippet.trim());
     if status.as_u16() == 429 || status.is_server_error() || status.as_u16() == 408 {

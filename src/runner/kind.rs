@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use super::agent_cli::AgentCli;
-use super::{Runner, RunnerCapabilities, RunnerProfile};
+use super::{Runner, RunnerProfile};
+use crate::record::RunnerCapabilities;
 
 /// Why a runner could not be built from its profile.
 #[derive(Debug, thiserror::Error)]
@@ -80,13 +81,13 @@ pub trait KindSpec: Sync {
 /// in the prompt, and there is no shell.
 pub(crate) fn model_api_capabilities(skill_mode: super::SkillMode) -> RunnerCapabilities {
     let skill_delivery = match skill_mode {
-        super::SkillMode::Inject => super::SkillDelivery::Inject,
-        super::SkillMode::Tools => super::SkillDelivery::Tools,
+        super::SkillMode::Inject => crate::record::SkillDelivery::Inject,
+        super::SkillMode::Tools => crate::record::SkillDelivery::Tools,
     };
     RunnerCapabilities {
         skills_dir: PathBuf::from(super::openai_chat::SKILLS_DIR),
         skill_delivery,
-        activation_observable: skill_delivery != super::SkillDelivery::Inject,
+        activation_observable: skill_delivery != crate::record::SkillDelivery::Inject,
         can_run_commands: false,
     }
 }
@@ -100,7 +101,7 @@ pub(crate) fn model_api_recorded_capabilities(skill_mode: &str) -> RunnerCapabil
         // A model-API run recorded with another mode never existed; kept as before: native
         // delivery, observable, still no shell.
         _ => {
-            capabilities.skill_delivery = super::SkillDelivery::Native;
+            capabilities.skill_delivery = crate::record::SkillDelivery::Native;
             capabilities.activation_observable = true;
         }
     }

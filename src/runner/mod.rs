@@ -20,23 +20,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use crate::record::{RunnerCapabilities, SkillDelivery};
 use crate::trajectory::Trajectory;
 pub use kind::{BuildError, KindSpec};
 pub use profile::{LoadedProfile, RunnerKind, RunnerProfile, SkillMode};
-
-/// How the staged skills reach the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkillDelivery {
-    /// The agent discovers the skills folder itself (agent CLIs).
-    Native,
-    /// Every staged skill's body is placed in the system prompt (`openai-chat` and
-    /// `anthropic-messages`, `inject`).
-    Inject,
-    /// Names and descriptions in the prompt, bodies through a tool (`openai-chat` and
-    /// `anthropic-messages`, `tools`).
-    Tools,
-}
 
 impl SkillDelivery {
     /// The recorded name (`native`, `inject`, `tools`), as `skill_mode` in the manifest.
@@ -47,22 +34,6 @@ impl SkillDelivery {
             SkillDelivery::Tools => "tools",
         }
     }
-}
-
-/// What a runner can do and what the harness can observe of it: one typed value, decided from
-/// the profile when a run starts and recorded in the manifest (`runner.capabilities`), so
-/// staging, grading and analysis read it instead of re-deriving it from kind names.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RunnerCapabilities {
-    /// Where staged skills go, relative to the workspace (e.g. `.agents/skills`).
-    pub skills_dir: PathBuf,
-    /// How the staged skills reach the model.
-    pub skill_delivery: SkillDelivery,
-    /// Whether skill activation can be observed (false when every staged skill is in the
-    /// prompt: `inject`).
-    pub activation_observable: bool,
-    /// Whether the agent can run shell commands (false for the model-API kinds).
-    pub can_run_commands: bool,
 }
 
 impl RunnerCapabilities {

@@ -168,7 +168,7 @@ impl ProcessWatch for OutageWatch {
             let line: Vec<u8> = self.stderr_line.drain(..=end).collect();
             let text = String::from_utf8_lossy(&line);
             if let Some(cause) = InfrastructureCause::from_error_text(&text) {
-                self.note((cause, super::parsers::truncate(text.trim(), 300)));
+                self.note((cause, crate::disk::redact::truncate(text.trim(), 300)));
             }
         }
         if self.stderr_line.len() > 64 * 1024 {

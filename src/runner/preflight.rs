@@ -171,7 +171,7 @@ pub async fn probe_agent(
         let message = format!(
             "`{}` answered a one-line request with: {} ({})",
             cli.name(),
-            crate::redact::redact_text(&failure.message),
+            crate::disk::redact::redact_text(&failure.message),
             hint()
         );
         return Err(fail(failure.cause, message));
@@ -180,7 +180,7 @@ pub async fn probe_agent(
         let message = format!(
             "`{}` did not finish a one-line request: {} ({})",
             cli.name(),
-            crate::redact::redact_text(reason),
+            crate::disk::redact::redact_text(reason),
             hint()
         );
         return Err(fail(InfrastructureCause::Runner, message));
@@ -290,7 +290,7 @@ pub async fn check(
                     Some(key) if key.len() >= 4 => body.replace(key, "[redacted]"),
                     _ => body.into_owned(),
                 };
-                let body: String = crate::redact::redact_text(&body)
+                let body: String = crate::disk::redact::redact_text(&body)
                     .chars()
                     .take(300)
                     .collect();

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::record::PriceTable;
 use crate::runner::agent_cli;
 use crate::runner::kind::KindSpec;
 
@@ -86,7 +87,7 @@ impl RunnerKind {
 
     /// What a runner of this kind, configured by `profile`, can do and what the harness can
     /// observe of it.
-    pub fn capabilities(self, profile: &RunnerProfile) -> crate::runner::RunnerCapabilities {
+    pub fn capabilities(self, profile: &RunnerProfile) -> crate::record::RunnerCapabilities {
         self.spec().capabilities(profile)
     }
 }
@@ -320,26 +321,6 @@ fn default_retry_base_delay() -> f64 {
 /// The default system prompt of model-API runners.
 pub fn default_system_prompt() -> String {
     "You are a helpful assistant.".to_string()
-}
-
-/// Token prices of a model, USD per million tokens: estimates for `skill-lift plan`, and the
-/// recorded cost of every trial that reports tokens (`openai-chat` and `anthropic-messages`
-/// per request; an agent CLI that reports tokens but no cost of its own, per trial).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PriceTable {
-    /// USD per million input (prompt) tokens.
-    pub input_usd_per_million_tokens: f64,
-    /// USD per million output (completion) tokens.
-    pub output_usd_per_million_tokens: f64,
-    /// USD per million prompt tokens read from the prompt cache (Anthropic: 0.1 × input);
-    /// unset: priced as input tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_read_usd_per_million_tokens: Option<f64>,
-    /// USD per million prompt tokens written to the prompt cache (Anthropic, 5-minute cache:
-    /// 1.25 × input); unset: priced as input tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_write_usd_per_million_tokens: Option<f64>,
 }
 
 impl RunnerProfile {
@@ -642,7 +623,7 @@ pub fn load_profile(path: &Path) -> Result<LoadedProfile, ProfileError> {
     let text = profile_text(path)?;
     let profile = parse_profile(path, &text)?;
     // Whatever these variables hold never reaches disk (the redaction boundary).
-    crate::redact::register_credentials_of(
+    crate::disk::redact::register_credentials_of(
         profile.api_key_env.iter().chain(profile.pass_env.iter()),
     );
     let name = match builtin_name(path) {
@@ -993,7 +974,7 @@ mod tests {
                 "{kind:?}"
             );
             assert_eq!(
-                crate::runner::RunnerCapabilities::of_recorded_names(kind.name(), "native")
+                crate::record::RunnerCapabilities::of_recorded_names(kind.name(), "native")
                     .can_run_commands,
                 kind.is_agent_cli()
             );

@@ -102,10 +102,12 @@ impl ManagedServer {
             return Ok(None);
         }
         let argv = expand_command(config, profile_dir, base_url);
-        let log_file = std::fs::File::create(log).map_err(|source| ServerError::Spawn {
-            command: argv.join(" "),
-            source,
-        })?;
+        let log_file = crate::disk::create(log)
+            .map_err(crate::disk::DiskError::into_io)
+            .map_err(|source| ServerError::Spawn {
+                command: argv.join(" "),
+                source,
+            })?;
         let log_err = log_file.try_clone().map_err(|source| ServerError::Spawn {
             command: argv.join(" "),
             source,

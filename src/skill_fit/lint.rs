@@ -4,7 +4,7 @@
 //! conformance (name rules, description and compatibility lengths, frontmatter keys and types),
 //! declared tools, a Limitations section, author/tags metadata, broken relative links and
 //! missing referenced files, scripts without a run bit, oversized bodies, and secrets in any
-//! file (the key shapes of `crate::redact`, one pattern list for the whole program).
+//! file (the key shapes of `crate::disk::redact`, one pattern list for the whole program).
 //!
 //! The score is the weighted share of applicable rules that pass (error rules weigh 3, warning
 //! rules 2, info rules 1), 0–100; a `SKILL.md` that cannot be parsed scores 0. It measures
@@ -1115,7 +1115,7 @@ fn check_secrets(files: &[SkillFile], out: &mut Collector) {
         }
         let Some(text) = &file.text else { continue };
         for (index, line) in text.lines().enumerate() {
-            let found = crate::redact::find_key_shapes(line);
+            let found = crate::disk::redact::find_key_shapes(line);
             // Documented example keys and placeholders are not secrets.
             let kinds: BTreeSet<&str> = found
                 .iter()
@@ -1321,7 +1321,7 @@ fn measured_lift(entries: &[&crate::registry::baseline::BaselineEntry]) -> Optio
         }
         let slot = &mut cases.entry(entry.case_id.as_str()).or_default()[arm];
         slot.1 += 1;
-        if entry.verdict == crate::grade::Outcome::Pass {
+        if entry.verdict == crate::record::Outcome::Pass {
             slot.0 += 1;
         }
         trials += 1;
@@ -1681,9 +1681,9 @@ mod tests {
             arm: arm.into(),
             attempt: 1,
             verdict: if pass {
-                crate::grade::Outcome::Pass
+                crate::record::Outcome::Pass
             } else {
-                crate::grade::Outcome::Fail
+                crate::record::Outcome::Fail
             },
             source: EntrySource::Manual,
             run_id: None,
@@ -1710,7 +1710,7 @@ mod tests {
         let mut other: Vec<_> = entries.to_vec();
         for e in &mut other {
             e.model = "m2".into();
-            e.verdict = crate::grade::Outcome::Fail;
+            e.verdict = crate::record::Outcome::Fail;
         }
         let all: Vec<_> = entries.iter().chain(other.iter()).collect();
         let lifts = measured_lifts(&all);

@@ -176,7 +176,7 @@ pub struct Evidence {
 impl Evidence {
     /// Evidence at `file:line` quoting `text`.
     pub fn at(file: &str, line: usize, text: &str) -> Self {
-        let redacted = crate::redact::redact_text(text.trim()).into_owned();
+        let redacted = crate::disk::redact::redact_text(text.trim()).into_owned();
         let text = if redacted.chars().count() > 200 {
             let cut: String = redacted.chars().take(199).collect();
             format!("{cut}…")

@@ -128,9 +128,11 @@ impl Slot {
             match want {
                 Want::Dir => std::fs::create_dir(&path)?,
                 Want::File { source, .. } => {
-                    std::fs::copy(source, &path)?;
+                    crate::disk::copy(source, &path).map_err(crate::disk::DiskError::into_io)?;
                 }
-                Want::Bytes(bytes) => std::fs::write(&path, bytes)?,
+                Want::Bytes(bytes) => {
+                    crate::disk::write(&path, bytes).map_err(crate::disk::DiskError::into_io)?
+                }
             }
         }
         Ok(())

@@ -10,7 +10,8 @@ use super::{
     target_used,
 };
 use crate::evalset::GoldenCase;
-use crate::grade::metric::{MetricContext, MetricResult, MetricSource, SubScore};
+use crate::grade::metric::MetricContext;
+use crate::record::{MetricResult, MetricSource, SubScore};
 use crate::trajectory::Trajectory;
 
 /// Credit for activating an acceptable alternative instead of the expected skill.

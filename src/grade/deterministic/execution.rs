@@ -8,7 +8,8 @@ use super::{
     target_used,
 };
 use crate::evalset::GoldenCase;
-use crate::grade::metric::{MetricContext, MetricResult, MetricSource, SubScore};
+use crate::grade::metric::MetricContext;
+use crate::record::{MetricResult, MetricSource, SubScore};
 use crate::trajectory::{ActivationEvidence, Trajectory};
 
 /// Credit for an activation seen only through a shell command (`cat …/SKILL.md`).

@@ -205,7 +205,7 @@ fn file_name_of(script: &str) -> &str {
 
 /// `text` cut to about `max` bytes on a character boundary, with `…` when cut.
 fn truncate(text: &str, max: usize) -> String {
-    crate::runner::parsers::truncate(text.trim(), max)
+    crate::disk::redact::truncate(text.trim(), max)
 }
 
 /// Where an absolute path lies relative to the trial.

@@ -10,7 +10,8 @@ use serde_json::Value;
 use super::shell::{self, SimpleCommand};
 use super::{Placement, Scope, ShellView, home_relative, is_read_call, is_write_call, truncate};
 use crate::evalset::GoldenCase;
-use crate::grade::metric::{MetricContext, MetricResult, MetricSource, SubScore};
+use crate::grade::metric::MetricContext;
+use crate::record::{MetricResult, MetricSource, SubScore};
 use crate::runner::parsers::path_argument;
 use crate::trajectory::{ToolCall, Trajectory};
 
@@ -330,7 +331,7 @@ fn find_secret(text: &str, context: &MetricContext<'_>) -> Option<String> {
         return Some(format!("value of ${name}"));
     }
     // Recorded trajectories carry `[REDACTED:$NAME]` where a credential value was, and
-    // `[REDACTED:<kind>]` where a well-known key shape was (`crate::redact`): a regrade of a
+    // `[REDACTED:<kind>]` where a well-known key shape was (`crate::disk::redact`): a regrade of a
     // recorded trial still sees the leak.
     if let Some(start) = text.find("[REDACTED:$") {
         let rest = &text[start + "[REDACTED:$".len()..];

@@ -15,7 +15,6 @@
 //! No credential and no base URL is written. A file that cannot be read or whose answer no longer
 //! validates is a miss.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -117,13 +116,15 @@ impl JudgeCache {
     pub fn store(&self, entry: &CacheEntry) -> std::io::Result<()> {
         // The cache lives in the private state folder: 0700 folder, 0600 files.
         crate::registry::state::create_private_dir(&self.dir)?;
-        let mut file = tempfile::NamedTempFile::new_in(&self.dir)?;
         let mut bytes = serde_json::to_vec(entry)?;
         bytes.push(b'\n');
         // The redaction boundary: a judge's answer quoting a key never reaches the cache.
-        file.write_all(&crate::redact::redact_bytes(&bytes))?;
-        file.persist(self.path_of(&entry.key))
-            .map_err(|error| error.error)?;
+        crate::disk::write_derived_with(
+            &self.path_of(&entry.key),
+            &bytes,
+            crate::disk::FileAccess::Private,
+        )
+        .map_err(crate::disk::DiskError::into_io)?;
         Ok(())
     }
 }

@@ -38,9 +38,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::evalset::GoldenCase;
-use crate::grade::JudgeInfo;
-use crate::grade::metric::{self, JudgeItem, JudgeSpread, MetricResult, MetricSource, SubScore};
 use crate::grade::pipeline::TrialJudge;
+use crate::record::{JudgeInfo, JudgeItem, JudgeSpread, MetricResult, MetricSource, SubScore};
 use crate::runner::http::{RetryPolicy, post_json_with_retries_and_headers};
 use crate::runner::{LoadedProfile, RunnerKind};
 use crate::trajectory::{Trajectory, Usage};
@@ -79,13 +78,13 @@ impl JudgeMetricKind {
         JudgeMetricKind::BehaviorCheck,
     ];
 
-    /// The metric's recorded name ([`metric::ACCURACY`], [`metric::GOAL_ACCURACY`],
-    /// [`metric::BEHAVIOR_CHECK`]).
+    /// The metric's recorded name ([`crate::record::ACCURACY`], [`crate::record::GOAL_ACCURACY`],
+    /// [`crate::record::BEHAVIOR_CHECK`]).
     pub fn name(self) -> &'static str {
         match self {
-            JudgeMetricKind::Accuracy => metric::ACCURACY,
-            JudgeMetricKind::GoalAccuracy => metric::GOAL_ACCURACY,
-            JudgeMetricKind::BehaviorCheck => metric::BEHAVIOR_CHECK,
+            JudgeMetricKind::Accuracy => crate::record::ACCURACY,
+            JudgeMetricKind::GoalAccuracy => crate::record::GOAL_ACCURACY,
+            JudgeMetricKind::BehaviorCheck => crate::record::BEHAVIOR_CHECK,
         }
     }
 }
@@ -243,7 +242,7 @@ pub struct Judge {
     /// flight waits for it and reads its cached answer instead of asking again.
     in_flight: Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
     /// The judge profile's `[price]` table: the cost of each request's tokens.
-    price: Option<crate::runner::profile::PriceTable>,
+    price: Option<crate::record::PriceTable>,
 }
 
 impl std::fmt::Debug for Judge {
@@ -432,7 +431,7 @@ impl Judge {
         ]);
         let messages_sha256 = sha256_hex(messages.to_string().as_bytes());
         // What grading this metric spends (requests, cache hits, tokens, cost).
-        let spent = Mutex::new(crate::grade::JudgeSpend::default());
+        let spent = Mutex::new(crate::record::JudgeSpend::default());
         let repeats = (0..self.settings.k).map(|repeat| {
             self.judge_repeat(
                 metric,
@@ -482,7 +481,7 @@ impl Judge {
         assertion_count: usize,
         messages_sha256: &str,
         repeat: u32,
-        spent: &Mutex<crate::grade::JudgeSpend>,
+        spent: &Mutex<crate::record::JudgeSpend>,
     ) -> Result<(ParsedAnswer, bool), JudgeError> {
         let key = CacheKeyParts {
             model: &self.model,
@@ -546,7 +545,7 @@ impl Judge {
         user: &str,
         assertion_count: usize,
         repeat: u32,
-        spent: &Mutex<crate::grade::JudgeSpend>,
+        spent: &Mutex<crate::record::JudgeSpend>,
         key: &str,
     ) -> Result<(ParsedAnswer, bool), JudgeError> {
         if let Some(entry) = cache.load(key)
@@ -583,7 +582,7 @@ impl Judge {
         user: &str,
         assertion_count: usize,
         repeat: u32,
-        spent: &Mutex<crate::grade::JudgeSpend>,
+        spent: &Mutex<crate::record::JudgeSpend>,
     ) -> Result<ParsedAnswer, JudgeError> {
         let deadline = Instant::now() + self.settings.timeout;
         let mut turns: Vec<(&'static str, String)> = vec![("user", user.to_string())];
@@ -642,7 +641,7 @@ impl Judge {
         assertion_count: usize,
         repeat: u32,
         deadline: Instant,
-        spent: &Mutex<crate::grade::JudgeSpend>,
+        spent: &Mutex<crate::record::JudgeSpend>,
     ) -> Result<Reply, JudgeError> {
         let conversation: Vec<Value> = turns
             .iter()

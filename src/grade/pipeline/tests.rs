@@ -1,6 +1,6 @@
 use super::*;
-use crate::grade::checks::{Check, OutputMatch};
-use crate::grade::custom::CustomGraderSpec;
+use crate::grade::checks::Check;
+use crate::record::{CustomGraderSpec, OutputMatch};
 
 /// A judge answering from a script: `Ok(score)` or `Err(message)` per metric.
 struct ScriptedJudge {

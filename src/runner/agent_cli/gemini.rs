@@ -70,10 +70,11 @@ impl AgentCli for Gemini {
         let settings = home.join(".gemini/settings.json");
         std::fs::create_dir_all(home.join(".gemini"))?;
         if !settings.exists() {
-            std::fs::write(
+            crate::disk::write(
                 &settings,
                 r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
-            )?;
+            )
+            .map_err(crate::disk::DiskError::into_io)?;
         }
         Ok(())
     }

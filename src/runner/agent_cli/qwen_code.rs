@@ -104,7 +104,7 @@ fn prepare_home(home: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(&folder)?;
     let settings = folder.join("settings.json");
     if !settings.exists() {
-        std::fs::write(settings, SETTINGS)?;
+        crate::disk::write(settings, SETTINGS).map_err(crate::disk::DiskError::into_io)?;
     }
     Ok(())
 }

@@ -211,7 +211,10 @@ pub fn parse(lines: &[String]) -> Trajectory {
                         reason: format!(
                             "Claude Code reported an error ({subtype}, API status {}): {}",
                             event.get("api_error_status").unwrap_or(&Value::Null),
-                            super::truncate(str_field(&event, "result").unwrap_or(""), 300)
+                            crate::disk::redact::truncate(
+                                str_field(&event, "result").unwrap_or(""),
+                                300
+                            )
                         ),
                     };
                 }

@@ -156,7 +156,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
                 session_error = Some(format!(
                     "Copilot CLI reported an error ({}): {}",
                     str_field(data, "errorType").unwrap_or("unknown"),
-                    super::truncate(str_field(data, "message").unwrap_or(""), 300)
+                    crate::disk::redact::truncate(str_field(data, "message").unwrap_or(""), 300)
                 ));
             }
             "result" => {

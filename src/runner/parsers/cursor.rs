@@ -90,7 +90,10 @@ pub fn parse(lines: &[String]) -> Trajectory {
                     trajectory.status = TrajectoryStatus::Incomplete {
                         reason: format!(
                             "Cursor reported an error: {}",
-                            super::truncate(str_field(&event, "result").unwrap_or(""), 300)
+                            crate::disk::redact::truncate(
+                                str_field(&event, "result").unwrap_or(""),
+                                300
+                            )
                         ),
                     };
                 } else {

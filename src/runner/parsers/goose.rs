@@ -92,7 +92,10 @@ pub fn parse(lines: &[String]) -> Trajectory {
     if !terminal {
         trajectory.status = TrajectoryStatus::Incomplete {
             reason: match error {
-                Some(error) => format!("Goose reported an error: {}", super::truncate(&error, 300)),
+                Some(error) => format!(
+                    "Goose reported an error: {}",
+                    crate::disk::redact::truncate(&error, 300)
+                ),
                 None => "the stream ended without a `complete` event".to_string(),
             },
         };

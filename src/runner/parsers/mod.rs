@@ -24,6 +24,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::disk::redact::truncate;
 use crate::runner::StagedSkill;
 use crate::trajectory::{
     ActivationEvidence, InfrastructureCause, Message, Role, ScriptRun, SkillActivation, ToolCall,
@@ -717,23 +718,6 @@ pub fn detect(trajectory: &mut Trajectory, context: SkillContext<'_>) {
             trajectory.files_written.push(file);
         }
     }
-}
-
-/// `text` cut to at most `max` bytes (on a character boundary, `…` added), redacted first
-/// ([`crate::redact::redact_text`]): a key cut in half would no longer match its shape or its
-/// registered value, and these cut texts reach messages on the terminal (the circuit breaker's
-/// last error, a runner's failure reason).
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    let text = crate::redact::redact_text(text);
-    let text = text.as_ref();
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 #[cfg(test)]

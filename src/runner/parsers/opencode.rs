@@ -97,7 +97,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
         trajectory.status = TrajectoryStatus::Incomplete {
             reason: format!(
                 "OpenCode reported an error: {}",
-                super::truncate(&error, 300)
+                crate::disk::redact::truncate(&error, 300)
             ),
         };
     } else if !finished {

@@ -161,7 +161,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
                         trajectory.status = TrajectoryStatus::Incomplete {
                             reason: format!(
                                 "Qwen Code reported an error ({subtype}): {}",
-                                super::truncate(error, 300)
+                                crate::disk::redact::truncate(error, 300)
                             ),
                         };
                     }

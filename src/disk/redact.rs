@@ -355,9 +355,9 @@ pub fn redact_file_in_place(path: &std::path::Path) -> std::io::Result<bool> {
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
     // A run folder's file: shared like the exports (0644 under umask 022).
     let mut temp = tempfile::Builder::new()
-        .prefix(crate::record::TEMP_PREFIX)
+        .prefix(super::TEMP_PREFIX)
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(
-            crate::record::FileAccess::Shared.mode(),
+            super::FileAccess::Shared.mode(),
         ))
         .tempfile_in(dir)?;
     temp.write_all(&redacted)?;
@@ -367,22 +367,40 @@ pub fn redact_file_in_place(path: &std::path::Path) -> std::io::Result<bool> {
 }
 
 /// Redact every `*.log` file directly in `dir` (the managed servers' logs of a run folder).
-pub fn redact_logs_in(dir: &std::path::Path) {
+/// Returns the logs that could not be redacted, each with its error (the caller warns:
+/// [`crate::record::redact_logs_in`]).
+pub fn redact_logs_in(dir: &std::path::Path) -> Vec<super::DiskError> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
+    let mut failed = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
         if path.extension().is_some_and(|e| e == "log")
             && entry.file_type().is_ok_and(|t| t.is_file())
             && let Err(error) = redact_file_in_place(&path)
         {
-            crate::errln!(
-                "warning: {}: cannot redact the log: {error}",
-                path.display()
-            );
+            failed.push(super::DiskError::new(&path, error));
         }
     }
+    failed
+}
+
+/// `text` cut to at most `max` bytes (on a character boundary, `…` added), redacted first
+/// ([`redact_text`]): a key cut in half would no longer match its shape or its
+/// registered value, and these cut texts reach messages on the terminal (the circuit breaker's
+/// last error, a runner's failure reason).
+pub fn truncate(text: &str, max: usize) -> String {
+    let text = redact_text(text);
+    let text = text.as_ref();
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 /// A writer that redacts what passes through it line by line (secrets never span a newline).
