@@ -1,9 +1,10 @@
-//! The `anthropic-messages` runner: skill-lift's own agent loop over the Anthropic Messages API
+//! The `anthropic-messages` runner: skill-lift's own agent loop ([`super::model_api`]) over the
+//! Anthropic Messages API
 //! (`POST {base_url}/messages`, `x-api-key` and `anthropic-version: 2023-06-01` headers;
 //! `base_url` defaults to `https://api.anthropic.com/v1`).
 //!
-//! It mirrors the `openai-chat` loop (`super::openai_chat`, whose prompts, staged-skill loader
-//! and tools it shares): `inject` puts every staged skill's body in the top-level `system`
+//! The loop, prompts, staged-skill loader and tools are the `openai-chat` runner's; this file is
+//! the Messages wire format. `inject` puts every staged skill's body in the top-level `system`
 //! prompt and asks once; `tools` lists names and descriptions and offers `activate_skill`,
 //! `read_file` and `final_answer` as Messages API tools, answering each `tool_use` block with a
 //! `tool_result` block, for at most `max_turns` requests.
@@ -26,45 +27,32 @@
 //!   with a typed [`InfrastructureCause`]: the trial is unscoreable, never failed. The API key
 //!   is sent only as a header and never recorded.
 
-use std::path::Path;
 use std::time::Instant;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::http::{PostFailure, RetryPolicy, post_json_with_retries_and_headers};
-use super::openai_chat::{
-    LoadedSkill, SkillTexts, execute_tool, inject_system_prompt, tool_specs, tools_system_prompt,
-};
-use super::{AttemptError, AttemptInput, Runner, RunnerProfile, SkillMode};
+use super::RunnerProfile;
+use super::http::PostFailure;
+use super::model_api::tools::{LoadedSkill, tool_specs};
+use super::model_api::{MalformedReply, ModelApiRunner, Reply, Request, ToolUse, WireFormat};
 use crate::grade::judge::{ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION};
-use crate::trajectory::{
-    InfrastructureCause, Message, RequestRecord, Role, ToolCall, Trajectory, TrajectoryStatus,
-    Usage,
-};
+use crate::trajectory::{InfrastructureCause, Trajectory, Usage};
 
 /// `max_tokens` of each request (required by the API) when the profile sets none.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
+/// The Messages API wire format.
+pub(super) struct Messages;
+
 /// Runner for the Anthropic Messages API.
-pub struct AnthropicMessagesRunner {
-    profile: RunnerProfile,
-    api_key: Option<String>,
-    client: reqwest::Client,
-    url: String,
-    skill_texts: SkillTexts,
-}
+pub(super) type AnthropicMessagesRunner = ModelApiRunner<Messages>;
 
 impl AnthropicMessagesRunner {
     /// Build the runner; `api_key` is the value of the profile's `api_key_env`, when set.
-    pub fn new(
+    pub(super) fn new(
         profile: RunnerProfile,
         api_key: Option<String>,
     ) -> Result<Self, super::kind::BuildError> {
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(256)
-            .tcp_nodelay(true)
-            .build()?;
         let configured = profile.base_url.trim().trim_end_matches('/');
         let base = if configured.is_empty() {
             ANTHROPIC_DEFAULT_BASE_URL
@@ -72,13 +60,8 @@ impl AnthropicMessagesRunner {
             configured
         };
         let url = format!("{base}/messages");
-        Ok(Self {
-            profile,
-            api_key: api_key.filter(|key| !key.is_empty()),
-            client,
-            url,
-            skill_texts: SkillTexts::default(),
-        })
+        let api_key = api_key.filter(|key| !key.is_empty());
+        Self::with_url(profile, api_key, url, Messages)
     }
 }
 
@@ -106,13 +89,14 @@ fn tool_definitions(skills: &[LoadedSkill]) -> Value {
 /// carrying their breakpoint), and the conversation, whose newest tool result (when the last
 /// message holds one) is marked as a breakpoint too. At most three breakpoints (the API allows
 /// four).
-fn request_body(
-    profile: &RunnerProfile,
-    model: &str,
-    system: &str,
-    tools: Option<&Value>,
-    messages: &[Value],
-) -> Value {
+fn request_body(request: Request<'_>) -> Value {
+    let Request {
+        profile,
+        model,
+        system,
+        tools,
+        messages,
+    } = request;
     let mut messages = messages.to_vec();
     if let Some(last) = messages.last_mut()
         && let Some(blocks) = last["content"].as_array_mut()
@@ -154,27 +138,11 @@ fn parse_usage(value: &Value) -> Usage {
     }
 }
 
-/// A `tool_use` block.
-struct ToolUse {
-    id: String,
-    name: String,
-    input: Value,
-}
-
-/// What one response said.
-struct Reply {
-    /// The `content` blocks as received (sent back verbatim as the assistant turn).
-    blocks: Vec<Value>,
-    /// The text blocks, joined by blank lines.
-    text: String,
-    tool_uses: Vec<ToolUse>,
-    stop_reason: Option<String>,
-}
-
-/// Read a successful response; `Err` names what is missing.
-fn parse_reply(value: &Value) -> Result<Reply, String> {
+/// Read a successful response: the text blocks joined by blank lines, the `tool_use` blocks in
+/// order (thinking and other blocks go back on the wire as they came).
+fn parse_reply(value: &Value) -> Result<Reply, MalformedReply> {
     let Some(blocks) = value["content"].as_array() else {
-        return Err("response has no `content` array".to_string());
+        return Err(MalformedReply("response has no `content` array"));
     };
     let mut texts = Vec::new();
     let mut tool_uses = Vec::new();
@@ -182,7 +150,7 @@ fn parse_reply(value: &Value) -> Result<Reply, String> {
         match block["type"].as_str() {
             Some("text") => {
                 if let Some(text) = block["text"].as_str() {
-                    texts.push(text.to_string());
+                    texts.push(text);
                 }
             }
             Some("tool_use") => tool_uses.push(ToolUse {
@@ -193,15 +161,16 @@ fn parse_reply(value: &Value) -> Result<Reply, String> {
                 name: block["name"].as_str().unwrap_or("").to_string(),
                 input: block["input"].clone(),
             }),
-            // Thinking and other blocks are kept in `blocks` (sent back as they came).
             _ => {}
         }
     }
+    let finish_reason = value["stop_reason"].as_str().map(str::to_string);
     Ok(Reply {
-        blocks: blocks.clone(),
         text: texts.join("\n\n"),
         tool_uses,
-        stop_reason: value["stop_reason"].as_str().map(str::to_string),
+        // A `tool_use` block cut by the limit is not run.
+        cut: finish_reason.as_deref() == Some("max_tokens"),
+        finish_reason,
     })
 }
 
@@ -221,192 +190,80 @@ fn failure_cause(failure: &PostFailure, deadline: Instant) -> InfrastructureCaus
         )
 }
 
-/// End the attempt: `trajectory` is incomplete for `cause`, kept as the partial record.
-fn fail(
-    mut trajectory: Trajectory,
-    cause: InfrastructureCause,
-    message: String,
-) -> Result<Trajectory, AttemptError> {
-    trajectory.set_infrastructure_error(cause, &message);
-    Err(AttemptError {
-        message,
-        partial: Some(Box::new(trajectory)),
-    })
-}
-
-#[async_trait]
-impl Runner for AnthropicMessagesRunner {
+impl WireFormat for Messages {
     fn kind(&self) -> &'static str {
         "anthropic-messages"
     }
 
-    fn skills_dir(&self) -> &'static Path {
-        Path::new(super::openai_chat::SKILLS_DIR)
-    }
-
-    async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError> {
-        let deadline = Instant::now() + input.timeout;
-        let mut trajectory = Trajectory::new();
-        let skills = self
-            .skill_texts
-            .load(input.skills)
-            .map_err(|message| AttemptError {
-                message,
-                partial: None,
-            })?;
-        let mode = self.profile.skill_mode;
-        let system = match mode {
-            SkillMode::Inject => inject_system_prompt(&self.profile.system_prompt, &skills),
-            SkillMode::Tools => tools_system_prompt(&self.profile.system_prompt, &skills),
-        };
-        let mut wire_messages = vec![json!({"role": "user", "content": input.prompt})];
-        trajectory.messages.push(Message {
-            role: Role::System,
-            content: system.clone(),
-            tool_call_id: None,
-        });
-        trajectory.messages.push(Message {
-            role: Role::User,
-            content: input.prompt.to_string(),
-            tool_call_id: None,
-        });
-        let tools = (mode == SkillMode::Tools).then(|| tool_definitions(&skills));
-        let policy = RetryPolicy::of_profile(&self.profile);
-        let max_turns = if mode == SkillMode::Tools {
-            self.profile.max_turns
-        } else {
-            1
-        };
+    fn auth<'a>(
+        &self,
+        api_key: Option<&'a str>,
+    ) -> (Option<&'a str>, Vec<(&'static str, &'a str)>) {
         let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION)];
-        if let Some(key) = self.api_key.as_deref() {
+        if let Some(key) = api_key {
             headers.push(("x-api-key", key));
         }
+        (None, headers)
+    }
 
-        for _turn in 0..max_turns {
-            let body = request_body(
-                &self.profile,
-                input.model,
-                &system,
-                tools.as_ref(),
-                &wire_messages,
-            );
-            let response = match post_json_with_retries_and_headers(
-                &self.client,
-                &self.url,
-                None,
-                &headers,
-                &body,
-                policy,
-                deadline,
-            )
-            .await
-            {
-                Ok(response) => response,
-                Err(failure) => {
-                    let cause = failure_cause(&failure, deadline);
-                    trajectory.requests.push(RequestRecord {
-                        latency_s: 0.0,
-                        model: None,
-                        finish_reason: None,
-                        retries: failure.retries,
-                    });
-                    return fail(trajectory, cause, failure.message);
-                }
-            };
-            let value = response.body;
-            if value["type"] == "error" {
-                let kind = value["error"]["type"].as_str().unwrap_or("error");
-                let message = format!(
-                    "API error {kind}: {}",
-                    value["error"]["message"].as_str().unwrap_or("")
-                );
-                let cause = InfrastructureCause::from_error_text(kind)
-                    .unwrap_or(InfrastructureCause::Runner);
-                return fail(trajectory, cause, message);
-            }
-            let reply = match parse_reply(&value) {
-                Ok(reply) => reply,
-                Err(reason) => {
-                    trajectory.raw_events.push(value.clone());
-                    trajectory.status = TrajectoryStatus::Incomplete {
-                        reason: reason.clone(),
-                    };
-                    return Err(AttemptError {
-                        message: reason,
-                        partial: Some(Box::new(trajectory)),
-                    });
-                }
-            };
-            let observed_model = value["model"].as_str().map(str::to_string);
-            if observed_model.is_some() {
-                trajectory.observed_model = observed_model.clone();
-            }
-            let mut usage = parse_usage(&value);
-            if let Some(price) = &self.profile.price {
-                usage.cost_usd = price.cost_usd(&usage);
-            }
-            trajectory.add_request_usage(&usage);
-            trajectory.requests.push(RequestRecord {
-                latency_s: response.latency_s,
-                model: observed_model,
-                finish_reason: reply.stop_reason.clone(),
-                retries: response.retries,
-            });
-            trajectory.messages.push(Message {
-                role: Role::Assistant,
-                content: reply.text.clone(),
-                tool_call_id: None,
-            });
-            let cut = reply.stop_reason.as_deref() == Some("max_tokens");
-            if reply.tool_uses.is_empty() || mode == SkillMode::Inject || cut {
-                trajectory.final_answer = Some(reply.text);
-                return Ok(trajectory);
-            }
-            wire_messages.push(json!({"role": "assistant", "content": reply.blocks}));
-            let mut results = Vec::new();
-            let mut final_answer = None;
-            for call in reply.tool_uses {
-                let started = Instant::now();
-                let call_index = trajectory.tool_calls.len();
-                let execution = execute_tool(
-                    &call.name,
-                    &call.input,
-                    &input,
-                    &skills,
-                    &mut trajectory,
-                    call_index,
-                );
-                trajectory.tool_calls.push(ToolCall {
-                    id: call.id.clone(),
-                    name: call.name,
-                    input: call.input,
-                    output: Some(execution.output.clone()),
-                    is_error: execution.is_error,
-                    duration_s: Some(started.elapsed().as_secs_f64()),
-                });
-                trajectory.messages.push(Message {
-                    role: Role::Tool,
-                    content: execution.output.clone(),
-                    tool_call_id: Some(call.id.clone()),
-                });
-                let mut result = json!({"type": "tool_result", "tool_use_id": call.id,
-                    "content": execution.output});
-                if execution.is_error {
-                    result["is_error"] = json!(true);
-                }
-                results.push(result);
-                if execution.final_answer.is_some() {
-                    final_answer = execution.final_answer;
-                }
-            }
-            if let Some(answer) = final_answer {
-                trajectory.final_answer = Some(answer);
-                return Ok(trajectory);
-            }
-            wire_messages.push(json!({"role": "user", "content": results}));
+    fn tool_definitions(&self, skills: &[LoadedSkill]) -> Value {
+        tool_definitions(skills)
+    }
+
+    fn first_messages(&self, _system: &str, prompt: &str) -> Vec<Value> {
+        vec![json!({"role": "user", "content": prompt})]
+    }
+
+    fn request_body(&self, request: Request<'_>) -> Value {
+        request_body(request)
+    }
+
+    fn record_failure(
+        &self,
+        trajectory: &mut Trajectory,
+        failure: &PostFailure,
+        deadline: Instant,
+    ) {
+        trajectory.set_infrastructure_error(failure_cause(failure, deadline), &failure.message);
+    }
+
+    fn api_error(&self, value: &Value) -> Option<(InfrastructureCause, String)> {
+        if value["type"] != "error" {
+            return None;
         }
-        trajectory.turn_limit_reached = true;
-        Ok(trajectory)
+        let kind = value["error"]["type"].as_str().unwrap_or("error");
+        let message = format!(
+            "API error {kind}: {}",
+            value["error"]["message"].as_str().unwrap_or("")
+        );
+        let cause =
+            InfrastructureCause::from_error_text(kind).unwrap_or(InfrastructureCause::Runner);
+        Some((cause, message))
+    }
+
+    fn parse_reply(&self, value: &Value) -> Result<Reply, MalformedReply> {
+        parse_reply(value)
+    }
+
+    fn usage(&self, value: &Value) -> Usage {
+        parse_usage(value)
+    }
+
+    fn assistant_turn(&self, value: &Value, _reply: &Reply) -> Value {
+        // The `content` blocks as received, thinking blocks included.
+        json!({"role": "assistant", "content": value["content"].clone()})
+    }
+
+    fn tool_result(&self, id: &str, output: String, is_error: bool) -> Value {
+        let mut result = json!({"type": "tool_result", "tool_use_id": id, "content": output});
+        if is_error {
+            result["is_error"] = json!(true);
+        }
+        result
+    }
+
+    fn push_tool_results(&self, messages: &mut Vec<Value>, results: Vec<Value>) {
+        messages.push(json!({"role": "user", "content": results}));
     }
 }
 
@@ -420,6 +277,7 @@ pub(crate) static KIND: super::kind::ModelApiKind = super::kind::ModelApiKind {
 
 #[cfg(test)]
 mod tests {
+    use super::super::model_api::tools::test_skill as skill;
     use super::*;
     use std::time::Duration;
 
@@ -428,14 +286,6 @@ mod tests {
             "kind = \"anthropic-messages\"\nmodel = \"claude-test\"\n{extra}"
         ))
         .unwrap()
-    }
-
-    fn skill(name: &str) -> LoadedSkill {
-        LoadedSkill {
-            name: name.to_string(),
-            description: format!("Use for {name}."),
-            body: format!("Do {name}."),
-        }
     }
 
     #[test]
@@ -452,13 +302,14 @@ mod tests {
         assert!(tools[0].get("cache_control").is_none());
         assert_eq!(tools[0]["input_schema"]["required"], json!(["name"]));
         let first = [json!({"role": "user", "content": "Q?"})];
-        let body = request_body(
-            &profile("temperature = 0\n"),
-            "m",
-            "S",
-            Some(&tools),
-            &first,
-        );
+        let profile_t0 = profile("temperature = 0\n");
+        let body = request_body(Request {
+            profile: &profile_t0,
+            model: "m",
+            system: "S",
+            tools: Some(&tools),
+            messages: &first,
+        });
         assert_eq!(
             body["system"],
             json!([{"type": "text", "text": "S", "cache_control": {"type": "ephemeral"}}])
@@ -471,7 +322,14 @@ mod tests {
             json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}}]}),
             json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}),
         ];
-        let body = request_body(&profile("max_tokens = 99\n"), "m", "S", None, &later);
+        let profile_99 = profile("max_tokens = 99\n");
+        let body = request_body(Request {
+            profile: &profile_99,
+            model: "m",
+            system: "S",
+            tools: None,
+            messages: &later,
+        });
         assert_eq!(body["max_tokens"], 99);
         assert!(body.get("tools").is_none());
         assert!(body.get("temperature").is_none());
@@ -522,17 +380,24 @@ mod tests {
 
     #[test]
     fn replies_join_text_and_keep_tool_uses_in_order() {
-        let reply = parse_reply(&json!({"content": [
+        let value = json!({"content": [
             {"type": "thinking", "thinking": "hmm", "signature": "s"},
             {"type": "text", "text": "Let me look."},
             {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.txt"}},
             {"type": "text", "text": "And the skill."},
             {"type": "tool_use", "id": "toolu_2", "name": "activate_skill", "input": {"name": "x"}}
-        ], "stop_reason": "tool_use"}))
-        .unwrap();
+        ], "stop_reason": "tool_use"});
+        let reply = parse_reply(&value).unwrap();
         assert_eq!(reply.text, "Let me look.\n\nAnd the skill.");
-        assert_eq!(reply.blocks.len(), 5);
-        assert_eq!(reply.stop_reason.as_deref(), Some("tool_use"));
+        assert_eq!(
+            Messages.assistant_turn(&value, &reply)["content"]
+                .as_array()
+                .unwrap()
+                .len(),
+            5
+        );
+        assert!(!reply.cut);
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_use"));
         let names: Vec<&str> = reply.tool_uses.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["read_file", "activate_skill"]);
         assert_eq!(reply.tool_uses[0].id, "toolu_1");

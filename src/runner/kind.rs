@@ -85,7 +85,7 @@ pub(crate) fn model_api_capabilities(skill_mode: super::SkillMode) -> RunnerCapa
         super::SkillMode::Tools => crate::record::SkillDelivery::Tools,
     };
     RunnerCapabilities {
-        skills_dir: PathBuf::from(super::openai_chat::SKILLS_DIR),
+        skills_dir: PathBuf::from(super::model_api::SKILLS_DIR),
         skill_delivery,
         activation_observable: skill_delivery != crate::record::SkillDelivery::Inject,
         can_run_commands: false,

@@ -8,6 +8,7 @@ pub mod agent_cli;
 pub mod anthropic_messages;
 pub mod http;
 pub mod kind;
+mod model_api;
 pub mod openai_chat;
 pub mod outage;
 pub mod parsers;
@@ -153,6 +154,6 @@ mod tests {
         };
         let runner = build_runner(&loaded, None).ok().unwrap();
         assert_eq!(runner.kind(), "anthropic-messages");
-        assert_eq!(runner.skills_dir(), Path::new(openai_chat::SKILLS_DIR));
+        assert_eq!(runner.skills_dir(), Path::new(model_api::SKILLS_DIR));
     }
 }

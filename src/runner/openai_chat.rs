@@ -1,129 +1,44 @@
-//! The `openai-chat` runner: skill-lift's own agent loop over any OpenAI-compatible Chat
-//! Completions server (OpenAI, vLLM, llama.cpp, Ollama).
+//! The `openai-chat` runner: skill-lift's own agent loop ([`super::model_api`]) over any
+//! OpenAI-compatible Chat Completions server (OpenAI, vLLM, llama.cpp, Ollama).
 //!
-//! Skill modes (see [`SkillMode`]): `inject` puts every staged skill's body in the system prompt,
-//! so the arms differ only by the target's body; `tools` lists names and descriptions and offers
-//! `activate_skill`, `read_file` and `final_answer` tools, with bounded turns. Skills are read
-//! from the staged workspace, never from their source folders.
+//! Skill modes (see [`super::SkillMode`]): `inject` puts every staged skill's body in the system
+//! prompt, so the arms differ only by the target's body; `tools` lists names and descriptions and
+//! offers `activate_skill`, `read_file` and `final_answer` tools, with bounded turns. Skills are
+//! read from the staged workspace, never from their source folders.
 //!
-//! The prompts, the staged-skill loader and the tool implementations are shared with the
-//! `anthropic-messages` runner (`super::anthropic_messages`), so both loops show the model the
-//! same skills and tools.
+//! This file is the Chat Completions wire format: the system prompt is the first message, the
+//! API key a bearer token, tool calls come as `choices[0].message.tool_calls` (arguments as JSON
+//! text) and each result goes back as a `tool` message. A request that failed for good leaves
+//! the attempt incomplete with the failure's message.
 
-use std::collections::HashMap;
-use std::path::{Component, Path};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 
-/// Where this runner stages skills, relative to the workspace.
-pub const SKILLS_DIR: &str = ".agents/skills";
+use super::RunnerProfile;
+use super::http::PostFailure;
+use super::model_api::tools::{LoadedSkill, tool_specs};
+use super::model_api::{MalformedReply, ModelApiRunner, Reply, Request, ToolUse, WireFormat};
+use crate::trajectory::{InfrastructureCause, Trajectory, TrajectoryStatus, Usage};
 
-use super::http::{RetryPolicy, post_json_with_retries};
-use super::{AttemptError, AttemptInput, Runner, RunnerProfile, SkillMode, StagedSkill};
-use crate::asset::parse_skill_text;
-use crate::trajectory::{
-    ActivationEvidence, Message, RequestRecord, Role, SkillActivation, ToolCall, Trajectory,
-    TrajectoryStatus, Usage,
-};
-
-/// Largest file `read_file` returns, in bytes (longer files are cut with a note).
-const READ_FILE_LIMIT_BYTES: usize = 100_000;
+/// The Chat Completions wire format.
+pub(super) struct ChatCompletions;
 
 /// Runner for OpenAI-compatible Chat Completions servers.
-pub struct OpenAiChatRunner {
-    profile: RunnerProfile,
-    api_key: Option<String>,
-    client: reqwest::Client,
-    url: String,
-    skill_texts: SkillTexts,
-}
-
-/// Parsed staged skills keyed by the exact text of their `SKILL.md`: every trial still reads its
-/// own staged copy, but identical text is parsed once.
-#[derive(Default)]
-pub(super) struct SkillTexts {
-    parsed: Mutex<HashMap<String, Arc<ParsedSkillText>>>,
-}
-
-/// The parts of a `SKILL.md` the prompt uses.
-struct ParsedSkillText {
-    description: String,
-    body: String,
-}
+pub(super) type OpenAiChatRunner = ModelApiRunner<ChatCompletions>;
 
 impl OpenAiChatRunner {
-    /// Build the runner; `api_key` is the value of the profile's `api_key_env`, when set.
-    pub fn new(
+    /// Build the runner; `api_key` is the value of the profile's `api_key_env`.
+    pub(super) fn new(
         profile: RunnerProfile,
         api_key: Option<String>,
     ) -> Result<Self, super::kind::BuildError> {
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(256)
-            .tcp_nodelay(true)
-            .build()?;
         let url = format!(
             "{}/chat/completions",
             profile.base_url.trim_end_matches('/')
         );
-        Ok(Self {
-            profile,
-            api_key,
-            client,
-            url,
-            skill_texts: SkillTexts::default(),
-        })
+        Self::with_url(profile, api_key, url, ChatCompletions)
     }
-}
-
-/// A staged skill as the model sees it.
-pub(super) struct LoadedSkill {
-    pub(super) name: String,
-    pub(super) description: String,
-    pub(super) body: String,
-}
-
-/// The system prompt of `inject` mode: the base prompt, then one section per skill (in the order
-/// given: the trial's presentation order) with its description and trimmed body.
-pub(super) fn inject_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
-    if skills.is_empty() {
-        return base.to_string();
-    }
-    let sections: Vec<String> = skills
-        .iter()
-        .map(|s| {
-            format!(
-                "## Skill: {}\nDescription: {}\n\n{}",
-                s.name, s.description, s.body
-            )
-        })
-        .collect();
-    format!(
-        "{base}\n\n# Skills\n\nWhen a request matches a skill's description, follow that skill's instructions exactly.\n\n{}",
-        sections.join("\n\n")
-    )
-}
-
-/// The system prompt of `tools` mode: names and descriptions only.
-pub(super) fn tools_system_prompt(base: &str, skills: &[LoadedSkill]) -> String {
-    let mut prompt = format!(
-        "{base}\n\nYou work in a folder that may contain files. Use `read_file` to read a file by its relative path."
-    );
-    if !skills.is_empty() {
-        prompt.push_str(
-            "\n\n# Skills\n\nThese skills are available. When a request matches a skill's description, call `activate_skill` with its name to load its instructions, then follow them.\n\n",
-        );
-        let lines: Vec<String> = skills
-            .iter()
-            .map(|s| format!("- {}: {}", s.name, s.description))
-            .collect();
-        prompt.push_str(&lines.join("\n"));
-    }
-    prompt
-        .push_str("\n\nGive your final answer as a normal reply, or with the `final_answer` tool.");
-    prompt
 }
 
 fn tool_definitions(skills: &[LoadedSkill]) -> Value {
@@ -147,477 +62,129 @@ fn parse_usage(value: &Value) -> Usage {
     }
 }
 
-/// Resolve a model-supplied path inside the workspace; `None` when it escapes.
-fn resolve_in_workspace(workspace: &Path, requested: &str) -> Option<(std::path::PathBuf, String)> {
-    let relative = Path::new(requested.trim().trim_start_matches("./"));
-    if relative.is_absolute()
-        || relative
-            .components()
-            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return None;
-    }
-    let root = workspace.canonicalize().ok()?;
-    let resolved = root.join(relative).canonicalize().ok()?;
-    if !resolved.starts_with(&root) {
-        return None;
-    }
-    let shown = resolved
-        .strip_prefix(&root)
-        .ok()?
-        .to_string_lossy()
-        .replace('\\', "/");
-    Some((resolved, shown))
-}
-
-/// Resolve a `read_file` path: inside the workspace first; else, relative to the folder of a
-/// skill activated earlier in this attempt (latest first), as the paths in a `SKILL.md` body
-/// are written. Only staged skills can be reached (the baseline arm has no target to read),
-/// and never anything outside the workspace. The shown path is workspace-relative.
-fn resolve_for_read(
-    input: &AttemptInput<'_>,
-    activations: &[SkillActivation],
-    requested: &str,
-) -> Option<(std::path::PathBuf, String)> {
-    if let Some(found) = resolve_in_workspace(input.workspace, requested)
-        && found.0.is_file()
-    {
-        return Some(found);
-    }
-    let root = input.workspace.canonicalize().ok()?;
-    for activation in activations.iter().rev() {
-        if !activation.ok || activation.evidence != ActivationEvidence::SkillTool {
-            continue;
-        }
-        let Some(staged) = input.skills.iter().find(|s| s.name == activation.skill) else {
-            continue;
-        };
-        if let Some((resolved, _)) = resolve_in_workspace(&staged.dir, requested)
-            && resolved.is_file()
-            && resolved.starts_with(&root)
-        {
-            let shown = resolved
-                .strip_prefix(&root)
-                .ok()?
-                .to_string_lossy()
-                .replace('\\', "/");
-            return Some((resolved, shown));
-        }
-    }
-    resolve_in_workspace(input.workspace, requested)
-}
-
-/// What a tool call returned.
-pub(super) struct ToolExecution {
-    /// The result text handed back to the model.
-    pub(super) output: String,
-    /// Whether the result is an error.
-    pub(super) is_error: bool,
-    /// The answer of a `final_answer` call.
-    pub(super) final_answer: Option<String>,
-}
-
-/// The tools both agent loops offer in `tools` mode, as `(name, description, JSON schema of the
-/// input)`: `activate_skill` (only when skills are staged), `read_file`, `final_answer`.
-pub(super) fn tool_specs(skills: &[LoadedSkill]) -> Vec<(&'static str, &'static str, Value)> {
-    let mut tools = Vec::new();
-    if !skills.is_empty() {
-        tools.push((
-            "activate_skill",
-            "Load the full instructions of an available skill by name.",
-            json!({"type": "object", "properties": {
-                "name": {"type": "string", "description": "The skill's name"}}, "required": ["name"]}),
-        ));
-    }
-    tools.push((
-        "read_file",
-        "Read a text file in the working folder by its relative path.",
-        json!({"type": "object", "properties": {
-            "path": {"type": "string", "description": "Path relative to the working folder"}}, "required": ["path"]}),
-    ));
-    tools.push((
-        "final_answer",
-        "Give the final answer to the user and finish.",
-        json!({"type": "object", "properties": {
-            "answer": {"type": "string"}}, "required": ["answer"]}),
-    ));
-    tools
-}
-
-impl SkillTexts {
-    /// Read each staged skill from the workspace, or take its text staged in memory (parsing
-    /// identical text only once).
-    pub(super) fn load(&self, skills: &[StagedSkill]) -> Result<Vec<LoadedSkill>, String> {
-        skills
-            .iter()
-            .map(|staged| {
-                let path = staged.dir.join("SKILL.md");
-                // Staged in memory (no trial folder), else read from the staged folder.
-                let text: std::borrow::Cow<'_, str> = match &staged.skill_md {
-                    Some(text) => std::borrow::Cow::Borrowed(text),
-                    None => std::borrow::Cow::Owned(std::fs::read_to_string(&path).map_err(
-                        |error| format!("staged skill unreadable: {}: {error}", path.display()),
-                    )?),
-                };
-                let cached = self
-                    .parsed
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .get(text.as_ref())
-                    .cloned();
-                let parsed = match cached {
-                    Some(parsed) => parsed,
-                    None => {
-                        let skill = parse_skill_text(&text, &path, &staged.dir, &staged.name)
-                            .map_err(|error| format!("staged skill unreadable: {error}"))?;
-                        let parsed = Arc::new(ParsedSkillText {
-                            description: skill.description,
-                            body: skill.body.trim().to_string(),
-                        });
-                        self.parsed
-                            .lock()
-                            .unwrap_or_else(|poisoned| poisoned.into_inner())
-                            .insert(text.into_owned(), Arc::clone(&parsed));
-                        parsed
-                    }
-                };
-                Ok(LoadedSkill {
-                    name: staged.name.clone(),
-                    description: parsed.description.clone(),
-                    body: parsed.body.clone(),
-                })
-            })
-            .collect()
-    }
-}
-
-/// Execute one tool call of `tools` mode (`activate_skill`, `read_file`, `final_answer`; any
-/// other name is an error result), recording activations and file reads in `trajectory`;
-/// `call_index` is the index the call will have in `trajectory.tool_calls`.
-pub(super) fn execute_tool(
-    name: &str,
-    arguments: &Value,
-    input: &AttemptInput<'_>,
-    skills: &[LoadedSkill],
-    trajectory: &mut Trajectory,
-    call_index: usize,
-) -> ToolExecution {
-    let text_argument = |key: &str| {
-        arguments
-            .get(key)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    let error = |output: String| ToolExecution {
-        output,
-        is_error: true,
-        final_answer: None,
-    };
-    match name {
-        "activate_skill" => {
-            let Some(requested) = text_argument("name") else {
-                return error("activate_skill needs a `name` argument".to_string());
-            };
-            match skills.iter().find(|s| s.name == requested.trim()) {
-                Some(skill) => {
-                    let location = input
-                        .skills
-                        .iter()
-                        .find(|staged| staged.name == skill.name)
-                        .map(|staged| {
-                            staged
-                                .dir
-                                .strip_prefix(input.workspace)
-                                .unwrap_or(&staged.dir)
-                                .to_string_lossy()
-                                .replace('\\', "/")
-                        })
-                        .unwrap_or_default();
-                    trajectory.skill_activations.push(SkillActivation {
-                        skill: skill.name.clone(),
-                        evidence: ActivationEvidence::SkillTool,
-                        ok: true,
-                        tool_call_index: Some(call_index),
-                        target: input
-                            .skills
-                            .iter()
-                            .any(|s| s.target && s.name == skill.name),
-                        reason: None,
-                    });
-                    ToolExecution {
-                        output: format!(
-                            "Skill `{}` lives in the folder `{location}/` (relative to your working folder). Paths in its instructions (references/, scripts/, assets) are relative to that folder: read them with read_file as written (e.g. `references/guide.md`) or as `{location}/references/guide.md`.\n\n{}",
-                            skill.name, skill.body
-                        ),
-                        is_error: false,
-                        final_answer: None,
-                    }
-                }
-                None => {
-                    trajectory.skill_activations.push(SkillActivation {
-                        skill: requested.clone(),
-                        evidence: ActivationEvidence::SkillTool,
-                        ok: false,
-                        tool_call_index: Some(call_index),
-                        target: false,
-                        reason: Some("unknown skill".to_string()),
-                    });
-                    let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
-                    error(format!(
-                        "unknown skill `{requested}`; available: {}",
-                        names.join(", ")
-                    ))
-                }
-            }
-        }
-        "read_file" => {
-            let Some(requested) = text_argument("path") else {
-                return error("read_file needs a `path` argument".to_string());
-            };
-            let Some((resolved, shown)) =
-                resolve_for_read(input, &trajectory.skill_activations, &requested)
-            else {
-                return error(format!(
-                    "`{requested}` is not a file inside the working folder or an activated skill's folder"
-                ));
-            };
-            match std::fs::read(&resolved) {
-                Ok(bytes) => {
-                    trajectory.files_read.push(shown.clone());
-                    let skills_root = input.workspace.canonicalize().ok();
-                    for staged in input.skills {
-                        let skill_file = staged.dir.join("SKILL.md").canonicalize().ok();
-                        // A skill activated and then its SKILL.md read counts once.
-                        let already = trajectory
-                            .skill_activations
-                            .iter()
-                            .any(|a| a.ok && a.skill == staged.name);
-                        if skill_file.as_deref() == Some(resolved.as_path())
-                            && skills_root.is_some()
-                            && !already
-                        {
-                            trajectory.skill_activations.push(SkillActivation {
-                                skill: staged.name.clone(),
-                                evidence: ActivationEvidence::FileRead,
-                                ok: true,
-                                tool_call_index: Some(call_index),
-                                target: staged.target,
-                                reason: None,
-                            });
-                        }
-                    }
-                    let mut text =
-                        String::from_utf8_lossy(&bytes[..bytes.len().min(READ_FILE_LIMIT_BYTES)])
-                            .into_owned();
-                    if bytes.len() > READ_FILE_LIMIT_BYTES {
-                        text.push_str(&format!("\n[cut: file is {} bytes]", bytes.len()));
-                    }
-                    ToolExecution {
-                        output: text,
-                        is_error: false,
-                        final_answer: None,
-                    }
-                }
-                Err(io) => error(format!("cannot read `{requested}`: {io}")),
-            }
-        }
-        "final_answer" => {
-            let answer = text_argument("answer").unwrap_or_default();
-            ToolExecution {
-                output: "ok".to_string(),
-                is_error: false,
-                final_answer: Some(answer),
-            }
-        }
-        other => error(format!("unknown tool `{other}`")),
-    }
-}
-
-#[async_trait]
-impl Runner for OpenAiChatRunner {
+impl WireFormat for ChatCompletions {
     fn kind(&self) -> &'static str {
         "openai-chat"
     }
 
-    fn skills_dir(&self) -> &'static Path {
-        Path::new(SKILLS_DIR)
+    fn auth<'a>(
+        &self,
+        api_key: Option<&'a str>,
+    ) -> (Option<&'a str>, Vec<(&'static str, &'a str)>) {
+        (api_key, Vec::new())
     }
 
-    async fn run_attempt(&self, input: AttemptInput<'_>) -> Result<Trajectory, AttemptError> {
-        let deadline = Instant::now() + input.timeout;
-        let mut trajectory = Trajectory::new();
-        let skills = self
-            .skill_texts
-            .load(input.skills)
-            .map_err(|message| AttemptError {
-                message,
-                partial: None,
-            })?;
-        let mode = self.profile.skill_mode;
-        let system = match mode {
-            SkillMode::Inject => inject_system_prompt(&self.profile.system_prompt, &skills),
-            SkillMode::Tools => tools_system_prompt(&self.profile.system_prompt, &skills),
-        };
-        let mut wire_messages = vec![
-            json!({"role": "system", "content": system}),
-            json!({"role": "user", "content": input.prompt}),
-        ];
-        trajectory.messages.push(Message {
-            role: Role::System,
-            content: system,
-            tool_call_id: None,
-        });
-        trajectory.messages.push(Message {
-            role: Role::User,
-            content: input.prompt.to_string(),
-            tool_call_id: None,
-        });
-        let tools = (mode == SkillMode::Tools).then(|| tool_definitions(&skills));
-        let policy = RetryPolicy::of_profile(&self.profile);
-        let max_turns = if mode == SkillMode::Tools {
-            self.profile.max_turns
-        } else {
-            1
-        };
+    fn tool_definitions(&self, skills: &[LoadedSkill]) -> Value {
+        tool_definitions(skills)
+    }
 
-        for _turn in 0..max_turns {
-            let mut body = json!({"model": input.model, "messages": wire_messages});
-            if let Some(temperature) = self.profile.temperature {
-                body["temperature"] = json!(temperature);
-            }
-            if let Some(max_tokens) = self.profile.max_tokens {
-                body["max_tokens"] = json!(max_tokens);
-            }
-            if let Some(seed) = self.profile.seed {
-                body["seed"] = json!(seed);
-            }
-            if let Some(tools) = &tools {
-                body["tools"] = tools.clone();
-                body["tool_choice"] = json!("auto");
-            }
-            let response = match post_json_with_retries(
-                &self.client,
-                &self.url,
-                self.api_key.as_deref(),
-                &body,
-                policy,
-                deadline,
-            )
-            .await
-            {
-                Ok(response) => response,
-                Err(failure) => {
-                    trajectory.requests.push(RequestRecord {
-                        latency_s: 0.0,
-                        model: None,
-                        finish_reason: None,
-                        retries: failure.retries,
-                    });
-                    trajectory.status = TrajectoryStatus::Incomplete {
-                        reason: failure.message.clone(),
-                    };
-                    return Err(AttemptError {
-                        message: failure.message,
-                        partial: Some(Box::new(trajectory)),
-                    });
-                }
-            };
-            let value = response.body;
-            let choice = &value["choices"][0];
-            let message = &choice["message"];
-            if !message.is_object() {
-                let reason = "response has no choices[0].message".to_string();
-                trajectory.raw_events.push(value.clone());
-                trajectory.status = TrajectoryStatus::Incomplete {
-                    reason: reason.clone(),
-                };
-                return Err(AttemptError {
-                    message: reason,
-                    partial: Some(Box::new(trajectory)),
-                });
-            }
-            let observed_model = value["model"].as_str().map(str::to_string);
-            if observed_model.is_some() {
-                trajectory.observed_model = observed_model.clone();
-            }
-            let mut usage = parse_usage(&value);
-            if let Some(price) = &self.profile.price {
-                usage.cost_usd = price.cost_usd(&usage);
-            }
-            trajectory.add_request_usage(&usage);
-            trajectory.requests.push(RequestRecord {
-                latency_s: response.latency_s,
-                model: observed_model,
-                finish_reason: choice["finish_reason"].as_str().map(str::to_string),
-                retries: response.retries,
-            });
-            let content = message["content"].as_str().unwrap_or("").to_string();
-            let tool_calls = message["tool_calls"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            trajectory.messages.push(Message {
-                role: Role::Assistant,
-                content: content.clone(),
-                tool_call_id: None,
-            });
-            if tool_calls.is_empty() || mode == SkillMode::Inject {
-                trajectory.final_answer = Some(content);
-                return Ok(trajectory);
-            }
-            let mut assistant = json!({"role": "assistant", "content": if content.is_empty() { Value::Null } else { json!(content) }});
-            assistant["tool_calls"] = Value::Array(tool_calls.clone());
-            wire_messages.push(assistant);
-            let mut final_answer = None;
-            for (index, call) in tool_calls.iter().enumerate() {
-                let id = call["id"]
-                    .as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("call-{index}"));
-                let name = call["function"]["name"].as_str().unwrap_or("").to_string();
-                let raw_arguments = &call["function"]["arguments"];
-                let arguments = match raw_arguments {
-                    Value::String(text) => {
-                        serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
-                    }
-                    other => other.clone(),
-                };
-                let started = Instant::now();
-                let call_index = trajectory.tool_calls.len();
-                let execution = execute_tool(
-                    &name,
-                    &arguments,
-                    &input,
-                    &skills,
-                    &mut trajectory,
-                    call_index,
-                );
-                trajectory.tool_calls.push(ToolCall {
-                    id: id.clone(),
-                    name,
-                    input: arguments,
-                    output: Some(execution.output.clone()),
-                    is_error: execution.is_error,
-                    duration_s: Some(started.elapsed().as_secs_f64()),
-                });
-                trajectory.messages.push(Message {
-                    role: Role::Tool,
-                    content: execution.output.clone(),
-                    tool_call_id: Some(id.clone()),
-                });
-                wire_messages
-                    .push(json!({"role": "tool", "tool_call_id": id, "content": execution.output}));
-                if execution.final_answer.is_some() {
-                    final_answer = execution.final_answer;
-                }
-            }
-            if let Some(answer) = final_answer {
-                trajectory.final_answer = Some(answer);
-                return Ok(trajectory);
-            }
+    fn first_messages(&self, system: &str, prompt: &str) -> Vec<Value> {
+        vec![
+            json!({"role": "system", "content": system}),
+            json!({"role": "user", "content": prompt}),
+        ]
+    }
+
+    fn request_body(&self, request: Request<'_>) -> Value {
+        let Request {
+            profile,
+            model,
+            tools,
+            messages,
+            ..
+        } = request;
+        let mut body = json!({"model": model, "messages": messages});
+        if let Some(temperature) = profile.temperature {
+            body["temperature"] = json!(temperature);
         }
-        trajectory.turn_limit_reached = true;
-        Ok(trajectory)
+        if let Some(max_tokens) = profile.max_tokens {
+            body["max_tokens"] = json!(max_tokens);
+        }
+        if let Some(seed) = profile.seed {
+            body["seed"] = json!(seed);
+        }
+        if let Some(tools) = tools {
+            body["tools"] = tools.clone();
+            body["tool_choice"] = json!("auto");
+        }
+        body
+    }
+
+    fn record_failure(
+        &self,
+        trajectory: &mut Trajectory,
+        failure: &PostFailure,
+        _deadline: Instant,
+    ) {
+        trajectory.status = TrajectoryStatus::Incomplete {
+            reason: failure.message.clone(),
+        };
+    }
+
+    fn api_error(&self, _body: &Value) -> Option<(InfrastructureCause, String)> {
+        None
+    }
+
+    fn parse_reply(&self, value: &Value) -> Result<Reply, MalformedReply> {
+        let choice = &value["choices"][0];
+        let message = &choice["message"];
+        if !message.is_object() {
+            return Err(MalformedReply("response has no choices[0].message"));
+        }
+        let tool_uses = message["tool_calls"]
+            .as_array()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .enumerate()
+                    .map(|(index, call)| {
+                        let arguments = match &call["function"]["arguments"] {
+                            Value::String(text) => serde_json::from_str(text)
+                                .unwrap_or_else(|_| Value::String(text.clone())),
+                            other => other.clone(),
+                        };
+                        ToolUse {
+                            id: call["id"]
+                                .as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| format!("call-{index}")),
+                            name: call["function"]["name"].as_str().unwrap_or("").to_string(),
+                            input: arguments,
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Reply {
+            text: message["content"].as_str().unwrap_or("").to_string(),
+            tool_uses,
+            finish_reason: choice["finish_reason"].as_str().map(str::to_string),
+            // A reply cut by `max_tokens` (`length`) still runs the calls it holds.
+            cut: false,
+        })
+    }
+
+    fn usage(&self, value: &Value) -> Usage {
+        parse_usage(value)
+    }
+
+    fn assistant_turn(&self, value: &Value, reply: &Reply) -> Value {
+        let content = if reply.text.is_empty() {
+            Value::Null
+        } else {
+            json!(reply.text)
+        };
+        let mut assistant = json!({"role": "assistant", "content": content});
+        assistant["tool_calls"] = value["choices"][0]["message"]["tool_calls"].clone();
+        assistant
+    }
+
+    fn tool_result(&self, id: &str, output: String, _is_error: bool) -> Value {
+        json!({"role": "tool", "tool_call_id": id, "content": output})
+    }
+
+    fn push_tool_results(&self, messages: &mut Vec<Value>, results: Vec<Value>) {
+        messages.extend(results);
     }
 }
 
@@ -628,117 +195,3 @@ pub(crate) static KIND: super::kind::ModelApiKind = super::kind::ModelApiKind {
     // Any OpenAI-compatible server: there is no default address.
     needs_base_url: true,
 };
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn skill(name: &str) -> LoadedSkill {
-        LoadedSkill {
-            name: name.to_string(),
-            description: format!("Use for {name}."),
-            body: format!("Do {name}."),
-        }
-    }
-
-    #[test]
-    fn inject_prompt_layout_is_stable() {
-        let prompt =
-            inject_system_prompt("You are a helpful assistant.", &[skill("a"), skill("b")]);
-        assert_eq!(
-            prompt,
-            "You are a helpful assistant.\n\n# Skills\n\nWhen a request matches a skill's description, follow that skill's instructions exactly.\n\n## Skill: a\nDescription: Use for a.\n\nDo a.\n\n## Skill: b\nDescription: Use for b.\n\nDo b."
-        );
-        assert_eq!(inject_system_prompt("base", &[]), "base");
-    }
-
-    #[test]
-    fn tools_prompt_lists_descriptions_not_bodies() {
-        let prompt = tools_system_prompt("base", &[skill("a")]);
-        assert!(prompt.contains("- a: Use for a."));
-        assert!(!prompt.contains("Do a."));
-    }
-
-    #[test]
-    fn workspace_paths_cannot_escape() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "x").unwrap();
-        assert_eq!(
-            resolve_in_workspace(dir.path(), "./a.txt").unwrap().1,
-            "a.txt"
-        );
-        assert!(resolve_in_workspace(dir.path(), "../a.txt").is_none());
-        assert!(resolve_in_workspace(dir.path(), "/etc/passwd").is_none());
-        assert!(resolve_in_workspace(dir.path(), "missing.txt").is_none());
-    }
-
-    #[test]
-    fn read_file_reaches_an_activated_skills_files_and_nothing_else() {
-        let dir = tempfile::tempdir().unwrap();
-        let workspace = dir.path().join("ws");
-        let skill_dir = workspace.join(".agents/skills/csv-summary");
-        std::fs::create_dir_all(skill_dir.join("references")).unwrap();
-        std::fs::write(
-            skill_dir.join("SKILL.md"),
-            "---\nname: csv-summary\ndescription: d\n---\n",
-        )
-        .unwrap();
-        std::fs::write(skill_dir.join("references/format.md"), "table").unwrap();
-        std::fs::write(dir.path().join("outside.txt"), "secret").unwrap();
-        let staged = vec![StagedSkill {
-            name: "csv-summary".to_string(),
-            dir: skill_dir.clone(),
-            target: true,
-            skill_md: None,
-        }];
-        let input = AttemptInput {
-            prompt: "p",
-            workspace: &workspace,
-            home: dir.path(),
-            skills: &staged,
-            model: "m",
-            timeout: Duration::from_secs(1),
-        };
-        let activation = |skill: &str, ok: bool| SkillActivation {
-            skill: skill.to_string(),
-            evidence: ActivationEvidence::SkillTool,
-            ok,
-            tool_call_index: Some(0),
-            target: true,
-            reason: None,
-        };
-        // Before activation the body's relative path is not a workspace file.
-        assert!(resolve_for_read(&input, &[], "references/format.md").is_none());
-        let activated = [activation("csv-summary", true)];
-        let (path, shown) = resolve_for_read(&input, &activated, "references/format.md").unwrap();
-        assert_eq!(std::fs::read_to_string(path).unwrap(), "table");
-        assert_eq!(shown, ".agents/skills/csv-summary/references/format.md");
-        // The workspace-relative spelling works too; escapes never do.
-        assert!(
-            resolve_for_read(
-                &input,
-                &[],
-                ".agents/skills/csv-summary/references/format.md"
-            )
-            .is_some()
-        );
-        assert!(resolve_for_read(&input, &activated, "../../outside.txt").is_none());
-        assert!(resolve_for_read(&input, &activated, "/etc/passwd").is_none());
-        // A failed activation, or a skill not staged in this arm (the baseline's target), opens
-        // nothing.
-        assert!(
-            resolve_for_read(
-                &input,
-                &[activation("csv-summary", false)],
-                "references/format.md"
-            )
-            .is_none()
-        );
-        let baseline = AttemptInput {
-            skills: &[],
-            ..input
-        };
-        assert!(resolve_for_read(&baseline, &activated, "references/format.md").is_none());
-    }
-}
