@@ -3,7 +3,7 @@
 
 use super::{AgentCli, EnvContext};
 use crate::runner::RunnerProfile;
-use crate::runner::parsers::{StreamParser, claude::ClaudeStreamJson};
+use crate::runner::parsers::{StreamParser, claude::CLAUDE_STREAM_JSON};
 
 /// Claude Code.
 pub(crate) struct ClaudeCode;
@@ -22,7 +22,7 @@ impl AgentCli for ClaudeCode {
     }
 
     fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
-        &ClaudeStreamJson
+        &CLAUDE_STREAM_JSON
     }
 
     fn args(&self, _profile: &RunnerProfile) -> Vec<String> {

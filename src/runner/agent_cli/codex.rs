@@ -4,7 +4,7 @@
 
 use super::{AgentCli, DUMMY_KEY_VARIABLE, EnvContext};
 use crate::runner::RunnerProfile;
-use crate::runner::parsers::{StreamParser, codex::CodexJson};
+use crate::runner::parsers::{StreamParser, codex::CODEX_JSON};
 
 /// Codex CLI.
 pub(crate) struct Codex;
@@ -19,7 +19,7 @@ impl AgentCli for Codex {
     }
 
     fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
-        &CodexJson
+        &CODEX_JSON
     }
 
     fn args(&self, _profile: &RunnerProfile) -> Vec<String> {

@@ -12,7 +12,7 @@ use std::path::Path;
 use super::{AgentCli, EnvContext};
 use crate::runner::RunnerProfile;
 use crate::runner::parsers::StreamParser;
-use crate::runner::parsers::copilot::{CopilotJson, usage_from_file};
+use crate::runner::parsers::copilot::{COPILOT_JSON, usage_from_file};
 use crate::trajectory::Trajectory;
 
 /// GitHub Copilot CLI.
@@ -32,7 +32,7 @@ impl AgentCli for Copilot {
     }
 
     fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
-        &CopilotJson
+        &COPILOT_JSON
     }
 
     fn args(&self, profile: &RunnerProfile) -> Vec<String> {

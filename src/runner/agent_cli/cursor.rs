@@ -3,7 +3,7 @@
 
 use super::AgentCli;
 use crate::runner::RunnerProfile;
-use crate::runner::parsers::{StreamParser, cursor::CursorStreamJson};
+use crate::runner::parsers::{StreamParser, cursor::CURSOR_STREAM_JSON};
 
 /// Cursor CLI.
 pub(crate) struct Cursor;
@@ -22,7 +22,7 @@ impl AgentCli for Cursor {
     }
 
     fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
-        &CursorStreamJson
+        &CURSOR_STREAM_JSON
     }
 
     fn args(&self, _profile: &RunnerProfile) -> Vec<String> {

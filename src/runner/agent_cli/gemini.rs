@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::{AgentCli, EnvContext};
 use crate::runner::RunnerProfile;
-use crate::runner::parsers::{StreamParser, gemini::GeminiStreamJson};
+use crate::runner::parsers::{StreamParser, gemini::GEMINI_STREAM_JSON};
 
 /// Gemini CLI.
 pub(crate) struct Gemini;
@@ -25,7 +25,7 @@ impl AgentCli for Gemini {
     }
 
     fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
-        &GeminiStreamJson
+        &GEMINI_STREAM_JSON
     }
 
     fn args(&self, _profile: &RunnerProfile) -> Vec<String> {

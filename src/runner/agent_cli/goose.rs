@@ -3,7 +3,7 @@
 
 use super::{AgentCli, EnvContext};
 use crate::runner::RunnerProfile;
-use crate::runner::parsers::{StreamParser, goose::GooseStreamJson};
+use crate::runner::parsers::{StreamParser, goose::GOOSE_STREAM_JSON};
 
 /// Goose.
 pub(crate) struct Goose;
@@ -22,7 +22,7 @@ impl AgentCli for Goose {
     }
 
     fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
-        &GooseStreamJson
+        &GOOSE_STREAM_JSON
     }
 
     fn args(&self, _profile: &RunnerProfile) -> Vec<String> {

@@ -4,7 +4,7 @@
 
 use super::{AgentCli, DUMMY_KEY_VARIABLE, EnvContext};
 use crate::runner::RunnerProfile;
-use crate::runner::parsers::{StreamParser, opencode::OpencodeJson};
+use crate::runner::parsers::{StreamParser, opencode::OPENCODE_JSON};
 
 /// OpenCode.
 pub(crate) struct Opencode;
@@ -23,7 +23,7 @@ impl AgentCli for Opencode {
     }
 
     fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
-        &OpencodeJson
+        &OPENCODE_JSON
     }
 
     fn args(&self, _profile: &RunnerProfile) -> Vec<String> {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::{AgentCli, EnvContext};
 use crate::runner::RunnerProfile;
-use crate::runner::parsers::{StreamParser, qwen::QwenStreamJson};
+use crate::runner::parsers::{StreamParser, qwen::QWEN_STREAM_JSON};
 
 /// Qwen Code.
 pub(crate) struct QwenCode;
@@ -28,7 +28,7 @@ impl AgentCli for QwenCode {
     }
 
     fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
-        &QwenStreamJson
+        &QWEN_STREAM_JSON
     }
 
     fn args(&self, profile: &RunnerProfile) -> Vec<String> {

@@ -148,33 +148,22 @@ pub fn parse(lines: &[String]) -> Trajectory {
                                         .and_then(Value::as_bool)
                                         .unwrap_or(false)
                                         || structured_failure;
-                                    trajectory.messages.push(crate::trajectory::Message {
-                                        role: Role::Tool,
-                                        content: text.clone(),
-                                        tool_call_id: Some(id.to_string()),
-                                    });
-                                    if let Some(&command) = command_of_call.get(id) {
-                                        let code = exit_code_line
-                                            .captures(&text)
-                                            .and_then(|c| c[1].parse::<i32>().ok());
-                                        trajectory.commands[command].exit_code = match code {
-                                            Some(code) => Some(code),
-                                            None if !is_error => Some(0),
-                                            None => None,
-                                        };
-                                    }
-                                    if let Some(&index) = call_index.get(id) {
-                                        let call = &mut trajectory.tool_calls[index];
-                                        call.output = Some(text);
-                                        call.is_error = is_error;
-                                        if let (Some(start), Some(end)) =
+                                    let recorded = super::record_tool_result(
+                                        &mut trajectory,
+                                        id,
+                                        text,
+                                        is_error,
+                                        (&call_index, &command_of_call),
+                                        &exit_code_line,
+                                    );
+                                    if let Some(index) = recorded
+                                        && let (Some(start), Some(end)) =
                                             (call_started.get(id), timestamp(&event))
-                                        {
-                                            call.duration_s = Some(
-                                                (end - *start).num_milliseconds().max(0) as f64
-                                                    / 1000.0,
-                                            );
-                                        }
+                                    {
+                                        trajectory.tool_calls[index].duration_s = Some(
+                                            (end - *start).num_milliseconds().max(0) as f64
+                                                / 1000.0,
+                                        );
                                     }
                                 }
                                 Some("text") => {
@@ -246,9 +235,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
         for (_, usage) in &usage_by_message {
             trajectory.usage.add(usage);
         }
-        trajectory.status = TrajectoryStatus::Incomplete {
-            reason: "the stream ended without a `result` event".to_string(),
-        };
+        super::ended_without(&mut trajectory, "a `result` event");
     }
     trajectory
 }
@@ -256,44 +243,37 @@ pub fn parse(lines: &[String]) -> Trajectory {
 /// Claude Code `--output-format stream-json --verbose`: ends with `result`; errors in a failed
 /// `result` (`api_error_status`), `assistant` lines marked `is_api_error_message`, and
 /// `system/api_retry` notices.
-pub struct ClaudeStreamJson;
+pub static CLAUDE_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported,
+};
 
-impl super::StreamParser for ClaudeStreamJson {
-    fn is_final_event_type(&self, event_type: &str) -> bool {
-        event_type == "result"
-    }
-
-    fn parse_events(&self, lines: &[String]) -> Trajectory {
-        parse(lines)
-    }
-
-    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
-        use super::{Reported, status_of};
-        match event_type {
-            "system" if str_field(event, "subtype") == Some("api_retry") => {
-                let code = event.get("error_status").and_then(status_of);
-                let error = str_field(event, "error").unwrap_or("");
-                Some(Reported::Retrying(
-                    code,
-                    format!(
-                        "retrying the API after: {error}{}",
-                        code.map(|c| format!(" (HTTP {c})")).unwrap_or_default()
-                    ),
-                    false,
-                ))
-            }
-            "result" => super::failed_result(event),
-            "assistant"
-                if event.get("is_api_error_message").and_then(Value::as_bool) == Some(true) =>
-            {
-                Some(Reported::Fatal(
-                    event.get("api_error_status").and_then(status_of),
-                    output_text(&event["message"]["content"]),
-                    None,
-                ))
-            }
-            _ => None,
+/// What an error event of this stream reports.
+fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
+    use super::{Reported, status_of};
+    match event_type {
+        "system" if str_field(event, "subtype") == Some("api_retry") => {
+            let code = event.get("error_status").and_then(status_of);
+            let error = str_field(event, "error").unwrap_or("");
+            Some(Reported::Retrying(
+                code,
+                format!(
+                    "retrying the API after: {error}{}",
+                    code.map(|c| format!(" (HTTP {c})")).unwrap_or_default()
+                ),
+                false,
+            ))
         }
+        "result" => super::failed_result(event),
+        "assistant" if event.get("is_api_error_message").and_then(Value::as_bool) == Some(true) => {
+            Some(Reported::Fatal(
+                event.get("api_error_status").and_then(status_of),
+                output_text(&event["message"]["content"]),
+                None,
+            ))
+        }
+        _ => None,
     }
 }
 

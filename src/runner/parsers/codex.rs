@@ -120,55 +120,46 @@ pub fn parse(lines: &[String]) -> Trajectory {
         }
     }
     if !terminal {
-        trajectory.status = TrajectoryStatus::Incomplete {
-            reason: "the stream ended without `turn.completed` or `turn.failed`".to_string(),
-        };
+        super::ended_without(&mut trajectory, "`turn.completed` or `turn.failed`");
     }
     trajectory
 }
 
 /// Codex `exec --json`: ends with `turn.completed` or `turn.failed`; errors in `turn.failed`
 /// and `Reconnecting…` notices.
-pub struct CodexJson;
+pub static CODEX_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["turn.completed", "turn.failed"],
+    fold: parse,
+    reported,
+};
 
-impl super::StreamParser for CodexJson {
-    fn is_final_event_type(&self, event_type: &str) -> bool {
-        event_type == "turn.completed" || event_type == "turn.failed"
-    }
-
-    fn parse_events(&self, lines: &[String]) -> Trajectory {
-        parse(lines)
-    }
-
-    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
-        use super::Reported;
-        match event_type {
-            "error" => {
-                let message = str_field(event, "message").unwrap_or("");
-                message
-                    .starts_with("Reconnecting")
-                    .then(|| Reported::Retrying(None, message.to_string(), false))
-            }
-            // Only `turn.failed` is fatal: one whose words name no cause is the agent's error.
-            "turn.failed" => Some(Reported::Fatal(
-                None,
-                str_field(&event["error"], "message")
-                    .unwrap_or("")
-                    .to_string(),
-                Some(crate::trajectory::InfrastructureCause::AgentError),
-            )),
-            _ => None,
+/// What an error event of this stream reports.
+fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
+    use super::Reported;
+    match event_type {
+        "error" => {
+            let message = str_field(event, "message").unwrap_or("");
+            message
+                .starts_with("Reconnecting")
+                .then(|| Reported::Retrying(None, message.to_string(), false))
         }
+        // Only `turn.failed` is fatal: one whose words name no cause is the agent's error.
+        "turn.failed" => Some(Reported::Fatal(
+            None,
+            str_field(&event["error"], "message")
+                .unwrap_or("")
+                .to_string(),
+            Some(crate::trajectory::InfrastructureCause::AgentError),
+        )),
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
-    use super::super::{SkillContext, detect};
     use super::*;
     use crate::trajectory::ActivationEvidence;
-    use std::path::Path;
 
     const REFERENCE: &str = r#"{"type":"thread.started","thread_id":"0199b2c4"}
 {"type":"turn.started"}
@@ -187,16 +178,7 @@ mod tests {
 
     #[test]
     fn reference_stream_is_normalized() {
-        let workspace = Path::new("/task");
-        let skills = staged(workspace, ".agents/skills");
-        let mut trajectory = parse(&lines(REFERENCE));
-        detect(
-            &mut trajectory,
-            SkillContext {
-                workspace,
-                skills: &skills,
-            },
-        );
+        let trajectory = parse_and_detect(parse, ".agents/skills", REFERENCE);
         assert_eq!(trajectory.status, TrajectoryStatus::Complete);
         assert_eq!(trajectory.session_id.as_deref(), Some("0199b2c4"));
         assert_eq!(trajectory.observed_model, None);

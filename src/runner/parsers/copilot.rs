@@ -172,9 +172,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
     if let Some(reason) = session_error {
         trajectory.status = TrajectoryStatus::Incomplete { reason };
     } else if !result_seen {
-        trajectory.status = TrajectoryStatus::Incomplete {
-            reason: "the stream ended without a `result` event".to_string(),
-        };
+        super::ended_without(&mut trajectory, "a `result` event");
     } else {
         trajectory.final_answer = answer;
     }
@@ -235,21 +233,11 @@ pub fn usage_from_file(text: &str) -> Option<Usage> {
 
 /// GitHub Copilot CLI `--output-format json`: ends with `result`; errors in `session.error`
 /// and `model.call_failure` events.
-pub struct CopilotJson;
-
-impl super::StreamParser for CopilotJson {
-    fn is_final_event_type(&self, event_type: &str) -> bool {
-        event_type == "result"
-    }
-
-    fn parse_events(&self, lines: &[String]) -> Trajectory {
-        parse(lines)
-    }
-
-    fn reported(&self, _event_type: &str, event: &Value) -> Option<super::Reported> {
-        reported(event)
-    }
-}
+pub static COPILOT_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported: |_, event| reported(event),
+};
 
 #[cfg(test)]
 mod tests {

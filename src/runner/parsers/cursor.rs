@@ -104,40 +104,31 @@ pub fn parse(lines: &[String]) -> Trajectory {
         }
     }
     if !terminal {
-        trajectory.status = TrajectoryStatus::Incomplete {
-            reason: "the stream ended without a `result` event".to_string(),
-        };
+        super::ended_without(&mut trajectory, "a `result` event");
     }
     trajectory
 }
 
 /// Cursor CLI `--output-format stream-json`: ends with `result`; errors in a failed `result`.
-pub struct CursorStreamJson;
+pub static CURSOR_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported,
+};
 
-impl super::StreamParser for CursorStreamJson {
-    fn is_final_event_type(&self, event_type: &str) -> bool {
-        event_type == "result"
-    }
-
-    fn parse_events(&self, lines: &[String]) -> Trajectory {
-        parse(lines)
-    }
-
-    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
-        match event_type {
-            "result" => super::failed_result(event),
-            _ => None,
-        }
+/// What an error event of this stream reports.
+fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
+    match event_type {
+        "result" => super::failed_result(event),
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
-    use super::super::{SkillContext, detect};
     use super::*;
     use crate::trajectory::ActivationEvidence;
-    use std::path::Path;
 
     const REFERENCE: &str = r#"{"type":"system","subtype":"init","apiKeySource":"env","cwd":"/task","session_id":"4f2a","model":"GPT-5","permissionMode":"default"}
 {"type":"user","message":{"role":"user","content":[{"type":"text","text":"Draft release notes"}]},"session_id":"4f2a"}
@@ -149,16 +140,7 @@ mod tests {
 
     #[test]
     fn reference_stream_is_normalized() {
-        let workspace = Path::new("/task");
-        let skills = staged(workspace, ".cursor/skills");
-        let mut trajectory = parse(&lines(REFERENCE));
-        detect(
-            &mut trajectory,
-            SkillContext {
-                workspace,
-                skills: &skills,
-            },
-        );
+        let trajectory = parse_and_detect(parse, ".cursor/skills", REFERENCE);
         assert_eq!(trajectory.status, TrajectoryStatus::Complete);
         assert_eq!(trajectory.observed_model.as_deref(), Some("GPT-5"));
         assert_eq!(

@@ -97,55 +97,46 @@ pub fn parse(lines: &[String]) -> Trajectory {
         }
     }
     if !terminal {
-        trajectory.status = TrajectoryStatus::Incomplete {
-            reason: "the stream ended without a `result` event".to_string(),
-        };
+        super::ended_without(&mut trajectory, "a `result` event");
     }
     trajectory
 }
 
 /// Gemini CLI `--output-format stream-json`: ends with `result`; errors in a `result` whose
 /// status is not `success` and in `error` events of severity `error`.
-pub struct GeminiStreamJson;
+pub static GEMINI_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported,
+};
 
-impl super::StreamParser for GeminiStreamJson {
-    fn is_final_event_type(&self, event_type: &str) -> bool {
-        event_type == "result"
-    }
-
-    fn parse_events(&self, lines: &[String]) -> Trajectory {
-        parse(lines)
-    }
-
-    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
-        use super::{Reported, status_of};
-        match event_type {
-            "result" if str_field(event, "status") != Some("success") => {
-                let error = &event["error"];
-                Some(Reported::Fatal(
-                    error.get("code").and_then(status_of),
-                    str_field(error, "message")
-                        .map(str::to_string)
-                        .unwrap_or_else(|| error.to_string()),
-                    Some(crate::trajectory::InfrastructureCause::AgentError),
-                ))
-            }
-            "error" if str_field(event, "severity") == Some("error") => Some(Reported::Fatal(
-                None,
-                str_field(event, "message").unwrap_or("").to_string(),
-                None,
-            )),
-            _ => None,
+/// What an error event of this stream reports.
+fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
+    use super::{Reported, status_of};
+    match event_type {
+        "result" if str_field(event, "status") != Some("success") => {
+            let error = &event["error"];
+            Some(Reported::Fatal(
+                error.get("code").and_then(status_of),
+                str_field(error, "message")
+                    .map(str::to_string)
+                    .unwrap_or_else(|| error.to_string()),
+                Some(crate::trajectory::InfrastructureCause::AgentError),
+            ))
         }
+        "error" if str_field(event, "severity") == Some("error") => Some(Reported::Fatal(
+            None,
+            str_field(event, "message").unwrap_or("").to_string(),
+            None,
+        )),
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
-    use super::super::{SkillContext, detect};
     use super::*;
-    use std::path::Path;
 
     const REFERENCE: &str = r#"{"type":"init","timestamp":"2026-09-01T08:00:00.000Z","session_id":"b7e0","model":"gemini-2.5-pro"}
 {"type":"message","timestamp":"2026-09-01T08:00:00.100Z","role":"user","content":"Draft release notes for v2.3"}
@@ -163,16 +154,7 @@ mod tests {
 
     #[test]
     fn reference_stream_is_normalized() {
-        let workspace = Path::new("/task");
-        let skills = staged(workspace, ".agents/skills");
-        let mut trajectory = parse(&lines(REFERENCE));
-        detect(
-            &mut trajectory,
-            SkillContext {
-                workspace,
-                skills: &skills,
-            },
-        );
+        let trajectory = parse_and_detect(parse, ".agents/skills", REFERENCE);
         assert_eq!(trajectory.status, TrajectoryStatus::Complete);
         assert_eq!(trajectory.observed_model.as_deref(), Some("gemini-2.5-pro"));
         assert_eq!(trajectory.session_id.as_deref(), Some("b7e0"));

@@ -104,39 +104,32 @@ pub fn parse(lines: &[String]) -> Trajectory {
 }
 
 /// Goose `run --output-format stream-json`: ends with `complete`; errors in `error` events.
-pub struct GooseStreamJson;
+pub static GOOSE_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["complete"],
+    fold: parse,
+    reported,
+};
 
-impl super::StreamParser for GooseStreamJson {
-    fn is_final_event_type(&self, event_type: &str) -> bool {
-        event_type == "complete"
+/// What an error event of this stream reports.
+fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
+    if event_type != "error" {
+        return None;
     }
-
-    fn parse_events(&self, lines: &[String]) -> Trajectory {
-        parse(lines)
-    }
-
-    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
-        if event_type != "error" {
-            return None;
-        }
-        let error = &event["error"];
-        Some(super::Reported::Fatal(
-            None,
-            error
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| error.to_string()),
-            Some(crate::trajectory::InfrastructureCause::AgentError),
-        ))
-    }
+    let error = &event["error"];
+    Some(super::Reported::Fatal(
+        None,
+        error
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| error.to_string()),
+        Some(crate::trajectory::InfrastructureCause::AgentError),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
-    use super::super::{SkillContext, detect};
     use super::*;
-    use std::path::Path;
 
     const REFERENCE: &str = r#"{"type":"message","message":{"role":"assistant","created":1767225600,"content":[{"type":"toolRequest","id":"tr_1","toolCall":{"status":"success","value":{"name":"skills__load_skill","arguments":{"name":"release-notes"}}}}]}}
 {"type":"message","message":{"role":"user","created":1767225601,"content":[{"type":"toolResponse","id":"tr_1","toolResult":{"status":"success","value":[{"type":"text","text":"Collect commits first."}]}}]}}
@@ -148,16 +141,7 @@ mod tests {
 
     #[test]
     fn reference_stream_is_normalized() {
-        let workspace = Path::new("/task");
-        let skills = staged(workspace, ".goose/skills");
-        let mut trajectory = parse(&lines(REFERENCE));
-        detect(
-            &mut trajectory,
-            SkillContext {
-                workspace,
-                skills: &skills,
-            },
-        );
+        let trajectory = parse_and_detect(parse, ".goose/skills", REFERENCE);
         assert_eq!(trajectory.status, TrajectoryStatus::Complete);
         assert_eq!(
             trajectory.final_answer.as_deref(),

@@ -59,14 +59,14 @@ impl OutputFormat {
     /// The parser of this format.
     pub fn parser(self) -> &'static dyn StreamParser {
         match self {
-            OutputFormat::ClaudeStreamJson => &claude::ClaudeStreamJson,
-            OutputFormat::CodexJson => &codex::CodexJson,
-            OutputFormat::GeminiStreamJson => &gemini::GeminiStreamJson,
-            OutputFormat::OpencodeJson => &opencode::OpencodeJson,
-            OutputFormat::CursorStreamJson => &cursor::CursorStreamJson,
-            OutputFormat::GooseStreamJson => &goose::GooseStreamJson,
-            OutputFormat::CopilotJson => &copilot::CopilotJson,
-            OutputFormat::QwenStreamJson => &qwen::QwenStreamJson,
+            OutputFormat::ClaudeStreamJson => &claude::CLAUDE_STREAM_JSON,
+            OutputFormat::CodexJson => &codex::CODEX_JSON,
+            OutputFormat::GeminiStreamJson => &gemini::GEMINI_STREAM_JSON,
+            OutputFormat::OpencodeJson => &opencode::OPENCODE_JSON,
+            OutputFormat::CursorStreamJson => &cursor::CURSOR_STREAM_JSON,
+            OutputFormat::GooseStreamJson => &goose::GOOSE_STREAM_JSON,
+            OutputFormat::CopilotJson => &copilot::COPILOT_JSON,
+            OutputFormat::QwenStreamJson => &qwen::QWEN_STREAM_JSON,
             OutputFormat::Text => &PlainText,
         }
     }
@@ -136,6 +136,80 @@ pub trait StreamParser: Sync {
         }
         trajectory
     }
+}
+
+/// A JSON-lines stream format, as data: the frame every agent-CLI parser shares (reading the
+/// lines, decoding each as JSON, finding the terminal event by its `type`, typing the error
+/// events) is [`StreamParser`]'s, written once; a format gives its terminal event types, its
+/// fold of the decoded events into a trajectory ([`events`] and the helpers below), and what its
+/// error events report. One `static` per format, in the format's own file.
+pub struct JsonLines {
+    /// The event types that end the stream.
+    pub final_events: &'static [&'static str],
+    /// The normalized trajectory of a whole stream (before error events are read).
+    pub fold: fn(&[String]) -> Trajectory,
+    /// What an event of this `type` reports as an error, or `None` for ordinary events.
+    pub reported: fn(&str, &Value) -> Option<Reported>,
+}
+
+impl StreamParser for JsonLines {
+    fn is_final_event_type(&self, event_type: &str) -> bool {
+        self.final_events.contains(&event_type)
+    }
+
+    fn parse_events(&self, lines: &[String]) -> Trajectory {
+        (self.fold)(lines)
+    }
+
+    fn reported(&self, event_type: &str, event: &Value) -> Option<Reported> {
+        (self.reported)(event_type, event)
+    }
+}
+
+/// Mark a stream that ended without its terminal event incomplete: "the stream ended without
+/// {what}".
+pub(crate) fn ended_without(trajectory: &mut Trajectory, what: &str) {
+    trajectory.status = crate::trajectory::TrajectoryStatus::Incomplete {
+        reason: format!("the stream ended without {what}"),
+    };
+}
+
+/// Record the `tool_result` block of a Claude-shaped stream (Claude Code, Qwen Code) answering
+/// call `id`: a tool message; the exit code of the command the call ran (`exit_code_line`'s
+/// first group in the output, else 0 unless the result is an error); the call's output and
+/// error flag. Returns the call's index in `trajectory.tool_calls`, when the call was seen.
+pub(crate) fn record_tool_result(
+    trajectory: &mut Trajectory,
+    id: &str,
+    text: String,
+    is_error: bool,
+    calls: (
+        &std::collections::HashMap<String, usize>,
+        &std::collections::HashMap<String, usize>,
+    ),
+    exit_code_line: &regex::Regex,
+) -> Option<usize> {
+    let (call_index, command_of_call) = calls;
+    trajectory.messages.push(Message {
+        role: Role::Tool,
+        content: text.clone(),
+        tool_call_id: Some(id.to_string()),
+    });
+    if let Some(&command) = command_of_call.get(id) {
+        let code = exit_code_line
+            .captures(&text)
+            .and_then(|c| c[1].parse::<i32>().ok());
+        trajectory.commands[command].exit_code = match code {
+            Some(code) => Some(code),
+            None if !is_error => Some(0),
+            None => None,
+        };
+    }
+    let index = *call_index.get(id)?;
+    let call = &mut trajectory.tool_calls[index];
+    call.output = Some(text);
+    call.is_error = is_error;
+    Some(index)
 }
 
 /// Plain text: the whole stdout is the final answer; the exit code decides completeness.

@@ -101,51 +101,42 @@ pub fn parse(lines: &[String]) -> Trajectory {
             ),
         };
     } else if !finished {
-        trajectory.status = TrajectoryStatus::Incomplete {
-            reason: "the stream ended without `done` or a final `step_finish`".to_string(),
-        };
+        super::ended_without(&mut trajectory, "`done` or a final `step_finish`");
     }
     trajectory
 }
 
 /// OpenCode `run --format json`: ends with `done`; errors in `error` events
 /// (`error.data.statusCode`).
-pub struct OpencodeJson;
+pub static OPENCODE_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["done"],
+    fold: parse,
+    reported,
+};
 
-impl super::StreamParser for OpencodeJson {
-    fn is_final_event_type(&self, event_type: &str) -> bool {
-        event_type == "done"
+/// What an error event of this stream reports.
+fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
+    if event_type != "error" {
+        return None;
     }
-
-    fn parse_events(&self, lines: &[String]) -> Trajectory {
-        parse(lines)
-    }
-
-    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
-        if event_type != "error" {
-            return None;
-        }
-        let error = &event["error"];
-        let data = &error["data"];
-        let message = str_field(data, "message")
-            .or_else(|| str_field(error, "message"))
-            .map(str::to_string)
-            .unwrap_or_else(|| error.to_string());
-        let name = str_field(error, "name").unwrap_or("");
-        Some(super::Reported::Fatal(
-            data.get("statusCode").and_then(super::status_of),
-            format!("{name}: {message}"),
-            Some(crate::trajectory::InfrastructureCause::AgentError),
-        ))
-    }
+    let error = &event["error"];
+    let data = &error["data"];
+    let message = str_field(data, "message")
+        .or_else(|| str_field(error, "message"))
+        .map(str::to_string)
+        .unwrap_or_else(|| error.to_string());
+    let name = str_field(error, "name").unwrap_or("");
+    Some(super::Reported::Fatal(
+        data.get("statusCode").and_then(super::status_of),
+        format!("{name}: {message}"),
+        Some(crate::trajectory::InfrastructureCause::AgentError),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_support::*;
-    use super::super::{SkillContext, detect};
     use super::*;
-    use std::path::Path;
 
     const REFERENCE: &str = r#"{"type":"step_start","timestamp":1767225600000,"sessionID":"ses_01J9X","part":{"id":"prt_a","messageID":"msg_a","sessionID":"ses_01J9X","type":"step-start"}}
 {"type":"tool_use","timestamp":1767225601800,"sessionID":"ses_01J9X","part":{"id":"prt_b","type":"tool","callID":"call_1","tool":"skill","state":{"status":"completed","input":{"name":"release-notes"},"output":"<skill_content name=\"release-notes\">Collect commits first.</skill_content>","title":"Loaded skill: release-notes","metadata":{"name":"release-notes","dir":"/task/.opencode/skills/release-notes"},"time":{"start":1767225601500,"end":1767225601700}}}}
@@ -159,16 +150,7 @@ mod tests {
 
     #[test]
     fn reference_stream_is_normalized() {
-        let workspace = Path::new("/task");
-        let skills = staged(workspace, ".opencode/skills");
-        let mut trajectory = parse(&lines(REFERENCE));
-        detect(
-            &mut trajectory,
-            SkillContext {
-                workspace,
-                skills: &skills,
-            },
-        );
+        let trajectory = parse_and_detect(parse, ".opencode/skills", REFERENCE);
         assert_eq!(trajectory.status, TrajectoryStatus::Complete);
         assert_eq!(trajectory.session_id.as_deref(), Some("ses_01J9X"));
         assert_eq!(

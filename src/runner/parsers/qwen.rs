@@ -25,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::{events, message, new_call, output_text, str_field, u64_field};
-use crate::trajectory::{CommandRun, Message, Role, Trajectory, TrajectoryStatus, Usage};
+use crate::trajectory::{CommandRun, Role, Trajectory, TrajectoryStatus, Usage};
 
 /// The Qwen Code tool that runs shell commands.
 const SHELL_TOOL: &str = "run_shell_command";
@@ -113,26 +113,14 @@ pub fn parse(lines: &[String]) -> Trajectory {
                                     output_text(block.get("content").unwrap_or(&Value::Null));
                                 let is_error =
                                     block.get("is_error").and_then(Value::as_bool) == Some(true);
-                                trajectory.messages.push(Message {
-                                    role: Role::Tool,
-                                    content: text.clone(),
-                                    tool_call_id: Some(id.to_string()),
-                                });
-                                if let Some(&command) = command_of_call.get(id) {
-                                    let code = exit_code_line
-                                        .captures(&text)
-                                        .and_then(|c| c[1].parse::<i32>().ok());
-                                    trajectory.commands[command].exit_code = match code {
-                                        Some(code) => Some(code),
-                                        None if !is_error => Some(0),
-                                        None => None,
-                                    };
-                                }
-                                if let Some(&index) = call_index.get(id) {
-                                    let call = &mut trajectory.tool_calls[index];
-                                    call.output = Some(text);
-                                    call.is_error = is_error;
-                                }
+                                super::record_tool_result(
+                                    &mut trajectory,
+                                    id,
+                                    text,
+                                    is_error,
+                                    (&call_index, &command_of_call),
+                                    &exit_code_line,
+                                );
                             }
                             Some("text") => {
                                 let text = str_field(block, "text").unwrap_or("");
@@ -181,9 +169,7 @@ pub fn parse(lines: &[String]) -> Trajectory {
         for usage in &message_usage {
             trajectory.usage.add(usage);
         }
-        trajectory.status = TrajectoryStatus::Incomplete {
-            reason: "the stream ended without a `result` event".to_string(),
-        };
+        super::ended_without(&mut trajectory, "a `result` event");
     }
     trajectory
 }
@@ -206,29 +192,24 @@ pub(super) fn reported_error(event: &Value) -> Option<String> {
 }
 
 /// Qwen Code `-o stream-json`: ends with `result`; errors in a failed `result`.
-pub struct QwenStreamJson;
+pub static QWEN_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported,
+};
 
-impl super::StreamParser for QwenStreamJson {
-    fn is_final_event_type(&self, event_type: &str) -> bool {
-        event_type == "result"
+/// What an error event of this stream reports.
+fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
+    if event_type != "result" {
+        return None;
     }
-
-    fn parse_events(&self, lines: &[String]) -> Trajectory {
-        parse(lines)
-    }
-
-    fn reported(&self, event_type: &str, event: &Value) -> Option<super::Reported> {
-        if event_type != "result" {
-            return None;
-        }
-        reported_error(event).map(|message| {
-            super::Reported::Fatal(
-                None,
-                message,
-                Some(crate::trajectory::InfrastructureCause::AgentError),
-            )
-        })
-    }
+    reported_error(event).map(|message| {
+        super::Reported::Fatal(
+            None,
+            message,
+            Some(crate::trajectory::InfrastructureCause::AgentError),
+        )
+    })
 }
 
 #[cfg(test)]
