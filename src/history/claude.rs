@@ -73,9 +73,7 @@ impl HistoryReader for ClaudeReader {
         file: &Path,
         report: &mut ReadReport,
     ) -> Result<Option<HistorySession>, HistoryError> {
-        let Some(text) =
-            crate::history::read_session_text(file, crate::history::TextShape::Lines, report)?
-        else {
+        let Some(events) = crate::history::read_json_lines(file, report)? else {
             return Ok(None);
         };
         let mut conversation: Vec<String> = Vec::new();
@@ -85,21 +83,7 @@ impl HistoryReader for ClaudeReader {
         let mut id = None;
         let mut cwd = None;
         let mut started = None;
-        for (number, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let mut event: Value = match serde_json::from_str(line) {
-                Ok(value @ Value::Object(_)) => value,
-                Ok(_) => {
-                    report.malformed(file, Some(number + 1), "not a JSON object");
-                    continue;
-                }
-                Err(error) => {
-                    report.malformed(file, Some(number + 1), format!("invalid JSON: {error}"));
-                    continue;
-                }
-            };
+        for mut event in events {
             let kind = str_field(&event, "type").unwrap_or("").to_string();
             let at = str_field(&event, "timestamp").and_then(parse_time);
             if started.is_none() {
@@ -210,22 +194,15 @@ impl HistoryReader for ClaudeReader {
         let mut trajectory = crate::runner::parsers::claude::parse(&conversation);
         // A transcript never has the stream's terminal `result` line.
         trajectory.status = TrajectoryStatus::Complete;
-        let id = id.unwrap_or_else(|| {
-            file.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-        trajectory.session_id = Some(id.clone());
-        Ok(Some(HistorySession {
-            host: HistoryHost::ClaudeCode,
-            id,
-            file: file.to_path_buf(),
-            cwd,
-            started,
-            model: trajectory.observed_model.clone(),
-            turns,
-            trajectory,
-        }))
+        Ok(
+            HistorySession::of_turns(HistoryHost::ClaudeCode, file, id, turns, trajectory).map(
+                |session| HistorySession {
+                    cwd,
+                    started,
+                    ..session
+                },
+            ),
+        )
     }
 }
 

@@ -188,24 +188,9 @@ impl HistoryReader for CodexReader {
         file: &Path,
         report: &mut ReadReport,
     ) -> Result<Option<HistorySession>, HistoryError> {
-        let Some(text) =
-            crate::history::read_session_text(file, crate::history::TextShape::Lines, report)?
-        else {
+        let Some(lines) = crate::history::read_json_lines(file, report)? else {
             return Ok(None);
         };
-        let mut lines = Vec::new();
-        for (number, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<Value>(line) {
-                Ok(value @ Value::Object(_)) => lines.push(value),
-                Ok(_) => report.malformed(file, Some(number + 1), "not a JSON object"),
-                Err(error) => {
-                    report.malformed(file, Some(number + 1), format!("invalid JSON: {error}"))
-                }
-            }
-        }
         let has_user_events = lines.iter().any(|l| {
             str_field(l, "type") == Some("event_msg")
                 && str_field(&l["payload"], "type") == Some("user_message")
@@ -417,27 +402,17 @@ impl HistoryReader for CodexReader {
                 other => report.unknown(HistoryHost::Codex, other),
             }
         }
-        if turns.is_empty() {
-            return Ok(None);
-        }
         trajectory.usage = total;
-        trajectory.observed_model = model.clone();
-        let id = id.unwrap_or_else(|| {
-            file.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-        trajectory.session_id = Some(id.clone());
-        Ok(Some(HistorySession {
-            host: HistoryHost::Codex,
-            id,
-            file: file.to_path_buf(),
-            cwd,
-            started,
-            model,
-            turns,
-            trajectory,
-        }))
+        trajectory.observed_model = model;
+        Ok(
+            HistorySession::of_turns(HistoryHost::Codex, file, id, turns, trajectory).map(
+                |session| HistorySession {
+                    cwd,
+                    started,
+                    ..session
+                },
+            ),
+        )
     }
 }
 

@@ -81,21 +81,8 @@ impl HistoryReader for GeminiReader {
         file: &Path,
         report: &mut ReadReport,
     ) -> Result<Option<HistorySession>, HistoryError> {
-        let Some(text) =
-            crate::history::read_session_text(file, crate::history::TextShape::Document, report)?
-        else {
+        let Some(record) = crate::history::read_json_object(file, report)? else {
             return Ok(None);
-        };
-        let record: Value = match serde_json::from_str(&text) {
-            Ok(value @ Value::Object(_)) => value,
-            Ok(_) => {
-                report.malformed(file, None, "not a JSON object");
-                return Ok(None);
-            }
-            Err(error) => {
-                report.malformed(file, Some(error.line()), format!("invalid JSON: {error}"));
-                return Ok(None);
-            }
         };
         let Some(messages) = record.get("messages").and_then(Value::as_array) else {
             report.malformed(file, None, "`messages` is missing or not a list");
@@ -197,31 +184,17 @@ impl HistoryReader for GeminiReader {
                 }
             }
         }
-        if turns.is_empty() {
-            return Ok(None);
-        }
-        let id = str_field(&record, "sessionId")
-            .map(str::to_string)
-            .unwrap_or_else(|| {
-                file.file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            });
-        trajectory.session_id = Some(id.clone());
-        trajectory.observed_model = model.clone();
-        let started = str_field(&record, "startTime")
-            .and_then(parse_time)
-            .or(turns[0].at);
-        Ok(Some(HistorySession {
-            host: HistoryHost::Gemini,
-            id,
-            file: file.to_path_buf(),
-            cwd: None,
-            started,
-            model,
-            turns,
-            trajectory,
-        }))
+        trajectory.observed_model = model;
+        let id = str_field(&record, "sessionId").map(str::to_string);
+        let started = str_field(&record, "startTime").and_then(parse_time);
+        Ok(
+            HistorySession::of_turns(HistoryHost::Gemini, file, id, turns, trajectory).map(
+                |session| HistorySession {
+                    started: started.or(session.turns[0].at),
+                    ..session
+                },
+            ),
+        )
     }
 }
 

@@ -274,6 +274,40 @@ pub struct HistorySession {
     pub trajectory: Trajectory,
 }
 
+impl HistorySession {
+    /// The end every reader shares: `None` when the session has no user turn; else the session
+    /// of `host` read from `file`, its id the one the agent recorded or else the file's stem (set
+    /// on the trajectory too), its model the trajectory's observed model. The reader sets `cwd`
+    /// and `started` where its format records them.
+    pub(crate) fn of_turns(
+        host: HistoryHost,
+        file: &Path,
+        id: Option<String>,
+        turns: Vec<Turn>,
+        mut trajectory: Trajectory,
+    ) -> Option<Self> {
+        if turns.is_empty() {
+            return None;
+        }
+        let id = id.unwrap_or_else(|| {
+            file.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+        trajectory.session_id = Some(id.clone());
+        Some(Self {
+            host,
+            id,
+            file: file.to_path_buf(),
+            cwd: None,
+            started: None,
+            model: trajectory.observed_model.clone(),
+            turns,
+            trajectory,
+        })
+    }
+}
+
 /// A line or file a reader could not use.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Malformed {
@@ -405,6 +439,55 @@ pub(crate) fn read_session_text(
         }
     }
     Ok(Some(text))
+}
+
+/// The frame of every JSON Lines reader: the lines of a session file decoded as JSON objects,
+/// or `None` when the file is skipped ([`read_session_text`]). Blank lines are passed over; a
+/// line that is not a JSON object is a `file:line` entry in `report.malformed`, and skipped.
+pub(crate) fn read_json_lines(
+    file: &Path,
+    report: &mut ReadReport,
+) -> Result<Option<Vec<serde_json::Value>>, HistoryError> {
+    let Some(text) = read_session_text(file, TextShape::Lines, report)? else {
+        return Ok(None);
+    };
+    let mut events = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(value @ serde_json::Value::Object(_)) => events.push(value),
+            Ok(_) => report.malformed(file, Some(number + 1), "not a JSON object"),
+            Err(error) => {
+                report.malformed(file, Some(number + 1), format!("invalid JSON: {error}"))
+            }
+        }
+    }
+    Ok(Some(events))
+}
+
+/// The frame of every JSON document reader: the JSON object a session file holds, or `None`
+/// when the file is skipped ([`read_session_text`]) or holds no JSON object (recorded in
+/// `report.malformed` with the line of the JSON error).
+pub(crate) fn read_json_object(
+    file: &Path,
+    report: &mut ReadReport,
+) -> Result<Option<serde_json::Value>, HistoryError> {
+    let Some(text) = read_session_text(file, TextShape::Document, report)? else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(value @ serde_json::Value::Object(_)) => Ok(Some(value)),
+        Ok(_) => {
+            report.malformed(file, None, "not a JSON object");
+            Ok(None)
+        }
+        Err(error) => {
+            report.malformed(file, Some(error.line()), format!("invalid JSON: {error}"));
+            Ok(None)
+        }
+    }
 }
 
 /// Files under `dir` (recursively, at most `depth` levels) whose name satisfies `keep`, sorted.

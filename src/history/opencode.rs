@@ -47,26 +47,6 @@ const KNOWN_PARTS: &[&str] = &[
     "retry",
 ];
 
-/// Read a JSON object file; a bad one is recorded and skipped.
-fn read_object(file: &Path, report: &mut ReadReport) -> Result<Option<Value>, HistoryError> {
-    let Some(text) =
-        crate::history::read_session_text(file, crate::history::TextShape::Document, report)?
-    else {
-        return Ok(None);
-    };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(value @ Value::Object(_)) => Ok(Some(value)),
-        Ok(_) => {
-            report.malformed(file, None, "not a JSON object");
-            Ok(None)
-        }
-        Err(error) => {
-            report.malformed(file, Some(error.line()), format!("invalid JSON: {error}"));
-            Ok(None)
-        }
-    }
-}
-
 /// The JSON files directly in `dir`, sorted by name (OpenCode ids sort in creation order).
 fn json_files(dir: &Path) -> Result<Vec<PathBuf>, HistoryError> {
     files_under(dir, 0, &|p| p.extension().is_some_and(|e| e == "json"))
@@ -89,7 +69,7 @@ impl HistoryReader for OpencodeReader {
         file: &Path,
         report: &mut ReadReport,
     ) -> Result<Option<HistorySession>, HistoryError> {
-        let Some(info) = read_object(file, report)? else {
+        let Some(info) = crate::history::read_json_object(file, report)? else {
             return Ok(None);
         };
         if info.get("parentID").is_some_and(|p| !p.is_null()) {
@@ -101,7 +81,7 @@ impl HistoryReader for OpencodeReader {
         };
         let mut messages = Vec::new();
         for path in json_files(&folder.join("message").join(&id))? {
-            if let Some(value) = read_object(&path, report)? {
+            if let Some(value) = crate::history::read_json_object(&path, report)? {
                 messages.push(value);
             }
         }
@@ -143,7 +123,7 @@ impl HistoryReader for OpencodeReader {
             let created = millis_time(&entry["time"]["created"]);
             let mut parts = Vec::new();
             for path in json_files(&folder.join("part").join(message_id))? {
-                if let Some(value) = read_object(&path, report)? {
+                if let Some(value) = crate::history::read_json_object(&path, report)? {
                     parts.push(value);
                 }
             }
@@ -216,21 +196,16 @@ impl HistoryReader for OpencodeReader {
             }
         }
         flush(&mut stream, &mut turns, &mut trajectory);
-        if turns.is_empty() {
-            return Ok(None);
-        }
-        trajectory.session_id = Some(id.clone());
-        trajectory.observed_model = model.clone();
-        Ok(Some(HistorySession {
-            host: HistoryHost::Opencode,
-            id,
-            file: file.to_path_buf(),
-            cwd: str_field(&info, "directory").map(PathBuf::from),
-            started: millis_time(&info["time"]["created"]).or(turns[0].at),
-            model,
-            turns,
-            trajectory,
-        }))
+        trajectory.observed_model = model;
+        Ok(
+            HistorySession::of_turns(HistoryHost::Opencode, file, Some(id), turns, trajectory).map(
+                |session| HistorySession {
+                    cwd: str_field(&info, "directory").map(PathBuf::from),
+                    started: millis_time(&info["time"]["created"]).or(session.turns[0].at),
+                    ..session
+                },
+            ),
+        )
     }
 }
 
