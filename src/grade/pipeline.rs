@@ -26,6 +26,46 @@ use crate::record::{
 use crate::trajectory::{Trajectory, TrajectoryStatus};
 use crate::workspace::ArmStaging;
 
+/// A judge that gave no usable answer (infrastructure errors past their retries, or malformed
+/// answers past the format retries). The trial is unscoreable, never scored 0.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct JudgeError {
+    /// Why, as a type: callers read the cause from here, never from `message`.
+    pub failure: JudgeFailure,
+    /// What failed, naming the judge and metric (never a credential).
+    pub message: String,
+}
+
+/// Why a judge gave no usable answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JudgeFailure {
+    /// A request failed for good: connection errors, timeouts or error answers past their
+    /// retries, or an error status that is not retried (`status`, when the server answered).
+    Request {
+        /// The HTTP status of the last answer.
+        status: Option<u16>,
+    },
+    /// The server answered, but not in the shape of its API (no message, no content).
+    MalformedResponse,
+    /// Every answer was malformed, past the format retries.
+    MalformedAnswer,
+    /// The grader set asked for a metric the judge does not grade.
+    UnknownMetric,
+    /// The judge's request slots were closed before the grade could start.
+    SlotsClosed,
+}
+
+impl JudgeError {
+    /// A failure of `failure`'s kind, described by `message`.
+    pub fn new(failure: JudgeFailure, message: impl Into<String>) -> Self {
+        Self {
+            failure,
+            message: message.into(),
+        }
+    }
+}
+
 /// An LLM judge as the grader set uses it (implemented by [`crate::grade::judge::Judge`]; tests
 /// may script one).
 #[async_trait]
@@ -39,14 +79,14 @@ pub trait TrialJudge: Send + Sync {
         None
     }
     /// Grade `metric` (`accuracy`, `goal_accuracy`, `behavior_check`) on one trajectory.
-    /// `Err` is the reason the trial is unscoreable.
+    /// `Err` is why the trial is unscoreable (its [`JudgeFailure`] the cause).
     async fn grade(
         &self,
         metric: &str,
         case: &GoldenCase,
         target_skill: &str,
         trajectory: &Trajectory,
-    ) -> Result<MetricResult, String>;
+    ) -> Result<MetricResult, JudgeError>;
 }
 
 /// Everything grading needs to know about one trial.
@@ -193,7 +233,10 @@ impl GraderSet {
                                 .grade(metric, facts.case, facts.target_skill, facts.trajectory)
                                 .await
                         }
-                        Err(_) => Err("judge slots closed".to_string()),
+                        Err(_) => Err(JudgeError::new(
+                            JudgeFailure::SlotsClosed,
+                            "judge slots closed",
+                        )),
                     };
                     (index, metric.clone(), result)
                 }));
@@ -224,7 +267,7 @@ impl GraderSet {
                 (0, Ok(result)) => {
                     remote.metrics.insert(metric, result);
                 }
-                (0, Err(error)) => remote.errors.push(error),
+                (0, Err(error)) => remote.errors.push(error.message),
                 (_, Ok(result)) => {
                     remote
                         .other_judges
@@ -238,7 +281,7 @@ impl GraderSet {
                     .other_judge_errors
                     .entry(judge_name.clone())
                     .or_default()
-                    .push(format!("{metric}: {error}")),
+                    .push(format!("{metric}: {}", error.message)),
             }
         }
         remote

@@ -39,6 +39,7 @@ use serde_json::{Value, json};
 
 use crate::evalset::GoldenCase;
 use crate::grade::pipeline::TrialJudge;
+use crate::grade::pipeline::{JudgeError, JudgeFailure};
 use crate::record::{JudgeInfo, JudgeItem, JudgeSpread, MetricResult, MetricSource, SubScore};
 use crate::runner::http::{RetryPolicy, post_json_with_retries_and_headers};
 use crate::runner::{LoadedProfile, RunnerKind};
@@ -152,12 +153,11 @@ impl TrialJudge for RecordedJudge {
         case: &GoldenCase,
         target_skill: &str,
         trajectory: &Trajectory,
-    ) -> Result<MetricResult, String> {
-        let kind: JudgeMetricKind = metric.parse()?;
-        self.judge
-            .grade(kind, case, target_skill, trajectory)
-            .await
-            .map_err(|error| error.message)
+    ) -> Result<MetricResult, JudgeError> {
+        let kind: JudgeMetricKind = metric
+            .parse()
+            .map_err(|message: String| JudgeError::new(JudgeFailure::UnknownMetric, message))?;
+        self.judge.grade(kind, case, target_skill, trajectory).await
     }
 }
 
@@ -187,15 +187,6 @@ impl Default for JudgeSettings {
             timeout: Duration::from_secs(120),
         }
     }
-}
-
-/// A judge that gave no usable answer (infrastructure errors past their retries, or malformed
-/// answers past the format retries). The trial is unscoreable, never scored 0.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{message}")]
-pub struct JudgeError {
-    /// What failed, naming the judge and metric (never a credential).
-    pub message: String,
 }
 
 /// What a judge has spent so far, over all its grades.
@@ -379,8 +370,14 @@ impl Judge {
         );
     }
 
-    fn error(&self, metric: JudgeMetricKind, message: impl std::fmt::Display) -> JudgeError {
+    fn error(
+        &self,
+        metric: JudgeMetricKind,
+        failure: JudgeFailure,
+        message: impl std::fmt::Display,
+    ) -> JudgeError {
         JudgeError {
+            failure,
             message: format!(
                 "judge `{}` ({}) on {}: {message}",
                 self.name,
@@ -624,6 +621,7 @@ impl Judge {
         }
         Err(self.error(
             metric,
+            JudgeFailure::MalformedAnswer,
             format!(
                 "no valid answer after {} tries: {last_problem}",
                 self.settings.max_format_retries + 1
@@ -712,15 +710,25 @@ impl Judge {
             deadline,
         )
         .await
-        .map_err(|failure| self.error(metric, format!("request failed: {}", failure.message)))?;
+        .map_err(|failure| {
+            self.error(
+                metric,
+                JudgeFailure::Request {
+                    status: failure.status,
+                },
+                format!("request failed: {}", failure.message),
+            )
+        })?;
         let value = outcome.body;
         let (reply, tokens) = match self.api {
             JudgeApi::OpenAiChat => {
                 let choice = &value["choices"][0];
                 if !choice["message"].is_object() {
-                    return Err(
-                        self.error(metric, "the server's response has no choices[0].message")
-                    );
+                    return Err(self.error(
+                        metric,
+                        JudgeFailure::MalformedResponse,
+                        "the server's response has no choices[0].message",
+                    ));
                 }
                 let reply = Reply {
                     text: choice["message"]["content"]
@@ -741,7 +749,11 @@ impl Judge {
             }
             JudgeApi::AnthropicMessages => {
                 let Some(blocks) = value["content"].as_array() else {
-                    return Err(self.error(metric, "the server's response has no content array"));
+                    return Err(self.error(
+                        metric,
+                        JudgeFailure::MalformedResponse,
+                        "the server's response has no content array",
+                    ));
                 };
                 let text: String = blocks
                     .iter()

@@ -22,7 +22,7 @@ impl TrialJudge for ScriptedJudge {
         _case: &GoldenCase,
         _target_skill: &str,
         _trajectory: &Trajectory,
-    ) -> Result<MetricResult, String> {
+    ) -> Result<MetricResult, JudgeError> {
         match self.answers.get(metric) {
             Some(Ok(score)) => Ok(MetricResult {
                 score: Some(*score),
@@ -31,8 +31,14 @@ impl TrialJudge for ScriptedJudge {
                 sub_scores: BTreeMap::new(),
                 judge: None,
             }),
-            Some(Err(message)) => Err(message.clone()),
-            None => Err("no scripted answer".to_string()),
+            Some(Err(message)) => Err(JudgeError::new(
+                JudgeFailure::Request { status: None },
+                message.clone(),
+            )),
+            None => Err(JudgeError::new(
+                JudgeFailure::UnknownMetric,
+                "no scripted answer",
+            )),
         }
     }
 }
