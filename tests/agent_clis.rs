@@ -15,9 +15,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
+use support::cli::{PIRATE_SKILL_MD, binary, pirate_evals, stderr};
 use support::mock_anthropic::{
     AnthropicBehaviour, AnthropicMock, CACHE_READ_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS,
 };
@@ -31,24 +32,6 @@ const WITH_ANSWER: &str = "Aye! Here is the answer.";
 const WITHOUT_ANSWER: &str = "Here is the answer.";
 /// A credential value that must never appear in any recorded file.
 const SECRET: &str = "sk-skill-lift-test-secret-4f1d";
-
-/// A state folder for this test process, so runs never write into the real `~/.skill-lift`.
-fn test_state_dir() -> &'static std::path::Path {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    STATE
-        .get_or_init(|| tempfile::tempdir().expect("temporary state folder"))
-        .path()
-}
-
-fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env("SKILL_LIFT_HOME", test_state_dir())
-        .env("CI", "true");
-    command
-}
 
 /// Where `scripts/install-agent-clis` puts the CLIs.
 fn agent_clis_dir() -> PathBuf {
@@ -95,29 +78,15 @@ fn on_path(program: &str, why: &str) -> bool {
     false
 }
 
-struct Fixture {
-    dir: tempfile::TempDir,
-}
+use support::cli::Project as Fixture;
 
 impl Fixture {
     fn new(cases: usize) -> Self {
-        let fixture = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        fixture.write(
-            &format!("skill/{TARGET}/SKILL.md"),
-            &format!("---\nname: {TARGET}\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n"),
-        );
-        let evals: Vec<Value> = (0..cases)
-            .map(|i| {
-                json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                       "expected_skill": TARGET,
-                       "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
-            })
-            .collect();
+        let fixture = Self::empty();
+        fixture.write(&format!("skill/{TARGET}/SKILL.md"), PIRATE_SKILL_MD);
         fixture.write(
             &format!("skill/{TARGET}/evals/evals.json"),
-            &serde_json::to_string_pretty(&json!({"skill_name": TARGET, "evals": evals})).unwrap(),
+            &serde_json::to_string_pretty(&pirate_evals(cases)).unwrap(),
         );
         // The "real" HOME of skill-lift, with the same skill planted at user level for every
         // agent: isolation must keep it out of both arms.
@@ -137,16 +106,6 @@ impl Fixture {
         }
         std::fs::create_dir_all(fixture.path("trials")).unwrap();
         fixture
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
     }
 
     /// `skill-lift run` with the profile `runners/<runner>.toml`, HOME pointing at the planted
@@ -190,10 +149,6 @@ impl Fixture {
     fn run_dir(&self, id: &str) -> PathBuf {
         self.path(&format!("results/{id}"))
     }
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn summary(run_dir: &Path) -> Value {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::cli::{PIRATE_SKILL_MD, pirate_evals, stderr};
 use support::mock_messages::{
     CACHE_READ_TOKENS, CACHE_WRITE_TOKENS, INPUT_TOKENS, MessagesBehaviour, MessagesMock,
     OUTPUT_TOKENS,
@@ -32,33 +33,17 @@ fn behaviour() -> MessagesBehaviour {
     }
 }
 
-/// A temporary project (skill with a marker body, `cases` golden cases, an `anthropic`
-/// profile pointing at the mock) with its own state folder.
-struct Fixture {
-    dir: tempfile::TempDir,
-    state: tempfile::TempDir,
-}
+// A temporary project (skill with a marker body, `cases` golden cases, an `anthropic`
+// profile pointing at the mock) with its own state folder.
+use support::cli::Project as Fixture;
 
 impl Fixture {
     fn new(base_url: &str, cases: usize, extra: &str) -> Self {
-        let fixture = Self {
-            dir: tempfile::tempdir().unwrap(),
-            state: tempfile::tempdir().unwrap(),
-        };
-        fixture.write(
-            "skill/pirate-greeting/SKILL.md",
-            "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
-        );
-        let evals: Vec<Value> = (0..cases)
-            .map(|i| {
-                json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                       "expected_skill": "pirate-greeting",
-                       "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
-            })
-            .collect();
+        let fixture = Self::with_own_state();
+        fixture.write("skill/pirate-greeting/SKILL.md", PIRATE_SKILL_MD);
         fixture.write(
             "skill/pirate-greeting/evals/evals.json",
-            &json!({"skill_name": "pirate-greeting", "evals": evals}).to_string(),
+            &pirate_evals(cases).to_string(),
         );
         fixture.profile(base_url, extra);
         fixture
@@ -73,27 +58,15 @@ impl Fixture {
         );
     }
 
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.dir.path().join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn command(&self, key: &str) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-        command
-            .current_dir(self.dir.path())
-            .env_remove("SKILL_LIFT_RUNNER")
-            .env_remove("SKILL_LIFT_RESULTS")
-            .env("SKILL_LIFT_HOME", self.state.path())
-            .env("CI", "true")
-            .env(KEY_VARIABLE, key);
+    fn keyed(&self, key: &str) -> Command {
+        let mut command = self.command();
+        command.env(KEY_VARIABLE, key);
         command
     }
 
     /// `skill-lift run skill --runner anthropic --out results --run-id ID ARGS…` with `key`.
     fn run(&self, key: &str, id: &str, args: &[&str]) -> Output {
-        self.command(key)
+        self.keyed(key)
             .arg("run")
             .arg(self.dir.path().join("skill/pirate-greeting"))
             .args(["--runner", "anthropic", "--out", "results", "--run-id", id])
@@ -109,7 +82,7 @@ impl Fixture {
     /// No file the runs wrote (run folders, state folder, the project) holds `secret`.
     fn assert_never_written(&self, secret: &str) {
         let mut checked = 0;
-        for root in [self.dir.path(), self.state.path()] {
+        for root in [self.dir.path(), self.state()] {
             for file in walk(root) {
                 let bytes = std::fs::read(&file).unwrap();
                 assert!(
@@ -135,10 +108,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     files
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn read_json(path: &Path) -> Value {
@@ -301,7 +270,7 @@ fn the_designed_lift_is_measured_exactly_in_both_skill_modes_with_cache_usage() 
     fixture.assert_never_written(SECRET);
 
     // `skill-lift runners` lists the built-in profile and the folder's override.
-    let listed = fixture.command(SECRET).arg("runners").output().unwrap();
+    let listed = fixture.keyed(SECRET).arg("runners").output().unwrap();
     let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
     let anthropic: Vec<&str> = listed
         .lines()

@@ -5,43 +5,23 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::cli::{PIRATE_SKILL_MD, binary, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
 
-fn test_state_dir() -> &'static Path {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    STATE
-        .get_or_init(|| tempfile::tempdir().expect("temporary state folder"))
-        .path()
-}
-
-fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env("SKILL_LIFT_HOME", test_state_dir())
-        .env("CI", "true");
-    command
-}
-
-const CURRENT: &str = "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n";
+const CURRENT: &str = PIRATE_SKILL_MD;
 const PREVIOUS: &str = "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin answers with Arr! PARTIAL-MARKER\n";
 
-/// A project: the skill (`CURRENT`), its previous version in `previous/` (`PREVIOUS`), four
-/// cases — two that only `Aye!` passes, two that `Aye!` or `Arr!` pass — and a runner profile.
-struct Project {
-    dir: tempfile::TempDir,
-}
+// A project: the skill (`CURRENT`), its previous version in `previous/` (`PREVIOUS`), four
+// cases — two that only `Aye!` passes, two that `Aye!` or `Arr!` pass — and a runner profile.
+use support::cli::Project;
 
 impl Project {
     fn new(base_url: &str, profile_extra: &str, skill_md: &str) -> Self {
-        let project = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
+        let project = Self::empty();
         project.write("skill/pirate-greeting/SKILL.md", skill_md);
         project.write("previous/SKILL.md", PREVIOUS);
         let evals: Vec<Value> = (0..4)
@@ -68,16 +48,6 @@ impl Project {
         project
     }
 
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
     fn run(&self, args: &[&str]) -> Output {
         binary()
             .current_dir(self.dir.path())
@@ -94,10 +64,6 @@ impl Project {
             std::fs::read_to_string(self.path(&format!("results/{id}/summary.json"))).unwrap();
         serde_json::from_str(&text).unwrap()
     }
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn partial() -> MockBehaviour {

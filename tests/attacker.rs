@@ -21,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
+use support::cli::{PIRATE_SKILL_MD, pirate_evals, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
 use support::serve::serve;
 
@@ -28,21 +29,6 @@ use support::serve::serve;
 const KEY: &str = "sklcanaryPlain-q8w7e6r5t4y3u2i1";
 /// What the key contains (searched for case-insensitively).
 const CANARY: &str = "sklcanary";
-
-fn binary(state: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env("SKILL_LIFT_HOME", state)
-        .env("CI", "true");
-    command
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn terminal(output: &Output) -> String {
     format!(
@@ -52,63 +38,18 @@ fn terminal(output: &Output) -> String {
     )
 }
 
-/// A skill with `cases` golden cases and runner profiles, in a temporary folder.
-struct Fixture {
-    dir: tempfile::TempDir,
-    state: tempfile::TempDir,
-}
+// A skill with `cases` golden cases and runner profiles, in a temporary folder.
+use support::cli::Project as Fixture;
 
 impl Fixture {
     fn new(cases: usize) -> Self {
-        let fixture = Self {
-            dir: tempfile::tempdir().unwrap(),
-            state: tempfile::tempdir().unwrap(),
-        };
-        fixture.write(
-            "skill/pirate-greeting/SKILL.md",
-            "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
-        );
-        let evals: Vec<Value> = (0..cases)
-            .map(|i| {
-                json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                    "expected_skill": "pirate-greeting",
-                    "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
-            })
-            .collect();
+        let fixture = Self::with_own_state();
+        fixture.write("skill/pirate-greeting/SKILL.md", PIRATE_SKILL_MD);
         fixture.write(
             "skill/pirate-greeting/evals/evals.json",
-            &json!({"skill_name": "pirate-greeting", "evals": evals}).to_string(),
+            &pirate_evals(cases).to_string(),
         );
         fixture
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn write_profile(&self, name: &str, base_url: &str, extra: &str) {
-        self.write(
-            &format!("runners/{name}.toml"),
-            &format!(
-                "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 2\nretry_base_delay_s = 0.01\n{extra}"
-            ),
-        );
-    }
-
-    fn command(&self) -> Command {
-        let mut command = binary(self.state.path());
-        command.current_dir(self.dir.path());
-        command
-    }
-
-    fn skill(&self) -> PathBuf {
-        self.path("skill/pirate-greeting")
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -196,9 +137,9 @@ fn a_key_echoed_by_every_error_body_reaches_no_terminal_and_no_file() {
     let fixture = Fixture::new(3);
     let hostile_url = format!("http://{}/v1", hostile.address);
     let key_env = "api_key_env = \"SKL_ATTACK_KEY\"\nmax_retries = 0\n";
-    fixture.write_profile("hostile", &hostile_url, key_env);
-    fixture.write_profile("judge", &hostile_url, key_env);
-    fixture.write_profile("good", &good.base_url(), "");
+    fixture.write_profile_with("hostile", &hostile_url, 2, key_env);
+    fixture.write_profile_with("judge", &hostile_url, 2, key_env);
+    fixture.write_profile_with("good", &good.base_url(), 2, "");
     let summary = fixture.path("step-summary.md");
     let with_key = |mut command: Command| {
         command
@@ -325,7 +266,7 @@ fn a_key_echoed_by_every_error_body_reaches_no_terminal_and_no_file() {
         calibrate.contains("were not recorded because the run stopped early (circuit breaker"),
         "{calibrate}"
     );
-    let leaks = files_with_the_key(&[fixture.dir.path(), fixture.state.path()]);
+    let leaks = files_with_the_key(&[fixture.dir.path(), fixture.state()]);
     assert!(leaks.is_empty(), "the key on disk:\n{}", leaks.join("\n"));
 }
 
@@ -393,7 +334,7 @@ fn named(root: &Path, needle: &str) -> Vec<PathBuf> {
 fn tampered_run_folders_write_nothing_outside_and_exit_2_naming_the_field() {
     let server = MockServer::start(MockBehaviour::default());
     let fixture = Fixture::new(2);
-    fixture.write_profile("good", &server.base_url(), "");
+    fixture.write_profile_with("good", &server.base_url(), 2, "");
     let clean = finished_run(&fixture, "clean", &[]);
     let tampered = finished_run(&fixture, "tampered", &[]);
     let shard = finished_run(&fixture, "shard-1", &["--shard", "1/2"]);

@@ -10,80 +10,18 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::cli::{binary, state_dir as test_state_dir, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
 
-/// A state folder for this test process, so runs never write into the real `~/.skill-lift`.
-fn test_state_dir() -> &'static std::path::Path {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    STATE
-        .get_or_init(|| tempfile::tempdir().expect("temporary state folder"))
-        .path()
-}
-
-fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env("SKILL_LIFT_HOME", test_state_dir())
-        .env("CI", "true");
-    command
-}
-
-/// A temporary project: a skill with a marker body and `cases` golden cases, and a runner
-/// profile pointing at `base_url`.
-struct Fixture {
-    dir: tempfile::TempDir,
-}
+// A temporary project: a skill with a marker body and `cases` golden cases, and a runner
+// profile pointing at `base_url`.
+use support::cli::Project as Fixture;
 
 impl Fixture {
     fn new(base_url: &str, cases: usize) -> Self {
-        let fixture = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        fixture.write(
-            "skill/pirate-greeting/SKILL.md",
-            "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
-        );
-        let evals: Vec<Value> = (0..cases)
-            .map(|i| {
-                json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                             "expected_skill": "pirate-greeting",
-                             "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
-            })
-            .collect();
-        fixture.write(
-            "skill/pirate-greeting/evals/evals.json",
-            &serde_json::to_string_pretty(
-                &json!({"skill_name": "pirate-greeting", "evals": evals}),
-            )
-            .unwrap(),
-        );
+        let fixture = Self::pirate(cases);
         fixture.write_profile("mock", base_url, "");
         fixture
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn write_profile(&self, name: &str, base_url: &str, extra: &str) {
-        self.write(
-            &format!("runners/{name}.toml"),
-            &format!(
-                "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n{extra}"
-            ),
-        );
-    }
-
-    fn skill(&self) -> PathBuf {
-        self.path("skill/pirate-greeting")
     }
 
     /// Run `skill-lift run` in the fixture folder with extra arguments.
@@ -100,10 +38,6 @@ impl Fixture {
     fn run_dir(&self, id: &str) -> PathBuf {
         self.path(&format!("results/{id}"))
     }
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn summary(run_dir: &Path) -> Value {

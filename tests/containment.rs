@@ -11,45 +11,21 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::cli::{PIRATE_SKILL_MD, binary, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 const TARGET: &str = "pirate-greeting";
-
-/// A state folder for this test process, so runs never write into the real `~/.skill-lift`.
-fn test_state_dir() -> &'static Path {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    STATE
-        .get_or_init(|| tempfile::tempdir().expect("temporary state folder"))
-        .path()
-}
-
-fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env("SKILL_LIFT_HOME", test_state_dir())
-        .env("CI", "true");
-    command
-}
 
 fn fake_agent() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_agent.py")
 }
 
-struct Fixture {
-    dir: tempfile::TempDir,
-}
+use support::cli::Project as Fixture;
 
 impl Fixture {
     fn new(cases: usize) -> Self {
-        let fixture = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        fixture.write(
-            &format!("skill/{TARGET}/SKILL.md"),
-            &format!("---\nname: {TARGET}\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n"),
-        );
+        let fixture = Self::empty();
+        fixture.write(&format!("skill/{TARGET}/SKILL.md"), PIRATE_SKILL_MD);
         let evals: Vec<Value> = (0..cases)
             .map(|i| {
                 json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
@@ -62,16 +38,6 @@ impl Fixture {
         );
         std::fs::create_dir_all(fixture.path("trials")).unwrap();
         fixture
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
     }
 
     /// A `command` profile running the fake agent in `mode` with `args`.
@@ -92,7 +58,7 @@ impl Fixture {
     }
 
     /// `skill-lift run` (not waited for).
-    fn command(&self, runner: &str, run_id: &str, extra: &[&str]) -> Command {
+    fn run_command(&self, runner: &str, run_id: &str, extra: &[&str]) -> Command {
         let mut command = binary();
         command.current_dir(self.dir.path()).args([
             "run",
@@ -114,7 +80,7 @@ impl Fixture {
     }
 
     fn run(&self, runner: &str, run_id: &str, extra: &[&str]) -> Output {
-        self.command(runner, run_id, extra).output().unwrap()
+        self.run_command(runner, run_id, extra).output().unwrap()
     }
 
     fn records(&self, run_id: &str) -> Vec<Value> {
@@ -124,10 +90,6 @@ impl Fixture {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// Whether `pid` is a living process (zombies count as gone).
@@ -183,7 +145,7 @@ fn kill_9_mid_run_leaves_no_process_of_the_run() {
         "concurrency = 8\n",
     );
     let mut child = fixture
-        .command("tree", "killed", &["--no-preflight"])
+        .run_command("tree", "killed", &["--no-preflight"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -269,7 +231,7 @@ fn interrupt_while_waiting_for_the_model_server_stops_it() {
         ),
     );
     let mut child = fixture
-        .command("slow", "interrupted", &[])
+        .run_command("slow", "interrupted", &[])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

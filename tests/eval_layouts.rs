@@ -6,28 +6,12 @@
 //! loader's warnings. Every fixture is written here, in the published shapes.
 #![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::OnceLock;
+mod support;
+
+use std::process::Output;
 
 use serde_json::Value;
-
-fn test_state_dir() -> &'static Path {
-    static STATE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    STATE
-        .get_or_init(|| tempfile::tempdir().expect("temporary state folder"))
-        .path()
-}
-
-fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env("SKILL_LIFT_HOME", test_state_dir())
-        .env("CI", "true");
-    command
-}
+use support::cli::{binary, stderr};
 
 /// A fake agent (Claude Code stream-json): calls `Bash` once, writes `build.binlog`, and
 /// answers with the sorted list of the workspace's files (hidden folders left out).
@@ -57,15 +41,11 @@ emit({"type": "result", "subtype": "success", "is_error": False, "result": text,
       "usage": {"input_tokens": 10, "output_tokens": 4, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}})
 "#;
 
-struct Fixture {
-    dir: tempfile::TempDir,
-}
+use support::cli::Project as Fixture;
 
 impl Fixture {
     fn new() -> Self {
-        let fixture = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
+        let fixture = Self::empty();
         fixture.write("agent.py", AGENT);
         let argv = serde_json::to_string(&[
             "python3".to_string(),
@@ -82,17 +62,7 @@ impl Fixture {
         fixture
     }
 
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn skill(&self, relative: &str, name: &str) {
+    fn add_skill(&self, relative: &str, name: &str) {
         self.write(
             &format!("{relative}/SKILL.md"),
             &format!("---\nname: {name}\ndescription: Use when building {name} projects.\n---\nRun the build with a binary log.\n"),
@@ -146,10 +116,6 @@ impl Fixture {
         )
         .unwrap()
     }
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// The Vally layout of dotnet/skills: the skill in `plugins/<plugin>/skills/<skill>/`, its
@@ -209,7 +175,7 @@ const VALLY_EVAL: &str = r#"scenarios:
 fn vally_scenarios_stage_test_files_and_pass_glob_and_constraint_checks() {
     let fixture = Fixture::new();
     std::fs::create_dir_all(fixture.path("repo/.git")).unwrap();
-    fixture.skill("repo/plugins/demo/skills/builder", "builder");
+    fixture.add_skill("repo/plugins/demo/skills/builder", "builder");
     fixture.write("repo/tests/demo/builder/eval.yaml", VALLY_EVAL);
     fixture.write("repo/tests/demo/builder/App.csproj", "<Project />\n");
     fixture.write(
@@ -263,7 +229,7 @@ fn vally_scenarios_stage_test_files_and_pass_glob_and_constraint_checks() {
 #[test]
 fn vally_setup_commands_are_refused_naming_the_field() {
     let fixture = Fixture::new();
-    fixture.skill("skill", "builder");
+    fixture.add_skill("skill", "builder");
     fixture.write(
         "skill/tests/eval.yaml",
         "scenarios:\n  - name: Build it\n    prompt: p\n    setup:\n      commands:\n        - \"dotnet build -bl\"\n",
@@ -281,7 +247,7 @@ fn vally_setup_commands_are_refused_naming_the_field() {
 fn repository_root_evals_with_the_skill_in_skills_name() {
     let fixture = Fixture::new();
     std::fs::create_dir_all(fixture.path("repo/.git")).unwrap();
-    fixture.skill("repo/skills/notes", "notes");
+    fixture.add_skill("repo/skills/notes", "notes");
     fixture.write("repo/commands/review.md", "Review the diff.\n");
     fixture.write("repo/evals/files/shared.txt", "shared\n");
     fixture.write(
@@ -307,7 +273,7 @@ fn repository_root_evals_with_the_skill_in_skills_name() {
     }
 
     // Two skills and no skill_name naming one: an error listing them.
-    fixture.skill("repo/skills/other", "other");
+    fixture.add_skill("repo/skills/other", "other");
     fixture.write(
         "repo/evals/evals.json",
         r#"{"evals": [{"id": 1, "prompt": "p", "expected_output": "x"}]}"#,
@@ -326,7 +292,7 @@ fn repository_root_evals_with_the_skill_in_skills_name() {
 #[test]
 fn wrapped_trigger_sets_are_named_and_plan_prints_loader_warnings() {
     let fixture = Fixture::new();
-    fixture.skill("skill", "notes");
+    fixture.add_skill("skill", "notes");
     fixture.write(
         "skill/evals/triggers.json",
         r#"{"skill_name": "notes", "queries": [

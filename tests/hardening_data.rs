@@ -10,7 +10,7 @@ mod support;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -20,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
+use support::cli::{state_dir, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
 use support::serve::{Served, serve};
 
@@ -30,37 +31,12 @@ const JUDGE_KEY: &str = "sklcanaryjudge-0f9e8d7c6b5a4f3e";
 /// What every secret test key contains (the CI check greps for it, case-insensitively).
 const CANARY: &str = "sklcanary";
 
-fn state_dir() -> &'static Path {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    STATE
-        .get_or_init(|| tempfile::tempdir().expect("temporary state folder"))
-        .path()
-}
-
-fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env("SKILL_LIFT_HOME", state_dir())
-        .env("CI", "true");
-    command
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// A skill with a marker body, `cases` golden cases, and a runner profile `mock`.
-struct Fixture {
-    dir: tempfile::TempDir,
-}
+// A skill with a marker body, `cases` golden cases, and a runner profile `mock`.
+use support::cli::Project as Fixture;
 
 impl Fixture {
     fn new(base_url: &str, cases: usize) -> Self {
-        let fixture = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
+        let fixture = Self::empty();
         fixture.write(
             "skill/pirate-greeting/SKILL.md",
             "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n\nKeep the greeting short and cheerful, in the voice of a friendly captain.\n",
@@ -89,35 +65,6 @@ impl Fixture {
             )
             .unwrap(),
         );
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn write_profile(&self, name: &str, base_url: &str, extra: &str) {
-        self.write(
-            &format!("runners/{name}.toml"),
-            &format!(
-                "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n{extra}"
-            ),
-        );
-    }
-
-    fn skill(&self) -> PathBuf {
-        self.path("skill/pirate-greeting")
-    }
-
-    fn command(&self) -> Command {
-        let mut command = binary();
-        command.current_dir(self.dir.path());
-        command
     }
 
     fn run(&self, args: &[&str]) -> Output {

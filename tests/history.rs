@@ -17,12 +17,8 @@ use support::mock_openai::{MockBehaviour, MockServer};
 const SECRET: &str = "sk-ant-api03-PlantedSecretValue0123456789abcdefXYZ";
 
 fn binary(state: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_HISTORY_ROOT")
-        .env("SKILL_LIFT_HOME", state)
-        .env("CI", "true");
+    let mut command = support::cli::binary_in(state);
+    command.env_remove("SKILL_LIFT_HISTORY_ROOT");
     command
 }
 

@@ -6,39 +6,23 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
+use support::cli::{PIRATE_SKILL_MD, binary_in as binary, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
 
-fn binary(state: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env("SKILL_LIFT_HOME", state)
-        .env("CI", "true");
-    command
-}
-
-const SKILL: &str = "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n";
+const SKILL: &str = PIRATE_SKILL_MD;
 
 /// The designed lift of each model: `strong` uses the skill on every case (+100 pp), `weak`
 /// only on the three `[easy]` cases of six (+50 pp); neither passes a case without it.
 const MODELS: [(&str, f64); 2] = [("mock-strong", 1.0), ("mock-weak", 0.5)];
 
-struct Project {
-    dir: tempfile::TempDir,
-    state: tempfile::TempDir,
-}
+use support::cli::Project;
 
 impl Project {
     fn new(base_url: &str) -> Self {
-        let project = Self {
-            dir: tempfile::tempdir().unwrap(),
-            state: tempfile::tempdir().unwrap(),
-        };
+        let project = Self::with_own_state();
         project.write("skill/pirate-greeting/SKILL.md", SKILL);
         let evals: Vec<Value> = (0..6)
             .map(|i| {
@@ -64,18 +48,8 @@ impl Project {
         project
     }
 
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
     fn skill_lift(&self, args: &[&str]) -> Output {
-        binary(self.state.path())
+        binary(self.state())
             .current_dir(self.dir.path())
             .args(args)
             .output()
@@ -101,10 +75,6 @@ impl Project {
             .unwrap_or_else(|e| panic!("{relative}: {e}"));
         serde_json::from_str(&text).unwrap()
     }
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 const MATRIX: [&str; 8] = [
@@ -212,7 +182,7 @@ fn a_two_by_two_matrix_reports_each_cells_designed_lift() {
     );
 
     // The baseline store is fed per cell: each cell's verdicts under its runner and model.
-    let store = std::fs::read_to_string(project.state.path().join("baseline-results.json"))
+    let store = std::fs::read_to_string(project.state().join("baseline-results.json"))
         .expect("baseline store written");
     for cell in cells {
         assert!(
@@ -270,7 +240,7 @@ fn a_two_by_two_matrix_reports_each_cells_designed_lift() {
         args.extend(MATRIX);
         let run_id = format!("pod-{index}");
         args.extend(["--run-id", &run_id, "--shard", "auto", "--out", "volume"]);
-        let output = binary(project.state.path())
+        let output = binary(project.state())
             .current_dir(project.dir.path())
             .args(&args)
             .env("JOB_COMPLETION_INDEX", index.to_string())

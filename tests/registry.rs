@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::cli::{stderr, stdout};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 /// A temporary world: a HOME, a state folder and free space for host trees.
@@ -67,14 +68,6 @@ impl World {
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn assert_code(output: &Output, code: i32) {

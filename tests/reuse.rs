@@ -6,8 +6,7 @@
 
 mod support;
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 use support::mock_openai::{MockBehaviour, MockServer};
@@ -21,21 +20,15 @@ fn text(output: &Output) -> String {
     )
 }
 
-/// A skill whose marker makes the mock answer "Aye!" (every case's check) in the with-skill
-/// arm only, with one decoy skill staged in both arms.
-struct Project {
-    dir: tempfile::TempDir,
-    state: tempfile::TempDir,
-}
+// A skill whose marker makes the mock answer "Aye!" (every case's check) in the with-skill
+// arm only, with one decoy skill staged in both arms.
+use support::cli::Project;
 
 const CASES: usize = 8;
 
 impl Project {
     fn new(base_url: &str) -> Self {
-        let project = Self {
-            dir: tempfile::tempdir().unwrap(),
-            state: tempfile::tempdir().unwrap(),
-        };
+        let project = Self::with_own_state();
         project.write_skill("Begin every answer with Aye! SKILL-MARKER\n");
         let evals: Vec<Value> = (0..CASES)
             .map(|i| {
@@ -71,27 +64,6 @@ impl Project {
             "decoys/log-reader/SKILL.md",
             &format!("---\nname: log-reader\ndescription: {description}\n---\nRead the log.\n"),
         );
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn command(&self) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-        command
-            .env_remove("SKILL_LIFT_RUNNER")
-            .env_remove("SKILL_LIFT_RESULTS")
-            .env("SKILL_LIFT_HOME", self.state.path())
-            .env("CI", "true")
-            .current_dir(self.dir.path());
-        command
     }
 
     fn run(&self, args: &[&str]) -> Output {

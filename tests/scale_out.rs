@@ -14,14 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::cli::{state_dir as test_state_dir, stderr, stdout, write};
 use support::mock_openai::{MockBehaviour, MockServer};
-
-fn test_state_dir() -> &'static Path {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    STATE
-        .get_or_init(|| tempfile::tempdir().expect("temporary state folder"))
-        .path()
-}
 
 /// Variables `--shard auto` reads; cleared so the machine running the tests cannot leak in.
 const SHARD_VARS: [&str; 9] = [
@@ -37,31 +31,11 @@ const SHARD_VARS: [&str; 9] = [
 ];
 
 fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env("SKILL_LIFT_HOME", test_state_dir())
-        .env("CI", "true");
+    let mut command = support::cli::binary();
     for var in SHARD_VARS {
         command.env_remove(var);
     }
     command
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn write(root: &Path, relative: &str, text: &str) {
-    let path = root.join(relative);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 fn repo_root() -> PathBuf {

@@ -5,21 +5,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
+use support::cli::binary_in as binary;
 use support::mock_openai::{MockBehaviour, MockServer};
-
-fn binary(state: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env("SKILL_LIFT_HOME", state)
-        .env("CI", "true");
-    command
-}
 
 fn text(output: &Output) -> String {
     format!(
@@ -30,19 +20,13 @@ fn text(output: &Output) -> String {
     )
 }
 
-/// A skill whose marker makes the mock answer "Aye!" (every case's check) in the with-skill arm
-/// only: a known lift of +100 pp.
-struct Project {
-    dir: tempfile::TempDir,
-    state: tempfile::TempDir,
-}
+// A skill whose marker makes the mock answer "Aye!" (every case's check) in the with-skill arm
+// only: a known lift of +100 pp.
+use support::cli::Project;
 
 impl Project {
     fn new(base_url: &str, cases: usize, profile_extra: &str) -> Self {
-        let project = Self {
-            dir: tempfile::tempdir().unwrap(),
-            state: tempfile::tempdir().unwrap(),
-        };
+        let project = Self::with_own_state();
         project.write(
             "skill/pirate/SKILL.md",
             "---\nname: pirate\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
@@ -66,18 +50,8 @@ impl Project {
         project
     }
 
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
     fn run(&self, args: &[&str]) -> Output {
-        binary(self.state.path())
+        binary(self.state())
             .current_dir(self.dir.path())
             .args([
                 "run",
@@ -183,7 +157,7 @@ fn a_sequential_run_stops_at_the_decision_and_records_every_trial_it_started() {
     let html = std::fs::read_to_string(project.path("results/seq/report.html")).unwrap();
     assert!(html.contains("Stopped: improved"));
     // `report` on the folder reproduces the decision from the records and the manifest.
-    let again = binary(project.state.path())
+    let again = binary(project.state())
         .current_dir(project.dir.path())
         .args([
             "report",
@@ -295,7 +269,7 @@ fn a_cost_budget_stops_within_one_round_and_resume_with_more_continues() {
     assert!(stdout.contains("Stopped: budget_cost"), "{stdout}");
     assert!(stdout.contains("--max-cost-usd"), "{stdout}");
     // A resume with a larger budget runs the rest.
-    let resumed = binary(project.state.path())
+    let resumed = binary(project.state())
         .current_dir(project.dir.path())
         .args(["run", "--resume", "results/budget", "--progress", "never"])
         .args(["--max-cost-usd", "1000"])
@@ -414,7 +388,7 @@ fn stopping_flags_are_checked() {
     }
     // calibrate runs every planned trial: the stopping flags are refused, not ignored.
     for args in [&["--sequential"][..], &["--max-tokens", "1000"]] {
-        let output = binary(project.state.path())
+        let output = binary(project.state())
             .current_dir(project.dir.path())
             .args(["calibrate", "skill/pirate", "--runner", "mock.toml"])
             .args(["--out", "results", "--no-decoys", "--progress", "never"])
@@ -477,7 +451,7 @@ fn the_run_mde_and_the_planning_mde_are_named_apart_and_plan_agrees() {
         (run_mde / planning - ratio).abs() < 0.01,
         "run MDE {run_mde}, planning MDE {planning}: {report}"
     );
-    let plan = binary(project.state.path())
+    let plan = binary(project.state())
         .current_dir(project.dir.path())
         .args(["plan", "skill/pirate", "--runner", "mock.toml", "-k", "2"])
         .args(["--pilot", "results/pilot"])
@@ -536,7 +510,7 @@ fn plan_projects_fixed_k_against_sequential_from_a_pilot() {
         text(&pilot)
     );
     let plan = |args: &[&str]| {
-        binary(project.state.path())
+        binary(project.state())
             .current_dir(project.dir.path())
             .args(["plan", "skill/pirate", "--runner", "mock.toml", "-k", "2"])
             .args(args)

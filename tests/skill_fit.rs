@@ -3,31 +3,25 @@
 //! skills written here with planted problems, in temporary folders.
 #![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::cli::write;
 
 fn repository() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn binary(state: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
+    let mut command = support::cli::binary_in(state);
     command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env("SKILL_LIFT_HOME", state)
         .env("LANG", "en_US.UTF-8")
         .env_remove("LC_ALL")
-        .env_remove("LC_MESSAGES")
-        .env("CI", "true");
+        .env_remove("LC_MESSAGES");
     command
-}
-
-fn write(root: &Path, relative: &str, text: &str) {
-    let path = root.join(relative);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 fn text(output: &Output) -> (String, String) {

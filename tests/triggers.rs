@@ -4,20 +4,15 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use support::mock_router::{RouterServer, Routes};
 
 fn binary(state: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
-    command
-        .env_remove("SKILL_LIFT_RUNNER")
-        .env_remove("SKILL_LIFT_RESULTS")
-        .env_remove("SKILL_LIFT_HOST")
-        .env("SKILL_LIFT_HOME", state)
-        .env("CI", "true");
+    let mut command = support::cli::binary_in(state);
+    command.env_remove("SKILL_LIFT_HOST");
     command
 }
 
@@ -99,15 +94,11 @@ fn designed() -> Vec<Designed> {
     ]
 }
 
-struct Project {
-    dir: tempfile::TempDir,
-}
+use support::cli::Project;
 
 impl Project {
     fn new(base_url: &str) -> Self {
-        let project = Self {
-            dir: tempfile::tempdir().unwrap(),
-        };
+        let project = Self::empty();
         project.write(
             "skill/refund-desk/SKILL.md",
             "---\nname: refund-desk\ndescription: Use when a customer asks for a refund, a chargeback or money back for an order.\n---\nApologise, then open a refund ticket.\n",
@@ -133,16 +124,6 @@ impl Project {
             ),
         );
         project
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    fn write(&self, relative: &str, text: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
     }
 
     /// `triggers` on the skill with the router profile into `results/` (run id `t1` unless

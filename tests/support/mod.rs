@@ -1,3 +1,4 @@
+pub mod cli;
 pub mod mock_anthropic;
 pub mod mock_chat_stream;
 pub mod mock_fault;
