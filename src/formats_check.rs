@@ -406,11 +406,7 @@ pub fn render(reports: &[FolderReport]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::test_support::write_file as write;
 
     #[test]
     fn counts_each_kind_and_names_refusals() {

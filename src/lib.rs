@@ -72,3 +72,6 @@ pub mod triggers;
 pub mod usage;
 pub mod vet;
 pub mod workspace;
+
+#[cfg(test)]
+mod test_support;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::cli::{PIRATE_SKILL_MD, pirate_evals, stderr};
+use support::cli::{PIRATE_SKILL_MD, assert_exit, pirate_evals, stderr};
 use support::mock_messages::{
     CACHE_READ_TOKENS, CACHE_WRITE_TOKENS, INPUT_TOKENS, MessagesBehaviour, MessagesMock,
     OUTPUT_TOKENS,
@@ -330,12 +330,7 @@ fn a_refused_key_is_unscoreable_with_its_cause_and_never_written() {
     let wrong = "sk-ant-api03-wrong-key-R4nd0m-also-secret";
     // The pre-flight check finds it before any trial runs.
     let output = fixture.run(wrong, "preflight", &["-k", "1"]);
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("authentication"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 3, "authentication");
     assert_eq!(mock.requests(), 0);
     // Past it, every trial is unscoreable for the typed cause, none failed, never retried.
     let output = fixture.run(wrong, "refused", &["-k", "1", "--no-preflight"]);

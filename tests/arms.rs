@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::cli::{PIRATE_SKILL_MD, binary, stderr};
+use support::cli::{PIRATE_SKILL_MD, assert_exit, binary, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 const CURRENT: &str = PIRATE_SKILL_MD;
@@ -295,12 +295,7 @@ fn a_previous_version_from_git_is_staged_and_the_cost_gates_decide() {
     assert_eq!(manifest["previous"]["git_ref"], "HEAD~1");
     // A revision that does not exist is an input error naming it.
     let output = project.run(&["--previous-ref", "no-such-ref", "--run-id", "bad"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("no-such-ref"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "no-such-ref");
 }
 
 #[test]
@@ -332,22 +327,12 @@ fn arm_flags_are_checked_before_anything_runs() {
     let server = MockServer::start(MockBehaviour::default());
     let project = Project::new(&server.base_url(), "", CURRENT);
     let output = project.run(&["--reference", "previous_version", "--run-id", "x"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("--previous"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "--previous");
     let output = project.run(&["--exposure", "sideways", "--run-id", "y"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     // The previous version may not be the skill itself.
     let output = project.run(&["--previous", "skill/pirate-greeting", "--run-id", "z"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("nothing to compare"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "nothing to compare");
     assert!(!project.path("results/x").exists() && !project.path("results/z").exists());
     assert_eq!(
         server

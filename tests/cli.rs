@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::cli::{binary, state_dir as test_state_dir, stderr};
+use support::cli::{assert_exit, binary, state_dir as test_state_dir, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 // A temporary project: a skill with a marker body and `cases` golden cases, and a runner
@@ -176,12 +176,7 @@ fn no_decoys_and_custom_decoys_are_recorded() {
         "--decoys",
         leaky.to_str().unwrap(),
     ]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("leak guard"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "leak guard");
 }
 
 #[test]
@@ -348,12 +343,7 @@ fn resume_refuses_a_changed_skill() {
         .arg(fixture.run_dir("changed"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("the skill changed"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "the skill changed");
 }
 
 #[test]
@@ -613,12 +603,7 @@ fn regrade_reads_kept_workspaces_and_reproduces_workspace_checks() {
         .args(["regrade", "results/kept", "--out", "results/kept-again"])
         .output()
         .unwrap();
-    assert_eq!(regrade.status.code(), Some(0), "{}", stderr(&regrade));
-    assert!(
-        stderr(&regrade).contains("(0 with a different grade)"),
-        "{}",
-        stderr(&regrade)
-    );
+    assert_exit(&regrade, 0, "(0 with a different grade)");
     for record in trial_lines(&fixture.run_dir("kept-again")) {
         assert_eq!(record["outcome"], "pass", "{record}");
     }
@@ -631,12 +616,7 @@ fn regrade_reads_kept_workspaces_and_reproduces_workspace_checks() {
         .args(["regrade", "results/kept", "--out", "results/kept-moved"])
         .output()
         .unwrap();
-    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
-    assert!(
-        stderr(&missing).contains("--evals FILE"),
-        "{}",
-        stderr(&missing)
-    );
+    assert_exit(&missing, 2, "--evals FILE");
     let mut command = binary();
     let moved = command
         .current_dir(fixture.dir.path())
@@ -744,12 +724,7 @@ fn regrade_commits_in_recorded_order_stops_on_sigint_and_fails_on_a_refused_reco
     std::fs::create_dir_all(&full).unwrap();
     std::os::unix::fs::symlink("/dev/full", full.join("trials.jsonl")).unwrap();
     let refused = regrade("results/full", slow_first, "2").output().unwrap();
-    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
-    assert!(
-        stderr(&refused).contains("trials.jsonl"),
-        "{}",
-        stderr(&refused)
-    );
+    assert_exit(&refused, 3, "trials.jsonl");
     assert!(!full.join("summary.json").exists());
 }
 
@@ -770,12 +745,7 @@ fn api_key_comes_from_the_named_variable_and_is_never_recorded() {
         "api_key_env = \"MOCK_API_KEY\"\n",
     );
     let output = fixture.run(&["-k", "1", "--run-id", "nokey"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("MOCK_API_KEY"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "MOCK_API_KEY");
     let mut command = binary();
     command
         .current_dir(fixture.dir.path())
@@ -860,12 +830,7 @@ fn managed_server_is_started_and_stopped() {
         &format!("[server]\ncommand = [\"python3\", \"{{profile_dir}}/mock_server.py\", \"{{port}}\"]\nready_url = \"http://127.0.0.1:{port}/v1/models\"\nstartup_timeout_s = 30\n"),
     );
     let output = fixture.run(&["-k", "1", "--run-id", "managed"]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("started model server"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0, "started model server");
     assert_eq!(
         summary(&fixture.run_dir("managed"))["lift"]["estimate"],
         1.0
@@ -1052,12 +1017,7 @@ fn malformed_inputs_are_input_errors() {
         .arg(fixture.path("skill"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("manifest.json"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "manifest.json");
     // A bad flag.
     let output = binary().args(["run", "x", "-k", "0"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
@@ -1071,12 +1031,7 @@ fn newcombe_with_k_above_one_is_an_input_error() {
     let server = MockServer::start(MockBehaviour::default());
     let fixture = Fixture::new(&server.base_url(), 5);
     let output = fixture.run(&["-k", "2", "--method", "newcombe", "--run-id", "n2"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("--method newcombe needs K = 1"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "--method newcombe needs K = 1");
     assert_eq!(server.requests(), 0, "no trial ran");
     let output = fixture.run(&["-k", "2", "--run-id", "k2", "-q"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -1086,12 +1041,7 @@ fn newcombe_with_k_above_one_is_an_input_error() {
         .args(["--method", "newcombe", "-q"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("needs K = 1"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "needs K = 1");
     // K = 1: accepted.
     let output = fixture.run(&["-k", "1", "--method", "newcombe", "--run-id", "n1", "-q"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -1249,12 +1199,7 @@ fn merge_of_three_shards_equals_the_unsharded_run() {
         .arg(fixture.path("results/duplicate"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("shard 1/3 is given twice"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "shard 1/3 is given twice");
     let output = binary()
         .arg("merge")
         .args(&shard_dirs[..2])
@@ -1714,12 +1659,7 @@ fn malformed_judge_answers_are_retried() {
         .args(["run", "--resume", "results/retried", "--judge", "judge"])
         .output()
         .unwrap();
-    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-    assert!(
-        stderr(&refused).contains("skill-lift regrade"),
-        "{}",
-        stderr(&refused)
-    );
+    assert_exit(&refused, 2, "skill-lift regrade");
     let mut command = binary();
     let resumed = command
         .current_dir(fixture.dir.path())
@@ -2015,12 +1955,7 @@ fn calibrate_records_the_aa_false_verdict_rate_and_the_next_run_shows_it() {
     };
     // Before any calibration the suite is uncalibrated, and the run says how to calibrate it.
     let output = fixture.run(&["-k", "1", "--run-id", "before", "--state", state_arg]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("warning: uncalibrated:"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0, "warning: uncalibrated:");
     assert!(stderr(&output).contains("skill-lift calibrate "));
     let before = summary(&fixture.run_dir("before"));
     assert_eq!(before["calibration"]["record"], Value::Null);
@@ -2078,12 +2013,7 @@ fn calibrate_records_the_aa_false_verdict_rate_and_the_next_run_shows_it() {
         ])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("A/A repeat"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "A/A repeat");
 
     // The next run of the same suite shows the calibration everywhere.
     let output = fixture.run(&["-k", "1", "--run-id", "after", "--state", state_arg]);
@@ -2126,12 +2056,7 @@ fn calibrate_records_the_aa_false_verdict_rate_and_the_next_run_shows_it() {
     );
     // Another K is another suite.
     let output = fixture.run(&["-k", "2", "--run-id", "other-k", "--state", state_arg]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("uncalibrated"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0, "uncalibrated");
 
     // Resume: a half-recorded repeat and a missing one are completed, nothing is re-run.
     let repeat_two = cal.join("repeat-02");
@@ -2372,12 +2297,7 @@ fn report_names_a_missing_transcript_log_and_links_no_page_of_it() {
 fn a_folder_that_is_not_a_run_and_an_out_that_is_a_file_are_named_as_such() {
     let empty = tempfile::tempdir().unwrap();
     let output = binary().arg("report").arg(empty.path()).output().unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("not a run folder (no manifest.json)"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "not a run folder (no manifest.json)");
 
     let server = MockServer::start(MockBehaviour::default());
     let fixture = Fixture::new(&server.base_url(), 1);
@@ -2389,12 +2309,7 @@ fn a_folder_that_is_not_a_run_and_an_out_that_is_a_file_are_named_as_such() {
         .args(["--runner", "mock", "--out", "outfile", "-k", "1"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("--out outfile: is a file, not a folder"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "--out outfile: is a file, not a folder");
     assert_eq!(server.requests(), 0, "nothing was run");
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::cli::{state_dir as test_state_dir, stderr, stdout, write};
+use support::cli::{assert_exit, state_dir as test_state_dir, stderr, stdout, write};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 /// Variables `--shard auto` reads; cleared so the machine running the tests cannot leak in.
@@ -285,12 +285,7 @@ fn changed_refuses_unknown_refs_and_non_repositories() {
     repo.skill("s", "s", "S.");
     repo.commit("one");
     let output = repo.changed(&["--base", "no-such-branch"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("`no-such-branch` is not a commit"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "`no-such-branch` is not a commit");
     let output = repo.changed(&["--base=--output=x"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let elsewhere = tempfile::tempdir().unwrap();
@@ -299,12 +294,7 @@ fn changed_refuses_unknown_refs_and_non_repositories() {
         .args(["changed", "--base", "HEAD"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("not inside a git repository"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "not inside a git repository");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -437,12 +427,7 @@ fn indexed_job_shards_merge_to_the_unsharded_analysis() {
         ])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("merged 4 shards (48 trials)"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0, "merged 4 shards (48 trials)");
     let whole = dir.path().join("results/whole");
     for file in ["lift.json", "lift.csv", "cases.csv"] {
         assert_eq!(
@@ -464,12 +449,7 @@ fn indexed_job_shards_merge_to_the_unsharded_analysis() {
         .arg(dir.path().join("volume/run/partial"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("shards 3/4 are missing"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "shards 3/4 are missing");
     let empty = dir.path().join("volume/empty");
     std::fs::create_dir_all(&empty).unwrap();
     let output = binary()
@@ -479,12 +459,7 @@ fn indexed_job_shards_merge_to_the_unsharded_analysis() {
         .arg(dir.path().join("volume/none"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("neither a shard folder"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "neither a shard folder");
 }
 
 #[test]
@@ -495,22 +470,16 @@ fn shard_auto_without_an_index_is_an_input_error() {
         .args(["--shard", "auto", "--out", "results"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("found no shard index"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "found no shard index");
     let output = run_in(dir.path())
         .args(["--shard", "auto", "--out", "results"])
         .env("JOB_COMPLETION_INDEX", "1")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("JOB_COMPLETION_INDEX is set but SKILL_LIFT_SHARD_COUNT is not"),
-        "{}",
-        stderr(&output)
+    assert_exit(
+        &output,
+        2,
+        "JOB_COMPLETION_INDEX is set but SKILL_LIFT_SHARD_COUNT is not",
     );
     assert!(!dir.path().join("results").exists(), "nothing ran");
 }
@@ -1027,12 +996,7 @@ fn indexed_job_shards_through_s3_merge_to_the_unsharded_analysis() {
         ]);
     with_s3_env(&mut merge, &moto.endpoint);
     let output = merge.output().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("downloaded 4 run folder(s)"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0, "downloaded 4 run folder(s)");
     let whole = dir.path().join("results/whole");
     for file in ["lift.json", "lift.csv", "cases.csv"] {
         assert_eq!(
@@ -1053,12 +1017,7 @@ fn indexed_job_shards_through_s3_merge_to_the_unsharded_analysis() {
         .arg(dir.path().join("none"));
     with_s3_env(&mut empty, &moto.endpoint);
     let output = empty.output().unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("s3://evals/nothing-here: no run folder"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "s3://evals/nothing-here: no run folder");
     logs.push_str(&stderr(&output));
 
     // The planted credential is in no log and no file the runs wrote.
@@ -1162,9 +1121,9 @@ fn an_s3_store_that_refuses_is_found_before_the_run_and_a_failed_upload_keeps_th
     run.args(["--out", "s3://evals/runs"]);
     with_s3_env(&mut run, &refusing.endpoint);
     let output = run.output().unwrap();
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert_exit(&output, 3, "nothing was run");
     assert!(
-        stderr(&output).contains("nothing was run") && stderr(&output).contains("AccessDenied"),
+        stderr(&output).contains("AccessDenied"),
         "{}",
         stderr(&output)
     );
@@ -1178,12 +1137,7 @@ fn an_s3_store_that_refuses_is_found_before_the_run_and_a_failed_upload_keeps_th
     let mut run = run_in(dir.path());
     run.args(["--out", "s3://bucket with space/x"]);
     let output = run.output().unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("bucket name"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 2, "bucket name");
     assert_eq!(server.requests(), 0);
 
     // A store taking the probe but refusing the upload: the recorded run stays on disk, named.

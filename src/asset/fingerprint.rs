@@ -311,12 +311,7 @@ pub fn sha256_digest(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(root: &Path, relative: &str, content: &str) {
-        let path = root.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
+    use crate::test_support::write;
 
     fn sample() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

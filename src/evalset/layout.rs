@@ -205,11 +205,7 @@ fn skill_has_name(dir: &Path, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::test_support::write_file as write;
 
     #[test]
     fn layouts() {

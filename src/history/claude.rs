@@ -21,7 +21,7 @@ use super::{
     HistoryError, HistoryHost, HistoryReader, HistorySession, ReadReport, Turn, files_under,
     parse_time,
 };
-use crate::runner::parsers::{output_text, str_field, u64_field};
+use crate::runner::parsers::{output_text, str_field};
 use crate::trajectory::{TrajectoryStatus, Usage};
 
 /// The Claude Code reader.
@@ -43,16 +43,11 @@ fn is_cli_text(text: &str) -> bool {
         || text.starts_with("Caveat: The messages below were generated")
 }
 
+/// A transcript's usage: the stream's Anthropic usage, without the cache writes.
 fn usage_of(usage: &Value) -> Usage {
-    let input = u64_field(usage, "input_tokens");
-    let creation = u64_field(usage, "cache_creation_input_tokens").unwrap_or(0);
-    let read = u64_field(usage, "cache_read_input_tokens");
     Usage {
-        input_tokens: input.map(|i| i + creation + read.unwrap_or(0)),
-        output_tokens: u64_field(usage, "output_tokens"),
-        cached_tokens: read,
         cache_creation_tokens: None,
-        cost_usd: None,
+        ..crate::runner::parsers::claude::anthropic_usage(usage)
     }
 }
 
@@ -194,15 +189,14 @@ impl HistoryReader for ClaudeReader {
         let mut trajectory = crate::runner::parsers::claude::parse(&conversation);
         // A transcript never has the stream's terminal `result` line.
         trajectory.status = TrajectoryStatus::Complete;
-        Ok(
-            HistorySession::of_turns(HistoryHost::ClaudeCode, file, id, turns, trajectory).map(
-                |session| HistorySession {
-                    cwd,
-                    started,
-                    ..session
-                },
-            ),
-        )
+        Ok(HistorySession::of_turns(
+            HistoryHost::ClaudeCode,
+            file,
+            id,
+            (cwd, started),
+            turns,
+            trajectory,
+        ))
     }
 }
 

@@ -404,15 +404,14 @@ impl HistoryReader for CodexReader {
         }
         trajectory.usage = total;
         trajectory.observed_model = model;
-        Ok(
-            HistorySession::of_turns(HistoryHost::Codex, file, id, turns, trajectory).map(
-                |session| HistorySession {
-                    cwd,
-                    started,
-                    ..session
-                },
-            ),
-        )
+        Ok(HistorySession::of_turns(
+            HistoryHost::Codex,
+            file,
+            id,
+            (cwd, started),
+            turns,
+            trajectory,
+        ))
     }
 }
 

@@ -186,15 +186,17 @@ impl HistoryReader for GeminiReader {
         }
         trajectory.observed_model = model;
         let id = str_field(&record, "sessionId").map(str::to_string);
-        let started = str_field(&record, "startTime").and_then(parse_time);
-        Ok(
-            HistorySession::of_turns(HistoryHost::Gemini, file, id, turns, trajectory).map(
-                |session| HistorySession {
-                    started: started.or(session.turns[0].at),
-                    ..session
-                },
-            ),
-        )
+        let started = str_field(&record, "startTime")
+            .and_then(parse_time)
+            .or(turns.first().and_then(|turn| turn.at));
+        Ok(HistorySession::of_turns(
+            HistoryHost::Gemini,
+            file,
+            id,
+            (None, started),
+            turns,
+            trajectory,
+        ))
     }
 }
 

@@ -277,12 +277,13 @@ pub struct HistorySession {
 impl HistorySession {
     /// The end every reader shares: `None` when the session has no user turn; else the session
     /// of `host` read from `file`, its id the one the agent recorded or else the file's stem (set
-    /// on the trajectory too), its model the trajectory's observed model. The reader sets `cwd`
-    /// and `started` where its format records them.
+    /// on the trajectory too), its working folder and start `(cwd, started)` as recorded, its
+    /// model the trajectory's observed model.
     pub(crate) fn of_turns(
         host: HistoryHost,
         file: &Path,
         id: Option<String>,
+        (cwd, started): (Option<PathBuf>, Option<DateTime<Utc>>),
         turns: Vec<Turn>,
         mut trajectory: Trajectory,
     ) -> Option<Self> {
@@ -299,8 +300,8 @@ impl HistorySession {
             host,
             id,
             file: file.to_path_buf(),
-            cwd: None,
-            started: None,
+            cwd,
+            started,
             model: trajectory.observed_model.clone(),
             turns,
             trajectory,

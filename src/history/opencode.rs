@@ -197,15 +197,17 @@ impl HistoryReader for OpencodeReader {
         }
         flush(&mut stream, &mut turns, &mut trajectory);
         trajectory.observed_model = model;
-        Ok(
-            HistorySession::of_turns(HistoryHost::Opencode, file, Some(id), turns, trajectory).map(
-                |session| HistorySession {
-                    cwd: str_field(&info, "directory").map(PathBuf::from),
-                    started: millis_time(&info["time"]["created"]).or(session.turns[0].at),
-                    ..session
-                },
-            ),
-        )
+        let cwd = str_field(&info, "directory").map(PathBuf::from);
+        let started =
+            millis_time(&info["time"]["created"]).or(turns.first().and_then(|turn| turn.at));
+        Ok(HistorySession::of_turns(
+            HistoryHost::Opencode,
+            file,
+            Some(id),
+            (cwd, started),
+            turns,
+            trajectory,
+        ))
     }
 }
 

@@ -147,9 +147,9 @@ pub fn build_grader_set(
                 timeout: std::time::Duration::from_secs_f64(profile.profile.timeout_s),
             },
         )
-        .map_err(|message| PipelineError::Judge {
+        .map_err(|error| PipelineError::Judge {
             profile: profile.path.clone(),
-            message,
+            message: error.to_string(),
         })?;
         judges.push(Arc::new(crate::grade::judge::RecordedJudge::new(
             judge,

@@ -320,11 +320,7 @@ pub fn enabled_state(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(path: &Path, text: &str) {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::test_support::write_file as write;
 
     #[test]
     fn reads_v1_and_v2_records_and_prefers_the_user_scope() {

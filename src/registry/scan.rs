@@ -602,12 +602,7 @@ pub fn scan(
 mod tests {
     use super::*;
     use crate::registry::hosts::builtin_hosts;
-
-    fn write(root: &Path, relative: &str, content: &str) {
-        let path = root.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
+    use crate::test_support::write;
 
     fn generic() -> HostProfile {
         builtin_hosts()

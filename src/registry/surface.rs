@@ -660,12 +660,7 @@ pub fn surface_size(surface: &Surface) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(root: &Path, relative: &str, content: &str) {
-        let path = root.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
+    use crate::test_support::write;
 
     #[test]
     fn plugin_surface_reads_every_category() {

@@ -33,10 +33,15 @@ use serde_json::{Value, json};
 
 use super::RunnerProfile;
 use super::http::PostFailure;
-use super::model_api::tools::{LoadedSkill, tool_specs};
+use super::model_api::{LoadedSkill, tool_specs};
 use super::model_api::{MalformedReply, ModelApiRunner, Reply, Request, ToolUse, WireFormat};
-use crate::grade::judge::{ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION};
 use crate::trajectory::{InfrastructureCause, Trajectory, Usage};
+
+/// The Messages API base URL used when an `anthropic-messages` profile (runner or judge) has
+/// none.
+pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// The `anthropic-version` header sent to the Messages API.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// `max_tokens` of each request (required by the API) when the profile sets none.
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
@@ -277,7 +282,7 @@ pub(crate) static KIND: super::kind::ModelApiKind = super::kind::ModelApiKind {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model_api::tools::test_skill as skill;
+    use super::super::model_api::test_skill as skill;
     use super::*;
     use std::time::Duration;
 

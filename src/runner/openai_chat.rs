@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::RunnerProfile;
 use super::http::PostFailure;
-use super::model_api::tools::{LoadedSkill, tool_specs};
+use super::model_api::{LoadedSkill, tool_specs};
 use super::model_api::{MalformedReply, ModelApiRunner, Reply, Request, ToolUse, WireFormat};
 use crate::trajectory::{InfrastructureCause, Trajectory, TrajectoryStatus, Usage};
 

@@ -239,7 +239,7 @@ pub async fn check(
             .map_err(|message| fail(InfrastructureCause::Runner, message));
     }
     let base = if profile.base_url.is_empty() && profile.kind == RunnerKind::AnthropicMessages {
-        crate::grade::judge::ANTHROPIC_DEFAULT_BASE_URL.to_string()
+        super::anthropic_messages::ANTHROPIC_DEFAULT_BASE_URL.to_string()
     } else {
         profile.base_url.trim_end_matches('/').to_string()
     };
@@ -251,9 +251,10 @@ pub async fn check(
     let mut request = client.get(&url);
     if let Some(key) = api_key {
         request = if profile.kind == RunnerKind::AnthropicMessages {
-            request
-                .header("x-api-key", key)
-                .header("anthropic-version", crate::grade::judge::ANTHROPIC_VERSION)
+            request.header("x-api-key", key).header(
+                "anthropic-version",
+                super::anthropic_messages::ANTHROPIC_VERSION,
+            )
         } else {
             request.bearer_auth(key)
         };

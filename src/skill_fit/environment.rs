@@ -1642,12 +1642,7 @@ fn check_network(usages: &[Usage], code_lines: &[(String, usize, String)], out: 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(root: &Path, relative: &str, content: &str) {
-        let path = root.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
+    use crate::test_support::write;
 
     fn options(bin: &Path, home: &Path) -> EnvOptions {
         EnvOptions {

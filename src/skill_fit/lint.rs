@@ -1455,12 +1455,7 @@ pub fn against(reports: &[LintReport], source: &Path) -> Result<AgainstReport, S
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn write(root: &Path, relative: &str, content: &str) {
-        let path = root.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
+    use crate::test_support::write;
 
     fn rule_failed(report: &LintReport, rule: LintRule) -> bool {
         report

@@ -159,3 +159,12 @@ impl Project {
         command
     }
 }
+
+/// Assert that the binary exited with `code` and that its stderr says `text` (stderr is shown
+/// when either fails).
+#[track_caller]
+pub fn assert_exit(output: &Output, code: i32, text: &str) {
+    let said = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "{said}");
+    assert!(said.contains(text), "{said}");
+}

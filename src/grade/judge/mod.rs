@@ -41,6 +41,7 @@ use crate::evalset::GoldenCase;
 use crate::grade::pipeline::TrialJudge;
 use crate::grade::pipeline::{JudgeError, JudgeFailure};
 use crate::record::{JudgeInfo, JudgeItem, JudgeSpread, MetricResult, MetricSource, SubScore};
+use crate::runner::anthropic_messages::{ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION};
 use crate::runner::http::{RetryPolicy, post_json_with_retries_and_headers};
 use crate::runner::{LoadedProfile, RunnerKind};
 use crate::trajectory::{Trajectory, Usage};
@@ -50,10 +51,6 @@ pub use cache::{CacheEntry, CacheKeyParts, JudgeCache};
 pub use render::{DEFAULT_MAX_TRAJECTORY_CHARS, render_trajectory};
 pub use rubric::{ACCURACY_CRITERIA, RUBRIC_VERSION};
 
-/// The Anthropic Messages API base URL used when an `anthropic-messages` profile has none.
-pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
-/// The `anthropic-version` header sent to the Anthropic Messages API.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` sent to the Anthropic Messages API (where it is required) when the profile sets
 /// none.
 pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u64 = 2048;
@@ -189,6 +186,46 @@ impl Default for JudgeSettings {
     }
 }
 
+/// A judge profile or setting [`Judge::new`] cannot build a judge from.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeBuildError {
+    /// The profile's kind is not a model API.
+    #[error(
+        "judge profile `{profile}` has kind `{kind}`; a judge needs kind `openai-chat` or `anthropic-messages`"
+    )]
+    NotAModelApi {
+        /// The profile's name.
+        profile: String,
+        /// Its kind.
+        kind: &'static str,
+    },
+    /// An `openai-chat` profile without `base_url`.
+    #[error(
+        "judge profile `{profile}` (kind openai-chat) needs a base_url such as https://api.openai.com/v1"
+    )]
+    NoBaseUrl {
+        /// The profile's name.
+        profile: String,
+    },
+    /// A `base_url` that is not HTTP(S).
+    #[error("judge profile `{profile}`: base_url `{base_url}` must start with http:// or https://")]
+    BaseUrlScheme {
+        /// The profile's name.
+        profile: String,
+        /// The `base_url` given.
+        base_url: String,
+    },
+    /// `--judge-k 0`.
+    #[error("judge repeats (--judge-k) must be at least 1")]
+    NoRepeats,
+    /// A zero timeout.
+    #[error("the judge timeout must be positive")]
+    NoTimeout,
+    /// The HTTP client could not be built.
+    #[error("cannot build HTTP client: {0}")]
+    Client(reqwest::Error),
+}
+
 /// What a judge has spent so far, over all its grades.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct JudgeUsage {
@@ -266,41 +303,39 @@ impl Judge {
         profile: &LoadedProfile,
         api_key: Option<String>,
         settings: JudgeSettings,
-    ) -> Result<Judge, String> {
+    ) -> Result<Judge, JudgeBuildError> {
         let settings_profile = &profile.profile;
         let api = match settings_profile.kind {
             RunnerKind::OpenaiChat => JudgeApi::OpenAiChat,
             RunnerKind::AnthropicMessages => JudgeApi::AnthropicMessages,
             other => {
-                return Err(format!(
-                    "judge profile `{}` has kind `{}`; a judge needs kind `openai-chat` or `anthropic-messages`",
-                    profile.name,
-                    other.name()
-                ));
+                return Err(JudgeBuildError::NotAModelApi {
+                    profile: profile.name.clone(),
+                    kind: other.name(),
+                });
             }
         };
         let configured = settings_profile.base_url.trim().trim_end_matches('/');
         let base_url = match (api, configured.is_empty()) {
             (JudgeApi::OpenAiChat, true) => {
-                return Err(format!(
-                    "judge profile `{}` (kind openai-chat) needs a base_url such as https://api.openai.com/v1",
-                    profile.name
-                ));
+                return Err(JudgeBuildError::NoBaseUrl {
+                    profile: profile.name.clone(),
+                });
             }
             (JudgeApi::AnthropicMessages, true) => ANTHROPIC_DEFAULT_BASE_URL.to_string(),
             (_, false) => configured.to_string(),
         };
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(format!(
-                "judge profile `{}`: base_url `{base_url}` must start with http:// or https://",
-                profile.name
-            ));
+            return Err(JudgeBuildError::BaseUrlScheme {
+                profile: profile.name.clone(),
+                base_url,
+            });
         }
         if settings.k == 0 {
-            return Err("judge repeats (--judge-k) must be at least 1".to_string());
+            return Err(JudgeBuildError::NoRepeats);
         }
         if settings.timeout.is_zero() {
-            return Err("the judge timeout must be positive".to_string());
+            return Err(JudgeBuildError::NoTimeout);
         }
         let url = match api {
             JudgeApi::OpenAiChat => format!("{base_url}/chat/completions"),
@@ -309,7 +344,7 @@ impl Judge {
         let client = reqwest::Client::builder()
             .tcp_nodelay(true)
             .build()
-            .map_err(|error| format!("cannot build HTTP client: {error}"))?;
+            .map_err(JudgeBuildError::Client)?;
         Ok(Judge {
             name: profile.name.clone(),
             model: settings_profile.model.clone(),

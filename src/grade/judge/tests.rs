@@ -824,7 +824,8 @@ fn judges_need_a_model_api_profile() {
         None,
         JudgeSettings::default(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
         error.contains("openai-chat` or `anthropic-messages"),
         "{error}"
@@ -834,7 +835,8 @@ fn judges_need_a_model_api_profile() {
         None,
         JudgeSettings::default(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(error.contains("base_url"), "{error}");
     let judge = Judge::new(
         &profile("anthropic-messages", "", ""),
@@ -853,7 +855,8 @@ fn judges_need_a_model_api_profile() {
             ..JudgeSettings::default()
         },
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(error.contains("at least 1"), "{error}");
     assert_eq!(JudgeMetricKind::BehaviorCheck.name(), "behavior_check");
 }

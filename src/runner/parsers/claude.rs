@@ -16,11 +16,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::{events, message, new_call, output_text, str_field, u64_field};
+use super::{events, message, new_call, output_text, str_field, timestamp, u64_field};
 use crate::trajectory::{Role, Trajectory, TrajectoryStatus, Usage};
 
 /// Anthropic usage → normalized usage (input includes cache creation and cache reads).
-fn anthropic_usage(usage: &Value) -> Usage {
+pub(crate) fn anthropic_usage(usage: &Value) -> Usage {
     let input = u64_field(usage, "input_tokens");
     let creation = u64_field(usage, "cache_creation_input_tokens").unwrap_or(0);
     let read = u64_field(usage, "cache_read_input_tokens");
@@ -33,9 +33,14 @@ fn anthropic_usage(usage: &Value) -> Usage {
     }
 }
 
-fn timestamp(event: &Value) -> Option<chrono::DateTime<chrono::FixedOffset>> {
-    str_field(event, "timestamp").and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-}
+/// Claude Code `--output-format stream-json --verbose`: ends with `result`; errors in a failed
+/// `result` (`api_error_status`), `assistant` lines marked `is_api_error_message`, and
+/// `system/api_retry` notices.
+pub static CLAUDE_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported,
+};
 
 /// Parse a Claude Code stream.
 pub fn parse(lines: &[String]) -> Trajectory {
@@ -240,16 +245,6 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
-/// Claude Code `--output-format stream-json --verbose`: ends with `result`; errors in a failed
-/// `result` (`api_error_status`), `assistant` lines marked `is_api_error_message`, and
-/// `system/api_retry` notices.
-pub static CLAUDE_STREAM_JSON: super::JsonLines = super::JsonLines {
-    final_events: &["result"],
-    fold: parse,
-    reported,
-};
-
-/// What an error event of this stream reports.
 fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
     use super::{Reported, status_of};
     match event_type {

@@ -12,6 +12,14 @@ use serde_json::{Value, json};
 use super::{events, message, new_call, str_field, u64_field};
 use crate::trajectory::{CommandRun, Role, Trajectory, TrajectoryStatus, Usage};
 
+/// Codex `exec --json`: ends with `turn.completed` or `turn.failed`; errors in `turn.failed`
+/// and `Reconnecting…` notices.
+pub static CODEX_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["turn.completed", "turn.failed"],
+    fold: parse,
+    reported,
+};
+
 /// Parse a Codex stream.
 pub fn parse(lines: &[String]) -> Trajectory {
     let mut trajectory = Trajectory::new();
@@ -125,15 +133,6 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
-/// Codex `exec --json`: ends with `turn.completed` or `turn.failed`; errors in `turn.failed`
-/// and `Reconnecting…` notices.
-pub static CODEX_JSON: super::JsonLines = super::JsonLines {
-    final_events: &["turn.completed", "turn.failed"],
-    fold: parse,
-    reported,
-};
-
-/// What an error event of this stream reports.
 fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
     use super::Reported;
     match event_type {

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{events, message, new_call, output_text, str_field, u64_field};
+use super::{events, message, new_call, output_text, str_field, timestamp, u64_field};
 use crate::trajectory::{
     CommandRun, InfrastructureCause, Message, Role, Trajectory, TrajectoryStatus, Usage,
 };
@@ -57,9 +57,13 @@ const INFORMATIONAL: &[&str] = &[
     "model.call_final_result",
 ];
 
-fn timestamp(event: &Value) -> Option<chrono::DateTime<chrono::FixedOffset>> {
-    str_field(event, "timestamp").and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-}
+/// GitHub Copilot CLI `--output-format json`: ends with `result`; errors in `session.error`
+/// and `model.call_failure` events.
+pub static COPILOT_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported: |_, event| reported(event),
+};
 
 /// Parse a Copilot CLI stream.
 pub fn parse(lines: &[String]) -> Trajectory {
@@ -230,14 +234,6 @@ pub fn usage_from_file(text: &str) -> Option<Usage> {
     }
     (usage != Usage::default()).then_some(usage)
 }
-
-/// GitHub Copilot CLI `--output-format json`: ends with `result`; errors in `session.error`
-/// and `model.call_failure` events.
-pub static COPILOT_JSON: super::JsonLines = super::JsonLines {
-    final_events: &["result"],
-    fold: parse,
-    reported: |_, event| reported(event),
-};
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,13 @@ fn tool_of(event: &Value) -> Option<(String, &Value)> {
     Some((name, payload))
 }
 
+/// Cursor CLI `--output-format stream-json`: ends with `result`; errors in a failed `result`.
+pub static CURSOR_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported,
+};
+
 /// Parse a Cursor CLI stream.
 pub fn parse(lines: &[String]) -> Trajectory {
     let mut trajectory = Trajectory::new();
@@ -109,14 +116,6 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
-/// Cursor CLI `--output-format stream-json`: ends with `result`; errors in a failed `result`.
-pub static CURSOR_STREAM_JSON: super::JsonLines = super::JsonLines {
-    final_events: &["result"],
-    fold: parse,
-    reported,
-};
-
-/// What an error event of this stream reports.
 fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
     match event_type {
         "result" => super::failed_result(event),

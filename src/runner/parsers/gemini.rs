@@ -9,6 +9,14 @@ use serde_json::Value;
 use super::{events, message, new_call, str_field, u64_field};
 use crate::trajectory::{CommandRun, Role, Trajectory, TrajectoryStatus, Usage};
 
+/// Gemini CLI `--output-format stream-json`: ends with `result`; errors in a `result` whose
+/// status is not `success` and in `error` events of severity `error`.
+pub static GEMINI_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported,
+};
+
 /// Parse a Gemini CLI stream.
 pub fn parse(lines: &[String]) -> Trajectory {
     let mut trajectory = Trajectory::new();
@@ -102,15 +110,6 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
-/// Gemini CLI `--output-format stream-json`: ends with `result`; errors in a `result` whose
-/// status is not `success` and in `error` events of severity `error`.
-pub static GEMINI_STREAM_JSON: super::JsonLines = super::JsonLines {
-    final_events: &["result"],
-    fold: parse,
-    reported,
-};
-
-/// What an error event of this stream reports.
 fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
     use super::{Reported, status_of};
     match event_type {

@@ -10,6 +10,13 @@ use serde_json::Value;
 use super::{events, message, new_call, str_field, u64_field};
 use crate::trajectory::{CommandRun, Role, Trajectory, TrajectoryStatus, Usage};
 
+/// Goose `run --output-format stream-json`: ends with `complete`; errors in `error` events.
+pub static GOOSE_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["complete"],
+    fold: parse,
+    reported,
+};
+
 /// Parse a Goose stream.
 pub fn parse(lines: &[String]) -> Trajectory {
     let mut trajectory = Trajectory::new();
@@ -103,14 +110,6 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
-/// Goose `run --output-format stream-json`: ends with `complete`; errors in `error` events.
-pub static GOOSE_STREAM_JSON: super::JsonLines = super::JsonLines {
-    final_events: &["complete"],
-    fold: parse,
-    reported,
-};
-
-/// What an error event of this stream reports.
 fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
     if event_type != "error" {
         return None;

@@ -166,6 +166,11 @@ impl StreamParser for JsonLines {
     }
 }
 
+/// The event's `timestamp` (RFC 3339), when it has one.
+pub(crate) fn timestamp(event: &Value) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    str_field(event, "timestamp").and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+}
+
 /// Mark a stream that ended without its terminal event incomplete: "the stream ended without
 /// {what}".
 pub(crate) fn ended_without(trajectory: &mut Trajectory, what: &str) {

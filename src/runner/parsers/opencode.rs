@@ -9,6 +9,14 @@ use serde_json::Value;
 use super::{events, message, new_call, str_field, u64_field};
 use crate::trajectory::{CommandRun, Role, Trajectory, TrajectoryStatus, Usage};
 
+/// OpenCode `run --format json`: ends with `done`; errors in `error` events
+/// (`error.data.statusCode`).
+pub static OPENCODE_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["done"],
+    fold: parse,
+    reported,
+};
+
 /// Parse an OpenCode stream.
 pub fn parse(lines: &[String]) -> Trajectory {
     let mut trajectory = Trajectory::new();
@@ -106,15 +114,6 @@ pub fn parse(lines: &[String]) -> Trajectory {
     trajectory
 }
 
-/// OpenCode `run --format json`: ends with `done`; errors in `error` events
-/// (`error.data.statusCode`).
-pub static OPENCODE_JSON: super::JsonLines = super::JsonLines {
-    final_events: &["done"],
-    fold: parse,
-    reported,
-};
-
-/// What an error event of this stream reports.
 fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
     if event_type != "error" {
         return None;

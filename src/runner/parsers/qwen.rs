@@ -40,6 +40,13 @@ fn usage_of(value: &Value) -> Usage {
     }
 }
 
+/// Qwen Code `-o stream-json`: ends with `result`; errors in a failed `result`.
+pub static QWEN_STREAM_JSON: super::JsonLines = super::JsonLines {
+    final_events: &["result"],
+    fold: parse,
+    reported,
+};
+
 /// Parse a Qwen Code stream.
 pub fn parse(lines: &[String]) -> Trajectory {
     let mut trajectory = Trajectory::new();
@@ -191,14 +198,6 @@ pub(super) fn reported_error(event: &Value) -> Option<String> {
     )
 }
 
-/// Qwen Code `-o stream-json`: ends with `result`; errors in a failed `result`.
-pub static QWEN_STREAM_JSON: super::JsonLines = super::JsonLines {
-    final_events: &["result"],
-    fold: parse,
-    reported,
-};
-
-/// What an error event of this stream reports.
 fn reported(event_type: &str, event: &Value) -> Option<super::Reported> {
     if event_type != "result" {
         return None;
