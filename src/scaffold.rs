@@ -1,7 +1,8 @@
 //! `skill-lift init`: scaffolds a skill folder (`SKILL.md`, `evals/evals.json` and a fixture
-//! file) or adds an eval set to an existing skill, with one case of each documented kind — a
-//! positive case with output checks, a negative case (`expected_skill: null`) and a case that
-//! stages a file — or cases drafted from a trigger set (`[{"query", "should_trigger"}]`).
+//! file) whose eval set has every documented kind of case — eight positive cases with output
+//! checks, a negative case (`expected_skill: null`) and a case that stages a file: enough for a
+//! verdict on the first run — or adds an eval set to an existing skill (one draft case of each
+//! kind, or cases drafted from a trigger set, `[{"query", "should_trigger"}]`).
 //!
 //! Everything written is validated by loading it with the same loaders `run` uses
 //! ([`crate::asset::load_skill`], [`crate::evalset::load_eval_set`]) before it is put in place;
@@ -77,46 +78,80 @@ fn opening_check() -> Value {
     json!({"type": "regex", "pattern": format!("^\\s*{}", regex::escape(EXAMPLE_OPENING))})
 }
 
-/// The example eval set of the example skill: two positive cases with checks, a negative case
-/// and a file case (skill-creator `evals.json` shape with skill-lift's `checks`).
+/// The prompts of the example's positive cases: requests for a status update on one piece of
+/// work each.
+const EXAMPLE_POSITIVE_PROMPTS: [(&str, &str); 8] = [
+    (
+        "Give me a status update on the website redesign.",
+        "where the redesign stands",
+    ),
+    (
+        "Where does the database migration stand?",
+        "what happens next with the migration",
+    ),
+    (
+        "How is the mobile app release going?",
+        "where the release stands",
+    ),
+    (
+        "What is the status of the quarterly report?",
+        "where the report stands",
+    ),
+    ("Any progress on the login bug?", "where the fix stands"),
+    (
+        "Give me a progress note on the office move.",
+        "where the move stands",
+    ),
+    (
+        "Where are we with the customer survey?",
+        "where the survey stands",
+    ),
+    (
+        "How far along is the new onboarding guide?",
+        "where the guide stands",
+    ),
+];
+
+/// The example eval set of the example skill: eight positive cases with checks, a negative case
+/// and a file case (skill-creator `evals.json` shape with skill-lift's `checks`) — ten cases,
+/// enough for a verdict (at least five scored cases) on the first run.
 pub fn example_evals(name: &str) -> Value {
-    json!({
-        "skill_name": name,
-        "evals": [
-            {
-                "id": "positive-01",
-                "prompt": "Give me a status update on the website redesign.",
-                "expected_output": format!("A reply that starts with \"{EXAMPLE_OPENING}\" and says where the redesign stands."),
-                "expected_skill": name,
-                "checks": [opening_check()]
-            },
-            {
-                "id": "positive-02",
-                "prompt": "Where does the database migration stand?",
-                "expected_output": format!("A reply that starts with \"{EXAMPLE_OPENING}\" and says what happens next."),
-                "expected_skill": name,
-                "checks": [opening_check(), {"type": "not_contains", "value": "As an AI"}]
-            },
-            {
-                "id": "negative-01",
-                "prompt": "What is the capital of France?",
-                "expected_output": "Paris, without a status update.",
-                "expected_skill": null,
-                "checks": [
-                    {"type": "contains", "value": "Paris", "ignore_case": true},
-                    {"type": "not_contains", "value": EXAMPLE_OPENING}
-                ]
-            },
-            {
-                "id": "file-01",
-                "prompt": format!("Read {EXAMPLE_FILE} and give me a status update on the launch."),
-                "expected_output": format!("A reply that starts with \"{EXAMPLE_OPENING}\" and says the launch is planned for Friday."),
-                "expected_skill": name,
-                "files": [EXAMPLE_FILE],
-                "checks": [opening_check()]
+    let mut evals: Vec<Value> = EXAMPLE_POSITIVE_PROMPTS
+        .iter()
+        .enumerate()
+        .map(|(index, (prompt, says))| {
+            let mut checks = vec![opening_check()];
+            if index == 1 {
+                checks.push(json!({"type": "not_contains", "value": "As an AI"}));
             }
+            json!({
+                "id": format!("positive-{:02}", index + 1),
+                "prompt": prompt,
+                "expected_output": format!("A reply that starts with \"{EXAMPLE_OPENING}\" and says {says}."),
+                "expected_skill": name,
+                "checks": checks
+            })
+        })
+        .collect();
+    evals.push(json!({
+        "id": "negative-01",
+        "prompt": "What is the capital of France?",
+        "expected_output": "Paris, without a status update.",
+        "expected_skill": null,
+        "checks": [
+            {"type": "contains", "value": "Paris", "ignore_case": true},
+            {"type": "not_contains", "value": EXAMPLE_OPENING}
         ]
-    })
+    }));
+    evals.push(json!({
+        "id": "file-01",
+        "prompt": format!("Read {EXAMPLE_FILE} and give me a status update on the launch."),
+        "expected_output": format!("A reply that starts with \"{EXAMPLE_OPENING}\" and says the launch is planned for Friday."),
+        "expected_skill": name,
+        "files": [EXAMPLE_FILE],
+        "checks": [opening_check()]
+    }));
+    json!({"skill_name": name, "evals": evals})
 }
 
 /// An eval set to fill in for an existing skill whose behaviour skill-lift cannot know: one case
@@ -279,7 +314,8 @@ mod tests {
         assert_eq!(loaded.name, "my-skill");
         let set = crate::evalset::load_eval_set(&skill.join("evals/evals.json"), &skill).unwrap();
         let cases = set.runnable_cases(false);
-        assert_eq!(cases.len(), 4);
+        // Enough cases for a verdict on the first run.
+        assert_eq!(cases.len(), 10);
         assert!(cases.iter().any(|c| !c.checks.is_empty()
             && c.expected_skill == crate::evalset::ExpectedSkill::Named("my-skill".into())));
         assert!(

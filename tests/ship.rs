@@ -151,7 +151,7 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
     )
     .unwrap();
     assert_eq!(evals["skill_name"], "my-skill");
-    assert_eq!(evals["evals"].as_array().unwrap().len(), 4);
+    assert_eq!(evals["evals"].as_array().unwrap().len(), 10);
     assert!(work.join("my-skill/evals/files/notes.txt").is_file());
     // An unknown runner names where it looked, built-ins included.
     let output = skill_lift(
@@ -198,9 +198,9 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(run_a.join("summary.json")).unwrap())
             .unwrap();
-    // Three cases ask for the opening phrase (0 → 100%), the negative case fails in both arms.
-    assert_eq!(summary["lift"]["estimate"], 0.75, "{summary}");
-    assert_eq!(summary["trials"]["recorded"], 16);
+    // Nine cases ask for the opening phrase (0 → 100%), the negative case fails in both arms.
+    assert_eq!(summary["lift"]["estimate"], 0.9, "{summary}");
+    assert_eq!(summary["trials"]["recorded"], 40);
 
     // Reports and transcripts are 0644 (folders 0755) under umask 022.
     let files = walk(&run_a);
@@ -261,7 +261,7 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
     assert!(table.contains("| K | 2 | 1 | differs |"), "{table}");
     // Equal numbers are `same`; a difference that rounds to nothing is never shown as ±0.
     assert!(
-        table.contains("| paired cases (N) | 4 | 4 | same |"),
+        table.contains("| paired cases (N) | 10 | 10 | same |"),
         "{table}"
     );
     assert!(
@@ -269,7 +269,7 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
         "{table}"
     );
     assert!(
-        table.contains("| lift (pass rate, with − without) | +75.0 pp"),
+        table.contains("| lift (pass rate, with − without) | +90.0 pp"),
         "{table}"
     );
     assert!(table.contains("| positive-01 |"), "{table}");
@@ -286,7 +286,7 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(work.join("cmp/compare.json")).unwrap())
             .unwrap();
-    assert_eq!(json["cases"].as_array().unwrap().len(), 4);
+    assert_eq!(json["cases"].as_array().unwrap().len(), 10);
     let html = std::fs::read_to_string(work.join("cmp/compare.html")).unwrap();
     assert!(html.contains("<td>other-model</td>"), "{html}");
     let csv = std::fs::read_to_string(work.join("cmp/compare-cases.csv")).unwrap();
@@ -337,7 +337,7 @@ fn a_piped_run_prints_progress_lines_and_never_silences_them() {
     let server = status_update_mock(150);
     let profile = mock_profile(root.path(), &server.base_url(), "concurrency = 1\n");
     let profile_arg = profile.to_str().unwrap();
-    // 4 cases × 2 arms × K = 2 = 16 trials at ≥ 0.15 s each, one at a time: ≥ 2.4 s.
+    // 10 cases × 2 arms × K = 2 = 40 trials at ≥ 0.15 s each, one at a time: ≥ 6 s.
     let output = skill_lift(
         &binary,
         &work,
@@ -359,7 +359,7 @@ fn a_piped_run_prints_progress_lines_and_never_silences_them() {
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     let lines: Vec<&str> = stderr
         .lines()
-        .filter(|line| line.starts_with("skill-lift: ") && line.contains("/16 trials ("))
+        .filter(|line| line.starts_with("skill-lift: ") && line.contains("/40 trials ("))
         .collect();
     assert!(lines.len() >= 3, "{stderr}");
     for line in &lines {
@@ -378,7 +378,7 @@ fn a_piped_run_prints_progress_lines_and_never_silences_them() {
         })
         .collect();
     assert!(done.windows(2).all(|w| w[0] <= w[1]), "{done:?}");
-    assert!(done.iter().any(|&d| d > 0 && d < 16), "{done:?}");
+    assert!(done.iter().any(|&d| d > 0 && d < 40), "{done:?}");
     // --progress never: no status line.
     let output = skill_lift(
         &binary,
@@ -524,7 +524,7 @@ fn the_local_profile_sets_up_and_serves_its_model_from_any_folder() {
         &std::fs::read_to_string(work.join("results/local/summary.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(summary["lift"]["estimate"], 0.75, "{summary}");
+    assert_eq!(summary["lift"]["estimate"], 0.9, "{summary}");
     assert!(
         std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
         "server stopped after the run"
