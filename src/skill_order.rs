@@ -21,6 +21,10 @@
 
 use crate::record::SkillOrdering;
 
+/// The seed of the order where a command has no `--seed` of its own (`shadow`): the default
+/// seed of `run` and `triggers`.
+pub const DEFAULT_SEED: u64 = 42;
+
 impl SkillOrdering {
     /// True for [`SkillOrdering::ByName`] (the manifest then omits the field).
     pub fn is_by_name(&self) -> bool {

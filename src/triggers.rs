@@ -311,6 +311,10 @@ pub struct AttemptRecord {
     /// Transcript path relative to the result folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<String>,
+    /// The order the attempt presented the staged skills in (balanced order), or the skill
+    /// catalogue an agent CLI's stream showed; empty when unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skill_order: Vec<String>,
 }
 
 impl AttemptRecord {
@@ -1124,6 +1128,11 @@ pub struct TriggerContext {
     pub target_digest: String,
     pub calibre: Calibre,
     pub decoys: Vec<SkillSource>,
+    /// How attempts order the skills they present ([`crate::skill_order`]): balanced over a
+    /// query's attempts where skill-lift builds the prompt or the tool list, as for `run`.
+    pub skill_order: crate::record::SkillOrdering,
+    /// The seed of that order.
+    pub seed: u64,
     /// Wall-clock budget of one attempt.
     pub timeout: Duration,
     /// Folder for the attempts' workspaces (default: the system temporary folder).
@@ -1303,6 +1312,7 @@ async fn drive(
         output_tokens: None,
         observed_model: None,
         transcript: None,
+        skill_order: Vec::new(),
     };
     let unscoreable = |mut record: AttemptRecord, cause: UnscoreableCause, detail: String| {
         record.reason = Some(format!("{}: {detail}", cause.prefix()));
@@ -1329,7 +1339,7 @@ async fn drive(
         })
     })
     .await;
-    let staged = match staged {
+    let mut staged = match staged {
         Ok(Ok(staged)) => staged,
         Ok(Err(error)) => {
             return unscoreable(record, UnscoreableCause::StagingFailed, error.to_string());
@@ -1338,6 +1348,24 @@ async fn drive(
             return unscoreable(record, UnscoreableCause::InternalError, error.to_string());
         }
     };
+    if context.skill_order == crate::record::SkillOrdering::Balanced {
+        let decoys: Vec<String> = context.decoys.iter().map(|d| d.name.clone()).collect();
+        let order = crate::skill_order::presentation_order(
+            context.seed,
+            &query.id,
+            attempt,
+            &decoys,
+            Some(&context.target.name),
+        );
+        // Nothing is dropped: a staged skill the order does not name (none should) goes last.
+        staged.skills.sort_by_key(|skill| {
+            order
+                .iter()
+                .position(|name| *name == skill.name)
+                .unwrap_or(usize::MAX)
+        });
+        record.skill_order = order;
+    }
     let input = AttemptInput {
         prompt: &query.query,
         workspace: &staged.workspace,
@@ -1391,6 +1419,9 @@ async fn drive(
         record.input_tokens = trajectory.usage.input_tokens;
         record.output_tokens = trajectory.usage.output_tokens;
         record.observed_model = trajectory.observed_model.clone();
+        if record.skill_order.is_empty() {
+            record.skill_order = trajectory.skill_catalogue.clone().unwrap_or_default();
+        }
         let relative = transcript_name(index, attempt);
         let document = serde_json::json!({
             "query_id": query.id,
@@ -1495,6 +1526,7 @@ mod tests {
             output_tokens: None,
             observed_model: None,
             transcript: None,
+            skill_order: Vec::new(),
         }
     }
 

@@ -232,6 +232,42 @@ fn triggers_reports_the_designed_precision_and_recall_exactly() {
         let transcript = record["transcript"].as_str().unwrap();
         assert!(project.path("results/t1").join(transcript).is_file());
     }
+    // Tools mode lists the skills in the balanced order of `run`: per query, the target takes a
+    // different position of the five in each of the K = 3 attempts, and each attempt records
+    // its order.
+    let mut positions: std::collections::BTreeMap<String, std::collections::BTreeSet<usize>> =
+        Default::default();
+    for line in attempts.lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        let order: Vec<&str> = record["skill_order"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no skill_order: {record}"))
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            [
+                "api-debug",
+                "config-validator",
+                "log-triage",
+                "refund-desk",
+                "release-planner"
+            ],
+            "{record}"
+        );
+        let at = order.iter().position(|n| *n == "refund-desk").unwrap();
+        positions
+            .entry(record["query_id"].as_str().unwrap().to_string())
+            .or_default()
+            .insert(at);
+    }
+    assert_eq!(positions.len(), 10);
+    for (query, at) in &positions {
+        assert_eq!(at.len(), 3, "{query}: {at:?}");
+    }
     let markdown = std::fs::read_to_string(project.path("results/t1/triggers.md")).unwrap();
     assert!(markdown.contains("`api-debug` 2/3"), "{markdown}");
     // 30 attempts; each triggering one takes two requests.

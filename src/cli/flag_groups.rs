@@ -134,18 +134,21 @@ impl RunnerArgs {
             return Err(CommandError {
                 code: Outcome::NothingToRun,
                 error: anyhow!(
-                    "{}: runner `{}` cannot call tools (its profile says `tool_calls = false`), so no {unit} can activate a skill and {command} has nothing to measure; use a runner whose model calls tools (e.g. --runner openai, --runner anthropic, an agent CLI)",
+                    "{}: runner `{}` cannot call tools (its profile says `tool_calls = false`), so no skill activation can be observed in {unit} and {command} has nothing to measure; use a runner whose model calls tools (e.g. --runner openai, --runner anthropic, an agent CLI)",
                     profile.path.display(),
                     profile.name
                 ),
             });
         }
         if !crate::record::RunnerCapabilities::of_profile(&profile.profile).activation_observable {
-            return Err(CommandError::input(anyhow!(
-                "{}: runner `{}` cannot show which skill {unit} activated",
-                profile.path.display(),
-                profile.name
-            )));
+            return Err(CommandError {
+                code: Outcome::NothingToRun,
+                error: anyhow!(
+                    "{}: runner `{}` cannot show which skill {unit} activated, so {command} has nothing to measure",
+                    profile.path.display(),
+                    profile.name
+                ),
+            });
         }
         Ok(profile)
     }

@@ -48,6 +48,10 @@ pub struct TriggersArgs {
     /// its scored attempts.
     #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_THRESHOLD, value_parser = parse_threshold)]
     pub threshold: f64,
+    /// Seed of the order each attempt lists the skills in (the target's position balanced over
+    /// a query's attempts, as in `run`; `inject` and `tools` modes).
+    #[arg(long, value_name = "S", default_value_t = crate::skill_order::DEFAULT_SEED)]
+    pub seed: u64,
     /// Attempts in flight at once (default: the profile's `concurrency`).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub jobs: Option<u32>,
@@ -302,6 +306,8 @@ pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutc
         target_digest: print.digest.clone(),
         calibre,
         decoys: decoys.skills.clone(),
+        skill_order: capabilities.skill_delivery.skill_ordering(),
+        seed: args.seed,
         timeout: Duration::from_secs_f64(profile.profile.timeout_s),
         workspace_root: args.workspace_root.clone(),
         credentials,

@@ -171,6 +171,7 @@ pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
         agent: args.agent.clone(),
         k: args.trigger_attempts,
         threshold: crate::triggers::DEFAULT_THRESHOLD,
+        seed: crate::skill_order::DEFAULT_SEED,
         jobs: None,
         decoys: args.decoys.clone(),
         no_decoys: args.no_decoys,

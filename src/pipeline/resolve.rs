@@ -430,12 +430,7 @@ pub fn resolve_fresh(
     let capabilities = crate::record::RunnerCapabilities::of_profile(&profile.profile);
     // Where skill-lift builds the prompt or tool list, it balances the skills' order; an agent
     // CLI lists the skills folder itself.
-    let skill_order = match capabilities.skill_delivery {
-        crate::record::SkillDelivery::Native => crate::record::SkillOrdering::ByName,
-        crate::record::SkillDelivery::Inject | crate::record::SkillDelivery::Tools => {
-            crate::record::SkillOrdering::Balanced
-        }
-    };
+    let skill_order = capabilities.skill_delivery.skill_ordering();
     let mut manifest = Manifest {
         format_version: FORMAT_VERSION,
         skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -27,6 +27,16 @@ pub use kind::{BuildError, KindSpec};
 pub use profile::{LoadedProfile, RunnerKind, RunnerProfile, SkillMode};
 
 impl SkillDelivery {
+    /// How trials order the skills they present under this delivery: balanced where
+    /// skill-lift builds the prompt or the tool list (`inject`, `tools`), by name for agent
+    /// CLIs, which list the skills folder themselves.
+    pub fn skill_ordering(self) -> crate::record::SkillOrdering {
+        match self {
+            SkillDelivery::Native => crate::record::SkillOrdering::ByName,
+            SkillDelivery::Inject | SkillDelivery::Tools => crate::record::SkillOrdering::Balanced,
+        }
+    }
+
     /// The recorded name (`native`, `inject`, `tools`), as `skill_mode` in the manifest.
     pub fn as_str(self) -> &'static str {
         match self {
