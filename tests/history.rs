@@ -1164,6 +1164,46 @@ fn shadow_replays_the_eligible_prompts_and_records_them_next_to_what_happened() 
     assert!(!project.path().join("none").exists());
 }
 
+/// A runner that cannot call tools (the local model's `tool_calls = false`) cannot show which
+/// skill a replay activated: `shadow` says so and exits 4 before replaying anything.
+#[test]
+fn shadow_on_a_runner_that_cannot_call_tools_is_nothing_to_measure() {
+    let state = tempfile::tempdir().unwrap();
+    let server = MockServer::start(MockBehaviour::default());
+    let project = shadow_project(&server.base_url(), "", "Group the changes. SKILL-MARKER");
+    let mock = std::fs::read_to_string(project.path().join("runners/mock.toml")).unwrap();
+    write(
+        &project.path().join("runners/notools.toml"),
+        &format!("{mock}tool_calls = false\n"),
+    );
+    let home = tempfile::tempdir().unwrap();
+    plant(home.path(), "claude-code");
+    let output = binary(state.path())
+        .current_dir(project.path())
+        .args([
+            "shadow",
+            "release-notes",
+            "--host",
+            "claude-code",
+            "--since",
+            "2026-01-01",
+        ])
+        .args(["--runner", "notools", "--out", "shadow"])
+        .arg("--history-root")
+        .arg(home.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(4), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("cannot call tools") && stderr.contains("nothing to measure"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("activation rate"), "{stdout}");
+    assert_eq!(server.requests(), 0);
+    assert!(!project.path().join("shadow").exists());
+}
+
 #[test]
 fn shadow_replays_write_type_skills_only_in_throwaway_workspaces() {
     let state = tempfile::tempdir().unwrap();
