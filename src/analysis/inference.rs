@@ -150,7 +150,9 @@ pub enum InconclusiveReason {
     },
     /// The interval could not be computed.
     NoInterval,
-    /// The interval has zero width (e.g. every case difference is the same).
+    /// The interval has zero width: every case difference is the same (and not 0), so the data
+    /// show no variance to size an interval or an MDE by; the metric tables then show no
+    /// interval either, only this statement.
     ZeroWidthInterval,
     /// Every paired difference is 0: no case scored differently in the two arms, so the data
     /// show neither an effect nor any variance to size one by (no MDE is reported). Every
@@ -213,7 +215,7 @@ impl std::fmt::Display for InconclusiveReason {
             InconclusiveReason::NoInterval => write!(f, "the interval could not be computed"),
             InconclusiveReason::ZeroWidthInterval => write!(
                 f,
-                "the interval has zero width (every case difference is the same): no evidence of its uncertainty"
+                "no variance: every case difference is the same, so the data show no spread to size an interval by"
             ),
             InconclusiveReason::NoVariance => write!(
                 f,
@@ -648,6 +650,7 @@ pub(crate) fn decide(inference: &mut LiftInference) -> (Direction, Vec<VerdictRe
             Direction::None
         }
         Some(i) if i.width() <= 0.0 => {
+            inference.mde = None;
             reasons.push(InconclusiveReason::ZeroWidthInterval);
             Direction::None
         }
@@ -768,6 +771,8 @@ mod tests {
         let (direction, reasons) = decide(&mut same);
         assert_eq!(direction, Direction::None);
         assert_eq!(reasons[0].reason, InconclusiveReason::ZeroWidthInterval);
+        assert!(reasons[0].message.starts_with("no variance:"));
+        assert!(same.mde.is_none());
         // Four cases: no interval at all.
         let mut few = inference_for(&[1.0, 1.0, 0.0, 1.0], &[0.0, 0.0, 0.0, 1.0], None);
         let (direction, reasons) = decide(&mut few);

@@ -281,9 +281,12 @@ impl MetricAccumulator {
             settings.seed,
         );
         let unchanged = n >= 1 && inference.differences.iter().all(|d| *d == 0.0);
+        // Every case difference the same (0 or not): no variance, so no zero-width interval
+        // beside the one statement the verdict reason makes (the headline states the same).
+        let constant = n >= inference::MIN_VERDICT_CASES
+            && inference.differences.windows(2).all(|w| w[0] == w[1]);
         let (direction, verdict_reasons) = inference::decide(&mut inference);
-        if unchanged && n >= inference::MIN_VERDICT_CASES {
-            // No variance: no zero-width interval beside it (the headline states the same).
+        if constant {
             inference.interval = None;
         }
         let (verdict, verdict_reasons) = match direction {
