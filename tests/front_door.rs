@@ -175,12 +175,15 @@ fn the_attempts_flag_is_accepted_as_k_and_misspellings_point_to_it() {
 fn a_missing_skill_path_does_not_exist() {
     let state = tempfile::tempdir().unwrap();
     let dir = project("http://127.0.0.1:9/v1", 5);
-    for command in ["run", "plan", "lint"] {
-        let output = binary(state.path())
+    for command in ["run", "plan", "triggers", "lint"] {
+        let mut invocation = binary(state.path());
+        invocation
             .current_dir(dir.path())
-            .args([command, "no-such-skill", "--runner", "mock"])
-            .output()
-            .unwrap();
+            .args([command, "no-such-skill"]);
+        if command != "lint" {
+            invocation.args(["--runner", "mock"]);
+        }
+        let output = invocation.output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr).to_string();
         assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
         assert!(

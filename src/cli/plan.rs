@@ -128,6 +128,12 @@ pub fn plan_command(args: PlanArgs) -> Result<Outcome, CommandError> {
         )));
     }
     let (skill_dir, evals) = super::run::locate_inputs(&args.skill_dir, args.evals.as_deref())?;
+    // A mistyped skill path says so, as `run` does, before the eval set it would hold.
+    if evals.is_none() && !skill_dir.exists() {
+        return Err(CommandError::input(crate::asset::SkillError::Missing {
+            dir: skill_dir,
+        }));
+    }
     let eval_path = evals.unwrap_or_else(|| default_eval_path(&skill_dir));
     let eval_set = load_eval_set(&eval_path, &skill_dir).map_err(CommandError::input)?;
     // The loaders' warnings, as `run` prints them.
