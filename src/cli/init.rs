@@ -173,7 +173,7 @@ pub fn init(args: InitArgs) -> Result<Outcome, CommandError> {
             );
         }
         (None, false) => crate::outln!(
-            "New skill `{name}` in {shown}: an example skill (replies start with \"{}\") and four cases — two positive with checks, a negative case and a file case ({EXAMPLE_FILE}).\nMeasure it now (the local model; set it up once with `skill-lift setup local-model`):\n  skill-lift run {shown}\nThen replace SKILL.md with your skill and evals/evals.json with real cases (docs/eval-formats.md).",
+            "New skill `{name}` in {shown}: an example skill (replies start with \"{}\") and ten cases — eight positive with checks, a negative case and a file case ({EXAMPLE_FILE}).\nMeasure it now (the local model; set it up once with `skill-lift setup local-model`):\n  skill-lift run {shown}\nThen replace SKILL.md with your skill and evals/evals.json with real cases (docs/eval-formats.md).",
             crate::scaffold::EXAMPLE_OPENING
         ),
         (None, true) => crate::outln!(
