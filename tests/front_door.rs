@@ -2,6 +2,7 @@
 //! that cannot measure anything on the runner they were given say so and exit 4, misspelled flags
 //! get a suggestion that names a real flag, a missing path "does not exist", and warnings about
 //! the run come only after the checks that can stop it.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
 
 mod support;
 
