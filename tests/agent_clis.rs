@@ -1160,17 +1160,28 @@ fn fault_run(
     (output, run_dir, elapsed, fixture)
 }
 
-/// The cause skill-lift records for `fault` with agent CLI `kind`: the fault's own, except
-/// where the pinned CLI retries without a word on stdout or stderr, so that only silence is
-/// seen and the outage watch records `timeout` (measured: OpenCode 1.18.33 retries 429 and 500
-/// silently, and reports a 401 only after about 35 s, past the 30 s grace on a loaded machine;
-/// Qwen Code 0.24.4 retries 429 and 500 silently). Alternatives are separated by `|`.
-fn expected_cause(kind: &str, fault: Fault) -> &'static str {
-    match (kind, fault) {
-        ("opencode", Fault::Unauthorized) => "auth_failure|timeout",
-        ("opencode", Fault::RateLimited | Fault::ServerError)
-        | ("qwen-code", Fault::RateLimited | Fault::ServerError) => "timeout",
-        _ => fault.cause(),
+/// The cause skill-lift records for `fault` with agent CLI `kind`: the fault's own, for every
+/// CLI. Where the pinned CLI retries without a word on stdout or stderr (OpenCode 1.18.33: 401,
+/// 429 and 500; Qwen Code 0.24.4: 429 and 500), the outage watch stops it for silence and the
+/// cause comes from the CLI's own failure record (Qwen Code's chat file) or skill-lift's probe
+/// of the endpoint (OpenCode). Alternatives would be separated by `|`.
+fn expected_cause(_kind: &str, fault: Fault) -> &'static str {
+    fault.cause()
+}
+
+/// Where a CLI retries a fault silently, the reason of every trial shows where the cause came
+/// from: Qwen Code's own chat-file record, or skill-lift's probe of the endpoint (OpenCode).
+fn assert_silent_retry_evidence(kind: &str, fault: Fault, run_dir: &Path, what: &str) {
+    let evidence = match (kind, fault) {
+        ("qwen-code", Fault::RateLimited | Fault::ServerError) => "Qwen Code recorded an API error",
+        ("opencode", Fault::RateLimited | Fault::ServerError) => "skill-lift's probe POST",
+        _ => return,
+    };
+    let records = std::fs::read_to_string(run_dir.join("trials.jsonl")).unwrap_or_default();
+    for line in records.lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        let reason = record["reason"].as_str().unwrap_or("");
+        assert!(reason.contains(evidence), "{what}: {record}");
     }
 }
 
@@ -1223,6 +1234,7 @@ fn faults_are_typed(target: &CliTarget, cli: &Path) {
                 mock.requests()
             );
             assert_every_trial_typed(&output, &run_dir, expected_cause(target.kind, fault), &what);
+            assert_silent_retry_evidence(target.kind, fault, &run_dir, &what);
             assert_no_processes_under(&fixture.path("trials"));
         }));
     }

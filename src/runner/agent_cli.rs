@@ -34,6 +34,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use super::endpoint_probe::{ProbeRequest, ProbeWire, probe};
 use super::kind::{BuildError, KindSpec, ProfileNeeds};
 use super::parsers::{self, SkillContext, StreamParser};
 use super::{AttemptError, AttemptInput, Runner, RunnerKind, RunnerProfile};
@@ -130,6 +131,26 @@ pub trait AgentCli: Sync + 'static {
 
     /// Complete the trajectory from what the CLI left in the home (a usage file).
     fn finish(&self, _home: &Path, _trajectory: &mut Trajectory) {}
+
+    /// An API failure the CLI recorded in its own files under the fresh home (a chat log)
+    /// while it retried without a word on stdout or stderr, with no model answer after it:
+    /// read when the outage watch stopped the CLI for silence. `None`: none recorded, or the
+    /// CLI keeps no such record.
+    fn recorded_failure(&self, _home: &Path) -> Option<(InfrastructureCause, String)> {
+        None
+    }
+
+    /// The wire format of the endpoint the CLI is given through the profile's `base_url`, for
+    /// skill-lift's own probe of a silent stall (`super::endpoint_probe`); `None`: only a TCP
+    /// connection is tried.
+    fn probe_wire(&self) -> Option<ProbeWire> {
+        None
+    }
+
+    /// The model as the endpoint knows it (the CLI may name it with a provider prefix).
+    fn probe_model<'m>(&self, model: &'m str) -> &'m str {
+        model
+    }
 
     /// The variables the CLI itself reads its credential from, when the profile's
     /// `api_key_env` is handed over under its own name (Claude Code, Gemini CLI, Cursor): a
@@ -356,6 +377,59 @@ impl AgentCliRunner {
     }
 }
 
+impl AgentCliRunner {
+    /// The cause of a stall the outage watch saw as silence (cause `timeout`), from what is
+    /// left to read: the CLI's own record of a failure it retried quietly
+    /// ([`AgentCli::recorded_failure`]), else skill-lift's probe of the endpoint the profile
+    /// gave the CLI ([`AgentCli::probe_wire`]; a TCP connection for CLIs without one). What was
+    /// found is put before the watch's message; an answer naming nothing leaves `timeout`.
+    async fn diagnose_silence(
+        &self,
+        mut stall: super::outage::Stall,
+        input: &AttemptInput<'_>,
+    ) -> super::outage::Stall {
+        if stall.cause != InfrastructureCause::Timeout {
+            return stall;
+        }
+        if let Some((cause, message)) = self.cli.recorded_failure(input.home) {
+            stall.cause = cause;
+            stall.message = format!("{message}; {}", stall.message);
+            return stall;
+        }
+        if self.profile.base_url.trim().is_empty() {
+            return stall;
+        }
+        match self.cli.probe_wire() {
+            Some(wire) => {
+                let finding = probe(&ProbeRequest {
+                    wire,
+                    base_url: &self.profile.base_url,
+                    model: self.cli.probe_model(input.model),
+                    api_key: self.probe_key(),
+                })
+                .await;
+                if let Some(cause) = finding.cause {
+                    stall.cause = cause;
+                }
+                stall.message = format!("{}; {}", finding.evidence, stall.message);
+            }
+            None => {
+                if let Some(refused) = unreachable_endpoint(&self.profile.base_url).await {
+                    stall.cause = InfrastructureCause::ApiUnreachable;
+                    stall.message = format!("{refused}; {}", stall.message);
+                }
+            }
+        }
+        stall
+    }
+
+    /// The key the CLI was given for the profile's `base_url`: the value of `api_key_env`, else
+    /// the placeholder the kinds hand a keyless local server.
+    fn probe_key(&self) -> Option<&str> {
+        self.api_key().or(Some("skill-lift"))
+    }
+}
+
 /// Make the folders the environment names (some CLIs refuse a missing config dir), plus the
 /// settings the running kind needs in its fresh config folder.
 fn prepare_home(home: &Path, cli: &dyn AgentCli) -> std::io::Result<()> {
@@ -537,15 +611,8 @@ impl Runner for AgentCliRunner {
         );
         if outcome.stalled && trajectory.infrastructure_error.is_none() {
             // Stopped by the outage watch: the cause it saw, not the one a stream cut short
-            // might suggest. Silence with nothing reported: skill-lift looks at the endpoint
-            // itself (a CLI retrying a refused connection quietly says nothing).
-            let mut stall = watch.stall();
-            if stall.cause == InfrastructureCause::Timeout
-                && let Some(refused) = unreachable_endpoint(&self.profile.base_url).await
-            {
-                stall.cause = InfrastructureCause::ApiUnreachable;
-                stall.message = format!("{refused}; {}", stall.message);
-            }
+            // might suggest; silence with nothing reported is looked into.
+            let stall = self.diagnose_silence(watch.stall(), &input).await;
             trajectory.set_infrastructure_error(stall.cause, &stall.message);
         }
         let class = classify(&mut trajectory, &outcome, format, input.timeout);

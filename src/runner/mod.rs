@@ -6,6 +6,7 @@
 
 pub mod agent_cli;
 pub mod anthropic_messages;
+pub mod endpoint_probe;
 pub mod http;
 pub mod kind;
 mod model_api;

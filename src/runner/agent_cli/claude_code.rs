@@ -3,6 +3,7 @@
 
 use super::{AgentCli, EnvContext};
 use crate::runner::RunnerProfile;
+use crate::runner::endpoint_probe::ProbeWire;
 use crate::runner::parsers::{StreamParser, claude::CLAUDE_STREAM_JSON};
 
 /// Claude Code.
@@ -56,6 +57,10 @@ impl AgentCli for ClaudeCode {
 
     fn config_folders(&self) -> &'static [&'static str] {
         &[".claude"]
+    }
+
+    fn probe_wire(&self) -> Option<ProbeWire> {
+        Some(ProbeWire::AnthropicMessages)
     }
 
     fn environment(&self, env: &mut Vec<(String, String)>, context: &EnvContext<'_>) {

@@ -4,6 +4,7 @@
 
 use super::{AgentCli, DUMMY_KEY_VARIABLE, EnvContext};
 use crate::runner::RunnerProfile;
+use crate::runner::endpoint_probe::ProbeWire;
 use crate::runner::parsers::{StreamParser, codex::CODEX_JSON};
 
 /// Codex CLI.
@@ -58,6 +59,10 @@ impl AgentCli for Codex {
             args.push(setting);
         }
         args
+    }
+
+    fn probe_wire(&self) -> Option<ProbeWire> {
+        Some(ProbeWire::OpenAiResponses)
     }
 
     fn config_variables(&self) -> &'static [(&'static str, &'static str)] {

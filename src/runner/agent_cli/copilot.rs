@@ -11,6 +11,7 @@ use std::path::Path;
 
 use super::{AgentCli, EnvContext};
 use crate::runner::RunnerProfile;
+use crate::runner::endpoint_probe::ProbeWire;
 use crate::runner::parsers::StreamParser;
 use crate::runner::parsers::copilot::{COPILOT_JSON, usage_from_file};
 use crate::trajectory::Trajectory;
@@ -45,6 +46,10 @@ impl AgentCli for Copilot {
 
     fn config_folders(&self) -> &'static [&'static str] {
         &[".copilot"]
+    }
+
+    fn probe_wire(&self) -> Option<ProbeWire> {
+        Some(ProbeWire::OpenAiChat)
     }
 
     fn environment(&self, env: &mut Vec<(String, String)>, context: &EnvContext<'_>) {

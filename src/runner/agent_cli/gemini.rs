@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{AgentCli, EnvContext};
 use crate::runner::RunnerProfile;
+use crate::runner::endpoint_probe::ProbeWire;
 use crate::runner::parsers::{StreamParser, gemini::GEMINI_STREAM_JSON};
 
 /// Gemini CLI.
@@ -55,6 +56,10 @@ impl AgentCli for Gemini {
 
     fn config_folders(&self) -> &'static [&'static str] {
         &[".gemini"]
+    }
+
+    fn probe_wire(&self) -> Option<ProbeWire> {
+        Some(ProbeWire::GeminiGenerateContent)
     }
 
     fn environment(&self, env: &mut Vec<(String, String)>, context: &EnvContext<'_>) {

@@ -4,6 +4,7 @@
 
 use super::{AgentCli, DUMMY_KEY_VARIABLE, EnvContext};
 use crate::runner::RunnerProfile;
+use crate::runner::endpoint_probe::ProbeWire;
 use crate::runner::parsers::{StreamParser, opencode::OPENCODE_JSON};
 
 /// OpenCode.
@@ -51,6 +52,15 @@ impl AgentCli for Opencode {
         } else {
             model.to_string()
         }
+    }
+
+    fn probe_wire(&self) -> Option<ProbeWire> {
+        Some(ProbeWire::OpenAiChat)
+    }
+
+    /// The provider's model id (the part after `provider/`), as its configuration names it.
+    fn probe_model<'m>(&self, model: &'m str) -> &'m str {
+        model.rsplit('/').next().unwrap_or(model)
     }
 
     fn config_variables(&self) -> &'static [(&'static str, &'static str)] {
