@@ -132,6 +132,12 @@ pub enum Event {
         /// What the calibration says.
         message: String,
     },
+    /// Before the first trial: judge-scored cases run with fewer judge repeats or attempts
+    /// than recommended (the same warning is in every report).
+    WeakJudgeSettings {
+        /// The warning (worded by `crate::analysis::judge_warning_before_trials`).
+        warning: String,
+    },
     /// Round scheduling stopped the run.
     RoundsStopped {
         /// The stopping rule that decided.
@@ -342,6 +348,7 @@ impl fmt::Display for Event {
                 calibrated: false,
                 message,
             } => write!(f, "warning: {message}"),
+            Event::WeakJudgeSettings { warning } => write!(f, "warning: {warning}"),
             Event::RoundsStopped { reason, message } => {
                 write!(f, "skill-lift: stopped: {reason}: {message}")
             }

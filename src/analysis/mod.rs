@@ -1616,9 +1616,22 @@ pub const MIN_JUDGE_REPEATS: u32 = 5;
 /// Fewest attempts (`-k`) for judge-scored cases without a warning.
 pub const MIN_JUDGE_ATTEMPTS: u32 = 3;
 
+/// The judge warning as it is known before the first trial (printed then; the summary's comes
+/// from the recorded trials): `judge_scored` cases (those whose output checks do not decide
+/// their pass, in a run with an LLM judge) to be graded with `judge_k` repeats and `k`
+/// attempts, when either is below its minimum.
+pub fn judge_warning_before_trials(judge_scored: usize, judge_k: u32, k: u32) -> Option<String> {
+    judge_warning_worded(judge_scored, judge_k, k, "run")
+}
+
 /// The warning for `judge_scored` cases graded with `judge_k` repeats and `k` attempts, when
 /// either is below its minimum.
 fn judge_warning(judge_scored: usize, judge_k: u32, k: u32) -> Option<String> {
+    judge_warning_worded(judge_scored, judge_k, k, "ran")
+}
+
+/// [`judge_warning`] with its verb (`ran` after the trials, `run` before them).
+fn judge_warning_worded(judge_scored: usize, judge_k: u32, k: u32, verb: &str) -> Option<String> {
     if judge_scored == 0 || (judge_k >= MIN_JUDGE_REPEATS && k >= MIN_JUDGE_ATTEMPTS) {
         return None;
     }
@@ -1636,7 +1649,7 @@ fn judge_warning(judge_scored: usize, judge_k: u32, k: u32) -> Option<String> {
         ));
     }
     Some(format!(
-        "{} judge-scored case{} (pass/fail decided by an LLM judge's score) ran with {}: the judge's noise is averaged over too few repeats, so the lift and its verdict carry it",
+        "{} judge-scored case{} (pass/fail decided by an LLM judge's score) {verb} with {}: the judge's noise is averaged over too few repeats, so the lift and its verdict carry it",
         judge_scored,
         if judge_scored == 1 { "" } else { "s" },
         weak.join(" and ")

@@ -241,17 +241,32 @@ fn remove_unstarted_run_folder(run_dir: &Path) {
     }
 }
 
+/// What the circuit breaker's stop says, worded for the number of planned trials it left
+/// unrun (none when it tripped on the run's last trial: then only the unscoreable trials are
+/// worth running again).
+fn breaker_stop_message(reason: &str, missing: usize, run_dir: &Path) -> String {
+    let folder = crate::shell::shell_path(run_dir);
+    let exit = Outcome::InfrastructureError;
+    match missing {
+        0 => format!(
+            "error: {reason}; the breaker tripped on the run's last planned trial, so every trial was run, but the unscoreable ones are not scored. Fix the cause, then run them again with: skill-lift run --resume {folder} --retry-unscoreable (exit {exit})"
+        ),
+        1 => format!(
+            "error: {reason}; stopped with 1 planned trial not run (it is not scored). Fix the cause, then continue with: skill-lift run --resume {folder} (exit {exit})"
+        ),
+        _ => format!(
+            "error: {reason}; stopped with {missing} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {folder} (exit {exit})"
+        ),
+    }
+}
+
 /// After a run's trials ran and its exports are written: feed the state folder
 /// (`crate::pipeline::conclude`), explain a stop (breaker, interrupt, missing trials), and map
 /// the outcome to the exit code.
 pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -> Outcome {
     match crate::pipeline::conclude(run_dir, finished, args.state.flag()) {
         RunConclusion::Breaker { reason, missing } => {
-            crate::errln!(
-                "error: {reason}; stopped with {missing} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {} (exit {})",
-                crate::shell::shell_path(run_dir),
-                Outcome::InfrastructureError
-            );
+            crate::errln!("{}", breaker_stop_message(&reason, missing, run_dir));
             Outcome::InfrastructureError
         }
         RunConclusion::Interrupted => {
@@ -340,4 +355,29 @@ fn unscoreable_causes(summary: &Summary) -> String {
         .map(|(cause, count)| format!("{cause} {count}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_breaker_stop_is_worded_for_every_count_of_trials_left() {
+        let dir = Path::new("results/r1");
+        let none = breaker_stop_message("3 trials failed", 0, dir);
+        assert!(!none.contains("0 planned"), "{none}");
+        assert!(none.contains("every trial was run"), "{none}");
+        assert!(
+            none.contains("--resume results/r1 --retry-unscoreable"),
+            "{none}"
+        );
+        let one = breaker_stop_message("3 trials failed", 1, dir);
+        assert!(one.contains("1 planned trial not run (it is"), "{one}");
+        let many = breaker_stop_message("3 trials failed", 7, dir);
+        assert!(
+            many.contains("7 planned trials not run (they are"),
+            "{many}"
+        );
+        assert!(many.ends_with("(exit 3)"), "{many}");
+    }
 }

@@ -123,6 +123,11 @@ pub async fn execute_run(
             message: found.message.clone(),
         });
     }
+    // Settings too weak for judge-scored cases: said before any trial spends (and again in
+    // every report).
+    if let Some(warning) = planned_judge_warning(&resolved.cases, &manifest) {
+        report(Event::WeakJudgeSettings { warning });
+    }
     let jobs = execution
         .jobs
         .unwrap_or(resolved.profile.profile.concurrency);
@@ -398,6 +403,24 @@ async fn preflight(
         }
     }
     Ok(())
+}
+
+/// The judge warning as it is known before the first trial: in a run with an LLM judge, the
+/// cases whose output checks do not decide their pass (so the judge's outcome score will),
+/// graded with fewer judge repeats or attempts than recommended.
+fn planned_judge_warning(
+    cases: &[crate::evalset::GoldenCase],
+    manifest: &Manifest,
+) -> Option<String> {
+    let grading = &manifest.grading;
+    if grading.judges.is_empty() {
+        return None;
+    }
+    let judged = cases
+        .iter()
+        .filter(|case| !crate::grade::pipeline::output_checks_decide(case, grading))
+        .count();
+    crate::analysis::judge_warning_before_trials(judged, grading.judge_k, manifest.k)
 }
 
 /// What every trial of the run shares: the runner, the cases, the staged skills, the graders,
