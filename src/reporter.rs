@@ -435,6 +435,13 @@ mod tests {
 
     #[test]
     fn events_read_as_the_lines_they_replace() {
+        assert_eq!(
+            Event::WeakJudgeSettings {
+                warning: "1 judge-scored case".into()
+            }
+            .to_string(),
+            "warning: 1 judge-scored case"
+        );
         let planned = Event::RunPlanned {
             run_id: "r1".into(),
             cases: 2,
