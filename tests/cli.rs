@@ -1522,6 +1522,13 @@ fn judge_metrics_composite_lift_agrees_in_every_output() {
         "{warning}"
     );
     assert!(stdout(&output).contains(&format!("**Warning:** {warning}.")));
+    // ... and said before the first trial ran.
+    let terminal = stderr(&output);
+    let early = terminal
+        .find("warning: 4 judge-scored cases (pass/fail decided by an LLM judge's score) run with 1 judge repeat")
+        .unwrap_or_else(|| panic!("no warning before the trials: {terminal}"));
+    let recorded = terminal.find("trials recorded in").unwrap();
+    assert!(early < recorded, "{terminal}");
     let report_md = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
     assert!(report_md.contains(&format!("**Warning:** {warning}.")));
     let report_html = std::fs::read_to_string(run_dir.join("report.html")).unwrap();
