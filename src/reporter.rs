@@ -4,10 +4,10 @@
 //! reads (as nextest's dispatcher owns its terminal and receives events from the workers).
 //!
 //! Events are reported synchronously, in the order they happen, on stderr (through the
-//! redaction boundary of `crate::terminal`); a command's result on stdout is the command
-//! line's (`crate::cli`). Only this module, the command line and the progress display
-//! (`crate::progress`, whose status lines are the reporter's too) use the print macros; a test
-//! (`tests/architecture_prints.rs`) checks it.
+//! redaction boundary of `crate::terminal`); a command's result on stdout (a table, JSON,
+//! markdown), rendered by the library, is written by [`result`] / [`result_line`]. Only this
+//! module and the progress display (`crate::progress`, whose status lines are the reporter's
+//! too) use the print macros; a test (`tests/architecture_prints.rs`) checks it.
 //!
 //! This module must not decide what a command does; it only says what happened.
 
@@ -427,6 +427,18 @@ impl fmt::Display for Event {
 /// Report `event`: its line on stderr, now.
 pub fn report(event: Event) {
     crate::errln!("{event}");
+}
+
+/// Write a command's result on stdout exactly as given: a table, JSON document or markdown that
+/// the library rendered (the command line renders nothing itself). Nothing is appended; use
+/// [`result_line`] for a result that ends its line.
+pub fn result(text: &str) {
+    crate::out!("{text}");
+}
+
+/// Write one line of a command's result on stdout: `text` and a newline.
+pub fn result_line(text: &str) {
+    crate::outln!("{text}");
 }
 
 #[cfg(test)]
