@@ -207,6 +207,91 @@ pub enum Event {
         /// Whether this is the second interrupt.
         again: bool,
     },
+    /// `triggers`/`shadow`: a model API runner that injects every skill runs in `tools` mode,
+    /// where activation is observable.
+    ToolsModeToObserve {
+        /// The runner profile's name.
+        runner: String,
+        /// The command.
+        command: &'static str,
+    },
+    /// `triggers` starts its attempts.
+    TriggersPlanned {
+        /// The result folder's id.
+        run_id: String,
+        /// Queries of the trigger set.
+        queries: usize,
+        /// Queries that should trigger.
+        positives: usize,
+        /// Queries that should not.
+        negatives: usize,
+        /// Attempts per query.
+        k: u32,
+        /// The runner profile's name.
+        runner: String,
+        /// The runner's kind.
+        runner_kind: String,
+        /// The model.
+        model: String,
+    },
+    /// Processes re-parented to skill-lift by killed attempts (`triggers`) were stopped.
+    OrphanAttemptsStopped {
+        /// How many.
+        count: usize,
+    },
+    /// `triggers` finished recording its attempts.
+    TriggersRecorded {
+        /// Attempts recorded.
+        attempts: usize,
+        /// Seconds it took.
+        wall_s: f64,
+        /// The result folder.
+        dir: PathBuf,
+    },
+    /// `vet` decided one of its steps.
+    VetStepDecided {
+        /// The step's name.
+        step: &'static str,
+        /// Its decision's name.
+        decision: &'static str,
+        /// Why.
+        why: String,
+    },
+    /// `vet` sized its paired run.
+    VetPairedRunSized {
+        /// Active golden cases.
+        cases: usize,
+        /// Attempts per case chosen.
+        k: u32,
+        /// Trials of the run.
+        trials: usize,
+        /// The planned MDE of the chosen design (fraction).
+        planned_mde: Option<f64>,
+        /// The stated MDE (fraction).
+        mde: f64,
+        /// Whether the design reaches it within `--max-k`.
+        reaches_target: bool,
+    },
+    /// `vet` ended no-go: the steps that were not go.
+    VetNoGo {
+        /// Their names.
+        steps: Vec<&'static str>,
+        /// The exit code.
+        exit: i32,
+    },
+    /// A command ended with a failure or a failed gate after writing its result (`error: … (exit
+    /// N)`).
+    Failed {
+        /// What failed.
+        problem: String,
+        /// The exit code it ends with.
+        exit: i32,
+    },
+    /// A command wrote this file (the terminal summary ends with what was written).
+    Wrote {
+        /// The file.
+        path: PathBuf,
+    },
     /// Something accepted that the user should know about (`warning: …`), naming the file it
     /// concerns when there is one.
     Warning {
@@ -412,6 +497,67 @@ impl fmt::Display for Event {
             Event::Interrupted { again: true } => {
                 write!(f, "skill-lift: interrupted twice; exiting now")
             }
+            Event::ToolsModeToObserve { runner, command } => write!(
+                f,
+                "skill-lift: runner `{runner}` injects every skill into the prompt, where activation cannot be observed; {command} runs it in `tools` mode (activate_skill, read_file)"
+            ),
+            Event::TriggersPlanned {
+                run_id,
+                queries,
+                positives,
+                negatives,
+                k,
+                runner,
+                runner_kind,
+                model,
+            } => write!(
+                f,
+                "skill-lift: triggers {run_id} — {queries} queries ({positives} should trigger, {negatives} should not) × K={k} = {} attempts, runner {runner} ({runner_kind}), model {model}",
+                queries * *k as usize
+            ),
+            Event::OrphanAttemptsStopped { count } => write!(
+                f,
+                "skill-lift: stopped {count} orphaned processes left by killed attempts"
+            ),
+            Event::TriggersRecorded {
+                attempts,
+                wall_s,
+                dir,
+            } => write!(
+                f,
+                "skill-lift: {attempts} attempts recorded in {wall_s:.1} s; results in {}",
+                dir.display()
+            ),
+            Event::VetStepDecided {
+                step,
+                decision,
+                why,
+            } => write!(f, "skill-lift: vet {step}: {decision} — {why}"),
+            Event::VetPairedRunSized {
+                cases,
+                k,
+                trials,
+                planned_mde,
+                mde,
+                reaches_target,
+            } => write!(
+                f,
+                "skill-lift: vet paired run: {cases} cases × 2 arms × K = {k} = {trials} trials (planned MDE {} for a stated MDE of {:.1} pp{})",
+                planned_mde.map_or("n/a".to_string(), |m| format!("{:.1} pp", m * 100.0)),
+                mde * 100.0,
+                if *reaches_target {
+                    ""
+                } else {
+                    "; not reached within --max-k"
+                }
+            ),
+            Event::VetNoGo { steps, exit } => write!(
+                f,
+                "skill-lift: vet: NO-GO ({}) (exit {exit})",
+                steps.join(", ")
+            ),
+            Event::Failed { problem, exit } => write!(f, "error: {problem} (exit {exit})"),
+            Event::Wrote { path } => write!(f, "skill-lift: wrote {}", path.display()),
             Event::Warning {
                 path: Some(path),
                 message,
@@ -427,6 +573,13 @@ impl fmt::Display for Event {
 /// Report `event`: its line on stderr, now.
 pub fn report(event: Event) {
     crate::errln!("{event}");
+}
+
+/// Report each of `paths` as written ([`Event::Wrote`]), in order.
+pub fn report_written(paths: &[PathBuf]) {
+    for path in paths {
+        report(Event::Wrote { path: path.clone() });
+    }
 }
 
 /// Write a command's result on stdout exactly as given: a table, JSON document or markdown that

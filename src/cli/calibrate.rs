@@ -261,7 +261,7 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
     if !run.quiet {
         crate::out!("{markdown}");
     }
-    super::append_step_summary(&markdown);
+    crate::report::step_summary::append_step_summary(&markdown);
     let state = crate::registry::state::state_dir_from_env(run.state.flag())
         .map_err(CommandError::input)?;
     let store = record_calibration(&state, &record)

@@ -90,6 +90,6 @@ pub fn compare(args: CompareArgs) -> Result<Outcome, CommandError> {
         crate::out!("{markdown}");
     }
     super::print_written(&files.map(|(path, _)| path));
-    super::append_step_summary(&markdown);
+    crate::report::step_summary::append_step_summary(&markdown);
     Ok(Outcome::Success)
 }

@@ -286,7 +286,7 @@ async fn execute_cells(
     if !quiet {
         crate::out!("{markdown}");
     }
-    super::append_step_summary(&markdown);
+    crate::report::step_summary::append_step_summary(&markdown);
     super::print_written(&files);
     crate::errln!("skill-lift: matrix results in {}", matrix_dir.display());
     if let Some(error) = first_error {
@@ -331,7 +331,7 @@ pub(super) fn write_report(
     if !quiet {
         crate::out!("{markdown}");
     }
-    super::append_step_summary(&markdown);
+    crate::report::step_summary::append_step_summary(&markdown);
     Ok(files)
 }
 

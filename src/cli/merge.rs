@@ -247,7 +247,7 @@ fn merge_folders(
     if !quiet {
         crate::out!("{markdown}");
     }
-    super::append_step_summary(&markdown);
+    crate::report::step_summary::append_step_summary(&markdown);
     crate::errln!(
         "skill-lift: merged {} shards ({} trials) into {}",
         shards.len(),

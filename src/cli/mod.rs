@@ -569,11 +569,9 @@ pub(crate) fn create_result_folder(
         .map_err(|e| CommandError::input(anyhow::anyhow!("creating {}: {e}", dir.display())))
 }
 
-/// Print the paths of written files on stderr (the terminal summary ends with them).
+/// Report the paths of written files on stderr (the terminal summary ends with them).
 pub fn print_written(paths: &[PathBuf]) {
-    for path in paths {
-        crate::errln!("skill-lift: wrote {}", path.display());
-    }
+    crate::reporter::report_written(paths);
 }
 
 /// The Markdown report as written (`report.md` among `written`: the summary and the per-case
@@ -585,29 +583,6 @@ pub fn report_markdown(written: &[PathBuf], summary: &crate::analysis::Summary) 
         .find(|path| path.file_name().is_some_and(|name| name == "report.md"))
         .and_then(|path| std::fs::read_to_string(path).ok())
         .unwrap_or_else(|| crate::report::markdown::summary_markdown(summary))
-}
-
-/// Append `markdown` to the file named by `GITHUB_STEP_SUMMARY`, when that variable is set (a
-/// GitHub Actions job summary), through the redaction boundary. A failure is a warning, never
-/// an error.
-pub fn append_step_summary(markdown: &str) {
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
-        return;
-    };
-    let result = crate::disk::open(&path, std::fs::OpenOptions::new().create(true).append(true))
-        .map_err(crate::disk::DiskError::into_io)
-        .and_then(|mut file| {
-            std::io::Write::write_all(
-                &mut file,
-                crate::disk::redact::redact_text(markdown).as_bytes(),
-            )
-        });
-    if let Err(error) = result {
-        crate::errln!(
-            "warning: cannot append the report to GITHUB_STEP_SUMMARY ({}): {error}",
-            PathBuf::from(path).display()
-        );
-    }
 }
 
 /// Parse arguments, run the command, print errors, and return the exit code of its

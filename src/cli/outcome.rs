@@ -5,6 +5,7 @@
 use std::fmt;
 
 use crate::exit_codes;
+use crate::pipeline::Ending;
 
 /// How a command ended, in the terms of the documented exit codes (docs/results.md "Exit
 /// codes"). Ordered by nothing in particular; a matrix picks the most severe of its cells'
@@ -39,6 +40,36 @@ impl Outcome {
             Outcome::NothingToRun => exit_codes::NOTHING_TO_RUN,
             Outcome::CompletedWithWarnings => exit_codes::COMPLETED_WITH_WARNINGS,
             Outcome::Interrupted => exit_codes::INTERRUPTED,
+        }
+    }
+}
+
+impl From<Ending> for Outcome {
+    /// The outcome of a library workflow's ending.
+    fn from(ending: Ending) -> Self {
+        match ending {
+            Ending::Success => Outcome::Success,
+            Ending::GateFailed => Outcome::GateFailed,
+            Ending::InputError => Outcome::InputError,
+            Ending::InfrastructureError => Outcome::InfrastructureError,
+            Ending::NothingToRun => Outcome::NothingToRun,
+            Ending::CompletedWithWarnings => Outcome::CompletedWithWarnings,
+            Ending::Interrupted => Outcome::Interrupted,
+        }
+    }
+}
+
+impl From<Outcome> for Ending {
+    /// The ending a command's outcome stands for (the paired run `vet` drives).
+    fn from(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Success => Ending::Success,
+            Outcome::CompletedWithWarnings => Ending::CompletedWithWarnings,
+            Outcome::GateFailed => Ending::GateFailed,
+            Outcome::InputError => Ending::InputError,
+            Outcome::InfrastructureError => Ending::InfrastructureError,
+            Outcome::NothingToRun => Ending::NothingToRun,
+            Outcome::Interrupted => Ending::Interrupted,
         }
     }
 }

@@ -128,7 +128,7 @@ async fn regrade_run(args: RegradeArgs) -> Result<Outcome, CommandError> {
     if !args.quiet {
         crate::out!("{markdown}");
     }
-    super::append_step_summary(&markdown);
+    crate::report::step_summary::append_step_summary(&markdown);
     super::print_written(&finished.written);
     if finished.report.interrupted {
         crate::errln!(

@@ -211,7 +211,7 @@ pub fn report(args: ReportArgs) -> Result<Outcome, CommandError> {
         super::print_written(&paths.map(|(p, _)| p));
     }
     if formats.contains(&Format::Markdown) {
-        super::append_step_summary(&markdown);
+        crate::report::step_summary::append_step_summary(&markdown);
     }
     Ok(code)
 }

@@ -220,7 +220,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     if !args.quiet {
         crate::out!("{markdown}");
     }
-    super::append_step_summary(&markdown);
+    crate::report::step_summary::append_step_summary(&markdown);
     super::print_written(&finished.written);
     crate::errln!(
         "skill-lift: {} trials recorded in {:.1} s; results in {}",

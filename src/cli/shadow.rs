@@ -218,7 +218,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
     .map_err(shadow_error)?;
     let summary = finished.summary;
     crate::out!("{}", finished.markdown);
-    super::append_step_summary(&finished.markdown);
+    crate::report::step_summary::append_step_summary(&finished.markdown);
     super::print_written(&finished.written);
     if finished.interrupted {
         crate::errln!("error: interrupted; the report covers the replays recorded");

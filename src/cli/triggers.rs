@@ -1,28 +1,17 @@
-//! `skill-lift triggers`: resolve the skill, trigger set, runner (forced into `tools` mode for
-//! `openai-chat`, where activation is observable) and decoys; start the model server when the
-//! profile has one; replay every query K times (`crate::triggers`); write `triggers.json`,
-//! `triggers.md`, `attempts.jsonl` and the transcripts; map the result to an exit code.
+//! `skill-lift triggers`: its flags, mapped to [`TriggersSettings`]; the evaluation itself is
+//! `crate::pipeline::triggers::measure`, and its ending maps to the exit code here.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
-use anyhow::anyhow;
-use chrono::Utc;
 use clap::Args;
 
 use super::CommandError;
 use super::Outcome;
 use super::flag_groups::RunnerArgs;
-use crate::asset::fingerprint::{Calibre, fingerprint};
-use crate::asset::load_skill;
-use crate::decoys::{DecoySource, prepare_decoys};
-use crate::triggers::{
-    AttemptSettings, DEFAULT_THRESHOLD, TriggerContext, TriggerGates, TriggerReport,
-    TriggerRunnerInfo, TriggerSetInfo, TriggerSetup, analyze, find_trigger_set, load_triggers,
-    report_markdown, run_attempts,
-};
-use crate::workspace::SkillSource;
+use crate::decoys::DecoySource;
+use crate::pipeline::triggers::{TriggersError, TriggersSettings, measure, render_report};
+use crate::reporter::{Event, report};
+use crate::triggers::{DEFAULT_THRESHOLD, TriggerGates};
 
 /// Flags of `skill-lift triggers`.
 #[derive(Debug, Args, Clone)]
@@ -118,292 +107,65 @@ fn parse_threshold(value: &str) -> Result<f64, String> {
     }
 }
 
-/// A finished evaluation: its report, folder and exit code.
-pub struct TriggersOutcome {
-    pub report: TriggerReport,
-    pub dir: PathBuf,
-    pub code: Outcome,
-    /// Why the exit code is not 0, for the terminal and for `vet`.
-    pub problem: Option<String>,
-}
-
-/// Run the command; returns the exit code.
-pub async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError> {
-    let outcome = measure(&args, !args.quiet).await?;
-    let json = serde_json::to_string_pretty(&outcome.report).expect("report serializes");
-    if !args.quiet {
-        match args.format {
-            OutputFormat::Markdown => crate::out!("{}", report_markdown(&outcome.report)),
-            OutputFormat::Json => crate::outln!("{}", crate::disk::redact::redact_text(&json)),
-        }
-    }
-    if let Some(problem) = &outcome.problem {
-        crate::errln!("error: {problem} (exit {})", outcome.code);
-    }
-    Ok(outcome.code)
-}
-
-/// Resolve, run and record one trigger evaluation; the library entry of `triggers` and of
-/// `vet`'s triggers step. `progress`: draw a progress bar (on a terminal).
-pub async fn measure(args: &TriggersArgs, progress: bool) -> Result<TriggersOutcome, CommandError> {
-    let skill = load_skill(&args.skill_dir).map_err(CommandError::input)?;
-    for warning in &skill.warnings {
-        crate::errln!(
-            "warning: {}: {warning}",
-            args.skill_dir.join("SKILL.md").display()
-        );
-    }
-    let name = skill.name.as_str();
-    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
-        return Err(CommandError::input(anyhow!(
-            "{}: skill name `{}` cannot name the staged skill folder; set frontmatter `name` to e.g. `my-skill`",
-            args.skill_dir.join("SKILL.md").display(),
-            skill.name.escape_debug()
-        )));
-    }
-    let calibre: Calibre = args
-        .calibre
-        .parse()
-        .map_err(|e: String| CommandError::input(anyhow!(e)))?;
-    let set_path = match &args.triggers {
-        Some(path) if path.is_file() => path.clone(),
-        Some(path) => {
-            return Err(CommandError::input(anyhow!(
-                "{}: trigger set not found",
-                path.display()
-            )));
-        }
-        None => find_trigger_set(&args.skill_dir).map_err(CommandError::input)?,
-    };
-    let set =
-        load_triggers(&set_path, &args.skill_dir, &skill.name).map_err(CommandError::input)?;
-    let mut warnings = set.warnings.clone();
-    let profile = args.agent.observing_profile("triggers", "an attempt")?;
-    let kind = profile.profile.kind;
-    let capabilities = crate::record::RunnerCapabilities::of_profile(&profile.profile);
-    let skill_mode = capabilities.skill_delivery.as_str().to_string();
-    let model = args.agent.model_of(&profile);
-    let decoy_source = if args.no_decoys {
-        DecoySource::None
-    } else if let Some(dir) = &args.decoys {
-        DecoySource::Folder(super::run::absolute(dir))
-    } else {
-        DecoySource::Builtin
-    };
-    let decoys = prepare_decoys(&decoy_source).map_err(CommandError::input)?;
-    if let Some(decoy) = decoys.skills.iter().find(|d| d.name == skill.name) {
-        return Err(CommandError::input(anyhow!(
-            "decoy `{}` has the target skill's name; decoys must differ from the target",
-            decoy.name
-        )));
-    }
-    let decoy_names: Vec<String> = decoys.skills.iter().map(|d| d.name.clone()).collect();
-    for query in &set.queries {
-        if let Some(expected) = &query.expected_skill
-            && expected != &skill.name
-            && !decoy_names.contains(expected)
-        {
-            warnings.push(format!(
-                "query `{}` expects skill `{expected}`, which is not staged (decoys: {}); it can only be missed",
-                query.id,
-                if decoy_names.is_empty() { "none".to_string() } else { decoy_names.join(", ") }
-            ));
-        }
-    }
-    if decoy_names.is_empty() {
-        warnings.push(
-            "no decoys staged: nothing competes with the target, so precision is measured against doing nothing only"
-                .to_string(),
-        );
-    }
-    let print = fingerprint(&args.skill_dir, calibre).map_err(CommandError::input)?;
-    let run_id =
-        super::result_folder_id(args.run_id.as_deref(), &skill.name, "triggers", "--run-id")?;
-    if let Some(root) = &args.workspace_root
-        && !root.is_dir()
-    {
-        return Err(CommandError::input(anyhow!(
-            "--workspace-root {}: not a folder",
-            root.display()
-        )));
-    }
-    let api_key = super::grading::profile_api_key(&profile)?;
-    let credentials = super::grading::runner_secrets(&profile);
-    let dir = args.results.out.join(&run_id);
-    super::create_result_folder(&dir, "pick another --run-id")?;
-    let setup = TriggerSetup {
-        run_id: run_id.clone(),
-        created_at: Utc::now(),
-        skill_name: skill.name.clone(),
-        description: skill.description.clone(),
-        skill_path: super::run::absolute(&args.skill_dir),
-        fingerprint: print.digest.clone(),
-        calibre: calibre.name().to_string(),
-        trigger_set: TriggerSetInfo {
-            path: super::run::absolute(&set.path),
-            digest: set.digest.clone(),
-            format: set.format,
-            queries: set.queries.len(),
-            should_trigger: set.positives(),
-            should_not_trigger: set.negatives(),
-        },
-        runner: TriggerRunnerInfo {
-            name: profile.name.clone(),
-            kind: kind.name().to_string(),
-            model: model.clone(),
-            skill_mode,
-        },
-        decoys: decoy_names,
+/// The evaluation `args` ask for (`progress`: draw a progress bar).
+fn settings(args: &TriggersArgs, progress: bool) -> TriggersSettings {
+    TriggersSettings {
+        skill_dir: args.skill_dir.clone(),
+        triggers: args.triggers.clone(),
+        runner: args.agent.runner().to_string(),
+        model: args.agent.model().map(str::to_string),
         k: args.k,
         threshold: args.threshold,
-        confidence: crate::triggers::CONFIDENCE,
+        seed: args.seed,
+        jobs: args.jobs,
+        decoys: if args.no_decoys {
+            DecoySource::None
+        } else if let Some(dir) = &args.decoys {
+            DecoySource::Folder(crate::pipeline::absolute(dir))
+        } else {
+            DecoySource::Builtin
+        },
+        out: args.results.out.clone(),
+        run_id: args.run_id.clone(),
+        workspace_root: args.workspace_root.clone(),
+        calibre: args.calibre.clone(),
         gates: TriggerGates {
             min_precision: args.min_precision,
             min_recall: args.min_recall,
             min_f1: args.min_f1,
         },
         max_unscoreable: args.max_unscoreable,
-    };
-    crate::errln!(
-        "skill-lift: triggers {} — {} queries ({} should trigger, {} should not) × K={} = {} attempts, runner {} ({}), model {}",
-        run_id,
-        set.queries.len(),
-        set.positives(),
-        set.negatives(),
-        args.k,
-        set.queries.len() * args.k as usize,
-        profile.name,
-        kind.name(),
-        model
-    );
-
-    crate::contain::install_interrupt_handler();
-    let (runner, server) = crate::pipeline::replay::start_replay_runner(
-        &profile,
-        api_key,
-        &dir,
-        args.no_preflight,
-        "run",
-    )
-    .await?;
-    let jobs = args
-        .jobs
-        .map(|j| j as usize)
-        .unwrap_or(profile.profile.concurrency);
-    let context = Arc::new(TriggerContext {
-        dir: dir.clone(),
-        runner,
-        model,
-        target: SkillSource {
-            name: skill.name.clone(),
-            dir: args.skill_dir.clone(),
-            // The trigger set is eval material: never staged, wherever it lies.
-            eval_material: crate::asset::eval_material::EvalMaterial::inside(
-                &args.skill_dir,
-                [set_path.clone()],
-            ),
-        },
-        target_digest: print.digest.clone(),
-        calibre,
-        decoys: decoys.skills.clone(),
-        skill_order: capabilities.skill_delivery.skill_ordering(),
-        seed: args.seed,
-        timeout: Duration::from_secs_f64(profile.profile.timeout_s),
-        workspace_root: args.workspace_root.clone(),
-        credentials,
-    });
-    let queries = Arc::new(set.queries.clone());
-    let settings = AttemptSettings {
-        k: args.k,
-        jobs,
+        no_preflight: args.no_preflight,
         breaker: args.breaker,
-        progress: progress && crate::progress::ProgressDisplay::stderr_is_interactive(),
-    };
-    let finished = run_attempts(context, Arc::clone(&queries), settings).await;
-    crate::pipeline::replay::stop_replay_server(server).await;
-    crate::record::redact_logs_in(&dir);
-    let orphans = crate::contain::reap_adopted_orphans();
-    if orphans > 0 {
-        crate::errln!("skill-lift: stopped {orphans} orphaned processes left by killed attempts");
+        progress,
     }
-    let finished = finished.map_err(CommandError::infrastructure)?;
-    let report = analyze(
-        setup,
-        &queries,
-        &finished.records,
-        warnings,
-        finished.interrupted,
-        finished.wall_s,
-    );
-    let json = serde_json::to_vec_pretty(&report).expect("report serializes");
-    let markdown = report_markdown(&report);
-    for (name, bytes) in [
-        ("triggers.json", json.as_slice()),
-        ("triggers.md", markdown.as_bytes()),
-    ] {
-        crate::disk::write_atomic(&dir.join(name), bytes).map_err(CommandError::infrastructure)?;
-    }
-    super::append_step_summary(&markdown);
-    super::print_written(&[dir.join("triggers.json"), dir.join("triggers.md")]);
-    crate::errln!(
-        "skill-lift: {} attempts recorded in {:.1} s; results in {}",
-        report.attempts.recorded,
-        report.wall_s,
-        dir.display()
-    );
-    let (code, problem) = exit_code(&report, finished.breaker.as_deref());
-    Ok(TriggersOutcome {
-        report,
-        dir,
-        code,
-        problem,
-    })
 }
 
-/// The exit code of a finished evaluation and why it is not 0: interrupted (130), stopped by
-/// the breaker, too many unscoreable attempts or no query decided (3), a failed gate (1).
-pub fn exit_code(report: &TriggerReport, breaker: Option<&str>) -> (Outcome, Option<String>) {
-    if report.interrupted {
-        return (
-            Outcome::Interrupted,
-            Some("interrupted; the report covers the attempts recorded".to_string()),
-        );
+/// Run the command; returns the exit code.
+pub async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError> {
+    let finished = measure(&settings(&args, !args.quiet))
+        .await
+        .map_err(command_error)?;
+    if !args.quiet {
+        crate::reporter::result(&render_report(
+            &finished.report,
+            args.format == OutputFormat::Json,
+        ));
     }
-    if let Some(reason) = breaker {
-        return (Outcome::InfrastructureError, Some(reason.to_string()));
+    let code = Outcome::from(finished.ending.ending());
+    if let Some(problem) = finished.ending.problem() {
+        report(Event::Failed {
+            problem,
+            exit: code.code(),
+        });
     }
-    let attempts = &report.attempts;
-    if attempts.unscoreable_exceeded {
-        return (
-            Outcome::InfrastructureError,
-            Some(format!(
-                "{} of {} attempts are unscoreable ({:.1}%, limit {:.1}% — --max-unscoreable); causes: {}; see `reason` in attempts.jsonl",
-                attempts.unscoreable,
-                attempts.recorded,
-                attempts.unscoreable_fraction * 100.0,
-                report.setup.max_unscoreable * 100.0,
-                attempts
-                    .causes
-                    .iter()
-                    .map(|(cause, n)| format!("{cause} {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        );
+    Ok(code)
+}
+
+/// The exit code of an evaluation that could not run.
+fn command_error(error: TriggersError) -> CommandError {
+    CommandError {
+        code: error.ending().into(),
+        error: error.into(),
     }
-    if report.summary.total == report.summary.undecided {
-        return (
-            Outcome::InfrastructureError,
-            Some("no query has a scored attempt".to_string()),
-        );
-    }
-    if let Some(gate) = &report.gate
-        && !gate.passed
-    {
-        return (
-            Outcome::GateFailed,
-            Some(format!("gate failed: {}", gate.failures.join("; "))),
-        );
-    }
-    (Outcome::Success, None)
 }

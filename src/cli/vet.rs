@@ -1,28 +1,21 @@
-//! `skill-lift vet`: lint → env → triggers → a paired run sized by `plan` to a stated MDE →
-//! registration of the fingerprint and the golden set for monitoring, in one command with one
-//! report (`crate::vet`). Each step calls its own command's library code; the paired run is a
-//! normal `run` (its folder, summary and baseline-store entries are the same as `run`'s).
+//! `skill-lift vet`: its flags, mapped to [`VetSettings`]; the vet itself is
+//! `crate::pipeline::vet::vet`, whose paired run is a normal `run` started here from its
+//! request, and its ending maps to the exit code here.
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::PathBuf;
 
 use anyhow::anyhow;
-use chrono::Utc;
 use clap::{Args, Parser};
 
 use super::CommandError;
 use super::Outcome;
 use super::flag_groups::RunnerArgs;
-use super::triggers::{OutputFormat, TriggersArgs, measure};
-use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
-use crate::asset::load_skill;
-use crate::evalset::{default_eval_path, load_eval_set};
-use crate::registry::hosts::find_host;
-use crate::registry::scan::{Monitoring, RegisteredSet, register_monitored, registered_elsewhere};
-use crate::vet::{
-    DEFAULT_MAX_K, DEFAULT_MDE, Decision, VET_FORMAT_VERSION, VetReport, VetStep, VetStepKind,
-    size_run, vet_markdown,
+use super::triggers::OutputFormat;
+use crate::pipeline::vet::{
+    PairedRunEnd, PairedRunRequest, VetError, VetSettings, steps_not_go, vet as run_vet,
 };
+use crate::reporter::{Event, report};
+use crate::vet::{DEFAULT_MAX_K, DEFAULT_MDE, Decision};
 
 /// Flags of `skill-lift vet`.
 #[derive(Debug, Args)]
@@ -109,470 +102,101 @@ fn fraction(name: &str, value: f64) -> Result<f64, CommandError> {
     }
 }
 
-/// Run the command; returns the exit code.
-pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
-    let started = Instant::now();
+/// The vet `args` ask for; fractions out of range are input errors.
+fn settings(args: VetArgs) -> Result<VetSettings, CommandError> {
     fraction("--mde", args.mde)?;
     fraction("--min-precision", args.min_precision)?;
     fraction("--min-recall", args.min_recall)?;
-    let skill = load_skill(&args.skill_dir).map_err(CommandError::input)?;
-    let calibre: Calibre = args
-        .calibre
-        .parse()
-        .map_err(|e: String| CommandError::input(anyhow!(e)))?;
-    let print = fingerprint(&args.skill_dir, calibre).map_err(CommandError::input)?;
-    let state = crate::registry::state::state_dir_from_env(args.state.flag())
-        .map_err(CommandError::input)?;
-    let host = find_host(&state, &args.host).map_err(CommandError::input)?;
-    // Before spending anything: the registration at the end must be possible.
-    if let Some(other) = registered_elsewhere(&state, &host.name, &skill.name, &args.skill_dir)
-        .map_err(CommandError::input)?
-    {
-        return Err(CommandError::input(anyhow!(
-            "asset `{}` is already registered on host `{}` from {}; vet registers the skill it measured, so pick another --host (e.g. generic) or remove the other copy from the registry",
-            skill.name,
-            host.name,
-            other.display()
-        )));
-    }
-    let vet_id = super::result_folder_id(args.vet_id.as_deref(), &skill.name, "vet", "--vet-id")?;
-    let dir = args.results.out.join(&vet_id);
-    super::create_result_folder(&dir, "pick another --vet-id")?;
-    let profile = args.agent.profile()?;
-    let model = args.agent.model_of(&profile);
-    let progress = !args.quiet;
-
-    let mut steps = Vec::new();
-    let mut stop: Option<(Outcome, String)> = None;
-    let say = |step: &VetStep| {
-        crate::errln!(
-            "skill-lift: vet {}: {} — {}",
-            step.step.as_str(),
-            step.decision.as_str(),
-            step.why
-        );
-    };
-
-    for step in crate::vet::static_steps(&args.skill_dir, &dir, &profile, args.agent.model()) {
-        if step.decision == Decision::Error && stop.is_none() {
-            stop = Some((
-                Outcome::InputError,
-                format!("{}: {}", step.step.as_str(), step.why),
-            ));
-        }
-        say(&step);
-        steps.push(step);
-    }
-
-    // Triggers.
-    let trigger_args = TriggersArgs {
-        skill_dir: args.skill_dir.clone(),
-        triggers: args.triggers.clone(),
-        agent: args.agent.clone(),
-        k: args.trigger_attempts,
-        threshold: crate::triggers::DEFAULT_THRESHOLD,
-        seed: crate::skill_order::DEFAULT_SEED,
-        jobs: None,
-        decoys: args.decoys.clone(),
+    Ok(VetSettings {
+        runner: args.agent.runner().to_string(),
+        model: args.agent.model().map(str::to_string),
+        skill_dir: args.skill_dir,
+        evals: args.evals,
+        triggers: args.triggers,
+        trigger_attempts: args.trigger_attempts,
+        min_precision: args.min_precision,
+        min_recall: args.min_recall,
+        mde: args.mde,
+        max_k: args.max_k,
+        decoys: args.decoys,
         no_decoys: args.no_decoys,
-        results: super::flag_groups::ResultsArgs { out: dir.clone() },
-        run_id: Some("triggers".to_string()),
-        workspace_root: None,
-        calibre: args.calibre.clone(),
-        min_precision: Some(args.min_precision),
-        min_recall: Some(args.min_recall),
-        min_f1: None,
-        max_unscoreable: 0.1,
-        no_preflight: false,
-        breaker: 8,
-        format: OutputFormat::Markdown,
-        quiet: true,
-    };
-    let trigger_set = match &args.triggers {
-        Some(path) => Some(path.clone()),
-        None => crate::triggers::find_trigger_set(&args.skill_dir).ok(),
-    };
-    let triggers_step = match &trigger_set {
-        _ if stop.is_some() => VetStep::not_run(
-            VetStepKind::Triggers,
-            &format!("stopped: {}", stop.as_ref().map(|s| s.1.as_str()).unwrap_or("")),
-        ),
-        None => VetStep {
-            step: VetStepKind::Triggers,
-            decision: Decision::NoGo,
-            why: "no trigger set: write evals/triggers.json with should-trigger and near-miss should-not-trigger queries (docs/triggers.md), or pass --triggers FILE".to_string(),
-            artifacts: Vec::new(),
-            details: serde_json::Value::Null,
-        },
-        Some(_) => match measure(&trigger_args, progress).await {
-            Ok(outcome) => {
-                let report = &outcome.report;
-                let value = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{:.1}%", v * 100.0));
-                let numbers = format!(
-                    "precision {}, recall {}, F1 {} over {} queries × K = {} ({} confusions)",
-                    value(report.precision.map(|p| p.value)),
-                    value(report.recall.map(|r| r.value)),
-                    value(report.f1.as_ref().map(|f| f.value)),
-                    report.results.len(),
-                    report.setup.k,
-                    report.confusions.len()
-                );
-                let (decision, why) = match outcome.code {
-                    Outcome::Success => (
-                        Decision::Go,
-                        format!(
-                            "{numbers}; at least {:.0}% / {:.0}% required",
-                            args.min_precision * 100.0,
-                            args.min_recall * 100.0
-                        ),
-                    ),
-                    Outcome::GateFailed => (
-                        Decision::NoGo,
-                        format!(
-                            "{numbers}; {}",
-                            report
-                                .gate
-                                .as_ref()
-                                .map(|g| g.failures.join("; "))
-                                .unwrap_or_default()
-                        ),
-                    ),
-                    code => {
-                        let problem = outcome.problem.clone().unwrap_or_default();
-                        stop = Some((code, format!("triggers: {problem}")));
-                        (Decision::Error, format!("{numbers}; {problem}"))
-                    }
-                };
-                VetStep {
-                    step: VetStepKind::Triggers,
-                    decision,
-                    why,
-                    artifacts: vec![outcome.dir.join("triggers.md")],
-                    details: serde_json::json!({
-                        "precision": report.precision, "recall": report.recall, "f1": report.f1,
-                        "counts": report.counts,
-                    }),
-                }
-            }
-            Err(error) => {
-                stop = Some((error.code, format!("triggers: {:#}", error.error)));
-                VetStep {
-                    step: VetStepKind::Triggers,
-                    decision: Decision::Error,
-                    why: format!("{:#}", error.error),
-                    artifacts: Vec::new(),
-                    details: serde_json::Value::Null,
-                }
-            }
-        },
-    };
-    say(&triggers_step);
-    steps.push(triggers_step);
-
-    // The paired run.
-    let eval_path = args
-        .evals
-        .clone()
-        .unwrap_or_else(|| default_eval_path(&args.skill_dir));
-    let golden = if eval_path.is_file() || eval_path.is_dir() {
-        Some(load_eval_set(&eval_path, &args.skill_dir).map_err(CommandError::input)?)
-    } else {
-        None
-    };
-    let mut run_dir = None;
-    let run_step = match (&stop, &golden) {
-        (Some((_, why)), _) => VetStep::not_run(VetStepKind::PairedRun, &format!("stopped: {why}")),
-        (None, None) => VetStep {
-            step: VetStepKind::PairedRun,
-            decision: Decision::NoGo,
-            why: format!(
-                "no golden set at {}: without cases there is no lift to measure (write evals/evals.json, docs/eval-formats.md)",
-                eval_path.display()
-            ),
-            artifacts: Vec::new(),
-            details: serde_json::Value::Null,
-        },
-        (None, Some(set)) => {
-            let cases = set.runnable_cases(false).len();
-            let sizing = size_run(cases, args.mde, args.max_k);
-            crate::errln!(
-                "skill-lift: vet paired run: {} cases × 2 arms × K = {} = {} trials (planned MDE {} for a stated MDE of {:.1} pp{})",
-                cases,
-                sizing.k,
-                sizing.trials,
-                sizing
-                    .planned_mde
-                    .map_or("n/a".to_string(), |m| format!("{:.1} pp", m * 100.0)),
-                args.mde * 100.0,
-                if sizing.reaches_target {
-                    ""
-                } else {
-                    "; not reached within --max-k"
-                }
-            );
-            let mut argv: Vec<String> = vec![
-                "run".into(),
-                args.skill_dir.display().to_string(),
-                "--runner".into(),
-                args.agent.runner().to_string(),
-                "-k".into(),
-                sizing.k.to_string(),
-                "--out".into(),
-                dir.display().to_string(),
-                "--run-id".into(),
-                "run".into(),
-                "--calibre".into(),
-                args.calibre.clone(),
-                "--evals".into(),
-                eval_path.display().to_string(),
-                "--state".into(),
-                state.display().to_string(),
-                "--quiet".into(),
-            ];
-            if let Some(model) = args.agent.model() {
-                argv.extend(["--model".into(), model.to_string()]);
-            }
-            if let Some(decoys) = &args.decoys {
-                argv.extend(["--decoys".into(), decoys.display().to_string()]);
-            }
-            if args.no_decoys {
-                argv.push("--no-decoys".into());
-            }
-            let run_args = RunLine::try_parse_from(&argv)
-                .map_err(|e| CommandError::input(anyhow!("building the paired run: {e}")))?
-                .run;
-            let code = match super::run::run(run_args).await {
-                Ok(code) => Some(code),
-                Err(error) => {
-                    stop = Some((error.code, format!("paired run: {:#}", error.error)));
-                    None
-                }
-            };
-            let folder = dir.join("run");
-            run_dir = folder
-                .join("summary.json")
-                .is_file()
-                .then(|| folder.clone());
-            paired_step(&folder, code, &sizing, &mut stop)
-        }
-    };
-    say(&run_step);
-    steps.push(run_step);
-
-    // Registration.
-    let register_step = match &stop {
-        Some((_, why)) => VetStep::not_run(VetStepKind::Register, &format!("stopped: {why}")),
-        None => {
-            let golden_set = golden.as_ref().map(|set| RegisteredSet {
-                path: super::run::absolute(&set.path),
-                digest: set.digest.clone(),
-                items: set.runnable_cases(false).len(),
-            });
-            let trigger_registered = trigger_set.as_ref().and_then(|path| {
-                let bytes = std::fs::read(path).ok()?;
-                let items = crate::triggers::load_triggers(path, &args.skill_dir, &skill.name)
-                    .map(|s| s.queries.len())
-                    .unwrap_or(0);
-                Some(RegisteredSet {
-                    path: super::run::absolute(path),
-                    digest: sha256_digest(&bytes),
-                    items,
-                })
-            });
-            let decision_so_far = VetReport::decide(&steps);
-            let monitoring = Monitoring {
-                registered_at: Utc::now(),
-                vetted_fingerprint: print.digest.clone(),
-                golden_set,
-                trigger_set: trigger_registered,
-                vet_dir: super::run::absolute(&dir),
-                decision: decision_so_far.as_str().to_string(),
-                runner: profile.name.clone(),
-                model: model.clone(),
-            };
-            match register_monitored(&state, &host, &args.skill_dir, calibre, monitoring) {
-                Ok((name, entry)) => VetStep {
-                    step: VetStepKind::Register,
-                    decision: Decision::Go,
-                    why: format!(
-                        "`{name}` registered on host `{}` ({}) with fingerprint {}{}; `skill-lift status` lists it, `check` and `regress` read the paired run's verdicts",
-                        host.name,
-                        crate::registry::scan::registry_path(&state, &host.name).display(),
-                        entry.fingerprint,
-                        match entry
-                            .monitoring
-                            .as_ref()
-                            .and_then(|m| m.golden_set.as_ref())
-                        {
-                            Some(set) => format!(
-                                " and golden set {} ({} cases)",
-                                set.path.display(),
-                                set.items
-                            ),
-                            None => " (no golden set)".to_string(),
-                        }
-                    ),
-                    artifacts: vec![crate::registry::scan::registry_path(&state, &host.name)],
-                    details: serde_json::Value::Null,
-                },
-                Err(error) => {
-                    stop = Some((Outcome::InputError, format!("register: {error}")));
-                    VetStep {
-                        step: VetStepKind::Register,
-                        decision: Decision::Error,
-                        why: error.to_string(),
-                        artifacts: Vec::new(),
-                        details: serde_json::Value::Null,
-                    }
-                }
-            }
-        }
-    };
-    say(&register_step);
-    steps.push(register_step);
-    let _ = run_dir;
-
-    let decision = VetReport::decide(&steps);
-    let report = VetReport {
-        format_version: VET_FORMAT_VERSION,
-        skill_lift_version: env!("CARGO_PKG_VERSION").to_string(),
-        vet_id,
-        created_at: Utc::now(),
-        skill_name: skill.name.clone(),
-        skill_path: super::run::absolute(&args.skill_dir),
-        fingerprint: print.digest.clone(),
-        runner: profile.name.clone(),
-        model,
-        host: host.name.clone(),
-        steps,
-        decision,
-        wall_s: started.elapsed().as_secs_f64(),
-    };
-    let json = serde_json::to_vec_pretty(&report).expect("vet report serializes");
-    let markdown = vet_markdown(&report);
-    crate::disk::write_atomic(&dir.join("vet.json"), &json)
-        .map_err(CommandError::infrastructure)?;
-    crate::disk::write_atomic(&dir.join("vet.md"), markdown.as_bytes())
-        .map_err(CommandError::infrastructure)?;
-    if !args.quiet {
-        match args.format {
-            OutputFormat::Markdown => crate::out!("{markdown}"),
-            OutputFormat::Json => crate::outln!("{}", String::from_utf8_lossy(&json)),
-        }
-    }
-    super::append_step_summary(&markdown);
-    super::print_written(&[dir.join("vet.json"), dir.join("vet.md")]);
-    if let Some((code, why)) = stop {
-        crate::errln!("error: vet stopped: {why} (exit {code})");
-        return Ok(code);
-    }
-    Ok(match decision {
-        Decision::Go => Outcome::Success,
-        _ => {
-            crate::errln!(
-                "skill-lift: vet: NO-GO ({}) (exit {})",
-                report
-                    .steps
-                    .iter()
-                    .filter(|s| s.decision != Decision::Go)
-                    .map(|s| s.step.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                Outcome::GateFailed
-            );
-            Outcome::GateFailed
-        }
+        out: args.results.out,
+        vet_id: args.vet_id,
+        host: args.host,
+        state: args.state.flag().map(PathBuf::from),
+        calibre: args.calibre,
+        progress: !args.quiet,
+        stdout_json: (!args.quiet).then_some(args.format == OutputFormat::Json),
     })
 }
 
-/// The paired run's step from its folder's `summary.json` (the documented export) and exit
-/// code (`None`: the run ended with an error): go when the verdict is `improved`; an
-/// infrastructure or input failure stops the vet.
-fn paired_step(
-    folder: &Path,
-    code: Option<Outcome>,
-    sizing: &crate::vet::RunSizing,
-    stop: &mut Option<(Outcome, String)>,
-) -> VetStep {
-    let summary: Option<serde_json::Value> = std::fs::read(folder.join("summary.json"))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-    let sizing_text = format!(
-        "{} cases × K = {} sized for an MDE of {:.0} pp (planned {}){}",
-        sizing.cases,
-        sizing.k,
-        sizing.target_mde * 100.0,
-        sizing
-            .planned_mde
-            .map_or("n/a".to_string(), |m| format!("{:.1} pp", m * 100.0)),
-        match sizing.cases_needed {
-            Some(n) if !sizing.reaches_target => format!(", not reached: about {n} cases needed"),
-            _ => String::new(),
-        }
-    );
-    let Some(summary) = summary else {
-        if stop.is_none() {
-            *stop = Some((
-                match code {
-                    Some(code) if code != Outcome::Success => code,
-                    _ => Outcome::InfrastructureError,
-                },
-                format!("paired run: no summary.json in {}", folder.display()),
-            ));
-        }
-        return VetStep {
-            step: VetStepKind::PairedRun,
-            decision: Decision::Error,
-            why: format!(
-                "{sizing_text}; the run did not finish (exit {}): {}",
-                code.map_or(-1, Outcome::code),
-                stop.as_ref().map(|s| s.1.as_str()).unwrap_or("")
-            ),
-            artifacts: Vec::new(),
-            details: serde_json::Value::Null,
-        };
-    };
-    let lift = &summary["lift"];
-    let verdict = lift["verdict"].as_str().unwrap_or("unknown").to_string();
-    let pp = |v: &serde_json::Value| {
-        v.as_f64()
-            .map_or("n/a".to_string(), |v| format!("{:+.1} pp", v * 100.0))
-    };
-    let numbers = format!(
-        "lift {} [{}, {}] ({}), verdict {verdict}; {sizing_text}",
-        pp(&lift["estimate"]),
-        pp(&lift["ci_low"]),
-        pp(&lift["ci_high"]),
-        lift["method"].as_str().unwrap_or("-")
-    );
-    let (decision, why) = match code {
-        Some(
-            code @ (Outcome::InfrastructureError | Outcome::NothingToRun | Outcome::Interrupted),
-        ) => {
-            *stop = Some((code, format!("paired run exited {code}")));
-            (Decision::Error, format!("{numbers}; the run exited {code}"))
-        }
-        _ if verdict == "improved" => (Decision::Go, numbers),
-        _ => {
-            let reasons: Vec<&str> = lift["verdict_reasons"]
-                .as_array()
-                .map(|r| r.iter().filter_map(|r| r["message"].as_str()).collect())
-                .unwrap_or_default();
-            (
-                Decision::NoGo,
-                if reasons.is_empty() {
-                    numbers
-                } else {
-                    format!("{numbers} ({})", reasons.join("; "))
-                },
-            )
-        }
-    };
-    VetStep {
-        step: VetStepKind::PairedRun,
-        decision,
-        why,
-        artifacts: vec![folder.join("report.md")],
-        details: serde_json::json!({"lift": lift, "sizing": sizing}),
+/// Run the command; returns the exit code.
+pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
+    let finished = run_vet(&settings(args)?, paired_run)
+        .await
+        .map_err(|error| CommandError {
+            code: error.ending().into(),
+            error: error.into(),
+        })?;
+    if let Some(stop) = finished.stop {
+        let code = Outcome::from(stop.ending);
+        report(Event::Failed {
+            problem: format!("vet stopped: {}", stop.why),
+            exit: code.code(),
+        });
+        return Ok(code);
     }
+    if finished.report.decision == Decision::Go {
+        return Ok(Outcome::Success);
+    }
+    report(Event::VetNoGo {
+        steps: steps_not_go(&finished.report),
+        exit: Outcome::GateFailed.code(),
+    });
+    Ok(Outcome::GateFailed)
+}
+
+/// The paired run: `skill-lift run` with the flags the request stands for, quiet.
+async fn paired_run(request: PairedRunRequest) -> Result<PairedRunEnd, VetError> {
+    let mut argv: Vec<String> = vec![
+        "run".into(),
+        request.skill_dir.display().to_string(),
+        "--runner".into(),
+        request.runner,
+        "-k".into(),
+        request.k.to_string(),
+        "--out".into(),
+        request.out.display().to_string(),
+        "--run-id".into(),
+        request.run_id,
+        "--calibre".into(),
+        request.calibre,
+        "--evals".into(),
+        request.evals.display().to_string(),
+        "--state".into(),
+        request.state.display().to_string(),
+        "--quiet".into(),
+    ];
+    if let Some(model) = request.model {
+        argv.extend(["--model".into(), model]);
+    }
+    if let Some(decoys) = &request.decoys {
+        argv.extend(["--decoys".into(), decoys.display().to_string()]);
+    }
+    if request.no_decoys {
+        argv.push("--no-decoys".into());
+    }
+    let run_args = RunLine::try_parse_from(&argv)
+        .map_err(|e| VetError::PairedRunFlags(e.to_string()))?
+        .run;
+    Ok(match super::run::run(run_args).await {
+        Ok(code) => PairedRunEnd::Exited {
+            ending: code.into(),
+            exit: code.code(),
+        },
+        Err(error) => PairedRunEnd::Failed {
+            ending: error.code.into(),
+            error: format!("{:#}", error.error),
+        },
+    })
 }

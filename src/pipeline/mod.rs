@@ -11,18 +11,23 @@
 //! nothing here knows exit codes or command-line flags.
 
 pub mod conclude;
+pub mod ending;
 pub mod error;
 pub mod grading;
 pub mod prepare;
 pub mod regrade;
 pub mod replay;
 pub mod resolve;
+pub mod result_folder;
 pub mod run;
 pub mod servers;
 pub mod settings;
 pub mod shadow;
+pub mod triggers;
+pub mod vet;
 
 pub use conclude::{RunConclusion, SummaryOutcome, conclude};
+pub use ending::Ending;
 pub use error::{ErrorClass, PipelineError};
 pub use prepare::{
     NothingToRun, PreparedRun, check_before_spending, create_run_folder, prepare, prepare_run,

@@ -9,8 +9,84 @@ use super::PipelineError;
 use crate::reporter::{Event, report};
 use crate::runner::preflight::PreflightError;
 use crate::runner::profile::LoadedProfile;
+use crate::runner::profile::{ProfileError, load_profile, resolve_profile_path};
 use crate::runner::server::ManagedServer;
-use crate::runner::{BuildError, Runner, build_runner};
+use crate::runner::{BuildError, Runner, SkillMode, build_runner};
+
+/// Why a runner cannot serve a command that must see which skill the agent activated
+/// (`triggers`, `shadow`).
+#[derive(Debug, thiserror::Error)]
+pub enum ObservingError {
+    /// The profile cannot be found or read (an input error).
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// The runner's model calls no tools: nothing to measure.
+    #[error(
+        "{}: runner `{name}` cannot call tools (its profile says `tool_calls = false`), so no skill activation can be observed in {unit} and {command} has nothing to measure; use a runner whose model calls tools (e.g. --runner openai, --runner anthropic, an agent CLI)",
+        .path.display()
+    )]
+    NoToolCalls {
+        /// The profile's file.
+        path: std::path::PathBuf,
+        /// The profile's name.
+        name: String,
+        /// The command (`triggers`, `shadow`).
+        command: &'static str,
+        /// What it replays ("an attempt", "a replay").
+        unit: &'static str,
+    },
+    /// The runner cannot show which skill was activated: nothing to measure.
+    #[error(
+        "{}: runner `{name}` cannot show which skill {unit} activated, so {command} has nothing to measure",
+        .path.display()
+    )]
+    ActivationNotObservable {
+        /// The profile's file.
+        path: std::path::PathBuf,
+        /// The profile's name.
+        name: String,
+        /// The command (`triggers`, `shadow`).
+        command: &'static str,
+        /// What it replays ("an attempt", "a replay").
+        unit: &'static str,
+    },
+}
+
+/// The profile `runner` (a name from a runners folder or a `.toml` path) for a `command` that
+/// must see which skill the agent activated: a model API profile that injects every skill runs
+/// in `tools` mode instead (reported), a runner that still cannot show activations is refused,
+/// naming what it could not show in one `unit` ("an attempt", "a replay").
+pub fn observing_profile(
+    runner: &str,
+    command: &'static str,
+    unit: &'static str,
+) -> Result<LoadedProfile, ObservingError> {
+    let mut profile = load_profile(&resolve_profile_path(runner)?)?;
+    if !profile.profile.kind.is_agent_cli() && profile.profile.skill_mode == SkillMode::Inject {
+        report(Event::ToolsModeToObserve {
+            runner: profile.name.clone(),
+            command,
+        });
+        profile.profile.skill_mode = SkillMode::Tools;
+    }
+    if !profile.profile.tool_calls {
+        return Err(ObservingError::NoToolCalls {
+            path: profile.path.clone(),
+            name: profile.name.clone(),
+            command,
+            unit,
+        });
+    }
+    if !crate::record::RunnerCapabilities::of_profile(&profile.profile).activation_observable {
+        return Err(ObservingError::ActivationNotObservable {
+            path: profile.path.clone(),
+            name: profile.name.clone(),
+            command,
+            unit,
+        });
+    }
+    Ok(profile)
+}
 
 /// Why the replay runner could not start.
 #[derive(Debug, thiserror::Error)]

@@ -18,6 +18,7 @@ pub mod markdown;
 pub mod matrix;
 #[cfg(test)]
 mod snapshot_tests;
+pub mod step_summary;
 pub mod tables;
 
 use std::collections::BTreeSet;
