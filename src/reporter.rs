@@ -279,6 +279,156 @@ pub enum Event {
         /// The exit code.
         exit: i32,
     },
+    /// No session history of the host where it was looked for.
+    NoHistory {
+        /// The host.
+        host: String,
+        /// The folder looked in (personal parts redacted).
+        folder: String,
+    },
+    /// Session history was read.
+    HistoryRead {
+        /// Sessions read.
+        sessions: usize,
+        /// The host.
+        host: String,
+        /// The folder read (personal parts redacted).
+        folder: String,
+        /// Files read.
+        files: usize,
+        /// Sessions left out by `--since`.
+        before_since: usize,
+    },
+    /// History events of kinds not understood were skipped.
+    UnknownHistoryEvents {
+        /// Each kind with its count, `kind (n)`.
+        kinds: Vec<String>,
+    },
+    /// `shadow`: which recorded turns are eligible for the new skill.
+    ShadowEligible {
+        /// Eligible turns.
+        eligible_turns: usize,
+        /// Turns read.
+        turns: usize,
+        /// The skill.
+        skill: String,
+        /// Sessions with an eligible turn.
+        eligible_sessions: usize,
+        /// Distinct prompts chosen.
+        chosen: usize,
+        /// Older eligible prompts left out by `--limit`.
+        over_limit: usize,
+    },
+    /// `shadow`: the skill is write-type; replays run in throwaway workspaces.
+    ShadowWriteType {
+        /// The skill.
+        skill: String,
+        /// The evidence (at most 5 items).
+        evidence: Vec<String>,
+    },
+    /// An interrupt stopped the command; its report covers what was recorded.
+    InterruptedReportCovers {
+        /// What was recorded ("replays").
+        what: &'static str,
+    },
+    /// A red flag of the skill on this machine (`run`'s preamble), as a line.
+    RedFlag {
+        /// The line.
+        line: String,
+    },
+    /// `lint`: skills failed.
+    LintFailed {
+        /// Skills that failed.
+        failed: usize,
+        /// Skills linted.
+        skills: usize,
+        /// Whether warnings fail too.
+        deny_warnings: bool,
+    },
+    /// `env`: the skill assumes what this machine does not meet.
+    EnvRedFlags {
+        /// Assumptions not met.
+        missing: usize,
+        /// The skill.
+        skill: String,
+    },
+    /// `golden mine`: drafts were mined from session history.
+    DraftsMined {
+        /// Turns that activated the skill (or any skill).
+        activated_turns: usize,
+        /// The skill mined for, when one was named.
+        skill: Option<String>,
+        /// Drafts written.
+        drafts: usize,
+        /// Positive drafts among them.
+        positive: usize,
+        /// Duplicate prompts folded.
+        duplicates: usize,
+        /// Signals found, `signal n`.
+        signals: Vec<String>,
+    },
+    /// `init`: the skill's name differs from its folder's.
+    SkillFolderNamedOtherwise {
+        /// The skill's name.
+        name: String,
+        /// The folder's name.
+        folder: String,
+    },
+    /// `changed --format json`: a skill moved (not listed).
+    SkillMoved {
+        /// Its old folder.
+        from: String,
+        /// Its new folder.
+        to: String,
+    },
+    /// `changed --format json`: a skill was deleted (not listed).
+    SkillDeleted {
+        /// Its folder.
+        path: String,
+        /// Its name.
+        name: String,
+    },
+    /// `changed`: what changed between two revisions.
+    SkillsChanged {
+        /// Skills to evaluate.
+        evaluate: usize,
+        /// Changed skills.
+        changed: usize,
+        /// Added skills.
+        added: usize,
+        /// Deleted skills.
+        deleted: usize,
+        /// Moved skills.
+        moved: usize,
+        /// Unchanged skills.
+        unchanged: usize,
+        /// The base revision (short).
+        base: String,
+        /// The head revision (short).
+        head: String,
+        /// The fingerprint calibre.
+        calibre: String,
+    },
+    /// `install`: a host was skipped, and why.
+    HostSkipped {
+        /// The host.
+        host: String,
+        /// Why.
+        reason: String,
+    },
+    /// `install`: no agent host on this machine.
+    NoAgentHost,
+    /// `runners NAME`: where the profile shown comes from.
+    RunnerProfileShown {
+        /// The profile's name.
+        name: String,
+        /// Where it comes from ("built in", a path).
+        from: String,
+    },
+    /// `runners`: how `--runner` finds a profile.
+    RunnerLookupRule,
+    /// `setup local-model` was interrupted.
+    LocalModelSetupInterrupted,
     /// A command ended with a failure or a failed gate after writing its result (`error: … (exit
     /// N)`).
     Failed {
@@ -555,6 +705,138 @@ impl fmt::Display for Event {
                 f,
                 "skill-lift: vet: NO-GO ({}) (exit {exit})",
                 steps.join(", ")
+            ),
+            Event::NoHistory { host, folder } => {
+                write!(f, "skill-lift: no {host} session history at {folder}")
+            }
+            Event::HistoryRead {
+                sessions,
+                host,
+                folder,
+                files,
+                before_since,
+            } => write!(
+                f,
+                "skill-lift: {sessions} {host} session(s) read from {folder} ({files} file(s){})",
+                if *before_since > 0 {
+                    format!(", {before_since} before --since left out")
+                } else {
+                    String::new()
+                }
+            ),
+            Event::UnknownHistoryEvents { kinds } => write!(
+                f,
+                "skill-lift: event types not understood (skipped): {}",
+                kinds.join(", ")
+            ),
+            Event::ShadowEligible {
+                eligible_turns,
+                turns,
+                skill,
+                eligible_sessions,
+                chosen,
+                over_limit,
+            } => write!(
+                f,
+                "skill-lift: {eligible_turns} of {turns} turn(s) eligible for `{skill}` ({eligible_sessions} session(s)); {chosen} distinct prompt(s) to replay{}",
+                if *over_limit > 0 {
+                    format!(" ({over_limit} older left out by --limit)")
+                } else {
+                    String::new()
+                }
+            ),
+            Event::ShadowWriteType { skill, evidence } => write!(
+                f,
+                "skill-lift: `{skill}` is write-type ({}); every replay runs in a fresh throwaway workspace",
+                evidence.join("; ")
+            ),
+            Event::InterruptedReportCovers { what } => write!(
+                f,
+                "error: interrupted; the report covers the {what} recorded"
+            ),
+            Event::RedFlag { line } => write!(f, "{line}"),
+            Event::LintFailed {
+                failed,
+                skills,
+                deny_warnings,
+            } => write!(
+                f,
+                "skill-lift lint: {failed} of {skills} skill(s) failed ({})",
+                if *deny_warnings {
+                    "errors or warnings"
+                } else {
+                    "errors"
+                }
+            ),
+            Event::EnvRedFlags { missing, skill } => write!(
+                f,
+                "skill-lift env: {missing} red flag(s): assumptions of `{skill}` this machine does not meet"
+            ),
+            Event::DraftsMined {
+                activated_turns,
+                skill,
+                drafts,
+                positive,
+                duplicates,
+                signals,
+            } => write!(
+                f,
+                "skill-lift: {activated_turns} turn(s) used {}; {drafts} draft(s): {positive} positive, {} negative{}{}",
+                skill
+                    .as_ref()
+                    .map_or("a skill".to_string(), |s| format!("`{s}`")),
+                drafts - positive,
+                if *duplicates > 0 {
+                    format!(" ({duplicates} duplicate prompt(s) folded)")
+                } else {
+                    String::new()
+                },
+                if signals.is_empty() {
+                    String::new()
+                } else {
+                    format!("; signals: {}", signals.join(", "))
+                }
+            ),
+            Event::SkillFolderNamedOtherwise { name, folder } => write!(
+                f,
+                "skill-lift: note: the skill is named `{name}` but its folder is `{folder}`; agents key skills by folder or by name inconsistently, so rename the folder to `{name}` (every run warns until they match)"
+            ),
+            Event::SkillMoved { from, to } => write!(
+                f,
+                "skill-lift: moved (fingerprint unchanged, not listed): {from} -> {to}"
+            ),
+            Event::SkillDeleted { path, name } => {
+                write!(f, "skill-lift: deleted (not listed): {path} ({name})")
+            }
+            Event::SkillsChanged {
+                evaluate,
+                changed,
+                added,
+                deleted,
+                moved,
+                unchanged,
+                base,
+                head,
+                calibre,
+            } => write!(
+                f,
+                "skill-lift: {evaluate} skill(s) to evaluate ({changed} changed, {added} added); {deleted} deleted, {moved} moved, {unchanged} unchanged between {base} and {head} (calibre {calibre})"
+            ),
+            Event::HostSkipped { host, reason } => write!(f, "  {host}: {reason}"),
+            Event::NoAgentHost => write!(
+                f,
+                "skill-lift install: no agent host found on this machine (nothing to do)"
+            ),
+            Event::RunnerProfileShown { name, from } => {
+                write!(f, "skill-lift: runner profile `{name}` ({from})")
+            }
+            Event::RunnerLookupRule => write!(
+                f,
+                "skill-lift: `--runner NAME` reads runners/NAME.toml in the current folder, then SKILL_LIFT_RUNNERS folders, then the built-in profile; `--runner path/to/file.toml` reads that file"
+            ),
+            Event::LocalModelSetupInterrupted => write!(
+                f,
+                "skill-lift: interrupted; the setup was stopped and the local model is not set up. Run `skill-lift setup local-model` again to start over."
             ),
             Event::Failed { problem, exit } => write!(f, "error: {problem} (exit {exit})"),
             Event::Wrote { path } => write!(f, "skill-lift: wrote {}", path.display()),

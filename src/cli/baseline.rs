@@ -88,7 +88,7 @@ pub fn baseline(args: BaselineArgs) -> Result<Outcome, CommandError> {
             let report = merge_file(&state, &args.file, args.replace, args.allow_draft)
                 .map_err(CommandError::input)?;
             for (asset, counts) in &report.assets {
-                crate::outln!(
+                crate::reporter::result_line(&format!(
                     "{asset}: {} verdict(s) merged, {} replaced, {} draft skipped{}, {} without verdict skipped",
                     counts.added,
                     counts.replaced,
@@ -99,12 +99,12 @@ pub fn baseline(args: BaselineArgs) -> Result<Outcome, CommandError> {
                         " (use --allow-draft)"
                     },
                     counts.skipped_no_verdict
-                );
+                ));
             }
-            crate::outln!(
+            crate::reporter::result_line(&format!(
                 "store: {}",
                 crate::registry::baseline::baseline_path(&state).display()
-            );
+            ));
             Ok(Outcome::Success)
         }
         BaselineCommand::Ingest(args) => {
@@ -116,14 +116,14 @@ pub fn baseline(args: BaselineArgs) -> Result<Outcome, CommandError> {
                     .map_err(CommandError::input)?;
                 let recorded =
                     record_run(&state, &manifest, &records).map_err(CommandError::input)?;
-                crate::outln!(
+                crate::reporter::result_line(&format!(
                     "{}: run {} → {} verdict(s) ({} replaced) in {}",
                     recorded.asset,
                     recorded.run_id,
                     recorded.entries,
                     recorded.replaced,
                     recorded.store.display()
-                );
+                ));
             }
             Ok(Outcome::Success)
         }
@@ -182,14 +182,14 @@ fn checklist_command(args: ChecklistArgs) -> Result<Outcome, CommandError> {
         &eval_set,
         args.allow_draft,
     );
-    crate::out!("{text}");
+    crate::reporter::result(&text);
     if let Some(path) = &args.template {
         crate::registry::state::write_json(path, &template).map_err(CommandError::input)?;
-        crate::outln!(
+        crate::reporter::result_line(&format!(
             "template: {} (fill each `verdict` with pass or fail, then `skill-lift baseline merge {}`)",
             path.display(),
             path.display()
-        );
+        ));
     }
     Ok(Outcome::Success)
 }

@@ -79,9 +79,8 @@ pub fn changed(args: ChangedArgs) -> Result<Outcome, CommandError> {
     let evaluate: Vec<_> = report.to_evaluate().collect();
     match args.format {
         ChangedFormat::Json => {
-            crate::outln!(
-                "{}",
-                serde_json::to_string(&evaluate).expect("changes serialize")
+            crate::reporter::result_line(
+                &serde_json::to_string(&evaluate).expect("changes serialize"),
             );
         }
         ChangedFormat::Text => {
@@ -103,13 +102,13 @@ pub fn changed(args: ChangedArgs) -> Result<Outcome, CommandError> {
                         change.base_fingerprint.as_deref().unwrap_or_default()
                     ),
                 };
-                crate::outln!(
+                crate::reporter::result_line(&format!(
                     "{:<8} {}  ({})  {}",
                     change.status.name(),
                     display_path(&change.path),
                     change.name,
                     fingerprints
-                );
+                ));
             }
         }
     }
@@ -117,32 +116,30 @@ pub fn changed(args: ChangedArgs) -> Result<Outcome, CommandError> {
     if args.format == ChangedFormat::Json {
         for change in report.changes.iter().filter(|c| !c.status.to_evaluate()) {
             match change.status {
-                ChangeKind::Moved => crate::errln!(
-                    "skill-lift: moved (fingerprint unchanged, not listed): {} -> {}",
-                    display_path(change.moved_from.as_deref().unwrap_or_default()),
-                    display_path(&change.path)
-                ),
-                _ => crate::errln!(
-                    "skill-lift: deleted (not listed): {} ({})",
-                    display_path(&change.path),
-                    change.name
-                ),
+                ChangeKind::Moved => crate::reporter::report(crate::reporter::Event::SkillMoved {
+                    from: display_path(change.moved_from.as_deref().unwrap_or_default())
+                        .to_string(),
+                    to: display_path(&change.path).to_string(),
+                }),
+                _ => crate::reporter::report(crate::reporter::Event::SkillDeleted {
+                    path: display_path(&change.path).to_string(),
+                    name: change.name.clone(),
+                }),
             }
         }
     }
     let count = |kind: ChangeKind| report.changes.iter().filter(|c| c.status == kind).count();
-    crate::errln!(
-        "skill-lift: {} skill(s) to evaluate ({} changed, {} added); {} deleted, {} moved, {} unchanged between {} and {} (calibre {})",
-        evaluate.len(),
-        count(ChangeKind::Changed),
-        count(ChangeKind::Added),
-        count(ChangeKind::Deleted),
-        count(ChangeKind::Moved),
-        report.unchanged,
-        short(&report.base),
-        short(&report.head),
-        report.calibre
-    );
+    crate::reporter::report(crate::reporter::Event::SkillsChanged {
+        evaluate: evaluate.len(),
+        changed: count(ChangeKind::Changed),
+        added: count(ChangeKind::Added),
+        deleted: count(ChangeKind::Deleted),
+        moved: count(ChangeKind::Moved),
+        unchanged: report.unchanged,
+        base: short(&report.base).to_string(),
+        head: short(&report.head).to_string(),
+        calibre: report.calibre.to_string(),
+    });
     Ok(Outcome::Success)
 }
 

@@ -87,7 +87,7 @@ pub fn compare(args: CompareArgs) -> Result<Outcome, CommandError> {
         write_atomic(path, bytes).map_err(CommandError::infrastructure)?;
     }
     if !args.quiet {
-        crate::out!("{markdown}");
+        crate::reporter::result(&markdown);
     }
     super::print_written(&files.map(|(path, _)| path));
     crate::report::step_summary::append_step_summary(&markdown);

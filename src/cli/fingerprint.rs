@@ -32,18 +32,18 @@ pub fn fingerprint(args: FingerprintArgs) -> Result<Outcome, CommandError> {
     let report = build(&args.paths, calibre).map_err(CommandError::input)?;
     let [json, markdown] = write(&report, &args.out).map_err(CommandError::input)?;
     for entry in &report.entries {
-        crate::outln!(
+        crate::reporter::result_line(&format!(
             "{}  {}  ({} files, {} bytes)",
             entry.fingerprint,
             entry.path.display(),
             entry.files.len(),
             entry.bytes
-        );
+        ));
     }
-    crate::outln!(
+    crate::reporter::result_line(&format!(
         "wrote {} and {} (registry untouched)",
         json.display(),
         markdown.display()
-    );
+    ));
     Ok(Outcome::Success)
 }

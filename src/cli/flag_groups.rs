@@ -10,13 +10,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::anyhow;
 use clap::Args;
 
 use super::CommandError;
-use super::Outcome;
+use crate::runner::LoadedProfile;
 use crate::runner::profile::{load_profile, resolve_profile_path};
-use crate::runner::{LoadedProfile, SkillMode};
 
 /// The runner when no `--runner` is given and `SKILL_LIFT_RUNNER` is not set.
 pub const DEFAULT_RUNNER: &str = "local";
@@ -111,45 +109,5 @@ impl RunnerArgs {
     pub fn model_of(&self, profile: &LoadedProfile) -> String {
         self.model()
             .map_or_else(|| profile.profile.model.clone(), str::to_string)
-    }
-
-    /// The `--runner` profile for a command that must see which skill the agent activated
-    /// (`command`: `triggers`, `shadow`): a model API profile that injects every skill runs in
-    /// `tools` mode instead (said on stderr); a runner that still cannot show activations is
-    /// refused, naming what it could not show (`unit`: "an attempt", "a replay").
-    pub fn observing_profile(
-        &self,
-        command: &str,
-        unit: &str,
-    ) -> Result<LoadedProfile, CommandError> {
-        let mut profile = self.profile()?;
-        if !profile.profile.kind.is_agent_cli() && profile.profile.skill_mode == SkillMode::Inject {
-            crate::errln!(
-                "skill-lift: runner `{}` injects every skill into the prompt, where activation cannot be observed; {command} runs it in `tools` mode (activate_skill, read_file)",
-                profile.name
-            );
-            profile.profile.skill_mode = SkillMode::Tools;
-        }
-        if !profile.profile.tool_calls {
-            return Err(CommandError {
-                code: Outcome::NothingToRun,
-                error: anyhow!(
-                    "{}: runner `{}` cannot call tools (its profile says `tool_calls = false`), so no skill activation can be observed in {unit} and {command} has nothing to measure; use a runner whose model calls tools (e.g. --runner openai, --runner anthropic, an agent CLI)",
-                    profile.path.display(),
-                    profile.name
-                ),
-            });
-        }
-        if !crate::record::RunnerCapabilities::of_profile(&profile.profile).activation_observable {
-            return Err(CommandError {
-                code: Outcome::NothingToRun,
-                error: anyhow!(
-                    "{}: runner `{}` cannot show which skill {unit} activated, so {command} has nothing to measure",
-                    profile.path.display(),
-                    profile.name
-                ),
-            });
-        }
-        Ok(profile)
     }
 }

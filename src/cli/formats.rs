@@ -51,9 +51,9 @@ pub fn formats(args: FormatsArgs) -> Result<Outcome, CommandError> {
             if json {
                 let text = serde_json::to_string_pretty(&reports)
                     .map_err(|e| CommandError::input(anyhow!(e)))?;
-                crate::outln!("{text}");
+                crate::reporter::result_line(&text);
             } else {
-                crate::out!("{}", crate::formats_check::render(&reports));
+                crate::reporter::result(&crate::formats_check::render(&reports));
             }
             let refused = reports.iter().map(|r| r.totals().1).sum::<usize>();
             Ok(if refused == 0 {

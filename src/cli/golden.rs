@@ -9,7 +9,8 @@ use clap::{Args, Subcommand};
 use super::CommandError;
 use super::Outcome;
 use crate::golden::mine::{DraftPolarity, MineOptions, MineReport, mine, to_eval_set};
-use crate::history::{HistoryHost, HistoryRoots, ReadReport, parse_since, read_history};
+use crate::history::request::HistoryRequest;
+use crate::history::{HistoryRoots, ReadReport};
 
 /// Flags of `skill-lift golden`.
 #[derive(Debug, Args)]
@@ -49,62 +50,18 @@ pub struct HistoryArgs {
 }
 
 impl HistoryArgs {
-    /// Read the history these flags name; a summary goes to stderr.
-    pub fn read(&self) -> Result<(HistoryRoots, ReadReport), CommandError> {
-        let host = HistoryHost::parse(&self.host).map_err(CommandError::input)?;
-        let since = self
-            .since
-            .as_deref()
-            .map(parse_since)
-            .transpose()
-            .map_err(CommandError::input)?;
-        let roots =
-            HistoryRoots::resolve(self.history_root.as_deref()).map_err(CommandError::input)?;
-        let report = read_history(host, &roots, since).map_err(CommandError::input)?;
-        print_read_summary(host, &report);
-        Ok((roots, report))
-    }
-}
-
-/// One stderr summary of what was read: sessions, unknown event types, malformed lines.
-pub fn print_read_summary(host: HistoryHost, report: &ReadReport) {
-    let folder = crate::golden::mine::redact_personal(&report.folder.to_string_lossy(), &[]);
-    if !report.folder_exists {
-        crate::errln!("skill-lift: no {host} session history at {folder}");
-        return;
-    }
-    crate::errln!(
-        "skill-lift: {} {host} session(s) read from {folder} ({} file(s){})",
-        report.sessions.len(),
-        report.files,
-        if report.sessions_before_since > 0 {
-            format!(", {} before --since left out", report.sessions_before_since)
-        } else {
-            String::new()
+    /// The history these flags name.
+    pub fn request(&self) -> HistoryRequest {
+        HistoryRequest {
+            host: self.host.clone(),
+            history_root: self.history_root.clone(),
+            since: self.since.clone(),
         }
-    );
-    if !report.unknown_events.is_empty() {
-        let listed: Vec<String> = report
-            .unknown_events
-            .iter()
-            .map(|(kind, count)| format!("{kind} ({count})"))
-            .collect();
-        crate::errln!(
-            "skill-lift: event types not understood (skipped): {}",
-            listed.join(", ")
-        );
     }
-    for malformed in report.malformed.iter().take(10) {
-        crate::errln!(
-            "warning: {}",
-            crate::golden::mine::redact_personal(&malformed.to_string(), &[])
-        );
-    }
-    if report.malformed.len() > 10 {
-        crate::errln!(
-            "warning: {} more malformed lines or files",
-            report.malformed.len() - 10
-        );
+
+    /// Read the history these flags name; a summary is reported on stderr.
+    pub fn read(&self) -> Result<(HistoryRoots, ReadReport), CommandError> {
+        self.request().read().map_err(CommandError::input)
     }
 }
 
@@ -149,27 +106,18 @@ pub fn mine_drafts(
         .iter()
         .map(|(signal, count)| format!("{signal} {count}"))
         .collect();
-    crate::errln!(
-        "skill-lift: {} turn(s) used {}; {} draft(s): {positive} positive, {} negative{}{}",
-        mined.activated_turns,
-        skill.map(|s| format!("`{s}`")).unwrap_or("a skill".into()),
-        mined.cases.len(),
-        mined.cases.len() - positive,
-        if mined.duplicates > 0 {
-            format!(" ({} duplicate prompt(s) folded)", mined.duplicates)
-        } else {
-            String::new()
-        },
-        if signals.is_empty() {
-            String::new()
-        } else {
-            format!("; signals: {}", signals.join(", "))
-        }
-    );
+    crate::reporter::report(crate::reporter::Event::DraftsMined {
+        activated_turns: mined.activated_turns,
+        skill: skill.map(str::to_string),
+        drafts: mined.cases.len(),
+        positive,
+        duplicates: mined.duplicates,
+        signals,
+    });
     for skipped in &mined.files_skipped {
-        crate::errln!(
-            "warning: referenced file not copied (missing, over 1 MiB, or another case's file of the same path): {skipped}"
-        );
+        crate::reporter::report(crate::reporter::Event::warning(format!(
+            "referenced file not copied (missing, over 1 MiB, or another case's file of the same path): {skipped}"
+        )));
     }
     Ok(mined)
 }
@@ -225,15 +173,15 @@ fn golden_mine(args: MineArgs) -> Result<Outcome, CommandError> {
             crate::disk::write(out, &text)
                 .map_err(crate::disk::DiskError::into_io)
                 .map_err(|e| CommandError::input(anyhow!("{}: {e}", out.display())))?;
-            crate::errln!("skill-lift: wrote {}", out.display());
-            crate::outln!(
+            crate::reporter::report_written(&[out.to_path_buf()]);
+            crate::reporter::result_line(&format!(
                 "{} draft case(s) in {}. Review them (edit, delete, or remove `\"status\": \"draft\"` to keep), or run them as they are:\n  skill-lift run SKILL_DIR --evals {} --allow-draft",
                 mined.cases.len(),
                 out.display(),
                 out.display()
-            );
+            ));
         }
-        None => crate::out!("{text}"),
+        None => crate::reporter::result(&text),
     }
     Ok(Outcome::Success)
 }
@@ -325,13 +273,13 @@ async fn golden_draft(args: DraftArgs) -> Result<Outcome, CommandError> {
             "the drafts did not load and were not kept: {error}"
         )));
     }
-    crate::errln!("skill-lift: wrote {}", out.display());
-    crate::outln!(
+    crate::reporter::report_written(&[out.to_path_buf()]);
+    crate::reporter::result_line(&format!(
         "{kept} generated draft case(s) in {} ({dropped} dropped as repeats of author cases); author cases ({} in EVAL.md / the eval set) are untouched and take priority. Review them, or run them as they are:\n  skill-lift run {} --evals {} --allow-draft",
         out.display(),
         author.len(),
         crate::shell::shell_path(&args.skill_dir),
         crate::shell::shell_path(&out)
-    );
+    ));
     Ok(Outcome::Success)
 }

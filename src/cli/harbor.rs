@@ -56,12 +56,12 @@ pub fn harbor_verify(args: HarborVerifyArgs) -> Result<Outcome, CommandError> {
     let exit = verdict
         .exit_code
         .map_or("a signal".to_string(), |c| format!("exit code {c}"));
-    crate::outln!(
+    crate::reporter::result_line(&format!(
         "{}",
         serde_json::json!({
             "overall": verdict.reward,
             "details": {"verifier": format!("reward {} from tests/test.sh ({exit})", verdict.reward)},
         })
-    );
+    ));
     Ok(Outcome::Success)
 }

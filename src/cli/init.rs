@@ -142,27 +142,25 @@ pub fn init(args: InitArgs) -> Result<Outcome, CommandError> {
         });
     }
     let written = write_scaffold(dir, &files).map_err(CommandError::input)?;
-    for path in &written {
-        crate::errln!("skill-lift: wrote {}", path.display());
-    }
+    crate::reporter::report_written(&written);
     let shown = crate::shell::shell_path(dir);
     if !existing && folder_name(dir).is_some_and(|folder| folder != name) {
-        crate::errln!(
-            "skill-lift: note: the skill is named `{name}` but its folder is `{}`; agents key skills by folder or by name inconsistently, so rename the folder to `{name}` (every run warns until they match)",
-            folder_name(dir).unwrap_or_default()
-        );
+        crate::reporter::report(crate::reporter::Event::SkillFolderNamedOtherwise {
+            name: name.clone(),
+            folder: folder_name(dir).unwrap_or_default(),
+        });
     }
     match (&triggers, existing) {
         _ if mined.is_some() => {
             let cases = mined.as_ref().map(|m| m.cases.len()).unwrap_or(0);
-            crate::outln!(
+            crate::reporter::result_line(&format!(
                 "{cases} draft case(s) from session history in {}: review them (each keeps its provenance), remove `\"status\": \"draft\"` from those you keep, or run them as they are:\n  skill-lift run {shown} --allow-draft",
                 dir.join("evals/evals.json").display()
-            );
+            ));
         }
         (Some(triggers), _) => {
             let positive = triggers.iter().filter(|t| t.should_trigger).count();
-            crate::outln!(
+            crate::reporter::result_line(&format!(
                 "{} cases from {} ({positive} positive, {} negative). Trigger sets carry no expected answers, so the cases have no output checks: add `checks` to each case (docs/running.md: Checks), or grade with --judge:\n  skill-lift run {shown} --judge local-judge",
                 triggers.len(),
                 args.from_triggers
@@ -170,16 +168,16 @@ pub fn init(args: InitArgs) -> Result<Outcome, CommandError> {
                     .unwrap_or(Path::new(""))
                     .display(),
                 triggers.len() - positive,
-            );
+            ));
         }
-        (None, false) => crate::outln!(
+        (None, false) => crate::reporter::result_line(&format!(
             "New skill `{name}` in {shown}: an example skill (replies start with \"{}\") and ten cases — eight positive with checks, a negative case and a file case ({EXAMPLE_FILE}).\nMeasure it now (the local model; set it up once with `skill-lift setup local-model`):\n  skill-lift run {shown}\nThen replace SKILL.md with your skill and evals/evals.json with real cases (docs/eval-formats.md).",
             crate::scaffold::EXAMPLE_OPENING
-        ),
-        (None, true) => crate::outln!(
+        )),
+        (None, true) => crate::reporter::result_line(&format!(
             "Added {} to `{name}`: three draft cases (positive with a check, negative, file) with REPLACE: placeholders. Edit them, delete each `\"status\": \"draft\"`, then:\n  skill-lift run {shown}",
             dir.join("evals/evals.json").display()
-        ),
+        )),
     }
     Ok(Outcome::Success)
 }

@@ -49,9 +49,12 @@ pub fn install_command(args: InstallArgs) -> Result<Outcome, CommandError> {
     let (targets, skipped) = discover_targets(&hosts, &args.hosts).map_err(CommandError::input)?;
     if targets.is_empty() {
         for host in &skipped {
-            crate::errln!("  {}: {}", host.host, host.reason);
+            crate::reporter::report(crate::reporter::Event::HostSkipped {
+                host: host.host.to_string(),
+                reason: host.reason.to_string(),
+            });
         }
-        crate::errln!("skill-lift install: no agent host found on this machine (nothing to do)");
+        crate::reporter::report(crate::reporter::Event::NoAgentHost);
         return Ok(Outcome::NothingToRun);
     }
     let report = if args.uninstall {
@@ -75,11 +78,11 @@ fn print_report(report: &InstallReport, uninstalling: bool) {
         (true, false) => "uninstall",
         (true, true) => "uninstall (dry run: nothing removed)",
     };
-    crate::outln!(
+    crate::reporter::result_line(&format!(
         "skill-lift {verb}: skill `{}` {}",
         crate::install::SKILL_NAME,
         report.fingerprint
-    );
+    ));
     for outcome in &report.outcomes {
         let verified = match (outcome.action, &outcome.fingerprint) {
             (
@@ -98,20 +101,28 @@ fn print_report(report: &InstallReport, uninstalling: bool) {
         } else {
             outcome.action.as_str()
         };
-        crate::outln!(
+        crate::reporter::result_line(&format!(
             "  {:<12} {:<16} {}{verified}",
             outcome.host,
             action,
             outcome.target.display()
-        );
+        ));
         if let Some(error) = &outcome.error {
-            crate::outln!("               {}", crate::disk::redact::redact_text(error));
+            crate::reporter::result_line(&format!(
+                "               {}",
+                crate::disk::redact::redact_text(error)
+            ));
         }
     }
     for host in &report.skipped {
-        crate::outln!("  {:<12} {:<16} {}", host.host, "skipped", host.reason);
+        crate::reporter::result_line(&format!(
+            "  {:<12} {:<16} {}",
+            host.host, "skipped", host.reason
+        ));
     }
     if !report.succeeded && !uninstalling && !report.dry_run {
-        crate::outln!("Nothing was installed: every host done before the failure was rolled back.");
+        crate::reporter::result_line(
+            "Nothing was installed: every host done before the failure was rolled back.",
+        );
     }
 }

@@ -113,7 +113,7 @@ pub(super) async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     let mut work = Vec::new();
     for cell in &cells {
         let args = cell_args(&args, cell, &cells_dir, None);
-        super::fit::print_red_flags(&skill_dir, &cell.runner, cell.model.as_deref());
+        crate::skill_fit::render::report_red_flags(&skill_dir, &cell.runner, cell.model.as_deref());
         match super::run::prepare_run(&args)? {
             Ok(prepared) => work.push((cell.clone(), args, prepared)),
             Err(code) => return Ok(code),

@@ -93,13 +93,12 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, CommandError> {
         probe_transcripts(&mut report, dir).map_err(CommandError::input)?;
     }
     if args.json {
-        crate::outln!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(CommandError::infrastructure)?
+        crate::reporter::result_line(
+            &serde_json::to_string_pretty(&report).map_err(CommandError::infrastructure)?,
         );
         return Ok(Outcome::Success);
     }
-    crate::outln!(
+    crate::reporter::result_line(&format!(
         "probe {}: {} log file(s) ({} parsed lines) from {}; {} transcript file(s){}",
         report.host,
         report.log_files.len(),
@@ -112,44 +111,48 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, CommandError> {
         transcripts
             .as_ref()
             .map_or(String::new(), |d| format!(" from {}", d.display()))
-    );
+    ));
     let mut silent = Vec::new();
     for (asset, evidence) in &report.assets {
         if evidence.lines == 0 && evidence.activations == 0 {
             silent.push(asset.as_str());
             continue;
         }
-        crate::outln!(
+        crate::reporter::result_line(&format!(
             "{asset}: {} log line(s), {} failure hint(s); {} skill activation(s), {} returned errors",
             evidence.lines,
             evidence.failure_lines,
             evidence.activations,
             evidence.activation_errors
-        );
+        ));
         for example in &evidence.examples {
-            crate::outln!("    {example}");
+            crate::reporter::result_line(&format!("    {example}"));
         }
         if evidence.failure_lines == 0 && evidence.activation_errors == 0 {
-            crate::outln!("    no failure found in what was logged — {ABSENCE}");
+            crate::reporter::result_line(&format!(
+                "    no failure found in what was logged — {ABSENCE}"
+            ));
         }
     }
     if report.unattributed_failures > 0 {
-        crate::outln!(
+        crate::reporter::result_line(&format!(
             "{} failure line(s) from sources that name no installed asset",
             report.unattributed_failures
-        );
+        ));
     }
     if !silent.is_empty() {
-        crate::outln!(
+        crate::reporter::result_line(&format!(
             "no evidence for {} asset(s): {} — {ABSENCE}",
             silent.len(),
             silent.join(", ")
-        );
+        ));
     }
     if report.assets.is_empty() {
-        crate::outln!("no installed assets known for this host; run `skill-lift scan` — {ABSENCE}");
+        crate::reporter::result_line(&format!(
+            "no installed assets known for this host; run `skill-lift scan` — {ABSENCE}"
+        ));
     }
-    crate::outln!("blind spots: {}", BLIND_SPOTS.join("; "));
+    crate::reporter::result_line(&format!("blind spots: {}", BLIND_SPOTS.join("; ")));
     Ok(Outcome::Success)
 }
 
@@ -176,29 +179,28 @@ pub fn suggest_command(args: SuggestArgs) -> Result<Outcome, CommandError> {
     };
     let answer = suggest(&args.need, &installed, &catalog);
     if args.json {
-        crate::outln!(
-            "{}",
-            serde_json::to_string_pretty(&answer).map_err(CommandError::infrastructure)?
+        crate::reporter::result_line(
+            &serde_json::to_string_pretty(&answer).map_err(CommandError::infrastructure)?,
         );
         return Ok(Outcome::Success);
     }
     match (answer.verdict.as_str(), &answer.best) {
-        ("already-available", Some(best)) => crate::outln!(
+        ("already-available", Some(best)) => crate::reporter::result_line(&format!(
             "already available: {} (host {}, score {:.2}: {}) — use it, install nothing",
             best.name,
             best.host.as_deref().unwrap_or("-"),
             best.score,
             best.shared_words.join(", ")
-        ),
-        ("suggest-new", Some(best)) => crate::outln!(
+        )),
+        ("suggest-new", Some(best)) => crate::reporter::result_line(&format!(
             "suggestion: [install:{}] {} (score {:.2}: {}; source {}): not installed — your choice",
             best.name,
             best.title.as_deref().unwrap_or(""),
             best.score,
             best.shared_words.join(", "),
             best.source.as_deref().unwrap_or("catalog")
-        ),
-        _ => crate::outln!(
+        )),
+        _ => crate::reporter::result_line(&format!(
             "nothing installed ({} asset(s) across {} host registr{}) or in the catalog ({} entr{}) covers this need{}",
             installed.len(),
             hosts_with_registry,
@@ -210,8 +212,8 @@ pub fn suggest_command(args: SuggestArgs) -> Result<Outcome, CommandError> {
             } else {
                 ""
             }
-        ),
+        )),
     }
-    crate::outln!("method: {}", answer.method);
+    crate::reporter::result_line(&format!("method: {}", answer.method));
     Ok(Outcome::Success)
 }

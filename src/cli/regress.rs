@@ -90,9 +90,9 @@ pub fn regress_command(args: RegressArgs) -> Result<Outcome, CommandError> {
     let report = regress(&store, &settings);
     let json = serde_json::to_string_pretty(&report).map_err(CommandError::infrastructure)?;
     match args.format {
-        Format::Table => crate::out!("{}", to_table(&report)),
-        Format::Json => crate::outln!("{json}"),
-        Format::Csv => crate::out!("{}", to_csv(&report)),
+        Format::Table => crate::reporter::result(&to_table(&report)),
+        Format::Json => crate::reporter::result_line(&json),
+        Format::Csv => crate::reporter::result(&to_csv(&report)),
     }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)

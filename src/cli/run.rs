@@ -190,7 +190,7 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         && let Some(skill_dir) = &args.skill_dir
     {
         // Red flags of `skill-lift env` come first: a missing tool explains failures to come.
-        super::fit::print_red_flags(skill_dir, args.runner(), args.model());
+        crate::skill_fit::render::report_red_flags(skill_dir, args.runner(), args.model());
     }
     let prepared = match prepare_run(&args)? {
         Ok(prepared) => prepared,

@@ -30,14 +30,17 @@ pub fn runners(args: RunnersArgs) -> Result<Outcome, CommandError> {
             ProfileOrigin::Builtin => "built in".to_string(),
             ProfileOrigin::Folder(_) | ProfileOrigin::File => location.path.display().to_string(),
         };
-        crate::errln!("skill-lift: runner profile `{name}` ({from})");
-        crate::out!("{text}");
+        crate::reporter::report(crate::reporter::Event::RunnerProfileShown {
+            name: name.clone(),
+            from,
+        });
+        crate::reporter::result(&text);
         return Ok(Outcome::Success);
     }
     let listed = list_profiles();
     if args.json {
         let json = serde_json::to_string_pretty(&listed).expect("listing serializes");
-        crate::outln!("{json}");
+        crate::reporter::result_line(&json);
         return Ok(Outcome::Success);
     }
     let mut out = String::from("name\tkind\tmodel\tfrom\n");
@@ -70,9 +73,7 @@ pub fn runners(args: RunnersArgs) -> Result<Outcome, CommandError> {
         out.push_str(&format!("{}\t{kind}\t{model}\t{from}\n", profile.name));
     }
     print_aligned(&out);
-    crate::errln!(
-        "skill-lift: `--runner NAME` reads runners/NAME.toml in the current folder, then SKILL_LIFT_RUNNERS folders, then the built-in profile; `--runner path/to/file.toml` reads that file"
-    );
+    crate::reporter::report(crate::reporter::Event::RunnerLookupRule);
     Ok(Outcome::Success)
 }
 
@@ -105,7 +106,7 @@ fn print_aligned(text: &str) {
                 line.push_str(&format!("{cell:<width$}  ", width = widths[c]));
             }
         }
-        crate::outln!("{}", line.trim_end());
+        crate::reporter::result_line(line.trim_end());
     }
 }
 
@@ -139,9 +140,7 @@ pub async fn setup(args: SetupArgs) -> Result<Outcome, CommandError> {
                 .context("starting bash to set up the local model")
                 .map_err(CommandError::infrastructure)?;
             let Some(status) = status else {
-                crate::errln!(
-                    "skill-lift: interrupted; the setup was stopped and the local model is not set up. Run `skill-lift setup local-model` again to start over."
-                );
+                crate::reporter::report(crate::reporter::Event::LocalModelSetupInterrupted);
                 return Ok(Outcome::Interrupted);
             };
             match status.code() {

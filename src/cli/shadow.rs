@@ -3,24 +3,20 @@
 //! what did. Rules and comparison live in `crate::shadow`; replays go through the trigger
 //! evaluation's attempt path (`crate::triggers::run_attempts`: the run's staging into a fresh
 //! throwaway workspace, the real runner) in the library's replay stage
-//! (`crate::pipeline::shadow`). This file holds flags, the safety checks (consent for
-//! write-type skills, the throwaway rule), the folder and the exit code.
+//! (`crate::pipeline::shadow`, which also checks consent for write-type skills and the
+//! throwaway rule). This file holds the flags and the exit code.
 
 use std::path::PathBuf;
 
-use anyhow::anyhow;
 use clap::Args;
 
 use super::CommandError;
 use super::Outcome;
 use super::flag_groups::RunnerArgs;
 use super::golden::HistoryArgs;
-use crate::asset::fingerprint::{Calibre, fingerprint};
-use crate::asset::load_skill;
-use crate::decoys::{DecoySource, prepare_decoys};
-use crate::history::HistoryHost;
-use crate::pipeline::shadow::{ShadowError, ShadowReplay};
-use crate::shadow::{DEFAULT_MIN_TERMS, EligibilityRule, candidates, is_within, write_evidence};
+use crate::pipeline::shadow::ShadowSettings;
+use crate::reporter::{Event, report};
+use crate::shadow::DEFAULT_MIN_TERMS;
 
 /// Flags of `skill-lift shadow`.
 #[derive(Debug, Args)]
@@ -73,178 +69,37 @@ pub struct ShadowArgs {
     pub no_preflight: bool,
 }
 
-/// `skill-lift shadow`.
-pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
-    let skill = load_skill(&args.skill_dir).map_err(CommandError::input)?;
-    let name = skill.name.as_str();
-    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
-        return Err(CommandError::input(anyhow!(
-            "{}: skill name `{}` cannot name the staged skill folder; set frontmatter `name`",
-            args.skill_dir.join("SKILL.md").display(),
-            skill.name.escape_debug()
-        )));
-    }
-    if args.limit == 0 {
-        return Err(CommandError::input(anyhow!("--limit must be at least 1")));
-    }
-    let host = HistoryHost::parse(&args.history.host).map_err(CommandError::input)?;
-    let (roots, read) = args.history.read()?;
-    let homes = vec![roots.home().to_path_buf()];
-    let redact = |text: &str| crate::golden::mine::redact_personal(text, &homes);
-    let rule = EligibilityRule::new(&skill, args.min_terms, args.all_turns);
-    let (chosen, counts) = candidates(&read.sessions, &rule, args.limit, &redact);
-    crate::errln!(
-        "skill-lift: {} of {} turn(s) eligible for `{}` ({} session(s)); {} distinct prompt(s) to replay{}",
-        counts.eligible_turns,
-        counts.turns,
-        skill.name,
-        counts.eligible_sessions,
-        chosen.len(),
-        if counts.over_limit > 0 {
-            format!(" ({} older left out by --limit)", counts.over_limit)
-        } else {
-            String::new()
-        }
-    );
-    if chosen.is_empty() {
-        return Err(CommandError {
-            code: Outcome::NothingToRun,
-            error: anyhow!(
-                "no eligible turn: none of the {} recorded {host} turn(s) names `{}`, used a skill of that name, or holds {} of its trigger terms ({}); nothing replayed (widen --since, lower --min-terms, or pass --all-turns)",
-                counts.turns,
-                skill.name,
-                rule.min_terms,
-                rule.terms.iter().cloned().collect::<Vec<_>>().join(", ")
-            ),
-        });
-    }
-
-    // The runner: activation must be observable, as for `triggers`.
-    let profile = args.agent.observing_profile("shadow", "a replay")?;
-    let capabilities = crate::record::RunnerCapabilities::of_profile(&profile.profile);
-
-    // Write-type skills: consent before an agent that can run commands replays them.
-    let writes = write_evidence(&skill);
-    if !writes.is_empty() {
-        let shown: Vec<String> = writes.iter().take(5).map(ToString::to_string).collect();
-        if capabilities.can_run_commands && !args.allow_writes {
-            return Err(CommandError::input(anyhow!(
-                "`{}` is a write-type skill ({}); runner `{}` can run commands, so a replay could act outside its throwaway workspace (mail, remote services, absolute paths). Pass --allow-writes to replay it anyway (still only in throwaway workspaces), or use a model-API runner",
-                skill.name,
-                shown.join("; "),
-                profile.name
-            )));
-        }
-        crate::errln!(
-            "skill-lift: `{}` is write-type ({}); every replay runs in a fresh throwaway workspace",
-            skill.name,
-            shown.join("; ")
-        );
-    }
-
-    // The throwaway rule: workspaces are fresh folders under the workspace root, which must not
-    // lie inside any recorded session's folder. The recorded folder is never used.
-    let workspace_root = match &args.workspace_root {
-        Some(root) if !root.is_dir() => {
-            return Err(CommandError::input(anyhow!(
-                "--workspace-root {}: not a folder",
-                root.display()
-            )));
-        }
-        Some(root) => super::run::absolute(root),
-        None => std::env::temp_dir(),
-    };
-    for session in &read.sessions {
-        if let Some(cwd) = &session.cwd
-            && cwd.is_absolute()
-            && cwd != std::path::Path::new("/")
-            && is_within(&workspace_root, cwd)
-        {
-            return Err(CommandError::input(anyhow!(
-                "workspace root {} lies inside the folder of recorded session {} ({}); replays never run in a user's project: pass --workspace-root elsewhere",
-                workspace_root.display(),
-                redact(&session.id),
-                redact(&cwd.to_string_lossy())
-            )));
-        }
-    }
-
-    let model = args.agent.model_of(&profile);
-    let decoys = match &args.decoys {
-        Some(dir) => {
-            prepare_decoys(&DecoySource::Folder(super::run::absolute(dir)))
-                .map_err(CommandError::input)?
-                .skills
-        }
-        None => Vec::new(),
-    };
-    if decoys.iter().any(|d| d.name == skill.name) {
-        return Err(CommandError::input(anyhow!(
-            "a decoy has the new skill's name `{}`; decoys must differ from it",
-            skill.name
-        )));
-    }
-    let calibre = Calibre::default();
-    let print = fingerprint(&args.skill_dir, calibre).map_err(CommandError::input)?;
-    let run_id =
-        super::result_folder_id(args.run_id.as_deref(), &skill.name, "shadow", "--run-id")?;
-    let dir = args.out.join(&run_id);
-    super::create_result_folder(&dir, "pick another --run-id")?;
-    let finished = crate::pipeline::shadow::replay_shadow(ShadowReplay {
-        skill: &skill,
-        skill_dir: &args.skill_dir,
-        fingerprint: print.digest.clone(),
-        calibre,
-        dir: &dir,
-        run_id: &run_id,
-        host,
-        read: &read,
-        since: args.history.since.as_deref(),
-        homes: &homes,
-        rule: &rule,
-        chosen: &chosen,
-        counts,
+/// The shadow run `args` ask for.
+fn settings(args: ShadowArgs) -> ShadowSettings {
+    ShadowSettings {
+        history: args.history.request(),
+        runner: args.agent.runner().to_string(),
+        model: args.agent.model().map(str::to_string),
+        skill_dir: args.skill_dir,
         limit: args.limit,
-        writes: &writes,
+        min_terms: args.min_terms,
+        all_turns: args.all_turns,
         allow_writes: args.allow_writes,
-        workspace_root,
-        profile: &profile,
-        model,
-        decoys,
-        jobs: args.jobs.map(|j| j as usize),
+        decoys: args.decoys,
+        out: args.out,
+        run_id: args.run_id,
+        jobs: args.jobs,
+        workspace_root: args.workspace_root,
         no_preflight: args.no_preflight,
-    })
-    .await
-    .map_err(shadow_error)?;
-    let summary = finished.summary;
-    crate::out!("{}", finished.markdown);
-    crate::report::step_summary::append_step_summary(&finished.markdown);
-    super::print_written(&finished.written);
-    if finished.interrupted {
-        crate::errln!("error: interrupted; the report covers the replays recorded");
-        return Ok(Outcome::Interrupted);
     }
-    if summary.scored == 0 {
-        return Err(CommandError::infrastructure(anyhow!(
-            "no replay could be scored ({}); see `reason` in {}",
-            summary
-                .unscored
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            dir.join("records.jsonl").display()
-        )));
-    }
-    Ok(Outcome::Success)
 }
 
-/// The exit code of a shadow replay that failed: the credential's class of failure, the replay
-/// runner's ([`CommandError::from`]), else infrastructure (3).
-fn shadow_error(error: ShadowError) -> CommandError {
-    match error {
-        ShadowError::Credential(error) => CommandError::from(error),
-        ShadowError::Runner(error) => CommandError::from(error),
-        error => CommandError::infrastructure(error),
+/// `skill-lift shadow`.
+pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
+    let finished = crate::pipeline::shadow::shadow(&settings(args))
+        .await
+        .map_err(|error| CommandError {
+            code: error.ending().into(),
+            error: error.into(),
+        })?;
+    if finished.interrupted {
+        report(Event::InterruptedReportCovers { what: "replays" });
+        return Ok(Outcome::Interrupted);
     }
+    Ok(Outcome::Success)
 }

@@ -112,14 +112,14 @@ pub fn usage(args: UsageArgs) -> Result<Outcome, CommandError> {
             });
         }
         let text = serde_json::to_string_pretty(&value).map_err(CommandError::infrastructure)?;
-        crate::outln!(
-            "{}",
-            crate::golden::mine::redact_personal(&text, &[roots.home().to_path_buf()])
-        );
+        crate::reporter::result_line(&crate::golden::mine::redact_personal(
+            &text,
+            &[roots.home().to_path_buf()],
+        ));
     } else {
-        crate::out!("{}", to_markdown(&report));
+        crate::reporter::result(&to_markdown(&report));
         if let Some(probe) = &log_evidence {
-            crate::outln!(
+            crate::reporter::result_line(&format!(
                 "\nHost logs ({} file(s), {} line(s)): {}",
                 probe.log_files.len(),
                 probe.log_lines,
@@ -132,7 +132,7 @@ pub fn usage(args: UsageArgs) -> Result<Outcome, CommandError> {
                     ))
                     .collect::<Vec<_>>()
                     .join("; ")
-            );
+            ));
         }
     }
     Ok(Outcome::Success)

@@ -23,6 +23,7 @@ pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod opencode;
+pub mod request;
 pub mod signals;
 
 use std::collections::BTreeMap;

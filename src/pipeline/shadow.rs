@@ -1,6 +1,6 @@
-//! The replay stage of `skill-lift shadow` ([`replay_shadow`]): with the eligible prompts
-//! chosen and the shadow folder created (by the command line, which also checks consent and
-//! the throwaway rule), write the folder's manifest, replay every prompt once with the new
+//! `skill-lift shadow` as a workflow ([`shadow`]): choose the eligible prompts of the history,
+//! check the runner, consent for write-type skills and the throwaway rule, create the shadow
+//! folder, then the replay stage ([`replay_shadow`]): write the folder's manifest, replay every prompt once with the new
 //! skill staged through the trigger evaluation's attempt path (`crate::triggers::run_attempts`,
 //! a fresh throwaway workspace per replay), record each replay next to the recorded turn, and
 //! write `records.jsonl`, `summary.json` and `report.md`, every text redacted (secrets and home
@@ -89,9 +89,130 @@ pub struct ShadowFinished {
     pub interrupted: bool,
 }
 
+/// What one shadow run asks for (`skill-lift shadow`'s flags, typed).
+#[derive(Debug, Clone)]
+pub struct ShadowSettings {
+    /// The new skill's folder.
+    pub skill_dir: PathBuf,
+    /// The history to read.
+    pub history: crate::history::request::HistoryRequest,
+    /// The runner profile: a name from a runners folder or a `.toml` path.
+    pub runner: String,
+    /// The model, overriding the profile's.
+    pub model: Option<String>,
+    /// Replay at most this many distinct prompts.
+    pub limit: usize,
+    /// Least number of the skill's trigger terms a prompt must hold.
+    pub min_terms: usize,
+    /// Replay every recorded turn.
+    pub all_turns: bool,
+    /// Consent to replay a write-type skill through a runner that can run commands.
+    pub allow_writes: bool,
+    /// Folder of skills staged beside the new one.
+    pub decoys: Option<PathBuf>,
+    /// Where the shadow folder is created.
+    pub out: PathBuf,
+    /// The shadow folder's name.
+    pub run_id: Option<String>,
+    /// Replays in flight at once.
+    pub jobs: Option<u32>,
+    /// Folder for the throwaway workspaces.
+    pub workspace_root: Option<PathBuf>,
+    /// Skip the pre-flight check.
+    pub no_preflight: bool,
+}
+
 /// Why the replays could not run or be recorded.
 #[derive(Debug, thiserror::Error)]
 pub enum ShadowError {
+    /// The skill cannot be read.
+    #[error(transparent)]
+    Skill(#[from] crate::asset::SkillError),
+    /// The skill's name cannot name the staged folder.
+    #[error(
+        "{}: skill name `{}` cannot name the staged skill folder; set frontmatter `name`",
+        .skill_md.display(),
+        .name.escape_debug()
+    )]
+    SkillName {
+        /// The skill's SKILL.md.
+        skill_md: PathBuf,
+        /// Its name.
+        name: String,
+    },
+    /// `--limit 0`.
+    #[error("--limit must be at least 1")]
+    ZeroLimit,
+    /// The history cannot be read.
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
+    /// No recorded turn is eligible: nothing to replay.
+    #[error(
+        "no eligible turn: none of the {turns} recorded {host} turn(s) names `{skill}`, used a skill of that name, or holds {min_terms} of its trigger terms ({terms}); nothing replayed (widen --since, lower --min-terms, or pass --all-turns)"
+    )]
+    NoEligibleTurn {
+        /// Turns read.
+        turns: usize,
+        /// The host.
+        host: HistoryHost,
+        /// The skill.
+        skill: String,
+        /// The least number of trigger terms.
+        min_terms: usize,
+        /// The trigger terms, joined.
+        terms: String,
+    },
+    /// The runner cannot show activations (nothing to run) or its profile cannot be read.
+    #[error(transparent)]
+    Observing(#[from] super::replay::ObservingError),
+    /// A write-type skill and a runner that can run commands, without `--allow-writes`.
+    #[error(
+        "`{skill}` is a write-type skill ({evidence}); runner `{runner}` can run commands, so a replay could act outside its throwaway workspace (mail, remote services, absolute paths). Pass --allow-writes to replay it anyway (still only in throwaway workspaces), or use a model-API runner"
+    )]
+    WritesWithoutConsent {
+        /// The skill.
+        skill: String,
+        /// Why it is write-type (at most 5 items, joined).
+        evidence: String,
+        /// The runner.
+        runner: String,
+    },
+    /// `--workspace-root` is not a folder.
+    #[error("--workspace-root {}: not a folder", .0.display())]
+    WorkspaceRoot(PathBuf),
+    /// The workspace root lies inside a recorded session's folder.
+    #[error(
+        "workspace root {} lies inside the folder of recorded session {session} ({cwd}); replays never run in a user's project: pass --workspace-root elsewhere",
+        .root.display()
+    )]
+    WorkspaceInsideSession {
+        /// The workspace root.
+        root: PathBuf,
+        /// The session (redacted).
+        session: String,
+        /// Its folder (redacted).
+        cwd: String,
+    },
+    /// The decoys cannot be prepared.
+    #[error(transparent)]
+    Decoys(#[from] crate::decoys::DecoyError),
+    /// A decoy has the new skill's name.
+    #[error("a decoy has the new skill's name `{0}`; decoys must differ from it")]
+    DecoyNamedAsSkill(String),
+    /// The skill cannot be fingerprinted.
+    #[error(transparent)]
+    Fingerprint(#[from] crate::asset::fingerprint::FingerprintError),
+    /// The shadow folder cannot be named or created.
+    #[error(transparent)]
+    Folder(#[from] super::result_folder::ResultFolderError),
+    /// Not one replay could be scored.
+    #[error("no replay could be scored ({causes}); see `reason` in {}", .records.display())]
+    NothingScored {
+        /// The causes, `cause n` joined.
+        causes: String,
+        /// `records.jsonl`.
+        records: PathBuf,
+    },
     /// The runner's credential cannot be read.
     #[error(transparent)]
     Credential(#[from] PipelineError),
@@ -104,6 +225,214 @@ pub enum ShadowError {
     /// A file of the shadow folder cannot be written.
     #[error(transparent)]
     Write(#[from] RecordError),
+}
+
+impl ShadowError {
+    /// How the shadow run ended: the credential's or the replay runner's class, nothing to run
+    /// (no eligible turn, a runner that cannot show activations), an input error, else an
+    /// infrastructure failure.
+    pub fn ending(&self) -> super::Ending {
+        use super::Ending;
+        use super::replay::ObservingError;
+        let class = |error: &PipelineError| match error.class() {
+            super::ErrorClass::Input => Ending::InputError,
+            super::ErrorClass::Infrastructure => Ending::InfrastructureError,
+        };
+        match self {
+            ShadowError::Credential(error)
+            | ShadowError::Runner(ReplayRunnerError::Server(error)) => class(error),
+            ShadowError::Runner(ReplayRunnerError::Interrupted) => Ending::Interrupted,
+            ShadowError::NoEligibleTurn { .. }
+            | ShadowError::Observing(
+                ObservingError::NoToolCalls { .. } | ObservingError::ActivationNotObservable { .. },
+            ) => Ending::NothingToRun,
+            ShadowError::Runner(_)
+            | ShadowError::Replays(_)
+            | ShadowError::Write(_)
+            | ShadowError::NothingScored { .. } => Ending::InfrastructureError,
+            _ => Ending::InputError,
+        }
+    }
+}
+
+/// Run `skill-lift shadow`: choose, check, replay, record; the report is written on stdout.
+/// An interrupt ends it with `interrupted` set; a run where no replay could be scored is an
+/// error once everything is written.
+pub async fn shadow(settings: &ShadowSettings) -> Result<ShadowFinished, ShadowError> {
+    let skill = crate::asset::load_skill(&settings.skill_dir)?;
+    let name = skill.name.as_str();
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+        return Err(ShadowError::SkillName {
+            skill_md: settings.skill_dir.join("SKILL.md"),
+            name: skill.name.clone(),
+        });
+    }
+    if settings.limit == 0 {
+        return Err(ShadowError::ZeroLimit);
+    }
+    let host = HistoryHost::parse(&settings.history.host)?;
+    let (roots, read) = settings.history.read()?;
+    let homes = vec![roots.home().to_path_buf()];
+    let rule = EligibilityRule::new(&skill, settings.min_terms, settings.all_turns);
+    let (chosen, counts) = choose(&skill, host, &read, &rule, settings.limit, &homes)?;
+    // The runner: activation must be observable, as for `triggers`.
+    let profile = super::replay::observing_profile(&settings.runner, "shadow", "a replay")?;
+    let writes = write_consent(&skill, &profile, settings.allow_writes)?;
+    let workspace_root = throwaway_root(settings.workspace_root.as_deref(), &read, &homes)?;
+    let model = settings
+        .model
+        .clone()
+        .unwrap_or_else(|| profile.profile.model.clone());
+    let decoys = match &settings.decoys {
+        Some(dir) => {
+            crate::decoys::prepare_decoys(&crate::decoys::DecoySource::Folder(super::absolute(
+                dir,
+            )))?
+            .skills
+        }
+        None => Vec::new(),
+    };
+    if decoys.iter().any(|d| d.name == skill.name) {
+        return Err(ShadowError::DecoyNamedAsSkill(skill.name.clone()));
+    }
+    let calibre = Calibre::default();
+    let print = crate::asset::fingerprint::fingerprint(&settings.skill_dir, calibre)?;
+    let run_id = super::result_folder::result_folder_id(
+        settings.run_id.as_deref(),
+        &skill.name,
+        "shadow",
+        "--run-id",
+    )?;
+    let dir = settings.out.join(&run_id);
+    super::result_folder::create_result_folder(&dir, "pick another --run-id")?;
+    let finished = replay_shadow(ShadowReplay {
+        skill: &skill,
+        skill_dir: &settings.skill_dir,
+        fingerprint: print.digest.clone(),
+        calibre,
+        dir: &dir,
+        run_id: &run_id,
+        host,
+        read: &read,
+        since: settings.history.since.as_deref(),
+        homes: &homes,
+        rule: &rule,
+        chosen: &chosen,
+        counts,
+        limit: settings.limit,
+        writes: &writes,
+        allow_writes: settings.allow_writes,
+        workspace_root,
+        profile: &profile,
+        model,
+        decoys,
+        jobs: settings.jobs.map(|j| j as usize),
+        no_preflight: settings.no_preflight,
+    })
+    .await?;
+    crate::reporter::result(&finished.markdown);
+    crate::report::step_summary::append_step_summary(&finished.markdown);
+    crate::reporter::report_written(&finished.written);
+    if !finished.interrupted && finished.summary.scored == 0 {
+        return Err(ShadowError::NothingScored {
+            causes: finished
+                .summary
+                .unscored
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            records: dir.join("records.jsonl"),
+        });
+    }
+    Ok(finished)
+}
+
+/// The eligible prompts to replay (reported); none is an error.
+fn choose(
+    skill: &Skill,
+    host: HistoryHost,
+    read: &ReadReport,
+    rule: &EligibilityRule,
+    limit: usize,
+    homes: &[PathBuf],
+) -> Result<(Vec<Candidate>, CandidateCounts), ShadowError> {
+    let redact = |text: &str| crate::golden::mine::redact_personal(text, homes);
+    let (chosen, counts) = crate::shadow::candidates(&read.sessions, rule, limit, &redact);
+    report(Event::ShadowEligible {
+        eligible_turns: counts.eligible_turns,
+        turns: counts.turns,
+        skill: skill.name.clone(),
+        eligible_sessions: counts.eligible_sessions,
+        chosen: chosen.len(),
+        over_limit: counts.over_limit,
+    });
+    if chosen.is_empty() {
+        return Err(ShadowError::NoEligibleTurn {
+            turns: counts.turns,
+            host,
+            skill: skill.name.clone(),
+            min_terms: rule.min_terms,
+            terms: rule.terms.iter().cloned().collect::<Vec<_>>().join(", "),
+        });
+    }
+    Ok((chosen, counts))
+}
+
+/// Write-type skills: consent before an agent that can run commands replays them (reported
+/// when given or not needed). Returns why the skill is write-type (empty: it is not).
+fn write_consent(
+    skill: &Skill,
+    profile: &LoadedProfile,
+    allow_writes: bool,
+) -> Result<Vec<WriteEvidence>, ShadowError> {
+    let writes = crate::shadow::write_evidence(skill);
+    if writes.is_empty() {
+        return Ok(writes);
+    }
+    let shown: Vec<String> = writes.iter().take(5).map(ToString::to_string).collect();
+    let capabilities = crate::record::RunnerCapabilities::of_profile(&profile.profile);
+    if capabilities.can_run_commands && !allow_writes {
+        return Err(ShadowError::WritesWithoutConsent {
+            skill: skill.name.clone(),
+            evidence: shown.join("; "),
+            runner: profile.name.clone(),
+        });
+    }
+    report(Event::ShadowWriteType {
+        skill: skill.name.clone(),
+        evidence: shown,
+    });
+    Ok(writes)
+}
+
+/// The throwaway rule: workspaces are fresh folders under the workspace root, which must not
+/// lie inside any recorded session's folder. The recorded folder is never used.
+fn throwaway_root(
+    given: Option<&Path>,
+    read: &ReadReport,
+    homes: &[PathBuf],
+) -> Result<PathBuf, ShadowError> {
+    let redact = |text: &str| crate::golden::mine::redact_personal(text, homes);
+    let workspace_root = match given {
+        Some(root) if !root.is_dir() => return Err(ShadowError::WorkspaceRoot(root.to_path_buf())),
+        Some(root) => super::absolute(root),
+        None => std::env::temp_dir(),
+    };
+    for session in &read.sessions {
+        if let Some(cwd) = &session.cwd
+            && cwd.is_absolute()
+            && cwd != Path::new("/")
+            && crate::shadow::is_within(&workspace_root, cwd)
+        {
+            return Err(ShadowError::WorkspaceInsideSession {
+                root: workspace_root,
+                session: redact(&session.id),
+                cwd: redact(&cwd.to_string_lossy()),
+            });
+        }
+    }
+    Ok(workspace_root)
 }
 
 /// Replay the chosen prompts and write the shadow folder (see the module's doc).

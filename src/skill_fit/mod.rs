@@ -14,6 +14,7 @@
 
 pub mod environment;
 pub mod lint;
+pub mod render;
 
 use std::path::{Path, PathBuf};
 
