@@ -49,13 +49,29 @@ static SUPERVISOR_EXE: OnceLock<PathBuf> = OnceLock::new();
 /// by [`reap_adopted_orphans`]).
 static KNOWN_CHILDREN: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
 
-/// Called once by the `skill-lift` binary at start: make the process a child subreaper and
-/// register its own executable as the attempt supervisor.
+/// Process ids of the children the process already had when it started: a pipe's or process
+/// substitution's reader that the shell forked before it exec'd skill-lift (`skill-lift run … >
+/// >(tee log)`, a script that `exec`s skill-lift). They are the user's, never orphans for
+/// [`reap_adopted_orphans`] (which once killed the `tee` and lost the run's output).
+static INHERITED_CHILDREN: OnceLock<HashSet<u32>> = OnceLock::new();
+
+/// Called once by the `skill-lift` binary at start: make the process a child subreaper, note the
+/// children it inherited through `exec`, and register its own executable as the attempt
+/// supervisor.
 pub fn init_binary() {
     #[cfg(target_os = "linux")]
-    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only changes a flag of this process.
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only changes a flag of this process; getpid has
+    // no preconditions.
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        let me = libc::getpid() as u32;
+        let _ = INHERITED_CHILDREN.set(
+            process_table()
+                .into_iter()
+                .filter(|&(_, parent, _)| parent == me)
+                .map(|(pid, _, _)| pid)
+                .collect(),
+        );
     }
     if let Ok(exe) = std::env::current_exe() {
         let _ = SUPERVISOR_EXE.set(exe);
@@ -445,7 +461,7 @@ pub fn descendants(root: u32) -> Vec<u32> {
 
 /// Kill and reap the processes re-parented to skill-lift (a subreaper) that it did not start:
 /// descendants of a supervisor that was itself killed. Children skill-lift started are left to
-/// their owners.
+/// their owners, and children it inherited at start (see [`INHERITED_CHILDREN`]) to the user.
 pub fn reap_adopted_orphans() -> usize {
     #[cfg(target_os = "linux")]
     {
@@ -456,9 +472,13 @@ pub fn reap_adopted_orphans() -> usize {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
             .unwrap_or_default();
+        let inherited = INHERITED_CHILDREN.get();
         let mut count = 0;
         for (pid, parent, zombie) in process_table() {
-            if parent != me || known.contains(&pid) {
+            if parent != me
+                || known.contains(&pid)
+                || inherited.is_some_and(|set| set.contains(&pid))
+            {
                 continue;
             }
             // Whatever this orphan started goes first, then the orphan itself.

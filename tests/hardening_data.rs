@@ -981,3 +981,55 @@ fn skill_names_that_cannot_name_a_folder_are_refused() {
     }
     assert_eq!(server.state.requests.load(Ordering::SeqCst), 0);
 }
+
+#[test]
+fn a_reader_the_shell_forked_before_exec_outlives_the_run() {
+    // `skill-lift run … > >(tee log)` or a script that ends in `exec skill-lift …`: the shell
+    // forks the reader, then execs skill-lift, which inherits the reader as its child. It is the
+    // user's, not an orphan: killing it lost the run's whole output (SIGPIPE, exit 141).
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 2);
+    let inner = fixture.command();
+    let pid_file = fixture.path("reader.pid");
+    let mut outer = std::process::Command::new("bash");
+    outer
+        .arg("-c")
+        .arg("sleep 120 > /dev/null 2>&1 & echo $! > \"$READER_PID_FILE\"; exec \"$@\"")
+        .arg("bash")
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .arg("run")
+        .arg(fixture.skill())
+        .args(["--runner", "mock", "--out", "results", "-k", "1"])
+        .args(["--run-id", "inherited"])
+        .env("READER_PID_FILE", &pid_file);
+    for (key, value) in inner.get_envs() {
+        match value {
+            Some(value) => outer.env(key, value),
+            None => outer.env_remove(key),
+        };
+    }
+    if let Some(dir) = inner.get_current_dir() {
+        outer.current_dir(dir);
+    }
+    let output = outer.output().unwrap();
+    let reader: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let alive = std::fs::read_to_string(format!("/proc/{reader}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    });
+    let _ = std::process::Command::new("kill")
+        .arg(reader.to_string())
+        .status();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        alive,
+        "skill-lift killed the child it inherited from the shell: {}",
+        stderr(&output)
+    );
+    assert!(!stderr(&output).contains("orphan"), "{}", stderr(&output));
+}
