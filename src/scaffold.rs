@@ -6,8 +6,8 @@
 //!
 //! Everything written is validated by loading it with the same loaders `run` uses
 //! ([`crate::asset::load_skill`], [`crate::evalset::load_eval_set`]) before it is put in place;
-//! nothing existing is overwritten. This module builds texts and writes files; the CLI
-//! (`crate::cli`) prints what to do next.
+//! nothing existing is overwritten. This module builds texts, writes files and words what to
+//! do next ([`next_steps`]); the CLI writes it.
 
 use std::path::{Path, PathBuf};
 
@@ -262,6 +262,85 @@ pub fn json_text(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("JSON values serialize");
     text.push('\n');
     text
+}
+
+/// Where the cases `init` wrote come from (what its next steps say).
+pub enum CaseSource<'a> {
+    /// Drafts mined from session history: how many.
+    History {
+        /// Draft cases written.
+        cases: usize,
+    },
+    /// A trigger set: its cases and the file they came from.
+    Triggers {
+        /// The trigger cases.
+        triggers: &'a [TriggerCase],
+        /// The trigger set's file.
+        file: &'a Path,
+    },
+    /// The example skill and its ten cases (a new skill).
+    Example,
+    /// Three draft cases with placeholders (an existing skill).
+    Drafts,
+}
+
+/// The files `init` writes into a skill folder: a new skill's example SKILL.md, the eval set
+/// `evals`, and the example fixture when `fixture` (the cases are the example's or drafts, and
+/// the fixture is not there yet).
+pub fn planned_files(
+    name: &str,
+    new_skill: bool,
+    evals: &Value,
+    fixture: bool,
+) -> Vec<PlannedFile> {
+    let mut files = Vec::new();
+    if new_skill {
+        files.push(PlannedFile {
+            relative: "SKILL.md".into(),
+            text: example_skill_md(name),
+        });
+    }
+    files.push(PlannedFile {
+        relative: "evals/evals.json".into(),
+        text: json_text(evals),
+    });
+    if fixture {
+        files.push(PlannedFile {
+            relative: EXAMPLE_FILE.into(),
+            text: example_file().to_string(),
+        });
+    }
+    files
+}
+
+/// What `init` prints on stdout once the files are written into `dir`: what was written and
+/// the command to run next.
+pub fn next_steps(source: &CaseSource<'_>, name: &str, dir: &Path) -> String {
+    let shown = crate::shell::shell_path(dir);
+    let text = match source {
+        CaseSource::History { cases } => format!(
+            "{cases} draft case(s) from session history in {}: review them (each keeps its provenance), remove `\"status\": \"draft\"` from those you keep, or run them as they are:\n  skill-lift run {shown} --allow-draft",
+            dir.join("evals/evals.json").display()
+        ),
+        CaseSource::Triggers { triggers, file } => {
+            let positive = triggers.iter().filter(|t| t.should_trigger).count();
+            format!(
+                "{} cases from {} ({positive} positive, {} negative). Trigger sets carry no expected answers, so the cases have no output checks: add `checks` to each case (docs/running.md: Checks), or grade with --judge:\n  skill-lift run {shown} --judge local-judge",
+                triggers.len(),
+                file.display(),
+                triggers.len() - positive,
+            )
+        }
+        CaseSource::Example => format!(
+            "New skill `{name}` in {shown}: an example skill (replies start with \"{}\") and ten cases — eight positive with checks, a negative case and a file case ({EXAMPLE_FILE}).\nMeasure it now (the local model; set it up once with `skill-lift setup local-model`):\n  skill-lift run {shown}\nThen replace SKILL.md with your skill and evals/evals.json with real cases (docs/eval-formats.md).",
+            EXAMPLE_OPENING
+        ),
+        CaseSource::Drafts => format!(
+            "Added {} to `{name}`: three draft cases (positive with a check, negative, file) with REPLACE: placeholders. Edit them, delete each `\"status\": \"draft\"`, then:\n  skill-lift run {shown}",
+            dir.join("evals/evals.json").display()
+        ),
+    };
+    format!("{text}\n")
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use clap::Args;
 use super::CommandError;
 use super::Outcome;
 use crate::scaffold::{
-    EXAMPLE_FILE, PlannedFile, draft_evals, evals_from_triggers, example_evals, example_file,
-    example_skill_md, is_valid_skill_name, json_text, write_scaffold,
+    CaseSource, EXAMPLE_FILE, draft_evals, evals_from_triggers, example_evals, is_valid_skill_name,
+    next_steps, planned_files, write_scaffold,
 };
 
 /// Flags of `skill-lift init`.
@@ -92,30 +92,7 @@ pub fn init(args: InitArgs) -> Result<Outcome, CommandError> {
         Some(path) => Some(crate::evalset::load_trigger_set(path).map_err(CommandError::input)?),
         None => None,
     };
-    let mined = match (&args.host, args.from_history) {
-        (Some(host), true) => {
-            let history = super::golden::HistoryArgs {
-                host: host.clone(),
-                history_root: args.history_root.clone().or_else(|| {
-                    std::env::var_os(crate::history::HISTORY_ROOT_ENV)
-                        .filter(|v| !v.is_empty())
-                        .map(PathBuf::from)
-                }),
-                since: args.since.clone(),
-            };
-            let mined = super::golden::mine_drafts(&history, Some(&name), None)?;
-            if mined.cases.is_empty() {
-                return Err(CommandError {
-                    code: Outcome::NothingToRun,
-                    error: anyhow!(
-                        "no turn in the {host} session history used `{name}`: nothing to draft (write cases by hand, or use --from-triggers)"
-                    ),
-                });
-            }
-            Some(mined)
-        }
-        _ => None,
-    };
+    let mined = mine_for_init(&args, &name)?;
     let evals = match (&triggers, existing) {
         _ if mined.is_some() => {
             crate::golden::mine::to_eval_set(mined.as_ref().expect("checked"), Some(&name))
@@ -124,60 +101,57 @@ pub fn init(args: InitArgs) -> Result<Outcome, CommandError> {
         (None, false) => example_evals(&name),
         (None, true) => draft_evals(&name),
     };
-    let mut files = Vec::new();
-    if !existing {
-        files.push(PlannedFile {
-            relative: "SKILL.md".into(),
-            text: example_skill_md(&name),
-        });
-    }
-    files.push(PlannedFile {
-        relative: "evals/evals.json".into(),
-        text: json_text(&evals),
-    });
-    if triggers.is_none() && mined.is_none() && !dir.join(EXAMPLE_FILE).exists() {
-        files.push(PlannedFile {
-            relative: EXAMPLE_FILE.into(),
-            text: example_file().to_string(),
-        });
-    }
+    let fixture = triggers.is_none() && mined.is_none() && !dir.join(EXAMPLE_FILE).exists();
+    let files = planned_files(&name, !existing, &evals, fixture);
     let written = write_scaffold(dir, &files).map_err(CommandError::input)?;
     crate::reporter::report_written(&written);
-    let shown = crate::shell::shell_path(dir);
     if !existing && folder_name(dir).is_some_and(|folder| folder != name) {
         crate::reporter::report(crate::reporter::Event::SkillFolderNamedOtherwise {
             name: name.clone(),
             folder: folder_name(dir).unwrap_or_default(),
         });
     }
-    match (&triggers, existing) {
-        _ if mined.is_some() => {
-            let cases = mined.as_ref().map(|m| m.cases.len()).unwrap_or(0);
-            crate::reporter::result_line(&format!(
-                "{cases} draft case(s) from session history in {}: review them (each keeps its provenance), remove `\"status\": \"draft\"` from those you keep, or run them as they are:\n  skill-lift run {shown} --allow-draft",
-                dir.join("evals/evals.json").display()
-            ));
-        }
-        (Some(triggers), _) => {
-            let positive = triggers.iter().filter(|t| t.should_trigger).count();
-            crate::reporter::result_line(&format!(
-                "{} cases from {} ({positive} positive, {} negative). Trigger sets carry no expected answers, so the cases have no output checks: add `checks` to each case (docs/running.md: Checks), or grade with --judge:\n  skill-lift run {shown} --judge local-judge",
-                triggers.len(),
-                args.from_triggers
-                    .as_deref()
-                    .unwrap_or(Path::new(""))
-                    .display(),
-                triggers.len() - positive,
-            ));
-        }
-        (None, false) => crate::reporter::result_line(&format!(
-            "New skill `{name}` in {shown}: an example skill (replies start with \"{}\") and ten cases — eight positive with checks, a negative case and a file case ({EXAMPLE_FILE}).\nMeasure it now (the local model; set it up once with `skill-lift setup local-model`):\n  skill-lift run {shown}\nThen replace SKILL.md with your skill and evals/evals.json with real cases (docs/eval-formats.md).",
-            crate::scaffold::EXAMPLE_OPENING
-        )),
-        (None, true) => crate::reporter::result_line(&format!(
-            "Added {} to `{name}`: three draft cases (positive with a check, negative, file) with REPLACE: placeholders. Edit them, delete each `\"status\": \"draft\"`, then:\n  skill-lift run {shown}",
-            dir.join("evals/evals.json").display()
-        )),
-    }
+    let source = match (&mined, &triggers) {
+        (Some(mined), _) => CaseSource::History {
+            cases: mined.cases.len(),
+        },
+        (None, Some(triggers)) => CaseSource::Triggers {
+            triggers,
+            file: args.from_triggers.as_deref().unwrap_or(Path::new("")),
+        },
+        (None, None) if existing => CaseSource::Drafts,
+        (None, None) => CaseSource::Example,
+    };
+    crate::reporter::result(&next_steps(&source, &name, dir));
     Ok(Outcome::Success)
+}
+
+/// With `--from-history`: drafts mined from the history for skill `name` (none is nothing to
+/// run); else `None`.
+fn mine_for_init(
+    args: &InitArgs,
+    name: &str,
+) -> Result<Option<crate::golden::mine::MineReport>, CommandError> {
+    let (Some(host), true) = (&args.host, args.from_history) else {
+        return Ok(None);
+    };
+    let history = super::golden::HistoryArgs {
+        host: host.clone(),
+        history_root: args.history_root.clone().or_else(|| {
+            std::env::var_os(crate::history::HISTORY_ROOT_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        }),
+        since: args.since.clone(),
+    };
+    let mined = super::golden::mine_drafts(&history, Some(name), None)?;
+    if mined.cases.is_empty() {
+        return Err(CommandError {
+            code: Outcome::NothingToRun,
+            error: anyhow!(
+                "no turn in the {host} session history used `{name}`: nothing to draft (write cases by hand, or use --from-triggers)"
+            ),
+        });
+    }
+    Ok(Some(mined))
 }

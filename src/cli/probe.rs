@@ -10,7 +10,7 @@ use super::flag_groups::StateArgs;
 use super::registry::HostArgs;
 use crate::registry::hosts::{discover_assets, load_hosts};
 use crate::registry::probe::{
-    ABSENCE, AssetEvidence, BLIND_SPOTS, ProbeReport, glob_files, probe_logs, probe_transcripts,
+    AssetEvidence, BLIND_SPOTS, ProbeReport, glob_files, probe_logs, probe_transcripts, render_text,
 };
 use crate::registry::scan::read_registry;
 use crate::registry::state::expand_home;
@@ -98,61 +98,7 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, CommandError> {
         );
         return Ok(Outcome::Success);
     }
-    crate::reporter::result_line(&format!(
-        "probe {}: {} log file(s) ({} parsed lines) from {}; {} transcript file(s){}",
-        report.host,
-        report.log_files.len(),
-        report.log_lines,
-        report
-            .logs_glob
-            .as_deref()
-            .unwrap_or("no logs glob for this host"),
-        report.transcript_files,
-        transcripts
-            .as_ref()
-            .map_or(String::new(), |d| format!(" from {}", d.display()))
-    ));
-    let mut silent = Vec::new();
-    for (asset, evidence) in &report.assets {
-        if evidence.lines == 0 && evidence.activations == 0 {
-            silent.push(asset.as_str());
-            continue;
-        }
-        crate::reporter::result_line(&format!(
-            "{asset}: {} log line(s), {} failure hint(s); {} skill activation(s), {} returned errors",
-            evidence.lines,
-            evidence.failure_lines,
-            evidence.activations,
-            evidence.activation_errors
-        ));
-        for example in &evidence.examples {
-            crate::reporter::result_line(&format!("    {example}"));
-        }
-        if evidence.failure_lines == 0 && evidence.activation_errors == 0 {
-            crate::reporter::result_line(&format!(
-                "    no failure found in what was logged — {ABSENCE}"
-            ));
-        }
-    }
-    if report.unattributed_failures > 0 {
-        crate::reporter::result_line(&format!(
-            "{} failure line(s) from sources that name no installed asset",
-            report.unattributed_failures
-        ));
-    }
-    if !silent.is_empty() {
-        crate::reporter::result_line(&format!(
-            "no evidence for {} asset(s): {} — {ABSENCE}",
-            silent.len(),
-            silent.join(", ")
-        ));
-    }
-    if report.assets.is_empty() {
-        crate::reporter::result_line(&format!(
-            "no installed assets known for this host; run `skill-lift scan` — {ABSENCE}"
-        ));
-    }
-    crate::reporter::result_line(&format!("blind spots: {}", BLIND_SPOTS.join("; ")));
+    crate::reporter::result(&render_text(&report, transcripts.as_deref()));
     Ok(Outcome::Success)
 }
 

@@ -243,6 +243,69 @@ pub fn probe_transcripts(
     Ok(())
 }
 
+/// `probe`'s text result: what was read, the evidence per asset (assets with none listed
+/// together), failures no asset claims, and the blind spots; `transcripts` is the transcript
+/// folder read, when one was.
+pub fn render_text(report: &ProbeReport, transcripts: Option<&std::path::Path>) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    lines.push(format!(
+        "probe {}: {} log file(s) ({} parsed lines) from {}; {} transcript file(s){}",
+        report.host,
+        report.log_files.len(),
+        report.log_lines,
+        report
+            .logs_glob
+            .as_deref()
+            .unwrap_or("no logs glob for this host"),
+        report.transcript_files,
+        transcripts.map_or(String::new(), |d| format!(" from {}", d.display()))
+    ));
+    let mut silent = Vec::new();
+    for (asset, evidence) in &report.assets {
+        if evidence.lines == 0 && evidence.activations == 0 {
+            silent.push(asset.as_str());
+            continue;
+        }
+        lines.push(format!(
+            "{asset}: {} log line(s), {} failure hint(s); {} skill activation(s), {} returned errors",
+            evidence.lines,
+            evidence.failure_lines,
+            evidence.activations,
+            evidence.activation_errors
+        ));
+        for example in &evidence.examples {
+            lines.push(format!("    {example}"));
+        }
+        if evidence.failure_lines == 0 && evidence.activation_errors == 0 {
+            lines.push(format!(
+                "    no failure found in what was logged — {ABSENCE}"
+            ));
+        }
+    }
+    if report.unattributed_failures > 0 {
+        lines.push(format!(
+            "{} failure line(s) from sources that name no installed asset",
+            report.unattributed_failures
+        ));
+    }
+    if !silent.is_empty() {
+        lines.push(format!(
+            "no evidence for {} asset(s): {} — {ABSENCE}",
+            silent.len(),
+            silent.join(", ")
+        ));
+    }
+    if report.assets.is_empty() {
+        lines.push(format!(
+            "no installed assets known for this host; run `skill-lift scan` — {ABSENCE}"
+        ));
+    }
+    lines.push(format!("blind spots: {}", BLIND_SPOTS.join("; ")));
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
