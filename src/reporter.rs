@@ -111,6 +111,12 @@ pub enum Event {
         /// The URL polled.
         ready_url: String,
     },
+    /// A model server already answered the profile's `ready_url` (another run's, or one the
+    /// user started): the run uses it and does not stop it.
+    ModelServerInUse {
+        /// The URL that answered.
+        ready_url: String,
+    },
     /// A model server was started (and is stopped after the run).
     ModelServerStarted {
         /// Its command line.
@@ -567,6 +573,10 @@ impl fmt::Display for Event {
             Event::CheckingModelServer { ready_url } => {
                 write!(f, "skill-lift: checking model server at {ready_url}")
             }
+            Event::ModelServerInUse { ready_url } => write!(
+                f,
+                "skill-lift: a model server already answers {ready_url}; this run uses it and leaves it running (another run asking it at the same time changes the sampled answers)"
+            ),
             Event::ModelServerStarted { command, judge } => write!(
                 f,
                 "skill-lift: started {}model server ({command})",

@@ -841,6 +841,47 @@ fn managed_server_is_started_and_stopped() {
     );
 }
 
+#[test]
+fn a_server_another_process_brings_up_first_is_used_and_left_running() {
+    // Two runs starting the local model at once: the second run's server cannot bind the port
+    // the first one's took. What answers is then the other's server: the run says so, uses it
+    // and does not claim (or stop) it.
+    let fixture = Fixture::new("http://127.0.0.1:1/v1", 2);
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    fixture.write("runners/mock_server.py", MOCK_PY);
+    // The profile's own server never binds (it sleeps); a foreign one comes up meanwhile.
+    fixture.write_profile(
+        "mock",
+        &format!("http://127.0.0.1:{port}/v1"),
+        &format!("[server]\ncommand = [\"sleep\", \"60\"]\nready_url = \"http://127.0.0.1:{port}/v1/models\"\nstartup_timeout_s = 30\n"),
+    );
+    let script = fixture.path("runners/mock_server.py");
+    let foreign = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        std::process::Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .spawn()
+            .unwrap()
+    });
+    let output = fixture.run(&["-k", "1", "--run-id", "shared"]);
+    let mut foreign = foreign.join().unwrap();
+    let still_up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    let _ = foreign.kill();
+    let _ = foreign.wait();
+    assert_exit(&output, 0, "already answers");
+    assert!(
+        !stderr(&output).contains("started model server"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(still_up, "the other process's server was left running");
+    assert_eq!(summary(&fixture.run_dir("shared"))["lift"]["estimate"], 1.0);
+}
+
 /// A tiny OpenAI-compatible server in Python for the managed-server test.
 const MOCK_PY: &str = r#"
 import json, sys

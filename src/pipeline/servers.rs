@@ -40,6 +40,10 @@ pub async fn start_model_server(
             command: config.command.join(" "),
             judge: false,
         });
+    } else {
+        report(Event::ModelServerInUse {
+            ready_url: config.ready_url.clone(),
+        });
     }
     Ok(Ok(server))
 }

@@ -142,6 +142,12 @@ impl ManagedServer {
                 });
             }
             if is_ready(&client, &config.ready_url).await {
+                if server.answers_for_another(&config.ready_url) {
+                    // Another process bound the port first (another run's server that was still
+                    // starting): ours cannot serve. Use that one, and leave it running.
+                    server.stop().await;
+                    return Ok(None);
+                }
                 return Ok(Some(server));
             }
             if started.elapsed() > limit {
@@ -156,6 +162,15 @@ impl ManagedServer {
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
+    }
+
+    /// Whether the socket listening on `ready_url`'s port belongs to a process outside this
+    /// server's tree: then what answers is someone else's server (false when it cannot be told).
+    fn answers_for_another(&self, ready_url: &str) -> bool {
+        let (Some(port), Some(pid)) = (url_port(ready_url), self.child.id()) else {
+            return false;
+        };
+        listener_owned_by(port, pid) == Some(false)
     }
 
     /// Stop the server's process group: SIGTERM, grace period, SIGKILL.
@@ -186,5 +201,70 @@ impl Drop for ManagedServer {
                 libc::killpg(pid as libc::pid_t, libc::SIGKILL);
             }
         }
+    }
+}
+
+/// Whether the socket listening on TCP `port` belongs to `root` or one of its descendants:
+/// `/proc/net/tcp` and `/proc/net/tcp6` give the listening socket's inode (state `0A`), a
+/// process's `/proc/<pid>/fd` links name the sockets it holds (`socket:[inode]`). `None` when it
+/// cannot be told (no `/proc`, no listener found).
+fn listener_owned_by(port: u16, root: u32) -> Option<bool> {
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(state), Some(inode)) =
+                (fields.get(1), fields.get(3), fields.get(9))
+            else {
+                continue;
+            };
+            let listening_port = local
+                .rsplit_once(':')
+                .and_then(|(_, hex)| u16::from_str_radix(hex, 16).ok());
+            if *state == "0A" && listening_port == Some(port) && *inode != "0" {
+                inodes.push(format!("socket:[{inode}]"));
+            }
+        }
+    }
+    if inodes.is_empty() {
+        return None;
+    }
+    let mut tree = vec![root];
+    tree.extend(crate::contain::descendants(root));
+    let owned = tree.iter().any(|pid| {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|entries| {
+            entries.flatten().any(|entry| {
+                std::fs::read_link(entry.path())
+                    .is_ok_and(|target| inodes.iter().any(|i| target.as_os_str() == i.as_str()))
+            })
+        })
+    });
+    Some(owned)
+}
+
+#[cfg(test)]
+mod listener_tests {
+    use super::listener_owned_by;
+
+    #[test]
+    fn a_socket_this_process_listens_on_is_its_own_and_not_a_child_s() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        if !std::path::Path::new("/proc/net/tcp").exists() {
+            return;
+        }
+        assert_eq!(listener_owned_by(port, std::process::id()), Some(true));
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        assert_eq!(listener_owned_by(port, child.id()), Some(false));
+        let _ = child.kill();
+        let _ = child.wait();
+        drop(listener);
+        assert_eq!(listener_owned_by(port, std::process::id()), None);
     }
 }
