@@ -477,61 +477,27 @@ pub fn unavailable(manifest: &Manifest, reason: &str) -> CalibrationLookup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Arm, AssetInfo, DecoysInfo, EvalSetInfo, RunnerInfo};
+    use crate::record::{AssetInfo, EvalSetInfo, RunnerInfo};
 
     fn manifest(design: ArmDesign, k: u32) -> Manifest {
+        let base = crate::test_support::manifest(&["a".into()], k);
         Manifest {
-            format_version: crate::record::FORMAT_VERSION,
-            skill_lift_version: "test".into(),
-            run_id: "run".into(),
-            created_at: Utc::now(),
             asset: AssetInfo {
-                name: "target".into(),
-                path: "/x".into(),
                 fingerprint: "sha256:fp1".into(),
-                calibre: "v3-agent-skills".into(),
-                fingerprint_files: vec![],
-                warnings: vec![],
+                ..base.asset.clone()
             },
             eval_set: EvalSetInfo {
                 path: "/x/evals/evals.json".into(),
                 digest: "sha256:evals".into(),
-                format: "agentskills".into(),
-                case_ids: vec!["a".into()],
-                case_clusters: BTreeMap::new(),
-                case_labels: BTreeMap::new(),
-                allow_draft: false,
+                ..base.eval_set.clone()
             },
             runner: RunnerInfo {
-                name: "mock".into(),
-                kind: "openai-chat".into(),
-                profile_path: "/x/mock.toml".into(),
                 profile_digest: "sha256:profile".into(),
-                skill_mode: "inject".into(),
-                base_url: "http://127.0.0.1:1/v1".into(),
-                capabilities: None,
+                ..base.runner.clone()
             },
-            model: "m".into(),
-            k,
-            seed: 7,
-            decoys: DecoysInfo {
-                source: "builtin".into(),
-                skills: vec![],
-            },
-            arms: Arm::PAIRED.to_vec(),
             arm_design: design,
-            calibration: None,
-            reference: None,
-            previous: None,
-            trials_planned: 2 * k as usize,
             grading: crate::record::GradingSettings::new(),
-            regraded_from: None,
-            shard: None,
-            gates: None,
-            stopping: None,
-            trial_keys: None,
-            reuse: None,
-            skill_order: Default::default(),
+            ..base
         }
     }
 

@@ -530,11 +530,7 @@ pub fn repository_relative(repo: &GitRepo, paths: &[PathBuf]) -> Result<Vec<Stri
                         path: path.clone(),
                         repo: repo.root.clone(),
                     })?;
-            Ok(relative
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/"))
+            Ok(crate::disk::slash_path(relative))
         })
         .collect()
 }

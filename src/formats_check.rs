@@ -280,31 +280,66 @@ pub fn check_folder(dir: &Path) -> FolderReport {
             }
             Err(reason) => report.tally("marketplace").refused.push(Refusal {
                 path: marketplace.join(CLAUDE_MARKETPLACE_MANIFEST),
-                reason,
+                reason: reason.to_string(),
             }),
         }
     }
     report
 }
 
+/// Why a marketplace is refused (the refusal's reason, one line).
+#[derive(Debug, thiserror::Error)]
+enum MarketplaceError {
+    /// The manifest cannot be read.
+    #[error("cannot read: {0}")]
+    Read(std::io::Error),
+    /// The manifest is not JSON.
+    #[error("not valid JSON: {0}")]
+    Json(serde_json::Error),
+    /// No `plugins` array.
+    #[error("`plugins` must be an array of plugin entries")]
+    NoPlugins,
+    /// An entry without a name.
+    #[error("plugins[{0}].name: is required")]
+    NoName(usize),
+    /// An entry whose local source folder does not exist.
+    #[error("plugins[{index}].source: local folder `{folder}` does not exist")]
+    MissingSource {
+        /// The entry's index.
+        index: usize,
+        /// The source as written.
+        folder: String,
+    },
+    /// An entry whose plugin is refused by its loader (the loader's message, one line).
+    #[error("plugins[{index}]: {message}")]
+    Plugin {
+        /// The entry's index.
+        index: usize,
+        /// The loader's message, one line.
+        message: String,
+    },
+    /// An entry without a source.
+    #[error("plugins[{0}].source: is missing")]
+    NoSource(usize),
+}
+
 /// Read a marketplace: `plugins` is a list of entries with a `name` and a `source` (a local
 /// folder, which must exist, or a remote source object); returns the number of entries.
-fn check_marketplace(dir: &Path) -> Result<usize, String> {
+fn check_marketplace(dir: &Path) -> Result<usize, MarketplaceError> {
     let path = dir.join(CLAUDE_MARKETPLACE_MANIFEST);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read: {e}"))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let text = std::fs::read_to_string(&path).map_err(MarketplaceError::Read)?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(MarketplaceError::Json)?;
     let plugins = value
         .get("plugins")
         .and_then(|p| p.as_array())
-        .ok_or("`plugins` must be an array of plugin entries")?;
+        .ok_or(MarketplaceError::NoPlugins)?;
     let root = value
         .pointer("/metadata/pluginRoot")
         .and_then(|r| r.as_str())
         .unwrap_or("");
     for (index, entry) in plugins.iter().enumerate() {
         if entry.get("name").and_then(|n| n.as_str()).is_none() {
-            return Err(format!("plugins[{index}].name: is required"));
+            return Err(MarketplaceError::NoName(index));
         }
         match entry.get("source") {
             Some(serde_json::Value::String(source)) => {
@@ -316,9 +351,10 @@ fn check_marketplace(dir: &Path) -> Result<usize, String> {
                     };
                 let plugin = dir.join(relative);
                 if !plugin.is_dir() {
-                    return Err(format!(
-                        "plugins[{index}].source: local folder `{source}` does not exist"
-                    ));
+                    return Err(MarketplaceError::MissingSource {
+                        index,
+                        folder: source.clone(),
+                    });
                 }
                 if plugin.join(CLAUDE_PLUGIN_MANIFEST).is_file() {
                     crate::registry::surface::load_asset(
@@ -326,11 +362,14 @@ fn check_marketplace(dir: &Path) -> Result<usize, String> {
                         CLAUDE_PLUGIN_MANIFEST,
                         HostKind::Plugin,
                     )
-                    .map_err(|e| format!("plugins[{index}]: {}", one_line(&e.to_string())))?;
+                    .map_err(|e| MarketplaceError::Plugin {
+                        index,
+                        message: one_line(&e.to_string()),
+                    })?;
                 }
             }
             Some(serde_json::Value::Object(_)) => {}
-            _ => return Err(format!("plugins[{index}].source: is missing")),
+            _ => return Err(MarketplaceError::NoSource(index)),
         }
     }
     Ok(plugins.len())

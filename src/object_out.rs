@@ -194,13 +194,7 @@ fn local_files(dir: &Path) -> Result<Vec<String>, ObjectOutError> {
             if kind.is_dir() {
                 pending.push(path);
             } else if kind.is_file() {
-                let relative = path
-                    .strip_prefix(dir)
-                    .unwrap_or(&path)
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy())
-                    .collect::<Vec<_>>()
-                    .join("/");
+                let relative = crate::disk::slash_path(path.strip_prefix(dir).unwrap_or(&path));
                 files.push(relative);
             }
         }

@@ -21,7 +21,7 @@ mod layout;
 mod parallel;
 mod schema;
 mod view;
-pub use layout::{MATRIX_MANIFEST, MAX_ID_CHARS, is_matrix_folder, validate_id};
+pub use layout::{IdError, MATRIX_MANIFEST, MAX_ID_CHARS, is_matrix_folder, validate_id};
 pub use schema::{
     ACCURACY, ACES_METRICS, Arm, ArmDesign, BEHAVIOR_CHECK, Budgets, CHECKS, CalibrationArm,
     CalibrationBrief, CalibrationLookup, CheckResult, CustomGraderSpec, FailOn, GOAL_ACCURACY,
@@ -915,8 +915,22 @@ impl<'manifest> PlanCheck<'manifest> {
 /// Largest file read from a run folder (a transcript), bytes.
 pub const MAX_RUN_FILE_BYTES: u64 = 512 << 20;
 
+/// Why a recorded transcript path is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum TranscriptPathError {
+    /// Not under `transcripts/`, or absolute.
+    #[error("must be a relative path under transcripts/")]
+    NotUnderTranscripts,
+    /// A `..`, `.` or root component.
+    #[error("must not contain `..`, `.` or a root")]
+    NotPlain,
+    /// A NUL character.
+    #[error("must not contain NUL")]
+    Nul,
+}
+
 /// Whether `relative` is a plain path under `transcripts/`: relative, no `..`, no root.
-fn check_relative(relative: &str) -> Result<(), String> {
+fn check_relative(relative: &str) -> Result<(), TranscriptPathError> {
     // The usual form, `transcripts/<one name>`, needs no component parsing.
     if let Some(name) = relative.strip_prefix("transcripts/")
         && !name.is_empty()
@@ -930,13 +944,13 @@ fn check_relative(relative: &str) -> Result<(), String> {
     let mut components = path.components();
     if !matches!(components.next(), Some(std::path::Component::Normal(first)) if first == "transcripts")
     {
-        return Err("must be a relative path under transcripts/".to_string());
+        return Err(TranscriptPathError::NotUnderTranscripts);
     }
     if !components.all(|c| matches!(c, std::path::Component::Normal(_))) {
-        return Err("must not contain `..`, `.` or a root".to_string());
+        return Err(TranscriptPathError::NotPlain);
     }
     if relative.contains('\0') {
-        return Err("must not contain NUL".to_string());
+        return Err(TranscriptPathError::Nul);
     }
     Ok(())
 }
@@ -990,7 +1004,7 @@ fn checked_run_path(run_dir: &Path, relative: &str) -> Result<Option<PathBuf>, R
         path: run_dir.join(relative),
         message,
     };
-    check_relative(relative).map_err(unsafe_path)?;
+    check_relative(relative).map_err(|problem| unsafe_path(problem.to_string()))?;
     let mut current = run_dir.to_path_buf();
     for component in Path::new(relative).components() {
         current.push(component);
@@ -1599,45 +1613,7 @@ mod tests {
     use crate::trajectory::RetryRecord;
 
     pub(crate) fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecord {
-        TrialRecord {
-            run_id: "r".into(),
-            trial_id: format!("{case_id}/{}/{attempt}", arm.as_str()),
-            case_id: case_id.into(),
-            arm,
-            attempt,
-            runner: "x".into(),
-            model: "m".into(),
-            observed_model: None,
-            outcome,
-            reason: None,
-            decided_by: None,
-            outcome_score: None,
-            checks: vec![],
-            scores: BTreeMap::new(),
-            composite: None,
-            metrics: Default::default(),
-            other_judges: BTreeMap::new(),
-            other_judge_errors: BTreeMap::new(),
-            usage: Usage::default(),
-            started_at: Utc::now(),
-            wall_s: 0.1,
-            model_latency_s: 0.05,
-            requests: 1,
-            retries: vec![],
-            tool_calls: 0,
-            activated_skills: vec![],
-            transcript: None,
-            transcript_span: None,
-            workspace: None,
-            supersedes: false,
-            unscoreable_cause: None,
-            usage_partial: false,
-            infrastructure: None,
-            truncated: Vec::new(),
-            reused_from: None,
-            judge_usage: None,
-            skill_order: None,
-        }
+        crate::test_support::trial_record(case_id, arm, attempt, outcome)
     }
 
     #[test]

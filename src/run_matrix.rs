@@ -249,6 +249,16 @@ pub struct MatrixSummary {
     pub cells: Vec<CellSummary>,
 }
 
+impl MatrixSummary {
+    /// Every cell's other comparisons, with their cell, in cell order.
+    fn comparisons(&self) -> Vec<(&CellSummary, &CellComparison)> {
+        self.cells
+            .iter()
+            .flat_map(|cell| cell.comparisons.iter().map(move |c| (cell, c)))
+            .collect()
+    }
+}
+
 fn interval(estimate: Option<f64>, ci_low: Option<f64>, ci_high: Option<f64>) -> Interval {
     Interval {
         estimate,
@@ -318,28 +328,25 @@ fn points(value: Option<f64>) -> String {
     value.map_or("n/a".to_string(), |v| format!("{:+.1} pp", v * 100.0))
 }
 
-fn rate_with_interval(i: &Interval) -> String {
+/// `estimate [low, high]` in `unit` (the estimate alone without an interval).
+fn with_interval(i: &Interval, unit: fn(Option<f64>) -> String) -> String {
     match (i.ci_low, i.ci_high) {
         (Some(low), Some(high)) => format!(
             "{} [{}, {}]",
-            percent(i.estimate),
-            percent(Some(low)),
-            percent(Some(high))
+            unit(i.estimate),
+            unit(Some(low)),
+            unit(Some(high))
         ),
-        _ => percent(i.estimate),
+        _ => unit(i.estimate),
     }
 }
 
+fn rate_with_interval(i: &Interval) -> String {
+    with_interval(i, percent)
+}
+
 fn lift_with_interval(i: &Interval) -> String {
-    match (i.ci_low, i.ci_high) {
-        (Some(low), Some(high)) => format!(
-            "{} [{}, {}]",
-            points(i.estimate),
-            points(Some(low)),
-            points(Some(high))
-        ),
-        _ => points(i.estimate),
-    }
+    with_interval(i, points)
 }
 
 /// The matrix report as Markdown: one row per cell.
@@ -367,11 +374,7 @@ pub fn matrix_markdown(summary: &MatrixSummary) -> String {
             cell.trials_planned
         );
     }
-    let comparisons: Vec<_> = summary
-        .cells
-        .iter()
-        .flat_map(|cell| cell.comparisons.iter().map(move |c| (cell, c)))
-        .collect();
+    let comparisons = summary.comparisons();
     if !comparisons.is_empty() {
         out.push_str("\n## Comparisons per cell\n\n| Runner | Model | Arm | Reference | Lift | Verdict |\n|---|---|---|---|---|---|\n");
         for (cell, c) in comparisons {
@@ -421,11 +424,7 @@ pub fn matrix_html(summary: &MatrixSummary) -> String {
         );
     }
     out.push_str("</tbody>\n</table>\n");
-    let comparisons: Vec<_> = summary
-        .cells
-        .iter()
-        .flat_map(|cell| cell.comparisons.iter().map(move |c| (cell, c)))
-        .collect();
+    let comparisons = summary.comparisons();
     if !comparisons.is_empty() {
         out.push_str("<h2>Comparisons per cell</h2>\n<table>\n<thead><tr><th>Runner</th><th>Model</th><th>Arm</th><th>Reference</th><th>Lift</th><th>Verdict</th></tr></thead>\n<tbody>\n");
         for (cell, c) in comparisons {

@@ -593,8 +593,13 @@ fn decision_message(
     }
 }
 
+/// A duration that is not a positive number of seconds, minutes or hours.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}`: expected a positive duration such as 90s, 15m or 1.5h")]
+pub struct DurationError(pub String);
+
 /// Parse a duration: `90`, `90s`, `15m`, `1.5h` (seconds when no unit).
-pub fn parse_duration_s(text: &str) -> Result<f64, String> {
+pub fn parse_duration_s(text: &str) -> Result<f64, DurationError> {
     let text = text.trim();
     let (number, scale) = match text.chars().last() {
         Some('s') => (&text[..text.len() - 1], 1.0),
@@ -604,9 +609,7 @@ pub fn parse_duration_s(text: &str) -> Result<f64, String> {
     };
     match number.trim().parse::<f64>() {
         Ok(value) if value.is_finite() && value > 0.0 => Ok(value * scale),
-        _ => Err(format!(
-            "`{text}`: expected a positive duration such as 90s, 15m or 1.5h"
-        )),
+        _ => Err(DurationError(text.to_string())),
     }
 }
 

@@ -31,6 +31,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::asset::Skill;
+use crate::golden::mine::{prompt_key, truncate_chars};
 use crate::history::signals::{Polarity, classify};
 use crate::history::{HistoryHost, HistorySession, ReadReport};
 use crate::stats::{Interval, wilson_interval};
@@ -314,22 +315,6 @@ pub struct CandidateCounts {
     pub over_limit: usize,
 }
 
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max).collect();
-    format!("{cut} …[truncated]")
-}
-
-fn prompt_key(prompt: &str) -> String {
-    prompt
-        .to_lowercase()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The eligible turns of `sessions` under `rule`, redacted with `redact` (secrets and home
 /// folders), de-duplicated by prompt (the most recent turn kept), at most `limit` (the most
 /// recent), in time order.
@@ -370,13 +355,13 @@ pub fn candidates(
                     answer: turn
                         .answer
                         .as_deref()
-                        .map(|a| shorten(&redact(a), MAX_ANSWER_CHARS)),
+                        .map(|a| truncate_chars(&redact(a), MAX_ANSWER_CHARS)),
                     signal: outcome.signal.as_str().to_string(),
                     polarity: outcome.signal.polarity(),
                     evidence: outcome
                         .evidence
                         .as_deref()
-                        .map(|e| shorten(&redact(e), 500)),
+                        .map(|e| truncate_chars(&redact(e), 500)),
                     tokens: turn.tokens(),
                     seconds: turn.duration_s(),
                 },
@@ -627,7 +612,7 @@ pub fn summarize(
 }
 
 fn cell(text: &str, max: usize) -> String {
-    shorten(&text.replace(['\n', '\r'], " ").replace('|', "\\|"), max)
+    truncate_chars(&text.replace(['\n', '\r'], " ").replace('|', "\\|"), max)
 }
 
 /// `report.md`: the rule, the rates, and one row per replayed prompt.

@@ -42,11 +42,16 @@ impl fmt::Display for Shard {
     }
 }
 
+/// A `--shard` value that is not `i/n` with 1 ≤ i ≤ n.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a shard: write i/n with 1 ≤ i ≤ n, e.g. 2/3")]
+pub struct ShardSyntaxError(pub String);
+
 impl FromStr for Shard {
-    type Err = String;
+    type Err = ShardSyntaxError;
 
     fn from_str(value: &str) -> Result<Self, Self::Err> {
-        let error = || format!("`{value}` is not a shard: write i/n with 1 ≤ i ≤ n, e.g. 2/3");
+        let error = || ShardSyntaxError(value.to_string());
         let (index, count) = value.split_once('/').ok_or_else(error)?;
         let index: u32 = index.trim().parse().map_err(|_| error())?;
         let count: u32 = count.trim().parse().map_err(|_| error())?;
@@ -255,9 +260,9 @@ pub fn auto_shard(env: impl Fn(&str) -> Option<String>) -> Result<AutoShard, Aut
 
 /// The value of `--shard`: `i/n`, or `auto` resolved from the environment at parse time (see
 /// [`auto_shard`]); either way the run sees a plain [`Shard`]. For clap's `value_parser`.
-pub fn parse_shard_flag(value: &str) -> Result<Shard, String> {
+pub fn parse_shard_flag(value: &str) -> Result<Shard, ShardFlagError> {
     if value.trim() == "auto" {
-        let found = auto_shard(|var| std::env::var(var).ok()).map_err(|e| e.to_string())?;
+        let found = auto_shard(|var| std::env::var(var).ok())?;
         crate::reporter::report(crate::reporter::Event::ShardFromEnvironment {
             shard: found.shard.to_string(),
             source: found.source.name().to_string(),
@@ -266,7 +271,18 @@ pub fn parse_shard_flag(value: &str) -> Result<Shard, String> {
         });
         return Ok(found.shard);
     }
-    value.parse()
+    Ok(value.parse()?)
+}
+
+/// Why a `--shard` value gives no shard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardFlagError {
+    /// `auto` found no shard in the environment.
+    #[error(transparent)]
+    Auto(#[from] AutoShardError),
+    /// Not `i/n`.
+    #[error(transparent)]
+    Syntax(#[from] ShardSyntaxError),
 }
 
 /// Why shards cannot be merged.

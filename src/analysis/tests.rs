@@ -7,7 +7,6 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
 use super::*;
-use crate::record::{AssetInfo, DecoysInfo, EvalSetInfo, RunnerInfo};
 use crate::trajectory::Usage;
 
 fn manifest(
@@ -16,81 +15,17 @@ fn manifest(
     clusters: BTreeMap<String, String>,
     skill_mode: &str,
 ) -> Manifest {
-    Manifest {
-        format_version: crate::record::FORMAT_VERSION,
-        skill_lift_version: "test".into(),
-        run_id: "run".into(),
-        created_at: chrono::Utc::now(),
-        asset: AssetInfo {
-            name: "target".into(),
-            path: "/x".into(),
-            fingerprint: "sha256:x".into(),
-            calibre: "v3-agent-skills".into(),
-            fingerprint_files: vec![],
-            warnings: vec![],
-        },
-        eval_set: EvalSetInfo {
-            path: "/x/evals.json".into(),
-            digest: "sha256:y".into(),
-            format: "agentskills".into(),
-            case_ids: case_ids.to_vec(),
-            case_clusters: clusters,
-            case_labels: BTreeMap::new(),
-            allow_draft: false,
-        },
-        runner: RunnerInfo {
-            name: "mock".into(),
-            kind: "openai-chat".into(),
-            profile_path: "/x/mock.toml".into(),
-            profile_digest: "sha256:z".into(),
-            skill_mode: skill_mode.into(),
-            base_url: "http://127.0.0.1:1/v1".into(),
-            capabilities: None,
-        },
-        model: "m".into(),
-        k,
-        seed: 7,
-        decoys: DecoysInfo {
-            source: "builtin".into(),
-            skills: vec![],
-        },
-        arms: Arm::PAIRED.to_vec(),
-        arm_design: Default::default(),
-        calibration: None,
-        reference: None,
-        previous: None,
-        trials_planned: case_ids.len() * 2 * k as usize,
-        grading: Default::default(),
-        regraded_from: None,
-        gates: None,
-        stopping: None,
-        trial_keys: None,
-        reuse: None,
-        skill_order: Default::default(),
-        shard: None,
-    }
+    let mut manifest = crate::test_support::manifest(case_ids, k);
+    manifest.eval_set.case_clusters = clusters;
+    manifest.runner.skill_mode = skill_mode.into();
+    manifest
 }
 
 pub(super) fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecord {
     TrialRecord {
         run_id: "run".into(),
-        trial_id: format!("{case_id}/{}/{attempt}", arm.as_str()),
-        case_id: case_id.into(),
-        arm,
-        attempt,
         runner: "mock".into(),
-        model: "m".into(),
         observed_model: Some("m".into()),
-        outcome,
-        reason: None,
-        decided_by: None,
-        outcome_score: None,
-        checks: vec![],
-        scores: BTreeMap::new(),
-        composite: None,
-        metrics: Default::default(),
-        other_judges: BTreeMap::new(),
-        other_judge_errors: BTreeMap::new(),
         usage: Usage {
             input_tokens: Some(10),
             output_tokens: Some(2),
@@ -98,24 +33,9 @@ pub(super) fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) ->
             cache_creation_tokens: None,
             cost_usd: None,
         },
-        started_at: chrono::Utc::now(),
         wall_s: 1.0,
         model_latency_s: 0.5,
-        requests: 1,
-        retries: vec![],
-        tool_calls: 0,
-        activated_skills: vec![],
-        transcript: None,
-        transcript_span: None,
-        workspace: None,
-        supersedes: false,
-        unscoreable_cause: None,
-        usage_partial: false,
-        infrastructure: None,
-        truncated: Vec::new(),
-        reused_from: None,
-        judge_usage: None,
-        skill_order: None,
+        ..crate::test_support::trial_record(case_id, arm, attempt, outcome)
     }
 }
 

@@ -195,14 +195,8 @@ pub fn selected_files(root: &Path, calibre: Calibre) -> Result<Vec<String>, Fing
         if is_excluded_file(&name) {
             continue;
         }
-        let relative = entry
-            .path()
-            .strip_prefix(root)
-            .unwrap_or(entry.path())
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+        let relative =
+            crate::disk::slash_path(entry.path().strip_prefix(root).unwrap_or(entry.path()));
         if calibre == Calibre::V2CapabilitySurface && !v2_includes(&relative) {
             continue;
         }
@@ -316,18 +310,22 @@ mod tests {
     fn sample() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        write(root, "SKILL.md", "---\nname: s\ndescription: d\n---\n");
-        write(root, "scripts/run.py", "print(1)");
-        write(root, "references/guide.md", "guide");
-        write(root, "README.md", "readme");
-        write(root, "LICENSE.txt", "mit");
-        write(root, "logo.png", "png");
-        write(root, "node_modules/x/index.js", "x");
-        write(root, "tests/test_a.py", "t");
-        write(root, "docs/a.md", "d");
-        write(root, "evals/evals.json", "{}");
-        write(root, "package-lock.json", "{}");
-        write(root, "dist/app.js.map", "map");
+        for (relative, text) in [
+            ("SKILL.md", "---\nname: s\ndescription: d\n---\n"),
+            ("scripts/run.py", "print(1)"),
+            ("references/guide.md", "guide"),
+            ("README.md", "readme"),
+            ("LICENSE.txt", "mit"),
+            ("logo.png", "png"),
+            ("node_modules/x/index.js", "x"),
+            ("tests/test_a.py", "t"),
+            ("docs/a.md", "d"),
+            ("evals/evals.json", "{}"),
+            ("package-lock.json", "{}"),
+            ("dist/app.js.map", "map"),
+        ] {
+            write(root, relative, text);
+        }
         dir
     }
 

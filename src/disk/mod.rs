@@ -160,3 +160,12 @@ pub fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<u64, DiskErr
     let from = from.as_ref();
     std::fs::copy(from, to).map_err(at(from))
 }
+
+/// `path`'s components joined with `/` (lossy UTF-8): a relative path as the run folder, the
+/// fingerprint and the exports write it, whatever the platform's separator.
+pub fn slash_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}

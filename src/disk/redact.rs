@@ -48,13 +48,14 @@ struct KeyShape {
     accept: fn(&str) -> bool,
 }
 
-fn accept_any(_: &str) -> bool {
+/// Accepts every match.
+pub(crate) fn accept_any(_: &str) -> bool {
     true
 }
 
 /// An OpenAI-style key has a digit and a letter after `sk-` (so `sk-learn-pipeline-…` prose is
 /// left alone) and is not Anthropic's.
-fn accept_openai(matched: &str) -> bool {
+pub(crate) fn accept_openai(matched: &str) -> bool {
     !matched.starts_with("sk-ant-")
         && matched.chars().any(|c| c.is_ascii_digit())
         && matched[3..].chars().any(|c| c.is_ascii_alphabetic())

@@ -80,7 +80,7 @@ pub fn load_harbor(dir: &Path, skill_root: &Path) -> Result<EvalSet, EvalSetErro
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         crate::record::validate_id(&id)
-            .map_err(|message| invalid(task, "task folder name", message))?;
+            .map_err(|message| invalid(task, "task folder name", message.to_string()))?;
         let toml_path = task.join("task.toml");
         let toml_text =
             std::fs::read_to_string(&toml_path).map_err(|source| EvalSetError::Read {

@@ -825,15 +825,32 @@ impl Context {
     }
 }
 
-fn optional_string(object: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+/// Why a case field's value is not of its type (the message after the field's JSON path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum FieldError {
+    /// A value that must be a string.
+    #[error("must be a string")]
+    NotAString,
+    /// A list item that is an object with no text.
+    #[error("list items must be strings or objects with `text` or `description`")]
+    ItemWithoutText,
+    /// A list item of another kind.
+    #[error("list items must be strings")]
+    ItemNotAString,
+    /// A value that is neither a string nor a list.
+    #[error("must be a list of strings")]
+    NotAList,
+}
+
+fn optional_string(object: &Map<String, Value>, key: &str) -> Result<Option<String>, FieldError> {
     match object.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err("must be a string".to_string()),
+        Some(_) => Err(FieldError::NotAString),
     }
 }
 
-fn string_list(value: &Value) -> Result<Vec<String>, String> {
+fn string_list(value: &Value) -> Result<Vec<String>, FieldError> {
     match value {
         Value::Null => Ok(Vec::new()),
         Value::String(s) => Ok(vec![s.clone()]),
@@ -843,13 +860,11 @@ fn string_list(value: &Value) -> Result<Vec<String>, String> {
                 Value::String(s) => Ok(s.clone()),
                 // Assertions as objects: `{"text"}` (skill-creator's grading format) or
                 // `{"name", "description"}`.
-                Value::Object(o) => assertion_text(o).ok_or_else(|| {
-                    "list items must be strings or objects with `text` or `description`".to_string()
-                }),
-                _ => Err("list items must be strings".to_string()),
+                Value::Object(o) => assertion_text(o).ok_or(FieldError::ItemWithoutText),
+                _ => Err(FieldError::ItemNotAString),
             })
             .collect(),
-        _ => Err("must be a list of strings".to_string()),
+        _ => Err(FieldError::NotAList),
     }
 }
 
@@ -875,11 +890,11 @@ fn assertion_text(object: &Map<String, Value>) -> Option<String> {
 }
 
 impl Context {
-    pub(crate) fn invalid(&self, json_path: &str, message: String) -> EvalSetError {
+    pub(crate) fn invalid(&self, json_path: &str, message: impl ToString) -> EvalSetError {
         EvalSetError::Invalid {
             path: self.path.clone(),
             json_path: json_path.to_string(),
-            message,
+            message: message.to_string(),
         }
     }
 

@@ -108,8 +108,34 @@ pub fn user_message(skill_md: &str, author: &[GoldenCase], count: usize) -> Stri
     text
 }
 
+/// What is wrong with the model's answer (sent back to it in the correction).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplyError {
+    /// The answer does not parse as JSON.
+    #[error("the answer is not JSON: {0}")]
+    NotJson(String),
+    /// No `cases` list.
+    #[error("the answer has no `cases` list")]
+    NoCases,
+    /// A case's `kind` is not one of the three.
+    #[error("cases[{0}].kind must be positive, near_miss or edge")]
+    Kind(usize),
+    /// A case's `prompt` is missing or empty.
+    #[error("cases[{0}].prompt must be a non-empty string")]
+    Prompt(usize),
+    /// A case's `expected_behaviors` holds something else than strings.
+    #[error("cases[{0}].expected_behaviors must be strings")]
+    BehaviorNotAString(usize),
+    /// A case's `expected_behaviors` is not a list.
+    #[error("cases[{0}].expected_behaviors must be a list")]
+    BehaviorsNotAList(usize),
+    /// The `cases` list is empty.
+    #[error("the `cases` list is empty")]
+    Empty,
+}
+
 /// Read the model's answer.
-pub fn parse_reply(text: &str) -> Result<Vec<GeneratedCase>, String> {
+pub fn parse_reply(text: &str) -> Result<Vec<GeneratedCase>, ReplyError> {
     let trimmed = text.trim();
     let body = trimmed
         .strip_prefix("```json")
@@ -117,9 +143,9 @@ pub fn parse_reply(text: &str) -> Result<Vec<GeneratedCase>, String> {
         .map(|rest| rest.trim_end().trim_end_matches("```"))
         .unwrap_or(trimmed);
     let value: Value =
-        serde_json::from_str(body).map_err(|e| format!("the answer is not JSON: {e}"))?;
+        serde_json::from_str(body).map_err(|e| ReplyError::NotJson(e.to_string()))?;
     let Some(items) = value.get("cases").and_then(Value::as_array) else {
-        return Err("the answer has no `cases` list".to_string());
+        return Err(ReplyError::NoCases);
     };
     let mut cases = Vec::new();
     for (index, item) in items.iter().enumerate() {
@@ -127,13 +153,13 @@ pub fn parse_reply(text: &str) -> Result<Vec<GeneratedCase>, String> {
             .get("kind")
             .and_then(Value::as_str)
             .and_then(DraftKind::parse)
-            .ok_or_else(|| format!("cases[{index}].kind must be positive, near_miss or edge"))?;
+            .ok_or(ReplyError::Kind(index))?;
         let prompt = item
             .get("prompt")
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|p| !p.is_empty())
-            .ok_or_else(|| format!("cases[{index}].prompt must be a non-empty string"))?;
+            .ok_or(ReplyError::Prompt(index))?;
         let behaviors = match item.get("expected_behaviors") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(list)) => list
@@ -141,10 +167,10 @@ pub fn parse_reply(text: &str) -> Result<Vec<GeneratedCase>, String> {
                 .map(|b| {
                     b.as_str()
                         .map(str::to_string)
-                        .ok_or_else(|| format!("cases[{index}].expected_behaviors must be strings"))
+                        .ok_or(ReplyError::BehaviorNotAString(index))
                 })
                 .collect::<Result<_, _>>()?,
-            Some(_) => return Err(format!("cases[{index}].expected_behaviors must be a list")),
+            Some(_) => return Err(ReplyError::BehaviorsNotAList(index)),
         };
         cases.push(GeneratedCase {
             kind,
@@ -159,7 +185,7 @@ pub fn parse_reply(text: &str) -> Result<Vec<GeneratedCase>, String> {
         });
     }
     if cases.is_empty() {
-        return Err("the `cases` list is empty".to_string());
+        return Err(ReplyError::Empty);
     }
     Ok(cases)
 }
@@ -248,7 +274,7 @@ pub async fn ask(
         match parse_reply(&text) {
             Ok(cases) => return Ok(cases),
             Err(found) => {
-                problem = found;
+                problem = found.to_string();
                 turns.push(json!({"role": "assistant", "content": text}));
                 turns.push(json!({"role": "user", "content": format!("That answer cannot be used: {problem}. Answer again with the JSON object only.")}));
             }
@@ -270,13 +296,7 @@ pub fn to_eval_set(
     profile: &str,
     model: &str,
 ) -> (Value, usize) {
-    let key = |prompt: &str| {
-        prompt
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .to_lowercase()
-    };
+    let key = super::mine::prompt_key;
     let mut prompts: BTreeSet<String> = author.iter().map(|c| key(&c.prompt)).collect();
     let ids: BTreeSet<&str> = author.iter().map(|c| c.id.as_str()).collect();
     let mut evals = Vec::new();
@@ -330,16 +350,19 @@ mod tests {
         assert!(
             parse_reply("sure, here you go")
                 .unwrap_err()
+                .to_string()
                 .contains("not JSON")
         );
         assert!(
             parse_reply(r#"{"cases": [{"kind": "odd", "prompt": "x"}]}"#)
                 .unwrap_err()
+                .to_string()
                 .contains("cases[0].kind")
         );
         assert!(
             parse_reply(r#"{"cases": []}"#)
                 .unwrap_err()
+                .to_string()
                 .contains("empty")
         );
     }

@@ -290,13 +290,7 @@ pub fn with_author_cases(
         return Ok((set, Vec::new()));
     }
     let author = load_eval_set(&author_path, skill_dir)?;
-    let key = |prompt: &str| {
-        prompt
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .to_lowercase()
-    };
+    let key = super::mine::prompt_key;
     let ids: BTreeSet<&str> = author.cases.iter().map(|c| c.id.as_str()).collect();
     let prompts: BTreeSet<String> = author.cases.iter().map(|c| key(&c.prompt)).collect();
     let mut dropped = Vec::new();

@@ -122,7 +122,8 @@ pub fn redact_personal(text: &str, homes: &[PathBuf]) -> String {
     HOME_PATH.replace_all(&out, "~").into_owned()
 }
 
-fn truncate_chars(text: &str, max: usize) -> String {
+/// `text` cut to at most `max` characters, marked ` …[truncated]` when cut.
+pub(crate) fn truncate_chars(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
@@ -131,7 +132,7 @@ fn truncate_chars(text: &str, max: usize) -> String {
 }
 
 /// The normalized prompt used for de-duplication.
-fn prompt_key(prompt: &str) -> String {
+pub(crate) fn prompt_key(prompt: &str) -> String {
     prompt
         .split_whitespace()
         .collect::<Vec<_>>()

@@ -108,8 +108,38 @@ pub enum CheckDefinitionError {
     JsonPathExpectation,
     #[error("path `{0}` must be relative and stay inside the workspace")]
     EscapingPath(String),
-    #[error("{0}")]
-    Glob(String),
+    #[error("invalid glob `{pattern}`: {detail}")]
+    Glob {
+        /// The pattern as written.
+        pattern: String,
+        /// Why it does not compile.
+        detail: String,
+    },
+}
+
+/// Why an `expected_output` cannot be checked under its match mode.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ExpectedOutputError {
+    /// A `regex` mode whose expected output does not compile.
+    #[error("invalid regular expression: {0}")]
+    Regex(String),
+    /// A `numeric` mode whose expected output has no number.
+    #[error("expected_output_match is numeric but expected_output has no number")]
+    NoNumber,
+}
+
+/// Why a file check could not look for its files (the check fails with this as its detail).
+#[derive(Debug, thiserror::Error, PartialEq)]
+enum FileCheckError {
+    /// The path leaves the workspace.
+    #[error("{0} escapes the workspace")]
+    Escapes(String),
+    /// The glob does not compile.
+    #[error(transparent)]
+    Definition(#[from] CheckDefinitionError),
+    /// The workspace is too large to walk.
+    #[error("{0}: the workspace has more than {GLOB_WALK_LIMIT} entries; use a literal path")]
+    TooManyEntries(String),
 }
 
 /// Whether `path` is relative and has no `..`, root or prefix component.
@@ -198,7 +228,7 @@ impl Check {
                     return Err(CheckDefinitionError::EscapingPath(path.clone()));
                 }
                 if is_glob(path) {
-                    glob_matcher(path).map_err(CheckDefinitionError::Glob)?;
+                    glob_matcher(path)?;
                 }
                 Ok(())
             }
@@ -305,14 +335,14 @@ impl Check {
             Check::FileExists { path } => match matching_files(workspace, path) {
                 Ok(files) if !files.is_empty() => (true, format!("{path}: {} found", files[0])),
                 Ok(_) => (false, format!("no file matching {path} in the workspace")),
-                Err(why) => (false, why),
+                Err(why) => (false, why.to_string()),
             },
             Check::FileNotExists { path } => match matching_files(workspace, path) {
                 Ok(files) if !files.is_empty() => {
                     (false, format!("{path}: {} exists but should not", files[0]))
                 }
                 Ok(_) => (true, format!("no file matching {path} (expected)")),
-                Err(why) => (false, why),
+                Err(why) => (false, why.to_string()),
             },
             Check::FileContains { path, value } => {
                 file_contents_check(workspace, path, value, true)
@@ -455,13 +485,16 @@ impl std::str::FromStr for OutputMatch {
 }
 
 /// Validate `expected_output` for `mode` (the regex compiles; a number is present).
-pub fn validate_expected_output(mode: OutputMatch, expected: &str) -> Result<(), String> {
+pub fn validate_expected_output(
+    mode: OutputMatch,
+    expected: &str,
+) -> Result<(), ExpectedOutputError> {
     match mode {
         OutputMatch::Regex => compiled(expected)
             .map(|_| ())
-            .map_err(|e| format!("invalid regular expression: {e}")),
+            .map_err(|e| ExpectedOutputError::Regex(e.to_string())),
         OutputMatch::Numeric if numbers_in(expected).is_empty() => {
-            Err("expected_output_match is numeric but expected_output has no number".to_string())
+            Err(ExpectedOutputError::NoNumber)
         }
         _ => Ok(()),
     }
@@ -582,13 +615,16 @@ fn is_glob(path: &str) -> bool {
 }
 
 /// The matcher of a glob check path: `*` and `?` stay inside one folder, `**` crosses folders.
-fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, String> {
+fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, CheckDefinitionError> {
     let trimmed = pattern.trim_start_matches("./");
     globset::GlobBuilder::new(trimmed)
         .literal_separator(true)
         .build()
         .map(|glob| glob.compile_matcher())
-        .map_err(|error| format!("invalid glob `{pattern}`: {error}"))
+        .map_err(|error| CheckDefinitionError::Glob {
+            pattern: pattern.to_string(),
+            detail: error.to_string(),
+        })
 }
 
 /// Most workspace entries a glob check visits (a runaway workspace must not stall grading).
@@ -597,16 +633,16 @@ const GLOB_WALK_LIMIT: usize = 200_000;
 /// The workspace files matching `pattern` (workspace-relative, `/`-separated, sorted): the
 /// file itself for a literal path, every matching file (symbolic links not followed) for a
 /// glob. An error says why nothing could be looked for (an escaping path, a bad glob).
-fn matching_files(workspace: &Path, pattern: &str) -> Result<Vec<String>, String> {
+fn matching_files(workspace: &Path, pattern: &str) -> Result<Vec<String>, FileCheckError> {
     if !is_glob(pattern) {
         return match workspace_file(workspace, pattern) {
             Some(file) if file.is_file() => Ok(vec![pattern.to_string()]),
             Some(_) => Ok(Vec::new()),
-            None => Err(format!("{pattern} escapes the workspace")),
+            None => Err(FileCheckError::Escapes(pattern.to_string())),
         };
     }
     if !is_contained_relative_path(pattern) {
-        return Err(format!("{pattern} escapes the workspace"));
+        return Err(FileCheckError::Escapes(pattern.to_string()));
     }
     let matcher = glob_matcher(pattern)?;
     let mut found = Vec::new();
@@ -619,9 +655,7 @@ fn matching_files(workspace: &Path, pattern: &str) -> Result<Vec<String>, String
         for entry in entries.flatten() {
             visited += 1;
             if visited > GLOB_WALK_LIMIT {
-                return Err(format!(
-                    "{pattern}: the workspace has more than {GLOB_WALK_LIMIT} entries; use a literal path"
-                ));
+                return Err(FileCheckError::TooManyEntries(pattern.to_string()));
             }
             let Ok(kind) = entry.file_type() else {
                 continue;
@@ -643,7 +677,7 @@ fn matching_files(workspace: &Path, pattern: &str) -> Result<Vec<String>, String
 fn file_contents_check(workspace: &Path, path: &str, value: &str, want: bool) -> (bool, String) {
     let files = match matching_files(workspace, path) {
         Ok(files) => files,
-        Err(why) => return (false, why),
+        Err(why) => return (false, why.to_string()),
     };
     if files.is_empty() {
         return (false, format!("no file matching {path} in the workspace"));

@@ -97,6 +97,125 @@ pub fn parse_grader_specs(
     Ok(specs)
 }
 
+/// Why a grader run gave no metrics: the reason the trial is unscoreable (recorded as it reads).
+#[derive(Debug, thiserror::Error)]
+pub enum GraderError {
+    /// The scratch folder for the grader's input files cannot be created.
+    #[error("grader `{grader}`: cannot create a scratch folder: {source}")]
+    Scratch {
+        /// The grader's name.
+        grader: String,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// The case or the trajectory cannot be encoded as JSON.
+    #[error("{0}")]
+    Encode(#[from] serde_json::Error),
+    /// An input file cannot be written.
+    #[error("grader `{grader}`: cannot write {file}: {source}")]
+    Write {
+        /// The grader's name.
+        grader: String,
+        /// The file's name.
+        file: String,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// The empty folder a grader runs in when the workspace is gone cannot be created.
+    #[error("{0}")]
+    EmptyWorkspace(std::io::Error),
+    /// The grader's process cannot be run.
+    #[error("grader `{grader}`: {source}")]
+    Process {
+        /// The grader's name.
+        grader: String,
+        /// The failure.
+        source: crate::process::ProcessError,
+    },
+    /// The grader printed more than the limit on stdout.
+    #[error("grader `{grader}` printed more than {limit} bytes on stdout")]
+    StdoutOverflow {
+        /// The grader's name.
+        grader: String,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The grader ran past its timeout.
+    #[error("grader `{grader}` exceeded its timeout of {timeout_s} s")]
+    Timeout {
+        /// The grader's name.
+        grader: String,
+        /// The timeout in seconds.
+        timeout_s: f64,
+    },
+    /// The grader exited non-zero or was killed.
+    #[error("grader `{grader}` failed ({status}): {last_line}")]
+    Failed {
+        /// The grader's name.
+        grader: String,
+        /// `exit code N`, `signal N` or `unknown status`.
+        status: String,
+        /// The last non-empty line of its stderr (redacted, cut).
+        last_line: String,
+    },
+    /// The grader's output breaks the contract.
+    #[error("grader `{grader}`: {source}")]
+    Output {
+        /// The grader's name.
+        grader: String,
+        /// What is wrong with the output.
+        source: GraderOutputError,
+    },
+}
+
+/// What is wrong with a grader's stdout under the contract (see the module documentation).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GraderOutputError {
+    /// No line, nor the whole output, is a JSON object.
+    #[error(
+        "printed no JSON object (expected {{\"overall\": …, \"metrics\": {{…}}, \"details\": …}}); last line: {last_line:?}"
+    )]
+    NoObject {
+        /// The last non-empty line (redacted, cut).
+        last_line: String,
+    },
+    /// A top-level key other than `overall`, `metrics` and `details`.
+    #[error("unknown key `{key}` (expected overall, metrics, details)")]
+    UnknownKey {
+        /// The key.
+        key: String,
+    },
+    /// A score outside [0, 1] or not a number.
+    #[error("{what} must be a number in [0, 1], got {value}")]
+    NotAScore {
+        /// `overall` or `metrics.<name>`.
+        what: String,
+        /// The value given, as JSON.
+        value: String,
+    },
+    /// A metric name outside `[a-z][a-z0-9_.-]*`.
+    #[error("metric name `{metric}` must match [a-z][a-z0-9_.-]*")]
+    BadMetricName {
+        /// The name.
+        metric: String,
+    },
+    /// A built-in metric's or key's name.
+    #[error("metric name `{metric}` is reserved (built-in metrics and keys cannot be overridden)")]
+    ReservedMetric {
+        /// The name.
+        metric: String,
+    },
+    /// `metrics` is not an object.
+    #[error("`metrics` must be an object, got {value}")]
+    MetricsNotObject {
+        /// The value given, as JSON.
+        value: String,
+    },
+    /// Neither `overall` nor any metric.
+    #[error("gave neither `overall` nor any `metrics`")]
+    NoScore,
+}
+
 /// What one grader run sees of its trial.
 #[derive(Debug, Clone, Copy)]
 pub struct GraderInput<'a> {
@@ -115,26 +234,28 @@ pub struct GraderInput<'a> {
 pub async fn run_grader(
     spec: &CustomGraderSpec,
     input: &GraderInput<'_>,
-) -> Result<BTreeMap<String, MetricResult>, String> {
+) -> Result<BTreeMap<String, MetricResult>, GraderError> {
     let scratch = tempfile::Builder::new()
         .prefix("skill-lift-grader-")
         .tempdir()
-        .map_err(|e| {
-            format!(
-                "grader `{}`: cannot create a scratch folder: {e}",
-                spec.name
-            )
+        .map_err(|source| GraderError::Scratch {
+            grader: spec.name.clone(),
+            source,
         })?;
-    let write = |file: &str, value: &Value| -> Result<PathBuf, String> {
+    let write = |file: &str, value: &Value| -> Result<PathBuf, GraderError> {
         let path = scratch.path().join(file);
-        let bytes = serde_json::to_vec(value).map_err(|e| e.to_string())?;
+        let bytes = serde_json::to_vec(value)?;
         crate::disk::write(&path, bytes)
             .map_err(crate::disk::DiskError::into_io)
-            .map_err(|e| format!("grader `{}`: cannot write {file}: {e}", spec.name))?;
+            .map_err(|source| GraderError::Write {
+                grader: spec.name.clone(),
+                file: file.to_string(),
+                source,
+            })?;
         Ok(path)
     };
-    let case_json = serde_json::to_value(case_document(input.case)).map_err(|e| e.to_string())?;
-    let trajectory_json = serde_json::to_value(input.trajectory).map_err(|e| e.to_string())?;
+    let case_json = serde_json::to_value(case_document(input.case))?;
+    let trajectory_json = serde_json::to_value(input.trajectory)?;
     let workspace_value = input
         .workspace
         .map(|w| Value::String(w.display().to_string()))
@@ -157,7 +278,7 @@ pub async fn run_grader(
     let cwd = match input.workspace {
         Some(workspace) if workspace.is_dir() => workspace.to_path_buf(),
         _ => {
-            std::fs::create_dir_all(&empty).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&empty).map_err(GraderError::EmptyWorkspace)?;
             empty
         }
     };
@@ -202,19 +323,21 @@ pub async fn run_grader(
     };
     let outcome = run_process(&process, limits, |_| false)
         .await
-        .map_err(|e| format!("grader `{}`: {e}", spec.name))?;
+        .map_err(|source| GraderError::Process {
+            grader: spec.name.clone(),
+            source,
+        })?;
     if outcome.stdout_dropped_bytes > 0 {
-        return Err(format!(
-            "grader `{}` printed more than {} bytes on stdout",
-            spec.name,
-            crate::process::DEFAULT_MAX_STDOUT_BYTES
-        ));
+        return Err(GraderError::StdoutOverflow {
+            grader: spec.name.clone(),
+            limit: crate::process::DEFAULT_MAX_STDOUT_BYTES,
+        });
     }
     if outcome.timed_out {
-        return Err(format!(
-            "grader `{}` exceeded its timeout of {} s",
-            spec.name, spec.timeout_s
-        ));
+        return Err(GraderError::Timeout {
+            grader: spec.name.clone(),
+            timeout_s: spec.timeout_s,
+        });
     }
     if outcome.exit_code != Some(0) {
         let status = match (outcome.exit_code, outcome.signal) {
@@ -222,14 +345,16 @@ pub async fn run_grader(
             (None, Some(signal)) => format!("signal {signal}"),
             _ => "unknown status".to_string(),
         };
-        return Err(format!(
-            "grader `{}` failed ({status}): {}",
-            spec.name,
-            last_line(&outcome.stderr_tail)
-        ));
+        return Err(GraderError::Failed {
+            grader: spec.name.clone(),
+            status,
+            last_line: last_line(&outcome.stderr_tail),
+        });
     }
-    parse_grader_output(&spec.name, &outcome.stdout_lines)
-        .map_err(|message| format!("grader `{}`: {message}", spec.name))
+    parse_grader_output(&spec.name, &outcome.stdout_lines).map_err(|source| GraderError::Output {
+        grader: spec.name.clone(),
+        source,
+    })
 }
 
 /// The case as a grader sees it (the fields of `evals.json`, normalized).
@@ -270,7 +395,7 @@ fn last_line(text: &str) -> String {
 pub fn parse_grader_output(
     name: &str,
     lines: &[String],
-) -> Result<BTreeMap<String, MetricResult>, String> {
+) -> Result<BTreeMap<String, MetricResult>, GraderOutputError> {
     let whole = lines.join("\n");
     let object = serde_json::from_str::<Value>(whole.trim())
         .ok()
@@ -282,31 +407,29 @@ pub fn parse_grader_output(
                     .filter(Value::is_object)
             })
         })
-        .ok_or_else(|| {
-            format!(
-                "printed no JSON object (expected {{\"overall\": …, \"metrics\": {{…}}, \"details\": …}}); last line: {:?}",
-                lines
-                    .iter()
-                    .rev()
-                    .find(|l| !l.trim().is_empty())
-                    .map(|l| crate::disk::redact::truncate(l, 200))
-                    .unwrap_or_default()
-            )
+        .ok_or_else(|| GraderOutputError::NoObject {
+            last_line: lines
+                .iter()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| crate::disk::redact::truncate(l, 200))
+                .unwrap_or_default(),
         })?;
     let Value::Object(map) = object else {
         unreachable!("filtered to objects")
     };
     for key in map.keys() {
         if !matches!(key.as_str(), "overall" | "metrics" | "details") {
-            return Err(format!(
-                "unknown key `{key}` (expected overall, metrics, details)"
-            ));
+            return Err(GraderOutputError::UnknownKey { key: key.clone() });
         }
     }
-    let score = |value: &Value, what: &str| -> Result<f64, String> {
+    let score = |value: &Value, what: &str| -> Result<f64, GraderOutputError> {
         match value.as_f64() {
             Some(score) if (0.0..=1.0).contains(&score) => Ok(score),
-            _ => Err(format!("{what} must be a number in [0, 1], got {value}")),
+            _ => Err(GraderOutputError::NotAScore {
+                what: what.to_string(),
+                value: value.to_string(),
+            }),
         }
     };
     let details = map.get("details").cloned().unwrap_or(Value::Null);
@@ -333,14 +456,14 @@ pub fn parse_grader_output(
         Some(Value::Object(entries)) => {
             for (metric, value) in entries {
                 if !is_metric_name(metric) {
-                    return Err(format!(
-                        "metric name `{metric}` must match [a-z][a-z0-9_.-]*"
-                    ));
+                    return Err(GraderOutputError::BadMetricName {
+                        metric: metric.clone(),
+                    });
                 }
                 if RESERVED_METRIC_NAMES.contains(&metric.as_str()) {
-                    return Err(format!(
-                        "metric name `{metric}` is reserved (built-in metrics and keys cannot be overridden)"
-                    ));
+                    return Err(GraderOutputError::ReservedMetric {
+                        metric: metric.clone(),
+                    });
                 }
                 let value = score(value, &format!("metrics.{metric}"))?;
                 metrics.insert(
@@ -355,14 +478,18 @@ pub fn parse_grader_output(
                 );
             }
         }
-        Some(other) => return Err(format!("`metrics` must be an object, got {other}")),
+        Some(other) => {
+            return Err(GraderOutputError::MetricsNotObject {
+                value: other.to_string(),
+            });
+        }
     }
     let overall = match map.get("overall") {
         None | Some(Value::Null) => None,
         Some(value) => Some(score(value, "overall")?),
     };
     if metrics.is_empty() {
-        let overall = overall.ok_or("gave neither `overall` nor any `metrics`")?;
+        let overall = overall.ok_or(GraderOutputError::NoScore)?;
         metrics.insert(
             name.to_string(),
             MetricResult {
@@ -425,7 +552,11 @@ mod tests {
 
     #[test]
     fn contract_violations_are_errors() {
-        let error = |text: &str| parse_grader_output("g", &lines(text)).unwrap_err();
+        let error = |text: &str| {
+            parse_grader_output("g", &lines(text))
+                .unwrap_err()
+                .to_string()
+        };
         assert!(error("no json here").contains("no JSON object"));
         assert!(error("{\"metrics\": {\"accuracy\": 1}}").contains("reserved"));
         assert!(error("{\"metrics\": {\"overall\": 1}}").contains("reserved"));

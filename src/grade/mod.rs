@@ -264,18 +264,7 @@ pub fn composite_score(
     metrics: &BTreeMap<String, MetricResult>,
     weights: &BTreeMap<String, f64>,
 ) -> Option<f64> {
-    let mut weighted = 0.0;
-    let mut total_weight = 0.0;
-    for (name, result) in metrics {
-        let weight = weights.get(name).copied().unwrap_or(1.0);
-        if let Some(score) = result.score
-            && weight > 0.0
-        {
-            weighted += weight * score;
-            total_weight += weight;
-        }
-    }
-    (total_weight > 0.0).then(|| weighted / total_weight)
+    weighted_mean(metrics, weights, |_| true)
 }
 
 /// The outcome score: the weighted mean of the applicable **outcome** metric scores in `metrics`
@@ -287,12 +276,21 @@ pub fn outcome_score(
     metrics: &BTreeMap<String, MetricResult>,
     weights: &BTreeMap<String, f64>,
 ) -> Option<f64> {
+    weighted_mean(metrics, weights, |result| {
+        matches!(result.source, MetricSource::Judge | MetricSource::Custom)
+    })
+}
+
+/// The weighted mean of the scores of the metrics that `counts` keeps (weight 1.0 when absent
+/// from `weights`; 0 leaves a metric out); `None` when none with positive weight applied.
+fn weighted_mean(
+    metrics: &BTreeMap<String, MetricResult>,
+    weights: &BTreeMap<String, f64>,
+    counts: impl Fn(&MetricResult) -> bool,
+) -> Option<f64> {
     let mut weighted = 0.0;
     let mut total_weight = 0.0;
-    for (name, result) in metrics {
-        if !matches!(result.source, MetricSource::Judge | MetricSource::Custom) {
-            continue;
-        }
+    for (name, result) in metrics.iter().filter(|(_, result)| counts(result)) {
         let weight = weights.get(name).copied().unwrap_or(1.0);
         if let Some(score) = result.score
             && weight > 0.0

@@ -258,7 +258,7 @@ impl GraderSet {
                         remote.metrics.insert(name, metric);
                     }
                 }
-                Err(error) => remote.errors.push(error),
+                Err(error) => remote.errors.push(error.to_string()),
             }
         }
         for (index, metric, result) in judge_results {

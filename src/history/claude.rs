@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    HistoryError, HistoryHost, HistoryReader, HistorySession, ReadReport, Turn, files_under,
-    parse_time,
+    HistoryError, HistoryHost, HistoryReader, HistorySession, ReadReport, SessionRead, Turn,
+    files_under, parse_time,
 };
 use crate::runner::parsers::{output_text, str_field};
 use crate::trajectory::{TrajectoryStatus, Usage};
@@ -52,22 +52,11 @@ fn usage_of(usage: &Value) -> Usage {
 }
 
 impl HistoryReader for ClaudeReader {
-    fn host(&self) -> HistoryHost {
-        HistoryHost::ClaudeCode
-    }
-
     fn session_files(&self, folder: &Path) -> Result<Vec<PathBuf>, HistoryError> {
-        files_under(folder, 1, &|path| {
-            path.extension().is_some_and(|e| e == "jsonl")
-        })
+        files_under(folder, 1, "jsonl", &|_| true)
     }
 
-    fn read_session(
-        &self,
-        _folder: &Path,
-        file: &Path,
-        report: &mut ReadReport,
-    ) -> Result<Option<HistorySession>, HistoryError> {
+    fn read_session(&self, _folder: &Path, file: &Path, report: &mut ReadReport) -> SessionRead {
         let Some(events) = crate::history::read_json_lines(file, report)? else {
             return Ok(None);
         };
@@ -203,13 +192,8 @@ impl HistoryReader for ClaudeReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{HistoryRoots, read_history};
-
-    fn write(dir: &Path, relative: &str, text: &str) {
-        let path = dir.join(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    use crate::history::read_stand_in;
+    use crate::test_support::write;
 
     const SESSION: &str = r#"{"type":"summary","summary":"Release notes","leafUuid":"u9"}
 {"parentUuid":null,"isSidechain":false,"cwd":"/home/dev/app","sessionId":"s-1","version":"2.1.0","type":"user","message":{"role":"user","content":"Draft release notes since v2.2"},"uuid":"u1","timestamp":"2026-03-02T10:00:00.000Z"}
@@ -230,12 +214,7 @@ this is not json
             ".claude/projects/-home-dev-app/s-1.jsonl",
             SESSION,
         );
-        let report = read_history(
-            HistoryHost::ClaudeCode,
-            &HistoryRoots::StandIn(home.path().to_path_buf()),
-            None,
-        )
-        .unwrap();
+        let report = read_stand_in(HistoryHost::ClaudeCode, home.path());
         assert_eq!(report.files, 1);
         assert_eq!(report.sessions.len(), 1);
         let session = &report.sessions[0];
@@ -282,12 +261,7 @@ this is not json
 {"type":"user","sessionId":"s-2","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]},"timestamp":"2026-03-02T10:00:02Z"}
 "#;
         write(home.path(), ".claude/projects/p/s-2.jsonl", text);
-        let report = read_history(
-            HistoryHost::ClaudeCode,
-            &HistoryRoots::StandIn(home.path().to_path_buf()),
-            None,
-        )
-        .unwrap();
+        let report = read_stand_in(HistoryHost::ClaudeCode, home.path());
         let session = &report.sessions[0];
         assert_eq!(session.turns.len(), 1);
         assert!(session.turns[0].interrupted);

@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    HistoryError, HistoryHost, HistoryReader, HistorySession, ReadReport, Turn, files_under,
-    parse_time,
+    HistoryError, HistoryHost, HistoryReader, HistorySession, ReadReport, SessionRead, Turn,
+    files_under, parse_time,
 };
 use crate::runner::parsers::{message, new_call, str_field, u64_field};
 use crate::trajectory::{CommandRun, Role, Trajectory, Usage};
@@ -169,25 +169,14 @@ fn function_output(payload: &Value) -> (String, Option<i32>) {
 }
 
 impl HistoryReader for CodexReader {
-    fn host(&self) -> HistoryHost {
-        HistoryHost::Codex
-    }
-
     fn session_files(&self, folder: &Path) -> Result<Vec<PathBuf>, HistoryError> {
-        files_under(folder, 4, &|path| {
-            path.extension().is_some_and(|e| e == "jsonl")
-                && path
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+        files_under(folder, 4, "jsonl", &|path| {
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
         })
     }
 
-    fn read_session(
-        &self,
-        _folder: &Path,
-        file: &Path,
-        report: &mut ReadReport,
-    ) -> Result<Option<HistorySession>, HistoryError> {
+    fn read_session(&self, _folder: &Path, file: &Path, report: &mut ReadReport) -> SessionRead {
         let Some(lines) = crate::history::read_json_lines(file, report)? else {
             return Ok(None);
         };
@@ -418,7 +407,7 @@ impl HistoryReader for CodexReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{HistoryRoots, read_history};
+    use crate::history::read_stand_in;
 
     const ROLLOUT: &str = r#"{"timestamp":"2026-03-03T09:00:00.000Z","type":"session_meta","payload":{"id":"0199-codex","timestamp":"2026-03-03T09:00:00.000Z","cwd":"/home/dev/app","originator":"codex_cli_rs","cli_version":"0.60.0"}}
 {"timestamp":"2026-03-03T09:00:00.100Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/home/dev/app</cwd>\n</environment_context>"}]}}
@@ -445,12 +434,7 @@ mod tests {
             .join(".codex/sessions/2026/03/03/rollout-2026-03-03T09-00-00-0199-codex.jsonl");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, ROLLOUT).unwrap();
-        let report = read_history(
-            HistoryHost::Codex,
-            &HistoryRoots::StandIn(home.path().to_path_buf()),
-            None,
-        )
-        .unwrap();
+        let report = read_stand_in(HistoryHost::Codex, home.path());
         assert_eq!(report.sessions.len(), 1, "{report:?}");
         let session = &report.sessions[0];
         assert_eq!(session.id, "0199-codex");
@@ -478,12 +462,7 @@ mod tests {
             .join(".codex/sessions/2026/03/04/rollout-2026-03-04T10-00-00-0199-turns.jsonl");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, rollout).unwrap();
-        let report = read_history(
-            HistoryHost::Codex,
-            &HistoryRoots::StandIn(home.path().to_path_buf()),
-            None,
-        )
-        .unwrap();
+        let report = read_stand_in(HistoryHost::Codex, home.path());
         report.sessions.into_iter().next().unwrap()
     }
 

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    HistoryError, HistoryHost, HistoryReader, HistorySession, ReadReport, Turn, files_under,
-    parse_time,
+    HistoryError, HistoryHost, HistoryReader, HistorySession, ReadReport, SessionRead, Turn,
+    files_under, parse_time,
 };
 use crate::runner::parsers::{message, new_call, output_text, str_field, u64_field};
 use crate::trajectory::{CommandRun, Role, Trajectory, Usage};
@@ -61,26 +61,15 @@ fn result_text(call: &Value) -> Option<String> {
 }
 
 impl HistoryReader for GeminiReader {
-    fn host(&self) -> HistoryHost {
-        HistoryHost::Gemini
-    }
-
     fn session_files(&self, folder: &Path) -> Result<Vec<PathBuf>, HistoryError> {
-        files_under(folder, 2, &|path| {
-            path.extension().is_some_and(|e| e == "json")
-                && path
-                    .parent()
-                    .and_then(Path::file_name)
-                    .is_some_and(|p| p == "chats")
+        files_under(folder, 2, "json", &|path| {
+            path.parent()
+                .and_then(Path::file_name)
+                .is_some_and(|p| p == "chats")
         })
     }
 
-    fn read_session(
-        &self,
-        _folder: &Path,
-        file: &Path,
-        report: &mut ReadReport,
-    ) -> Result<Option<HistorySession>, HistoryError> {
+    fn read_session(&self, _folder: &Path, file: &Path, report: &mut ReadReport) -> SessionRead {
         let Some(record) = crate::history::read_json_object(file, report)? else {
             return Ok(None);
         };
@@ -203,7 +192,7 @@ impl HistoryReader for GeminiReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{HistoryRoots, read_history};
+    use crate::history::read_stand_in;
 
     const CHAT: &str = r#"{
   "sessionId": "7c1e-gemini",
@@ -230,12 +219,7 @@ mod tests {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, CHAT).unwrap();
         std::fs::write(path.with_file_name("broken.json"), "{\"messages\": [").unwrap();
-        let report = read_history(
-            HistoryHost::Gemini,
-            &HistoryRoots::StandIn(home.path().to_path_buf()),
-            None,
-        )
-        .unwrap();
+        let report = read_stand_in(HistoryHost::Gemini, home.path());
         assert_eq!(report.files, 2);
         assert_eq!(report.sessions.len(), 1);
         let session = &report.sessions[0];

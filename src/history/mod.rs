@@ -367,19 +367,15 @@ impl ReadReport {
     }
 }
 
-/// One host's session-history format.
+/// What reading one session file gives: the session, `None` when the file holds no user turn.
+pub type SessionRead = Result<Option<HistorySession>, HistoryError>;
+
+/// One host's session-history format (the host is the one whose [`HistoryHost::reader`] it is).
 pub trait HistoryReader: Sync {
-    /// The host.
-    fn host(&self) -> HistoryHost;
     /// The session files (or per-session entry files) under the host's folder, sorted.
     fn session_files(&self, folder: &Path) -> Result<Vec<PathBuf>, HistoryError>;
-    /// Read one session; `None` when the file holds no user turn. Bad lines go to `report`.
-    fn read_session(
-        &self,
-        folder: &Path,
-        file: &Path,
-        report: &mut ReadReport,
-    ) -> Result<Option<HistorySession>, HistoryError>;
+    /// Read one session of the host's `folder` from `file`. Bad lines go to `report`.
+    fn read_session(&self, folder: &Path, file: &Path, report: &mut ReadReport) -> SessionRead;
 }
 
 /// Largest session file read, bytes (1 GiB); a larger one is skipped with a warning.
@@ -492,10 +488,12 @@ pub(crate) fn read_json_object(
     }
 }
 
-/// Files under `dir` (recursively, at most `depth` levels) whose name satisfies `keep`, sorted.
+/// Files under `dir` (recursively, at most `depth` levels) with the `extension` whose path
+/// satisfies `keep`, sorted.
 pub(crate) fn files_under(
     dir: &Path,
     depth: usize,
+    extension: &str,
     keep: &dyn Fn(&Path) -> bool,
 ) -> Result<Vec<PathBuf>, HistoryError> {
     let mut found = Vec::new();
@@ -512,7 +510,10 @@ pub(crate) fn files_under(
                 if level < depth {
                     stack.push((path, level + 1));
                 }
-            } else if kind.is_file() && keep(&path) {
+            } else if kind.is_file()
+                && path.extension().is_some_and(|e| e == extension)
+                && keep(&path)
+            {
                 found.push(path);
             }
         }
@@ -623,6 +624,12 @@ pub fn attribute_skills(session: &mut HistorySession) {
     }
 }
 
+/// [`read_history`] of `host` in a stand-in home folder `home`, all sessions (unit tests).
+#[cfg(test)]
+pub(crate) fn read_stand_in(host: HistoryHost, home: &Path) -> ReadReport {
+    read_history(host, &HistoryRoots::StandIn(home.to_path_buf()), None).unwrap()
+}
+
 /// Read every session of `host` under `roots`, started at or after `since` when given.
 /// A missing folder is an empty history (with `folder_exists: false`), not an error.
 pub fn read_history(
@@ -685,22 +692,17 @@ mod tests {
     #[test]
     fn stand_in_home_ignores_agent_environment() {
         let roots = HistoryRoots::StandIn(PathBuf::from("/fixture"));
-        assert_eq!(
-            roots.folder(HistoryHost::ClaudeCode),
-            PathBuf::from("/fixture/.claude/projects")
-        );
-        assert_eq!(
-            roots.folder(HistoryHost::Codex),
-            PathBuf::from("/fixture/.codex/sessions")
-        );
-        assert_eq!(
-            roots.folder(HistoryHost::Gemini),
-            PathBuf::from("/fixture/.gemini/tmp")
-        );
-        assert_eq!(
-            roots.folder(HistoryHost::Opencode),
-            PathBuf::from("/fixture/.local/share/opencode/storage")
-        );
+        for (host, folder) in [
+            (HistoryHost::ClaudeCode, "/fixture/.claude/projects"),
+            (HistoryHost::Codex, "/fixture/.codex/sessions"),
+            (HistoryHost::Gemini, "/fixture/.gemini/tmp"),
+            (
+                HistoryHost::Opencode,
+                "/fixture/.local/share/opencode/storage",
+            ),
+        ] {
+            assert_eq!(roots.folder(host), PathBuf::from(folder), "{host}");
+        }
     }
 
     #[test]

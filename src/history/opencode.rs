@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    HistoryError, HistoryHost, HistoryReader, HistorySession, ReadReport, Turn, files_under,
-    millis_time,
+    HistoryError, HistoryHost, HistoryReader, HistorySession, ReadReport, SessionRead, Turn,
+    files_under, millis_time,
 };
 use crate::runner::parsers::{message, str_field};
 use crate::trajectory::{Role, Trajectory};
@@ -49,26 +49,15 @@ const KNOWN_PARTS: &[&str] = &[
 
 /// The JSON files directly in `dir`, sorted by name (OpenCode ids sort in creation order).
 fn json_files(dir: &Path) -> Result<Vec<PathBuf>, HistoryError> {
-    files_under(dir, 0, &|p| p.extension().is_some_and(|e| e == "json"))
+    files_under(dir, 0, "json", &|_| true)
 }
 
 impl HistoryReader for OpencodeReader {
-    fn host(&self) -> HistoryHost {
-        HistoryHost::Opencode
-    }
-
     fn session_files(&self, folder: &Path) -> Result<Vec<PathBuf>, HistoryError> {
-        files_under(&folder.join("session"), 1, &|p| {
-            p.extension().is_some_and(|e| e == "json")
-        })
+        files_under(&folder.join("session"), 1, "json", &|_| true)
     }
 
-    fn read_session(
-        &self,
-        folder: &Path,
-        file: &Path,
-        report: &mut ReadReport,
-    ) -> Result<Option<HistorySession>, HistoryError> {
+    fn read_session(&self, folder: &Path, file: &Path, report: &mut ReadReport) -> SessionRead {
         let Some(info) = crate::history::read_json_object(file, report)? else {
             return Ok(None);
         };
@@ -214,7 +203,7 @@ impl HistoryReader for OpencodeReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{HistoryRoots, read_history};
+    use crate::history::read_stand_in;
 
     fn put(storage: &Path, relative: &str, value: Value) {
         let path = storage.join(relative);
@@ -275,12 +264,7 @@ mod tests {
             "part/msg_2/prt_5.json",
             serde_json::json!({"id": "prt_5", "messageID": "msg_2", "type": "hologram"}),
         );
-        let report = read_history(
-            HistoryHost::Opencode,
-            &HistoryRoots::StandIn(home.path().to_path_buf()),
-            None,
-        )
-        .unwrap();
+        let report = read_stand_in(HistoryHost::Opencode, home.path());
         assert_eq!(report.sessions.len(), 1, "{report:?}");
         let session = &report.sessions[0];
         assert_eq!(session.model.as_deref(), Some("openai/gpt-5"));

@@ -17,26 +17,49 @@ pub const MATRIX_MANIFEST: &str = "matrix-manifest.json";
 /// [`MAX_ID_CHARS`] characters of ASCII letters, digits, `.`, `_` and `-` (so never `..`, a
 /// `/` or a hidden name). Checked where a case is loaded and again where a recorded run is read
 /// ([`crate::record::implausible_manifest`]).
-pub fn validate_id(id: &str) -> Result<(), String> {
+pub fn validate_id(id: &str) -> Result<(), IdError> {
     let mut chars = id.chars();
     let Some(first) = chars.next() else {
-        return Err("must not be empty".to_string());
+        return Err(IdError::Empty);
     };
     if !first.is_ascii_alphanumeric() {
-        return Err(format!("`{id}` must start with a letter or digit"));
+        return Err(IdError::First(id.to_string()));
     }
     if id.chars().count() > MAX_ID_CHARS {
-        return Err(format!("`{id}` is longer than {MAX_ID_CHARS} characters"));
+        return Err(IdError::TooLong(id.to_string()));
     }
     if let Some(bad) = id
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
     {
-        return Err(format!(
-            "`{id}` contains {bad:?}; use ASCII letters, digits, `.`, `_`, `-`"
-        ));
+        return Err(IdError::Character {
+            id: id.to_string(),
+            bad,
+        });
     }
     Ok(())
+}
+
+/// Why a case id breaks the plain-name rule ([`validate_id`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    /// The empty id.
+    #[error("must not be empty")]
+    Empty,
+    /// An id that does not start with an ASCII letter or digit.
+    #[error("`{0}` must start with a letter or digit")]
+    First(String),
+    /// An id over [`MAX_ID_CHARS`] characters.
+    #[error("`{0}` is longer than {MAX_ID_CHARS} characters")]
+    TooLong(String),
+    /// An id with a character outside the rule.
+    #[error("`{id}` contains {bad:?}; use ASCII letters, digits, `.`, `_`, `-`")]
+    Character {
+        /// The id.
+        id: String,
+        /// The first character outside the rule.
+        bad: char,
+    },
 }
 
 /// Longest case id accepted, in characters.

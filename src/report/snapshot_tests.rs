@@ -70,20 +70,10 @@ fn manifest(case_ids: &[&str]) -> Manifest {
                 fingerprint: format!("sha256:{}", "01".repeat(32)),
             }],
         },
-        arms: Arm::PAIRED.to_vec(),
-        arm_design: Default::default(),
-        calibration: None,
-        reference: None,
-        previous: None,
         trials_planned: case_ids.len() * 4,
         grading: crate::record::GradingSettings::new(),
-        regraded_from: None,
-        gates: None,
-        stopping: None,
-        trial_keys: None,
-        reuse: None,
-        skill_order: Default::default(),
-        shard: None,
+        // Paired arms, no calibration, reference, gates, stopping, reuse or shard.
+        ..crate::test_support::manifest(&[], 2)
     }
 }
 
@@ -92,10 +82,6 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
     let scored = outcome.is_scored();
     TrialRecord {
         run_id: RUN_ID.to_string(),
-        trial_id: format!("{case_id}/{}/{attempt}", arm.as_str()),
-        case_id: case_id.to_string(),
-        arm,
-        attempt,
         runner: "local".to_string(),
         model: "qwen2.5-0.5b-instruct".to_string(),
         observed_model: Some("qwen2.5-0.5b-instruct-q4".to_string()),
@@ -138,9 +124,6 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
             let execution = if arm == Arm::WithSkill { 0.75 } else { 0.0 };
             (checks + 1.0 + execution) / 3.0
         }),
-        metrics: Default::default(),
-        other_judges: BTreeMap::new(),
-        other_judge_errors: BTreeMap::new(),
         usage: Usage {
             input_tokens: Some(1000 + u64::from(index) * 10),
             output_tokens: Some(50 + u64::from(index)),
@@ -151,24 +134,11 @@ fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome, index: u32) -
         started_at: time(index),
         wall_s: 1.0 + f64::from(index) * 0.25,
         model_latency_s: 0.5 + f64::from(index) * 0.125,
-        requests: 1,
-        retries: vec![],
-        tool_calls: 0,
-        activated_skills: vec![],
         transcript: Some(format!(
             "transcripts/{case_id}.{}.{attempt}.json",
             arm.as_str()
         )),
-        transcript_span: None,
-        workspace: None,
-        supersedes: false,
-        unscoreable_cause: None,
-        usage_partial: false,
-        infrastructure: None,
-        truncated: Vec::new(),
-        reused_from: None,
-        judge_usage: None,
-        skill_order: None,
+        ..crate::test_support::trial_record(case_id, arm, attempt, outcome)
     }
 }
 

@@ -71,7 +71,10 @@ pub trait AgentCli: Sync + 'static {
     fn name(&self) -> &'static str;
 
     /// The usual command name (`claude`); empty for `command`, whose argv is the profile's.
-    fn program(&self) -> &'static str;
+    /// The kind's name unless the CLI says otherwise.
+    fn program(&self) -> &'static str {
+        self.name()
+    }
 
     /// The project skills folder, relative to the workspace.
     fn skills_dir(&self) -> &'static str {

@@ -155,14 +155,14 @@ pub async fn probe(request: &ProbeRequest<'_>) -> ProbeFinding {
         Err(error) if error.is_connect() || error.is_request() => {
             let cause = connection_failure(&error);
             return ProbeFinding {
-                evidence: format!("{what} failed: {}", describe(&error)),
+                evidence: format!("{what} failed: {}", error_chain(&error)),
                 cause,
             };
         }
         Err(error) => {
             return ProbeFinding {
                 cause: None,
-                evidence: format!("{what} failed: {}", describe(&error)),
+                evidence: format!("{what} failed: {}", error_chain(&error)),
             };
         }
     };
@@ -188,7 +188,7 @@ pub async fn probe(request: &ProbeRequest<'_>) -> ProbeFinding {
 /// A connection that could not be made: the host is unknown or refuses it (`api_unreachable`).
 /// Anything else (a TLS failure, a reset after connecting) names no cause.
 fn connection_failure(error: &reqwest::Error) -> Option<InfrastructureCause> {
-    let text = describe(error).to_lowercase();
+    let text = error_chain(error).to_lowercase();
     let unreachable = [
         "connection refused",
         "dns error",
@@ -204,8 +204,9 @@ fn connection_failure(error: &reqwest::Error) -> Option<InfrastructureCause> {
         .then_some(InfrastructureCause::ApiUnreachable)
 }
 
-/// The error and its sources, joined.
-fn describe(error: &reqwest::Error) -> String {
+/// The error and its sources, joined with `: ` (also [`super::http`]'s words for a failed
+/// request: it lives here because `http` sits above the probe in the runner's imports).
+pub(crate) fn error_chain(error: &reqwest::Error) -> String {
     let mut message = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(inner) = source {

@@ -282,14 +282,7 @@ fn describe_reqwest_error(error: &reqwest::Error) -> String {
     if error.is_connect() {
         return format!("connection failed: {error}");
     }
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(inner) = source {
-        message.push_str(": ");
-        message.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    message
+    super::endpoint_probe::error_chain(error)
 }
 
 /// POST `body` as JSON to `url`, retrying infrastructure errors under `policy` until `deadline`.

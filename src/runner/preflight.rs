@@ -49,6 +49,53 @@ pub struct PreflightError {
     pub message: String,
 }
 
+impl PreflightError {
+    /// The failure of `loaded`'s check with `cause`, `message` saying what happened.
+    fn of(loaded: &LoadedProfile, cause: InfrastructureCause, message: String) -> Self {
+        PreflightError {
+            profile: loaded.name.clone(),
+            path: loaded.path.clone(),
+            cause,
+            cause_text: cause_text(cause),
+            message,
+        }
+    }
+}
+
+/// Why `program --version` gave no version.
+#[derive(Debug, thiserror::Error)]
+enum VersionError {
+    /// The fresh HOME cannot be created.
+    #[error("temporary HOME: {0}")]
+    TempHome(std::io::Error),
+    /// The program cannot be run.
+    #[error(transparent)]
+    Process(#[from] crate::process::ProcessError),
+    /// No answer within [`VERSION_TIMEOUT`].
+    #[error("`{} --version` did not answer within {seconds} s", program.display())]
+    Timeout {
+        /// The program.
+        program: PathBuf,
+        /// The timeout, whole seconds.
+        seconds: u64,
+    },
+    /// A non-zero exit or a signal.
+    #[error(
+        "`{} --version` failed (exit {exit_code:?}, signal {signal:?}): {last_line}",
+        program.display()
+    )]
+    Failed {
+        /// The program.
+        program: PathBuf,
+        /// Its exit code, if it exited.
+        exit_code: Option<i32>,
+        /// The signal that ended it, if one did.
+        signal: Option<i32>,
+        /// The last line of its stderr, trimmed.
+        last_line: String,
+    },
+}
+
 /// `cause` in the words of a pre-flight failure.
 fn cause_text(cause: InfrastructureCause) -> &'static str {
     match cause {
@@ -125,13 +172,8 @@ pub async fn probe_agent(
     if cli.takes_command_template() {
         return Ok("a `command` template is not probed".to_string());
     }
-    let fail = |cause: InfrastructureCause, message: String| PreflightError {
-        profile: loaded.name.clone(),
-        path: loaded.path.clone(),
-        cause,
-        cause_text: cause_text(cause),
-        message,
-    };
+    let fail =
+        |cause: InfrastructureCause, message: String| PreflightError::of(loaded, cause, message);
     let runner =
         super::agent_cli::AgentCliRunner::new(profile.clone(), api_key.map(str::to_string))
             .map_err(|error| fail(InfrastructureCause::Runner, error.to_string()))?;
@@ -198,13 +240,8 @@ pub async fn check(
     loaded: &LoadedProfile,
     api_key: Option<&str>,
 ) -> Result<String, PreflightError> {
-    let fail = |cause: InfrastructureCause, message: String| PreflightError {
-        profile: loaded.name.clone(),
-        path: loaded.path.clone(),
-        cause,
-        cause_text: cause_text(cause),
-        message,
-    };
+    let fail =
+        |cause: InfrastructureCause, message: String| PreflightError::of(loaded, cause, message);
     let profile = &loaded.profile;
     if let Some(cli) = profile.kind.spec().agent_cli() {
         let program = cli
@@ -236,7 +273,7 @@ pub async fn check(
         }
         return version(&resolved, path_variable.as_deref())
             .await
-            .map_err(|message| fail(InfrastructureCause::Runner, message));
+            .map_err(|error| fail(InfrastructureCause::Runner, error.to_string()));
     }
     let base = if profile.base_url.is_empty() && profile.kind == RunnerKind::AnthropicMessages {
         super::anthropic_messages::ANTHROPIC_DEFAULT_BASE_URL.to_string()
@@ -306,8 +343,11 @@ pub async fn check(
 }
 
 /// Run `program --version` in a fresh HOME; its first output line, or why it failed.
-async fn version(program: &std::path::Path, path_variable: Option<&str>) -> Result<String, String> {
-    let home = tempfile::tempdir().map_err(|error| format!("temporary HOME: {error}"))?;
+async fn version(
+    program: &std::path::Path,
+    path_variable: Option<&str>,
+) -> Result<String, VersionError> {
+    let home = tempfile::tempdir().map_err(VersionError::TempHome)?;
     let home_path = home.path().display().to_string();
     let spec = crate::process::ProcessSpec {
         program: program.to_path_buf(),
@@ -340,9 +380,7 @@ async fn version(program: &std::path::Path, path_variable: Option<&str>) -> Resu
         max_stdout_bytes: 64 * 1024,
         max_stderr_bytes: 4 * 1024,
     };
-    let outcome = crate::process::run_process(&spec, limits, |_| false)
-        .await
-        .map_err(|error| error.to_string())?;
+    let outcome = crate::process::run_process(&spec, limits, |_| false).await?;
     let first_line = outcome
         .stdout_lines
         .iter()
@@ -350,18 +388,22 @@ async fn version(program: &std::path::Path, path_variable: Option<&str>) -> Resu
         .cloned()
         .unwrap_or_default();
     match (outcome.timed_out, outcome.exit_code) {
-        (true, _) => Err(format!(
-            "`{} --version` did not answer within {} s",
-            program.display(),
-            VERSION_TIMEOUT.as_secs()
-        )),
+        (true, _) => Err(VersionError::Timeout {
+            program: program.to_path_buf(),
+            seconds: VERSION_TIMEOUT.as_secs(),
+        }),
         (false, Some(0)) => Ok(format!("{}: {}", program.display(), first_line.trim())),
-        _ => Err(format!(
-            "`{} --version` failed (exit {:?}, signal {:?}): {}",
-            program.display(),
-            outcome.exit_code,
-            outcome.signal,
-            outcome.stderr_tail.lines().last().unwrap_or("").trim()
-        )),
+        _ => Err(VersionError::Failed {
+            program: program.to_path_buf(),
+            exit_code: outcome.exit_code,
+            signal: outcome.signal,
+            last_line: outcome
+                .stderr_tail
+                .lines()
+                .last()
+                .unwrap_or("")
+                .trim()
+                .to_string(),
+        }),
     }
 }

@@ -120,13 +120,7 @@ pub fn skill_files(dir: &Path) -> Result<Vec<SkillFile>, SkillFitError> {
             continue;
         }
         let path = entry.path().to_path_buf();
-        let relative = path
-            .strip_prefix(dir)
-            .unwrap_or(&path)
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+        let relative = crate::disk::slash_path(path.strip_prefix(dir).unwrap_or(&path));
         let metadata = std::fs::metadata(&path).map_err(|source| SkillFitError::Read {
             path: path.clone(),
             source,

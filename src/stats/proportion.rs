@@ -171,20 +171,35 @@ mod tests {
 
     const TOL: f64 = 1e-6;
 
-    fn check(interval: Option<Interval>, low: f64, high: f64) {
-        let interval = interval.expect("interval defined");
-        assert_close(interval.low, low, TOL);
-        assert_close(interval.high, high, TOL);
+    /// The inputs (successes, trials) of statistics.md §4 table and §11.
+    const TABLE: [(u64, u64); 5] = [(17, 20), (5, 5), (0, 30), (18, 30), (12, 30)];
+
+    /// `method`'s 95% interval of each [`TABLE`] input against the reference's `(low, high)`;
+    /// a failure names the input.
+    fn check_table(method: fn(u64, u64, f64) -> Option<Interval>, expected: [(f64, f64); 5]) {
+        for ((successes, trials), (low, high)) in TABLE.into_iter().zip(expected) {
+            let interval = method(successes, trials, 0.95)
+                .unwrap_or_else(|| panic!("{successes}/{trials}: no interval"));
+            assert!(
+                (interval.low - low).abs() <= TOL && (interval.high - high).abs() <= TOL,
+                "{successes}/{trials}: got {interval:?}, expected [{low}, {high}] ± {TOL}"
+            );
+        }
     }
 
     /// statistics.md §4 table and §11: Wilson 17/20, 5/5, 0/30, 18/30, 12/30.
     #[test]
     fn wilson_reproduces_reference_table() {
-        check(wilson_interval(17, 20, 0.95), 0.639581, 0.947631);
-        check(wilson_interval(5, 5, 0.95), 0.565518, 1.0);
-        check(wilson_interval(0, 30, 0.95), 0.0, 0.113513);
-        check(wilson_interval(18, 30, 0.95), 0.423204, 0.754094);
-        check(wilson_interval(12, 30, 0.95), 0.245906, 0.576796);
+        check_table(
+            wilson_interval,
+            [
+                (0.639581, 0.947631),
+                (0.565518, 1.0),
+                (0.0, 0.113513),
+                (0.423204, 0.754094),
+                (0.245906, 0.576796),
+            ],
+        );
         // Centres from the same table.
         let centre = |i: Interval| (i.low + i.high) / 2.0;
         assert_close(
@@ -202,11 +217,16 @@ mod tests {
     /// statistics.md §4 table and §11: Clopper–Pearson, same inputs.
     #[test]
     fn clopper_pearson_reproduces_reference_table() {
-        check(clopper_pearson_interval(17, 20, 0.95), 0.621073, 0.967929);
-        check(clopper_pearson_interval(5, 5, 0.95), 0.478176, 1.0);
-        check(clopper_pearson_interval(0, 30, 0.95), 0.0, 0.115703);
-        check(clopper_pearson_interval(18, 30, 0.95), 0.406035, 0.773442);
-        check(clopper_pearson_interval(12, 30, 0.95), 0.226558, 0.593965);
+        check_table(
+            clopper_pearson_interval,
+            [
+                (0.621073, 0.967929),
+                (0.478176, 1.0),
+                (0.0, 0.115703),
+                (0.406035, 0.773442),
+                (0.226558, 0.593965),
+            ],
+        );
         // 0/30 upper bound is 1 - 0.025^(1/30).
         assert_close(
             clopper_pearson_interval(0, 30, 0.95).unwrap().high,

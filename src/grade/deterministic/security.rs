@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::shell::{self, SimpleCommand};
 use super::{Placement, Scope, ShellView, home_relative, is_read_call, is_write_call, truncate};
+use crate::disk::redact::{accept_any, accept_openai};
 use crate::evalset::GoldenCase;
 use crate::grade::metric::MetricContext;
 use crate::record::{MetricResult, MetricSource, SubScore};
@@ -262,16 +263,6 @@ struct SecretPattern {
     regex: Regex,
     /// Extra test of a match (e.g. an OpenAI key has digits; `sk-ant-` is Anthropic's).
     accept: fn(&str) -> bool,
-}
-
-fn accept_any(_: &str) -> bool {
-    true
-}
-
-fn accept_openai(matched: &str) -> bool {
-    !matched.starts_with("sk-ant-")
-        && matched.chars().any(|c| c.is_ascii_digit())
-        && matched[3..].chars().any(|c| c.is_ascii_alphabetic())
 }
 
 static SECRET_PATTERNS: LazyLock<Vec<SecretPattern>> = LazyLock::new(|| {

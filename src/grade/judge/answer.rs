@@ -7,6 +7,113 @@ use serde_json::{Map, Value};
 use super::JudgeMetricKind;
 use super::rubric::ACCURACY_CRITERIA;
 
+/// What is wrong with a judge's answer. The text is sent back to the judge when it is asked
+/// again, and recorded as the trial's reason when it never answers well.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum AnswerError {
+    /// Nothing but white space.
+    #[error("the answer was empty")]
+    Empty,
+    /// A code fence with nothing after its opening line.
+    #[error("the code fence holds no JSON object")]
+    EmptyFence,
+    /// A code fence tagged with another language than `json`.
+    #[error("the code fence is tagged `{tag}`; expected a JSON object")]
+    FenceTag {
+        /// The tag.
+        tag: String,
+    },
+    /// Text after the closing fence, or no closing fence.
+    #[error("the answer has text after the code fence, or the fence is not closed")]
+    FenceNotClosed,
+    /// More than one code fence.
+    #[error("the answer has more than one code fence")]
+    SeveralFences,
+    /// Text that starts as an object but does not parse.
+    #[error("the answer is not valid JSON ({detail})")]
+    InvalidJson {
+        /// The JSON parser's message.
+        detail: String,
+    },
+    /// An object with text around it.
+    #[error("the answer is not a JSON object alone (it has text around the object)")]
+    TextAroundObject,
+    /// Valid JSON of another kind than an object.
+    #[error("the answer is JSON but not an object")]
+    NotAnObject,
+    /// A key the schema does not have.
+    #[error("{what} has an unexpected key `{key}`")]
+    UnexpectedKey {
+        /// `the object` or `verdict <n>`.
+        what: String,
+        /// The key.
+        key: String,
+    },
+    /// A key the schema requires is absent.
+    #[error("{what} is missing the key `{key}`")]
+    MissingKey {
+        /// `the object` or `verdict <n>`.
+        what: String,
+        /// The key.
+        key: String,
+    },
+    /// A verdict that is not `"yes"` or `"no"`.
+    #[error("`{key}` must be \"yes\" or \"no\", not {value}")]
+    NotYesNo {
+        /// The key.
+        key: String,
+        /// The value given, shortened.
+        value: String,
+    },
+    /// A reason or evidence that is not a string.
+    #[error("`{key}` must be a string")]
+    NotString {
+        /// The key.
+        key: String,
+    },
+    /// `verdicts` is not an array.
+    #[error("`verdicts` must be an array")]
+    VerdictsNotArray,
+    /// Not one verdict per assertion.
+    #[error("`verdicts` has {found} entries; there are {expected} assertions, one verdict each")]
+    VerdictCount {
+        /// Verdicts given.
+        found: usize,
+        /// Assertions asked about.
+        expected: usize,
+    },
+    /// A verdict that is not an object.
+    #[error("{what} is not an object")]
+    VerdictNotObject {
+        /// `verdict <n>`.
+        what: String,
+    },
+    /// A verdict's assertion number out of range or not a number.
+    #[error("{what}: `assertion` must be a number from 1 to {count}, not {value}")]
+    AssertionNumber {
+        /// `verdict <n>`.
+        what: String,
+        /// Assertions asked about.
+        count: usize,
+        /// The value given, shortened.
+        value: String,
+    },
+    /// Two verdicts for one assertion.
+    #[error("assertion {number} has more than one verdict")]
+    RepeatedAssertion {
+        /// The assertion's number (1-based).
+        number: usize,
+    },
+    /// A problem inside one verdict.
+    #[error("{what}: {problem}")]
+    InVerdict {
+        /// `verdict <n>`.
+        what: String,
+        /// The problem.
+        problem: Box<AnswerError>,
+    },
+}
+
 /// One yes/no item of a validated answer.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ItemVerdict {
@@ -38,31 +145,28 @@ impl ParsedAnswer {
 
 /// Take the JSON object out of a judge's answer text: the text itself, or the content of one
 /// fenced block (language tag `json` or none) that is the whole answer.
-pub(crate) fn extract_object(text: &str) -> Result<Map<String, Value>, String> {
+pub(crate) fn extract_object(text: &str) -> Result<Map<String, Value>, AnswerError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
-        return Err("the answer was empty".to_string());
+        return Err(AnswerError::Empty);
     }
     let json_text = match trimmed.strip_prefix("```") {
         Some(rest) => {
             let Some(newline) = rest.find('\n') else {
-                return Err("the code fence holds no JSON object".to_string());
+                return Err(AnswerError::EmptyFence);
             };
             let tag = rest[..newline].trim();
             if !(tag.is_empty() || tag.eq_ignore_ascii_case("json")) {
-                return Err(format!(
-                    "the code fence is tagged `{tag}`; expected a JSON object"
-                ));
+                return Err(AnswerError::FenceTag {
+                    tag: tag.to_string(),
+                });
             }
             let inner = &rest[newline + 1..];
             let Some(inner) = inner.trim_end().strip_suffix("```") else {
-                return Err(
-                    "the answer has text after the code fence, or the fence is not closed"
-                        .to_string(),
-                );
+                return Err(AnswerError::FenceNotClosed);
             };
             if inner.contains("```") {
-                return Err("the answer has more than one code fence".to_string());
+                return Err(AnswerError::SeveralFences);
             }
             inner.trim()
         }
@@ -73,14 +177,16 @@ pub(crate) fn extract_object(text: &str) -> Result<Map<String, Value>, String> {
     let repaired = escape_control_characters_in_strings(json_text);
     let value: Value = serde_json::from_str(&repaired).map_err(|error| {
         if json_text.starts_with('{') {
-            format!("the answer is not valid JSON ({error})")
+            AnswerError::InvalidJson {
+                detail: error.to_string(),
+            }
         } else {
-            "the answer is not a JSON object alone (it has text around the object)".to_string()
+            AnswerError::TextAroundObject
         }
     })?;
     match value {
         Value::Object(object) => Ok(object),
-        _ => Err("the answer is JSON but not an object".to_string()),
+        _ => Err(AnswerError::NotAnObject),
     }
 }
 
@@ -118,33 +224,45 @@ fn escape_control_characters_in_strings(text: &str) -> std::borrow::Cow<'_, str>
 }
 
 /// Check that `object` has exactly the keys `expected`.
-fn exact_keys(object: &Map<String, Value>, expected: &[&str], what: &str) -> Result<(), String> {
+fn exact_keys(
+    object: &Map<String, Value>,
+    expected: &[&str],
+    what: &str,
+) -> Result<(), AnswerError> {
     if let Some(extra) = object.keys().find(|k| !expected.contains(&k.as_str())) {
-        return Err(format!("{what} has an unexpected key `{extra}`"));
+        return Err(AnswerError::UnexpectedKey {
+            what: what.to_string(),
+            key: extra.clone(),
+        });
     }
     if let Some(missing) = expected.iter().find(|k| !object.contains_key(**k)) {
-        return Err(format!("{what} is missing the key `{missing}`"));
+        return Err(AnswerError::MissingKey {
+            what: what.to_string(),
+            key: missing.to_string(),
+        });
     }
     Ok(())
 }
 
 /// A `"yes"`/`"no"` value (any letter case, nothing else).
-fn yes_no(value: &Value, key: &str) -> Result<bool, String> {
+fn yes_no(value: &Value, key: &str) -> Result<bool, AnswerError> {
     match value.as_str() {
         Some(text) if text.eq_ignore_ascii_case("yes") => Ok(true),
         Some(text) if text.eq_ignore_ascii_case("no") => Ok(false),
-        _ => Err(format!(
-            "`{key}` must be \"yes\" or \"no\", not {}",
-            short(&value.to_string())
-        )),
+        _ => Err(AnswerError::NotYesNo {
+            key: key.to_string(),
+            value: short(&value.to_string()),
+        }),
     }
 }
 
-fn text(value: &Value, key: &str) -> Result<String, String> {
+fn text(value: &Value, key: &str) -> Result<String, AnswerError> {
     value
         .as_str()
         .map(str::to_string)
-        .ok_or_else(|| format!("`{key}` must be a string"))
+        .ok_or_else(|| AnswerError::NotString {
+            key: key.to_string(),
+        })
 }
 
 fn short(text: &str) -> String {
@@ -157,7 +275,7 @@ pub(crate) fn validate(
     metric: JudgeMetricKind,
     assertion_count: usize,
     object: &Map<String, Value>,
-) -> Result<ParsedAnswer, String> {
+) -> Result<ParsedAnswer, AnswerError> {
     match metric {
         JudgeMetricKind::Accuracy => {
             let mut keys: Vec<&str> = ACCURACY_CRITERIA.to_vec();
@@ -173,7 +291,7 @@ pub(crate) fn validate(
                         evidence: reason.clone(),
                     })
                 })
-                .collect::<Result<Vec<_>, String>>()?;
+                .collect::<Result<Vec<_>, AnswerError>>()?;
             Ok(ParsedAnswer { items, reason })
         }
         JudgeMetricKind::GoalAccuracy => {
@@ -192,40 +310,41 @@ pub(crate) fn validate(
         JudgeMetricKind::BehaviorCheck => {
             exact_keys(object, &["verdicts"], "the object")?;
             let Some(verdicts) = object["verdicts"].as_array() else {
-                return Err("`verdicts` must be an array".to_string());
+                return Err(AnswerError::VerdictsNotArray);
             };
             if verdicts.len() != assertion_count {
-                return Err(format!(
-                    "`verdicts` has {} entries; there are {assertion_count} assertions, one verdict each",
-                    verdicts.len()
-                ));
+                return Err(AnswerError::VerdictCount {
+                    found: verdicts.len(),
+                    expected: assertion_count,
+                });
             }
             let mut slots: Vec<Option<ItemVerdict>> = vec![None; assertion_count];
             for (position, verdict) in verdicts.iter().enumerate() {
                 let what = format!("verdict {}", position + 1);
                 let Some(verdict) = verdict.as_object() else {
-                    return Err(format!("{what} is not an object"));
+                    return Err(AnswerError::VerdictNotObject { what });
                 };
                 exact_keys(verdict, &["assertion", "verdict", "evidence"], &what)?;
                 let number = verdict["assertion"]
                     .as_u64()
                     .filter(|n| (1..=assertion_count as u64).contains(n))
-                    .ok_or_else(|| {
-                        format!(
-                            "{what}: `assertion` must be a number from 1 to {assertion_count}, not {}",
-                            short(&verdict["assertion"].to_string())
-                        )
+                    .ok_or_else(|| AnswerError::AssertionNumber {
+                        what: what.clone(),
+                        count: assertion_count,
+                        value: short(&verdict["assertion"].to_string()),
                     })? as usize;
+                let in_verdict = |problem| AnswerError::InVerdict {
+                    what: what.clone(),
+                    problem: Box::new(problem),
+                };
                 let slot = &mut slots[number - 1];
                 if slot.is_some() {
-                    return Err(format!("assertion {number} has more than one verdict"));
+                    return Err(AnswerError::RepeatedAssertion { number });
                 }
                 *slot = Some(ItemVerdict {
                     name: format!("assertion_{number}"),
-                    yes: yes_no(&verdict["verdict"], "verdict")
-                        .map_err(|problem| format!("{what}: {problem}"))?,
-                    evidence: text(&verdict["evidence"], "evidence")
-                        .map_err(|problem| format!("{what}: {problem}"))?,
+                    yes: yes_no(&verdict["verdict"], "verdict").map_err(in_verdict)?,
+                    evidence: text(&verdict["evidence"], "evidence").map_err(in_verdict)?,
                 });
             }
             // Counts match and no number repeats, so every slot is filled.
@@ -243,7 +362,7 @@ pub(crate) fn parse_answer(
     metric: JudgeMetricKind,
     assertion_count: usize,
     text: &str,
-) -> Result<ParsedAnswer, String> {
+) -> Result<ParsedAnswer, AnswerError> {
     let object = extract_object(text)?;
     validate(metric, assertion_count, &object)
 }

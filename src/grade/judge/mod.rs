@@ -642,7 +642,7 @@ impl Judge {
                             "{problem} (the answer was cut off at the token limit; keep the reason and evidence short)"
                         )
                     } else {
-                        problem
+                        problem.to_string()
                     };
                     let shown = if reply.text.trim().is_empty() {
                         "(empty answer)".to_string()
@@ -931,28 +931,25 @@ fn aggregate(
             _ => format!("{} {}/{total}", first.items[index].name, item.yes),
         })
         .collect();
+    // `summary`, then `; <label>: <items>` when some item was not always yes.
+    let listing = |summary: String, label: &str| {
+        if not_always.is_empty() {
+            summary
+        } else {
+            format!("{summary}; {label}: {}", not_always.join(", "))
+        }
+    };
     let reason = match metric {
         JudgeMetricKind::Accuracy => {
             let summary = if total == 1 {
                 let yes = first.items.iter().filter(|i| i.yes).count();
-                if not_always.is_empty() {
-                    format!("{yes}/{item_count} criteria yes")
-                } else {
-                    format!(
-                        "{yes}/{item_count} criteria yes; no: {}",
-                        not_always.join(", ")
-                    )
-                }
+                listing(format!("{yes}/{item_count} criteria yes"), "no")
             } else {
                 let summary = format!(
                     "{:.2}/{item_count} criteria yes on average over {total} repeats",
                     mean * item_count as f64
                 );
-                if not_always.is_empty() {
-                    summary
-                } else {
-                    format!("{summary}; not always yes: {}", not_always.join(", "))
-                }
+                listing(summary, "not always yes")
             };
             with_reason(summary)
         }
@@ -973,22 +970,16 @@ fn aggregate(
         JudgeMetricKind::BehaviorCheck => {
             if total == 1 {
                 let held = first.items.iter().filter(|i| i.yes).count();
-                let summary = format!("{held} of {item_count} assertions held");
-                if not_always.is_empty() {
-                    summary
-                } else {
-                    format!("{summary}; not held: {}", not_always.join(", "))
-                }
+                listing(
+                    format!("{held} of {item_count} assertions held"),
+                    "not held",
+                )
             } else {
                 let summary = format!(
                     "{:.2} of {item_count} assertions held on average over {total} repeats",
                     mean * item_count as f64
                 );
-                if not_always.is_empty() {
-                    summary
-                } else {
-                    format!("{summary}; not always held: {}", not_always.join(", "))
-                }
+                listing(summary, "not always held")
             }
         }
     };

@@ -162,16 +162,22 @@ fn parses_one_json_fence_and_nothing_else() {
 #[test]
 fn rejects_extra_and_missing_keys_and_non_yes_no_values() {
     let extra = VALID_ACCURACY.replace("\"reason\"", "\"score\":0.6,\"reason\"");
-    let problem = parse_answer(JudgeMetricKind::Accuracy, 0, &extra).unwrap_err();
+    let problem = parse_answer(JudgeMetricKind::Accuracy, 0, &extra)
+        .unwrap_err()
+        .to_string();
     assert!(problem.contains("unexpected key `score`"), "{problem}");
     let missing = r#"{"skill_identified":"yes","action_correct":"yes","factually_accurate":"no","task_addressed":"yes","reason":"r"}"#;
-    let problem = parse_answer(JudgeMetricKind::Accuracy, 0, missing).unwrap_err();
+    let problem = parse_answer(JudgeMetricKind::Accuracy, 0, missing)
+        .unwrap_err()
+        .to_string();
     assert!(
         problem.contains("missing the key `actionable`"),
         "{problem}"
     );
     let maybe = VALID_ACCURACY.replacen("\"yes\"", "\"maybe\"", 1);
-    let problem = parse_answer(JudgeMetricKind::Accuracy, 0, &maybe).unwrap_err();
+    let problem = parse_answer(JudgeMetricKind::Accuracy, 0, &maybe)
+        .unwrap_err()
+        .to_string();
     assert!(problem.contains("\"yes\" or \"no\""), "{problem}");
     let boolean = VALID_ACCURACY.replacen("\"yes\"", "true", 1);
     assert!(parse_answer(JudgeMetricKind::Accuracy, 0, &boolean).is_err());
@@ -192,7 +198,9 @@ fn behavior_verdicts_need_exactly_one_per_assertion() {
     assert!(answer.items[0].yes);
     assert_eq!(answer.items[1].evidence, "b");
     assert_eq!(answer.score(), 0.5);
-    let problem = parse_answer(JudgeMetricKind::BehaviorCheck, 3, two).unwrap_err();
+    let problem = parse_answer(JudgeMetricKind::BehaviorCheck, 3, two)
+        .unwrap_err()
+        .to_string();
     assert!(problem.contains("2 entries; there are 3"), "{problem}");
     let duplicate = r#"{"verdicts":[{"assertion":1,"verdict":"no","evidence":"b"},{"assertion":1,"verdict":"yes","evidence":"a"}]}"#;
     assert!(parse_answer(JudgeMetricKind::BehaviorCheck, 2, duplicate).is_err());

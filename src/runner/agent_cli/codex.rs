@@ -15,10 +15,6 @@ impl AgentCli for Codex {
         "codex"
     }
 
-    fn program(&self) -> &'static str {
-        "codex"
-    }
-
     fn parser(&self, _profile: &RunnerProfile) -> &'static dyn StreamParser {
         &CODEX_JSON
     }

@@ -17,10 +17,6 @@ impl AgentCli for Gemini {
         "gemini"
     }
 
-    fn program(&self) -> &'static str {
-        "gemini"
-    }
-
     fn skills_dir(&self) -> &'static str {
         ".gemini/skills"
     }

@@ -13,10 +13,6 @@ impl AgentCli for Goose {
         "goose"
     }
 
-    fn program(&self) -> &'static str {
-        "goose"
-    }
-
     fn skills_dir(&self) -> &'static str {
         ".goose/skills"
     }

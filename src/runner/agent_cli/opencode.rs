@@ -15,10 +15,6 @@ impl AgentCli for Opencode {
         "opencode"
     }
 
-    fn program(&self) -> &'static str {
-        "opencode"
-    }
-
     fn skills_dir(&self) -> &'static str {
         ".opencode/skills"
     }
