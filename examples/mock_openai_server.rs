@@ -10,6 +10,8 @@
 
 #[path = "../tests/support/mock_openai.rs"]
 mod mock_openai;
+#[path = "../tests/support/serve.rs"]
+mod serve;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{Value, json};
-use support::cli::{PIRATE_SKILL_MD, binary, pirate_evals, stderr};
+use support::cli::{binary, files_under, pirate_evals, stderr, unscoreable_reasons};
 use support::mock_anthropic::{
     AnthropicBehaviour, AnthropicMock, CACHE_READ_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS,
 };
@@ -82,10 +82,8 @@ use support::cli::Project as Fixture;
 
 impl Fixture {
     fn new(cases: usize) -> Self {
-        let fixture = Self::empty();
-        fixture.write(&format!("skill/{TARGET}/SKILL.md"), PIRATE_SKILL_MD);
-        fixture.write(
-            &format!("skill/{TARGET}/evals/evals.json"),
+        let fixture = Self::with_skill(
+            TARGET,
             &serde_json::to_string_pretty(&pirate_evals(cases)).unwrap(),
         );
         // The "real" HOME of skill-lift, with the same skill planted at user level for every
@@ -145,10 +143,6 @@ impl Fixture {
         }
         command.output().unwrap()
     }
-
-    fn run_dir(&self, id: &str) -> PathBuf {
-        self.path(&format!("results/{id}"))
-    }
 }
 
 fn summary(run_dir: &Path) -> Value {
@@ -198,7 +192,7 @@ fn assert_no_processes_under(root: &Path) {
 
 /// No file of the run contains the credential value.
 fn assert_secret_never_recorded(run_dir: &Path) {
-    for entry in walk(run_dir) {
+    for entry in files_under(run_dir) {
         let bytes = std::fs::read(&entry).unwrap();
         assert!(
             !String::from_utf8_lossy(&bytes).contains(SECRET),
@@ -206,19 +200,6 @@ fn assert_secret_never_recorded(run_dir: &Path) {
             entry.display()
         );
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 #[test]
@@ -945,16 +926,9 @@ fn unreachable_provider(kind: &str, cli: &Path, message: &str) {
         &["--no-preflight"],
     );
     let run_dir = fixture.run_dir("offline");
-    let records: Vec<Value> = std::fs::read_to_string(run_dir.join("trials.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let records = fixture.records("offline");
     assert_eq!(records.len(), 2, "{}", stderr(&output));
-    for record in &records {
-        assert_eq!(record["outcome"], "unscoreable", "{record}");
-        assert_eq!(record["infrastructure"], "api_unreachable", "{record}");
-        let reason = record["reason"].as_str().unwrap();
+    for reason in unscoreable_reasons(&records, "api_unreachable") {
         // The CLI's own error, or (when the CLI is still retrying silently as infra_grace_s
         // runs out, as on a loaded machine) the stop with the address that refused: the same
         // typed cause either way.

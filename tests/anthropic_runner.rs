@@ -6,11 +6,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::cli::{PIRATE_SKILL_MD, assert_exit, pirate_evals, stderr};
+use support::cli::{PIRATE_SKILL_MD, assert_exit, files_under, pirate_evals, stderr};
 use support::mock_messages::{
     CACHE_READ_TOKENS, CACHE_WRITE_TOKENS, INPUT_TOKENS, MessagesBehaviour, MessagesMock,
     OUTPUT_TOKENS,
@@ -75,15 +75,11 @@ impl Fixture {
             .unwrap()
     }
 
-    fn run_dir(&self, id: &str) -> PathBuf {
-        self.dir.path().join("results").join(id)
-    }
-
     /// No file the runs wrote (run folders, state folder, the project) holds `secret`.
     fn assert_never_written(&self, secret: &str) {
         let mut checked = 0;
         for root in [self.dir.path(), self.state()] {
-            for file in walk(root) {
+            for file in files_under(root).into_iter().filter(|f| f.is_file()) {
                 let bytes = std::fs::read(&file).unwrap();
                 assert!(
                     !String::from_utf8_lossy(&bytes).contains(secret),
@@ -95,19 +91,6 @@ impl Fixture {
         }
         assert!(checked > 10, "only {checked} files checked");
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else if path.is_file() {
-            files.push(path);
-        }
-    }
-    files
 }
 
 fn read_json(path: &Path) -> Value {

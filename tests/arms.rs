@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::cli::{PIRATE_SKILL_MD, assert_exit, binary, stderr};
+use support::cli::{PIRATE_SKILL_MD, assert_exit, binary, openai_profile, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 const CURRENT: &str = PIRATE_SKILL_MD;
@@ -24,9 +24,20 @@ impl Project {
         let project = Self::empty();
         project.write("skill/pirate-greeting/SKILL.md", skill_md);
         project.write("previous/SKILL.md", PREVIOUS);
-        let evals: Vec<Value> = (0..4)
+        project.write_aye_cases(4, 2);
+        project.write(
+            "runners/mock.toml",
+            &openai_profile(base_url, 4, profile_extra),
+        );
+        project
+    }
+
+    /// `cases` cases `case-<i>`; the first `aye_only` pass only on `Aye!` (the current
+    /// version's opening), the others also on `Arr!` (the previous version's).
+    fn write_aye_cases(&self, cases: usize, aye_only: usize) {
+        let evals: Vec<Value> = (0..cases)
             .map(|i| {
-                let pattern = if i < 2 {
+                let pattern = if i < aye_only {
                     "^\\s*Aye!"
                 } else {
                     "^\\s*(Aye|Arr)!"
@@ -35,17 +46,10 @@ impl Project {
                        "checks": [{"type": "regex", "pattern": pattern}]})
             })
             .collect();
-        project.write(
+        self.write(
             "skill/pirate-greeting/evals/evals.json",
             &json!({"skill_name": "pirate-greeting", "evals": evals}).to_string(),
         );
-        project.write(
-            "runners/mock.toml",
-            &format!(
-                "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n{profile_extra}"
-            ),
-        );
-        project
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -163,21 +167,7 @@ fn the_headline_verdict_is_the_gated_comparison_against_the_reference() {
     let project = Project::new(&server.base_url(), "", CURRENT);
     // Ten cases: only the first needs `Aye!` (the current version); `Arr!` (the previous
     // version) passes the other nine.
-    let evals: Vec<Value> = (0..10)
-        .map(|i| {
-            let pattern = if i < 1 {
-                "^\\s*Aye!"
-            } else {
-                "^\\s*(Aye|Arr)!"
-            };
-            json!({"id": format!("case-{i}"), "prompt": format!("Question {i}?"),
-                   "checks": [{"type": "regex", "pattern": pattern}]})
-        })
-        .collect();
-    project.write(
-        "skill/pirate-greeting/evals/evals.json",
-        &json!({"skill_name": "pirate-greeting", "evals": evals}).to_string(),
-    );
+    project.write_aye_cases(10, 1);
     let output = project.run(&[
         "--previous",
         "previous",

@@ -10,7 +10,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::cli::{assert_exit, binary, state_dir as test_state_dir, stderr};
+use support::cli::{
+    MOCK_K2, assert_exit, binary, files_under, mixed_eval_set, python_chat_mock,
+    state_dir as test_state_dir, stderr,
+};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 // A temporary project: a skill with a marker body and `cases` golden cases, and a runner
@@ -33,10 +36,6 @@ impl Fixture {
             .arg(self.skill())
             .args(["--runner", "mock", "--out", "results"]);
         command.args(args).output().unwrap()
-    }
-
-    fn run_dir(&self, id: &str) -> PathBuf {
-        self.path(&format!("results/{id}"))
     }
 }
 
@@ -759,7 +758,7 @@ fn api_key_comes_from_the_named_variable_and_is_never_recorded() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    for entry in walk(&fixture.run_dir("keyed")) {
+    for entry in files_under(&fixture.run_dir("keyed")) {
         let text = std::fs::read_to_string(&entry).unwrap_or_default();
         assert!(
             !text.contains(secret),
@@ -782,19 +781,6 @@ fn api_key_comes_from_the_named_variable_and_is_never_recorded() {
         exposure["reason"],
         "value of $MOCK_API_KEY in the final answer"
     );
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 #[test]
@@ -823,7 +809,11 @@ fn managed_server_is_started_and_stopped() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    fixture.write("runners/mock_server.py", MOCK_PY);
+    // A tiny OpenAI-compatible server in Python for the managed-server test.
+    fixture.write(
+        "runners/mock_server.py",
+        &python_chat_mock(r#""Aye! ok" if "SKILL-MARKER" in system else "ok""#, "py"),
+    );
     fixture.write_profile(
         "mock",
         &format!("http://127.0.0.1:{port}/v1"),
@@ -851,7 +841,10 @@ fn a_server_another_process_brings_up_first_is_used_and_left_running() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    fixture.write("runners/mock_server.py", MOCK_PY);
+    fixture.write(
+        "runners/mock_server.py",
+        &python_chat_mock(r#""Aye! ok" if "SKILL-MARKER" in system else "ok""#, "py"),
+    );
     // The profile's own server never binds (it sleeps); a foreign one comes up meanwhile.
     fixture.write_profile(
         "mock",
@@ -881,25 +874,6 @@ fn a_server_another_process_brings_up_first_is_used_and_left_running() {
     assert!(still_up, "the other process's server was left running");
     assert_eq!(summary(&fixture.run_dir("shared"))["lift"]["estimate"], 1.0);
 }
-
-/// A tiny OpenAI-compatible server in Python for the managed-server test.
-const MOCK_PY: &str = r#"
-import json, sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args): pass
-    def reply(self, body):
-        data = json.dumps(body).encode()
-        self.send_response(200); self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data))); self.end_headers(); self.wfile.write(data)
-    def do_GET(self): self.reply({"data": []})
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        system = body["messages"][0]["content"]
-        text = "Aye! ok" if "SKILL-MARKER" in system else "ok"
-        self.reply({"model": "py", "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
-ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-"#;
 
 /// A way to break a fixture.
 type Breakage = Box<dyn Fn(&Fixture)>;
@@ -1156,21 +1130,9 @@ fn verdicts_agree_with_their_tests_and_small_runs_show_no_interval() {
 /// Rewrite the fixture's eval set so outcomes differ by case: `case-00`, `case-03`, … pass only
 /// with the skill; `case-01`, … pass in both arms; `case-02`, … fail in both. Known lift 1/3.
 fn mixed_evals(fixture: &Fixture, cases: usize) {
-    let evals: Vec<Value> = (0..cases)
-        .map(|i| {
-            let pattern = match i % 3 {
-                0 => "^\\s*Aye!",
-                1 => "answer",
-                _ => "never-present",
-            };
-            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                   "checks": [{"type": "regex", "pattern": pattern}]})
-        })
-        .collect();
     fixture.write(
         "skill/pirate-greeting/evals/evals.json",
-        &serde_json::to_string_pretty(&json!({"skill_name": "pirate-greeting", "evals": evals}))
-            .unwrap(),
+        &mixed_eval_set(cases),
     );
 }
 
@@ -1394,7 +1356,7 @@ fn report_of_the_recorded_fixture_run_has_the_known_lift_and_is_deterministic() 
             .unwrap();
         // Inconclusive lift, no gate: exit 0.
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-        let mut files: Vec<(PathBuf, Vec<u8>)> = walk(&out)
+        let mut files: Vec<(PathBuf, Vec<u8>)> = files_under(&out)
             .into_iter()
             .map(|p| {
                 (
@@ -1430,13 +1392,8 @@ fn exports_are_rewritten_during_a_run_so_a_kill_keeps_them() {
         .env("SKILL_LIFT_EXPORT_INTERVAL_S", "0.2")
         .arg("run")
         .arg(fixture.skill())
+        .args(MOCK_K2)
         .args([
-            "--runner",
-            "mock",
-            "--out",
-            "results",
-            "-k",
-            "2",
             "--run-id",
             "partial",
             "--jobs",
@@ -2610,7 +2567,7 @@ fn eval_material_never_reaches_an_arm() {
             assert!(!seen.contains(EXPECTED_SECRET), "{seen}");
         }
         // Nothing the run wrote holds the notes of EVAL.md (no case carries them).
-        for file in walk(&run_dir) {
+        for file in files_under(&run_dir) {
             let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
             assert!(
                 !text.contains(ANSWER_KEY_SECRET),
@@ -2620,7 +2577,7 @@ fn eval_material_never_reaches_an_arm() {
         }
         // No kept workspace of any arm holds the answer key or the run's eval-set file (the
         // file given with --evals is eval material of that run only).
-        let kept = walk(&workspaces);
+        let kept = files_under(&workspaces);
         assert!(
             kept.iter().any(|f| f.ends_with("pirate-greeting/SKILL.md")),
             "the skill itself is staged"

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use support::cli::{PIRATE_SKILL_MD, binary, stderr};
+use serde_json::Value;
+use support::cli::{aye_eval_set, binary, stderr, unscoreable_reasons};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 const TARGET: &str = "pirate-greeting";
@@ -24,17 +24,9 @@ use support::cli::Project as Fixture;
 
 impl Fixture {
     fn new(cases: usize) -> Self {
-        let fixture = Self::empty();
-        fixture.write(&format!("skill/{TARGET}/SKILL.md"), PIRATE_SKILL_MD);
-        let evals: Vec<Value> = (0..cases)
-            .map(|i| {
-                json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                       "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
-            })
-            .collect();
-        fixture.write(
-            &format!("skill/{TARGET}/evals/evals.json"),
-            &serde_json::to_string_pretty(&json!({"skill_name": TARGET, "evals": evals})).unwrap(),
+        let fixture = Self::with_skill(
+            TARGET,
+            &aye_eval_set(TARGET, cases, |i| format!("case-{i:02}")),
         );
         std::fs::create_dir_all(fixture.path("trials")).unwrap();
         fixture
@@ -59,36 +51,13 @@ impl Fixture {
 
     /// `skill-lift run` (not waited for).
     fn run_command(&self, runner: &str, run_id: &str, extra: &[&str]) -> Command {
-        let mut command = binary();
-        command.current_dir(self.dir.path()).args([
-            "run",
-            &format!("skill/{TARGET}"),
-            "--runner",
-            runner,
-            "--out",
-            "results",
-            "-k",
-            "1",
-            "--run-id",
-            run_id,
-            "--no-decoys",
-            "--workspace-root",
-            "trials",
-        ]);
+        let mut command = self.k1_run(&format!("skill/{TARGET}"), runner, run_id);
         command.args(extra);
         command
     }
 
     fn run(&self, runner: &str, run_id: &str, extra: &[&str]) -> Output {
         self.run_command(runner, run_id, extra).output().unwrap()
-    }
-
-    fn records(&self, run_id: &str) -> Vec<Value> {
-        std::fs::read_to_string(self.path(&format!("results/{run_id}/trials.jsonl")))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
     }
 }
 
@@ -204,10 +173,7 @@ fn timed_out_trials_leave_no_setsid_grandchild() {
     std::thread::sleep(Duration::from_millis(500));
     let survivors: Vec<u32> = recorded.iter().copied().filter(|p| alive(*p)).collect();
     assert!(survivors.is_empty(), "survivors: {survivors:?}");
-    for record in fixture.records("timeouts") {
-        assert_eq!(record["outcome"], "unscoreable", "{record}");
-        assert_eq!(record["infrastructure"], "timeout", "{record}");
-    }
+    unscoreable_reasons(&fixture.records("timeouts"), "timeout");
 }
 
 /// Ctrl-C while skill-lift waits for a managed model server stops the server too.
@@ -345,10 +311,7 @@ fn agent_reported_api_errors_are_unscoreable_and_trip_the_breaker() {
     assert!(text.contains("16 planned trials not run"), "{text}");
     let records = fixture.records("offline");
     assert_eq!(records.len(), 4);
-    for record in &records {
-        assert_eq!(record["outcome"], "unscoreable", "{record}");
-        assert_eq!(record["infrastructure"], "api_unreachable", "{record}");
-        let reason = record["reason"].as_str().unwrap();
+    for reason in unscoreable_reasons(&records, "api_unreachable") {
         assert!(
             reason.starts_with("agent API unreachable: API Error: Can't reach the API server")
                 && reason.contains("ENOTFOUND"),

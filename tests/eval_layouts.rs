@@ -70,23 +70,7 @@ impl Fixture {
     }
 
     fn run(&self, target: &str, run_id: &str, extra: &[&str]) -> Output {
-        binary()
-            .current_dir(self.dir.path())
-            .args([
-                "run",
-                target,
-                "--runner",
-                "lister",
-                "--out",
-                "results",
-                "-k",
-                "1",
-                "--run-id",
-                run_id,
-                "--no-decoys",
-                "--workspace-root",
-                "trials",
-            ])
+        self.k1_run(target, "lister", run_id)
             .args(extra)
             .output()
             .unwrap()
@@ -99,14 +83,6 @@ impl Fixture {
             .args(extra)
             .output()
             .unwrap()
-    }
-
-    fn records(&self, run_id: &str) -> Vec<Value> {
-        std::fs::read_to_string(self.path(&format!("results/{run_id}/trials.jsonl")))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
     }
 
     fn manifest(&self, run_id: &str) -> Value {

@@ -18,6 +18,7 @@ use skill_lift::evalset::{
 };
 use skill_lift::registry::hosts::builtin_hosts;
 use skill_lift::registry::scan::scan;
+use support::cli::MOCK_K2;
 use support::mock_openai::{MockBehaviour, MockServer};
 
 fn fixtures() -> PathBuf {
@@ -651,16 +652,8 @@ impl Suite {
             .env("SKILL_LIFT_HOME", self.dir.path().join("state"))
             .env("CI", "true")
             .env_remove("SKILL_LIFT_RUNNER")
-            .args([
-                "run",
-                "pirate-greeting",
-                "--runner",
-                "mock",
-                "--out",
-                "results",
-                "-k",
-                "2",
-            ])
+            .args(["run", "pirate-greeting"])
+            .args(MOCK_K2)
             .arg("--evals")
             .arg(evals)
             .args(["--run-id", run_id])

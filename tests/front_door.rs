@@ -10,7 +10,38 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::cli::{aye_eval_set, described, openai_profile};
 use support::mock_openai::{MockBehaviour, MockServer};
+
+/// `skill-lift ARGS` in the project `dir` with the state folder `state`.
+fn skill_lift(state: &Path, dir: &Path, args: &[&str]) -> Output {
+    binary(state).current_dir(dir).args(args).output().unwrap()
+}
+
+/// A [`project`] answered by a default mock, with a state folder of its own.
+struct Front {
+    state: tempfile::TempDir,
+    server: MockServer,
+    dir: tempfile::TempDir,
+}
+
+impl Front {
+    /// The project with `cases` golden cases, its profiles pointing at a fresh mock.
+    fn served(cases: usize) -> Self {
+        let server = MockServer::start(MockBehaviour::default());
+        let dir = project(&server.base_url(), cases);
+        Front {
+            state: tempfile::tempdir().unwrap(),
+            server,
+            dir,
+        }
+    }
+
+    /// `skill-lift ARGS` in the project.
+    fn run(&self, args: &[&str]) -> Output {
+        skill_lift(self.state.path(), self.dir.path(), args)
+    }
+}
 
 fn binary(state: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
@@ -21,15 +52,6 @@ fn binary(state: &Path) -> Command {
         .env("SKILL_LIFT_HOME", state)
         .env("CI", "true");
     command
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 fn write(path: &Path, text: &str) {
@@ -46,15 +68,9 @@ fn project(base_url: &str, cases: usize) -> tempfile::TempDir {
         &dir.path().join("greeter/SKILL.md"),
         "---\nname: greeter\ndescription: Use when greeting a customer.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
     );
-    let evals: Vec<Value> = (0..cases)
-        .map(|i| {
-            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                   "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
-        })
-        .collect();
     write(
         &dir.path().join("greeter/evals/evals.json"),
-        &json!({"skill_name": "greeter", "evals": evals}).to_string(),
+        &aye_eval_set("greeter", cases, |i| format!("case-{i:02}")),
     );
     write(
         &dir.path().join("greeter/evals/triggers.json"),
@@ -63,11 +79,7 @@ fn project(base_url: &str, cases: usize) -> tempfile::TempDir {
             {"id": "neg", "query": "Debug this HTTP 500.", "should_trigger": false}]})
         .to_string(),
     );
-    let profile = |url: &str, extra: &str| {
-        format!(
-            "kind = \"openai-chat\"\nbase_url = \"{url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n{extra}"
-        )
-    };
+    let profile = |url: &str, extra: &str| openai_profile(url, 4, extra);
     write(
         &dir.path().join("runners/mock.toml"),
         &profile(base_url, ""),
@@ -86,16 +98,10 @@ fn project(base_url: &str, cases: usize) -> tempfile::TempDir {
 
 #[test]
 fn triggers_on_a_runner_that_cannot_call_tools_is_nothing_to_measure() {
-    let state = tempfile::tempdir().unwrap();
-    let server = MockServer::start(MockBehaviour::default());
-    let dir = project(&server.base_url(), 2);
+    let front = Front::served(2);
     for runner in ["notools", "local"] {
-        let output = binary(state.path())
-            .current_dir(dir.path())
-            .args(["triggers", "greeter", "--runner", runner, "-k", "1"])
-            .output()
-            .unwrap();
-        let all = text(&output);
+        let output = front.run(&["triggers", "greeter", "--runner", runner, "-k", "1"]);
+        let all = described(&output);
         assert_eq!(output.status.code(), Some(4), "{runner}: {all}");
         assert!(
             all.contains("cannot call tools") && all.contains("nothing to measure"),
@@ -108,30 +114,25 @@ fn triggers_on_a_runner_that_cannot_call_tools_is_nothing_to_measure() {
         );
     }
     // Refused before any attempt: the mock saw no request.
-    assert_eq!(server.requests(), 0);
+    assert_eq!(front.server.requests(), 0);
 }
 
 #[test]
 fn run_in_inject_mode_says_activation_is_not_observable_instead_of_a_rate() {
-    let state = tempfile::tempdir().unwrap();
-    let server = MockServer::start(MockBehaviour::default());
-    let dir = project(&server.base_url(), 5);
-    let output = binary(state.path())
-        .current_dir(dir.path())
-        .args([
-            "run", "greeter", "--runner", "mock", "-k", "2", "--out", "out", "--run-id", "r",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let report = std::fs::read_to_string(dir.path().join("out/r/report.md")).unwrap();
+    let front = Front::served(5);
+    let output = front.run(&[
+        "run", "greeter", "--runner", "mock", "-k", "2", "--out", "out", "--run-id", "r",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
+    let report = std::fs::read_to_string(front.dir.path().join("out/r/report.md")).unwrap();
     assert!(
         report.contains("activation not observable in inject mode"),
         "{report}"
     );
-    let summary: Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("out/r/summary.json")).unwrap())
-            .unwrap();
+    let summary: Value = serde_json::from_slice(
+        &std::fs::read(front.dir.path().join("out/r/summary.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(
         summary["lift"]["negative_lift"]["activation_observable"],
         json!(false),
@@ -145,12 +146,12 @@ fn the_attempts_flag_is_accepted_as_k_and_misspellings_point_to_it() {
     let dir = project("http://127.0.0.1:9/v1", 5);
     // `--k 3` is the same flag as `-k 3` / `--attempts 3`: plan accepts it and counts 3 attempts.
     for flag in ["--k", "-k", "--attempts"] {
-        let output = binary(state.path())
-            .current_dir(dir.path())
-            .args(["plan", "greeter", "--runner", "mock", flag, "3"])
-            .output()
-            .unwrap();
-        let all = text(&output);
+        let output = skill_lift(
+            state.path(),
+            dir.path(),
+            &["plan", "greeter", "--runner", "mock", flag, "3"],
+        );
+        let all = described(&output);
         assert_eq!(output.status.code(), Some(0), "{flag}: {all}");
         assert!(
             all.contains("K=3") || all.contains("K = 3"),
@@ -158,11 +159,11 @@ fn the_attempts_flag_is_accepted_as_k_and_misspellings_point_to_it() {
         );
     }
     // A misspelling names a flag that exists, never `-- --attempts`.
-    let output = binary(state.path())
-        .current_dir(dir.path())
-        .args(["run", "greeter", "--atempts", "3"])
-        .output()
-        .unwrap();
+    let output = skill_lift(
+        state.path(),
+        dir.path(),
+        &["run", "greeter", "--atempts", "3"],
+    );
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
@@ -197,42 +198,28 @@ fn a_missing_skill_path_does_not_exist() {
 
 #[test]
 fn the_calibration_warning_comes_only_after_the_checks_that_can_stop_a_run() {
-    let state = tempfile::tempdir().unwrap();
-    let server = MockServer::start(MockBehaviour::default());
-    let dir = project(&server.base_url(), 5);
+    let front = Front::served(5);
     // The pre-flight check stops a run on a runner nobody answers: the error is the only news.
-    let output = binary(state.path())
-        .current_dir(dir.path())
-        .args([
-            "run", "greeter", "--runner", "down", "-k", "1", "--out", "out",
-        ])
-        .output()
-        .unwrap();
+    let output = front.run(&[
+        "run", "greeter", "--runner", "down", "-k", "1", "--out", "out",
+    ]);
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("pre-flight"), "{stderr}");
     assert!(!stderr.contains("uncalibrated"), "{stderr}");
     // A bad eval set stops it too, before any warning about the run.
-    write(&dir.path().join("bad.json"), "{\"evals\": [");
-    let output = binary(state.path())
-        .current_dir(dir.path())
-        .args(["run", "greeter", "--runner", "mock", "--evals", "bad.json"])
-        .output()
-        .unwrap();
+    write(&front.dir.path().join("bad.json"), "{\"evals\": [");
+    let output = front.run(&["run", "greeter", "--runner", "mock", "--evals", "bad.json"]);
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("bad.json"), "{stderr}");
     assert!(!stderr.contains("uncalibrated"), "{stderr}");
     // A run that passes its checks does warn, after the line that starts it.
-    let output = binary(state.path())
-        .current_dir(dir.path())
-        .args([
-            "run", "greeter", "--runner", "mock", "-k", "1", "--out", "out", "--run-id", "ok",
-        ])
-        .output()
-        .unwrap();
+    let output = front.run(&[
+        "run", "greeter", "--runner", "mock", "-k", "1", "--out", "out", "--run-id", "ok",
+    ]);
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let warning = stderr.find("uncalibrated").expect(&stderr);
     let start = stderr.find("skill-lift: run ").expect(&stderr);
     assert!(start < warning, "{stderr}");

@@ -20,9 +20,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use support::cli::{assert_exit, state_dir, stderr};
+use support::cli::{MOCK_K2, assert_exit, state_dir, stderr};
 use support::mock_openai::{MockBehaviour, MockServer};
-use support::serve::{Served, serve};
+use support::serve::{Served, first_user_text, serve};
 
 /// The runner's API key in these tests: OpenAI-shaped, with a distinctive canary.
 const RUNNER_KEY: &str = "sk-proj-SKLCANARY7f3a9b2c1d0e4f5a6b7c8d9e";
@@ -93,10 +93,6 @@ impl Fixture {
             .args(args)
             .output()
             .unwrap()
-    }
-
-    fn run_dir(&self, id: &str) -> PathBuf {
-        self.path(&format!("results/{id}"))
     }
 }
 
@@ -181,12 +177,7 @@ async fn echo_agent(
         .unwrap_or("")
         .to_string();
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let user = messages
-        .iter()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("")
-        .to_string();
+    let user = first_user_text(&body);
     if number == 0 {
         return (
             StatusCode::TOO_MANY_REQUESTS,
@@ -305,13 +296,8 @@ fn planted_keys_reach_no_file_of_the_run_regrade_or_report() {
         .env("SKL_TEST_JUDGE_KEY", JUDGE_KEY)
         .arg("run")
         .arg(fixture.skill())
+        .args(MOCK_K2)
         .args([
-            "--runner",
-            "mock",
-            "--out",
-            "results",
-            "-k",
-            "2",
             "--run-id",
             "echo",
             "--judge",

@@ -7,9 +7,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
+use support::cli::streams;
 use support::mock_judge::{JudgeBehaviour, MockJudge};
 use support::mock_openai::{MockBehaviour, MockServer};
 
@@ -20,13 +21,6 @@ fn binary(state: &Path) -> Command {
     let mut command = support::cli::binary_in(state);
     command.env_remove("SKILL_LIFT_HISTORY_ROOT");
     command
-}
-
-fn text(output: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 fn write(path: &Path, text: &str) {
@@ -354,7 +348,7 @@ fn golden_mine_drafts_exactly_the_planted_sessions_on_every_host() {
             .arg(&out)
             .output()
             .unwrap();
-        let (stdout, stderr) = text(&output);
+        let (stdout, stderr) = streams(&output);
         assert_eq!(output.status.code(), Some(0), "{host}: {stderr}");
         assert!(
             stderr.contains("1 before --since left out"),
@@ -443,7 +437,7 @@ fn golden_mine_drafts_exactly_the_planted_sessions_on_every_host() {
             .output()
             .unwrap();
         assert_eq!(again.status.code(), Some(2));
-        assert!(text(&again).1.contains("never overwrites"));
+        assert!(streams(&again).1.contains("never overwrites"));
     }
 }
 
@@ -466,7 +460,7 @@ fn unknown_events_and_malformed_lines_are_reported_not_fatal() {
         .arg(home.path())
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("claude-code:mystery-event (1)"), "{stderr}");
     let lines = std::fs::read_to_string(&file).unwrap().lines().count();
@@ -485,8 +479,8 @@ fn unknown_events_and_malformed_lines_are_reported_not_fatal() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(4));
-    assert!(text(&output).1.contains("no codex session history at"));
-    assert_eq!(text(&output).0, "", "no empty eval set on stdout");
+    assert!(streams(&output).1.contains("no codex session history at"));
+    assert_eq!(streams(&output).0, "", "no empty eval set on stdout");
     // Sessions, but none used the skill: exit 4, a plain message, nothing printed or written.
     let out = empty.path().join("none.json");
     for with_out in [false, true] {
@@ -499,7 +493,7 @@ fn unknown_events_and_malformed_lines_are_reported_not_fatal() {
             command.arg("--out").arg(&out);
         }
         let output = command.output().unwrap();
-        let (stdout, stderr) = text(&output);
+        let (stdout, stderr) = streams(&output);
         assert_eq!(output.status.code(), Some(4), "{stderr}");
         assert_eq!(stdout, "");
         assert!(
@@ -522,7 +516,7 @@ fn unknown_events_and_malformed_lines_are_reported_not_fatal() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output).1.contains("--since `yesterday`"));
+    assert!(streams(&output).1.contains("--since `yesterday`"));
 }
 
 /// A skill folder named `notes` with a runner profile and a judge profile on the mocks.
@@ -594,7 +588,7 @@ fn mined_drafts_run_end_to_end_with_allow_draft_and_files() {
         .arg(&drafts)
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    assert_eq!(output.status.code(), Some(0), "{}", streams(&output).1);
     let set: Value = serde_json::from_str(&std::fs::read_to_string(&drafts).unwrap()).unwrap();
     let evals = set["evals"].as_array().unwrap();
     assert_eq!(evals.len(), 4);
@@ -625,9 +619,9 @@ fn mined_drafts_run_end_to_end_with_allow_draft_and_files() {
             .unwrap()
     };
     let skipped = run(&["--run-id", "skipped"]);
-    assert_eq!(skipped.status.code(), Some(4), "{}", text(&skipped).1);
+    assert_eq!(skipped.status.code(), Some(4), "{}", streams(&skipped).1);
     let output = run(&["--run-id", "drafts", "--allow-draft"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    assert_eq!(output.status.code(), Some(0), "{}", streams(&output).1);
     let summary: Value = serde_json::from_str(
         &std::fs::read_to_string(project.path().join("results/drafts/summary.json")).unwrap(),
     )
@@ -667,7 +661,7 @@ fn init_from_history_writes_the_drafts_for_the_skill() {
         .env("SKILL_LIFT_HISTORY_ROOT", home.path())
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
         stdout.contains("3 draft case(s) from session history"),
@@ -691,7 +685,7 @@ fn init_from_history_writes_the_drafts_for_the_skill() {
         .env("SKILL_LIFT_HISTORY_ROOT", home.path())
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(4), "{}", text(&output).1);
+    assert_eq!(output.status.code(), Some(4), "{}", streams(&output).1);
     assert!(!other.join("evals").exists());
 }
 
@@ -715,7 +709,7 @@ fn usage_reports_the_planted_adoption_rates_and_no_evidence_without_history() {
             .arg(home.path())
             .output()
             .unwrap();
-        let (stdout, stderr) = text(&output);
+        let (stdout, stderr) = streams(&output);
         assert_eq!(output.status.code(), Some(0), "{host}: {stderr}");
         let report: Value = serde_json::from_str(&stdout).unwrap();
         assert_eq!(report["sessions"], 6, "{host}");
@@ -772,7 +766,7 @@ fn usage_reports_the_planted_adoption_rates_and_no_evidence_without_history() {
         .arg(empty.path())
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stdout.contains("| notes | 0 | 0 | 0 |"), "{stdout}");
     assert!(stdout.contains("**notes**: no evidence"), "{stdout}");
@@ -795,7 +789,7 @@ fn status_dashboard_shows_use_or_no_evidence() {
         .arg(root.path())
         .output()
         .unwrap();
-    assert_eq!(scan.status.code(), Some(0), "{}", text(&scan).1);
+    assert_eq!(scan.status.code(), Some(0), "{}", streams(&scan).1);
     let output = binary(state.path())
         .args([
             "status",
@@ -809,7 +803,7 @@ fn status_dashboard_shows_use_or_no_evidence() {
         .arg(home.path())
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
         stdout.contains("notes: keep — adopted 3/5 (60%"),
@@ -828,7 +822,7 @@ fn status_dashboard_shows_use_or_no_evidence() {
         .arg(empty.path())
         .output()
         .unwrap();
-    let (stdout, _) = text(&output);
+    let (stdout, _) = streams(&output);
     for name in ["notes", "csv-tools", "never-used"] {
         assert!(stdout.contains(&format!("{name}: no evidence")), "{stdout}");
     }
@@ -861,7 +855,7 @@ fn eval_md_author_cases_take_priority_and_errors_name_the_line() {
         ])
         .output()
         .unwrap();
-    let (_, stderr) = text(&output);
+    let (_, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains(
@@ -901,11 +895,11 @@ fn eval_md_author_cases_take_priority_and_errors_name_the_line() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        text(&output)
+        streams(&output)
             .1
             .contains("EVAL.md:4:1: not valid EVAL.md: unknown section `### Colour`"),
         "{}",
-        text(&output).1
+        streams(&output).1
     );
 }
 
@@ -953,7 +947,7 @@ fn golden_draft_adds_generated_drafts_without_touching_author_cases() {
         ])
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
     assert!(stdout.contains("2 generated draft case(s)"), "{stdout}");
@@ -994,8 +988,8 @@ fn golden_draft_adds_generated_drafts_without_touching_author_cases() {
         ])
         .output()
         .unwrap();
-    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan).1);
-    assert!(text(&plan).0.contains("3 case"), "{}", text(&plan).0);
+    assert_eq!(plan.status.code(), Some(0), "{}", streams(&plan).1);
+    assert!(streams(&plan).0.contains("3 case"), "{}", streams(&plan).0);
     // A second draft never overwrites.
     let again = binary(state.path())
         .current_dir(project.path())
@@ -1066,7 +1060,7 @@ fn shadow_replays_the_eligible_prompts_and_records_them_next_to_what_happened() 
         .arg(home.path())
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("4 of 10 turn(s) eligible for `release-notes` (4 session(s)); 3 distinct prompt(s) to replay"),
@@ -1155,11 +1149,11 @@ fn shadow_replays_the_eligible_prompts_and_records_them_next_to_what_happened() 
         .arg(home.path())
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(4), "{}", text(&output).1);
+    assert_eq!(output.status.code(), Some(4), "{}", streams(&output).1);
     assert!(
-        text(&output).1.contains("no eligible turn"),
+        streams(&output).1.contains("no eligible turn"),
         "{}",
-        text(&output).1
+        streams(&output).1
     );
     assert!(!project.path().join("none").exists());
 }
@@ -1193,7 +1187,7 @@ fn shadow_on_a_runner_that_cannot_call_tools_is_nothing_to_measure() {
         .arg(home.path())
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(4), "{stdout}{stderr}");
     assert!(
         stderr.contains("cannot call tools") && stderr.contains("nothing to measure"),
@@ -1257,8 +1251,8 @@ fn shadow_replays_write_type_skills_only_in_throwaway_workspaces() {
     };
     // Write-type with a runner that runs commands: consent first.
     let output = shadow(&[]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output).1);
-    let stderr = text(&output).1;
+    assert_eq!(output.status.code(), Some(2), "{}", streams(&output).1);
+    let stderr = streams(&output).1;
     assert!(stderr.contains("is a write-type skill"), "{stderr}");
     assert!(stderr.contains("allowed-tools names `Write`"), "{stderr}");
     assert!(stderr.contains("--allow-writes"), "{stderr}");
@@ -1270,16 +1264,16 @@ fn shadow_replays_write_type_skills_only_in_throwaway_workspaces() {
         "--workspace-root",
         inside.to_str().unwrap(),
     ]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output).1);
+    assert_eq!(output.status.code(), Some(2), "{}", streams(&output).1);
     assert!(
-        text(&output)
+        streams(&output)
             .1
             .contains("replays never run in a user's project")
     );
     std::fs::remove_dir(&inside).unwrap();
     // With consent: replayed, each in a fresh folder; the real project is untouched.
     let output = shadow(&["--allow-writes", "--run-id", "w"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    assert_eq!(output.status.code(), Some(0), "{}", streams(&output).1);
     assert_eq!(
         std::fs::read_to_string(real.path().join("keep.txt")).unwrap(),
         "original\n"

@@ -77,16 +77,11 @@ impl Project {
     }
 }
 
-const MATRIX: [&str; 8] = [
-    "--runner",
-    "inject",
-    "--runner",
-    "tools",
-    "--model",
-    "mock-strong",
-    "--model",
-    "mock-weak",
-];
+/// The matrix's two runners (flags).
+const RUNNERS: [&str; 4] = ["--runner", "inject", "--runner", "tools"];
+
+/// The matrix's two models (flags).
+const MODEL_FLAGS: [&str; 4] = ["--model", "mock-strong", "--model", "mock-weak"];
 
 /// Each of the four cells of the matrix summary at `relative` has its model's designed lift,
 /// baseline level 0 and with-skill level equal to the lift.
@@ -131,7 +126,7 @@ fn a_two_by_two_matrix_reports_each_cells_designed_lift() {
         ..MockBehaviour::default()
     });
     let project = Project::new(&server.base_url());
-    let mut args = MATRIX.to_vec();
+    let mut args = [RUNNERS, MODEL_FLAGS].concat();
     args.extend(["--run-id", "m"]);
     let output = project.run(&args);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -206,7 +201,8 @@ fn a_two_by_two_matrix_reports_each_cells_designed_lift() {
     let skill = project.path("skill/pirate-greeting");
     for (shard, out) in [("1/2", "s1"), ("2/2", "s2")] {
         let mut args = vec!["run", skill.to_str().unwrap(), "-k", "1", "--quiet"];
-        args.extend(MATRIX);
+        args.extend(RUNNERS);
+        args.extend(MODEL_FLAGS);
         args.extend(["--run-id", "sharded", "--shard", shard, "--out", out]);
         let output = project.skill_lift(&args);
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -232,7 +228,8 @@ fn a_two_by_two_matrix_reports_each_cells_designed_lift() {
     // the matrix cell by cell, with the unsharded run's per-cell, per-case results.
     for index in 0..2 {
         let mut args = vec!["run", skill.to_str().unwrap(), "-k", "1", "--quiet"];
-        args.extend(MATRIX);
+        args.extend(RUNNERS);
+        args.extend(MODEL_FLAGS);
         let run_id = format!("pod-{index}");
         args.extend(["--run-id", &run_id, "--shard", "auto", "--out", "volume"]);
         let output = binary(project.state())
@@ -309,20 +306,10 @@ fn matrix_progress_lines_name_their_cell() {
         ..MockBehaviour::default()
     });
     let project = Project::new(&server.base_url());
-    let output = project.run(&[
-        "--runner",
-        "inject",
-        "--runner",
-        "tools",
-        "--model",
-        "mock-strong",
-        "--run-id",
-        "lines",
-        "--progress",
-        "always",
-        "--progress-interval",
-        "0.01",
-    ]);
+    let mut args = RUNNERS.to_vec();
+    args.extend(["--model", "mock-strong", "--run-id", "lines"]);
+    args.extend(["--progress", "always", "--progress-interval", "0.01"]);
+    let output = project.run(&args);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let log = stderr(&output);
     for cell in ["inject · mock-strong", "tools · mock-strong"] {

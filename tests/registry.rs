@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::cli::{stderr, stdout};
+use support::cli::{PIRATE_SKILL_MD, pirate_evals, stderr, stdout};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 /// A temporary world: a HOME, a state folder and free space for host trees.
@@ -529,20 +529,10 @@ fn baseline_checklist_template_and_merge() {
 /// A skill with `cases` golden cases checked by `^Aye!`, a runner profile, and helpers to run
 /// `skill-lift run` and ingest the run into the baseline store.
 fn write_pirate(world: &World, cases: usize) {
-    world.write(
-        "skills/pirate-greeting/SKILL.md",
-        "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
-    );
-    let evals: Vec<Value> = (0..cases)
-        .map(|i| {
-            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                        "expected_skill": "pirate-greeting",
-                        "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
-        })
-        .collect();
+    world.write("skills/pirate-greeting/SKILL.md", PIRATE_SKILL_MD);
     world.write(
         "skills/pirate-greeting/evals/evals.json",
-        &json!({"skill_name": "pirate-greeting", "evals": evals}).to_string(),
+        &pirate_evals(cases).to_string(),
     );
 }
 

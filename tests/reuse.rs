@@ -9,16 +9,8 @@ mod support;
 use std::process::Output;
 
 use serde_json::{Value, json};
+use support::cli::{aye_eval_set, described, openai_profile, priced_judge_profile};
 use support::mock_openai::{MockBehaviour, MockServer};
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
 
 // A skill whose marker makes the mock answer "Aye!" (every case's check) in the with-skill
 // arm only, with one decoy skill staged in both arms.
@@ -30,23 +22,12 @@ impl Project {
     fn new(base_url: &str) -> Self {
         let project = Self::with_own_state();
         project.write_skill("Begin every answer with Aye! SKILL-MARKER\n");
-        let evals: Vec<Value> = (0..CASES)
-            .map(|i| {
-                json!({"id": format!("case-{i}"), "prompt": format!("Question {i}?"),
-                       "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
-            })
-            .collect();
         project.write(
             "skill/pirate/evals/evals.json",
-            &json!({"skill_name": "pirate", "evals": evals}).to_string(),
+            &aye_eval_set("pirate", CASES, |i| format!("case-{i}")),
         );
         project.write_decoy("Use for log files.");
-        project.write(
-            "mock.toml",
-            &format!(
-                "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n"
-            ),
-        );
+        project.write("mock.toml", &openai_profile(base_url, 4, ""));
         project
     }
 
@@ -75,19 +56,6 @@ impl Project {
             .output()
             .unwrap()
     }
-
-    fn json(&self, run: &str, file: &str) -> Value {
-        let path = self.path(&format!("results/{run}/{file}"));
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-    }
-
-    fn trials(&self, run: &str) -> Vec<Value> {
-        std::fs::read_to_string(self.path(&format!("results/{run}/trials.jsonl")))
-            .unwrap()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
-    }
 }
 
 fn reused(trials: &[Value]) -> Vec<&Value> {
@@ -109,12 +77,12 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
     let server = MockServer::start(MockBehaviour::default());
     let project = Project::new(&server.base_url());
     let (v1, requests) = counted(&server, &project, &["-k", "2", "--run-id", "v1"]);
-    assert_eq!(v1.status.code(), Some(0), "{}", text(&v1));
+    assert_eq!(v1.status.code(), Some(0), "{}", described(&v1));
     assert_eq!(requests, 2 * CASES * 2, "one request per trial");
     assert!(
         String::from_utf8_lossy(&v1.stderr).contains("32 reusable trials registered"),
         "{}",
-        text(&v1)
+        described(&v1)
     );
 
     // v2 of the skill: a new fingerprint, the same baseline.
@@ -124,10 +92,10 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
         &project,
         &["-k", "2", "--run-id", "v2", "--reuse-baseline"],
     );
-    assert_eq!(v2.status.code(), Some(0), "{}", text(&v2));
+    assert_eq!(v2.status.code(), Some(0), "{}", described(&v2));
     // Only the with-skill arm ran: zero baseline requests.
-    assert_eq!(requests, CASES * 2, "{}", text(&v2));
-    let trials = project.trials("v2");
+    assert_eq!(requests, CASES * 2, "{}", described(&v2));
+    let trials = project.records("v2");
     assert_eq!(trials.len(), 2 * CASES * 2);
     let taken = reused(&trials);
     assert_eq!(taken.len(), CASES * 2);
@@ -142,7 +110,7 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
         .unwrap();
         assert_eq!(document["trial_id"], trial["trial_id"]);
     }
-    let summary = project.json("v2", "summary.json");
+    let summary = project.result_json("v2", "summary.json");
     assert_eq!(summary["reuse"]["reused"], CASES * 2, "{summary}");
     assert_eq!(summary["reuse"]["from_runs"]["v1"], CASES * 2);
     assert_eq!(
@@ -150,7 +118,7 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
         2 * CASES * 2,
         "not double-counted"
     );
-    let manifest = project.json("v2", "manifest.json");
+    let manifest = project.result_json("v2", "manifest.json");
     assert_eq!(manifest["reuse"]["reused"], CASES * 2, "{manifest}");
     assert_eq!(manifest["reuse"]["source"]["kind"], "store");
     let report = std::fs::read_to_string(project.path("results/v2/report.md")).unwrap();
@@ -178,9 +146,9 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
 
     // The same comparison run in full gives the same verdict and lift.
     let (full, requests) = counted(&server, &project, &["-k", "2", "--run-id", "v2-full"]);
-    assert_eq!(full.status.code(), Some(0), "{}", text(&full));
+    assert_eq!(full.status.code(), Some(0), "{}", described(&full));
     assert_eq!(requests, 2 * CASES * 2);
-    let full = project.json("v2-full", "summary.json");
+    let full = project.result_json("v2-full", "summary.json");
     assert_eq!(summary["lift"]["verdict"], full["lift"]["verdict"]);
     assert_eq!(summary["lift"]["verdict"], "improved");
     assert_eq!(summary["lift"]["estimate"], full["lift"]["estimate"]);
@@ -191,16 +159,16 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
         .args(["report", "results/v2", "--format", "summary-json"])
         .output()
         .unwrap();
-    assert_eq!(report.status.code(), Some(0), "{}", text(&report));
+    assert_eq!(report.status.code(), Some(0), "{}", described(&report));
     let before = server.requests();
     let resumed = project
         .command()
         .args(["run", "--resume", "results/v2", "--progress", "never"])
         .output()
         .unwrap();
-    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
+    assert_eq!(resumed.status.code(), Some(0), "{}", described(&resumed));
     assert_eq!(server.requests(), before);
-    assert_eq!(project.trials("v2").len(), 2 * CASES * 2);
+    assert_eq!(project.records("v2").len(), 2 * CASES * 2);
 
     // K above what one stored run holds: its 2 attempts per case are reused, the third runs.
     let (more, requests) = counted(
@@ -215,9 +183,9 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
             "results/v1",
         ],
     );
-    assert_eq!(more.status.code(), Some(0), "{}", text(&more));
-    assert_eq!(reused(&project.trials("k3")).len(), CASES * 2);
-    assert_eq!(requests, CASES * 3 + CASES, "{}", text(&more));
+    assert_eq!(more.status.code(), Some(0), "{}", described(&more));
+    assert_eq!(reused(&project.records("k3")).len(), CASES * 2);
+    assert_eq!(requests, CASES * 3 + CASES, "{}", described(&more));
 
     // The store gives the newest registered run's trials first: k3 measured one baseline
     // attempt per case, v2-full two; v1 (the oldest) is not needed.
@@ -226,9 +194,9 @@ fn a_v2_run_reuses_the_v1_baseline_without_a_request_and_decides_as_a_full_run()
         &project,
         &["-k", "2", "--run-id", "v3", "--reuse-baseline"],
     );
-    assert_eq!(newest.status.code(), Some(0), "{}", text(&newest));
-    assert_eq!(requests, CASES * 2, "{}", text(&newest));
-    let from_runs = &project.json("v3", "summary.json")["reuse"]["from_runs"];
+    assert_eq!(newest.status.code(), Some(0), "{}", described(&newest));
+    assert_eq!(requests, CASES * 2, "{}", described(&newest));
+    let from_runs = &project.result_json("v3", "summary.json")["reuse"]["from_runs"];
     assert_eq!(from_runs["k3"], CASES, "{from_runs}");
     assert_eq!(from_runs["v2-full"], CASES, "{from_runs}");
     assert!(from_runs.get("v1").is_none(), "{from_runs}");
@@ -239,7 +207,7 @@ fn a_changed_model_or_decoy_reuses_nothing_and_sequential_runs_take_reused_trial
     let server = MockServer::start(MockBehaviour::default());
     let project = Project::new(&server.base_url());
     let v1 = project.run(&["-k", "1", "--run-id", "v1"]);
-    assert_eq!(v1.status.code(), Some(0), "{}", text(&v1));
+    assert_eq!(v1.status.code(), Some(0), "{}", described(&v1));
 
     let (other_model, requests) = counted(
         &server,
@@ -254,10 +222,18 @@ fn a_changed_model_or_decoy_reuses_nothing_and_sequential_runs_take_reused_trial
             "--reuse-baseline",
         ],
     );
-    assert_eq!(other_model.status.code(), Some(0), "{}", text(&other_model));
+    assert_eq!(
+        other_model.status.code(),
+        Some(0),
+        "{}",
+        described(&other_model)
+    );
     assert_eq!(requests, 2 * CASES);
-    assert!(reused(&project.trials("model")).is_empty());
-    assert_eq!(project.json("model", "summary.json")["reuse"]["reused"], 0);
+    assert!(reused(&project.records("model")).is_empty());
+    assert_eq!(
+        project.result_json("model", "summary.json")["reuse"]["reused"],
+        0
+    );
 
     project.write_decoy("Use for log files and traces.");
     let (other_decoy, requests) = counted(
@@ -265,9 +241,14 @@ fn a_changed_model_or_decoy_reuses_nothing_and_sequential_runs_take_reused_trial
         &project,
         &["-k", "1", "--run-id", "decoy", "--reuse-baseline"],
     );
-    assert_eq!(other_decoy.status.code(), Some(0), "{}", text(&other_decoy));
+    assert_eq!(
+        other_decoy.status.code(),
+        Some(0),
+        "{}",
+        described(&other_decoy)
+    );
     assert_eq!(requests, 2 * CASES);
-    assert!(reused(&project.trials("decoy")).is_empty());
+    assert!(reused(&project.records("decoy")).is_empty());
 
     // Sequential with reuse: the reused baseline counts in the sequence, not in the spend.
     let (sequential, requests) = counted(
@@ -284,12 +265,17 @@ fn a_changed_model_or_decoy_reuses_nothing_and_sequential_runs_take_reused_trial
             "2",
         ],
     );
-    assert_eq!(sequential.status.code(), Some(0), "{}", text(&sequential));
-    let trials = project.trials("seq");
+    assert_eq!(
+        sequential.status.code(),
+        Some(0),
+        "{}",
+        described(&sequential)
+    );
+    let trials = project.records("seq");
     let taken = reused(&trials).len();
-    assert_eq!(taken, CASES, "{}", text(&sequential));
+    assert_eq!(taken, CASES, "{}", described(&sequential));
     assert_eq!(requests, trials.len() - taken);
-    let stopping = &project.json("seq", "summary.json")["stopping"];
+    let stopping = &project.result_json("seq", "summary.json")["stopping"];
     assert_eq!(
         stopping["spent"]["trials"].as_u64().unwrap() as usize,
         trials.len() - taken,
@@ -298,7 +284,7 @@ fn a_changed_model_or_decoy_reuses_nothing_and_sequential_runs_take_reused_trial
 
     // Bad sources are input errors.
     let bad = project.run(&["-k", "1", "--run-id", "bad", "--reuse-baseline", "skill"]);
-    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert_eq!(bad.status.code(), Some(2), "{}", described(&bad));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--reuse-baseline skill"));
 }
 
@@ -312,7 +298,7 @@ fn each_matrix_cell_reuses_its_own_baseline() {
         &project,
         &[&["-k", "1", "--run-id", "m1"][..], &models[..]].concat(),
     );
-    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    assert_eq!(first.status.code(), Some(0), "{}", described(&first));
     assert_eq!(requests, 2 * 2 * CASES);
 
     project.write_skill("Begin every answer with Aye! SKILL-MARKER\nBe brief.\n");
@@ -325,16 +311,16 @@ fn each_matrix_cell_reuses_its_own_baseline() {
         ]
         .concat(),
     );
-    assert_eq!(second.status.code(), Some(0), "{}", text(&second));
+    assert_eq!(second.status.code(), Some(0), "{}", described(&second));
     assert_eq!(
         requests,
         2 * CASES,
         "with-skill trials only: {}",
-        text(&second)
+        described(&second)
     );
     for model in ["mock-a", "mock-b"] {
         let cell = format!("m2/cells/m2--mock--{model}");
-        let trials = project.trials(&cell);
+        let trials = project.records(&cell);
         let taken = reused(&trials);
         assert_eq!(taken.len(), CASES, "{cell}");
         for trial in taken {
@@ -364,12 +350,7 @@ fn judged_project(base_url: &str, judge_url: &str) -> Project {
         "skill/pirate/evals/evals.json",
         &json!({"skill_name": "pirate", "evals": evals}).to_string(),
     );
-    project.write(
-        "judge.toml",
-        &format!(
-            "kind = \"openai-chat\"\nbase_url = \"{judge_url}\"\nmodel = \"judge-model\"\ntimeout_s = 30\n\n[price]\ninput_usd_per_million_tokens = 1.0\noutput_usd_per_million_tokens = 5.0\n"
-        ),
-    );
+    project.write("judge.toml", &priced_judge_profile(judge_url));
     project
 }
 
@@ -389,17 +370,17 @@ fn judge_spend_is_recorded_per_trial_and_judges_skip_trials_they_cannot_change()
         "--no-judge-cache",
     ];
     let all = project.run(&[&judged[..], &["--run-id", "all"]].concat());
-    assert_eq!(all.status.code(), Some(0), "{}", text(&all));
+    assert_eq!(all.status.code(), Some(0), "{}", described(&all));
     // One request per trial (8 trials, one metric); the mock reports 100 + 20 tokens each.
     assert_eq!(judge.requests(), 8);
-    for trial in project.trials("all") {
+    for trial in project.records("all") {
         let spent = &trial["judge_usage"];
         assert_eq!(spent["requests"], 1, "{trial}");
         assert_eq!(spent["usage"]["input_tokens"], 100);
         let cost = spent["usage"]["cost_usd"].as_f64().unwrap();
         assert!((cost - 0.0002).abs() < 1e-12, "{cost}");
     }
-    let summary = project.json("all", "summary.json");
+    let summary = project.result_json("all", "summary.json");
     let spend = &summary["judge_spend"];
     assert_eq!(spend["requests"], 8, "{spend}");
     assert!((spend["cost_usd"].as_f64().unwrap() - 0.0016).abs() < 1e-12);
@@ -418,9 +399,9 @@ fn judge_spend_is_recorded_per_trial_and_judges_skip_trials_they_cannot_change()
         ]
         .concat(),
     );
-    assert_eq!(decisive.status.code(), Some(0), "{}", text(&decisive));
+    assert_eq!(decisive.status.code(), Some(0), "{}", described(&decisive));
     assert_eq!(judge.requests() - before, 4);
-    let trials = project.trials("decisive");
+    let trials = project.records("decisive");
     for trial in &trials {
         let checked = trial["case_id"] == "case-0" || trial["case_id"] == "case-2";
         let spent = &trial["judge_usage"];
@@ -437,8 +418,8 @@ fn judge_spend_is_recorded_per_trial_and_judges_skip_trials_they_cannot_change()
         }
     }
     // The verdict is the full-scope run's: the judge never decided the checked cases.
-    let full = project.json("all", "summary.json");
-    let scoped = project.json("decisive", "summary.json");
+    let full = project.result_json("all", "summary.json");
+    let scoped = project.result_json("decisive", "summary.json");
     assert_eq!(full["lift"]["verdict"], scoped["lift"]["verdict"]);
     assert_eq!(full["lift"]["estimate"], scoped["lift"]["estimate"]);
     assert_eq!(scoped["judge_spend"]["trials_skipped"], 4);

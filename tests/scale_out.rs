@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::cli::{assert_exit, state_dir as test_state_dir, stderr, stdout, write};
+use support::cli::{
+    PIRATE_SKILL_MD, assert_exit, mixed_eval_set, openai_profile, state_dir as test_state_dir,
+    stderr, stdout, write,
+};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 /// Variables `--shard auto` reads; cleared so the machine running the tests cannot leak in.
@@ -306,31 +309,17 @@ fn project(base_url: &str, cases: usize) -> tempfile::TempDir {
     write(
         dir.path(),
         "skill/pirate-greeting/SKILL.md",
-        "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
+        PIRATE_SKILL_MD,
     );
-    let evals: Vec<Value> = (0..cases)
-        .map(|i| {
-            let pattern = match i % 3 {
-                0 => "^\\s*Aye!",
-                1 => "answer",
-                _ => "never-present",
-            };
-            json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                   "checks": [{"type": "regex", "pattern": pattern}]})
-        })
-        .collect();
     write(
         dir.path(),
         "skill/pirate-greeting/evals/evals.json",
-        &serde_json::to_string_pretty(&json!({"skill_name": "pirate-greeting", "evals": evals}))
-            .unwrap(),
+        &mixed_eval_set(cases),
     );
     write(
         dir.path(),
         "runners/mock.toml",
-        &format!(
-            "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n"
-        ),
+        &openai_profile(base_url, 4, ""),
     );
     dir
 }

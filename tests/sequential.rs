@@ -9,16 +9,8 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 use support::cli::binary_in as binary;
+use support::cli::{aye_eval_set, described, openai_profile, priced_judge_profile};
 use support::mock_openai::{MockBehaviour, MockServer};
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
 
 // A skill whose marker makes the mock answer "Aye!" (every case's check) in the with-skill arm
 // only: a known lift of +100 pp.
@@ -31,22 +23,11 @@ impl Project {
             "skill/pirate/SKILL.md",
             "---\nname: pirate\ndescription: Use when greeting users in pirate style.\n---\nBegin every answer with Aye! SKILL-MARKER\n",
         );
-        let evals: Vec<Value> = (0..cases)
-            .map(|i| {
-                json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
-                       "checks": [{"type": "regex", "pattern": "^\\s*Aye!"}]})
-            })
-            .collect();
         project.write(
             "skill/pirate/evals/evals.json",
-            &json!({"skill_name": "pirate", "evals": evals}).to_string(),
+            &aye_eval_set("pirate", cases, |i| format!("case-{i:02}")),
         );
-        project.write(
-            "mock.toml",
-            &format!(
-                "kind = \"openai-chat\"\nbase_url = \"{base_url}\"\nmodel = \"mock-model\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\n{profile_extra}"
-            ),
-        );
+        project.write("mock.toml", &openai_profile(base_url, 4, profile_extra));
         project
     }
 
@@ -66,19 +47,6 @@ impl Project {
             .output()
             .unwrap()
     }
-
-    fn json(&self, run: &str, file: &str) -> Value {
-        let path = self.path(&format!("results/{run}/{file}"));
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-    }
-
-    fn trial_lines(&self, run: &str) -> Vec<Value> {
-        std::fs::read_to_string(self.path(&format!("results/{run}/trials.jsonl")))
-            .unwrap()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
-    }
 }
 
 #[test]
@@ -96,8 +64,8 @@ fn a_sequential_run_stops_at_the_decision_and_records_every_trial_it_started() {
         "--jobs",
         "4",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let summary = project.json("seq", "summary.json");
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
+    let summary = project.result_json("seq", "summary.json");
     let stopping = &summary["stopping"];
     assert_eq!(stopping["mode"], "sequential", "{stopping}");
     assert_eq!(stopping["stop_reason"], "improved", "{stopping}");
@@ -126,7 +94,7 @@ fn a_sequential_run_stops_at_the_decision_and_records_every_trial_it_started() {
     assert!(lift["p_value"].as_f64().unwrap() < 0.05);
     assert_eq!(summary["complete"], true);
     // Every trial that was started is recorded: one request per trial, no more.
-    let lines = project.trial_lines("seq");
+    let lines = project.records("seq");
     assert_eq!(lines.len() as u64, recorded);
     assert_eq!(
         server
@@ -136,7 +104,7 @@ fn a_sequential_run_stops_at_the_decision_and_records_every_trial_it_started() {
         recorded
     );
     // The manifest records the plan and the outcome; the outputs show the stop reason.
-    let manifest = project.json("seq", "manifest.json");
+    let manifest = project.result_json("seq", "manifest.json");
     assert_eq!(manifest["stopping"]["outcome"]["reason"], "improved");
     assert_eq!(
         manifest["stopping"]["case_order"].as_array().unwrap().len(),
@@ -170,7 +138,7 @@ fn a_sequential_run_stops_at_the_decision_and_records_every_trial_it_started() {
         ])
         .output()
         .unwrap();
-    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert_eq!(again.status.code(), Some(0), "{}", described(&again));
     let again: Value =
         serde_json::from_str(&std::fs::read_to_string(project.path("again/summary.json")).unwrap())
             .unwrap();
@@ -194,8 +162,8 @@ fn a_sequential_run_without_a_decision_does_not_call_the_fixed_n_direction() {
         "--run-id",
         "undecided",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let summary = project.json("undecided", "summary.json");
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
+    let summary = project.result_json("undecided", "summary.json");
     let stopping = &summary["stopping"];
     assert_eq!(stopping["stop_reason"], "completed", "{stopping}");
     assert_eq!(stopping["verdict_basis"], "fixed_n");
@@ -224,12 +192,12 @@ fn a_cost_budget_stops_within_one_round_and_resume_with_more_continues() {
     );
     // Learn one trial's cost from a one-case run.
     let probe = project.run(&["-k", "1", "--run-id", "probe", "--quiet"]);
-    assert_eq!(probe.status.code(), Some(0), "{}", text(&probe));
+    assert_eq!(probe.status.code(), Some(0), "{}", described(&probe));
     let tokens = |line: &Value| {
         line["usage"]["input_tokens"].as_u64().unwrap()
             + line["usage"]["output_tokens"].as_u64().unwrap()
     };
-    let probe_lines = project.trial_lines("probe");
+    let probe_lines = project.records("probe");
     let per_trial =
         probe_lines.iter().map(tokens).sum::<u64>() as f64 / probe_lines.len() as f64 / 1000.0;
     // Rounds of 2 cases × 2 arms = 4 trials; a budget of 2.5 rounds.
@@ -245,8 +213,8 @@ fn a_cost_budget_stops_within_one_round_and_resume_with_more_continues() {
         "--max-cost-usd",
         &format!("{limit}"),
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let summary = project.json("budget", "summary.json");
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
+    let summary = project.result_json("budget", "summary.json");
     let stopping = &summary["stopping"];
     assert_eq!(stopping["mode"], "fixed");
     assert_eq!(stopping["stop_reason"], "budget_cost", "{stopping}");
@@ -263,7 +231,7 @@ fn a_cost_budget_stops_within_one_round_and_resume_with_more_continues() {
     );
     assert_eq!(stopping["trials_recorded"], 8);
     assert_eq!(stopping["trials_not_run"], 16);
-    assert_eq!(project.trial_lines("budget").len(), 8);
+    assert_eq!(project.records("budget").len(), 8);
     assert_eq!(summary["trials"]["recorded"], 8);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("Stopped: budget_cost"), "{stdout}");
@@ -275,12 +243,12 @@ fn a_cost_budget_stops_within_one_round_and_resume_with_more_continues() {
         .args(["--max-cost-usd", "1000"])
         .output()
         .unwrap();
-    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed));
-    let summary = project.json("budget", "summary.json");
+    assert_eq!(resumed.status.code(), Some(0), "{}", described(&resumed));
+    let summary = project.result_json("budget", "summary.json");
     assert_eq!(summary["stopping"]["stop_reason"], "completed");
     assert_eq!(summary["stopping"]["trials_recorded"], 24);
     assert_eq!(summary["stopping"]["budgets"]["max_cost_usd"], 1000.0);
-    assert_eq!(project.trial_lines("budget").len(), 24);
+    assert_eq!(project.records("budget").len(), 24);
 }
 
 #[test]
@@ -297,18 +265,18 @@ fn a_token_budget_stops_and_cost_without_prices_is_never_guessed() {
         "--max-tokens",
         "1",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let stopping = &project.json("tokens", "summary.json")["stopping"];
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
+    let stopping = &project.result_json("tokens", "summary.json")["stopping"];
     // No max_tokens in the profile: nothing projects the first round, so it runs; then the
     // budget is spent.
     assert_eq!(stopping["stop_reason"], "budget_tokens", "{stopping}");
     assert_eq!(stopping["trials_recorded"], 4);
     // No [price] table and no reported cost: the cost budget stops rather than guessing.
     let output = project.run(&["-k", "1", "--run-id", "cost", "--max-cost-usd", "5"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no [price] table"), "{stderr}");
-    let stopping = &project.json("cost", "summary.json")["stopping"];
+    let stopping = &project.result_json("cost", "summary.json")["stopping"];
     assert_eq!(stopping["stop_reason"], "cost_unknown", "{stopping}");
 }
 
@@ -336,7 +304,7 @@ fn a_budget_the_first_round_cannot_fit_is_refused_before_spending() {
             budget,
             value,
         ]);
-        assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+        assert_eq!(output.status.code(), Some(2), "{}", described(&output));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(budget), "{stderr}");
         assert!(
@@ -364,8 +332,8 @@ fn a_budget_the_first_round_cannot_fit_is_refused_before_spending() {
         "--max-tokens",
         "384",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let stopping = &project.json("fits", "summary.json")["stopping"];
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
+    let stopping = &project.result_json("fits", "summary.json")["stopping"];
     assert_eq!(stopping["stop_reason"], "budget_tokens", "{stopping}");
     assert_eq!(stopping["trials_recorded"], 6);
 }
@@ -384,7 +352,12 @@ fn stopping_flags_are_checked() {
         &["--round-cases", "0"],
     ] {
         let output = project.run(args);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            described(&output)
+        );
     }
     // calibrate runs every planned trial: the stopping flags are refused, not ignored.
     for args in [&["--sequential"][..], &["--max-tokens", "1000"]] {
@@ -395,11 +368,16 @@ fn stopping_flags_are_checked() {
             .args(args)
             .output()
             .unwrap();
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
-        assert!(
-            text(&output).contains("do not apply"),
+        assert_eq!(
+            output.status.code(),
+            Some(2),
             "{args:?}: {}",
-            text(&output)
+            described(&output)
+        );
+        assert!(
+            described(&output).contains("do not apply"),
+            "{args:?}: {}",
+            described(&output)
         );
         assert!(!project.dir.path().join("results").exists());
     }
@@ -431,7 +409,7 @@ fn the_run_mde_and_the_planning_mde_are_named_apart_and_plan_agrees() {
     });
     let project = Project::new(&server.base_url(), 12, "");
     let output = project.run(&["-k", "2", "--run-id", "pilot"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let report = std::fs::read_to_string(project.path("results/pilot/report.md")).unwrap();
     let run_mde = number_after(
         &report,
@@ -457,7 +435,7 @@ fn the_run_mde_and_the_planning_mde_are_named_apart_and_plan_agrees() {
         .args(["--pilot", "results/pilot"])
         .output()
         .unwrap();
-    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    assert_eq!(plan.status.code(), Some(0), "{}", described(&plan));
     let stdout = String::from_utf8_lossy(&plan.stdout);
     let planned = number_after(&stdout, "Planning MDE (", "power 0.8): ", " pp");
     assert_eq!(planned, planning, "{stdout}");
@@ -486,13 +464,7 @@ fn plan_projects_fixed_k_against_sequential_from_a_pilot() {
         "skill/pirate/evals/evals.json",
         &json!({"skill_name": "pirate", "evals": evals}).to_string(),
     );
-    project.write(
-        "judge.toml",
-        &format!(
-            "kind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"judge-model\"\ntimeout_s = 30\n\n[price]\ninput_usd_per_million_tokens = 1.0\noutput_usd_per_million_tokens = 5.0\n",
-            judge.base_url()
-        ),
-    );
+    project.write("judge.toml", &priced_judge_profile(&judge.base_url()));
     let pilot = project.run(&[
         "-k",
         "2",
@@ -507,7 +479,7 @@ fn plan_projects_fixed_k_against_sequential_from_a_pilot() {
     assert!(
         matches!(pilot.status.code(), Some(0 | 1)),
         "{}",
-        text(&pilot)
+        described(&pilot)
     );
     let plan = |args: &[&str]| {
         binary(project.state())
@@ -526,7 +498,7 @@ fn plan_projects_fixed_k_against_sequential_from_a_pilot() {
         "300",
         "--json",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let planned: Value = serde_json::from_slice(&output.stdout).unwrap();
     // Judge cost: one request per trial, 100 + 20 tokens at 1 / 5 USD per million = $0.0002.
     let usage = &planned["usage"];
@@ -581,7 +553,7 @@ fn plan_projects_fixed_k_against_sequential_from_a_pilot() {
         "--simulations",
         "50",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let markdown = String::from_utf8_lossy(&output.stdout);
     assert!(markdown.contains("+ judge $0.01)"), "{markdown}");
     assert!(
@@ -597,7 +569,12 @@ fn plan_projects_fixed_k_against_sequential_from_a_pilot() {
         &["--pilot", "results/pilot", "--simulations", "0"],
     ] {
         let output = plan(args);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            described(&output)
+        );
     }
 
     // Against a measured run where a decision is reachable: 20 cases, the skill always passes,
@@ -626,13 +603,13 @@ fn plan_projects_fixed_k_against_sequential_from_a_pilot() {
         "300",
         "--json",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let planned: Value = serde_json::from_slice(&output.stdout).unwrap();
     let clear = &planned["projection"]["lifts"][0];
     assert_eq!(clear["fixed_k"]["mean_trials"], 80.0, "{clear}");
     let measured = project.run(&["--sequential", "-k", "2", "--run-id", "seq"]);
-    assert_eq!(measured.status.code(), Some(0), "{}", text(&measured));
-    let stopping = project.json("seq", "summary.json")["stopping"].clone();
+    assert_eq!(measured.status.code(), Some(0), "{}", described(&measured));
+    let stopping = project.result_json("seq", "summary.json")["stopping"].clone();
     assert_eq!(stopping["stop_reason"], "improved", "{stopping}");
     let measured_trials = stopping["trials_recorded"].as_f64().unwrap();
     assert!(measured_trials < 80.0, "{stopping}");

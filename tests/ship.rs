@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
+use support::cli::{described, python_chat_mock};
 use support::mock_openai::{MockBehaviour, MockServer};
 
 /// The binary copied into `<root>/bin/skill-lift`, away from the repository (as
@@ -43,14 +44,6 @@ fn skill_lift(binary: &Path, cwd: &Path, state: &Path, args: &[&str]) -> Output 
         .env("CI", "true")
         .output()
         .unwrap()
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 fn mode(path: &Path) -> u32 {
@@ -106,7 +99,7 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
 
     // The shipped profiles are built in: listed from an empty folder, with where they come from.
     let output = skill_lift(&binary, &work, &state, &["runners"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let listing = String::from_utf8_lossy(&output.stdout).into_owned();
     for name in ["local", "local-judge", "openai", "claude-code"] {
         let line = listing
@@ -135,7 +128,7 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
     // `runners NAME` prints the built-in profile's text, which now names the binary, not a
     // repository script.
     let output = skill_lift(&binary, &work, &state, &["runners", "local"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let local = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         local.contains("\"{skill_lift}\", \"serve\", \"local-model\""),
@@ -144,7 +137,7 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
 
     // init scaffolds a skill whose eval set loads and runs.
     let output = skill_lift(&binary, &work, &state, &["init", "my-skill"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     assert!(work.join("my-skill/SKILL.md").is_file());
     let evals: Value = serde_json::from_str(
         &std::fs::read_to_string(work.join("my-skill/evals/evals.json")).unwrap(),
@@ -160,19 +153,19 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
         &state,
         &["run", "my-skill", "--runner", "nope"],
     );
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     assert!(
-        text(&output).contains("the built-in profiles ("),
+        described(&output).contains("the built-in profiles ("),
         "{}",
-        text(&output)
+        described(&output)
     );
     // A second init never overwrites.
     let output = skill_lift(&binary, &work, &state, &["init", "my-skill"]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     assert!(
-        text(&output).contains("already has an eval set"),
+        described(&output).contains("already has an eval set"),
         "{}",
-        text(&output)
+        described(&output)
     );
 
     let server = status_update_mock(0);
@@ -193,7 +186,7 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
             "a",
         ],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let run_a = work.join("results/a");
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(run_a.join("summary.json")).unwrap())
@@ -245,14 +238,14 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
             "other-model",
         ],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let output = skill_lift(
         &binary,
         &work,
         &state,
         &["compare", "results/a", "results/b", "--out", "cmp"],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let table = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         table.contains("| model | mock-model | other-model | differs |"),
@@ -312,15 +305,15 @@ fn installed_binary_inits_runs_and_compares_from_an_empty_folder_with_shareable_
             "c",
         ],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let output = skill_lift(
         &binary,
         &work,
         &state,
         &["compare", "results/a", "results/c"],
     );
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
-    let error = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{}", described(&output));
+    let error = described(&output);
     assert!(error.contains("`eval_set.digest` differs"), "{error}");
     assert!(error.contains("only in A: [file-01]"), "{error}");
 }
@@ -333,7 +326,7 @@ fn a_piped_run_prints_progress_lines_and_never_silences_them() {
     std::fs::create_dir_all(&work).unwrap();
     let state = root.path().join("state");
     let output = skill_lift(&binary, &work, &state, &["init", "s"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let server = status_update_mock(150);
     let profile = mock_profile(root.path(), &server.base_url(), "concurrency = 1\n");
     let profile_arg = profile.to_str().unwrap();
@@ -355,7 +348,7 @@ fn a_piped_run_prints_progress_lines_and_never_silences_them() {
             "0.4",
         ],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     let lines: Vec<&str> = stderr
         .lines()
@@ -399,11 +392,11 @@ fn a_piped_run_prints_progress_lines_and_never_silences_them() {
             "never",
         ],
     );
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     assert!(
         !String::from_utf8_lossy(&output.stderr).contains("/16 trials ("),
         "{}",
-        text(&output)
+        described(&output)
     );
 }
 
@@ -424,25 +417,6 @@ done
 exec python3 "$(dirname "$0")/mock_server.py" "$port"
 "#;
 
-/// The mock server the fake Python runs: the opening phrase when the skill is in the prompt.
-const MOCK_PY: &str = r#"
-import json, sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args): pass
-    def reply(self, body):
-        data = json.dumps(body).encode()
-        self.send_response(200); self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data))); self.end_headers(); self.wfile.write(data)
-    def do_GET(self): self.reply({"data": []})
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        system = body["messages"][0]["content"]
-        text = "Status update: fine." if 'Every reply starts with "Status update:"' in system else "Fine."
-        self.reply({"model": "smollm2-135m-instruct", "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
-ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-"#;
-
 #[test]
 fn the_local_profile_sets_up_and_serves_its_model_from_any_folder() {
     let root = tempfile::tempdir().unwrap();
@@ -459,7 +433,12 @@ fn the_local_profile_sets_up_and_serves_its_model_from_any_folder() {
         std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
-    std::fs::write(venv_bin.join("mock_server.py"), MOCK_PY).unwrap();
+    // The mock server the fake Python runs: the opening phrase when the skill is in the prompt.
+    let mock = python_chat_mock(
+        r#""Status update: fine." if 'Every reply starts with "Status update:"' in system else "Fine.""#,
+        "smollm2-135m-instruct",
+    );
+    std::fs::write(venv_bin.join("mock_server.py"), mock).unwrap();
     let with_cache = |args: &[&str]| {
         Command::new(&binary)
             .args(args)
@@ -473,11 +452,11 @@ fn the_local_profile_sets_up_and_serves_its_model_from_any_folder() {
     };
     // The embedded setup script finds the (fake) environment ready.
     let output = with_cache(&["setup", "local-model"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     assert!(
-        text(&output).contains("local model: ready"),
+        described(&output).contains("local model: ready"),
         "{}",
-        text(&output)
+        described(&output)
     );
     // Without an environment, serve says what to run.
     let output = Command::new(&binary)
@@ -485,11 +464,11 @@ fn the_local_profile_sets_up_and_serves_its_model_from_any_folder() {
         .env("SKILL_LIFT_CACHE", root.path().join("no-cache"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     assert!(
-        text(&output).contains("skill-lift setup local-model"),
+        described(&output).contains("skill-lift setup local-model"),
         "{}",
-        text(&output)
+        described(&output)
     );
 
     // The built-in `local` profile on a free port (a fixed port is not for tests): its managed
@@ -503,7 +482,7 @@ fn the_local_profile_sets_up_and_serves_its_model_from_any_folder() {
     let profile_path = root.path().join("local-free-port.toml");
     std::fs::write(&profile_path, profile).unwrap();
     let output = with_cache(&["init", "my-skill"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let output = with_cache(&[
         "run",
         "my-skill",
@@ -514,11 +493,11 @@ fn the_local_profile_sets_up_and_serves_its_model_from_any_folder() {
         "--run-id",
         "local",
     ]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     assert!(
-        text(&output).contains("started model server"),
+        described(&output).contains("started model server"),
         "{}",
-        text(&output)
+        described(&output)
     );
     let summary: Value = serde_json::from_str(
         &std::fs::read_to_string(work.join("results/local/summary.json")).unwrap(),

@@ -6,9 +6,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
+use support::cli::streams;
 use support::cli::write;
 
 fn repository() -> PathBuf {
@@ -22,13 +23,6 @@ fn binary(state: &Path) -> Command {
         .env_remove("LC_ALL")
         .env_remove("LC_MESSAGES");
     command
-}
-
-fn text(output: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 /// A skill with the four planted problems of the issue: a missing tool, a macOS-only command,
@@ -57,7 +51,7 @@ fn lint_json(state: &Path, dirs: &[&Path], extra: &[&str]) -> (Value, i32, Strin
         .args(extra)
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     let value: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("lint JSON: {e}\n{stdout}\n{stderr}"));
     (value, output.status.code().unwrap(), stderr)
@@ -88,7 +82,7 @@ fn lint_passes_the_example_and_the_decoys_and_says_it_is_static() {
         command.arg(root.join("decoys").join(decoy));
     }
     let output = command.output().unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("not runtime evidence"), "{stdout}");
     assert!(stdout.contains("Spearman rho = -0.018"), "{stdout}");
@@ -99,7 +93,7 @@ fn lint_passes_the_example_and_the_decoys_and_says_it_is_static() {
         .arg(root.join("assets/skill-lift"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{:?}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{:?}", streams(&output));
 }
 
 #[test]
@@ -138,7 +132,7 @@ fn lint_finds_the_planted_problems_with_file_and_line() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output).1.contains("/nonexistent/skill-folder"));
+    assert!(streams(&output).1.contains("/nonexistent/skill-folder"));
 }
 
 #[test]
@@ -163,7 +157,7 @@ fn lint_never_prints_a_planted_secret() {
             .arg(&dir)
             .output()
             .unwrap();
-        let (stdout, stderr) = text(&output);
+        let (stdout, stderr) = streams(&output);
         assert_eq!(output.status.code(), Some(1));
         assert!(stdout.contains("anthropic-key"), "{stdout}");
         let location = if format == "json" {
@@ -192,7 +186,7 @@ fn env_reports_red_flags_with_evidence_and_run_prints_them_first() {
         .arg(&dir)
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(
         output.status.code(),
         Some(1),
@@ -245,7 +239,7 @@ fn env_reports_red_flags_with_evidence_and_run_prints_them_first() {
         .arg(&dir)
         .output()
         .unwrap();
-    let (stdout, _) = text(&output);
+    let (stdout, _) = streams(&output);
     assert!(
         stdout.contains("ok       command              frobnicate-cli: found"),
         "{stdout}"
@@ -271,7 +265,7 @@ fn env_reports_red_flags_with_evidence_and_run_prints_them_first() {
         .arg(&dir)
         .output()
         .unwrap();
-    let (_, stderr) = text(&output);
+    let (_, stderr) = streams(&output);
     assert_ne!(output.status.code(), Some(0));
     let first = stderr.lines().next().unwrap_or("");
     assert!(first.starts_with("red flag: "), "{stderr}");
@@ -295,7 +289,7 @@ fn env_on_the_example_and_decoys_has_no_red_flags() {
             .arg(root.join(dir))
             .output()
             .unwrap();
-        let (stdout, stderr) = text(&output);
+        let (stdout, stderr) = streams(&output);
         assert_eq!(output.status.code(), Some(0), "{dir}: {stdout}\n{stderr}");
         assert!(stdout.contains("context_size"), "{stdout}");
     }
@@ -450,7 +444,7 @@ fn lint_against_the_baseline_store_reports_the_designed_spearman_rho() {
         .arg(state.path())
         .output()
         .unwrap();
-    let (stdout, _) = text(&output);
+    let (stdout, _) = streams(&output);
     assert!(
         stdout.contains("Spearman rho (model m, runner r, no eval set) = +0.800, 95% CI ["),
         "{stdout}"
@@ -560,13 +554,13 @@ fn install_into_three_hosts_verified_then_uninstall() {
         .arg("--dry-run")
         .output()
         .unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_eq!(stdout.matches("would install").count(), 3, "{stdout}");
     assert_eq!(tree(home.path()), before, "--dry-run wrote something");
 
     let output = install_cmd(home.path(), state.path()).output().unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_eq!(
         stdout.matches("(fingerprint verified)").count(),
@@ -602,10 +596,10 @@ fn install_into_three_hosts_verified_then_uninstall() {
     // Again: unchanged.
     let output = install_cmd(home.path(), state.path()).output().unwrap();
     assert_eq!(
-        text(&output).0.matches("unchanged").count(),
+        streams(&output).0.matches("unchanged").count(),
         3,
         "{:?}",
-        text(&output)
+        streams(&output)
     );
 
     // Uninstall (dry run first).
@@ -614,7 +608,7 @@ fn install_into_three_hosts_verified_then_uninstall() {
         .args(["--uninstall", "--dry-run"])
         .output()
         .unwrap();
-    assert_eq!(text(&output).0.matches("would remove").count(), 3);
+    assert_eq!(streams(&output).0.matches("would remove").count(), 3);
     assert_eq!(tree(home.path()), before);
     let output = install_cmd(home.path(), state.path())
         .arg("--uninstall")
@@ -651,7 +645,7 @@ fn install_failing_half_way_leaves_nothing_behind() {
     }
     let before = tree(home.path());
     let output = install_cmd(home.path(), state.path()).output().unwrap();
-    let (stdout, stderr) = text(&output);
+    let (stdout, stderr) = streams(&output);
     assert_eq!(output.status.code(), Some(3), "{stdout}\n{stderr}");
     assert!(stdout.contains("FAILED"), "{stdout}");
     assert!(stdout.contains("rolled back"), "{stdout}");
@@ -688,7 +682,7 @@ fn install_refuses_a_foreign_skill_and_reports_no_host() {
     );
     let before = tree(home.path());
     let output = install_cmd(home.path(), state.path()).output().unwrap();
-    let (stdout, _) = text(&output);
+    let (stdout, _) = streams(&output);
     assert_eq!(output.status.code(), Some(3), "{stdout}");
     assert!(stdout.contains("different skill"), "{stdout}");
     assert_eq!(tree(home.path()), before);
@@ -697,7 +691,11 @@ fn install_refuses_a_foreign_skill_and_reports_no_host() {
         .arg("--uninstall")
         .output()
         .unwrap();
-    assert!(text(&output).0.contains("kept"), "{:?}", text(&output));
+    assert!(
+        streams(&output).0.contains("kept"),
+        "{:?}",
+        streams(&output)
+    );
     assert!(
         home.path()
             .join(".agents/skills/skill-lift/SKILL.md")
@@ -707,7 +705,7 @@ fn install_refuses_a_foreign_skill_and_reports_no_host() {
     let empty = tempfile::tempdir().unwrap();
     let output = install_cmd(empty.path(), state.path()).output().unwrap();
     assert_eq!(output.status.code(), Some(4));
-    assert!(text(&output).1.contains("no agent host found"));
+    assert!(streams(&output).1.contains("no agent host found"));
 }
 
 /// `--against` a results folder: the recorded run fixture (7 cases scored in both arms, lift

@@ -8,21 +8,13 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::cli::described;
 use support::mock_router::{RouterServer, Routes};
 
 fn binary(state: &Path) -> Command {
     let mut command = support::cli::binary_in(state);
     command.env_remove("SKILL_LIFT_HOST");
     command
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// The designed set: (query, should_trigger, expected_skill, activations per attempt).
@@ -163,7 +155,7 @@ fn triggers_reports_the_designed_precision_and_recall_exactly() {
     let server = RouterServer::start(routes(), false);
     let project = Project::new(&server.base_url());
     let output = project.triggers(&[]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("`tools` mode"), "{stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -279,7 +271,7 @@ fn trigger_gates_fail_with_exit_1_and_json_goes_to_stdout() {
     let server = RouterServer::start(routes(), false);
     let project = Project::new(&server.base_url());
     let output = project.triggers(&["--min-recall", "0.7", "--format", "json"]);
-    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(1), "{}", described(&output));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["gate"]["passed"], json!(false));
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -295,7 +287,7 @@ fn triggers_with_a_failing_runner_are_an_infrastructure_error() {
     let project = Project::new(&server.base_url());
     // The circuit breaker stops it after 8 infrastructure failures in a row.
     let output = project.triggers(&["--no-preflight", "-k", "1"]);
-    assert_eq!(output.status.code(), Some(3), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(3), "{}", described(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("circuit breaker"), "{stderr}");
     // Without it, every attempt is unscoreable, counted by cause.
@@ -308,7 +300,7 @@ fn triggers_with_a_failing_runner_are_an_infrastructure_error() {
         "--run-id",
         "t9",
     ]);
-    assert_eq!(output.status.code(), Some(3), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(3), "{}", described(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("10 of 10 attempts are unscoreable") && stderr.contains("runner error 10"),
@@ -322,18 +314,18 @@ fn trigger_set_problems_are_input_errors_naming_the_file() {
     let project = Project::new(&server.base_url());
     std::fs::remove_file(project.path("skill/refund-desk/evals/triggers.json")).unwrap();
     let output = project.triggers(&[]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("no trigger set found"),
         "{}",
-        text(&output)
+        described(&output)
     );
     project.write(
         "bad.json",
         r#"{"queries": [{"query": "a", "should_trigger": true}, {"query": "b", "should_trigger": "no"}]}"#,
     );
     let output = project.triggers(&["--triggers", "bad.json"]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("bad.json") && stderr.contains("queries[1].should_trigger"),
@@ -344,11 +336,11 @@ fn trigger_set_problems_are_input_errors_naming_the_file() {
         r#"[{"id": "x", "query": "a", "should_trigger": false, "expected_skill": "refund-desk"}]"#,
     );
     let output = project.triggers(&["--triggers", "contradiction.json"]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", described(&output));
     assert!(
         String::from_utf8_lossy(&output.stderr).contains("query `x`"),
         "{}",
-        text(&output)
+        described(&output)
     );
     assert_eq!(server.requests(), 0);
 }
@@ -370,7 +362,7 @@ fn aces_golden_cases_are_read_for_should_trigger_and_skill_creator_lists_too() {
         .to_string(),
     );
     let output = project.triggers(&["--format", "json"]);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["setup"]["trigger_set"]["format"], "golden-cases");
     // a1 TP, a2 FN (log-triage), a3 TN, a4 FP: precision 1/2, recall 1/2.
@@ -403,7 +395,7 @@ fn aces_golden_cases_are_read_for_should_trigger_and_skill_creator_lists_too() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", described(&output));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["setup"]["trigger_set"]["format"], "trigger-list");
     assert_eq!(report["results"][0]["id"], "q01");
@@ -486,7 +478,7 @@ fn vet_runs_every_step_registers_the_skill_and_status_shows_it() {
     // Recall 3/4 is below the default 80%: the triggers step is no-go, the vet says NO-GO
     // (exit 1), and the skill is registered all the same.
     let output = vet("v1", &[]);
-    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert_eq!(output.status.code(), Some(1), "{}", described(&output));
     let report: Value =
         serde_json::from_slice(&std::fs::read(project.path("results/v1/vet.json")).unwrap())
             .unwrap();
@@ -531,14 +523,14 @@ fn vet_runs_every_step_registers_the_skill_and_status_shows_it() {
     assert!(
         decisions.contains(&("triggers", "go")) && decisions.contains(&("register", "go")),
         "{decisions:?}\n{}",
-        text(&output)
+        described(&output)
     );
     // `status` shows the registered skill with its golden set.
     let status = binary(&project.path("state"))
         .args(["status", "--host", "generic"])
         .output()
         .unwrap();
-    assert_eq!(status.status.code(), Some(0), "{}", text(&status));
+    assert_eq!(status.status.code(), Some(0), "{}", described(&status));
     let stdout = String::from_utf8_lossy(&status.stdout);
     assert!(stdout.contains("monitored 1:"), "{stdout}");
     assert!(stdout.contains("refund-desk: vetted"), "{stdout}");

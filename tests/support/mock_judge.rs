@@ -12,7 +12,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use super::serve::{Served, serve};
+use super::serve::Mock;
 
 /// What the judge does.
 #[derive(Debug, Clone)]
@@ -35,7 +35,7 @@ impl Default for JudgeBehaviour {
     }
 }
 
-struct JudgeState {
+pub struct JudgeState {
     behaviour: JudgeBehaviour,
     requests: AtomicUsize,
 }
@@ -95,28 +95,18 @@ async fn complete(State(state): State<Arc<JudgeState>>, Json(request): Json<Valu
 }
 
 /// A running mock judge.
-pub struct MockJudge {
-    served: Served,
-    state: Arc<JudgeState>,
-}
+pub type MockJudge = Mock<JudgeState>;
 
 impl MockJudge {
     pub fn start(behaviour: JudgeBehaviour) -> Self {
-        let state = Arc::new(JudgeState {
+        let state = JudgeState {
             behaviour,
             requests: AtomicUsize::new(0),
-        });
-        let router = Router::new()
-            .route("/v1/chat/completions", post(complete))
-            .with_state(Arc::clone(&state));
-        Self {
-            served: serve(router),
+        };
+        Mock::serve(
             state,
-        }
-    }
-
-    pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.served.address)
+            Router::new().route("/v1/chat/completions", post(complete)),
+        )
     }
 
     pub fn requests(&self) -> usize {

@@ -16,6 +16,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
+use super::serve::{Served, chat_completion, serve};
+
 /// What the mock does.
 #[derive(Debug, Clone)]
 pub struct MockBehaviour {
@@ -98,23 +100,13 @@ pub struct MockState {
 }
 
 fn completion(content: Option<&str>, tool_calls: Option<Value>, prompt_tokens: u64) -> Value {
-    let finish = if tool_calls.is_some() {
-        "tool_calls"
-    } else {
-        "stop"
-    };
-    let mut message = json!({"role": "assistant", "content": content});
-    if let Some(calls) = tool_calls {
-        message["tool_calls"] = calls;
-    }
-    json!({
-        "id": "chatcmpl-mock",
-        "object": "chat.completion",
-        "model": "mock-model-1",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7,
-                  "prompt_tokens_details": {"cached_tokens": 0}}
-    })
+    chat_completion(
+        ("chatcmpl-mock", "mock-model-1"),
+        content,
+        tool_calls,
+        json!({"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7,
+               "prompt_tokens_details": {"cached_tokens": 0}}),
+    )
 }
 
 async fn chat(
@@ -249,8 +241,7 @@ pub fn router(state: Arc<MockState>) -> Router {
 pub struct MockServer {
     pub address: SocketAddr,
     pub state: Arc<MockState>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    served: Served,
 }
 
 impl MockServer {
@@ -261,57 +252,21 @@ impl MockServer {
             requests: AtomicUsize::new(0),
             rejected: AtomicUsize::new(0),
         });
-        let (address_sender, address_receiver) = std::sync::mpsc::channel();
-        let (shutdown_sender, shutdown_receiver) = tokio::sync::oneshot::channel::<()>();
-        let server_state = Arc::clone(&state);
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .expect("mock runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind loopback");
-                address_sender
-                    .send(listener.local_addr().expect("address"))
-                    .expect("send address");
-                axum::serve(listener, router(server_state))
-                    .with_graceful_shutdown(async {
-                        let _ = shutdown_receiver.await;
-                    })
-                    .await
-                    .expect("serve");
-            });
-        });
-        let address = address_receiver.recv().expect("mock address");
+        let served = serve(router(Arc::clone(&state)));
         Self {
-            address,
+            address: served.address,
             state,
-            shutdown: Some(shutdown_sender),
-            thread: Some(thread),
+            served,
         }
     }
 
     /// `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.address)
+        self.served.base_url()
     }
 
     /// Requests received so far.
     pub fn requests(&self) -> usize {
         self.state.requests.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for MockServer {
-    fn drop(&mut self) {
-        if let Some(sender) = self.shutdown.take() {
-            let _ = sender.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }

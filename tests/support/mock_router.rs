@@ -20,12 +20,12 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use super::serve::{Served, serve};
+use super::serve::{Mock, chat_completion, first_user_text};
 
 /// The designed pattern: query text → skills to activate on its 1st, 2nd, … attempt (cycled).
 pub type Routes = HashMap<String, Vec<Option<String>>>;
 
-struct RouterState {
+pub struct RouterState {
     routes: Routes,
     seen: Mutex<HashMap<String, usize>>,
     requests: AtomicUsize,
@@ -34,20 +34,12 @@ struct RouterState {
 }
 
 fn completion(content: Option<&str>, tool_calls: Option<Value>) -> Value {
-    let finish = if tool_calls.is_some() {
-        "tool_calls"
-    } else {
-        "stop"
-    };
-    let mut message = json!({"role": "assistant", "content": content});
-    if let Some(calls) = tool_calls {
-        message["tool_calls"] = calls;
-    }
-    json!({
-        "id": "chatcmpl-router", "object": "chat.completion", "model": "router-model-1",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}
-    })
+    chat_completion(
+        ("chatcmpl-router", "router-model-1"),
+        content,
+        tool_calls,
+        json!({"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}),
+    )
 }
 
 async fn chat(State(state): State<Arc<RouterState>>, Json(body): Json<Value>) -> Response {
@@ -56,12 +48,7 @@ async fn chat(State(state): State<Arc<RouterState>>, Json(body): Json<Value>) ->
         return (StatusCode::INTERNAL_SERVER_ERROR, "upstream exploded").into_response();
     }
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let user = messages
-        .iter()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("")
-        .to_string();
+    let user = first_user_text(&body);
     let tool_results: Vec<&str> = messages
         .iter()
         .filter(|m| m["role"] == "tool")
@@ -94,33 +81,21 @@ async fn models() -> Json<Value> {
 }
 
 /// A running routing mock.
-pub struct RouterServer {
-    served: Served,
-    state: Arc<RouterState>,
-}
+pub type RouterServer = Mock<RouterState>;
 
 impl RouterServer {
     /// Start on an ephemeral loopback port with `routes`; `fail` answers HTTP 500 throughout.
     pub fn start(routes: Routes, fail: bool) -> Self {
-        let state = Arc::new(RouterState {
+        let state = RouterState {
             routes,
             seen: Mutex::new(HashMap::new()),
             requests: AtomicUsize::new(0),
             fail,
-        });
+        };
         let router = Router::new()
             .route("/v1/chat/completions", post(chat))
-            .route("/v1/models", get(models))
-            .with_state(Arc::clone(&state));
-        Self {
-            served: serve(router),
-            state,
-        }
-    }
-
-    /// `http://127.0.0.1:PORT/v1`.
-    pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.served.address)
+            .route("/v1/models", get(models));
+        Mock::serve(state, router)
     }
 
     /// Chat requests received.
