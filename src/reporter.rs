@@ -444,9 +444,282 @@ pub enum Event {
         exit: i32,
     },
     /// A command wrote this file (the terminal summary ends with what was written).
+    /// The folder named is not a skill folder; the layout chose the skill in `skill_dir`.
+    SkillChosen {
+        /// The folder the user named.
+        target: PathBuf,
+        /// The skill folder used.
+        skill_dir: PathBuf,
+    },
+    /// The eval set was found by the repository layout (not the skill's own, not `--evals`).
+    EvalSetByLayout {
+        /// The eval file or folder used.
+        path: PathBuf,
+    },
+    /// `plan --pilot` for a matrix: the projection is per runner/model cell.
+    ProjectionPerCell {
+        /// Cells of the matrix.
+        cells: usize,
+    },
+    /// `plan`: the eval set has no active case (the plan is printed; nothing would run).
+    NoActiveCase,
+    /// Something worth knowing that is no warning (`note: …`).
+    Note {
+        /// The note.
+        message: String,
+    },
+    /// `scan`: assets that could not be registered (the others were).
+    AssetsSkipped {
+        /// Each skipped folder or file, and why.
+        skipped: Vec<(PathBuf, String)>,
+    },
+    /// `check --waive`: an asset waived under the current model.
+    Waived {
+        /// The asset.
+        asset: String,
+        /// The model it is waived under.
+        model: String,
+        /// Why.
+        reason: String,
+    },
+    /// Nothing to run (exit 4), and why.
+    NothingToRun {
+        /// Why (the pipeline's `NothingToRun`, worded).
+        why: String,
+    },
+    /// An analyzed run: no trial could be graded (exit 4).
+    NothingGradable,
+    /// An analyzed run: more unscoreable trials than `--max-unscoreable` allows (exit 3).
+    TooManyUnscoreable {
+        /// Unscoreable trials.
+        unscoreable: usize,
+        /// Recorded trials.
+        recorded: usize,
+        /// Their fraction.
+        fraction: f64,
+        /// The limit.
+        limit: f64,
+        /// The causes, e.g. `grader error 3, runner error 1`.
+        causes: String,
+    },
+    /// An analyzed run: a gate failed (exit 1).
+    GateFailed {
+        /// What failed.
+        failures: Vec<String>,
+    },
+    /// The circuit breaker stopped a run (exit 3).
+    BreakerStopped {
+        /// Why it tripped.
+        reason: String,
+        /// Planned trials not run.
+        missing: usize,
+        /// The run folder (to resume).
+        run_dir: PathBuf,
+    },
+    /// An interrupt stopped a command; recorded trials are kept (`command --resume DIR`
+    /// continues).
+    StoppedByInterrupt {
+        /// The command that continues it (`run`, `calibrate`).
+        command: String,
+        /// The folder to resume.
+        dir: PathBuf,
+    },
+    /// Trials a run was to run left no record (exit 3).
+    TrialsMissing {
+        /// How many.
+        missing: usize,
+        /// The run folder (to resume).
+        run_dir: PathBuf,
+    },
+    /// A run's trials are recorded and its exports written.
+    RunRecorded {
+        /// Trials recorded by this invocation.
+        recorded: usize,
+        /// Its wall time in seconds.
+        wall_s: f64,
+        /// The run folder.
+        run_dir: PathBuf,
+    },
+    /// A command wrote this file (the terminal summary ends with what was written).
     Wrote {
         /// The file.
         path: PathBuf,
+    },
+    /// A matrix run starts: its cells.
+    MatrixPlanned {
+        /// The matrix run id.
+        run_id: String,
+        /// Each cell's label (runner, model).
+        cells: Vec<String>,
+    },
+    /// A cell of a matrix starts (run, merge, regrade).
+    Cell {
+        /// The cell's label.
+        label: String,
+    },
+    /// A cell of a matrix run finished.
+    CellRecorded {
+        /// The cell's label.
+        label: String,
+        /// Trials recorded.
+        recorded: usize,
+        /// Its lift, when measured.
+        lift: Option<f64>,
+        /// Its run folder.
+        dir: PathBuf,
+    },
+    /// A cell of a matrix run failed (the others go on).
+    CellFailed {
+        /// The cell's label.
+        label: String,
+        /// The error with its causes.
+        error: String,
+    },
+    /// A matrix run's folder.
+    MatrixResults {
+        /// The matrix folder.
+        dir: PathBuf,
+    },
+    /// A run folder was uploaded to object storage.
+    Uploaded {
+        /// Files uploaded.
+        files: usize,
+        /// Their bytes.
+        bytes: u64,
+        /// Where.
+        url: String,
+        /// Objects of an earlier upload replaced.
+        replaced: usize,
+    },
+    /// No run folder was created, so nothing was uploaded.
+    NothingUploaded {
+        /// Where it would have gone.
+        url: String,
+    },
+    /// Run folders were downloaded from object storage.
+    Downloaded {
+        /// How many.
+        folders: usize,
+        /// From where.
+        url: String,
+    },
+    /// A regrade was interrupted; the trials graded again so far are kept.
+    RegradeInterrupted {
+        /// Trials kept.
+        kept: usize,
+        /// Trials planned.
+        planned: usize,
+        /// The new run folder.
+        out_dir: PathBuf,
+    },
+    /// A regrade finished.
+    Regraded {
+        /// Trials graded again.
+        regraded: usize,
+        /// Of those, with a different grade.
+        changed: usize,
+        /// The new run folder.
+        out_dir: PathBuf,
+    },
+    /// Shards were merged into one run folder.
+    Merged {
+        /// Shards merged.
+        shards: usize,
+        /// Trials in the merged run.
+        trials: usize,
+        /// The merged run folder.
+        out: PathBuf,
+    },
+    /// `report`: a whole run with planned trials not recorded (exit 3).
+    PlannedTrialsMissing {
+        /// Trials not recorded.
+        missing: usize,
+        /// Trials planned.
+        planned: usize,
+        /// The run folder.
+        run_dir: PathBuf,
+    },
+    /// A calibration starts (or resumes): its plan.
+    CalibrationPlanned {
+        /// The calibration id.
+        calibration_id: String,
+        /// The identical arms, described.
+        arm: String,
+        /// A/A repeats.
+        repeats: u32,
+        /// Cases.
+        cases: usize,
+        /// Attempts per case per arm.
+        k: u32,
+        /// Trials per repeat.
+        trials_per_repeat: usize,
+        /// The calibration folder.
+        dir: PathBuf,
+    },
+    /// An interrupt arrived while a calibration's model server started; nothing ran.
+    CalibrationInterruptedStartingServer {
+        /// The calibration folder (to resume).
+        dir: PathBuf,
+    },
+    /// A calibration repeat starts.
+    CalibrationRepeat {
+        /// The calibration id.
+        calibration_id: String,
+        /// The repeat (1-based).
+        index: u32,
+        /// Repeats in all.
+        repeats: u32,
+    },
+    /// A calibration repeat measured its A/A lift.
+    RepeatMeasured {
+        /// The repeat (1-based).
+        index: u32,
+        /// The lift, in points.
+        lift: String,
+        /// Its confidence interval, in points.
+        ci: (String, String),
+        /// The verdict.
+        verdict: String,
+        /// Whether the verdict is a false one (improved or regressed).
+        false_verdict: bool,
+    },
+    /// A calibration repeat left planned trials unrecorded (exit 3).
+    RepeatIncomplete {
+        /// Trials not recorded.
+        missing: usize,
+        /// The repeat (1-based).
+        index: u32,
+        /// The breaker's reason, when it stopped the repeat.
+        breaker: Option<String>,
+        /// The calibration folder (to resume).
+        dir: PathBuf,
+    },
+    /// A calibration repeat measured no lift.
+    RepeatMeasuredNothing {
+        /// The repeat (1-based).
+        index: u32,
+        /// The repeat's folder.
+        repeat_dir: PathBuf,
+        /// The calibration folder (to resume).
+        dir: PathBuf,
+    },
+    /// A calibration is recorded in the state folder.
+    Calibrated {
+        /// The asset.
+        asset: String,
+        /// The headline (false-verdict rate).
+        headline: String,
+        /// The file it is recorded in.
+        store: PathBuf,
+    },
+    /// No calibration repeat measured a lift (exit 3).
+    NoRepeatMeasured,
+    /// A command failed: the error and its causes (each not already said by the ones before).
+    CommandFailed {
+        /// The error.
+        message: String,
+        /// Its causes.
+        causes: Vec<String>,
     },
     /// Something accepted that the user should know about (`warning: …`), naming the file it
     /// concerns when there is one.
@@ -850,6 +1123,266 @@ impl fmt::Display for Event {
             ),
             Event::Failed { problem, exit } => write!(f, "error: {problem} (exit {exit})"),
             Event::Wrote { path } => write!(f, "skill-lift: wrote {}", path.display()),
+            Event::SkillChosen { target, skill_dir } => write!(
+                f,
+                "skill-lift: {} is not a skill folder; using the skill in {}",
+                target.display(),
+                skill_dir.display()
+            ),
+            Event::EvalSetByLayout { path } => write!(
+                f,
+                "skill-lift: eval set {} (found by the repository layout; --evals overrides)",
+                path.display()
+            ),
+            Event::ProjectionPerCell { cells } => write!(
+                f,
+                "note: the projection is per runner/model cell (each cell is a run of its own, with its own budget); {cells} cells spend {cells} times as much"
+            ),
+            Event::NoActiveCase => write!(
+                f,
+                "error: the eval set has no active case (drafts need --allow-draft)"
+            ),
+            Event::Note { message } => write!(f, "note: {message}"),
+            Event::AssetsSkipped { skipped } => {
+                write!(
+                    f,
+                    "warning: skipped {} asset(s) that could not be registered (the others were):",
+                    skipped.len()
+                )?;
+                for (path, reason) in skipped {
+                    write!(f, "\n  {}: {reason}", path.display())?;
+                }
+                Ok(())
+            }
+            Event::Waived {
+                asset,
+                model,
+                reason,
+            } => write!(f, "waived {asset} under {model}: {reason}"),
+            Event::NothingToRun { why } => write!(
+                f,
+                "error: {why} (exit {})",
+                crate::exit_codes::NOTHING_TO_RUN
+            ),
+            Event::NothingGradable => write!(
+                f,
+                "error: no trial could be graded: the cases have no output checks (`checks` or an `expected_output_match`) and no --judge or --grader scored them (exit {})",
+                crate::exit_codes::NOTHING_TO_RUN
+            ),
+            Event::TooManyUnscoreable {
+                unscoreable,
+                recorded,
+                fraction,
+                limit,
+                causes,
+            } => write!(
+                f,
+                "error: {unscoreable} of {recorded} trials are unscoreable ({:.2}%, limit {:.2}% — --max-unscoreable); causes: {causes}; see `reason` in trials.jsonl (exit {})",
+                fraction * 100.0,
+                limit * 100.0,
+                crate::exit_codes::INFRASTRUCTURE_ERROR
+            ),
+            Event::GateFailed { failures } => write!(
+                f,
+                "error: gate failed: {} (exit {})",
+                failures.join("; "),
+                crate::exit_codes::GATE_FAILED
+            ),
+            Event::BreakerStopped {
+                reason,
+                missing,
+                run_dir,
+            } => f.write_str(&breaker_stop_message(reason, *missing, run_dir)),
+            Event::StoppedByInterrupt { command, dir } => write!(
+                f,
+                "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift {command} --resume {}",
+                crate::shell::shell_path(dir)
+            ),
+            Event::TrialsMissing { missing, run_dir } => write!(
+                f,
+                "error: {missing} of the trials this run was to run were not recorded; continue with `skill-lift run --resume {}` (exit {})",
+                crate::shell::shell_path(run_dir),
+                crate::exit_codes::INFRASTRUCTURE_ERROR
+            ),
+            Event::RunRecorded {
+                recorded,
+                wall_s,
+                run_dir,
+            } => write!(
+                f,
+                "skill-lift: {recorded} trials recorded in {wall_s:.1} s; results in {}",
+                run_dir.display()
+            ),
+            Event::MatrixPlanned { run_id, cells } => write!(
+                f,
+                "skill-lift: matrix run {run_id}: {} cells ({})",
+                cells.len(),
+                cells.join("; ")
+            ),
+            Event::Cell { label } => write!(f, "skill-lift: cell {label}"),
+            Event::CellRecorded {
+                label,
+                recorded,
+                lift,
+                dir,
+            } => write!(
+                f,
+                "skill-lift: cell {label}: {recorded} trials recorded; lift {}; results in {}",
+                lift.map_or("n/a".to_string(), |l| format!("{:+.1} pp", l * 100.0)),
+                dir.display()
+            ),
+            Event::CellFailed { label, error } => write!(f, "error: cell {label}: {error}"),
+            Event::MatrixResults { dir } => {
+                write!(f, "skill-lift: matrix results in {}", dir.display())
+            }
+            Event::Uploaded {
+                files,
+                bytes,
+                url,
+                replaced,
+            } => {
+                write!(
+                    f,
+                    "skill-lift: uploaded {files} files ({bytes} bytes) to {url}"
+                )?;
+                if *replaced > 0 {
+                    write!(f, " (replacing {replaced} objects of an earlier upload)")?;
+                }
+                Ok(())
+            }
+            Event::NothingUploaded { url } => write!(
+                f,
+                "skill-lift: no run folder was created; nothing uploaded to {url}"
+            ),
+            Event::Downloaded { folders, url } => write!(
+                f,
+                "skill-lift: downloaded {folders} run folder(s) from {url}"
+            ),
+            Event::RegradeInterrupted {
+                kept,
+                planned,
+                out_dir,
+            } => write!(
+                f,
+                "skill-lift: interrupted; {kept} of {planned} trials graded again are kept in {} (its analysis covers those only); regrade again into a new --out for all of them",
+                out_dir.display()
+            ),
+            Event::Regraded {
+                regraded,
+                changed,
+                out_dir,
+            } => write!(
+                f,
+                "skill-lift: {regraded} trials regraded ({changed} with a different grade), the others kept as recorded; results in {}",
+                out_dir.display()
+            ),
+            Event::Merged {
+                shards,
+                trials,
+                out,
+            } => write!(
+                f,
+                "skill-lift: merged {shards} shards ({trials} trials) into {}",
+                out.display()
+            ),
+            Event::PlannedTrialsMissing {
+                missing,
+                planned,
+                run_dir,
+            } => write!(
+                f,
+                "error: {missing} of {planned} planned trials are not recorded; finish the run with `skill-lift run --resume {}` (exit {})",
+                crate::shell::shell_path(run_dir),
+                crate::exit_codes::INFRASTRUCTURE_ERROR
+            ),
+            Event::CalibrationPlanned {
+                calibration_id,
+                arm,
+                repeats,
+                cases,
+                k,
+                trials_per_repeat,
+                dir,
+            } => write!(
+                f,
+                "skill-lift: calibrate {calibration_id} — A/A control, {arm}: {repeats} repeats × {cases} cases × 2 arms × K={k} ({trials_per_repeat} trials per repeat); results in {}",
+                dir.display()
+            ),
+            Event::CalibrationInterruptedStartingServer { dir } => write!(
+                f,
+                "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift calibrate --resume {}",
+                crate::shell::shell_path(dir)
+            ),
+            Event::CalibrationRepeat {
+                calibration_id,
+                index,
+                repeats,
+            } => write!(
+                f,
+                "skill-lift: calibrate {calibration_id}: repeat {index} of {repeats}"
+            ),
+            Event::RepeatMeasured {
+                index,
+                lift,
+                ci,
+                verdict,
+                false_verdict,
+            } => write!(
+                f,
+                "skill-lift: repeat {index}: lift {lift} [{}, {}], verdict {verdict}{}",
+                ci.0,
+                ci.1,
+                if *false_verdict {
+                    " (a false verdict: the arms are identical)"
+                } else {
+                    ""
+                }
+            ),
+            Event::RepeatIncomplete {
+                missing,
+                index,
+                breaker,
+                dir,
+            } => write!(
+                f,
+                "error: {missing} planned trials of repeat {index} were not recorded{}; continue with `skill-lift calibrate --resume {}` (exit {})",
+                match breaker {
+                    Some(reason) => format!(" because the run stopped early ({reason})"),
+                    None => String::new(),
+                },
+                crate::shell::shell_path(dir),
+                crate::exit_codes::INFRASTRUCTURE_ERROR
+            ),
+            Event::RepeatMeasuredNothing {
+                index,
+                repeat_dir,
+                dir,
+            } => write!(
+                f,
+                "error: repeat {index} ({}) measured no lift; fix the cause and continue with `skill-lift calibrate --resume {}`",
+                repeat_dir.display(),
+                crate::shell::shell_path(dir)
+            ),
+            Event::Calibrated {
+                asset,
+                headline,
+                store,
+            } => write!(
+                f,
+                "skill-lift: calibrated {asset}: {headline}; recorded in {} (a later `run` of this suite on this runner, model, decoys, K and grading shows it)",
+                store.display()
+            ),
+            Event::NoRepeatMeasured => write!(
+                f,
+                "error: no repeat measured a lift (no case scored in both arms)"
+            ),
+            Event::CommandFailed { message, causes } => {
+                write!(f, "error: {message}")?;
+                for cause in causes {
+                    write!(f, "\n  caused by: {cause}")?;
+                }
+                Ok(())
+            }
             Event::Warning {
                 path: Some(path),
                 message,
@@ -858,6 +1391,47 @@ impl fmt::Display for Event {
                 path: None,
                 message,
             } => write!(f, "warning: {message}"),
+        }
+    }
+}
+
+/// What the circuit breaker's stop says, worded for the number of planned trials it left
+/// unrun (none when it tripped on the run's last trial: then only the unscoreable trials are
+/// worth running again).
+fn breaker_stop_message(reason: &str, missing: usize, run_dir: &std::path::Path) -> String {
+    let folder = crate::shell::shell_path(run_dir);
+    let exit = crate::exit_codes::INFRASTRUCTURE_ERROR;
+    match missing {
+        0 => format!(
+            "error: {reason}; the breaker tripped on the run's last planned trial, so every trial was run, but the unscoreable ones are not scored. Fix the cause, then run them again with: skill-lift run --resume {folder} --retry-unscoreable (exit {exit})"
+        ),
+        1 => format!(
+            "error: {reason}; stopped with 1 planned trial not run (it is not scored). Fix the cause, then continue with: skill-lift run --resume {folder} (exit {exit})"
+        ),
+        _ => format!(
+            "error: {reason}; stopped with {missing} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {folder} (exit {exit})"
+        ),
+    }
+}
+
+impl Event {
+    /// A command's failure: `error`'s message and each cause its text does not already hold
+    /// (thiserror messages often embed their source), through the redaction boundary (error
+    /// text can quote a server's answer).
+    pub fn failed(error: &anyhow::Error) -> Self {
+        let redact = |text: &str| crate::disk::redact::redact_text(text).into_owned();
+        let mut shown = error.to_string();
+        let mut causes = Vec::new();
+        for cause in error.chain().skip(1) {
+            let text = cause.to_string();
+            if !shown.contains(&text) {
+                causes.push(redact(&text));
+                shown.push_str(&text);
+            }
+        }
+        Event::CommandFailed {
+            message: redact(&error.to_string()),
+            causes,
         }
     }
 }
@@ -889,6 +1463,26 @@ pub fn result_line(text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_breaker_stop_is_worded_for_every_count_of_trials_left() {
+        let dir = std::path::Path::new("results/r1");
+        let none = breaker_stop_message("3 trials failed", 0, dir);
+        assert!(!none.contains("0 planned"), "{none}");
+        assert!(none.contains("every trial was run"), "{none}");
+        assert!(
+            none.contains("--resume results/r1 --retry-unscoreable"),
+            "{none}"
+        );
+        let one = breaker_stop_message("3 trials failed", 1, dir);
+        assert!(one.contains("1 planned trial not run (it is"), "{one}");
+        let many = breaker_stop_message("3 trials failed", 7, dir);
+        assert!(
+            many.contains("7 planned trials not run (they are"),
+            "{many}"
+        );
+        assert!(many.ends_with("(exit 3)"), "{many}");
+    }
 
     #[test]
     fn events_read_as_the_lines_they_replace() {

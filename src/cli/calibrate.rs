@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::Outcome;
 use super::run::{
     RunOptions, create_run_folder, execute_with_flags, execution_settings, exit_code_for,
-    explain_exit, fresh_request, nothing_to_run,
+    fresh_request, nothing_to_run,
 };
 use super::{CommandError, RunArgs};
 use crate::calibration::{
@@ -214,16 +214,15 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
         },
     };
     let dir = super::run::absolute(&dir);
-    crate::errln!(
-        "skill-lift: calibrate {} — A/A control, {}: {} repeats × {} cases × 2 arms × K={} ({} trials per repeat); results in {}",
-        plan.calibration_id,
-        plan.arm.describe(),
-        plan.repeats,
-        plan.template.eval_set.case_ids.len(),
-        plan.template.k,
-        plan.template.trials_planned,
-        dir.display()
-    );
+    crate::reporter::report(crate::reporter::Event::CalibrationPlanned {
+        calibration_id: plan.calibration_id.clone(),
+        arm: plan.arm.describe().to_string(),
+        repeats: plan.repeats,
+        cases: plan.template.eval_set.case_ids.len(),
+        k: plan.template.k,
+        trials_per_repeat: plan.template.trials_planned,
+        dir: dir.clone(),
+    });
 
     // The model server is started once for all repeats (each repeat finds it running); from
     // then on SIGINT/SIGTERM stop the calibration cleanly (the server included).
@@ -234,9 +233,8 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
     {
         Ok(server) => server,
         Err(_) => {
-            crate::errln!(
-                "skill-lift: interrupted while waiting for the model server; it was stopped. Continue with: skill-lift calibrate --resume {}",
-                crate::shell::shell_path(&dir)
+            crate::reporter::report(
+                crate::reporter::Event::CalibrationInterruptedStartingServer { dir: dir.clone() },
             );
             return Ok(Outcome::Interrupted);
         }
@@ -259,7 +257,7 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
         .with_context(|| format!("writing {}", dir.join("calibration.md").display()))
         .map_err(CommandError::infrastructure)?;
     if !run.quiet {
-        crate::out!("{markdown}");
+        crate::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
     let state = crate::registry::state::state_dir_from_env(run.state.flag())
@@ -267,14 +265,13 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
     let store = record_calibration(&state, &record)
         .with_context(|| "recording the calibration in the state folder".to_string())
         .map_err(CommandError::infrastructure)?;
-    crate::errln!(
-        "skill-lift: calibrated {}: {}; recorded in {} (a later `run` of this suite on this runner, model, decoys, K and grading shows it)",
-        record.asset,
-        record.headline(),
-        store.display()
-    );
+    crate::reporter::report(crate::reporter::Event::Calibrated {
+        asset: record.asset.clone(),
+        headline: record.headline(),
+        store,
+    });
     if record.repeats == 0 {
-        crate::errln!("error: no repeat measured a lift (no case scored in both arms)");
+        crate::reporter::report(crate::reporter::Event::NoRepeatMeasured);
         return Ok(Outcome::InfrastructureError);
     }
     Ok(Outcome::Success)
@@ -308,11 +305,11 @@ async fn run_repeats(
             };
             create_run_folder(dir, &manifest)?;
         }
-        crate::errln!(
-            "skill-lift: calibrate {}: repeat {index} of {}",
-            plan.calibration_id,
-            plan.repeats
-        );
+        crate::reporter::report(crate::reporter::Event::CalibrationRepeat {
+            calibration_id: plan.calibration_id.clone(),
+            index,
+            repeats: plan.repeats,
+        });
         let resolved = crate::pipeline::resolve_resume(&repeat_dir)?;
         let prepared = crate::pipeline::prepare(resolved, &execution_settings(run))?;
         let options = RunOptions {
@@ -326,50 +323,41 @@ async fn run_repeats(
             Err(code) => return Ok(Err(code)),
         };
         if finished.report.interrupted {
-            crate::errln!(
-                "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift calibrate --resume {}",
-                crate::shell::shell_path(dir)
-            );
+            crate::reporter::report(crate::reporter::Event::StoppedByInterrupt {
+                command: "calibrate".to_string(),
+                dir: dir.to_path_buf(),
+            });
             return Ok(Err(Outcome::Interrupted));
         }
         if finished.report.missing > 0 {
             // Why the repeat stopped, where the stop is reported (the breaker's own line may
             // have scrolled away in a long log).
-            let why = match &finished.report.breaker {
-                Some(reason) => format!(" because the run stopped early ({reason})"),
-                None => String::new(),
-            };
-            crate::errln!(
-                "error: {} planned trials of repeat {index} were not recorded{why}; continue with `skill-lift calibrate --resume {}` (exit {})",
-                finished.report.missing,
-                crate::shell::shell_path(dir),
-                Outcome::InfrastructureError
-            );
+            crate::reporter::report(crate::reporter::Event::RepeatIncomplete {
+                missing: finished.report.missing,
+                index,
+                breaker: finished.report.breaker.clone(),
+                dir: dir.to_path_buf(),
+            });
             return Ok(Err(Outcome::InfrastructureError));
         }
         let code = exit_code_for(&finished.summary);
         if matches!(code, Outcome::InfrastructureError | Outcome::NothingToRun) {
-            explain_exit(&finished.summary, code);
-            crate::errln!(
-                "error: repeat {index} ({}) measured no lift; fix the cause and continue with `skill-lift calibrate --resume {}`",
-                repeat_dir.display(),
-                crate::shell::shell_path(dir)
-            );
+            crate::pipeline::explain(&finished.summary);
+            crate::reporter::report(crate::reporter::Event::RepeatMeasuredNothing {
+                index,
+                repeat_dir: repeat_dir.clone(),
+                dir: dir.to_path_buf(),
+            });
             return Ok(Err(code));
         }
         let result = RepeatResult::of_summary(&finished.summary);
-        crate::errln!(
-            "skill-lift: repeat {index}: lift {} [{}, {}], verdict {}{}",
-            points(result.estimate),
-            points(result.ci_low),
-            points(result.ci_high),
-            result.verdict.as_str(),
-            if result.is_false_verdict() {
-                " (a false verdict: the arms are identical)"
-            } else {
-                ""
-            }
-        );
+        crate::reporter::report(crate::reporter::Event::RepeatMeasured {
+            index,
+            lift: points(result.estimate),
+            ci: (points(result.ci_low), points(result.ci_high)),
+            verdict: result.verdict.as_str().to_string(),
+            false_verdict: result.is_false_verdict(),
+        });
         results.push(result);
         last_manifest = finished.manifest;
     }

@@ -90,22 +90,7 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
     }
     settings.pass_threshold = args.pass_threshold;
     settings.expected_output_match = args.expected_output_match;
-    for value in &args.metric_weight {
-        let (name, weight) = value.split_once('=').ok_or_else(|| {
-            CommandError::input(anyhow!("--metric-weight `{value}`: write NAME=WEIGHT"))
-        })?;
-        let weight: f64 = weight
-            .trim()
-            .parse()
-            .ok()
-            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
-            .ok_or_else(|| {
-                CommandError::input(anyhow!(
-                    "--metric-weight `{value}`: the weight must be a number ≥ 0"
-                ))
-            })?;
-        settings.weights.insert(name.trim().to_string(), weight);
-    }
+    parse_weights(args, &mut settings)?;
     if !args.grader_timeout.is_finite()
         || args.grader_timeout <= 0.0
         || args.grader_timeout > crate::runner::profile::MAX_TIMEOUT_S
@@ -117,35 +102,7 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
     }
     settings.custom_graders =
         parse_grader_specs(&args.grader, args.grader_timeout).map_err(CommandError::input)?;
-    let mut judge_profiles = Vec::new();
-    for value in &args.judge {
-        let path = resolve_profile_path(value).map_err(CommandError::input)?;
-        let profile = load_profile(&path).map_err(CommandError::input)?;
-        if !profile.profile.kind.spec().can_judge() {
-            return Err(CommandError::input(anyhow!(
-                "{}: a judge must be a profile of kind {}, not {}",
-                profile.path.display(),
-                RunnerKind::ALL
-                    .iter()
-                    .filter(|kind| kind.spec().can_judge())
-                    .map(|kind| kind.name())
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-                profile.profile.kind.name()
-            )));
-        }
-        if judge_profiles
-            .iter()
-            .any(|p: &LoadedProfile| p.name == profile.name)
-        {
-            return Err(CommandError::input(anyhow!(
-                "--judge `{}` is given twice",
-                profile.name
-            )));
-        }
-        settings.judges.push(judge_info(&profile)?);
-        judge_profiles.push(profile);
-    }
+    let judge_profiles = load_judges(args, &mut settings)?;
     let mut judge_metrics = Vec::new();
     for name in args.judge_metrics.split(',').map(str::trim) {
         if name.is_empty() {
@@ -181,13 +138,72 @@ pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandErr
         let known =
             RESERVED_METRIC_NAMES.contains(&name.as_str()) || !settings.custom_graders.is_empty();
         if !known {
-            crate::errln!(
-                "warning: --metric-weight names `{name}`, which is not a built-in metric; it applies only if a custom grader returns it"
-            );
+            crate::reporter::report(crate::reporter::Event::warning(format!(
+                "--metric-weight names `{name}`, which is not a built-in metric; it applies only if a custom grader returns it"
+            )));
         }
     }
     Ok(ResolvedGrading {
         settings,
         judge_profiles,
     })
+}
+
+/// `--metric-weight NAME=WEIGHT` into `settings.weights`.
+fn parse_weights(args: &GradingArgs, settings: &mut GradingSettings) -> Result<(), CommandError> {
+    for value in &args.metric_weight {
+        let (name, weight) = value.split_once('=').ok_or_else(|| {
+            CommandError::input(anyhow!("--metric-weight `{value}`: write NAME=WEIGHT"))
+        })?;
+        let weight: f64 = weight
+            .trim()
+            .parse()
+            .ok()
+            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| {
+                CommandError::input(anyhow!(
+                    "--metric-weight `{value}`: the weight must be a number ≥ 0"
+                ))
+            })?;
+        settings.weights.insert(name.trim().to_string(), weight);
+    }
+    Ok(())
+}
+
+/// The `--judge` profiles, loaded and checked (each once, each able to judge); their
+/// identities go into `settings.judges`.
+fn load_judges(
+    args: &GradingArgs,
+    settings: &mut GradingSettings,
+) -> Result<Vec<LoadedProfile>, CommandError> {
+    let mut judge_profiles = Vec::new();
+    for value in &args.judge {
+        let path = resolve_profile_path(value).map_err(CommandError::input)?;
+        let profile = load_profile(&path).map_err(CommandError::input)?;
+        if !profile.profile.kind.spec().can_judge() {
+            return Err(CommandError::input(anyhow!(
+                "{}: a judge must be a profile of kind {}, not {}",
+                profile.path.display(),
+                RunnerKind::ALL
+                    .iter()
+                    .filter(|kind| kind.spec().can_judge())
+                    .map(|kind| kind.name())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                profile.profile.kind.name()
+            )));
+        }
+        if judge_profiles
+            .iter()
+            .any(|p: &LoadedProfile| p.name == profile.name)
+        {
+            return Err(CommandError::input(anyhow!(
+                "--judge `{}` is given twice",
+                profile.name
+            )));
+        }
+        settings.judges.push(judge_info(&profile)?);
+        judge_profiles.push(profile);
+    }
+    Ok(judge_profiles)
 }

@@ -100,15 +100,10 @@ pub(super) async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         )));
     }
     let cells_dir = matrix_dir.join(CELLS_DIR);
-    crate::errln!(
-        "skill-lift: matrix run {run_id}: {} cells ({})",
-        cells.len(),
-        cells
-            .iter()
-            .map(MatrixCell::label)
-            .collect::<Vec<_>>()
-            .join("; ")
-    );
+    crate::reporter::report(crate::reporter::Event::MatrixPlanned {
+        run_id: run_id.to_string(),
+        cells: cells.iter().map(MatrixCell::label).collect(),
+    });
     // Every cell is resolved and checked before anything is created or spent.
     let mut work = Vec::new();
     for cell in &cells {
@@ -219,7 +214,9 @@ async fn execute_cells(
                 ));
                 continue;
             }
-            crate::errln!("skill-lift: cell {}", item.cell.label());
+            crate::reporter::report(crate::reporter::Event::Cell {
+                label: item.cell.label(),
+            });
             // Status lines name the cell (cells of different runners run at once).
             let progress = Some(
                 progress
@@ -256,21 +253,20 @@ async fn execute_cells(
         match outcome {
             Ok(Ok(run)) => {
                 let RunFinished { summary, .. } = &run;
-                crate::errln!(
-                    "skill-lift: cell {}: {} trials recorded; lift {}; results in {}",
-                    cell.label(),
-                    run.report.recorded,
-                    summary
-                        .lift
-                        .estimate
-                        .map_or("n/a".to_string(), |l| format!("{:+.1} pp", l * 100.0)),
-                    dir.display()
-                );
+                crate::reporter::report(crate::reporter::Event::CellRecorded {
+                    label: cell.label(),
+                    recorded: run.report.recorded,
+                    lift: summary.lift.estimate,
+                    dir: dir.to_path_buf(),
+                });
                 codes.push(super::run::conclude(&args, &dir, &run));
             }
             Ok(Err(code)) => codes.push(code),
             Err(error) => {
-                crate::errln!("error: cell {}: {:#}", cell.label(), error.error);
+                crate::reporter::report(crate::reporter::Event::CellFailed {
+                    label: cell.label(),
+                    error: format!("{:#}", error.error),
+                });
                 if first_error.is_none() {
                     first_error = Some(error);
                 }
@@ -284,11 +280,13 @@ async fn execute_cells(
     let files = write_matrix_exports(matrix_dir, &summary).map_err(CommandError::infrastructure)?;
     let markdown = matrix_markdown(&summary);
     if !quiet {
-        crate::out!("{markdown}");
+        crate::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
-    super::print_written(&files);
-    crate::errln!("skill-lift: matrix results in {}", matrix_dir.display());
+    crate::reporter::report_written(&files);
+    crate::reporter::report(crate::reporter::Event::MatrixResults {
+        dir: matrix_dir.to_path_buf(),
+    });
     if let Some(error) = first_error {
         return Err(error);
     }
@@ -329,7 +327,7 @@ pub(super) fn write_report(
     let files = write_matrix_exports(out, &summary).map_err(CommandError::infrastructure)?;
     let markdown = matrix_markdown(&summary);
     if !quiet {
-        crate::out!("{markdown}");
+        crate::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
     Ok(files)

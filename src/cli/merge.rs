@@ -122,7 +122,9 @@ fn merge_matrix(args: &MergeArgs, dirs: &[PathBuf]) -> Result<Outcome, CommandEr
                 found.dir(dir)
             })
             .collect();
-        crate::errln!("skill-lift: cell {}", cell.label());
+        crate::reporter::report(crate::reporter::Event::Cell {
+            label: cell.label(),
+        });
         codes.push(merge_folders(
             &folders,
             &cell.dir(out),
@@ -133,7 +135,7 @@ fn merge_matrix(args: &MergeArgs, dirs: &[PathBuf]) -> Result<Outcome, CommandEr
     }
     let summaries = super::matrix::cell_summaries(out, &merged)?;
     let files = super::matrix::write_report(out, &merged, &summaries, args.quiet)?;
-    super::print_written(&files);
+    crate::reporter::report_written(&files);
     Ok(super::matrix::combined_code(codes))
 }
 
@@ -243,20 +245,19 @@ fn merge_folders(
     let (summary, written) = export_run(out, out, &manifest, &settings, &Format::ALL, true)
         .with_context(|| format!("writing exports into {}", out.display()))
         .map_err(CommandError::infrastructure)?;
-    let markdown = super::report_markdown(&written, &summary);
+    let markdown = crate::report::publish::report_markdown(&written, &summary);
     if !quiet {
-        crate::out!("{markdown}");
+        crate::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
-    crate::errln!(
-        "skill-lift: merged {} shards ({} trials) into {}",
-        shards.len(),
-        records.len(),
-        out.display()
-    );
-    super::print_written(&written);
+    crate::reporter::report(crate::reporter::Event::Merged {
+        shards: shards.len(),
+        trials: records.len(),
+        out: out.to_path_buf(),
+    });
+    crate::reporter::report_written(&written);
     let code = super::run::exit_code_for(&summary);
-    super::run::explain_exit(&summary, code);
+    crate::pipeline::explain(&summary);
     Ok(code)
 }
 

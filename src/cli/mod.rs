@@ -574,17 +574,6 @@ pub fn print_written(paths: &[PathBuf]) {
     crate::reporter::report_written(paths);
 }
 
-/// The Markdown report as written (`report.md` among `written`: the summary and the per-case
-/// table with sample answers), else the summary alone: what is printed and appended to the job
-/// summary, byte for byte the file.
-pub fn report_markdown(written: &[PathBuf], summary: &crate::analysis::Summary) -> String {
-    written
-        .iter()
-        .find(|path| path.file_name().is_some_and(|name| name == "report.md"))
-        .and_then(|path| std::fs::read_to_string(path).ok())
-        .unwrap_or_else(|| crate::report::markdown::summary_markdown(summary))
-}
-
 /// Parse arguments, run the command, print errors, and return the exit code of its
 /// [`Outcome`].
 pub fn main() -> i32 {
@@ -611,7 +600,10 @@ fn dispatch() -> Outcome {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            crate::errln!("error: cannot start the async runtime: {error}");
+            crate::reporter::report(crate::reporter::Event::CommandFailed {
+                message: format!("cannot start the async runtime: {error}"),
+                causes: Vec::new(),
+            });
             return Outcome::InfrastructureError;
         }
     };
@@ -654,18 +646,7 @@ fn dispatch() -> Outcome {
     match result {
         Ok(code) => code,
         Err(CommandError { code, error }) => {
-            // Error text can quote a server's answer: it passes the redaction boundary too.
-            let redact = |text: &str| crate::disk::redact::redact_text(text).into_owned();
-            crate::errln!("error: {}", redact(&error.to_string()));
-            let mut shown = error.to_string();
-            for cause in error.chain().skip(1) {
-                let text = cause.to_string();
-                // thiserror messages often embed their source; do not print it twice.
-                if !shown.contains(&text) {
-                    crate::errln!("  caused by: {}", redact(&text));
-                    shown.push_str(&text);
-                }
-            }
+            crate::reporter::report(crate::reporter::Event::failed(&error));
             code
         }
     }

@@ -52,27 +52,18 @@ pub async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
                 ));
             }
         };
-        crate::errln!(
-            "skill-lift: uploaded {} files ({} bytes) to {}{}",
-            uploaded.files,
-            uploaded.bytes,
-            uploaded.location.url(),
-            if uploaded.deleted > 0 {
-                format!(
-                    " (replacing {} objects of an earlier upload)",
-                    uploaded.deleted
-                )
-            } else {
-                String::new()
-            }
-        );
+        crate::reporter::report(crate::reporter::Event::Uploaded {
+            files: uploaded.files,
+            bytes: uploaded.bytes,
+            url: uploaded.location.url(),
+            replaced: uploaded.deleted,
+        });
         uploaded_any = true;
     }
     if !uploaded_any {
-        crate::errln!(
-            "skill-lift: no run folder was created; nothing uploaded to {}",
-            location.url()
-        );
+        crate::reporter::report(crate::reporter::Event::NothingUploaded {
+            url: location.url(),
+        });
     }
     Ok(code)
 }
@@ -133,11 +124,10 @@ pub async fn merge(mut args: MergeArgs) -> Result<Outcome, CommandError> {
                         }
                         other => CommandError::infrastructure(other),
                     })?;
-                crate::errln!(
-                    "skill-lift: downloaded {} run folder(s) from {}",
-                    folders.len(),
-                    location.url()
-                );
+                crate::reporter::report(crate::reporter::Event::Downloaded {
+                    folders: folders.len(),
+                    url: location.url(),
+                });
                 local.extend(folders);
             }
         }

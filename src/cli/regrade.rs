@@ -81,7 +81,9 @@ async fn regrade_matrix(args: RegradeArgs) -> Result<Outcome, CommandError> {
         .map_err(CommandError::infrastructure)?;
     let mut codes = Vec::new();
     for (cell, cell_dir) in cells {
-        crate::errln!("skill-lift: cell {}", cell.label());
+        crate::reporter::report(crate::reporter::Event::Cell {
+            label: cell.label(),
+        });
         let cell_args = RegradeArgs {
             run_dir: cell_dir,
             out: Some(out.join(cell.relative_dir())),
@@ -92,7 +94,7 @@ async fn regrade_matrix(args: RegradeArgs) -> Result<Outcome, CommandError> {
     }
     let summaries = super::matrix::cell_summaries(&out, &regraded)?;
     let files = super::matrix::write_report(&out, &regraded, &summaries, args.quiet)?;
-    super::print_written(&files);
+    crate::reporter::report_written(&files);
     Ok(super::matrix::combined_code(codes))
 }
 
@@ -124,28 +126,26 @@ async fn regrade_run(args: RegradeArgs) -> Result<Outcome, CommandError> {
     };
     let prepared = prepare_regrade(request)?;
     let finished = execute_regrade(prepared, crate::contain::interrupted()).await?;
-    let markdown = super::report_markdown(&finished.written, &finished.summary);
+    let markdown = crate::report::publish::report_markdown(&finished.written, &finished.summary);
     if !args.quiet {
-        crate::out!("{markdown}");
+        crate::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
-    super::print_written(&finished.written);
+    crate::reporter::report_written(&finished.written);
     if finished.report.interrupted {
-        crate::errln!(
-            "skill-lift: interrupted; {} of {} trials graded again are kept in {} (its analysis covers those only); regrade again into a new --out for all of them",
-            finished.report.recorded,
-            finished.planned,
-            finished.out_dir.display()
-        );
+        crate::reporter::report(crate::reporter::Event::RegradeInterrupted {
+            kept: finished.report.recorded,
+            planned: finished.planned,
+            out_dir: finished.out_dir.clone(),
+        });
         return Ok(Outcome::Interrupted);
     }
-    crate::errln!(
-        "skill-lift: {} trials regraded ({} with a different grade), the others kept as recorded; results in {}",
-        finished.regraded,
-        finished.changed,
-        finished.out_dir.display()
-    );
+    crate::reporter::report(crate::reporter::Event::Regraded {
+        regraded: finished.regraded,
+        changed: finished.changed,
+        out_dir: finished.out_dir.clone(),
+    });
     let code = super::run::exit_code_for(&finished.summary);
-    super::run::explain_exit(&finished.summary, code);
+    crate::pipeline::explain(&finished.summary);
     Ok(code)
 }

@@ -105,18 +105,17 @@ fn export_one(
             .trials_planned
             .saturating_sub(summary.trials.recorded)
     };
-    let text = super::report_markdown(&written, &summary);
-    super::print_written(&written);
+    let text = crate::report::publish::report_markdown(&written, &summary);
+    crate::reporter::report_written(&written);
     let mut code = super::run::exit_code_for(&summary);
-    super::run::explain_exit(&summary, code);
+    crate::pipeline::explain(&summary);
     // A whole run with planned trials missing is not a success (a shard holds only its own).
     if code == Outcome::Success && run.manifest.shard.is_none() && missing > 0 {
-        crate::errln!(
-            "error: {missing} of {} planned trials are not recorded; finish the run with `skill-lift run --resume {}` (exit {})",
-            run.manifest.trials_planned,
-            crate::shell::shell_path(&run.dir),
-            Outcome::InfrastructureError
-        );
+        crate::reporter::report(crate::reporter::Event::PlannedTrialsMissing {
+            missing,
+            planned: run.manifest.trials_planned,
+            run_dir: run.dir.clone(),
+        });
         code = Outcome::InfrastructureError;
     }
     Ok((summary, code, text))
@@ -144,7 +143,7 @@ fn report_matrix(
     }
     let out = args.out.clone().unwrap_or_else(|| dir.to_path_buf());
     let files = super::matrix::write_report(&out, &manifest, &summaries, args.quiet)?;
-    super::print_written(&files);
+    crate::reporter::report_written(&files);
     Ok(super::matrix::combined_code(codes))
 }
 
@@ -190,7 +189,7 @@ pub fn report(args: ReportArgs) -> Result<Outcome, CommandError> {
         };
         let (summary, run_code, text) = export_one(run, &out_dir, &args, &formats)?;
         if !args.quiet {
-            crate::out!("{text}");
+            crate::reporter::result(&text);
         }
         markdown.push_str(&text);
         if code == Outcome::Success {
@@ -208,7 +207,7 @@ pub fn report(args: ReportArgs) -> Result<Outcome, CommandError> {
         for (path, bytes) in &paths {
             write_atomic(path, bytes).map_err(CommandError::infrastructure)?;
         }
-        super::print_written(&paths.map(|(p, _)| p));
+        crate::reporter::report_written(&paths.map(|(p, _)| p));
     }
     if formats.contains(&Format::Markdown) {
         crate::report::step_summary::append_step_summary(&markdown);

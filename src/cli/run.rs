@@ -18,10 +18,10 @@ use crate::pipeline::{
     ExecutionSettings, FreshRun, NothingToRun, PreviousSource, ReuseFrom, RunConclusion,
     RunSettings, RunStart, SummaryOutcome,
 };
-use crate::record::Arm;
+use crate::reporter::Event;
 
 pub(super) use crate::pipeline::{
-    PreparedRun, RunFinished, RunOptions, absolute, create_run_folder, new_run_id, planned_arms,
+    PreparedRun, RunFinished, RunOptions, absolute, create_run_folder, new_run_id,
 };
 
 /// The inputs of a fresh run from its flags: the skill folder, the calibre, the grading flags
@@ -31,7 +31,8 @@ pub(super) fn fresh_request(args: &RunArgs) -> Result<FreshRun, CommandError> {
         .skill_dir
         .clone()
         .ok_or_else(|| CommandError::input(anyhow!("SKILL_DIR is required")))?;
-    let (skill_dir, evals) = locate_inputs(&target, args.evals.as_deref())?;
+    let (skill_dir, evals) = crate::pipeline::locate_inputs(&target, args.evals.as_deref())
+        .map_err(CommandError::input)?;
     let calibre: Calibre = args
         .calibre
         .parse()
@@ -74,35 +75,6 @@ pub(super) fn fresh_request(args: &RunArgs) -> Result<FreshRun, CommandError> {
     })
 }
 
-/// The skill folder and eval set for the folder the user named (a skill, a repository root, a
-/// plugin; `crate::evalset::layout`), saying on stderr which skill and eval file were chosen
-/// when the layout chose them. `--evals` wins; `None`: the skill's own default eval set.
-pub(super) fn locate_inputs(
-    target: &Path,
-    evals: Option<&Path>,
-) -> Result<(PathBuf, Option<PathBuf>), CommandError> {
-    let located = crate::evalset::layout::locate(target, evals).map_err(CommandError::input)?;
-    if located.skill_chosen {
-        crate::errln!(
-            "skill-lift: {} is not a skill folder; using the skill in {}",
-            target.display(),
-            located.skill_dir.display()
-        );
-    }
-    let evals = match (evals, &located.eval_path) {
-        (Some(given), _) => Some(given.to_path_buf()),
-        (None, Some(found)) if located.eval_found_elsewhere => {
-            crate::errln!(
-                "skill-lift: eval set {} (found by the repository layout; --evals overrides)",
-                found.display()
-            );
-            Some(found.clone())
-        }
-        (None, _) => None,
-    };
-    Ok((located.skill_dir, evals))
-}
-
 /// How the trials execute, from the flags (the same for a fresh and a resumed run).
 pub(super) fn execution_settings(args: &RunArgs) -> ExecutionSettings {
     ExecutionSettings {
@@ -134,11 +106,12 @@ pub(super) fn run_settings(args: &RunArgs) -> Result<RunSettings, CommandError> 
     })
 }
 
-/// Print why there is nothing to run; returns its exit code (4).
+/// Report why there is nothing to run; returns its exit code (4).
 pub(super) fn nothing_to_run(nothing: NothingToRun) -> Outcome {
-    let code = Outcome::NothingToRun;
-    crate::errln!("error: {nothing} (exit {code})");
-    code
+    crate::reporter::report(Event::NothingToRun {
+        why: nothing.to_string(),
+    });
+    Outcome::NothingToRun
 }
 
 /// The run request prepared: settings from the flags, inputs resolved (fresh, or the manifest
@@ -216,18 +189,17 @@ pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
             return Err(error);
         }
     };
-    let markdown = super::report_markdown(&finished.written, &finished.summary);
+    let markdown = crate::report::publish::report_markdown(&finished.written, &finished.summary);
     if !args.quiet {
-        crate::out!("{markdown}");
+        crate::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
-    super::print_written(&finished.written);
-    crate::errln!(
-        "skill-lift: {} trials recorded in {:.1} s; results in {}",
-        finished.report.recorded,
-        finished.report.wall_s,
-        run_dir.display()
-    );
+    crate::reporter::report_written(&finished.written);
+    crate::reporter::report(Event::RunRecorded {
+        recorded: finished.report.recorded,
+        wall_s: finished.report.wall_s,
+        run_dir: run_dir.clone(),
+    });
     Ok(conclude(&args, &run_dir, &finished))
 }
 
@@ -241,56 +213,36 @@ fn remove_unstarted_run_folder(run_dir: &Path) {
     }
 }
 
-/// What the circuit breaker's stop says, worded for the number of planned trials it left
-/// unrun (none when it tripped on the run's last trial: then only the unscoreable trials are
-/// worth running again).
-fn breaker_stop_message(reason: &str, missing: usize, run_dir: &Path) -> String {
-    let folder = crate::shell::shell_path(run_dir);
-    let exit = Outcome::InfrastructureError;
-    match missing {
-        0 => format!(
-            "error: {reason}; the breaker tripped on the run's last planned trial, so every trial was run, but the unscoreable ones are not scored. Fix the cause, then run them again with: skill-lift run --resume {folder} --retry-unscoreable (exit {exit})"
-        ),
-        1 => format!(
-            "error: {reason}; stopped with 1 planned trial not run (it is not scored). Fix the cause, then continue with: skill-lift run --resume {folder} (exit {exit})"
-        ),
-        _ => format!(
-            "error: {reason}; stopped with {missing} planned trials not run (they are not scored). Fix the cause, then continue with: skill-lift run --resume {folder} (exit {exit})"
-        ),
-    }
-}
-
 /// After a run's trials ran and its exports are written: feed the state folder
 /// (`crate::pipeline::conclude`), explain a stop (breaker, interrupt, missing trials), and map
 /// the outcome to the exit code.
 pub(super) fn conclude(args: &RunArgs, run_dir: &Path, finished: &RunFinished) -> Outcome {
-    match crate::pipeline::conclude(run_dir, finished, args.state.flag()) {
-        RunConclusion::Breaker { reason, missing } => {
-            crate::errln!("{}", breaker_stop_message(&reason, missing, run_dir));
-            Outcome::InfrastructureError
-        }
-        RunConclusion::Interrupted => {
-            crate::errln!(
-                "skill-lift: interrupted; recorded trials are kept. Continue with: skill-lift run --resume {}",
-                crate::shell::shell_path(run_dir)
-            );
-            Outcome::Interrupted
-        }
-        RunConclusion::Missing(missing) => {
-            crate::errln!(
-                "error: {missing} of the trials this run was to run were not recorded; continue with `skill-lift run --resume {}` (exit {})",
-                crate::shell::shell_path(run_dir),
-                Outcome::InfrastructureError
-            );
-            Outcome::InfrastructureError
-        }
-        RunConclusion::ShardDone => Outcome::Success,
+    let event = match crate::pipeline::conclude(run_dir, finished, args.state.flag()) {
+        RunConclusion::Breaker { reason, missing } => Event::BreakerStopped {
+            reason,
+            missing,
+            run_dir: run_dir.to_path_buf(),
+        },
+        RunConclusion::Interrupted => Event::StoppedByInterrupt {
+            command: "run".to_string(),
+            dir: run_dir.to_path_buf(),
+        },
+        RunConclusion::Missing(missing) => Event::TrialsMissing {
+            missing,
+            run_dir: run_dir.to_path_buf(),
+        },
+        RunConclusion::ShardDone => return Outcome::Success,
         RunConclusion::Analyzed(_) => {
-            let code = exit_code_for(&finished.summary);
-            explain_exit(&finished.summary, code);
-            code
+            crate::pipeline::explain(&finished.summary);
+            return exit_code_for(&finished.summary);
         }
-    }
+    };
+    let code = match &event {
+        Event::StoppedByInterrupt { .. } => Outcome::Interrupted,
+        _ => Outcome::InfrastructureError,
+    };
+    crate::reporter::report(event);
+    code
 }
 
 /// The exit code a finished run's summary maps to: nothing gradable (4), more unscoreable
@@ -302,82 +254,5 @@ pub fn exit_code_for(summary: &Summary) -> Outcome {
         SummaryOutcome::Unscoreable => Outcome::InfrastructureError,
         SummaryOutcome::GateFailed => Outcome::GateFailed,
         SummaryOutcome::Passed => Outcome::Success,
-    }
-}
-
-/// Explain a non-zero exit code on stderr.
-pub fn explain_exit(summary: &Summary, code: Outcome) {
-    match code {
-        Outcome::NothingToRun => crate::errln!(
-            "error: no trial could be graded: the cases have no output checks (`checks` or an `expected_output_match`) and no --judge or --grader scored them (exit {code})"
-        ),
-        Outcome::InfrastructureError => crate::errln!(
-            "error: {} of {} trials are unscoreable ({:.2}%, limit {:.2}% — --max-unscoreable); causes: {}; see `reason` in trials.jsonl (exit {code})",
-            summary.trials.outcomes.unscoreable,
-            summary.trials.recorded,
-            summary.unscoreable.fraction * 100.0,
-            summary.unscoreable.limit * 100.0,
-            unscoreable_causes(summary)
-        ),
-        Outcome::GateFailed => {
-            let failures = summary
-                .gates()
-                .flat_map(|g| g.failures.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join("; ");
-            crate::errln!("error: gate failed: {failures} (exit {code})");
-        }
-        _ => {}
-    }
-}
-
-/// The unscoreable causes of every arm, e.g. `grader error 3, runner error 1`.
-fn unscoreable_causes(summary: &Summary) -> String {
-    let mut causes: std::collections::BTreeMap<&str, usize> = Default::default();
-    let extra = summary
-        .comparisons
-        .iter()
-        .filter(|c| !Arm::PAIRED.contains(&c.arm))
-        .map(|c| &c.arm_summary);
-    for arm in [&summary.arms.with_skill, &summary.arms.without_skill]
-        .into_iter()
-        .chain(extra)
-    {
-        for (cause, count) in &arm.unscoreable_causes {
-            *causes.entry(cause.as_str()).or_default() += count;
-        }
-    }
-    if causes.is_empty() {
-        return "none recorded".to_string();
-    }
-    causes
-        .iter()
-        .map(|(cause, count)| format!("{cause} {count}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_breaker_stop_is_worded_for_every_count_of_trials_left() {
-        let dir = Path::new("results/r1");
-        let none = breaker_stop_message("3 trials failed", 0, dir);
-        assert!(!none.contains("0 planned"), "{none}");
-        assert!(none.contains("every trial was run"), "{none}");
-        assert!(
-            none.contains("--resume results/r1 --retry-unscoreable"),
-            "{none}"
-        );
-        let one = breaker_stop_message("3 trials failed", 1, dir);
-        assert!(one.contains("1 planned trial not run (it is"), "{one}");
-        let many = breaker_stop_message("3 trials failed", 7, dir);
-        assert!(
-            many.contains("7 planned trials not run (they are"),
-            "{many}"
-        );
-        assert!(many.ends_with("(exit 3)"), "{many}");
     }
 }

@@ -51,6 +51,55 @@ impl SummaryOutcome {
     }
 }
 
+/// Report why an analyzed run's exit code is not 0 (nothing gradable, too many unscoreable
+/// trials, a failed gate); nothing when it passed.
+pub fn explain(summary: &Summary) {
+    let event = match SummaryOutcome::of(summary) {
+        SummaryOutcome::NothingGradable => Event::NothingGradable,
+        SummaryOutcome::Unscoreable => Event::TooManyUnscoreable {
+            unscoreable: summary.trials.outcomes.unscoreable,
+            recorded: summary.trials.recorded,
+            fraction: summary.unscoreable.fraction,
+            limit: summary.unscoreable.limit,
+            causes: unscoreable_causes(summary),
+        },
+        SummaryOutcome::GateFailed => Event::GateFailed {
+            failures: summary
+                .gates()
+                .flat_map(|g| g.failures.iter().cloned())
+                .collect(),
+        },
+        SummaryOutcome::Passed => return,
+    };
+    reporter::report(event);
+}
+
+/// The unscoreable causes of every arm, e.g. `grader error 3, runner error 1`.
+fn unscoreable_causes(summary: &Summary) -> String {
+    let mut causes: std::collections::BTreeMap<&str, usize> = Default::default();
+    let extra = summary
+        .comparisons
+        .iter()
+        .filter(|c| !crate::record::Arm::PAIRED.contains(&c.arm))
+        .map(|c| &c.arm_summary);
+    for arm in [&summary.arms.with_skill, &summary.arms.without_skill]
+        .into_iter()
+        .chain(extra)
+    {
+        for (cause, count) in &arm.unscoreable_causes {
+            *causes.entry(cause.as_str()).or_default() += count;
+        }
+    }
+    if causes.is_empty() {
+        return "none recorded".to_string();
+    }
+    causes
+        .iter()
+        .map(|(cause, count)| format!("{cause} {count}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// How a finished run ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunConclusion {

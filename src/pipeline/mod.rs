@@ -14,6 +14,7 @@ pub mod conclude;
 pub mod ending;
 pub mod error;
 pub mod grading;
+pub mod plan;
 pub mod prepare;
 pub mod regrade;
 pub mod replay;
@@ -26,7 +27,7 @@ pub mod shadow;
 pub mod triggers;
 pub mod vet;
 
-pub use conclude::{RunConclusion, SummaryOutcome, conclude};
+pub use conclude::{RunConclusion, SummaryOutcome, conclude, explain};
 pub use ending::Ending;
 pub use error::{ErrorClass, PipelineError};
 pub use prepare::{
@@ -36,8 +37,8 @@ pub use regrade::{
     PreparedRegrade, RegradeFinished, RegradeRequest, execute_regrade, prepare_regrade, regrade_id,
 };
 pub use resolve::{
-    ResolvedRun, absolute, is_plain_folder_name, new_result_id, new_run_id, planned_arms,
-    resolve_fresh, resolve_resume,
+    ResolvedRun, absolute, is_plain_folder_name, locate_inputs, new_result_id, new_run_id,
+    planned_arms, resolve_fresh, resolve_resume,
 };
 pub use run::{InterruptedBeforeTrials, RunFinished, RunOptions, execute_run};
 pub use servers::start_model_server;

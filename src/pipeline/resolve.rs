@@ -47,6 +47,33 @@ pub struct ResolvedRun {
     pub previous: Option<ResolvedPrevious>,
 }
 
+/// The skill folder and eval set for the folder the user named (a skill, a repository root, a
+/// plugin; `crate::evalset::layout`), reporting which skill and eval file were chosen when the
+/// layout chose them. `evals` (`--evals`) wins; `None`: the skill's own default eval set.
+pub fn locate_inputs(
+    target: &Path,
+    evals: Option<&Path>,
+) -> Result<(PathBuf, Option<PathBuf>), crate::evalset::layout::LayoutError> {
+    let located = crate::evalset::layout::locate(target, evals)?;
+    if located.skill_chosen {
+        report(Event::SkillChosen {
+            target: target.to_path_buf(),
+            skill_dir: located.skill_dir.clone(),
+        });
+    }
+    let evals = match (evals, &located.eval_path) {
+        (Some(given), _) => Some(given.to_path_buf()),
+        (None, Some(found)) if located.eval_found_elsewhere => {
+            report(Event::EvalSetByLayout {
+                path: found.clone(),
+            });
+            Some(found.clone())
+        }
+        (None, _) => None,
+    };
+    Ok((located.skill_dir, evals))
+}
+
 /// The previous version of the skill, ready to stage.
 pub struct ResolvedPrevious {
     /// Its folder and fingerprint.

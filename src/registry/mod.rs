@@ -13,16 +13,19 @@
 //! | `baseline.rs` | `baseline-results.json`: verdicts from runs and manual replays |
 //! | `regress.rs` | pass-rate matrix, DEGRADED / VOLATILE / FINGERPRINT-DRIFT flags, attribution |
 //! | `probe.rs` | passive runtime evidence from host logs and Claude Code transcripts |
+//! | `console.rs` | the workflows of `hosts`, `scan`, `status`, `bump`, `check` and what they print |
 //! | `dashboard.rs` | the recommend/remove dashboard of `status --dashboard` (heuristic) |
 //! | `suggest.rs` | lexical match of a need against installed assets and a catalog |
 //! | `fingerprint_report.rs` | the standalone `fingerprint-report.json`/`.md` |
 //!
 //! Hashing is never done here: fingerprints come from `crate::asset::fingerprint`, so a run's
-//! recorded fingerprint and a scan's are the same number. Nothing here prints or exits; the CLI
-//! (`crate::cli`) renders and maps outcomes to exit codes.
+//! recorded fingerprint and a scan's are the same number. Nothing here prints or exits: `console.rs`
+//! renders what the commands print and reports events to `crate::reporter`; the CLI
+//! (`crate::cli`) maps outcomes to exit codes.
 
 pub mod baseline;
 pub mod claude_home;
+pub mod console;
 pub mod dashboard;
 pub mod fingerprint_report;
 pub mod hosts;

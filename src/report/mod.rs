@@ -16,6 +16,7 @@ pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod matrix;
+pub mod publish;
 #[cfg(test)]
 mod snapshot_tests;
 pub mod step_summary;
