@@ -96,8 +96,8 @@ pub enum Command {
     Install(install::InstallArgs),
     /// Skills whose fingerprint changed between two git commits (text, or JSON for a CI matrix).
     Changed(changed::ChangedArgs),
-    /// Scaffold a skill folder with an eval set (SKILL.md, evals/evals.json: a positive case
-    /// with checks, a negative case, a file case), or add an eval set to an existing skill.
+    /// Scaffold a skill folder with an eval set (SKILL.md, evals/evals.json: eight positive
+    /// cases with checks, a negative case, a file case), or add an eval set to an existing skill.
     Init(init::InitArgs),
     /// Two runs of one skill and eval set (other runners, models or skill versions) side by
     /// side: a table with the differences and per-case changes (Markdown, CSV, JSON, HTML).
