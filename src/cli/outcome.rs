@@ -5,29 +5,11 @@
 use std::fmt;
 
 use crate::exit_codes;
-use crate::pipeline::Ending;
 
-/// How a command ended, in the terms of the documented exit codes (docs/results.md "Exit
-/// codes"). Ordered by nothing in particular; a matrix picks the most severe of its cells'
+/// How a command ended: the library's [`Ending`] (docs/results.md "Exit codes"), one enum for
+/// both, so nothing converts between twins. A matrix picks the most severe of its cells'
 /// outcomes with its own rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// The command ran and its gate passed (or no gate was set).
-    Success,
-    /// The command ran but a gate failed, `lint` found an error, `env` found red flags.
-    GateFailed,
-    /// Usage or input error (bad flags, malformed inputs, a run folder that cannot be used).
-    InputError,
-    /// Infrastructure error (a runner or server failed, too many unscoreable trials, a write
-    /// or transfer failed).
-    InfrastructureError,
-    /// Nothing to run or nothing gradable.
-    NothingToRun,
-    /// Completed, with warnings listed (`scan` skipped assets it could not read).
-    CompletedWithWarnings,
-    /// Interrupted (Ctrl-C / SIGTERM); recorded trials are kept.
-    Interrupted,
-}
+pub use crate::pipeline::Ending as Outcome;
 
 impl Outcome {
     /// The process exit code of this outcome: the one place outcomes become numbers.
@@ -40,36 +22,6 @@ impl Outcome {
             Outcome::NothingToRun => exit_codes::NOTHING_TO_RUN,
             Outcome::CompletedWithWarnings => exit_codes::COMPLETED_WITH_WARNINGS,
             Outcome::Interrupted => exit_codes::INTERRUPTED,
-        }
-    }
-}
-
-impl From<Ending> for Outcome {
-    /// The outcome of a library workflow's ending.
-    fn from(ending: Ending) -> Self {
-        match ending {
-            Ending::Success => Outcome::Success,
-            Ending::GateFailed => Outcome::GateFailed,
-            Ending::InputError => Outcome::InputError,
-            Ending::InfrastructureError => Outcome::InfrastructureError,
-            Ending::NothingToRun => Outcome::NothingToRun,
-            Ending::CompletedWithWarnings => Outcome::CompletedWithWarnings,
-            Ending::Interrupted => Outcome::Interrupted,
-        }
-    }
-}
-
-impl From<Outcome> for Ending {
-    /// The ending a command's outcome stands for (the paired run `vet` drives).
-    fn from(outcome: Outcome) -> Self {
-        match outcome {
-            Outcome::Success => Ending::Success,
-            Outcome::CompletedWithWarnings => Ending::CompletedWithWarnings,
-            Outcome::GateFailed => Ending::GateFailed,
-            Outcome::InputError => Ending::InputError,
-            Outcome::InfrastructureError => Ending::InfrastructureError,
-            Outcome::NothingToRun => Ending::NothingToRun,
-            Outcome::Interrupted => Ending::Interrupted,
         }
     }
 }

@@ -94,7 +94,7 @@ pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
     let finished = crate::pipeline::shadow::shadow(&settings(args))
         .await
         .map_err(|error| CommandError {
-            code: error.ending().into(),
+            code: error.ending(),
             error: error.into(),
         })?;
     if finished.interrupted {

@@ -152,7 +152,7 @@ pub async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError> {
             args.format == OutputFormat::Json,
         ));
     }
-    let code = Outcome::from(finished.ending.ending());
+    let code = finished.ending.ending();
     if let Some(problem) = finished.ending.problem() {
         report(Event::Failed {
             problem,
@@ -165,7 +165,7 @@ pub async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError> {
 /// The exit code of an evaluation that could not run.
 fn command_error(error: TriggersError) -> CommandError {
     CommandError {
-        code: error.ending().into(),
+        code: error.ending(),
         error: error.into(),
     }
 }

@@ -135,11 +135,11 @@ pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
     let finished = run_vet(&settings(args)?, paired_run)
         .await
         .map_err(|error| CommandError {
-            code: error.ending().into(),
+            code: error.ending(),
             error: error.into(),
         })?;
     if let Some(stop) = finished.stop {
-        let code = Outcome::from(stop.ending);
+        let code = stop.ending;
         report(Event::Failed {
             problem: format!("vet stopped: {}", stop.why),
             exit: code.code(),
@@ -191,11 +191,11 @@ async fn paired_run(request: PairedRunRequest) -> Result<PairedRunEnd, VetError>
         .run;
     Ok(match super::run::run(run_args).await {
         Ok(code) => PairedRunEnd::Exited {
-            ending: code.into(),
+            ending: code,
             exit: code.code(),
         },
         Err(error) => PairedRunEnd::Failed {
-            ending: error.code.into(),
+            ending: error.code,
             error: format!("{:#}", error.error),
         },
     })

@@ -3,8 +3,8 @@
 //! does. [`error_chain`] words an error with its causes as one line (what `vet` records of a
 //! step that failed).
 
-/// How a workflow (or one step of `vet`) ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a workflow (or one step of `vet`, or a command: `cli::Outcome` is this type) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Ending {
     /// It ran and its gate passed (or no gate was set).
     Success,
