@@ -8,7 +8,7 @@
 //! interval, spread of the lift across repeats), the state file `calibrations.json` beside the
 //! baseline store, and the [`CalibrationLookup`] a `run` records in its manifest so that every
 //! export shows it without looking anything up at export time. Running the repeats is the
-//! CLI's job (`cli::calibrate`), through the same code path as `run`.
+//! pipeline's job (`pipeline::calibrate`), through the same code path as `run`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

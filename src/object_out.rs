@@ -20,6 +20,8 @@ use object_store::ObjectStore;
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
 
+use crate::reporter::{Event, report};
+
 /// An `s3://BUCKET/PREFIX` location.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct S3Location {
@@ -422,6 +424,211 @@ pub async fn download_run_folders(
         folders.push(folder);
     }
     Ok(folders)
+}
+
+/// Why an `s3://` run or merge failed around its transfers.
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    /// The location or the client's settings are unusable.
+    #[error(transparent)]
+    Location(Box<ObjectOutError>),
+    /// The store refuses the upload before anything ran.
+    #[error("the object store cannot take the upload; nothing was run")]
+    Access(#[source] Box<ObjectOutError>),
+    /// The local staging folder cannot be created.
+    #[error("{what}")]
+    Staging {
+        /// What the folder is for.
+        what: &'static str,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The staging folder cannot be listed.
+    #[error("reading {}", .0.display())]
+    ReadStaging(PathBuf, #[source] std::io::Error),
+    /// An upload failed; the recorded run is kept in `staging`.
+    #[error("{}", kept_message(.staging, .location))]
+    Upload {
+        /// The kept staging folder.
+        staging: PathBuf,
+        /// Where the folders were to go.
+        location: S3Location,
+        /// What failed.
+        #[source]
+        source: Box<ObjectOutError>,
+    },
+    /// A download failed.
+    #[error(transparent)]
+    Download(Box<ObjectOutError>),
+    /// `merge --out s3://…`.
+    #[error("merge --out takes a local folder; upload the merged folder afterwards if needed")]
+    RemoteMergeOut,
+}
+
+impl TransferError {
+    /// Whether the failure is the user's input (a location, a prefix holding no run) rather
+    /// than the store or the local disk.
+    pub fn is_input(&self) -> bool {
+        match self {
+            TransferError::Location(_) | TransferError::RemoteMergeOut => true,
+            TransferError::Download(error) => matches!(**error, ObjectOutError::NoRuns { .. }),
+            _ => false,
+        }
+    }
+}
+
+/// A run whose `--out` is an `s3://` location: it records into a local staging folder, whose
+/// run folders are uploaded afterwards ([`StagedUpload::upload`]).
+pub struct StagedUpload {
+    location: S3Location,
+    client: Arc<dyn ObjectStore>,
+    staging: tempfile::TempDir,
+}
+
+impl StagedUpload {
+    /// `None` when `out` is a local folder; else the store checked to take the upload (before
+    /// any trial is spent) and a local staging folder.
+    pub async fn start(out: &Path) -> Result<Option<Self>, TransferError> {
+        let Some(location) = S3Location::from_path(out) else {
+            return Ok(None);
+        };
+        let location = location.map_err(|error| TransferError::Location(Box::new(error)))?;
+        let client = store(&location).map_err(|error| TransferError::Location(Box::new(error)))?;
+        check_upload_access(client.as_ref(), &location)
+            .await
+            .map_err(|error| TransferError::Access(Box::new(error)))?;
+        let staging = staging_folder("creating a local staging folder for the s3:// run")?;
+        Ok(Some(Self {
+            location,
+            client,
+            staging,
+        }))
+    }
+
+    /// The local folder the run records into.
+    pub fn staging(&self) -> &Path {
+        self.staging.path()
+    }
+
+    /// Upload every run (or matrix) folder of the staging folder, reporting each; a failed
+    /// upload keeps the staging folder (the recorded run is the spend) and says how to upload
+    /// it by hand.
+    pub async fn upload(self) -> Result<(), TransferError> {
+        let staging = self.staging.path();
+        let entries = std::fs::read_dir(staging)
+            .map_err(|error| TransferError::ReadStaging(staging.to_path_buf(), error))?;
+        let mut folders: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|dir| {
+                dir.join("manifest.json").is_file() || crate::record::is_matrix_folder(dir)
+            })
+            .collect();
+        folders.sort();
+        if folders.is_empty() {
+            report(Event::NothingUploaded {
+                url: self.location.url(),
+            });
+        }
+        for dir in folders {
+            let uploaded = match upload_run_folder(self.client.as_ref(), &dir, &self.location).await
+            {
+                Ok(uploaded) => uploaded,
+                Err(source) => {
+                    return Err(TransferError::Upload {
+                        staging: self.staging.keep(),
+                        location: self.location,
+                        source: Box::new(source),
+                    });
+                }
+            };
+            report(Event::Uploaded {
+                files: uploaded.files,
+                bytes: uploaded.bytes,
+                url: uploaded.location.url(),
+                replaced: uploaded.deleted,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn staging_folder(what: &'static str) -> Result<tempfile::TempDir, TransferError> {
+    tempfile::Builder::new()
+        .prefix("skill-lift-s3-")
+        .tempdir()
+        .map_err(|source| TransferError::Staging { what, source })
+}
+
+/// Where the run folders stay after a failed upload, and how to upload them by hand
+/// (`manifest.json` last, as [`upload_run_folder`] does).
+fn kept_message(staging: &Path, location: &S3Location) -> String {
+    let folders: Vec<String> = std::fs::read_dir(staging)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().is_dir())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    let commands = folders
+        .iter()
+        .map(|name| {
+            let dir = staging.join(name);
+            let target = location.child(name).url();
+            format!(
+                "`aws s3 sync '{dir}' '{target}' --exclude manifest.json --exclude .lock && aws s3 cp '{dir}/manifest.json' '{target}/manifest.json'`",
+                dir = dir.display()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    format!(
+        "the upload failed; the recorded run is kept in {} (nothing was deleted). Upload it once the store is reachable, manifest.json last: {commands}",
+        staging.display()
+    )
+}
+
+/// The shard folders of `merge`'s arguments, with those under `s3://` arguments downloaded
+/// into a local folder that lives as long as this value.
+pub struct DownloadedArguments {
+    /// The local folders, in argument order.
+    pub folders: Vec<PathBuf>,
+    _staging: tempfile::TempDir,
+}
+
+/// Download the run folders under each `s3://` argument (reporting each download); local
+/// arguments are kept as they are. `out` (the merged folder) must be local.
+pub async fn download_arguments(
+    arguments: &[PathBuf],
+    out: &Path,
+) -> Result<DownloadedArguments, TransferError> {
+    if S3Location::from_path(out).is_some() {
+        return Err(TransferError::RemoteMergeOut);
+    }
+    let staging = staging_folder("creating a local folder for the downloaded shards")?;
+    let mut folders = Vec::new();
+    for (index, argument) in arguments.iter().enumerate() {
+        let Some(location) = S3Location::from_path(argument) else {
+            folders.push(argument.clone());
+            continue;
+        };
+        let location = location.map_err(|error| TransferError::Location(Box::new(error)))?;
+        let client = store(&location).map_err(|error| TransferError::Location(Box::new(error)))?;
+        let into = staging.path().join(index.to_string());
+        let downloaded = download_run_folders(client.as_ref(), &location, &into)
+            .await
+            .map_err(|error| TransferError::Download(Box::new(error)))?;
+        report(Event::Downloaded {
+            folders: downloaded.len(),
+            url: location.url(),
+        });
+        folders.extend(downloaded);
+    }
+    Ok(DownloadedArguments {
+        folders,
+        _staging: staging,
+    })
 }
 
 #[cfg(test)]

@@ -109,6 +109,11 @@ fn slug(text: &str) -> String {
     }
 }
 
+/// Whether `runners` × `models` make more than one cell.
+pub fn is_matrix(runners: &[String], models: &[String]) -> bool {
+    plan_cells("", runners, models).len() > 1
+}
+
 /// The cells of `runners` × `models` (`models` empty: each runner's profile model), runner
 /// major, flag order, duplicates dropped. Each cell's run id is `RUN_ID--RUNNER--MODEL` (slugs;
 /// a number appended when two cells would share one).

@@ -531,44 +531,6 @@ impl From<crate::pipeline::replay::ReplayRunnerError> for CommandError {
     }
 }
 
-/// The id of a command's new result folder: `given` (the `flag` that names it), else a new one
-/// naming the asset and the command ([`crate::pipeline::new_result_id`]). An id that is not a
-/// plain folder name is an input error.
-pub(crate) fn result_folder_id(
-    given: Option<&str>,
-    asset: &str,
-    command: &str,
-    flag: &str,
-) -> Result<String, CommandError> {
-    let id = match given {
-        Some(id) => id.to_string(),
-        None => crate::pipeline::new_result_id(asset, Some(command)),
-    };
-    if !crate::pipeline::is_plain_folder_name(&id) {
-        return Err(CommandError::input(anyhow::anyhow!(
-            "{flag} `{id}` must be a plain folder name"
-        )));
-    }
-    Ok(id)
-}
-
-/// Create the new result folder `dir` (and the folders above it). A folder already there is an
-/// input error that ends with `refusal` (what to do instead): a result folder is never written
-/// over.
-pub(crate) fn create_result_folder(
-    dir: &std::path::Path,
-    refusal: &str,
-) -> Result<(), CommandError> {
-    if dir.exists() {
-        return Err(CommandError::input(anyhow::anyhow!(
-            "{}: folder already exists; {refusal}",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CommandError::input(anyhow::anyhow!("creating {}: {e}", dir.display())))
-}
-
 /// Report the paths of written files on stderr (the terminal summary ends with them).
 pub fn print_written(paths: &[PathBuf]) {
     crate::reporter::report_written(paths);
@@ -612,7 +574,7 @@ fn dispatch() -> Outcome {
             Command::Run(args) => object_out::run(*args).await,
             Command::Calibrate(args) => calibrate::calibrate(*args).await,
             Command::Report(args) => report::report(args),
-            Command::Merge(args) => object_out::merge(args).await,
+            Command::Merge(args) => merge::merge(args).await,
             Command::Regrade(args) => regrade::regrade(*args).await,
             Command::Plan(args) => plan::plan_command(args),
             Command::Hosts(args) => registry::hosts(args),
@@ -649,41 +611,5 @@ fn dispatch() -> Outcome {
             crate::reporter::report(crate::reporter::Event::failed(&error));
             code
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_result_folder_is_new_and_its_id_plain() {
-        let out = tempfile::tempdir().unwrap();
-        let id = result_folder_id(None, "my-skill", "shadow", "--run-id").unwrap();
-        assert!(id.contains("-my-skill-shadow-"), "{id}");
-        assert_eq!(
-            result_folder_id(Some("given"), "my-skill", "shadow", "--run-id").unwrap(),
-            "given"
-        );
-        let refused = result_folder_id(Some("../up"), "my-skill", "vet", "--vet-id").unwrap_err();
-        assert_eq!(refused.code, Outcome::InputError);
-        assert!(
-            refused.error.to_string().contains("--vet-id `../up`"),
-            "{}",
-            refused.error
-        );
-        let dir = out.path().join("results").join(&id);
-        create_result_folder(&dir, "pick another --run-id").unwrap();
-        assert!(dir.is_dir());
-        let again = create_result_folder(&dir, "pick another --run-id").unwrap_err();
-        assert_eq!(again.code, Outcome::InputError);
-        assert!(
-            again
-                .error
-                .to_string()
-                .ends_with("already exists; pick another --run-id"),
-            "{}",
-            again.error
-        );
     }
 }

@@ -1,20 +1,17 @@
 //! `skill-lift regrade RUN_DIR`: grade the recorded trajectories again — with the run's own
 //! graders, or with new ones (`--judge`, `--grader`, weights, threshold) — without calling any
 //! agent, and write a new run folder with its own analysis beside the old one
-//! (`RUN_DIR/regrades/<id>/`, or `--out`). The flags and exit codes are here; the grading runs
-//! on the run pipeline (`crate::pipeline::regrade`), through the same dispatcher as `run`.
+//! (`RUN_DIR/regrades/<id>/`, or `--out`). The grading runs on the run pipeline
+//! (`crate::pipeline::regrade`), through the same dispatcher as `run`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, anyhow};
-use chrono::Utc;
 use clap::Args;
 
-use super::Outcome;
 use super::grading::{GradingArgs, resolve_grading};
-use super::{AnalysisArgs, CommandError};
-use crate::pipeline::{RegradeRequest, execute_regrade, prepare_regrade};
+use super::{AnalysisArgs, CommandError, Outcome};
+use crate::pipeline::regrade::{RegradeError, RegradeRequest};
 use crate::progress::{DEFAULT_LINE_INTERVAL_S, ProgressDisplay, ProgressMode};
 
 /// Flags of `skill-lift regrade`.
@@ -45,107 +42,40 @@ pub struct RegradeArgs {
     pub state: super::flag_groups::StateArgs,
 }
 
-/// Run the command; returns the exit code.
+/// Run the command: each run folder's request from the flags, the regrade in the library.
 pub async fn regrade(args: RegradeArgs) -> Result<Outcome, CommandError> {
-    if crate::record::is_matrix_folder(&args.run_dir) {
-        return regrade_matrix(args).await;
-    }
-    regrade_run(args).await
-}
-
-/// `regrade MATRIX_DIR`: every cell regraded into `OUT/cells/<id>` (default OUT:
-/// `MATRIX_DIR/regrades/<id>`), with the matrix report of the regraded cells in OUT.
-async fn regrade_matrix(args: RegradeArgs) -> Result<Outcome, CommandError> {
-    let dir = args.run_dir.clone();
-    let (manifest, cells) = super::matrix::cell_folders(&dir)?;
-    let run_id = crate::pipeline::regrade_id(&manifest.run_id);
-    let out = match &args.out {
-        Some(out) => out.clone(),
-        None => dir.join("regrades").join(&run_id),
-    };
-    if crate::record::is_matrix_folder(&out) || out.join("manifest.json").exists() {
-        return Err(CommandError::input(anyhow!(
-            "{}: already holds a run; pick another --out",
-            out.display()
-        )));
-    }
-    std::fs::create_dir_all(out.join(crate::run_matrix::CELLS_DIR))
-        .with_context(|| format!("creating {}", out.display()))
-        .map_err(CommandError::infrastructure)?;
-    let regraded = crate::run_matrix::MatrixManifest {
-        run_id,
-        created_at: Utc::now(),
-        ..manifest
-    };
-    crate::run_matrix::write_matrix_manifest(&out, &regraded)
-        .map_err(CommandError::infrastructure)?;
-    let mut codes = Vec::new();
-    for (cell, cell_dir) in cells {
-        crate::reporter::report(crate::reporter::Event::Cell {
-            label: cell.label(),
-        });
-        let cell_args = RegradeArgs {
-            run_dir: cell_dir,
-            out: Some(out.join(cell.relative_dir())),
-            quiet: true,
-            ..args.clone()
+    let request = |run_dir: &Path, out: Option<PathBuf>, quiet: bool| {
+        let grading = match args.grading.any_given() {
+            true => resolve_grading(&args.grading).map(|r| Some((r.settings, r.judge_profiles))),
+            false => Ok(None),
         };
-        codes.push(regrade_run(cell_args).await?);
-    }
-    let summaries = super::matrix::cell_summaries(&out, &regraded)?;
-    let files = super::matrix::write_report(&out, &regraded, &summaries, args.quiet)?;
-    crate::reporter::report_written(&files);
-    Ok(super::matrix::combined_code(codes))
+        Ok::<_, CommandError>(RegradeRequest {
+            run_dir: run_dir.to_path_buf(),
+            evals: args.evals.clone(),
+            out,
+            jobs: args.jobs as usize,
+            grading: grading?,
+            judge_format_retries: args.grading.judge_format_retries,
+            judge_cache: !args.grading.no_judge_cache,
+            state: args.state.state.clone(),
+            analysis: args.analysis.overrides(),
+            progress: ProgressDisplay::choose(
+                ProgressMode::Auto,
+                quiet,
+                ProgressDisplay::stderr_is_interactive(),
+                Duration::from_secs_f64(DEFAULT_LINE_INTERVAL_S),
+            ),
+        })
+    };
+    crate::pipeline::regrade::regrade(&args.run_dir, args.out.clone(), args.quiet, request).await
 }
 
-/// Regrade one run folder into a new one: the flags mapped to a
-/// [`crate::pipeline::RegradeRequest`], the pipeline run, its outcome mapped to the exit code.
-async fn regrade_run(args: RegradeArgs) -> Result<Outcome, CommandError> {
-    let grading = if args.grading.any_given() {
-        let resolved = resolve_grading(&args.grading)?;
-        Some((resolved.settings, resolved.judge_profiles))
-    } else {
-        None
-    };
-    let request = RegradeRequest {
-        run_dir: args.run_dir.clone(),
-        evals: args.evals.clone(),
-        out: args.out.clone(),
-        jobs: args.jobs as usize,
-        grading,
-        judge_format_retries: args.grading.judge_format_retries,
-        judge_cache: !args.grading.no_judge_cache,
-        state: args.state.state.clone(),
-        analysis: args.analysis.overrides(),
-        progress: ProgressDisplay::choose(
-            ProgressMode::Auto,
-            args.quiet,
-            ProgressDisplay::stderr_is_interactive(),
-            Duration::from_secs_f64(DEFAULT_LINE_INTERVAL_S),
-        ),
-    };
-    let prepared = prepare_regrade(request)?;
-    let finished = execute_regrade(prepared, crate::contain::interrupted()).await?;
-    let markdown = crate::report::publish::report_markdown(&finished.written, &finished.summary);
-    if !args.quiet {
-        crate::reporter::result(&markdown);
+impl From<RegradeError> for CommandError {
+    /// A regrade's failure ends as its class says: inputs 2, infrastructure 3.
+    fn from(error: RegradeError) -> Self {
+        CommandError {
+            code: error.ending(),
+            error: error.into(),
+        }
     }
-    crate::report::step_summary::append_step_summary(&markdown);
-    crate::reporter::report_written(&finished.written);
-    if finished.report.interrupted {
-        crate::reporter::report(crate::reporter::Event::RegradeInterrupted {
-            kept: finished.report.recorded,
-            planned: finished.planned,
-            out_dir: finished.out_dir.clone(),
-        });
-        return Ok(Outcome::Interrupted);
-    }
-    crate::reporter::report(crate::reporter::Event::Regraded {
-        regraded: finished.regraded,
-        changed: finished.changed,
-        out_dir: finished.out_dir.clone(),
-    });
-    let code = super::run::exit_code_for(&finished.summary);
-    crate::pipeline::explain(&finished.summary);
-    Ok(code)
 }

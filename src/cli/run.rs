@@ -21,7 +21,7 @@ use crate::pipeline::{
 use crate::reporter::Event;
 
 pub(super) use crate::pipeline::{
-    PreparedRun, RunFinished, RunOptions, absolute, create_run_folder, new_run_id,
+    PreparedRun, RunFinished, RunOptions, absolute, create_run_folder,
 };
 
 /// The inputs of a fresh run from its flags: the skill folder, the calibre, the grading flags

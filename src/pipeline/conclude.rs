@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::Ending;
 use super::run::RunFinished;
 use crate::analysis::Summary;
 use crate::reporter::{self, BaselineSkip, Event};
@@ -41,6 +42,17 @@ impl SummaryOutcome {
         SummaryOutcome::Passed
     }
 
+    /// The ending this outcome is: nothing gradable, too many unscoreable trials or no case
+    /// scored in both arms (infrastructure), a failed gate, else success.
+    pub fn ending(self) -> Ending {
+        match self {
+            SummaryOutcome::NothingGradable => Ending::NothingToRun,
+            SummaryOutcome::Unscoreable => Ending::InfrastructureError,
+            SummaryOutcome::GateFailed => Ending::GateFailed,
+            SummaryOutcome::Passed => Ending::Success,
+        }
+    }
+
     /// Whether the run measured something (a run whose trials were mostly unscoreable or not
     /// gradable is no evaluation: it must not clear `check` after a model bump).
     pub fn measured(self) -> bool {
@@ -49,6 +61,43 @@ impl SummaryOutcome {
             SummaryOutcome::NothingGradable | SummaryOutcome::Unscoreable
         )
     }
+}
+
+/// How an analyzed run's summary ends ([`SummaryOutcome::ending`]).
+pub fn ending_of(summary: &Summary) -> Ending {
+    SummaryOutcome::of(summary).ending()
+}
+
+/// After a run's trials ran and its exports are written: feed the state folder ([`conclude`];
+/// `state`: the `--state` flag), report a stop (breaker, interrupt, missing trials) or explain
+/// the analysis, and say how the run ends.
+pub fn finish(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) -> Ending {
+    let event = match conclude(run_dir, finished, state) {
+        RunConclusion::Breaker { reason, missing } => Event::BreakerStopped {
+            reason,
+            missing,
+            run_dir: run_dir.to_path_buf(),
+        },
+        RunConclusion::Interrupted => Event::StoppedByInterrupt {
+            command: "run".to_string(),
+            dir: run_dir.to_path_buf(),
+        },
+        RunConclusion::Missing(missing) => Event::TrialsMissing {
+            missing,
+            run_dir: run_dir.to_path_buf(),
+        },
+        RunConclusion::ShardDone => return Ending::Success,
+        RunConclusion::Analyzed(_) => {
+            explain(&finished.summary);
+            return ending_of(&finished.summary);
+        }
+    };
+    let ending = match &event {
+        Event::StoppedByInterrupt { .. } => Ending::Interrupted,
+        _ => Ending::InfrastructureError,
+    };
+    reporter::report(event);
+    ending
 }
 
 /// Report why an analyzed run's exit code is not 0 (nothing gradable, too many unscoreable

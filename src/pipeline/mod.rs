@@ -10,12 +10,16 @@
 //! Errors are typed ([`PipelineError`]) with the class the command line maps to an exit code;
 //! nothing here knows exit codes or command-line flags.
 
+pub mod calibrate;
 pub mod conclude;
 pub mod ending;
 pub mod error;
 pub mod grading;
+pub mod matrix;
+pub mod merge;
 pub mod plan;
 pub mod prepare;
+pub mod reanalyze;
 pub mod regrade;
 pub mod replay;
 pub mod resolve;
@@ -27,11 +31,12 @@ pub mod shadow;
 pub mod triggers;
 pub mod vet;
 
-pub use conclude::{RunConclusion, SummaryOutcome, conclude, explain};
+pub use conclude::{RunConclusion, SummaryOutcome, conclude, ending_of, explain, finish};
 pub use ending::Ending;
 pub use error::{ErrorClass, PipelineError};
 pub use prepare::{
     NothingToRun, PreparedRun, check_before_spending, create_run_folder, prepare, prepare_run,
+    report_nothing_to_run,
 };
 pub use regrade::{
     PreparedRegrade, RegradeFinished, RegradeRequest, execute_regrade, prepare_regrade, regrade_id,

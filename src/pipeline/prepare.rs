@@ -27,6 +27,14 @@ pub enum NothingToRun {
     NothingToGrade,
 }
 
+/// Report why there is nothing to run; the ending it is.
+pub fn report_nothing_to_run(nothing: NothingToRun) -> super::Ending {
+    report(Event::NothingToRun {
+        why: nothing.to_string(),
+    });
+    super::Ending::NothingToRun
+}
+
 /// A resolved run with its credential and grader set: everything that can fail on input is
 /// checked before a run folder is created.
 pub struct PreparedRun {

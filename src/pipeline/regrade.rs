@@ -513,3 +513,115 @@ impl Regrade {
         Ok(FinishedTrial::with_transcript_bytes(record, &bytes))
     }
 }
+
+/// Why a regrade of a run or matrix folder failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegradeError {
+    /// The matrix folder's cells cannot be read, or its report written.
+    #[error(transparent)]
+    Matrix(#[from] super::matrix::MatrixRunError),
+    /// The new matrix folder already holds a run.
+    #[error("{}: already holds a run; pick another --out", .0.display())]
+    OutHoldsRun(PathBuf),
+    /// The new matrix folder cannot be created.
+    #[error("creating {}", .0.display())]
+    CreateOut(PathBuf, #[source] std::io::Error),
+    /// The new matrix manifest cannot be written.
+    #[error(transparent)]
+    WriteManifest(crate::record::RecordError),
+    /// A run's regrade failed (its class decides the ending).
+    #[error(transparent)]
+    Pipeline(#[from] PipelineError),
+}
+
+impl RegradeError {
+    /// How a regrade that failed so ends.
+    pub fn ending(&self) -> super::Ending {
+        match self {
+            RegradeError::Matrix(error) => error.ending(),
+            RegradeError::OutHoldsRun(_) => super::Ending::InputError,
+            RegradeError::Pipeline(error) => match error.class() {
+                super::ErrorClass::Input => super::Ending::InputError,
+                super::ErrorClass::Infrastructure => super::Ending::InfrastructureError,
+            },
+            RegradeError::CreateOut(..) | RegradeError::WriteManifest(_) => {
+                super::Ending::InfrastructureError
+            }
+        }
+    }
+}
+
+/// Regrade the run folder `run_dir` into `out` (default `RUN_DIR/regrades/<id>`), or every cell
+/// of the matrix folder `run_dir` with the matrix report of the regraded cells.
+/// `request(run_dir, out, quiet)`: the regrade request of one run folder, built when its turn
+/// comes. How the regrade ends (the most severe cell's ending for a matrix).
+pub async fn regrade<E: From<RegradeError>>(
+    run_dir: &Path,
+    out: Option<PathBuf>,
+    quiet: bool,
+    request: impl Fn(&Path, Option<PathBuf>, bool) -> Result<RegradeRequest, E>,
+) -> Result<super::Ending, E> {
+    if !crate::record::is_matrix_folder(run_dir) {
+        return Ok(regrade_run(request(run_dir, out, quiet)?, quiet).await?);
+    }
+    let (manifest, cells) = super::matrix::cell_folders(run_dir).map_err(RegradeError::from)?;
+    let run_id = regrade_id(&manifest.run_id);
+    let out = out.unwrap_or_else(|| run_dir.join("regrades").join(&run_id));
+    let regraded = crate::run_matrix::MatrixManifest {
+        run_id,
+        created_at: Utc::now(),
+        ..manifest
+    };
+    create_matrix_out(&out, &regraded)?;
+    let mut endings = Vec::new();
+    for (cell, cell_dir) in cells {
+        report(Event::Cell {
+            label: cell.label(),
+        });
+        let cell_request = request(&cell_dir, Some(out.join(cell.relative_dir())), true)?;
+        endings.push(regrade_run(cell_request, true).await?);
+    }
+    let ending = super::matrix::conclude_report(&out, &regraded, quiet, endings);
+    Ok(ending.map_err(RegradeError::from)?)
+}
+
+/// Create the new matrix folder `out` (never over a run) with its cells folder and manifest.
+fn create_matrix_out(
+    out: &Path,
+    manifest: &crate::run_matrix::MatrixManifest,
+) -> Result<(), RegradeError> {
+    if crate::record::is_matrix_folder(out) || out.join("manifest.json").exists() {
+        return Err(RegradeError::OutHoldsRun(out.to_path_buf()));
+    }
+    std::fs::create_dir_all(out.join(crate::run_matrix::CELLS_DIR))
+        .map_err(|error| RegradeError::CreateOut(out.to_path_buf(), error))?;
+    crate::run_matrix::write_matrix_manifest(out, manifest).map_err(RegradeError::WriteManifest)
+}
+
+/// Regrade one run folder into a new one: prepared, graded, its Markdown summary printed
+/// (unless `quiet`), how it ended reported.
+async fn regrade_run(request: RegradeRequest, quiet: bool) -> Result<super::Ending, RegradeError> {
+    let prepared = prepare_regrade(request)?;
+    let finished = execute_regrade(prepared, crate::contain::interrupted()).await?;
+    let markdown = crate::report::publish::report_markdown(&finished.written, &finished.summary);
+    if !quiet {
+        crate::reporter::result(&markdown);
+    }
+    crate::report::step_summary::append_step_summary(&markdown);
+    crate::reporter::report_written(&finished.written);
+    if finished.report.interrupted {
+        report(Event::RegradeInterrupted {
+            kept: finished.report.recorded,
+            planned: finished.planned,
+            out_dir: finished.out_dir.clone(),
+        });
+        return Ok(super::Ending::Interrupted);
+    }
+    report(Event::Regraded {
+        regraded: finished.regraded,
+        changed: finished.changed,
+        out_dir: finished.out_dir.clone(),
+    });
+    super::explain(&finished.summary);
+    Ok(super::ending_of(&finished.summary))
+}
