@@ -5,7 +5,9 @@
 //! with its manifest, atomically), [`execute_run`] (lock, resume clean-up, reuse import, servers,
 //! pre-flight, the scheduler of `crate::execute`, final exports) and [`conclude`] (baseline and
 //! trial stores, how the run ends). `regrade` grades a recorded run again through the same
-//! dispatcher ([`regrade`]).
+//! dispatcher ([`regrade`]). The workflows over runs sit beside it: the A/A control
+//! ([`calibrate`]), a runner × model matrix of runs ([`matrix`]), the merge of a run's shards
+//! ([`merge`]) and the re-analysis of recorded runs (`report`: [`reanalyze`]).
 //!
 //! Errors are typed ([`PipelineError`]) with the class the command line maps to an exit code;
 //! nothing here knows exit codes or command-line flags.
