@@ -1,16 +1,13 @@
-//! `skill-lift golden mine` (draft cases from agent session history). Mechanics live in
-//! `crate::history` and `crate::golden`; this file holds flags, output and messages.
+//! `skill-lift golden mine|draft`: flags mapped to `crate::pipeline::golden`'s settings.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::anyhow;
 use clap::{Args, Subcommand};
 
-use super::CommandError;
-use super::Outcome;
-use crate::golden::mine::{DraftPolarity, MineOptions, MineReport, mine, to_eval_set};
+use super::{CommandError, Outcome};
 use crate::history::request::HistoryRequest;
 use crate::history::{HistoryRoots, ReadReport};
+use crate::pipeline::golden::{DraftSettings, MineSettings, draft_cases, mine_to_eval_set};
 
 /// Flags of `skill-lift golden`.
 #[derive(Debug, Args)]
@@ -83,106 +80,27 @@ pub struct MineArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Mine drafts from what `args` names, copying files into `files_dir` when given.
-pub fn mine_drafts(
-    history: &HistoryArgs,
-    skill: Option<&str>,
-    files_dir: Option<&Path>,
-) -> Result<MineReport, CommandError> {
-    let (roots, report) = history.read()?;
-    let options = MineOptions {
-        skill: skill.map(str::to_string),
-        copy_files_to: files_dir.map(Path::to_path_buf),
-        homes: vec![roots.home().to_path_buf()],
-    };
-    let mined = mine(&report.sessions, &options).map_err(CommandError::input)?;
-    let positive = mined
-        .cases
-        .iter()
-        .filter(|c| c.provenance.polarity == DraftPolarity::Positive)
-        .count();
-    let signals: Vec<String> = mined
-        .signals
-        .iter()
-        .map(|(signal, count)| format!("{signal} {count}"))
-        .collect();
-    crate::reporter::report(crate::reporter::Event::DraftsMined {
-        activated_turns: mined.activated_turns,
-        skill: skill.map(str::to_string),
-        drafts: mined.cases.len(),
-        positive,
-        duplicates: mined.duplicates,
-        signals,
-    });
-    for skipped in &mined.files_skipped {
-        crate::reporter::report(crate::reporter::Event::warning(format!(
-            "referenced file not copied (missing, over 1 MiB, or another case's file of the same path): {skipped}"
-        )));
-    }
-    Ok(mined)
-}
-
 /// `skill-lift golden`.
 pub async fn golden(args: GoldenArgs) -> Result<Outcome, CommandError> {
-    match args.command {
-        GoldenCommand::Mine(args) => golden_mine(args),
-        GoldenCommand::Draft(args) => golden_draft(args).await,
-    }
-}
-
-fn golden_mine(args: MineArgs) -> Result<Outcome, CommandError> {
-    if let Some(out) = &args.out
-        && out.exists()
-    {
-        return Err(CommandError::input(anyhow!(
-            "{}: exists; golden mine never overwrites (choose another --out, or move it away)",
-            out.display()
-        )));
-    }
-    let files_dir = match (&args.out, args.include_files) {
-        (Some(out), true) => Some(
-            out.parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_path_buf(),
-        ),
-        _ => None,
-    };
-    let mined = mine_drafts(&args.history, args.skill.as_deref(), files_dir.as_deref())?;
-    // No drafts: nothing is printed or written (an empty eval set would read as a success).
-    if mined.cases.is_empty() {
-        return Err(CommandError {
-            code: Outcome::NothingToRun,
-            error: anyhow!(
-                "no drafts: no turn in the history read used {}; nothing written (widen --since, check --host and --skill)",
-                args.skill
-                    .as_deref()
-                    .map(|s| format!("`{s}`"))
-                    .unwrap_or("a skill".into())
-            ),
-        });
-    }
-    let set = to_eval_set(&mined, args.skill.as_deref());
-    let text = crate::scaffold::json_text(&set);
-    match &args.out {
-        Some(out) => {
-            if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| CommandError::input(anyhow!("{}: {e}", parent.display())))?;
-            }
-            crate::disk::write(out, &text)
-                .map_err(crate::disk::DiskError::into_io)
-                .map_err(|e| CommandError::input(anyhow!("{}: {e}", out.display())))?;
-            crate::reporter::report_written(&[out.to_path_buf()]);
-            crate::reporter::result_line(&format!(
-                "{} draft case(s) in {}. Review them (edit, delete, or remove `\"status\": \"draft\"` to keep), or run them as they are:\n  skill-lift run SKILL_DIR --evals {} --allow-draft",
-                mined.cases.len(),
-                out.display(),
-                out.display()
-            ));
+    let done = match args.command {
+        GoldenCommand::Mine(args) => mine_to_eval_set(&MineSettings {
+            history: args.history.request(),
+            skill: args.skill,
+            include_files: args.include_files,
+            out: args.out,
+        }),
+        GoldenCommand::Draft(args) => {
+            let (skill_dir, judge, count, out) = (args.skill_dir, args.judge, args.count, args.out);
+            draft_cases(&DraftSettings {
+                skill_dir,
+                judge,
+                count,
+                out,
+            })
+            .await
         }
-        None => crate::reporter::result(&text),
-    }
+    };
+    done.map_err(CommandError::failed)?;
     Ok(Outcome::Success)
 }
 
@@ -202,84 +120,4 @@ pub struct DraftArgs {
     /// Where to write the drafts (never overwrites); default SKILL_DIR/evals/generated.json.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-}
-
-async fn golden_draft(args: DraftArgs) -> Result<Outcome, CommandError> {
-    use crate::golden::draft;
-    if args.count == 0 || args.count > 50 {
-        return Err(CommandError::input(anyhow!(
-            "--count must be between 1 and 50"
-        )));
-    }
-    let skill = crate::asset::load_skill(&args.skill_dir).map_err(CommandError::input)?;
-    let skill_md_path = args.skill_dir.join("SKILL.md");
-    let skill_md = std::fs::read_to_string(&skill_md_path)
-        .map_err(|e| CommandError::input(anyhow!("{}: {e}", skill_md_path.display())))?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| args.skill_dir.join("evals/generated.json"));
-    let author_md = args.skill_dir.join(crate::golden::evalmd::EVAL_MD);
-    if out.exists() || out == author_md {
-        return Err(CommandError::input(anyhow!(
-            "{}: exists; golden draft never overwrites (author cases stay as they are; pass another --out)",
-            out.display()
-        )));
-    }
-    let existing = crate::evalset::default_eval_path(&args.skill_dir);
-    let author = if existing.is_file() {
-        crate::evalset::load_eval_set(&existing, &args.skill_dir)
-            .map_err(CommandError::input)?
-            .cases
-    } else {
-        Vec::new()
-    };
-    let path =
-        crate::runner::profile::resolve_profile_path(&args.judge).map_err(CommandError::input)?;
-    let profile = crate::runner::profile::load_profile(&path).map_err(CommandError::input)?;
-    let api_key = super::grading::profile_api_key(&profile)?;
-    let user = draft::user_message(&skill_md, &author, args.count);
-    let drafts = draft::ask(&profile, api_key.as_deref(), &user)
-        .await
-        .map_err(CommandError::infrastructure)?;
-    let (set, dropped) = draft::to_eval_set(
-        &skill.name,
-        &author,
-        &drafts,
-        &profile.name,
-        &profile.profile.model,
-    );
-    let kept = set["evals"].as_array().map(Vec::len).unwrap_or(0);
-    if kept == 0 {
-        return Err(CommandError {
-            code: Outcome::NothingToRun,
-            error: anyhow!(
-                "the model's {} draft(s) all repeat the author's cases; nothing written",
-                drafts.len()
-            ),
-        });
-    }
-    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| CommandError::input(anyhow!("{}: {e}", parent.display())))?;
-    }
-    crate::disk::write(&out, crate::scaffold::json_text(&set))
-        .map_err(crate::disk::DiskError::into_io)
-        .map_err(|e| CommandError::input(anyhow!("{}: {e}", out.display())))?;
-    // What was written must load the way `run` loads it.
-    if let Err(error) = crate::evalset::load_eval_set(&out, &args.skill_dir) {
-        let _ = std::fs::remove_file(&out);
-        return Err(CommandError::infrastructure(anyhow!(
-            "the drafts did not load and were not kept: {error}"
-        )));
-    }
-    crate::reporter::report_written(&[out.to_path_buf()]);
-    crate::reporter::result_line(&format!(
-        "{kept} generated draft case(s) in {} ({dropped} dropped as repeats of author cases); author cases ({} in EVAL.md / the eval set) are untouched and take priority. Review them, or run them as they are:\n  skill-lift run {} --evals {} --allow-draft",
-        out.display(),
-        author.len(),
-        crate::shell::shell_path(&args.skill_dir),
-        crate::shell::shell_path(&out)
-    ));
-    Ok(Outcome::Success)
 }

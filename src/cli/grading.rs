@@ -9,7 +9,7 @@ use crate::grade::DEFAULT_PASS_THRESHOLD;
 use crate::grade::custom::{DEFAULT_GRADER_TIMEOUT_S, parse_grader_specs};
 use crate::grade::judge::{JudgeMetricKind, RUBRIC_VERSION};
 use crate::grade::metric::RESERVED_METRIC_NAMES;
-pub use crate::pipeline::grading::{judge_info, profile_api_key};
+pub use crate::pipeline::grading::judge_info;
 use crate::record::{GradingSettings, OutputMatch};
 use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::runner::{LoadedProfile, RunnerKind};

@@ -135,7 +135,7 @@ fn mine_for_init(
     let (Some(host), true) = (&args.host, args.from_history) else {
         return Ok(None);
     };
-    let history = super::golden::HistoryArgs {
+    let history = crate::history::request::HistoryRequest {
         host: host.clone(),
         history_root: args.history_root.clone().or_else(|| {
             std::env::var_os(crate::history::HISTORY_ROOT_ENV)
@@ -144,7 +144,8 @@ fn mine_for_init(
         }),
         since: args.since.clone(),
     };
-    let mined = super::golden::mine_drafts(&history, Some(name), None)?;
+    let mined = crate::golden::mine::mine_drafts(&history, Some(name), None)
+        .map_err(CommandError::input)?;
     if mined.cases.is_empty() {
         return Err(CommandError {
             code: Outcome::NothingToRun,

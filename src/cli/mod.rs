@@ -503,6 +503,13 @@ impl CommandError {
             error: error.into(),
         }
     }
+    /// A library workflow's failure, ending as the failure says.
+    pub fn failed(error: impl crate::pipeline::Failure) -> Self {
+        Self {
+            code: error.ending(),
+            error: error.into(),
+        }
+    }
 }
 
 impl From<crate::pipeline::PipelineError> for CommandError {

@@ -255,6 +255,46 @@ fn copy_file(cwd: &Path, relative: &Path, dir: &Path) -> Result<bool, crate::gol
     Ok(true)
 }
 
+/// Read the history `request` names and mine drafts from it (only turns of `skill` when given),
+/// copying referenced files into `files_dir` when given; what was mined is reported.
+pub fn mine_drafts(
+    request: &crate::history::request::HistoryRequest,
+    skill: Option<&str>,
+    files_dir: Option<&Path>,
+) -> Result<MineReport, crate::golden::GoldenError> {
+    let (roots, read) = request.read()?;
+    let options = MineOptions {
+        skill: skill.map(str::to_string),
+        copy_files_to: files_dir.map(Path::to_path_buf),
+        homes: vec![roots.home().to_path_buf()],
+    };
+    let mined = mine(&read.sessions, &options)?;
+    let positive = mined
+        .cases
+        .iter()
+        .filter(|c| c.provenance.polarity == DraftPolarity::Positive)
+        .count();
+    let signals: Vec<String> = mined
+        .signals
+        .iter()
+        .map(|(signal, count)| format!("{signal} {count}"))
+        .collect();
+    crate::reporter::report(crate::reporter::Event::DraftsMined {
+        activated_turns: mined.activated_turns,
+        skill: skill.map(str::to_string),
+        drafts: mined.cases.len(),
+        positive,
+        duplicates: mined.duplicates,
+        signals,
+    });
+    for skipped in &mined.files_skipped {
+        crate::reporter::report(crate::reporter::Event::warning(format!(
+            "referenced file not copied (missing, over 1 MiB, or another case's file of the same path): {skipped}"
+        )));
+    }
+    Ok(mined)
+}
+
 /// Draft cases from `sessions`.
 pub fn mine(
     sessions: &[HistorySession],

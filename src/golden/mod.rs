@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 /// Errors of the golden-set commands.
 #[derive(Debug, thiserror::Error)]
 pub enum GoldenError {
+    /// The session history cannot be read.
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

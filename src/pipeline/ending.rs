@@ -22,6 +22,13 @@ pub enum Ending {
     Interrupted,
 }
 
+/// A workflow's failure that knows how the workflow ended; the command line turns the ending
+/// into the exit code (`cli::CommandError::failed`).
+pub trait Failure: std::error::Error + Send + Sync + 'static {
+    /// How the workflow ended (an input, infrastructure, nothing-to-run … failure).
+    fn ending(&self) -> Ending;
+}
+
 /// `error` and its causes as one line, `outer: cause: cause` (as `anyhow` words `{:#}`).
 pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();

@@ -16,6 +16,7 @@ pub mod calibrate;
 pub mod conclude;
 pub mod ending;
 pub mod error;
+pub mod golden;
 pub mod grading;
 pub mod matrix;
 pub mod merge;
@@ -34,7 +35,7 @@ pub mod triggers;
 pub mod vet;
 
 pub use conclude::{RunConclusion, SummaryOutcome, conclude, ending_of, explain, finish};
-pub use ending::Ending;
+pub use ending::{Ending, Failure};
 pub use error::{ErrorClass, PipelineError};
 pub use prepare::{
     NothingToRun, PreparedRun, check_before_spending, create_run_folder, prepare, prepare_run,
