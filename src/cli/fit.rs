@@ -1,20 +1,13 @@
-//! `skill-lift lint` and `skill-lift env`: run the static fit checks of `crate::skill_fit`,
-//! write what `crate::skill_fit::render` renders (text or JSON) and map them to exit codes.
+//! `skill-lift lint` and `skill-lift env`: flags mapped to `crate::skill_fit::workflow`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 
-use super::CommandError;
-use super::Outcome;
-use crate::reporter::{Event, report};
-use crate::skill_fit::SkillFitError;
-use crate::skill_fit::environment::{
-    ContextLimit, EnvOptions, context_limit_for, reconcile_environment,
+use super::{CommandError, Outcome};
+use crate::skill_fit::workflow::{
+    EnvSettings, FitCommandError, LintSettings, check_environment, lint_skills,
 };
-use crate::skill_fit::lint::{LintOptions, against, lint_skill};
-use crate::skill_fit::render::{render_env, render_lint};
 
 /// Output format of `lint` and `env`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -71,150 +64,36 @@ pub struct EnvArgs {
     pub python: Option<PathBuf>,
 }
 
-fn fit_error(error: SkillFitError) -> CommandError {
-    CommandError::input(error)
-}
-
 /// Run `skill-lift lint`.
 pub fn lint(args: LintArgs) -> Result<Outcome, CommandError> {
-    let options = LintOptions {
+    gate(lint_skills(&LintSettings {
+        skill_dirs: args.skill_dirs,
+        json: args.format == OutputFormat::Json,
+        against: args.against,
+        deny_warnings: args.deny_warnings,
         max_body_tokens: args.max_body_tokens,
-        ..LintOptions::default()
-    };
-    let dirs = if args.skill_dirs.is_empty() {
-        match &args.against {
-            Some(source) if crate::registry::baseline::baseline_path(source).is_file() => {
-                registered_skills(source)?
-            }
-            _ => {
-                return Err(CommandError::input(anyhow::anyhow!(
-                    "give at least one SKILL_DIR (or --against a state folder to lint every registered skill)"
-                )));
-            }
-        }
-    } else {
-        args.skill_dirs.clone()
-    };
-    let mut reports = Vec::new();
-    for dir in &dirs {
-        reports.push(lint_skill(dir, &options).map_err(fit_error)?);
-    }
-    let against_report = match &args.against {
-        Some(source) => Some(against(&reports, source).map_err(fit_error)?),
-        None => None,
-    };
-    let text = render_lint(
-        &reports,
-        against_report.as_ref(),
-        args.format == OutputFormat::Json,
-    )
-    .context("serialize the lint report")
-    .map_err(CommandError::infrastructure)?;
-    crate::reporter::result(&text);
-    let failed = reports
-        .iter()
-        .filter(|r| !r.passes(args.deny_warnings))
-        .count();
-    if failed > 0 {
-        report(Event::LintFailed {
-            failed,
-            skills: reports.len(),
-            deny_warnings: args.deny_warnings,
-        });
-        Ok(Outcome::GateFailed)
-    } else {
-        Ok(Outcome::Success)
-    }
-}
-
-/// Skill folders listed by the registries of a state folder (`registry.<host>.json`).
-fn registered_skills(state: &Path) -> Result<Vec<PathBuf>, CommandError> {
-    let mut dirs = Vec::new();
-    let entries = std::fs::read_dir(state)
-        .with_context(|| format!("{}: cannot list the state folder", state.display()))
-        .map_err(CommandError::input)?;
-    let mut hosts: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.strip_prefix("registry.")
-                .and_then(|n| n.strip_suffix(".json"))
-                .map(str::to_string)
-        })
-        .collect();
-    hosts.sort();
-    for host in hosts {
-        let registry =
-            crate::registry::scan::read_registry(state, &host).map_err(CommandError::input)?;
-        for entry in registry.into_iter().flat_map(|r| r.assets.into_values()) {
-            if entry.kind == crate::registry::surface::AssetKind::Skill
-                && entry.path.join("SKILL.md").is_file()
-                && !dirs.contains(&entry.path)
-            {
-                dirs.push(entry.path);
-            }
-        }
-    }
-    if dirs.is_empty() {
-        return Err(CommandError::input(anyhow::anyhow!(
-            "{}: no registered skill folder found (run `skill-lift scan` first, or give SKILL_DIRs)",
-            state.display()
-        )));
-    }
-    Ok(dirs)
-}
-
-/// The context limit for `env` or `run`: `--context-limit`, else the runner profile's.
-fn resolve_context_limit(
-    runner: Option<&str>,
-    model: Option<&str>,
-    explicit: Option<u64>,
-) -> Result<Option<ContextLimit>, CommandError> {
-    let loaded = match runner {
-        Some(name) => Some(
-            crate::runner::profile::resolve_profile_path(name)
-                .and_then(|path| crate::runner::profile::load_profile(&path))
-                .map_err(CommandError::input)?,
-        ),
-        // The default profile is a convenience: not finding it leaves the limit unknown.
-        None => crate::runner::profile::resolve_profile_path("local")
-            .and_then(|path| crate::runner::profile::load_profile(&path))
-            .ok(),
-    };
-    if let Some(tokens) = explicit {
-        return Ok(Some(ContextLimit {
-            tokens,
-            source: "--context-limit".to_string(),
-            reply_tokens: loaded
-                .as_ref()
-                .and_then(|l| l.profile.max_tokens)
-                .unwrap_or(0),
-        }));
-    }
-    Ok(loaded.and_then(|loaded| context_limit_for(&loaded.name, &loaded.profile, model)))
+    }))
 }
 
 /// Run `skill-lift env`.
 pub fn env(args: EnvArgs) -> Result<Outcome, CommandError> {
-    let mut options = EnvOptions::from_process();
-    options.python = args.python.clone();
-    options.context_limit = resolve_context_limit(
-        args.agent.given_runner(),
-        args.agent.model(),
-        args.context_limit,
-    )?;
-    let report = reconcile_environment(&args.skill_dir, &options).map_err(fit_error)?;
-    let text = render_env(&report, args.format == OutputFormat::Json)
-        .context("serialize the env report")
-        .map_err(CommandError::infrastructure)?;
-    crate::reporter::result(&text);
-    if report.passes() {
-        Ok(Outcome::Success)
-    } else {
-        crate::reporter::report(Event::EnvRedFlags {
-            missing: report.missing,
-            skill: report.name.clone(),
-        });
-        Ok(Outcome::GateFailed)
+    gate(check_environment(&EnvSettings {
+        json: args.format == OutputFormat::Json,
+        runner: args.agent.given_runner().map(str::to_string),
+        model: args.agent.model().map(str::to_string),
+        skill_dir: args.skill_dir,
+        context_limit: args.context_limit,
+        python: args.python,
+    }))
+}
+
+/// Checks that passed are a success, others a failed gate; a report that cannot be rendered is
+/// an infrastructure error, any other failure an input error.
+fn gate(passed: Result<bool, FitCommandError>) -> Result<Outcome, CommandError> {
+    match passed {
+        Ok(true) => Ok(Outcome::Success),
+        Ok(false) => Ok(Outcome::GateFailed),
+        Err(error @ FitCommandError::Serialize(..)) => Err(CommandError::infrastructure(error)),
+        Err(error) => Err(CommandError::input(error)),
     }
 }

@@ -5,16 +5,19 @@
 //! |---|---|
 //! | `lint.rs` | authoring checks (Agent Skills spec conformance, links, scripts, size, secrets), a score per skill, and `--against`: lint score vs measured lift (Spearman ρ) |
 //! | `environment.rs` | environment reconciliation: what the skill assumes (commands, interpreters, packages, MCP servers, OS, locale, context size, network) vs this machine |
+//! | `render.rs` | the lint and env reports as text or JSON |
+//! | `workflow.rs` | `lint` and `env` as workflows: which folders, which context limit, the report printed, passed or not |
 //!
 //! This module holds what both share: reading the skill's files, fenced code blocks, the
-//! commands a shell line runs, evidence lines, and the token estimate. Nothing here prints or
-//! exits; `crate::cli` renders reports and maps them to exit codes. Lint is never runtime
+//! commands a shell line runs, evidence lines, and the token estimate. Only `workflow.rs` prints
+//! (through the reporter); `crate::cli` maps passed / not passed to exit codes. Lint is never runtime
 //! evidence: the ACES study found static scores uncorrelated with measured lift (Spearman
 //! ρ = −0.018 for structural scores over 64 skills), which is why `lint --against` exists.
 
 pub mod environment;
 pub mod lint;
 pub mod render;
+pub mod workflow;
 
 use std::path::{Path, PathBuf};
 
