@@ -108,6 +108,80 @@ pub struct ProbeReport {
     pub blind_spots: Vec<String>,
 }
 
+/// What `probe` reads besides the host's registry.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeSettings {
+    /// The asset root (`--root`): assets are then discovered there, not read from the registry.
+    pub root: Option<PathBuf>,
+    /// A log glob instead of the host profile's `logs`.
+    pub logs: Option<String>,
+    /// A Claude Code projects folder with session transcripts (default for claude-code:
+    /// `~/.claude/projects`).
+    pub transcripts: Option<PathBuf>,
+    /// Print JSON instead of text.
+    pub json: bool,
+}
+
+/// `probe`: the host's installed assets with the evidence its logs and transcripts hold,
+/// printed as text or JSON.
+pub fn probe_host(
+    state: &Path,
+    host: &super::hosts::HostProfile,
+    settings: &ProbeSettings,
+) -> Result<(), RegistryError> {
+    let mut report = ProbeReport {
+        host: host.name.clone(),
+        blind_spots: BLIND_SPOTS.iter().map(|s| s.to_string()).collect(),
+        ..ProbeReport::default()
+    };
+    installed_assets(&mut report, state, host, settings.root.as_deref())?;
+    report.logs_glob = settings.logs.clone().or_else(|| host.logs.clone());
+    if let Some(glob) = &report.logs_glob {
+        let files = glob_files(&super::state::expand_home(glob)?)?;
+        probe_logs(&mut report, &files)?;
+    }
+    let transcripts = match &settings.transcripts {
+        Some(dir) => Some(dir.clone()),
+        None if host.name == "claude-code" => super::state::expand_home("~/.claude/projects").ok(),
+        None => None,
+    };
+    if let Some(dir) = &transcripts {
+        probe_transcripts(&mut report, dir)?;
+    }
+    crate::reporter::result(&match settings.json {
+        true => super::console::to_json(&report),
+        false => render_text(&report, transcripts.as_deref()),
+    });
+    Ok(())
+}
+
+/// List the installed assets in `report`: the registry's when scanned and no `root` is given,
+/// else those discovered now (names only, no hashing); none when the host has no root.
+fn installed_assets(
+    report: &mut ProbeReport,
+    state: &Path,
+    host: &super::hosts::HostProfile,
+    root: Option<&Path>,
+) -> Result<(), RegistryError> {
+    match super::scan::read_registry(state, &host.name)? {
+        Some(registry) if root.is_none() => {
+            for name in registry.assets.keys() {
+                report.assets.insert(name.clone(), AssetEvidence::default());
+            }
+        }
+        _ => {
+            if let Ok(root) = super::console::resolve_root(state, host, root) {
+                for found in super::hosts::discover_assets(host, &root)? {
+                    let loaded =
+                        super::surface::load_asset(&found.dir, &found.manifest, host.kind)?;
+                    report.assets.insert(loaded.name, AssetEvidence::default());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Files matching `glob`, whose wildcards may appear only in the last component.
 pub fn glob_files(glob: &Path) -> Result<Vec<PathBuf>, RegistryError> {
     let dir = glob.parent().unwrap_or(Path::new("."));

@@ -101,6 +101,77 @@ pub struct Suggestion {
     pub method: String,
 }
 
+/// `suggest`: match `need` against the assets every host's registry in `state` lists, then
+/// the catalog file when given, and print the verdict (or the JSON answer).
+pub fn suggest_from_state(
+    state: &Path,
+    need: &str,
+    catalog_file: Option<&Path>,
+    json: bool,
+) -> Result<(), RegistryError> {
+    let mut installed = Vec::new();
+    let mut hosts_with_registry = 0;
+    for host in super::hosts::load_hosts(state)? {
+        if let Some(registry) = super::scan::read_registry(state, &host.name)? {
+            hosts_with_registry += 1;
+            for (name, asset) in registry.assets {
+                installed.push(Candidate {
+                    host: host.name.clone(),
+                    name,
+                    description: asset.description,
+                });
+            }
+        }
+    }
+    let catalog = match catalog_file {
+        Some(path) => read_catalog(path)?,
+        None => Vec::new(),
+    };
+    let answer = suggest(need, &installed, &catalog);
+    if json {
+        crate::reporter::result(&super::console::to_json(&answer));
+        return Ok(());
+    }
+    let searched = (installed.len(), hosts_with_registry, catalog.len());
+    crate::reporter::result_line(&verdict_line(&answer, searched, catalog_file.is_some()));
+    crate::reporter::result_line(&format!("method: {}", answer.method));
+    Ok(())
+}
+
+/// The verdict as `suggest` prints it; `searched`: installed assets, hosts with a registry and
+/// catalog entries.
+fn verdict_line(answer: &Suggestion, searched: (usize, usize, usize), catalog: bool) -> String {
+    let (assets, hosts, entries) = searched;
+    let plural = |n: usize| if n == 1 { "y" } else { "ies" };
+    match (answer.verdict.as_str(), &answer.best) {
+        ("already-available", Some(best)) => format!(
+            "already available: {} (host {}, score {:.2}: {}) — use it, install nothing",
+            best.name,
+            best.host.as_deref().unwrap_or("-"),
+            best.score,
+            best.shared_words.join(", ")
+        ),
+        ("suggest-new", Some(best)) => format!(
+            "suggestion: [install:{}] {} (score {:.2}: {}; source {}): not installed — your choice",
+            best.name,
+            best.title.as_deref().unwrap_or(""),
+            best.score,
+            best.shared_words.join(", "),
+            best.source.as_deref().unwrap_or("catalog")
+        ),
+        _ => format!(
+            "nothing installed ({assets} asset(s) across {hosts} host registr{}) or in the catalog ({entries} entr{}) covers this need{}",
+            plural(hosts),
+            plural(entries),
+            if catalog {
+                ""
+            } else {
+                "; pass --catalog FILE to search a catalog"
+            }
+        ),
+    }
+}
+
 /// Match `need` against installed assets first, then the catalog.
 pub fn suggest(need: &str, installed: &[Candidate], catalog: &[CatalogEntry]) -> Suggestion {
     let need_words = words(need);
@@ -174,6 +245,15 @@ pub fn suggest(need: &str, installed: &[Candidate], catalog: &[CatalogEntry]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nothing_found_says_what_was_searched() {
+        let answer = suggest("parse invoices", &[], &[]);
+        assert_eq!(
+            verdict_line(&answer, (0, 1, 0), false),
+            "nothing installed (0 asset(s) across 1 host registry) or in the catalog (0 entries) covers this need; pass --catalog FILE to search a catalog"
+        );
+    }
 
     fn installed() -> Vec<Candidate> {
         vec![Candidate {
