@@ -5,13 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::CommandError;
-use super::Outcome;
 use super::flag_groups::StateArgs;
 use super::registry::HostArgs;
-use crate::asset::fingerprint::{Calibre, fingerprint};
-use crate::registry::baseline::{checklist, merge_file, record_run};
-use crate::registry::scan::read_registry;
+use super::{CommandError, Outcome};
+use crate::registry::baseline::{ChecklistSettings, ingest_runs, merge_replays, print_checklist};
 
 /// `skill-lift baseline …`.
 #[derive(Debug, Args)]
@@ -81,115 +78,27 @@ pub struct IngestArgs {
 
 /// Run the subcommand.
 pub fn baseline(args: BaselineArgs) -> Result<Outcome, CommandError> {
-    match args.command {
-        BaselineCommand::Checklist(args) => checklist_command(args),
-        BaselineCommand::Merge(args) => {
-            let state = args.state.dir()?;
-            let report = merge_file(&state, &args.file, args.replace, args.allow_draft)
-                .map_err(CommandError::input)?;
-            for (asset, counts) in &report.assets {
-                crate::reporter::result_line(&format!(
-                    "{asset}: {} verdict(s) merged, {} replaced, {} draft skipped{}, {} without verdict skipped",
-                    counts.added,
-                    counts.replaced,
-                    counts.skipped_draft,
-                    if args.allow_draft {
-                        ""
-                    } else {
-                        " (use --allow-draft)"
-                    },
-                    counts.skipped_no_verdict
-                ));
-            }
-            crate::reporter::result_line(&format!(
-                "store: {}",
-                crate::registry::baseline::baseline_path(&state).display()
-            ));
-            Ok(Outcome::Success)
+    let done = match args.command {
+        BaselineCommand::Checklist(args) => {
+            let state = args.host.state.dir()?;
+            let settings = ChecklistSettings {
+                asset: args.asset,
+                evals: args.evals,
+                model: args.model,
+                calibre: args.calibre,
+                allow_draft: args.allow_draft,
+                template: args.template,
+            };
+            print_checklist(&state, &args.host.host, &settings)
         }
-        BaselineCommand::Ingest(args) => {
-            let state = args.state.dir()?;
-            for run_dir in &args.run_dirs {
-                let manifest =
-                    crate::record::read_manifest(run_dir).map_err(CommandError::input)?;
-                let (records, _) = crate::record::read_trials(&run_dir.join("trials.jsonl"))
-                    .map_err(CommandError::input)?;
-                let recorded =
-                    record_run(&state, &manifest, &records).map_err(CommandError::input)?;
-                crate::reporter::result_line(&format!(
-                    "{}: run {} → {} verdict(s) ({} replaced) in {}",
-                    recorded.asset,
-                    recorded.run_id,
-                    recorded.entries,
-                    recorded.replaced,
-                    recorded.store.display()
-                ));
-            }
-            Ok(Outcome::Success)
-        }
-    }
-}
-
-fn checklist_command(args: ChecklistArgs) -> Result<Outcome, CommandError> {
-    let calibre: Calibre = args
-        .calibre
-        .parse()
-        .map_err(|e: String| CommandError::input(anyhow::anyhow!(e)))?;
-    let (state, host) = args.host.resolve()?;
-    let registry = read_registry(&state, &host.name).map_err(CommandError::input)?;
-    let as_path = PathBuf::from(&args.asset);
-    let dir = if as_path.join("SKILL.md").is_file() {
-        as_path
-    } else {
-        match registry.as_ref().and_then(|r| r.assets.get(&args.asset)) {
-            Some(entry) => entry.path.clone(),
-            None => {
-                return Err(CommandError::input(anyhow::anyhow!(
-                    "`{}` is neither a skill folder nor an asset in host `{}`'s registry (run `skill-lift scan --host {}`)",
-                    args.asset,
-                    host.name,
-                    host.name
-                )));
-            }
-        }
+        BaselineCommand::Merge(args) => merge_replays(
+            &args.state.dir()?,
+            &args.file,
+            args.replace,
+            args.allow_draft,
+        ),
+        BaselineCommand::Ingest(args) => ingest_runs(&args.state.dir()?, &args.run_dirs),
     };
-    let skill = crate::asset::load_skill(&dir).map_err(CommandError::input)?;
-    let model = match args.model.clone().or_else(|| {
-        registry
-            .as_ref()
-            .and_then(|r| r.model_bumps.last())
-            .map(|b| b.model.clone())
-    }) {
-        Some(model) => model,
-        None => {
-            return Err(CommandError::input(anyhow::anyhow!(
-                "no model: pass --model ID, or record one with `skill-lift bump --host {} --model ID`",
-                host.name
-            )));
-        }
-    };
-    let evals = args
-        .evals
-        .clone()
-        .unwrap_or_else(|| crate::evalset::default_eval_path(&dir));
-    let eval_set = crate::evalset::load_eval_set(&evals, &dir).map_err(CommandError::input)?;
-    let print = fingerprint(&dir, calibre).map_err(CommandError::input)?;
-    let (text, template) = checklist(
-        &skill.name,
-        &print.digest,
-        calibre.name(),
-        &model,
-        &eval_set,
-        args.allow_draft,
-    );
-    crate::reporter::result(&text);
-    if let Some(path) = &args.template {
-        crate::registry::state::write_json(path, &template).map_err(CommandError::input)?;
-        crate::reporter::result_line(&format!(
-            "template: {} (fill each `verdict` with pass or fail, then `skill-lift baseline merge {}`)",
-            path.display(),
-            path.display()
-        ));
-    }
+    done.map_err(CommandError::input)?;
     Ok(Outcome::Success)
 }

@@ -481,6 +481,126 @@ pub fn checklist(
     (text, template)
 }
 
+/// What `baseline checklist` prints.
+#[derive(Debug, Clone)]
+pub struct ChecklistSettings {
+    /// A skill folder, or an asset name from the host's registry.
+    pub asset: String,
+    /// The eval set file (default: the skill's `evals/evals.json`).
+    pub evals: Option<PathBuf>,
+    /// The model the replay runs under (default: the host's current bump).
+    pub model: Option<String>,
+    /// The fingerprint calibre's name.
+    pub calibre: String,
+    /// Include draft cases.
+    pub allow_draft: bool,
+    /// Write a merge template (`verdict: null` per case) to this file.
+    pub template: Option<PathBuf>,
+}
+
+/// `baseline checklist`: print the replay checklist of an asset of host `host` (a profile of
+/// the state folder `state`), and write its merge template when asked.
+pub fn print_checklist(
+    state: &Path,
+    host: &str,
+    settings: &ChecklistSettings,
+) -> Result<(), RegistryError> {
+    let calibre: crate::asset::fingerprint::Calibre =
+        settings.calibre.parse().map_err(RegistryError::Calibre)?;
+    let host = super::hosts::find_host(state, host)?.name;
+    let registry = super::scan::read_registry(state, &host)?;
+    let as_path = PathBuf::from(&settings.asset);
+    let dir = match registry
+        .as_ref()
+        .and_then(|r| r.assets.get(&settings.asset))
+    {
+        _ if as_path.join("SKILL.md").is_file() => as_path,
+        Some(entry) => entry.path.clone(),
+        None => {
+            let asset = settings.asset.clone();
+            return Err(RegistryError::UnknownAsset { asset, host });
+        }
+    };
+    let skill = crate::asset::load_skill(&dir)?;
+    let model = settings
+        .model
+        .clone()
+        .or_else(|| {
+            registry
+                .as_ref()?
+                .model_bumps
+                .last()
+                .map(|b| b.model.clone())
+        })
+        .ok_or_else(|| RegistryError::NoModel { host: host.clone() })?;
+    let evals = settings
+        .evals
+        .clone()
+        .unwrap_or_else(|| crate::evalset::default_eval_path(&dir));
+    let eval_set = crate::evalset::load_eval_set(&evals, &dir)?;
+    let print = crate::asset::fingerprint::fingerprint(&dir, calibre)?;
+    let (name, digest) = (&skill.name, &print.digest);
+    let allow_draft = settings.allow_draft;
+    let (text, template) = checklist(name, digest, calibre.name(), &model, &eval_set, allow_draft);
+    crate::reporter::result(&text);
+    if let Some(path) = &settings.template {
+        super::state::write_json(path, &template)?;
+        crate::reporter::result_line(&format!(
+            "template: {} (fill each `verdict` with pass or fail, then `skill-lift baseline merge {}`)",
+            path.display(),
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `baseline merge`: merge a replay file into the store of `state` and print what each asset
+/// received.
+pub fn merge_replays(
+    state: &Path,
+    file: &Path,
+    replace: bool,
+    allow_draft: bool,
+) -> Result<(), RegistryError> {
+    let report = merge_file(state, file, replace, allow_draft)?;
+    for (asset, counts) in &report.assets {
+        crate::reporter::result_line(&format!(
+            "{asset}: {} verdict(s) merged, {} replaced, {} draft skipped{}, {} without verdict skipped",
+            counts.added,
+            counts.replaced,
+            counts.skipped_draft,
+            if allow_draft {
+                ""
+            } else {
+                " (use --allow-draft)"
+            },
+            counts.skipped_no_verdict
+        ));
+    }
+    let store = baseline_path(state);
+    crate::reporter::result_line(&format!("store: {}", store.display()));
+    Ok(())
+}
+
+/// `baseline ingest`: add the trials of recorded run folders to the store of `state`, printing
+/// one line per run.
+pub fn ingest_runs(state: &Path, run_dirs: &[PathBuf]) -> Result<(), RegistryError> {
+    for run_dir in run_dirs {
+        let manifest = crate::record::read_manifest(run_dir)?;
+        let (records, _) = crate::record::read_trials(&run_dir.join("trials.jsonl"))?;
+        let recorded = record_run(state, &manifest, &records)?;
+        crate::reporter::result_line(&format!(
+            "{}: run {} → {} verdict(s) ({} replaced) in {}",
+            recorded.asset,
+            recorded.run_id,
+            recorded.entries,
+            recorded.replaced,
+            recorded.store.display()
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

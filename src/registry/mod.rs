@@ -79,6 +79,22 @@ pub enum RegistryError {
     Fingerprint(#[from] crate::asset::fingerprint::FingerprintError),
     #[error(transparent)]
     EvalSet(#[from] crate::evalset::EvalSetError),
+    /// A recorded run folder cannot be read (`baseline ingest`).
+    #[error(transparent)]
+    Record(#[from] crate::record::RecordError),
+    /// A fingerprint calibre name is unknown (the message names the known ones).
+    #[error("{0}")]
+    Calibre(String),
+    /// `baseline checklist`: the asset names neither a skill folder nor a registered asset.
+    #[error(
+        "`{asset}` is neither a skill folder nor an asset in host `{host}`'s registry (run `skill-lift scan --host {host}`)"
+    )]
+    UnknownAsset { asset: String, host: String },
+    /// `baseline checklist`: no model given and none recorded for the host.
+    #[error(
+        "no model: pass --model ID, or record one with `skill-lift bump --host {host} --model ID`"
+    )]
+    NoModel { host: String },
 }
 
 impl RegistryError {
