@@ -1,17 +1,14 @@
-//! The registry console commands: `hosts`, `scan`, `status`, `bump`, `check`. Flags live here;
-//! the workflows and what they print live in `crate::registry::console`. Every command takes `--host`, `--root` and `--state`.
+//! The registry console commands `hosts`, `scan`, `status`, `bump`, `check`: flags mapped to
+//! `crate::registry::console`'s workflows, which print. Each takes `--host`, `--root`, `--state`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
-use super::CommandError;
-use super::Outcome;
 use super::flag_groups::StateArgs;
-use crate::asset::fingerprint::Calibre;
+use super::{CommandError, Outcome};
 use crate::registry::console;
 use crate::registry::hosts::{HostProfile, find_host};
-use crate::reporter::result;
 
 /// `--host NAME --root PATH` plus `--state`.
 #[derive(Debug, Clone, Args)]
@@ -33,15 +30,11 @@ pub struct HostArgs {
 }
 
 impl HostArgs {
+    /// The state folder and the host profile these flags name.
     pub fn resolve(&self) -> Result<(PathBuf, HostProfile), CommandError> {
         let state = self.state.dir()?;
         let host = find_host(&state, &self.host).map_err(CommandError::input)?;
         Ok((state, host))
-    }
-
-    /// Root: `--root`, else the profile default, else the root of the last scan.
-    pub fn root(&self, state: &Path, host: &HostProfile) -> Result<PathBuf, CommandError> {
-        console::resolve_root(state, host, self.root.as_deref()).map_err(CommandError::input)
     }
 }
 
@@ -126,35 +119,20 @@ pub struct CheckArgs {
 
 /// `skill-lift hosts`.
 pub fn hosts(args: HostsArgs) -> Result<Outcome, CommandError> {
-    let state = args.state.dir()?;
-    let listing = console::hosts_listing(&state, args.host.as_deref(), args.root.as_deref())
-        .map_err(CommandError::input)?;
-    result(&console::render_hosts(&listing, args.json));
+    let (host, root) = (args.host.as_deref(), args.root.as_deref());
+    console::print_hosts(&args.state.dir()?, host, root, args.json).map_err(CommandError::input)?;
     Ok(Outcome::Success)
 }
 
-/// `skill-lift scan`.
+/// `skill-lift scan`: exit 5 when assets were skipped.
 pub fn scan_command(args: ScanArgs) -> Result<Outcome, CommandError> {
-    let calibre: Calibre = args
-        .calibre
-        .parse()
-        .map_err(|e: String| CommandError::input(anyhow::anyhow!(e)))?;
-    let (state, host) = args.host.resolve()?;
-    let root = args.host.root(&state, &host)?;
-    let done = console::scan_host(&state, &host, root, calibre).map_err(CommandError::input)?;
-    let code = if done.summary.skipped.is_empty() {
-        Outcome::Success
-    } else {
-        Outcome::CompletedWithWarnings
-    };
-    if args.json {
-        result(&console::to_json(&done.summary));
-        return Ok(code);
+    let (host, root) = (&args.host.host, args.host.root.as_deref());
+    let state = args.host.state.dir()?;
+    match console::scan_and_print(&state, host, root, &args.calibre, args.json) {
+        Ok(false) => Ok(Outcome::Success),
+        Ok(true) => Ok(Outcome::CompletedWithWarnings),
+        Err(error) => Err(CommandError::input(error)),
     }
-    result(&console::render_scan(&done));
-    console::report_scan_notes(&done);
-    crate::reporter::result_line(&done.registry_line());
-    Ok(code)
 }
 
 /// `skill-lift status`.
@@ -163,9 +141,7 @@ pub fn status(args: StatusArgs) -> Result<Outcome, CommandError> {
     let dashboard = args
         .dashboard
         .then_some((args.history_root.as_deref(), args.days));
-    let status =
-        console::host_status(&state, &host.name, dashboard).map_err(CommandError::input)?;
-    result(&console::render_status(&status, args.json));
+    console::print_status(&state, &host.name, dashboard, args.json).map_err(CommandError::input)?;
     Ok(Outcome::Success)
 }
 
@@ -181,13 +157,10 @@ pub fn bump_command(args: BumpArgs) -> Result<Outcome, CommandError> {
 /// `skill-lift check`: exit 1 while assets are pending under the current model.
 pub fn check_command(args: CheckArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
-    let reason = args.reason.clone().unwrap_or_default();
-    let report = console::check_host(&state, &host.name, &args.waive, &reason)
-        .map_err(CommandError::input)?;
-    result(&console::render_check(&host.name, &report, args.json));
-    Ok(if report.pending().is_empty() {
-        Outcome::Success
-    } else {
-        Outcome::GateFailed
-    })
+    let reason = args.reason.unwrap_or_default();
+    match console::check_and_print(&state, &host.name, &args.waive, &reason, args.json) {
+        Ok(true) => Ok(Outcome::Success),
+        Ok(false) => Ok(Outcome::GateFailed),
+        Err(error) => Err(CommandError::input(error)),
+    }
 }

@@ -645,3 +645,67 @@ pub fn render_check(host: &str, report: &CheckReport, json: bool) -> String {
     }
     out
 }
+
+/// `hosts`: print the host profiles (only `host` when given, with `root` as its root), as a
+/// table or JSON.
+pub fn print_hosts(
+    state: &Path,
+    host: Option<&str>,
+    root: Option<&Path>,
+    json: bool,
+) -> Result<(), ConsoleError> {
+    let listing = hosts_listing(state, host, root)?;
+    crate::reporter::result(&render_hosts(&listing, json));
+    Ok(())
+}
+
+/// `scan`: scan host `host` of `state` at its root (`root`, else the profile default, else
+/// the last scan's) under the calibre named, and print the change report (text with its notes
+/// and the registry's path, or JSON); true when assets were skipped.
+pub fn scan_and_print(
+    state: &Path,
+    host: &str,
+    root: Option<&Path>,
+    calibre: &str,
+    json: bool,
+) -> Result<bool, ConsoleError> {
+    let calibre: Calibre = calibre.parse().map_err(RegistryError::Calibre)?;
+    let host = find_host(state, host)?;
+    let root = resolve_root(state, &host, root)?;
+    let done = scan_host(state, &host, root, calibre)?;
+    if json {
+        crate::reporter::result(&to_json(&done.summary));
+    } else {
+        crate::reporter::result(&render_scan(&done));
+        report_scan_notes(&done);
+        crate::reporter::result_line(&done.registry_line());
+    }
+    Ok(!done.summary.skipped.is_empty())
+}
+
+/// `status`: print the standing of `host` (`dashboard`: with the per-asset dashboard, whose
+/// usage part reads this history root over this many days), as text or JSON.
+pub fn print_status(
+    state: &Path,
+    host: &str,
+    dashboard: Option<(Option<&Path>, u32)>,
+    json: bool,
+) -> Result<(), ConsoleError> {
+    let status = host_status(state, host, dashboard)?;
+    crate::reporter::result(&render_status(&status, json));
+    Ok(())
+}
+
+/// `check`: waive `waive_assets` (with `reason`), check and print what is pending under the
+/// current model; true when nothing is.
+pub fn check_and_print(
+    state: &Path,
+    host: &str,
+    waive_assets: &[String],
+    reason: &str,
+    json: bool,
+) -> Result<bool, ConsoleError> {
+    let report = check_host(state, host, waive_assets, reason)?;
+    crate::reporter::result(&render_check(host, &report, json));
+    Ok(report.pending().is_empty())
+}
