@@ -29,6 +29,59 @@ pub fn serve_command(port: u16) -> Command {
     command
 }
 
+/// How `setup local-model` ended without failing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetupEnd {
+    /// The environment is set up.
+    Ready,
+    /// The script stopped on a missing prerequisite (Python or a compiler); it said which.
+    MissingPrerequisite,
+    /// Interrupted (Ctrl-C, SIGTERM): the script stopped with every process it started.
+    Interrupted,
+}
+
+/// Why the local model could not be set up or served.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalModelError {
+    /// `bash` could not be started to set the model up.
+    #[error("starting bash to set up the local model")]
+    StartSetup(#[source] std::io::Error),
+    /// The setup script failed (its messages say why).
+    #[error("setting up the local model failed ({0}); the messages above say why")]
+    SetupFailed(std::process::ExitStatus),
+    /// `bash` could not replace this process to serve the model.
+    #[error("starting bash to serve the local model")]
+    StartServe(#[source] std::io::Error),
+}
+
+/// `setup local-model`: run the setup script contained, so that an interrupt, or skill-lift's
+/// end however it comes, stops it with everything it started (pip, the compiler); the
+/// unfinished environment is not taken for a set-up one (the script marks it ready last).
+pub async fn setup() -> Result<SetupEnd, LocalModelError> {
+    let [program, arguments @ ..] = setup_argv();
+    let status = crate::contain::run_foreground(program, &arguments)
+        .await
+        .map_err(LocalModelError::StartSetup)?;
+    let Some(status) = status else {
+        crate::reporter::report(crate::reporter::Event::LocalModelSetupInterrupted);
+        return Ok(SetupEnd::Interrupted);
+    };
+    match status.code() {
+        Some(0) => Ok(SetupEnd::Ready),
+        // The script's own "Python or compiler missing" errors.
+        Some(2) => Ok(SetupEnd::MissingPrerequisite),
+        _ => Err(LocalModelError::SetupFailed(status)),
+    }
+}
+
+/// `serve local-model`: replace this process with the server on `127.0.0.1:port`; `exec` keeps
+/// this process's id, group and parent-death signal for the server, so a managed server is
+/// stopped exactly as before. Returns only when the server could not be started.
+pub fn serve(port: u16) -> LocalModelError {
+    use std::os::unix::process::CommandExt;
+    LocalModelError::StartServe(serve_command(port).exec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,12 +2,11 @@
 //! `skill-lift setup local-model` and `skill-lift serve local-model` (the zero-key local model,
 //! from any folder: `crate::local_model`).
 
-use anyhow::{Context, anyhow};
 use clap::{Args, Subcommand};
 
-use super::CommandError;
-use super::Outcome;
-use crate::runner::profile::{ProfileOrigin, list_profiles, locate_profile, profile_text};
+use super::{CommandError, Outcome};
+use crate::local_model::SetupEnd;
+use crate::runner::profile::{print_profiles, show_profile};
 
 /// Flags of `skill-lift runners`.
 #[derive(Debug, Args)]
@@ -23,91 +22,11 @@ pub struct RunnersArgs {
 
 /// `skill-lift runners`.
 pub fn runners(args: RunnersArgs) -> Result<Outcome, CommandError> {
-    if let Some(name) = &args.name {
-        let location = locate_profile(name).map_err(CommandError::input)?;
-        let text = profile_text(&location.path).map_err(CommandError::input)?;
-        let from = match &location.origin {
-            ProfileOrigin::Builtin => "built in".to_string(),
-            ProfileOrigin::Folder(_) | ProfileOrigin::File => location.path.display().to_string(),
-        };
-        crate::reporter::report(crate::reporter::Event::RunnerProfileShown {
-            name: name.clone(),
-            from,
-        });
-        crate::reporter::result(&text);
-        return Ok(Outcome::Success);
+    match &args.name {
+        Some(name) => show_profile(name).map_err(CommandError::input)?,
+        None => print_profiles(args.json),
     }
-    let listed = list_profiles();
-    if args.json {
-        let json = serde_json::to_string_pretty(&listed).expect("listing serializes");
-        crate::reporter::result_line(&json);
-        return Ok(Outcome::Success);
-    }
-    let mut out = String::from("name\tkind\tmodel\tfrom\n");
-    for profile in &listed {
-        let from = match (&profile.origin, profile.active) {
-            (ProfileOrigin::Builtin, true) => "built-in".to_string(),
-            (ProfileOrigin::Builtin, false) => {
-                "built-in (overridden by the folder above)".to_string()
-            }
-            (_, active) => format!(
-                "{}{}",
-                profile.path.display(),
-                if active {
-                    if origin_overrides_builtin(&profile.name) {
-                        " (overrides the built-in)"
-                    } else {
-                        ""
-                    }
-                } else {
-                    " (shadowed by an earlier folder)"
-                }
-            ),
-        };
-        let kind = profile.kind.as_deref().unwrap_or("invalid");
-        let model = profile
-            .model
-            .clone()
-            .or_else(|| profile.error.clone())
-            .unwrap_or_default();
-        out.push_str(&format!("{}\t{kind}\t{model}\t{from}\n", profile.name));
-    }
-    print_aligned(&out);
-    crate::reporter::report(crate::reporter::Event::RunnerLookupRule);
     Ok(Outcome::Success)
-}
-
-fn origin_overrides_builtin(name: &str) -> bool {
-    crate::runner::profile::builtin_profile(name).is_some()
-}
-
-/// Print tab-separated rows as aligned columns.
-fn print_aligned(text: &str) {
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .map(|line| line.split('\t').collect())
-        .collect();
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|cell| cell.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            if c + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<width$}  ", width = widths[c]));
-            }
-        }
-        crate::reporter::result_line(line.trim_end());
-    }
 }
 
 /// Flags of `skill-lift setup`.
@@ -128,30 +47,14 @@ pub enum SetupTarget {
     LocalModel,
 }
 
-/// `skill-lift setup local-model`. The script runs contained: an interrupt, or skill-lift's
-/// end however it comes, stops it with everything it started (pip, the compiler), and the
-/// unfinished environment is not taken for a set-up one (the script marks it ready last).
+/// `skill-lift setup local-model`.
 pub async fn setup(args: SetupArgs) -> Result<Outcome, CommandError> {
-    match args.what {
-        SetupTarget::LocalModel => {
-            let [program, arguments @ ..] = crate::local_model::setup_argv();
-            let status = crate::contain::run_foreground(program, &arguments)
-                .await
-                .context("starting bash to set up the local model")
-                .map_err(CommandError::infrastructure)?;
-            let Some(status) = status else {
-                crate::reporter::report(crate::reporter::Event::LocalModelSetupInterrupted);
-                return Ok(Outcome::Interrupted);
-            };
-            match status.code() {
-                Some(0) => Ok(Outcome::Success),
-                // The script's own "Python or compiler missing" errors.
-                Some(2) => Ok(Outcome::InputError),
-                _ => Err(CommandError::infrastructure(anyhow!(
-                    "setting up the local model failed ({status}); the messages above say why"
-                ))),
-            }
-        }
+    let SetupTarget::LocalModel = args.what;
+    match crate::local_model::setup().await {
+        Ok(SetupEnd::Ready) => Ok(Outcome::Success),
+        Ok(SetupEnd::MissingPrerequisite) => Ok(Outcome::InputError),
+        Ok(SetupEnd::Interrupted) => Ok(Outcome::Interrupted),
+        Err(error) => Err(CommandError::infrastructure(error)),
     }
 }
 
@@ -176,15 +79,8 @@ pub enum ServeTarget {
 
 /// `skill-lift serve local-model`: replaces this process with the server.
 pub fn serve(args: ServeArgs) -> Result<Outcome, CommandError> {
-    match args.what {
-        ServeTarget::LocalModel { port } => {
-            use std::os::unix::process::CommandExt;
-            // `exec` keeps this process's id, group and parent-death signal for the server, so
-            // a managed server is stopped exactly as before.
-            let error = crate::local_model::serve_command(port).exec();
-            Err(CommandError::infrastructure(
-                anyhow!(error).context("starting bash to serve the local model"),
-            ))
-        }
-    }
+    let ServeTarget::LocalModel { port } = args.what;
+    Err(CommandError::infrastructure(crate::local_model::serve(
+        port,
+    )))
 }

@@ -948,9 +948,105 @@ pub fn url_port(url: &str) -> Option<u16> {
     parsed.port_or_known_default()
 }
 
+/// `runners NAME`: print the TOML of the profile `name` names (as `--runner NAME` reads it),
+/// reporting where it comes from.
+pub fn show_profile(name: &str) -> Result<(), ProfileError> {
+    let location = locate_profile(name)?;
+    let text = profile_text(&location.path)?;
+    let from = match &location.origin {
+        ProfileOrigin::Builtin => "built in".to_string(),
+        ProfileOrigin::Folder(_) | ProfileOrigin::File => location.path.display().to_string(),
+    };
+    let name = name.to_string();
+    crate::reporter::report(crate::reporter::Event::RunnerProfileShown { name, from });
+    crate::reporter::result(&text);
+    Ok(())
+}
+
+/// `runners`: print every profile `--runner NAME` can name, as JSON or an aligned table
+/// followed by the lookup rule.
+pub fn print_profiles(json: bool) {
+    let listed = list_profiles();
+    if json {
+        let json = serde_json::to_string_pretty(&listed).expect("listing serializes");
+        crate::reporter::result_line(&json);
+        return;
+    }
+    crate::reporter::result(&render_profiles(&listed));
+    crate::reporter::report(crate::reporter::Event::RunnerLookupRule);
+}
+
+/// The listing as a table: name, kind, model (or why it does not load) and where it comes from.
+pub fn render_profiles(listed: &[ListedProfile]) -> String {
+    let mut out = String::from("name\tkind\tmodel\tfrom\n");
+    for profile in listed {
+        let from = match (&profile.origin, profile.active) {
+            (ProfileOrigin::Builtin, true) => "built-in".to_string(),
+            (ProfileOrigin::Builtin, false) => {
+                "built-in (overridden by the folder above)".to_string()
+            }
+            (_, true) if builtin_profile(&profile.name).is_some() => {
+                format!("{} (overrides the built-in)", profile.path.display())
+            }
+            (_, true) => profile.path.display().to_string(),
+            (_, false) => format!("{} (shadowed by an earlier folder)", profile.path.display()),
+        };
+        let kind = profile.kind.as_deref().unwrap_or("invalid");
+        let model = profile
+            .model
+            .clone()
+            .or_else(|| profile.error.clone())
+            .unwrap_or_default();
+        out.push_str(&format!("{}\t{kind}\t{model}\t{from}\n", profile.name));
+    }
+    aligned(&out)
+}
+
+/// Tab-separated rows as columns padded to their widest cell (two spaces between; the last
+/// cell of a row and trailing blanks not padded), one line each.
+fn aligned(text: &str) -> String {
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|line| line.split('\t').collect())
+        .collect();
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[c]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_is_aligned_in_columns_without_trailing_blanks() {
+        let text = aligned("name\tkind\tfrom\nlocal\topenai-chat\tbuilt-in\nx\t\t\n");
+        assert_eq!(
+            text,
+            "name   kind         from\nlocal  openai-chat  built-in\nx\n"
+        );
+    }
 
     #[test]
     fn the_kind_list_names_every_kind_once_as_profiles_spell_it() {
