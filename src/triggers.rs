@@ -1463,10 +1463,47 @@ async fn drive(
     }
 }
 
+/// Why a value given for a fraction flag (`--threshold`, `--min-precision` …) is not one.
+#[derive(Debug, thiserror::Error)]
+pub enum FractionError {
+    /// The value is not a number.
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    /// The number is outside [0, 1].
+    #[error("must be a fraction between 0 and 1 (0.8 means 80%)")]
+    OutOfRange,
+}
+
+/// A fraction between 0 and 1 (inclusive) given as text.
+pub fn parse_fraction(value: &str) -> Result<f64, FractionError> {
+    let fraction: f64 = value
+        .parse()
+        .map_err(|_| FractionError::NotANumber(value.to_string()))?;
+    if (0.0..=1.0).contains(&fraction) {
+        Ok(fraction)
+    } else {
+        Err(FractionError::OutOfRange)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::trajectory::SkillActivation;
+
+    #[test]
+    fn a_fraction_is_a_number_between_0_and_1() {
+        assert_eq!(parse_fraction("0.8").unwrap(), 0.8);
+        assert_eq!(parse_fraction("1").unwrap(), 1.0);
+        assert_eq!(
+            parse_fraction("x").unwrap_err().to_string(),
+            "`x` is not a number"
+        );
+        assert_eq!(
+            parse_fraction("1.5").unwrap_err().to_string(),
+            "must be a fraction between 0 and 1 (0.8 means 80%)"
+        );
+    }
 
     fn setup(k: u32) -> TriggerSetup {
         TriggerSetup {

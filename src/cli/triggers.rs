@@ -5,12 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::CommandError;
-use super::Outcome;
 use super::flag_groups::RunnerArgs;
-use crate::decoys::DecoySource;
-use crate::pipeline::triggers::{TriggersError, TriggersSettings, measure, render_report};
-use crate::reporter::{Event, report};
+use super::{CommandError, Outcome};
+use crate::pipeline::triggers::{TriggersSettings, decoy_source, measure, render_report};
 use crate::triggers::{DEFAULT_THRESHOLD, TriggerGates};
 
 /// Flags of `skill-lift triggers`.
@@ -35,7 +32,7 @@ pub struct TriggersArgs {
     pub k: u32,
     /// A query counts as triggered when the target was activated in at least this share of
     /// its scored attempts.
-    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_THRESHOLD, value_parser = parse_threshold)]
+    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_THRESHOLD, value_parser = crate::triggers::parse_fraction)]
     pub threshold: f64,
     /// Seed of the order each attempt lists the skills in (the target's position balanced over
     /// a query's attempts, as in `run`; `inject` and `tools` modes).
@@ -62,17 +59,17 @@ pub struct TriggersArgs {
     #[arg(long, value_name = "NAME", default_value = "v4-no-eval-material")]
     pub calibre: String,
     /// Gate: exit 1 when precision is below this fraction (point estimate).
-    #[arg(long, value_name = "FRACTION", value_parser = parse_threshold)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::triggers::parse_fraction)]
     pub min_precision: Option<f64>,
     /// Gate: exit 1 when recall is below this fraction (point estimate).
-    #[arg(long, value_name = "FRACTION", value_parser = parse_threshold)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::triggers::parse_fraction)]
     pub min_recall: Option<f64>,
     /// Gate: exit 1 when F1 is below this fraction (point estimate).
-    #[arg(long, value_name = "FRACTION", value_parser = parse_threshold)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::triggers::parse_fraction)]
     pub min_f1: Option<f64>,
     /// Exit 3 (infrastructure error) when more than this fraction of the attempts is
     /// unscoreable.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.1, value_parser = parse_threshold)]
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.1, value_parser = crate::triggers::parse_fraction)]
     pub max_unscoreable: f64,
     /// Skip the pre-flight check (the runner answers before the first attempt).
     #[arg(long)]
@@ -96,19 +93,8 @@ pub enum OutputFormat {
     Json,
 }
 
-fn parse_threshold(value: &str) -> Result<f64, String> {
-    let fraction: f64 = value
-        .parse()
-        .map_err(|_| format!("`{value}` is not a number"))?;
-    if (0.0..=1.0).contains(&fraction) {
-        Ok(fraction)
-    } else {
-        Err("must be a fraction between 0 and 1 (0.8 means 80%)".to_string())
-    }
-}
-
-/// The evaluation `args` ask for (`progress`: draw a progress bar).
-fn settings(args: &TriggersArgs, progress: bool) -> TriggersSettings {
+/// The evaluation `args` ask for.
+fn settings(args: &TriggersArgs) -> TriggersSettings {
     TriggersSettings {
         skill_dir: args.skill_dir.clone(),
         triggers: args.triggers.clone(),
@@ -118,13 +104,7 @@ fn settings(args: &TriggersArgs, progress: bool) -> TriggersSettings {
         threshold: args.threshold,
         seed: args.seed,
         jobs: args.jobs,
-        decoys: if args.no_decoys {
-            DecoySource::None
-        } else if let Some(dir) = &args.decoys {
-            DecoySource::Folder(crate::pipeline::absolute(dir))
-        } else {
-            DecoySource::Builtin
-        },
+        decoys: decoy_source(args.no_decoys, args.decoys.as_deref()),
         out: args.results.out.clone(),
         run_id: args.run_id.clone(),
         workspace_root: args.workspace_root.clone(),
@@ -137,35 +117,20 @@ fn settings(args: &TriggersArgs, progress: bool) -> TriggersSettings {
         max_unscoreable: args.max_unscoreable,
         no_preflight: args.no_preflight,
         breaker: args.breaker,
-        progress,
+        progress: !args.quiet,
     }
 }
 
 /// Run the command; returns the exit code.
 pub async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError> {
-    let finished = measure(&settings(&args, !args.quiet))
+    let finished = measure(&settings(&args))
         .await
-        .map_err(command_error)?;
+        .map_err(CommandError::failed)?;
     if !args.quiet {
-        crate::reporter::result(&render_report(
-            &finished.report,
-            args.format == OutputFormat::Json,
-        ));
+        let json = args.format == OutputFormat::Json;
+        crate::reporter::result(&render_report(&finished.report, json));
     }
-    let code = finished.ending.ending();
-    if let Some(problem) = finished.ending.problem() {
-        report(Event::Failed {
-            problem,
-            exit: code.code(),
-        });
-    }
-    Ok(code)
-}
-
-/// The exit code of an evaluation that could not run.
-fn command_error(error: TriggersError) -> CommandError {
-    CommandError {
-        code: error.ending(),
-        error: error.into(),
-    }
+    let ending = finished.ending.ending();
+    finished.ending.report_problem(ending.code());
+    Ok(ending)
 }

@@ -4,18 +4,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::anyhow;
 use clap::{Args, Parser};
 
-use super::CommandError;
-use super::Outcome;
 use super::flag_groups::RunnerArgs;
 use super::triggers::OutputFormat;
-use crate::pipeline::vet::{
-    PairedRunEnd, PairedRunRequest, VetError, VetSettings, steps_not_go, vet as run_vet,
-};
-use crate::reporter::{Event, report};
-use crate::vet::{DEFAULT_MAX_K, DEFAULT_MDE, Decision};
+use super::{CommandError, Outcome};
+use crate::pipeline::vet::{PairedRunEnd, PairedRunRequest, VetError, VetSettings, vet as run_vet};
+use crate::vet::{DEFAULT_MAX_K, DEFAULT_MDE};
 
 /// Flags of `skill-lift vet`.
 #[derive(Debug, Args)]
@@ -92,22 +87,9 @@ struct RunLine {
     run: super::RunArgs,
 }
 
-fn fraction(name: &str, value: f64) -> Result<f64, CommandError> {
-    if value > 0.0 && value <= 1.0 {
-        Ok(value)
-    } else {
-        Err(CommandError::input(anyhow!(
-            "{name} must be a fraction in (0, 1] (0.3 means 30 pp)"
-        )))
-    }
-}
-
-/// The vet `args` ask for; fractions out of range are input errors.
-fn settings(args: VetArgs) -> Result<VetSettings, CommandError> {
-    fraction("--mde", args.mde)?;
-    fraction("--min-precision", args.min_precision)?;
-    fraction("--min-recall", args.min_recall)?;
-    Ok(VetSettings {
+/// The vet `args` ask for.
+fn settings(args: VetArgs) -> VetSettings {
+    VetSettings {
         runner: args.agent.runner().to_string(),
         model: args.agent.model().map(str::to_string),
         skill_dir: args.skill_dir,
@@ -127,72 +109,27 @@ fn settings(args: VetArgs) -> Result<VetSettings, CommandError> {
         calibre: args.calibre,
         progress: !args.quiet,
         stdout_json: (!args.quiet).then_some(args.format == OutputFormat::Json),
-    })
+    }
 }
 
 /// Run the command; returns the exit code.
 pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
-    let finished = run_vet(&settings(args)?, paired_run)
+    let finished = run_vet(&settings(args), paired_run)
         .await
-        .map_err(|error| CommandError {
-            code: error.ending(),
-            error: error.into(),
-        })?;
-    if let Some(stop) = finished.stop {
-        let code = stop.ending;
-        report(Event::Failed {
-            problem: format!("vet stopped: {}", stop.why),
-            exit: code.code(),
-        });
-        return Ok(code);
-    }
-    if finished.report.decision == Decision::Go {
-        return Ok(Outcome::Success);
-    }
-    report(Event::VetNoGo {
-        steps: steps_not_go(&finished.report),
-        exit: Outcome::GateFailed.code(),
-    });
-    Ok(Outcome::GateFailed)
+        .map_err(CommandError::failed)?;
+    let ending = finished.ending();
+    finished.report_ending(ending.code());
+    Ok(ending)
 }
 
 /// The paired run: `skill-lift run` with the flags the request stands for, quiet.
 async fn paired_run(request: PairedRunRequest) -> Result<PairedRunEnd, VetError> {
-    let mut argv: Vec<String> = vec![
-        "run".into(),
-        request.skill_dir.display().to_string(),
-        "--runner".into(),
-        request.runner,
-        "-k".into(),
-        request.k.to_string(),
-        "--out".into(),
-        request.out.display().to_string(),
-        "--run-id".into(),
-        request.run_id,
-        "--calibre".into(),
-        request.calibre,
-        "--evals".into(),
-        request.evals.display().to_string(),
-        "--state".into(),
-        request.state.display().to_string(),
-        "--quiet".into(),
-    ];
-    if let Some(model) = request.model {
-        argv.extend(["--model".into(), model]);
-    }
-    if let Some(decoys) = &request.decoys {
-        argv.extend(["--decoys".into(), decoys.display().to_string()]);
-    }
-    if request.no_decoys {
-        argv.push("--no-decoys".into());
-    }
-    let run_args = RunLine::try_parse_from(&argv)
-        .map_err(|e| VetError::PairedRunFlags(e.to_string()))?
-        .run;
-    Ok(match super::run::run(run_args).await {
-        Ok(code) => PairedRunEnd::Exited {
-            ending: code,
-            exit: code.code(),
+    let line = RunLine::try_parse_from(request.run_argv())
+        .map_err(|e| VetError::PairedRunFlags(e.to_string()))?;
+    Ok(match super::run::run(line.run).await {
+        Ok(ending) => PairedRunEnd::Exited {
+            ending,
+            exit: ending.code(),
         },
         Err(error) => PairedRunEnd::Failed {
             ending: error.code,

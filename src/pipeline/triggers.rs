@@ -146,6 +146,22 @@ impl TriggersError {
     }
 }
 
+impl super::Failure for TriggersError {
+    fn ending(&self) -> Ending {
+        TriggersError::ending(self)
+    }
+}
+
+/// Where the decoys come from: none with `no_decoys`, else the folder given (made absolute),
+/// else the built-in four.
+pub fn decoy_source(no_decoys: bool, folder: Option<&Path>) -> DecoySource {
+    match folder {
+        _ if no_decoys => DecoySource::None,
+        Some(dir) => DecoySource::Folder(super::absolute(dir)),
+        None => DecoySource::Builtin,
+    }
+}
+
 /// How a recorded evaluation ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TriggersEnding {
@@ -167,6 +183,14 @@ impl TriggersEnding {
             TriggersEnding::GateFailed(_) => Ending::GateFailed,
             TriggersEnding::Infrastructure(_) => Ending::InfrastructureError,
             TriggersEnding::Interrupted => Ending::Interrupted,
+        }
+    }
+
+    /// Report why the evaluation did not pass (when it did not), quoting `exit`, the exit code
+    /// of [`Self::ending`].
+    pub fn report_problem(&self, exit: i32) {
+        if let Some(problem) = self.problem() {
+            report(Event::Failed { problem, exit });
         }
     }
 

@@ -16,7 +16,6 @@ use super::result_folder::{ResultFolderError, create_result_folder, result_folde
 use super::triggers::{TriggersEnding, TriggersSettings, measure};
 use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
 use crate::asset::{Skill, load_skill};
-use crate::decoys::DecoySource;
 use crate::evalset::{EvalSet, default_eval_path, load_eval_set};
 use crate::registry::hosts::{HostProfile, find_host};
 use crate::registry::scan::{
@@ -100,6 +99,41 @@ pub struct PairedRunRequest {
     pub no_decoys: bool,
 }
 
+impl PairedRunRequest {
+    /// The paired run as `skill-lift run` arguments (program name first), quiet.
+    pub fn run_argv(&self) -> Vec<String> {
+        let mut argv: Vec<String> = vec![
+            "run".into(),
+            self.skill_dir.display().to_string(),
+            "--runner".into(),
+            self.runner.clone(),
+            "-k".into(),
+            self.k.to_string(),
+            "--out".into(),
+            self.out.display().to_string(),
+            "--run-id".into(),
+            self.run_id.clone(),
+            "--calibre".into(),
+            self.calibre.clone(),
+            "--evals".into(),
+            self.evals.display().to_string(),
+            "--state".into(),
+            self.state.display().to_string(),
+            "--quiet".into(),
+        ];
+        if let Some(model) = &self.model {
+            argv.extend(["--model".into(), model.clone()]);
+        }
+        if let Some(decoys) = &self.decoys {
+            argv.extend(["--decoys".into(), decoys.display().to_string()]);
+        }
+        if self.no_decoys {
+            argv.push("--no-decoys".into());
+        }
+        argv
+    }
+}
+
 /// How the paired run ended, as the command that ran it says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PairedRunEnd {
@@ -162,6 +196,9 @@ pub enum VetError {
     /// `vet.json` or `vet.md` cannot be written.
     #[error(transparent)]
     Write(#[from] crate::disk::DiskError),
+    /// A fraction setting (named by its flag) is not in (0, 1].
+    #[error("{0} must be a fraction in (0, 1] (0.3 means 30 pp)")]
+    Fraction(&'static str),
 }
 
 impl VetError {
@@ -171,6 +208,12 @@ impl VetError {
             VetError::Write(_) => Ending::InfrastructureError,
             _ => Ending::InputError,
         }
+    }
+}
+
+impl super::Failure for VetError {
+    fn ending(&self) -> Ending {
+        VetError::ending(self)
     }
 }
 
@@ -189,6 +232,29 @@ pub struct VetFinished {
     pub report: VetReport,
     /// What stopped the vet, when something did.
     pub stop: Option<VetStop>,
+}
+
+impl VetFinished {
+    /// How the vet ended: a step's stop, else go (success) or no-go (a failed gate).
+    pub fn ending(&self) -> Ending {
+        match &self.stop {
+            Some(stop) => stop.ending,
+            None if self.report.decision == Decision::Go => Ending::Success,
+            None => Ending::GateFailed,
+        }
+    }
+
+    /// Report why the vet did not end go (what stopped it, or the steps that were not go),
+    /// quoting `exit`, the exit code of [`Self::ending`].
+    pub fn report_ending(&self, exit: i32) {
+        if let Some(stop) = &self.stop {
+            let problem = format!("vet stopped: {}", stop.why);
+            report(Event::Failed { problem, exit });
+        } else if self.report.decision != Decision::Go {
+            let steps = steps_not_go(&self.report);
+            report(Event::VetNoGo { steps, exit });
+        }
+    }
 }
 
 /// What the vet runs on, resolved before its folder exists.
@@ -238,6 +304,15 @@ where
     Fut: Future<Output = Result<PairedRunEnd, VetError>>,
 {
     let started = Instant::now();
+    for (flag, value) in [
+        ("--mde", settings.mde),
+        ("--min-precision", settings.min_precision),
+        ("--min-recall", settings.min_recall),
+    ] {
+        if !(value > 0.0 && value <= 1.0) {
+            return Err(VetError::Fraction(flag));
+        }
+    }
     let setup = set_up(settings)?;
     let mut steps = Steps::default();
     for step in crate::vet::static_steps(
@@ -424,13 +499,7 @@ fn triggers_settings(settings: &VetSettings, dir: &Path) -> TriggersSettings {
         threshold: crate::triggers::DEFAULT_THRESHOLD,
         seed: crate::skill_order::DEFAULT_SEED,
         jobs: None,
-        decoys: if settings.no_decoys {
-            DecoySource::None
-        } else if let Some(dir) = &settings.decoys {
-            DecoySource::Folder(super::absolute(dir))
-        } else {
-            DecoySource::Builtin
-        },
+        decoys: super::triggers::decoy_source(settings.no_decoys, settings.decoys.as_deref()),
         out: dir.to_path_buf(),
         run_id: Some("triggers".to_string()),
         workspace_root: None,
