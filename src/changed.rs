@@ -535,6 +535,135 @@ pub fn repository_relative(repo: &GitRepo, paths: &[PathBuf]) -> Result<Vec<Stri
         .collect()
 }
 
+/// How `skill-lift changed` prints the differing skills on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChangedFormat {
+    /// One line per differing skill (status, path, name, fingerprints) and a count line.
+    Text,
+    /// One line: a JSON array of the skills to evaluate (changed and added), each
+    /// `{path, name, status, base_fingerprint, head_fingerprint}` (no `base_fingerprint` for an
+    /// added skill); `[]` when none.
+    Json,
+}
+
+/// What `skill-lift changed` compares and how it prints the result.
+#[derive(Debug, Clone)]
+pub struct ChangedSettings {
+    /// The repository (any folder inside it).
+    pub repo: PathBuf,
+    /// The base commit (a branch, tag or sha).
+    pub base: String,
+    /// The head commit.
+    pub head: String,
+    /// Compare against the merge base of `base` and `head` instead of `base` itself.
+    pub merge_base: bool,
+    /// Only skill folders under these folders (empty: the whole repository).
+    pub paths: Vec<PathBuf>,
+    /// The fingerprint calibre.
+    pub calibre: Calibre,
+    /// The output format.
+    pub format: ChangedFormat,
+}
+
+impl ChangedError {
+    /// Whether the failure is the infrastructure's (git cannot be run or read) rather than the
+    /// inputs' (an unknown commit, a folder outside the repository).
+    pub fn is_infrastructure(&self) -> bool {
+        matches!(self, Self::GitMissing { .. } | Self::Unreadable { .. })
+    }
+}
+
+/// Run `skill-lift changed`: compare the two commits `settings` names, print the differing
+/// skills on stdout in its format (deleted and moved ones left out of the JSON matrix are
+/// reported on stderr) and report the counts.
+pub fn report_changes(settings: &ChangedSettings) -> Result<ChangedReport, ChangedError> {
+    let repo = GitRepo::discover(&settings.repo)?;
+    let head = repo.resolve_commit(&settings.head)?;
+    let mut base = repo.resolve_commit(&settings.base)?;
+    if settings.merge_base {
+        base = repo.merge_base(&base, &head)?;
+    }
+    let under = repository_relative(&repo, &settings.paths)?;
+    let report = compare(&repo, &base, &head, settings.calibre, &under)?;
+    match settings.format {
+        ChangedFormat::Json => {
+            let evaluate: Vec<_> = report.to_evaluate().collect();
+            crate::reporter::result_line(
+                &serde_json::to_string(&evaluate).expect("changes serialize"),
+            );
+            report_left_out(&report);
+        }
+        ChangedFormat::Text => crate::reporter::result(&render_text(&report)),
+    }
+    report_counts(&report);
+    Ok(report)
+}
+
+/// The text listing: one line per differing skill (status, path, name, fingerprints).
+pub fn render_text(report: &ChangedReport) -> String {
+    let mut text = String::new();
+    for change in &report.changes {
+        let base = change.base_fingerprint.as_deref().unwrap_or_default();
+        let head = change.head_fingerprint.as_deref().unwrap_or_default();
+        let fingerprints = match change.status {
+            ChangeKind::Changed => format!("{base} -> {head}"),
+            ChangeKind::Added => head.to_string(),
+            ChangeKind::Moved => format!(
+                "from {} (same fingerprint {head})",
+                change.moved_from.as_deref().unwrap_or_default()
+            ),
+            ChangeKind::Deleted => format!("was {base}"),
+        };
+        text.push_str(&format!(
+            "{:<8} {}  ({})  {}\n",
+            change.status.name(),
+            display_path(&change.path),
+            change.name,
+            fingerprints
+        ));
+    }
+    text
+}
+
+/// Report the deleted and moved skills, which the JSON matrix leaves out.
+fn report_left_out(report: &ChangedReport) {
+    use crate::reporter::{Event, report as emit};
+    for change in report.changes.iter().filter(|c| !c.status.to_evaluate()) {
+        match change.status {
+            ChangeKind::Moved => emit(Event::SkillMoved {
+                from: display_path(change.moved_from.as_deref().unwrap_or_default()).to_string(),
+                to: display_path(&change.path).to_string(),
+            }),
+            _ => emit(Event::SkillDeleted {
+                path: display_path(&change.path).to_string(),
+                name: change.name.clone(),
+            }),
+        }
+    }
+}
+
+/// Report how many skills are to evaluate, changed, added, deleted, moved and unchanged.
+fn report_counts(report: &ChangedReport) {
+    let count = |kind: ChangeKind| report.changes.iter().filter(|c| c.status == kind).count();
+    let short = |oid: &str| oid[..oid.len().min(12)].to_string();
+    crate::reporter::report(crate::reporter::Event::SkillsChanged {
+        evaluate: report.to_evaluate().count(),
+        changed: count(ChangeKind::Changed),
+        added: count(ChangeKind::Added),
+        deleted: count(ChangeKind::Deleted),
+        moved: count(ChangeKind::Moved),
+        unchanged: report.unchanged,
+        base: short(&report.base),
+        head: short(&report.head),
+        calibre: report.calibre.to_string(),
+    });
+}
+
+/// A repository-relative folder for display (`.` for the root).
+fn display_path(path: &str) -> &str {
+    if path.is_empty() { "." } else { path }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -587,5 +716,37 @@ mod tests {
         );
         assert!(is_within("skills/a", "skills"));
         assert!(!is_within("skillset/a", "skills"));
+    }
+
+    #[test]
+    fn the_text_listing_has_one_line_per_change_in_its_own_words() {
+        let change =
+            |path: &str, status: ChangeKind, base: Option<&str>, head: Option<&str>| SkillChange {
+                path: path.to_string(),
+                name: format!("n-{path}"),
+                status,
+                base_fingerprint: base.map(str::to_string),
+                head_fingerprint: head.map(str::to_string),
+                moved_from: (status == ChangeKind::Moved).then(|| "old".to_string()),
+            };
+        let report = ChangedReport {
+            base: "b".into(),
+            head: "h".into(),
+            calibre: Calibre::V3AgentSkills,
+            changes: vec![
+                change("a", ChangeKind::Changed, Some("f1"), Some("f2")),
+                change("", ChangeKind::Added, None, Some("f3")),
+                change("m", ChangeKind::Moved, Some("f4"), Some("f4")),
+                change("d", ChangeKind::Deleted, Some("f5"), None),
+            ],
+            unchanged: 0,
+        };
+        assert_eq!(
+            render_text(&report),
+            "changed  a  (n-a)  f1 -> f2\n\
+             added    .  (n-)  f3\n\
+             moved    m  (n-m)  from old (same fingerprint f4)\n\
+             deleted  d  (n-d)  was f5\n"
+        );
     }
 }
