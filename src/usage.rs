@@ -23,13 +23,14 @@
 //! are heuristic, never evidence of quality.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::history::HistorySession;
 use crate::history::signals::{Polarity, classify};
+use crate::history::{HistoryHost, HistorySession, parse_since};
+use crate::registry::probe::ProbeReport;
 use crate::stats::{Interval, wilson_interval};
 
 /// Confidence level of the adoption interval.
@@ -441,6 +442,151 @@ pub fn dashboard_lines(report: &UsageReport, days: u32) -> String {
     out
 }
 
+/// Why `skill-lift usage` could not report (every one an input error).
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// The session history cannot be read, or its host or `--since` is unknown.
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
+    /// The host logs (`--logs`) cannot be listed or read.
+    #[error(transparent)]
+    Logs(#[from] crate::registry::RegistryError),
+    /// A price or value is negative or not a number.
+    #[error("--{flag} must be a non-negative number, got {value}")]
+    NegativePrice {
+        /// The flag, without its dashes.
+        flag: &'static str,
+        /// The value given.
+        value: f64,
+    },
+}
+
+/// What `skill-lift usage` reads and how it prints.
+#[derive(Debug, Clone)]
+pub struct UsageSettings {
+    /// The session history (host, stand-in home, `--since`).
+    pub history: crate::history::request::HistoryRequest,
+    /// The window in days when `history.since` is not given.
+    pub days: u32,
+    /// Only this skill.
+    pub skill: Option<String>,
+    /// The value and prices (checked to be non-negative).
+    pub pricing: Pricing,
+    /// The host's skills folder (default: the host's user skills folder under the home).
+    pub skills_dir: Option<PathBuf>,
+    /// Host log glob whose failure lines are attributed to skills.
+    pub logs: Option<PathBuf>,
+    /// Print JSON instead of Markdown.
+    pub json: bool,
+}
+
+impl Pricing {
+    /// Refuse a value or price that is negative or not a finite number.
+    pub fn check(&self) -> Result<(), UsageError> {
+        let given = [
+            ("value-per-success", self.value_per_success),
+            ("input-price", self.input_per_mtok),
+            ("output-price", self.output_per_mtok),
+        ];
+        for (flag, value) in given {
+            if let Some(value) = value
+                && !(value.is_finite() && value >= 0.0)
+            {
+                return Err(UsageError::NegativePrice { flag, value });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Run `skill-lift usage`: read the window's history, build the report (with the host logs'
+/// failure lines per skill when `settings.logs` is given) and print it on stdout as Markdown,
+/// or as JSON with personal paths redacted.
+pub fn report_usage(settings: &UsageSettings) -> Result<UsageReport, UsageError> {
+    let host = HistoryHost::parse(&settings.history.host)?;
+    settings.pricing.check()?;
+    let mut history = settings.history.clone();
+    if history.since.is_none() {
+        let start = Utc::now() - chrono::Duration::days(i64::from(settings.days));
+        history.since = Some(start.to_rfc3339());
+    }
+    let since = history.since.as_deref().map(parse_since).transpose()?;
+    let (roots, read) = history.read()?;
+    let skills_dir =
+        (settings.skills_dir.clone()).unwrap_or_else(|| host.skills_dir_in(roots.home()));
+    let report = usage_report(
+        host.as_str(),
+        since,
+        &read.sessions,
+        &installed_skills(&skills_dir),
+        settings.skill.as_deref(),
+        settings.pricing,
+    );
+    let logs = (settings.logs.as_deref())
+        .map(|glob| log_evidence(&report, glob))
+        .transpose()?;
+    if settings.json {
+        let json = render_json(&report, logs.as_ref());
+        crate::reporter::result_line(&crate::golden::mine::redact_personal(
+            &json,
+            &[roots.home().to_path_buf()],
+        ));
+    } else {
+        crate::reporter::result(&to_markdown(&report));
+        if let Some(probe) = &logs {
+            crate::reporter::result_line(&render_log_line(probe));
+        }
+    }
+    Ok(report)
+}
+
+/// The host log lines matching `glob`, attributed to the report's skills (`probe`'s reading).
+fn log_evidence(report: &UsageReport, glob: &Path) -> Result<ProbeReport, UsageError> {
+    let mut probe = ProbeReport {
+        host: report.host.clone(),
+        ..Default::default()
+    };
+    for skill in &report.skills {
+        probe.assets.insert(skill.skill.clone(), Default::default());
+    }
+    let files = crate::registry::probe::glob_files(glob)?;
+    crate::registry::probe::probe_logs(&mut probe, &files)?;
+    Ok(probe)
+}
+
+/// The report as pretty JSON, with a `logs` object (files, lines, per skill) when `logs` is
+/// given.
+pub fn render_json(report: &UsageReport, logs: Option<&ProbeReport>) -> String {
+    let mut value = serde_json::to_value(report).expect("a usage report serializes");
+    if let Some(probe) = logs {
+        let per_skill: serde_json::Map<_, _> = (probe.assets.iter())
+            .map(|(name, e)| {
+                let counts =
+                    serde_json::json!({"lines": e.lines, "failure_lines": e.failure_lines});
+                (name.clone(), counts)
+            })
+            .collect();
+        value["logs"] = serde_json::json!({
+            "files": probe.log_files.len(),
+            "lines": probe.log_lines,
+            "per_skill": per_skill,
+        });
+    }
+    serde_json::to_string_pretty(&value).expect("JSON values serialize")
+}
+
+/// The line after the Markdown report that sums up the host logs per skill.
+pub fn render_log_line(probe: &ProbeReport) -> String {
+    let per_skill: Vec<String> = (probe.assets.iter())
+        .map(|(name, e)| format!("{name} {} failure line(s) of {}", e.failure_lines, e.lines))
+        .collect();
+    format!(
+        "\nHost logs ({} file(s), {} line(s)): {}",
+        probe.log_files.len(),
+        probe.log_lines,
+        per_skill.join("; ")
+    )
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,5 +645,24 @@ mod tests {
         assert_eq!(none.verdict, UsageVerdict::NoEvidence);
         assert_eq!(none.sessions_available_unused, 4);
         assert!(none.reason.contains("absence of evidence"));
+    }
+
+    #[test]
+    fn a_negative_or_unknown_price_is_refused_by_its_flag() {
+        let ok = Pricing {
+            value_per_success: Some(0.0),
+            input_per_mtok: None,
+            output_per_mtok: Some(3.0),
+        };
+        assert!(ok.check().is_ok());
+        let bad = Pricing {
+            input_per_mtok: Some(f64::NAN),
+            output_per_mtok: Some(-1.0),
+            ..ok
+        };
+        assert_eq!(
+            bad.check().unwrap_err().to_string(),
+            "--input-price must be a non-negative number, got NaN"
+        );
     }
 }
