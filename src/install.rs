@@ -623,6 +623,145 @@ pub fn uninstall(
     })
 }
 
+/// What `skill-lift install` does, and where.
+#[derive(Debug, Clone)]
+pub struct InstallSettings {
+    /// The state folder holding `hosts.json`.
+    pub state: PathBuf,
+    /// Only these hosts (empty: every host found).
+    pub hosts: Vec<String>,
+    /// Remove skill-lift's skill instead of installing it.
+    pub uninstall: bool,
+    /// Say what would happen; change nothing.
+    pub dry_run: bool,
+    /// Replace (or remove) a folder named skill-lift that is not skill-lift's own or holds
+    /// files a user added.
+    pub force: bool,
+}
+
+/// Why `skill-lift install` stopped: the hosts cannot be read, named or found (input errors), or the
+/// install or uninstall failed ([`InstallCommandError::is_infrastructure`]).
+#[derive(Debug, thiserror::Error)]
+pub enum InstallCommandError {
+    /// The host profiles cannot be read, or `--host` names none of them.
+    #[error(transparent)]
+    Hosts(#[from] crate::registry::RegistryError),
+    /// The hosts' folders cannot be resolved.
+    #[error(transparent)]
+    Targets(InstallError),
+    /// The install or uninstall itself failed.
+    #[error(transparent)]
+    Failed(InstallError),
+}
+
+impl InstallCommandError {
+    /// Whether the failure is the infrastructure's (writing into a host) rather than the
+    /// inputs'.
+    pub fn is_infrastructure(&self) -> bool {
+        matches!(self, Self::Failed(_))
+    }
+}
+
+/// Run `skill-lift install` (or `--uninstall`): choose the hosts found, install into (or
+/// remove from) every one and print what was done at each on stdout. `None` when no agent host
+/// was found (each skipped host and the absence reported).
+pub fn install_command(
+    settings: &InstallSettings,
+) -> Result<Option<InstallReport>, InstallCommandError> {
+    let hosts = crate::registry::hosts::load_hosts(&settings.state)?;
+    if let Some(name) = settings
+        .hosts
+        .iter()
+        .find(|n| !hosts.iter().any(|h| &h.name == *n))
+    {
+        let known: Vec<&str> = hosts.iter().map(|h| h.name.as_str()).collect();
+        return Err(crate::registry::RegistryError::UnknownHost {
+            name: name.clone(),
+            known: known.join(", "),
+            hosts_file: crate::registry::hosts::hosts_file(&settings.state),
+        }
+        .into());
+    }
+    let (targets, skipped) =
+        discover_targets(&hosts, &settings.hosts).map_err(InstallCommandError::Targets)?;
+    if targets.is_empty() {
+        for host in &skipped {
+            crate::reporter::report(crate::reporter::Event::HostSkipped {
+                host: host.host.to_string(),
+                reason: host.reason.to_string(),
+            });
+        }
+        crate::reporter::report(crate::reporter::Event::NoAgentHost);
+        return Ok(None);
+    }
+    let report = if settings.uninstall {
+        uninstall(&targets, skipped, settings.dry_run, settings.force)
+    } else {
+        install(&targets, skipped, settings.dry_run, settings.force)
+    }
+    .map_err(InstallCommandError::Failed)?;
+    crate::reporter::result(&render_report(&report, settings.uninstall));
+    Ok(Some(report))
+}
+
+/// What an install or uninstall did (or would do) at each host, one line each, as printed.
+pub fn render_report(report: &InstallReport, uninstalling: bool) -> String {
+    let verb = match (uninstalling, report.dry_run) {
+        (false, false) => "install",
+        (false, true) => "install (dry run: nothing written)",
+        (true, false) => "uninstall",
+        (true, true) => "uninstall (dry run: nothing removed)",
+    };
+    let mut text = format!(
+        "skill-lift {verb}: skill `{SKILL_NAME}` {}\n",
+        report.fingerprint
+    );
+    for outcome in &report.outcomes {
+        text.push_str(&render_outcome(outcome, report.dry_run));
+    }
+    for host in &report.skipped {
+        text.push_str(&format!(
+            "  {:<12} {:<16} {}\n",
+            host.host, "skipped", host.reason
+        ));
+    }
+    if !report.succeeded && !uninstalling && !report.dry_run {
+        text.push_str(
+            "Nothing was installed: every host done before the failure was rolled back.\n",
+        );
+    }
+    text
+}
+
+/// One host's line (and its error's, redacted).
+fn render_outcome(outcome: &HostOutcome, dry_run: bool) -> String {
+    let verified = match (outcome.action, &outcome.fingerprint) {
+        (InstallAction::Installed | InstallAction::Updated | InstallAction::Unchanged, Some(_))
+            if !dry_run =>
+        {
+            " (fingerprint verified)"
+        }
+        _ => "",
+    };
+    let action = match (dry_run, outcome.action) {
+        (true, InstallAction::Installed) => "would install",
+        (true, InstallAction::Updated) => "would update",
+        (true, InstallAction::Removed) => "would remove",
+        (_, other) => other.as_str(),
+    };
+    let mut text = format!(
+        "  {:<12} {:<16} {}{verified}\n",
+        outcome.host,
+        action,
+        outcome.target.display()
+    );
+    if let Some(error) = &outcome.error {
+        let error = crate::disk::redact::redact_text(error);
+        text.push_str(&format!("               {error}\n"));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -657,5 +796,31 @@ mod tests {
         );
         remove_created(&created);
         assert!(!temp.path().join("a").exists());
+    }
+
+    #[test]
+    fn a_dry_run_report_says_what_would_happen_at_each_host() {
+        let report = InstallReport {
+            fingerprint: "fp".into(),
+            dry_run: true,
+            outcomes: vec![HostOutcome {
+                host: "codex".into(),
+                target: PathBuf::from("/h/.codex/skills/skill-lift"),
+                action: InstallAction::Installed,
+                fingerprint: Some("fp".into()),
+                error: None,
+            }],
+            skipped: vec![SkippedHost {
+                host: "gemini".into(),
+                reason: "not found".into(),
+            }],
+            succeeded: true,
+        };
+        assert_eq!(
+            render_report(&report, false),
+            "skill-lift install (dry run: nothing written): skill `skill-lift` fp\n\
+             \x20 codex        would install    /h/.codex/skills/skill-lift\n\
+             \x20 gemini       skipped          not found\n"
+        );
     }
 }
