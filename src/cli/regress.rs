@@ -2,21 +2,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use super::CommandError;
-use super::Outcome;
 use super::flag_groups::StateArgs;
-use crate::registry::baseline::read_store;
-use crate::registry::regress::{RegressSettings, regress, to_csv, to_table};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
-    Csv,
-}
+use super::{CommandError, Outcome};
+use crate::registry::regress::{self, RegressCommand, RegressFormat, RegressSettings};
 
 /// Flags of `skill-lift regress`.
 #[derive(Debug, Args)]
@@ -36,8 +26,8 @@ pub struct RegressArgs {
     #[arg(long, value_name = "A,B,…", value_delimiter = ',')]
     pub models: Vec<String>,
     /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = RegressFormat::Table)]
+    pub format: RegressFormat,
     /// Only assets registered on this host (the store itself is shared across hosts).
     #[arg(long, value_name = "NAME")]
     pub host: Option<String>,
@@ -50,64 +40,24 @@ pub struct RegressArgs {
 
 /// Run the command: exit 1 when any asset is DEGRADED.
 pub fn regress_command(args: RegressArgs) -> Result<Outcome, CommandError> {
-    if !(0.0..=100.0).contains(&args.threshold_pp) || !(0.0..=1.0).contains(&args.q) {
-        return Err(CommandError::input(anyhow::anyhow!(
-            "--threshold-pp must be in [0, 100] and --q in [0, 1]"
-        )));
-    }
-    let state = args.state.dir()?;
-    let mut store = read_store(&state).map_err(CommandError::input)?;
-    if let Some(host) = &args.host {
-        crate::registry::hosts::find_host(&state, host).map_err(CommandError::input)?;
-        let registry = crate::registry::scan::read_registry(&state, host)
-            .map_err(CommandError::input)?
-            .ok_or_else(|| {
-                CommandError::input(anyhow::anyhow!(
-                    "no registry for host `{host}` yet; run `skill-lift scan --host {host}` first"
-                ))
-            })?;
-        store
-            .assets
-            .retain(|name, _| registry.assets.contains_key(name));
-    }
-    if let Some(asset) = &args.asset
-        && !store.assets.contains_key(asset)
-    {
-        return Err(CommandError::input(anyhow::anyhow!(
-            "{}: no verdicts for asset `{asset}` (known: {})",
-            crate::registry::baseline::baseline_path(&state).display(),
-            store.assets.keys().cloned().collect::<Vec<_>>().join(", ")
-        )));
-    }
-    let settings = RegressSettings {
-        asset: args.asset.clone(),
-        arm: args.arm.clone(),
-        threshold_pp: args.threshold_pp,
-        q: args.q,
-        model_order: args.models.clone(),
-        ..RegressSettings::default()
+    let command = RegressCommand {
+        state: args.state.state,
+        host: args.host,
+        settings: RegressSettings {
+            asset: args.asset,
+            arm: args.arm,
+            threshold_pp: args.threshold_pp,
+            q: args.q,
+            model_order: args.models,
+            ..RegressSettings::default()
+        },
+        format: args.format,
+        out: args.out,
     };
-    let report = regress(&store, &settings);
-    let json = serde_json::to_string_pretty(&report).map_err(CommandError::infrastructure)?;
-    match args.format {
-        Format::Table => crate::reporter::result(&to_table(&report)),
-        Format::Json => crate::reporter::result_line(&json),
-        Format::Csv => crate::reporter::result(&to_csv(&report)),
+    match regress::regress_command(&command) {
+        Ok(report) if report.any_degraded() => Ok(Outcome::GateFailed),
+        Ok(_) => Ok(Outcome::Success),
+        Err(e) if e.is_infrastructure() => Err(CommandError::infrastructure(e)),
+        Err(e) => Err(CommandError::input(e)),
     }
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CommandError::infrastructure(anyhow::anyhow!("{}: {e}", dir.display())))?;
-        for (name, bytes) in [
-            ("regress.json", json.into_bytes()),
-            ("regress.csv", to_csv(&report).into_bytes()),
-        ] {
-            crate::disk::write_atomic(&dir.join(name), &bytes)
-                .map_err(CommandError::infrastructure)?;
-        }
-    }
-    Ok(if report.any_degraded() {
-        Outcome::GateFailed
-    } else {
-        Outcome::Success
-    })
 }

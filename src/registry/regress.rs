@@ -19,13 +19,17 @@
 //!
 //! Per-case Fisher exact p-values (§7) with BH adjustment are listed for cases that went down (at
 //! least two trials a side), labelled "low power" below 10 trials. Attribution of each DEGRADED comparison reads the stored
-//! trajectory signals (activation, check types). Everything here is a pure function of the store.
+//! trajectory signals (activation, check types). Everything here is a pure function of the store,
+//! except the command's workflow ([`regress_command`]), which reads the store and prints and
+//! writes the report.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::RegistryError;
 use super::baseline::{BaselineEntry, BaselineStore};
 use crate::stats::{
     BootstrapMethod, benjamini_hochberg, bootstrap_mean_interval, mcnemar, regression_fisher_p,
@@ -831,6 +835,139 @@ pub fn to_csv(report: &RegressReport) -> String {
         }
     }
     String::from_utf8(writer.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// How `skill-lift regress` prints the report on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RegressFormat {
+    // The aligned text table of `to_table`.
+    Table,
+    // The whole report as pretty JSON.
+    Json,
+    // The matrix rows as CSV (`to_csv`).
+    Csv,
+}
+
+/// What `skill-lift regress` reads, computes, prints and writes.
+#[derive(Debug, Clone)]
+pub struct RegressCommand {
+    /// `--state` as given (resolved with `SKILL_LIFT_HOME` and the home folder).
+    pub state: Option<PathBuf>,
+    /// Only assets registered on this host.
+    pub host: Option<String>,
+    /// The matrix and flags' settings (`settings.asset`: only this asset).
+    pub settings: RegressSettings,
+    /// The format on stdout.
+    pub format: RegressFormat,
+    /// Also write `regress.json` and `regress.csv` into this folder.
+    pub out: Option<PathBuf>,
+}
+
+/// Why `skill-lift regress` could not report: the inputs (the flags, the state folder, an
+/// unknown host or asset) or, when writing `--out`, the infrastructure
+/// ([`RegressCommandError::is_infrastructure`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RegressCommandError {
+    /// The threshold or false-discovery rate is out of range.
+    #[error("--threshold-pp must be in [0, 100] and --q in [0, 1]")]
+    OutOfRange,
+    /// The state folder, the host or its registry, or the store cannot be read.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// `--host` has no registry yet.
+    #[error("no registry for host `{host}` yet; run `skill-lift scan --host {host}` first")]
+    NoRegistry {
+        /// The host.
+        host: String,
+    },
+    /// The store holds no verdicts for the asset asked for.
+    #[error("{}: no verdicts for asset `{asset}` (known: {known})", .store.display())]
+    UnknownAsset {
+        /// The store's file.
+        store: PathBuf,
+        /// The asset asked for.
+        asset: String,
+        /// The assets it holds, comma-separated.
+        known: String,
+    },
+    /// The `--out` folder cannot be created.
+    #[error("{}: {source}", .dir.display())]
+    CreateOut {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A report file cannot be written.
+    #[error(transparent)]
+    Write(#[from] crate::disk::DiskError),
+}
+
+impl RegressCommandError {
+    /// Whether the failure is the infrastructure's (writing `--out`).
+    pub fn is_infrastructure(&self) -> bool {
+        matches!(self, Self::CreateOut { .. } | Self::Write(_))
+    }
+}
+
+/// Run `skill-lift regress`: read the store (only the host's assets with `command.host`),
+/// build the report, print it in `command.format` and write `regress.json` and `regress.csv`
+/// into `command.out` when given.
+pub fn regress_command(command: &RegressCommand) -> Result<RegressReport, RegressCommandError> {
+    let settings = &command.settings;
+    if !(0.0..=100.0).contains(&settings.threshold_pp) || !(0.0..=1.0).contains(&settings.q) {
+        return Err(RegressCommandError::OutOfRange);
+    }
+    let state = super::state::state_dir_from_env(command.state.as_deref())?;
+    let store = read_store_for(&state, command.host.as_deref(), settings.asset.as_deref())?;
+    let report = regress(&store, settings);
+    let json = serde_json::to_string_pretty(&report).expect("a regress report serializes");
+    match command.format {
+        RegressFormat::Table => crate::reporter::result(&to_table(&report)),
+        RegressFormat::Json => crate::reporter::result_line(&json),
+        RegressFormat::Csv => crate::reporter::result(&to_csv(&report)),
+    }
+    if let Some(dir) = &command.out {
+        std::fs::create_dir_all(dir).map_err(|source| RegressCommandError::CreateOut {
+            dir: dir.clone(),
+            source,
+        })?;
+        crate::disk::write_atomic(&dir.join("regress.json"), json.as_bytes())?;
+        crate::disk::write_atomic(&dir.join("regress.csv"), to_csv(&report).as_bytes())?;
+    }
+    Ok(report)
+}
+
+/// The baseline store of `state`, only the assets registered on `host` when given; an
+/// `asset` it holds no verdicts for is refused.
+fn read_store_for(
+    state: &Path,
+    host: Option<&str>,
+    asset: Option<&str>,
+) -> Result<BaselineStore, RegressCommandError> {
+    let mut store = super::baseline::read_store(state)?;
+    if let Some(host) = host {
+        super::hosts::find_host(state, host)?;
+        let registry = super::scan::read_registry(state, host)?.ok_or_else(|| {
+            RegressCommandError::NoRegistry {
+                host: host.to_string(),
+            }
+        })?;
+        store
+            .assets
+            .retain(|name, _| registry.assets.contains_key(name));
+    }
+    if let Some(asset) = asset
+        && !store.assets.contains_key(asset)
+    {
+        return Err(RegressCommandError::UnknownAsset {
+            store: super::baseline::baseline_path(state),
+            asset: asset.to_string(),
+            known: store.assets.keys().cloned().collect::<Vec<_>>().join(", "),
+        });
+    }
+    Ok(store)
 }
 
 #[cfg(test)]
