@@ -3,12 +3,14 @@
 //! difference B − A, and the per-case lifts with what changed — rendered as Markdown, CSV, JSON
 //! and a self-contained HTML page.
 //!
-//! Pure: [`check_comparable`] says which manifest field makes two runs incomparable, and
-//! [`Comparison::new`] builds the comparison from two manifests and their [`Summary`]s; the CLI
-//! analyzes the runs and writes the files. Nothing here re-runs statistics: each run's own
-//! analysis is shown, and a difference of two lifts is a plain difference (not a test).
+//! [`check_comparable`] says which manifest field makes two runs incomparable, and
+//! [`Comparison::new`] builds the comparison from two manifests and their [`Summary`]s (both
+//! pure); [`compare_runs`], the command's workflow, analyzes the run folders and writes the
+//! files. Nothing here re-runs statistics: each run's own analysis is shown (with its recorded
+//! gates and seed), and a difference of two lifts is a plain difference (not a test).
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -732,6 +734,113 @@ fn grading_text(summary: &Summary) -> String {
     } else {
         format!("output checks, {}", parts.join("; "))
     }
+}
+
+/// What `skill-lift compare` compares and where it writes.
+#[derive(Debug, Clone)]
+pub struct CompareSettings {
+    /// The first run folder (A).
+    pub run_a: PathBuf,
+    /// The second run folder (B).
+    pub run_b: PathBuf,
+    /// The folder for the files (default: `compare-<A>-vs-<B>` beside A).
+    pub out: Option<PathBuf>,
+    /// Do not print the Markdown table.
+    pub quiet: bool,
+}
+
+/// Why `skill-lift compare` could not compare: the runs (input errors) or writing a file
+/// ([`CompareError::is_infrastructure`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// A run folder cannot be read.
+    #[error(transparent)]
+    Record(#[from] crate::record::RecordError),
+    /// A run folder records no trial.
+    #[error("{}: no trial is recorded in trials.jsonl; nothing to compare", .0.display())]
+    NoTrials(PathBuf),
+    /// The runs do not measure the same thing.
+    #[error("comparing {} (A) with {} (B)", .a.display(), .b.display())]
+    NotComparable {
+        /// Run A's folder.
+        a: PathBuf,
+        /// Run B's folder.
+        b: PathBuf,
+        /// The field that differs.
+        #[source]
+        source: Box<NotComparable>,
+    },
+    /// The output folder cannot be created.
+    #[error("creating {}", .0.display())]
+    CreateOut(PathBuf, #[source] std::io::Error),
+    /// A file cannot be written.
+    #[error(transparent)]
+    Write(#[from] crate::disk::DiskError),
+}
+
+impl CompareError {
+    /// Whether the failure is the infrastructure's (writing a file).
+    pub fn is_infrastructure(&self) -> bool {
+        matches!(self, Self::Write(_))
+    }
+}
+
+/// Run `skill-lift compare`: analyze both runs (each with its recorded gates and seed), refuse
+/// runs that are not comparable, write `compare.md`, `.csv`, `-cases.csv`, `.json` and `.html`,
+/// print the Markdown table (unless quiet), report the files and append the table to the
+/// GitHub step summary. Returns the files written.
+pub fn compare_runs(settings: &CompareSettings) -> Result<Vec<PathBuf>, CompareError> {
+    let (manifest_a, summary_a) = analyze(&settings.run_a)?;
+    let (manifest_b, summary_b) = analyze(&settings.run_b)?;
+    check_comparable(&manifest_a, &manifest_b).map_err(|source| CompareError::NotComparable {
+        a: settings.run_a.clone(),
+        b: settings.run_b.clone(),
+        source: Box::new(source),
+    })?;
+    let comparison = Comparison::new((&manifest_a, &summary_a), (&manifest_b, &summary_b));
+    let out = settings.out.clone().unwrap_or_else(|| {
+        let parent = settings.run_a.parent().unwrap_or(Path::new("."));
+        parent.join(format!(
+            "compare-{}-vs-{}",
+            manifest_a.run_id, manifest_b.run_id
+        ))
+    });
+    std::fs::create_dir_all(&out).map_err(|e| CompareError::CreateOut(out.clone(), e))?;
+    let markdown = comparison.markdown();
+    let files = [
+        (out.join("compare.md"), markdown.clone().into_bytes()),
+        (out.join("compare.csv"), comparison.rows_csv()),
+        (out.join("compare-cases.csv"), comparison.cases_csv()),
+        (out.join("compare.json"), comparison.json()),
+        (out.join("compare.html"), comparison.html().into_bytes()),
+    ];
+    for (path, bytes) in &files {
+        crate::disk::write_atomic(path, bytes)?;
+    }
+    if !settings.quiet {
+        crate::reporter::result(&markdown);
+    }
+    let paths = files.map(|(path, _)| path).to_vec();
+    crate::reporter::report_written(&paths);
+    crate::report::step_summary::append_step_summary(&markdown);
+    Ok(paths)
+}
+
+/// The manifest of the run in `run_dir` and its analysis with the run's recorded settings; a
+/// run without a recorded trial is refused.
+fn analyze(run_dir: &Path) -> Result<(Manifest, Summary), CompareError> {
+    let manifest = crate::record::read_manifest(run_dir)?;
+    let mut accumulator = crate::analysis::RunAccumulator::new(&manifest);
+    let trials = run_dir.join("trials.jsonl");
+    crate::record::for_each_planned_trial(&trials, &manifest, |record| {
+        accumulator.add(&record);
+        Ok(())
+    })?;
+    let summary = accumulator.finish(&crate::analysis::AnalysisSettings::recorded(&manifest));
+    if summary.trials.recorded == 0 {
+        return Err(CompareError::NoTrials(run_dir.to_path_buf()));
+    }
+    Ok((manifest, summary))
 }
 
 #[cfg(test)]

@@ -176,6 +176,19 @@ impl AnalysisSettings {
             max_unscoreable: DEFAULT_MAX_UNSCOREABLE,
         }
     }
+
+    /// The settings a recorded run was started with (its seed and recorded gates), with no
+    /// flag given: what `report` without flags and `compare` use.
+    pub fn recorded(manifest: &crate::record::Manifest) -> Self {
+        let mut settings = Self::new(manifest.seed);
+        if let Some(gates) = &manifest.gates {
+            settings.method = gates.method;
+            settings.gate.min_lift = gates.min_lift;
+            settings.gate.fail_on = gates.fail_on.clone();
+            settings.max_unscoreable = gates.max_unscoreable;
+        }
+        settings
+    }
 }
 
 /// Trial counts by outcome.

@@ -411,21 +411,6 @@ impl AnalysisArgs {
         }
     }
 
-    /// The analysis settings a recorded run was started with (its seed and gates), with no
-    /// flag given: what `report` without flags uses.
-    pub fn recorded_settings(
-        manifest: &crate::record::Manifest,
-    ) -> crate::analysis::AnalysisSettings {
-        let mut settings = crate::analysis::AnalysisSettings::new(manifest.seed);
-        if let Some(gates) = &manifest.gates {
-            settings.method = gates.method;
-            settings.gate.min_lift = gates.min_lift;
-            settings.gate.fail_on = gates.fail_on.clone();
-            settings.max_unscoreable = gates.max_unscoreable;
-        }
-        settings
-    }
-
     /// The gates to record in a new run's manifest.
     pub fn recorded_gates(&self) -> crate::record::RecordedGates {
         self.overrides().recorded_gates()
