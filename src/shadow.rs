@@ -4,7 +4,7 @@
 //! de-duplicated, limited), the comparison of a replay with what was recorded, and the summary
 //! and report. Replays themselves go through the trigger evaluation's attempt path
 //! ([`crate::triggers::run_attempts`]: the run's own staging into a throwaway workspace and the
-//! real runner); `cli::shadow` wires it together. Rules (also in `docs/history.md`):
+//! real runner); `crate::pipeline::shadow` wires it together. Rules (also in `docs/history.md`):
 //!
 //! - **Eligible** turn (the trigger would have fired): the prompt names the skill (`/name`,
 //!   `$name`, `name skill`, golden mine's rule), or the recorded turn activated a skill of the

@@ -1,21 +1,13 @@
-//! `skill-lift shadow`: replay the recorded prompts a new skill would have been eligible for,
-//! with the skill staged, through a real runner, and record what would have happened next to
-//! what did. Rules and comparison live in `crate::shadow`; replays go through the trigger
-//! evaluation's attempt path (`crate::triggers::run_attempts`: the run's staging into a fresh
-//! throwaway workspace, the real runner) in the library's replay stage
-//! (`crate::pipeline::shadow`, which also checks consent for write-type skills and the
-//! throwaway rule). This file holds the flags and the exit code.
+//! `skill-lift shadow`: replay recorded prompts with a new skill staged (`crate::pipeline::shadow`).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::CommandError;
-use super::Outcome;
 use super::flag_groups::RunnerArgs;
 use super::golden::HistoryArgs;
+use super::{CommandError, Outcome};
 use crate::pipeline::shadow::ShadowSettings;
-use crate::reporter::{Event, report};
 use crate::shadow::DEFAULT_MIN_TERMS;
 
 /// Flags of `skill-lift shadow`.
@@ -91,15 +83,12 @@ fn settings(args: ShadowArgs) -> ShadowSettings {
 
 /// `skill-lift shadow`.
 pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
-    let finished = crate::pipeline::shadow::shadow(&settings(args))
-        .await
-        .map_err(|error| CommandError {
+    match crate::pipeline::shadow::shadow(&settings(args)).await {
+        Ok(finished) if finished.interrupted => Ok(Outcome::Interrupted),
+        Ok(_) => Ok(Outcome::Success),
+        Err(error) => Err(CommandError {
             code: error.ending(),
             error: error.into(),
-        })?;
-    if finished.interrupted {
-        report(Event::InterruptedReportCovers { what: "replays" });
-        return Ok(Outcome::Interrupted);
+        }),
     }
-    Ok(Outcome::Success)
 }

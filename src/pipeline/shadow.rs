@@ -256,8 +256,8 @@ impl ShadowError {
 }
 
 /// Run `skill-lift shadow`: choose, check, replay, record; the report is written on stdout.
-/// An interrupt ends it with `interrupted` set; a run where no replay could be scored is an
-/// error once everything is written.
+/// An interrupt ends it with `interrupted` set (and says that the report covers the replays
+/// recorded); a run where no replay could be scored is an error once everything is written.
 pub async fn shadow(settings: &ShadowSettings) -> Result<ShadowFinished, ShadowError> {
     let skill = crate::asset::load_skill(&settings.skill_dir)?;
     let name = skill.name.as_str();
@@ -344,6 +344,9 @@ pub async fn shadow(settings: &ShadowSettings) -> Result<ShadowFinished, ShadowE
                 .join(", "),
             records: dir.join("records.jsonl"),
         });
+    }
+    if finished.interrupted {
+        report(Event::InterruptedReportCovers { what: "replays" });
     }
     Ok(finished)
 }
