@@ -469,6 +469,70 @@ fn read_reward(dir: &Path) -> Result<Option<f64>, VerifyError> {
     Ok(None)
 }
 
+/// Why `skill-lift harbor-verify` could not grade (every one an input error).
+#[derive(Debug, thiserror::Error)]
+pub enum HarborVerifyError {
+    /// A `SKILL_LIFT_*` variable of the custom-grader contract is not set.
+    #[error("{0} is not set: harbor-verify runs as a custom grader of `skill-lift run`")]
+    NotSet(&'static str),
+    /// A file the contract names cannot be read.
+    #[error("reading {}", .0.display())]
+    Read(PathBuf, #[source] std::io::Error),
+    /// A file the contract names is not JSON.
+    #[error("{}: not JSON", .0.display())]
+    NotJson(PathBuf, #[source] serde_json::Error),
+    /// The case has no id.
+    #[error("SKILL_LIFT_CASE has no `id`")]
+    NoCaseId,
+    /// The task's verifier could not run.
+    #[error("task `{case_id}`: {error}")]
+    Verify {
+        /// The case (task) id.
+        case_id: String,
+        /// What failed.
+        error: VerifyError,
+    },
+}
+
+/// Run `skill-lift harbor-verify`: as a custom grader (`crate::grade::custom`), read the case
+/// id, workspace and trajectory from the `SKILL_LIFT_*` variables, run the task's
+/// `tests/test.sh` from `tasks_root` ([`verify_task`]) and print the grade on stdout as
+/// `{"overall": reward, "details": {"verifier": …}}`.
+pub fn harbor_verify(tasks_root: &Path) -> Result<Verdict, HarborVerifyError> {
+    let case = read_contract_json("SKILL_LIFT_CASE")?;
+    let case_id = case["id"]
+        .as_str()
+        .ok_or(HarborVerifyError::NoCaseId)?
+        .to_string();
+    let trajectory = read_contract_json("SKILL_LIFT_TRAJECTORY")?;
+    let workspace = contract_path("SKILL_LIFT_WORKSPACE")?;
+    let final_answer = trajectory["final_answer"].as_str();
+    let verdict = verify_task(tasks_root, &case_id, &workspace, final_answer)
+        .map_err(|error| HarborVerifyError::Verify { case_id, error })?;
+    let exit = verdict
+        .exit_code
+        .map_or("a signal".to_string(), |c| format!("exit code {c}"));
+    let details = format!("reward {} from tests/test.sh ({exit})", verdict.reward);
+    let grade = serde_json::json!({"overall": verdict.reward, "details": {"verifier": details}});
+    crate::reporter::result_line(&grade.to_string());
+    Ok(verdict)
+}
+
+/// The path in the contract's variable `name`.
+fn contract_path(name: &'static str) -> Result<PathBuf, HarborVerifyError> {
+    std::env::var_os(name)
+        .map(PathBuf::from)
+        .ok_or(HarborVerifyError::NotSet(name))
+}
+
+/// The JSON file the contract's variable `name` names.
+fn read_contract_json(name: &'static str) -> Result<serde_json::Value, HarborVerifyError> {
+    let path = contract_path(name)?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| HarborVerifyError::Read(path.clone(), e))?;
+    serde_json::from_str(&text).map_err(|e| HarborVerifyError::NotJson(path, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
