@@ -442,6 +442,28 @@ pub fn render(reports: &[FolderReport]) -> String {
     out
 }
 
+/// A folder given to `skill-lift formats check` that is not a folder (an input error).
+#[derive(Debug, thiserror::Error)]
+#[error("{}: not a folder", .0.display())]
+pub struct NotAFolder(pub PathBuf);
+
+/// Run `skill-lift formats check`: check every folder of `dirs` ([`check_folder`]) and print
+/// the counts on stdout, as text ([`render`]) or pretty JSON. Returns how many inputs were
+/// refused.
+pub fn check_command(dirs: &[PathBuf], json: bool) -> Result<usize, NotAFolder> {
+    if let Some(dir) = dirs.iter().find(|dir| !dir.is_dir()) {
+        return Err(NotAFolder(dir.clone()));
+    }
+    let reports: Vec<_> = dirs.iter().map(|dir| check_folder(dir)).collect();
+    if json {
+        let text = serde_json::to_string_pretty(&reports).expect("folder reports serialize");
+        crate::reporter::result_line(&text);
+    } else {
+        crate::reporter::result(&render(&reports));
+    }
+    Ok(reports.iter().map(|r| r.totals().1).sum())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,5 +499,17 @@ mod tests {
         );
         let text = render(&[report]);
         assert!(text.contains("all: 3 loaded, 1 refused"), "{text}");
+    }
+
+    #[test]
+    fn a_path_that_is_not_a_folder_is_refused_before_any_check() {
+        let temp = tempfile::tempdir().unwrap();
+        let file = temp.path().join("f.txt");
+        std::fs::write(&file, "x").unwrap();
+        let error = check_command(&[temp.path().to_path_buf(), file.clone()], true).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("{}: not a folder", file.display())
+        );
     }
 }
