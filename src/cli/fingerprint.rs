@@ -4,10 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::CommandError;
-use super::Outcome;
+use super::{CommandError, Outcome};
 use crate::asset::fingerprint::Calibre;
-use crate::registry::fingerprint_report::{build, write};
+use crate::registry::fingerprint_report::fingerprint_command;
 
 /// Flags of `skill-lift fingerprint`.
 #[derive(Debug, Args)]
@@ -25,25 +24,8 @@ pub struct FingerprintArgs {
 
 /// Run the command.
 pub fn fingerprint(args: FingerprintArgs) -> Result<Outcome, CommandError> {
-    let calibre: Calibre = args
-        .calibre
-        .parse()
-        .map_err(|e: String| CommandError::input(anyhow::anyhow!(e)))?;
-    let report = build(&args.paths, calibre).map_err(CommandError::input)?;
-    let [json, markdown] = write(&report, &args.out).map_err(CommandError::input)?;
-    for entry in &report.entries {
-        crate::reporter::result_line(&format!(
-            "{}  {}  ({} files, {} bytes)",
-            entry.fingerprint,
-            entry.path.display(),
-            entry.files.len(),
-            entry.bytes
-        ));
-    }
-    crate::reporter::result_line(&format!(
-        "wrote {} and {} (registry untouched)",
-        json.display(),
-        markdown.display()
-    ));
+    let calibre: Calibre =
+        (args.calibre.parse()).map_err(|e: String| CommandError::input(anyhow::anyhow!(e)))?;
+    fingerprint_command(&args.paths, calibre, &args.out).map_err(CommandError::input)?;
     Ok(Outcome::Success)
 }

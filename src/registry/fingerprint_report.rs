@@ -110,6 +110,34 @@ pub fn write(report: &FingerprintReport, out_dir: &Path) -> Result<[PathBuf; 2],
     Ok([json, markdown])
 }
 
+/// Run `skill-lift fingerprint`: build the report of `paths`, write both files into `out_dir`
+/// and print one line per asset (fingerprint, path, files, bytes) and the files written.
+pub fn fingerprint_command(
+    paths: &[PathBuf],
+    calibre: Calibre,
+    out_dir: &Path,
+) -> Result<FingerprintReport, RegistryError> {
+    let report = build(paths, calibre)?;
+    let [json, markdown] = write(&report, out_dir)?;
+    let mut text = String::new();
+    for entry in &report.entries {
+        text.push_str(&format!(
+            "{}  {}  ({} files, {} bytes)\n",
+            entry.fingerprint,
+            entry.path.display(),
+            entry.files.len(),
+            entry.bytes
+        ));
+    }
+    text.push_str(&format!(
+        "wrote {} and {} (registry untouched)\n",
+        json.display(),
+        markdown.display()
+    ));
+    crate::reporter::result(&text);
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
