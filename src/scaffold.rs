@@ -7,13 +7,15 @@
 //! Everything written is validated by loading it with the same loaders `run` uses
 //! ([`crate::asset::load_skill`], [`crate::evalset::load_eval_set`]) before it is put in place;
 //! nothing existing is overwritten. This module builds texts, writes files and words what to
-//! do next ([`next_steps`]); the CLI writes it.
+//! do next ([`next_steps`]); [`init`] is the command's workflow.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use crate::evalset::TriggerCase;
+use crate::golden::mine::MineReport;
+use crate::history::request::HistoryRequest;
 
 /// The fixture file the file case stages, relative to the skill folder.
 pub const EXAMPLE_FILE: &str = "evals/files/notes.txt";
@@ -341,6 +343,151 @@ pub fn next_steps(source: &CaseSource<'_>, name: &str, dir: &Path) -> String {
         ),
     };
     format!("{text}\n")
+}
+
+/// What `skill-lift init` scaffolds, and from what.
+#[derive(Debug, Clone)]
+pub struct InitSettings {
+    /// The skill folder (a new skill when it has no `SKILL.md`).
+    pub dir: PathBuf,
+    /// The name of a new skill (default: the folder's name).
+    pub name: Option<String>,
+    /// Draft the cases from this trigger set.
+    pub from_triggers: Option<PathBuf>,
+    /// Draft the cases from this session history (turns that used the skill).
+    pub from_history: Option<HistoryRequest>,
+}
+
+/// Why `skill-lift init` wrote nothing: an input error, or no drafts from the history
+/// ([`InitError::NothingToDraft`], nothing to run).
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// The existing skill cannot be read.
+    #[error(transparent)]
+    Skill(#[from] crate::asset::SkillError),
+    /// `--name` differs from the existing skill's name.
+    #[error("{}: the skill is named `{name}`; --name only names a new skill", .skill_md.display())]
+    NameOfExistingSkill {
+        /// The existing `SKILL.md`.
+        skill_md: PathBuf,
+        /// Its name.
+        name: String,
+    },
+    /// The skill already has an eval set.
+    #[error(
+        "{}: the skill already has an eval set; skill-lift init never overwrites (edit it, or move it away first)",
+        .0.display()
+    )]
+    EvalSetExists(PathBuf),
+    /// The trigger set cannot be read.
+    #[error(transparent)]
+    Triggers(#[from] crate::evalset::EvalSetError),
+    /// The session history cannot be read or mined.
+    #[error(transparent)]
+    History(#[from] crate::golden::GoldenError),
+    /// No turn of the history used the skill.
+    #[error(
+        "no turn in the {host} session history used `{name}`: nothing to draft (write cases by hand, or use --from-triggers)"
+    )]
+    NothingToDraft {
+        /// The history's host.
+        host: String,
+        /// The skill.
+        name: String,
+    },
+    /// The files cannot be written (or the name is not a skill name).
+    #[error(transparent)]
+    Scaffold(#[from] ScaffoldError),
+}
+
+/// Run `skill-lift init`: scaffold a new skill with an example eval set, or add an eval set to
+/// an existing skill (drafts, or cases from a trigger set or the session history); report the
+/// files written and print the next steps on stdout.
+pub fn init(settings: &InitSettings) -> Result<Vec<PathBuf>, InitError> {
+    let dir = &settings.dir;
+    let existing = dir.join("SKILL.md").is_file();
+    let name = skill_name(settings, existing)?;
+    let default_eval = crate::evalset::default_eval_path(dir);
+    if default_eval.is_file() {
+        return Err(InitError::EvalSetExists(default_eval));
+    }
+    let triggers = match &settings.from_triggers {
+        Some(path) => Some(crate::evalset::load_trigger_set(path)?),
+        None => None,
+    };
+    let mined = match &settings.from_history {
+        Some(history) => Some(mine_for_init(history, &name)?),
+        None => None,
+    };
+    let source = match (&mined, &triggers, &settings.from_triggers) {
+        (Some(mined), _, _) => CaseSource::History {
+            cases: mined.cases.len(),
+        },
+        (None, Some(triggers), Some(file)) => CaseSource::Triggers { triggers, file },
+        _ if existing => CaseSource::Drafts,
+        _ => CaseSource::Example,
+    };
+    let evals = match (&source, &mined) {
+        (_, Some(mined)) => crate::golden::mine::to_eval_set(mined, Some(&name)),
+        (CaseSource::Triggers { triggers, .. }, _) => evals_from_triggers(&name, triggers),
+        (CaseSource::Drafts, _) => draft_evals(&name),
+        _ => example_evals(&name),
+    };
+    let fixture = triggers.is_none() && mined.is_none() && !dir.join(EXAMPLE_FILE).exists();
+    let written = write_scaffold(dir, &planned_files(&name, !existing, &evals, fixture))?;
+    crate::reporter::report_written(&written);
+    if let Some(folder) = folder_name(dir).filter(|folder| !existing && *folder != name) {
+        crate::reporter::report(crate::reporter::Event::SkillFolderNamedOtherwise {
+            name: name.clone(),
+            folder,
+        });
+    }
+    crate::reporter::result(&next_steps(&source, &name, dir));
+    Ok(written)
+}
+
+/// The skill's name: an existing skill's own (which `--name` may only repeat), else `--name`
+/// or the folder's name, which must be a valid skill name.
+fn skill_name(settings: &InitSettings, existing: bool) -> Result<String, InitError> {
+    if existing {
+        let skill = crate::asset::load_skill(&settings.dir)?;
+        if settings.name.as_ref().is_some_and(|n| n != &skill.name) {
+            return Err(InitError::NameOfExistingSkill {
+                skill_md: settings.dir.join("SKILL.md"),
+                name: skill.name,
+            });
+        }
+        return Ok(skill.name);
+    }
+    let name =
+        (settings.name.clone()).unwrap_or_else(|| folder_name(&settings.dir).unwrap_or_default());
+    if !is_valid_skill_name(&name) {
+        return Err(ScaffoldError::BadName { name }.into());
+    }
+    Ok(name)
+}
+
+/// Drafts mined from `history` for skill `name`; none is nothing to draft.
+fn mine_for_init(history: &HistoryRequest, name: &str) -> Result<MineReport, InitError> {
+    let mined = crate::golden::mine::mine_drafts(history, Some(name), None)?;
+    if mined.cases.is_empty() {
+        return Err(InitError::NothingToDraft {
+            host: history.host.clone(),
+            name: name.to_string(),
+        });
+    }
+    Ok(mined)
+}
+
+/// The folder's own name, also for `.` and `..` (canonical when it exists, else joined to the
+/// current folder).
+fn folder_name(dir: &Path) -> Option<String> {
+    let absolute = dir.canonicalize().unwrap_or_else(|_| {
+        std::env::current_dir()
+            .map(|d| d.join(dir))
+            .unwrap_or(dir.to_path_buf())
+    });
+    absolute.file_name()?.to_str().map(str::to_string)
 }
 
 #[cfg(test)]

@@ -1,17 +1,13 @@
 //! `skill-lift init [DIR]`: scaffold a skill folder with an eval set, or add an eval set to an
-//! existing skill (`crate::scaffold` builds and validates the files; this prints next steps).
+//! existing skill (`crate::scaffold::init`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::anyhow;
 use clap::Args;
 
-use super::CommandError;
-use super::Outcome;
-use crate::scaffold::{
-    CaseSource, EXAMPLE_FILE, draft_evals, evals_from_triggers, example_evals, is_valid_skill_name,
-    next_steps, planned_files, write_scaffold,
-};
+use super::{CommandError, Outcome};
+use crate::history::request::HistoryRequest;
+use crate::scaffold::{InitError, InitSettings};
 
 /// Flags of `skill-lift init`.
 #[derive(Debug, Args)]
@@ -46,113 +42,25 @@ pub struct InitArgs {
     pub since: Option<String>,
 }
 
-/// The folder's own name, also for `.` and `..`.
-fn folder_name(dir: &Path) -> Option<String> {
-    let absolute = super::run::absolute(dir);
-    absolute
-        .file_name()
-        .and_then(|name| name.to_str())
-        .map(str::to_string)
-}
-
 /// `skill-lift init`.
 pub fn init(args: InitArgs) -> Result<Outcome, CommandError> {
-    let dir = &args.dir;
-    let existing = dir.join("SKILL.md").is_file();
-    let name = if existing {
-        let skill = crate::asset::load_skill(dir).map_err(CommandError::input)?;
-        if args.name.as_ref().is_some_and(|n| n != &skill.name) {
-            return Err(CommandError::input(anyhow!(
-                "{}: the skill is named `{}`; --name only names a new skill",
-                dir.join("SKILL.md").display(),
-                skill.name
-            )));
-        }
-        skill.name
-    } else {
-        let name = match &args.name {
-            Some(name) => name.clone(),
-            None => folder_name(dir).unwrap_or_default(),
-        };
-        if !is_valid_skill_name(&name) {
-            return Err(CommandError::input(
-                crate::scaffold::ScaffoldError::BadName { name },
-            ));
-        }
-        name
+    let from_history = (args.host.filter(|_| args.from_history)).map(|host| HistoryRequest {
+        host,
+        history_root: args.history_root,
+        since: args.since,
+    });
+    let settings = InitSettings {
+        dir: args.dir,
+        name: args.name,
+        from_triggers: args.from_triggers,
+        from_history,
     };
-    let default_eval = crate::evalset::default_eval_path(dir);
-    if default_eval.is_file() {
-        return Err(CommandError::input(anyhow!(
-            "{}: the skill already has an eval set; skill-lift init never overwrites (edit it, or move it away first)",
-            default_eval.display()
-        )));
-    }
-    let triggers = match &args.from_triggers {
-        Some(path) => Some(crate::evalset::load_trigger_set(path).map_err(CommandError::input)?),
-        None => None,
-    };
-    let mined = mine_for_init(&args, &name)?;
-    let evals = match (&triggers, existing) {
-        _ if mined.is_some() => {
-            crate::golden::mine::to_eval_set(mined.as_ref().expect("checked"), Some(&name))
-        }
-        (Some(triggers), _) => evals_from_triggers(&name, triggers),
-        (None, false) => example_evals(&name),
-        (None, true) => draft_evals(&name),
-    };
-    let fixture = triggers.is_none() && mined.is_none() && !dir.join(EXAMPLE_FILE).exists();
-    let files = planned_files(&name, !existing, &evals, fixture);
-    let written = write_scaffold(dir, &files).map_err(CommandError::input)?;
-    crate::reporter::report_written(&written);
-    if !existing && folder_name(dir).is_some_and(|folder| folder != name) {
-        crate::reporter::report(crate::reporter::Event::SkillFolderNamedOtherwise {
-            name: name.clone(),
-            folder: folder_name(dir).unwrap_or_default(),
-        });
-    }
-    let source = match (&mined, &triggers) {
-        (Some(mined), _) => CaseSource::History {
-            cases: mined.cases.len(),
-        },
-        (None, Some(triggers)) => CaseSource::Triggers {
-            triggers,
-            file: args.from_triggers.as_deref().unwrap_or(Path::new("")),
-        },
-        (None, None) if existing => CaseSource::Drafts,
-        (None, None) => CaseSource::Example,
-    };
-    crate::reporter::result(&next_steps(&source, &name, dir));
-    Ok(Outcome::Success)
-}
-
-/// With `--from-history`: drafts mined from the history for skill `name` (none is nothing to
-/// run); else `None`.
-fn mine_for_init(
-    args: &InitArgs,
-    name: &str,
-) -> Result<Option<crate::golden::mine::MineReport>, CommandError> {
-    let (Some(host), true) = (&args.host, args.from_history) else {
-        return Ok(None);
-    };
-    let history = crate::history::request::HistoryRequest {
-        host: host.clone(),
-        history_root: args.history_root.clone().or_else(|| {
-            std::env::var_os(crate::history::HISTORY_ROOT_ENV)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        }),
-        since: args.since.clone(),
-    };
-    let mined = crate::golden::mine::mine_drafts(&history, Some(name), None)
-        .map_err(CommandError::input)?;
-    if mined.cases.is_empty() {
-        return Err(CommandError {
+    match crate::scaffold::init(&settings) {
+        Ok(_) => Ok(Outcome::Success),
+        Err(error @ InitError::NothingToDraft { .. }) => Err(CommandError {
             code: Outcome::NothingToRun,
-            error: anyhow!(
-                "no turn in the {host} session history used `{name}`: nothing to draft (write cases by hand, or use --from-triggers)"
-            ),
-        });
+            error: error.into(),
+        }),
+        Err(error) => Err(CommandError::input(error)),
     }
-    Ok(Some(mined))
 }
