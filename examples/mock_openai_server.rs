@@ -14,7 +14,6 @@ mod mock_openai;
 mod serve;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 
 fn main() {
     let port: u16 = std::env::args()
@@ -38,11 +37,9 @@ fn main() {
             "listening on http://{}/v1",
             listener.local_addr().expect("address")
         );
-        let state = Arc::new(mock_openai::MockState {
-            behaviour: mock_openai::MockBehaviour::default(),
-            requests: AtomicUsize::new(0),
-            rejected: AtomicUsize::new(0),
-        });
+        let state = Arc::new(mock_openai::MockState::new(
+            mock_openai::MockBehaviour::default(),
+        ));
         axum::serve(listener, mock_openai::router(state))
             .await
             .expect("serve");

@@ -84,7 +84,8 @@ pub struct TrialContext {
     /// How trials order the skills they present (the manifest's `skill_order`).
     pub skill_order: crate::record::SkillOrdering,
     /// The run's seed (the manifest's `seed`): with the case and attempt, it fixes a balanced
-    /// trial's skill order.
+    /// trial's skill order; with the case, arm and attempt, a seeded profile's sampling seeds
+    /// ([`crate::runner::sampling`]).
     pub seed: u64,
 }
 
@@ -1001,7 +1002,7 @@ async fn run_trial(context: &Arc<TrialContext>, case_index: usize, key: &TrialKe
     let case = &context.cases[case_index];
     let prompt = exposed_prompt(context, case, key.arm);
     let presented = presented_skills(context, key, &staged.skills);
-    let driven = drive(context, case, &prompt, &staged, &presented).await;
+    let driven = drive(context, key, case, &prompt, &staged, &presented).await;
     // Judges and custom graders run here, on the async workers, while the workspace exists.
     let staged_names = staged_skill_names(&context.target.name, &context.decoy_names, staging);
     let trial_id = key.trial_id();
@@ -1358,6 +1359,7 @@ fn case_timeout(context: &TrialContext, case: &GoldenCase) -> Duration {
 /// metric still reports.
 async fn drive(
     context: &TrialContext,
+    key: &TrialKey,
     case: &GoldenCase,
     prompt: &str,
     staged: &StagedTrial,
@@ -1371,6 +1373,12 @@ async fn drive(
         skills: presented,
         model: &context.model,
         timeout,
+        trial_seed: crate::runner::TrialSeed::of_trial(
+            context.seed,
+            &key.case_id,
+            key.arm.as_str(),
+            key.attempt,
+        ),
     };
     let outcome =
         tokio::time::timeout(timeout + TIMEOUT_MARGIN, context.runner.run_attempt(input)).await;

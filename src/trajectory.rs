@@ -383,6 +383,10 @@ pub struct RequestRecord {
     pub finish_reason: Option<String>,
     /// Failed tries before the successful one (infrastructure errors only).
     pub retries: Vec<RetryRecord>,
+    /// The sampling seed the request carried (every try of it), when it carried one: a profile
+    /// with `seed` on a wire format that takes it (`crate::runner::sampling`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// One retried failure.
@@ -653,6 +657,7 @@ mod tests {
             model: None,
             finish_reason: None,
             retries: vec![],
+            seed: None,
         });
         trajectory.add_request_usage(&reported);
         trajectory.requests.push(trajectory.requests[0].clone());

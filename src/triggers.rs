@@ -1373,6 +1373,13 @@ async fn drive(
         skills: &staged.skills,
         model: &context.model,
         timeout: context.timeout,
+        // A trigger query is staged like the with-skill arm.
+        trial_seed: crate::runner::TrialSeed::of_trial(
+            context.seed,
+            &query.id,
+            crate::record::Arm::WithSkill.as_str(),
+            attempt,
+        ),
     };
     let outcome = tokio::time::timeout(
         context.timeout + TIMEOUT_MARGIN,

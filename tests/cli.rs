@@ -2686,3 +2686,164 @@ fn openai_chat_runs_are_priced_from_the_profile() {
         "{summary}"
     );
 }
+
+/// The answers and request seeds of a run's trials, by trial id: the final answer and the
+/// `seed` of each recorded request.
+fn answers_and_seeds(run_dir: &Path) -> std::collections::BTreeMap<String, (String, Vec<u64>)> {
+    trial_lines(run_dir)
+        .iter()
+        .map(|record| {
+            let transcript = support::transcripts::of(run_dir, record);
+            let trajectory = &transcript["trajectory"];
+            let seeds = trajectory["requests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|request| request["seed"].as_u64().expect("a recorded seed"))
+                .collect();
+            (
+                record["trial_id"].as_str().unwrap().to_string(),
+                (
+                    trajectory["final_answer"].as_str().unwrap().to_string(),
+                    seeds,
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Issue 32: a seeded profile (`seed = N`) sends every request a seed of its own, derived from
+/// the run's seed and the trial: distinct across attempts and arms (so K attempts of an
+/// unchanged prompt are not one sample), the same when the run is interrupted and resumed (so
+/// the answers do not depend on request order), and moved by `--seed`.
+#[test]
+fn seeded_profiles_seed_each_trial_apart_and_a_resumed_run_alike() {
+    let server = MockServer::start(MockBehaviour {
+        echo_seed: true,
+        record_bodies: true,
+        delay: Duration::from_millis(40),
+        ..MockBehaviour::default()
+    });
+    let fixture = Fixture::pirate(5);
+    fixture.write_profile_with(
+        "mock",
+        &server.base_url(),
+        1,
+        "temperature = 0.7\nseed = 3\n",
+    );
+    let output = fixture.run(&["-k", "3", "--run-id", "whole"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let whole = answers_and_seeds(&fixture.run_dir("whole"));
+    assert_eq!(whole.len(), 30);
+    // What was sent is what was recorded, and every trial got a seed of its own: no two
+    // attempts, and no two arms, of a case share one.
+    let sent: Vec<u64> = server
+        .bodies()
+        .iter()
+        .map(|body| body["seed"].as_u64().expect("every request seeded"))
+        .collect();
+    let mut recorded: Vec<u64> = whole
+        .values()
+        .flat_map(|(_, seeds)| seeds.clone())
+        .collect();
+    let mut sorted_sent = sent.clone();
+    sorted_sent.sort_unstable();
+    recorded.sort_unstable();
+    assert_eq!(sorted_sent, recorded);
+    assert_eq!(
+        sent.iter().collect::<HashSet<_>>().len(),
+        30,
+        "one seed per trial: {sent:?}"
+    );
+    assert!(sent.iter().all(|seed| *seed < 1 << 31));
+    for (trial, (answer, seeds)) in &whole {
+        assert!(
+            answer.ends_with(&format!("[seed {}]", seeds[0])),
+            "{trial}: {answer}"
+        );
+    }
+
+    // Interrupted after some trials, then resumed: every trial has the answer it had in the
+    // uninterrupted run.
+    let child = binary()
+        .current_dir(fixture.dir.path())
+        .arg("run")
+        .arg(fixture.skill())
+        .args(["--runner", "mock", "--out", "results", "-k", "3"])
+        .args(["--run-id", "resumed"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run_dir = fixture.run_dir("resumed");
+    let started = Instant::now();
+    while trial_lines(&run_dir).len() < 12 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "run made no progress"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: signalling the child this test started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let interrupted = child.wait_with_output().unwrap();
+    assert_eq!(
+        interrupted.status.code(),
+        Some(130),
+        "{}",
+        stderr(&interrupted)
+    );
+    let kept = trial_lines(&run_dir).len();
+    assert!(kept < 30, "interrupted before the end ({kept} trials)");
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .args(["run", "--resume"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(answers_and_seeds(&run_dir), whole);
+
+    // Another --seed moves every trial's seed.
+    let output = fixture.run(&["-k", "3", "--run-id", "seed7", "--seed", "7"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let other = answers_and_seeds(&fixture.run_dir("seed7"));
+    for (trial, (_, seeds)) in &other {
+        assert_ne!(seeds, &whole[trial].1, "{trial}");
+    }
+
+    // In tools mode each request of a trial has its own seed too.
+    let tools = MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".into()),
+        echo_seed: true,
+        ..MockBehaviour::default()
+    });
+    fixture.write_profile(
+        "tools",
+        &tools.base_url(),
+        "seed = 3\nskill_mode = \"tools\"\nmax_turns = 4\n",
+    );
+    let output = binary()
+        .current_dir(fixture.dir.path())
+        .arg("run")
+        .arg(fixture.skill())
+        .args(["--runner", "tools", "--out", "results", "-k", "1"])
+        .args(["--run-id", "tools"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let tools_trials = answers_and_seeds(&fixture.run_dir("tools"));
+    let activated = tools_trials
+        .values()
+        .filter(|(_, seeds)| seeds.len() == 2)
+        .count();
+    assert_eq!(activated, 5, "{tools_trials:?}");
+    for (trial, (_, seeds)) in &tools_trials {
+        assert!(
+            seeds.len() < 2 || seeds[0] != seeds[1],
+            "{trial}: {seeds:?}"
+        );
+    }
+}

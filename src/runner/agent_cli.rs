@@ -661,6 +661,7 @@ mod tests {
             skills,
             model: "m1",
             timeout: Duration::from_secs(20),
+            trial_seed: crate::runner::TrialSeed::of_trial(1, "c", "with_skill", 1),
         }
     }
 

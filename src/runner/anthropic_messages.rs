@@ -101,6 +101,7 @@ fn request_body(request: Request<'_>) -> Value {
         system,
         tools,
         messages,
+        ..
     } = request;
     let mut messages = messages.to_vec();
     if let Some(last) = messages.last_mut()
@@ -223,6 +224,11 @@ impl WireFormat for Messages {
         request_body(request)
     }
 
+    /// The Messages API has no sampling seed: a profile's `seed` is not sent.
+    fn takes_seed(&self) -> bool {
+        false
+    }
+
     fn record_failure(
         &self,
         trajectory: &mut Trajectory,
@@ -314,6 +320,7 @@ mod tests {
             system: "S",
             tools: Some(&tools),
             messages: &first,
+            seed: None,
         });
         assert_eq!(
             body["system"],
@@ -334,6 +341,7 @@ mod tests {
             system: "S",
             tools: None,
             messages: &later,
+            seed: None,
         });
         assert_eq!(body["max_tokens"], 99);
         assert!(body.get("tools").is_none());

@@ -15,6 +15,7 @@ pub mod outage;
 pub mod parsers;
 pub mod preflight;
 pub mod profile;
+pub mod sampling;
 pub mod server;
 
 use std::path::{Path, PathBuf};
@@ -26,6 +27,7 @@ use crate::record::{RunnerCapabilities, SkillDelivery};
 use crate::trajectory::Trajectory;
 pub use kind::{BuildError, KindSpec};
 pub use profile::{LoadedProfile, RunnerKind, RunnerProfile, SkillMode};
+pub use sampling::TrialSeed;
 
 impl SkillDelivery {
     /// How trials order the skills they present under this delivery: balanced where
@@ -100,6 +102,9 @@ pub struct AttemptInput<'a> {
     pub model: &'a str,
     /// Wall-clock budget for the attempt.
     pub timeout: Duration,
+    /// What the attempt's sampling seeds derive from (the run's seed and the trial), for a
+    /// profile that asks for seeded sampling ([`sampling`]).
+    pub trial_seed: TrialSeed,
 }
 
 /// An attempt that produced no usable trajectory.

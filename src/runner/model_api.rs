@@ -69,6 +69,9 @@ pub(in crate::runner) struct Request<'a> {
     pub(in crate::runner) tools: Option<&'a Value>,
     /// The conversation so far.
     pub(in crate::runner) messages: &'a [Value],
+    /// The request's sampling seed, when the profile asks for seeded sampling and the format
+    /// takes one ([`WireFormat::takes_seed`]).
+    pub(in crate::runner) seed: Option<u64>,
 }
 
 /// A successful response that is not a reply: what it lacks.
@@ -95,6 +98,10 @@ pub(in crate::runner) trait WireFormat: Send + Sync {
 
     /// One request's body.
     fn request_body(&self, request: Request<'_>) -> Value;
+
+    /// Whether a request can carry a sampling seed (Chat Completions' `seed`; the Anthropic
+    /// Messages API has none).
+    fn takes_seed(&self) -> bool;
 
     /// Record a request that failed for good on `trajectory` (its status, and the typed cause
     /// where the format types it).
@@ -205,13 +212,25 @@ impl<W: WireFormat> Runner for ModelApiRunner<W> {
         };
         let (bearer, headers) = self.wire.auth(self.api_key.as_deref());
 
-        for _turn in 0..max_turns {
+        for turn in 0..max_turns {
+            // Each request's own seed (crate::runner::sampling): a function of the run's seed,
+            // the trial and the request's index, never of what the server answered before.
+            let seed = self
+                .profile
+                .seed
+                .filter(|_| self.wire.takes_seed())
+                .map(|profile_seed| {
+                    input
+                        .trial_seed
+                        .request_seed(profile_seed, u32::try_from(turn).unwrap_or(u32::MAX))
+                });
             let body = self.wire.request_body(Request {
                 profile: &self.profile,
                 model: input.model,
                 system: &system,
                 tools: tools.as_ref(),
                 messages: &wire_messages,
+                seed,
             });
             let response = match post_json_with_retries_and_headers(
                 &self.client,
@@ -233,6 +252,7 @@ impl<W: WireFormat> Runner for ModelApiRunner<W> {
                         model: None,
                         finish_reason: None,
                         retries: failure.retries,
+                        seed,
                     });
                     return end(trajectory, failure.message);
                 }
@@ -266,6 +286,7 @@ impl<W: WireFormat> Runner for ModelApiRunner<W> {
                 model: observed_model,
                 finish_reason: reply.finish_reason.clone(),
                 retries: response.retries,
+                seed,
             });
             trajectory.messages.push(Message {
                 role: Role::Assistant,
@@ -770,6 +791,7 @@ mod tests {
             skills: &staged,
             model: "m",
             timeout: Duration::from_secs(1),
+            trial_seed: crate::runner::TrialSeed::of_trial(1, "c", "with_skill", 1),
         };
         let activation = |skill: &str, ok: bool| SkillActivation {
             skill: skill.to_string(),

@@ -91,6 +91,7 @@ impl WireFormat for ChatCompletions {
             model,
             tools,
             messages,
+            seed,
             ..
         } = request;
         let mut body = json!({"model": model, "messages": messages});
@@ -100,7 +101,7 @@ impl WireFormat for ChatCompletions {
         if let Some(max_tokens) = profile.max_tokens {
             body["max_tokens"] = json!(max_tokens);
         }
-        if let Some(seed) = profile.seed {
+        if let Some(seed) = seed {
             body["seed"] = json!(seed);
         }
         if let Some(tools) = tools {
@@ -108,6 +109,10 @@ impl WireFormat for ChatCompletions {
             body["tool_choice"] = json!("auto");
         }
         body
+    }
+
+    fn takes_seed(&self) -> bool {
+        true
     }
 
     fn record_failure(

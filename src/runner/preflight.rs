@@ -202,6 +202,8 @@ pub async fn probe_agent(
         skills: &[],
         model,
         timeout,
+        // An agent CLI takes no sampling seed; the probe needs none.
+        trial_seed: super::TrialSeed::of_trial(0, "preflight", "probe", 1),
     };
     use super::Runner;
     let trajectory = runner

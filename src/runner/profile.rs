@@ -167,8 +167,12 @@ pub struct RunnerProfile {
     /// against); unset: the documented window of known model families, else unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_tokens: Option<u64>,
-    /// Sampling seed sent to servers that accept one (not the Anthropic Messages API, which
-    /// has none).
+    /// Seeded sampling: with `seed = N`, every request of an `openai-chat` runner carries a
+    /// seed of its own, derived from N, the run's `--seed`, the trial (case, arm, attempt) and
+    /// the request's index in the trial ([`super::sampling`]), so answers do not depend on
+    /// request order (resume, a shared server) and a case's attempts still differ. Without it
+    /// no seed is sent. Not sent by the Anthropic Messages API (it has none) nor to agent CLIs.
+    /// A judge profile's seed is sent as N plus the judge repeat's index.
     #[serde(default)]
     pub seed: Option<u64>,
     /// Wall-clock limit of one trial (all its requests), seconds.
@@ -708,6 +712,23 @@ fn parse_profile(path: &Path, text: &str) -> Result<RunnerProfile, ProfileError>
             path: path.to_path_buf(),
             line: key_line(text, key),
             message: format!("`{key}` {message}"),
+        });
+    }
+    // Only Chat Completions requests carry a sampling seed: a `seed` elsewhere would be
+    // silently unused, and the run taken for reproducible when it is not.
+    if profile.seed.is_some() && profile.kind != RunnerKind::OpenaiChat {
+        let why = if profile.kind.is_agent_cli() {
+            "an agent CLI samples on its own; skill-lift cannot hand it a seed"
+        } else {
+            "the Anthropic Messages API has no sampling seed"
+        };
+        return Err(ProfileError::Invalid {
+            path: path.to_path_buf(),
+            line: key_line(text, "seed"),
+            message: format!(
+                "`seed` cannot be honoured by kind `{}`: {why}. Remove it; this runner's answers vary from run to run (docs/runner-profiles.md)",
+                profile.kind.name()
+            ),
         });
     }
     if let (Some(name), Some(cli)) = (&profile.api_key_env, profile.kind.spec().agent_cli())
@@ -1316,6 +1337,21 @@ mod tests {
         .unwrap_err();
         assert!(error.to_string().contains("startup_timeout_s"), "{error}");
         load_text(&format!("{base}timeout_s = 604800\nconcurrency = 1024\n")).unwrap();
+    }
+
+    #[test]
+    fn a_seed_is_refused_where_no_request_can_carry_it() {
+        let ok = "kind = \"openai-chat\"\nbase_url = \"http://x/v1\"\nmodel = \"m\"\nseed = 3\n";
+        assert_eq!(load_text(ok).unwrap().profile.seed, Some(3));
+        for (kind, why) in [
+            ("anthropic-messages", "has no sampling seed"),
+            ("claude-code", "samples on its own"),
+        ] {
+            let text = format!("kind = \"{kind}\"\nmodel = \"m\"\nseed = 3\n");
+            let error = load_text(&text).unwrap_err().to_string();
+            assert!(error.contains("p.toml:3:"), "{kind}: {error}");
+            assert!(error.contains(why), "{kind}: {error}");
+        }
     }
 
     #[test]

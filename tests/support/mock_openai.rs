@@ -5,8 +5,8 @@
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::State;
@@ -56,6 +56,11 @@ pub struct MockBehaviour {
     /// marker counts only in the last `## Skill:` section; tools mode: `activate` is called
     /// only when that skill is the last one listed).
     pub last_listed_only: bool,
+    /// End every answer with ` [seed N]`, the request's `seed` (`none` without one): a model
+    /// whose answer is a function of the seed it was sent.
+    pub echo_seed: bool,
+    /// Keep every request body ([`MockServer::bodies`]; off for the throughput benchmark).
+    pub record_bodies: bool,
 }
 
 impl Default for MockBehaviour {
@@ -75,6 +80,8 @@ impl Default for MockBehaviour {
             partial: None,
             model_needs: Vec::new(),
             last_listed_only: false,
+            echo_seed: false,
+            record_bodies: false,
         }
     }
 }
@@ -97,6 +104,20 @@ pub struct MockState {
     pub behaviour: MockBehaviour,
     pub requests: AtomicUsize,
     pub rejected: AtomicUsize,
+    /// Every request body received, in arrival order (with `record_bodies`).
+    pub bodies: Mutex<Vec<Value>>,
+}
+
+impl MockState {
+    /// Fresh state for `behaviour`: no request seen.
+    pub fn new(behaviour: MockBehaviour) -> Self {
+        Self {
+            behaviour,
+            requests: AtomicUsize::new(0),
+            rejected: AtomicUsize::new(0),
+            bodies: Mutex::new(Vec::new()),
+        }
+    }
 }
 
 fn completion(content: Option<&str>, tool_calls: Option<Value>, prompt_tokens: u64) -> Value {
@@ -115,6 +136,9 @@ async fn chat(
     Json(body): Json<Value>,
 ) -> Response {
     let number = state.requests.fetch_add(1, Ordering::SeqCst);
+    if state.behaviour.record_bodies {
+        state.bodies.lock().unwrap().push(body.clone());
+    }
     let behaviour = &state.behaviour;
     if !behaviour.delay.is_zero() {
         tokio::time::sleep(behaviour.delay).await;
@@ -162,10 +186,18 @@ async fn chat(
         .iter()
         .any(|(needy, needle)| needy == model && !user_text.contains(needle.as_str()));
     let answer_for = |text: &str| -> String {
-        if skill_unused {
+        let answer = if skill_unused {
             behaviour.without_answer.clone()
         } else {
             behaviour.answer_for(text).to_string()
+        };
+        if behaviour.echo_seed {
+            match body["seed"].as_u64() {
+                Some(seed) => format!("{answer} [seed {seed}]"),
+                None => format!("{answer} [seed none]"),
+            }
+        } else {
+            answer
         }
     };
     let has_tools = body.get("tools").is_some();
@@ -247,11 +279,7 @@ pub struct MockServer {
 impl MockServer {
     /// Start on an ephemeral loopback port.
     pub fn start(behaviour: MockBehaviour) -> Self {
-        let state = Arc::new(MockState {
-            behaviour,
-            requests: AtomicUsize::new(0),
-            rejected: AtomicUsize::new(0),
-        });
+        let state = Arc::new(MockState::new(behaviour));
         let served = serve(router(Arc::clone(&state)));
         Self {
             address: served.address,
@@ -268,5 +296,10 @@ impl MockServer {
     /// Requests received so far.
     pub fn requests(&self) -> usize {
         self.state.requests.load(Ordering::SeqCst)
+    }
+
+    /// The bodies of the requests received so far, in arrival order.
+    pub fn bodies(&self) -> Vec<Value> {
+        self.state.bodies.lock().unwrap().clone()
     }
 }
