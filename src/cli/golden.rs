@@ -90,14 +90,13 @@ pub async fn golden(args: GoldenArgs) -> Result<Outcome, CommandError> {
             out: args.out,
         }),
         GoldenCommand::Draft(args) => {
-            let (skill_dir, judge, count, out) = (args.skill_dir, args.judge, args.count, args.out);
-            draft_cases(&DraftSettings {
-                skill_dir,
-                judge,
-                count,
-                out,
-            })
-            .await
+            let settings = DraftSettings {
+                skill_dir: args.skill_dir,
+                judge: args.judge,
+                count: args.count,
+                out: args.out,
+            };
+            draft_cases(&settings).await
         }
     };
     done.map_err(CommandError::failed)?;

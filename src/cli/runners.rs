@@ -80,7 +80,6 @@ pub enum ServeTarget {
 /// `skill-lift serve local-model`: replaces this process with the server.
 pub fn serve(args: ServeArgs) -> Result<Outcome, CommandError> {
     let ServeTarget::LocalModel { port } = args.what;
-    Err(CommandError::infrastructure(crate::local_model::serve(
-        port,
-    )))
+    let error = crate::local_model::serve(port);
+    Err(CommandError::infrastructure(error))
 }

@@ -7,10 +7,13 @@
 //! trial stores, how the run ends). `regrade` grades a recorded run again through the same
 //! dispatcher ([`regrade`]). The workflows over runs sit beside it: the A/A control
 //! ([`calibrate`]), a runner × model matrix of runs ([`matrix`]), the merge of a run's shards
-//! ([`merge`]) and the re-analysis of recorded runs (`report`: [`reanalyze`]).
+//! ([`merge`]) and the re-analysis of recorded runs (`report`: [`reanalyze`]); so do the
+//! workflows that drive runs or ask a model: [`triggers`], [`vet`], [`shadow`] and the golden
+//! cases drafted by a judge model ([`golden`]).
 //!
-//! Errors are typed ([`PipelineError`]) with the class the command line maps to an exit code;
-//! nothing here knows exit codes or command-line flags.
+//! Errors are typed ([`PipelineError`]; a workflow's own error implements [`Failure`]) with the
+//! class the command line maps to an exit code; nothing here knows exit codes or command-line
+//! flags.
 
 pub mod calibrate;
 pub mod conclude;
