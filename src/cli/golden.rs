@@ -6,7 +6,6 @@ use clap::{Args, Subcommand};
 
 use super::{CommandError, Outcome};
 use crate::history::request::HistoryRequest;
-use crate::history::{HistoryRoots, ReadReport};
 use crate::pipeline::golden::{DraftSettings, MineSettings, draft_cases, mine_to_eval_set};
 
 /// Flags of `skill-lift golden`.
@@ -54,11 +53,6 @@ impl HistoryArgs {
             history_root: self.history_root.clone(),
             since: self.since.clone(),
         }
-    }
-
-    /// Read the history these flags name; a summary is reported on stderr.
-    pub fn read(&self) -> Result<(HistoryRoots, ReadReport), CommandError> {
-        self.request().read().map_err(CommandError::input)
     }
 }
 
