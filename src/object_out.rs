@@ -466,14 +466,18 @@ pub enum TransferError {
     RemoteMergeOut,
 }
 
-impl TransferError {
-    /// Whether the failure is the user's input (a location, a prefix holding no run) rather
-    /// than the store or the local disk.
-    pub fn is_input(&self) -> bool {
-        match self {
+impl crate::pipeline::Failure for TransferError {
+    /// The user's input (a location, a prefix holding no run) is an input error; the store or
+    /// the local disk failing is infrastructure.
+    fn ending(&self) -> crate::pipeline::Ending {
+        let input = match self {
             TransferError::Location(_) | TransferError::RemoteMergeOut => true,
             TransferError::Download(error) => matches!(**error, ObjectOutError::NoRuns { .. }),
             _ => false,
+        };
+        match input {
+            true => crate::pipeline::Ending::InputError,
+            false => crate::pipeline::Ending::InfrastructureError,
         }
     }
 }

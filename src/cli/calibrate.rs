@@ -8,7 +8,7 @@ use clap::Args;
 use super::run::run_settings;
 use super::{CommandError, Outcome, RunArgs};
 use crate::calibration::DEFAULT_REPEATS;
-use crate::pipeline::calibrate::{CalibrateError, CalibrationSettings, RefusedFlags};
+use crate::pipeline::calibrate::{CalibrationSettings, RefusedFlags};
 use crate::record::CalibrationArm;
 
 /// Flags of `skill-lift calibrate`: every flag of `run`, plus the repeats and the arm.
@@ -42,7 +42,7 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
         grading_on_resume: run.resume.is_some() && run.grading.any_given(),
     }
     .check()
-    .map_err(command_error)?;
+    .map_err(CommandError::failed)?;
     let settings = CalibrationSettings {
         run: run_settings(run)?,
         repeats: args.repeats,
@@ -52,12 +52,5 @@ pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
     };
     crate::pipeline::calibrate::calibrate(&settings)
         .await
-        .map_err(command_error)
-}
-
-fn command_error(error: CalibrateError) -> CommandError {
-    CommandError {
-        code: error.ending(),
-        error: error.into(),
-    }
+        .map_err(CommandError::failed)
 }

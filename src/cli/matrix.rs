@@ -42,9 +42,6 @@ pub(super) async fn resume(args: RunArgs, matrix_dir: PathBuf) -> Result<Outcome
 impl From<MatrixRunError> for CommandError {
     /// A matrix's failure ends as its class says: inputs 2, infrastructure 3.
     fn from(error: MatrixRunError) -> Self {
-        CommandError {
-            code: error.ending(),
-            error: error.into(),
-        }
+        CommandError::failed(error)
     }
 }

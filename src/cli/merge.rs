@@ -16,8 +16,5 @@ pub async fn merge(args: MergeArgs) -> Result<Outcome, CommandError> {
         analysis: args.analysis.overrides(),
         quiet: args.quiet,
     };
-    crate::pipeline::merge::merge(&settings).map_err(|error| CommandError {
-        code: error.ending(),
-        error: error.into(),
-    })
+    crate::pipeline::merge::merge(&settings).map_err(CommandError::failed)
 }

@@ -18,9 +18,6 @@ pub async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
 impl From<TransferError> for CommandError {
     /// A location or a prefix without runs is an input error, the rest infrastructure.
     fn from(error: TransferError) -> Self {
-        match error.is_input() {
-            true => CommandError::input(error),
-            false => CommandError::infrastructure(error),
-        }
+        CommandError::failed(error)
     }
 }

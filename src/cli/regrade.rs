@@ -73,9 +73,6 @@ pub async fn regrade(args: RegradeArgs) -> Result<Outcome, CommandError> {
 impl From<RegradeError> for CommandError {
     /// A regrade's failure ends as its class says: inputs 2, infrastructure 3.
     fn from(error: RegradeError) -> Self {
-        CommandError {
-            code: error.ending(),
-            error: error.into(),
-        }
+        CommandError::failed(error)
     }
 }

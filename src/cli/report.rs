@@ -2,24 +2,17 @@
 //! without calling any model (`crate::pipeline::reanalyze`).
 
 use super::{CommandError, Outcome, ReportArgs};
-use crate::pipeline::reanalyze::{ReportError, ReportSettings, parse_formats};
+use crate::pipeline::reanalyze::{ReportSettings, parse_formats};
 
 /// Run the command; returns the exit code.
 pub fn report(args: ReportArgs) -> Result<Outcome, CommandError> {
     let settings = ReportSettings {
-        formats: parse_formats(&args.format).map_err(command_error)?,
+        formats: parse_formats(&args.format).map_err(CommandError::failed)?,
         run_dirs: args.run_dirs,
         out: args.out,
         analysis: args.analysis.overrides(),
         seed: args.seed,
         quiet: args.quiet,
     };
-    crate::pipeline::reanalyze::report_runs(&settings).map_err(command_error)
-}
-
-fn command_error(error: ReportError) -> CommandError {
-    CommandError {
-        code: error.ending(),
-        error: error.into(),
-    }
+    crate::pipeline::reanalyze::report_runs(&settings).map_err(CommandError::failed)
 }

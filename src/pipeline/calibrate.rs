@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::Failure;
 use super::{
     Ending, PipelineError, RunOptions, RunSettings, RunStart, absolute, check_before_spending,
     create_run_folder, ending_of, execute_run, explain, prepare, report_nothing_to_run,
@@ -170,10 +171,10 @@ pub enum CalibrateError {
     WriteMarkdown(PathBuf, #[source] std::io::Error),
 }
 
-impl CalibrateError {
+impl Failure for CalibrateError {
     /// How a calibration that failed so ends: its inputs (input error), else the
     /// infrastructure.
-    pub fn ending(&self) -> Ending {
+    fn ending(&self) -> Ending {
         match self {
             CalibrateError::Pipeline(error) => match error.class() {
                 super::ErrorClass::Input => Ending::InputError,

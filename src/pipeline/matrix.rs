@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Failure;
 use super::{
     Ending, PipelineError, PreparedRun, RunFinished, RunOptions, RunSettings, RunStart,
     create_run_folder, finish, new_run_id, prepare_run, report_nothing_to_run,
@@ -79,9 +80,9 @@ pub enum MatrixRunError {
     Pipeline(#[from] PipelineError),
 }
 
-impl MatrixRunError {
+impl Failure for MatrixRunError {
     /// How a matrix that failed so ends: its inputs (input error), else the infrastructure.
-    pub fn ending(&self) -> Ending {
+    fn ending(&self) -> Ending {
         match self {
             MatrixRunError::Pipeline(error) => match error.class() {
                 super::ErrorClass::Input => Ending::InputError,

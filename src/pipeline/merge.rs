@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::Failure;
 use super::matrix::{MatrixRunError, conclude_report};
 use super::{AnalysisOverrides, Ending, ending_of, explain};
 use crate::disk::{DiskError, write_atomic};
@@ -109,9 +110,9 @@ pub enum MergeError {
     Export(PathBuf, #[source] RecordError),
 }
 
-impl MergeError {
+impl Failure for MergeError {
     /// How a merge that failed so ends: writes are infrastructure, the rest inputs.
-    pub fn ending(&self) -> Ending {
+    fn ending(&self) -> Ending {
         match self {
             MergeError::Matrix(error) => error.ending(),
             MergeError::Write(_) | MergeError::Disk(_) | MergeError::Export(..) => {

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Failure;
 use super::matrix::{MatrixRunError, cell_folders, combined_ending, write_report};
 use super::{Ending, PipelineError, ending_of, explain};
 use crate::analysis::Summary;
@@ -94,10 +95,10 @@ pub enum ReportError {
     Write(#[from] DiskError),
 }
 
-impl ReportError {
+impl Failure for ReportError {
     /// How a re-analysis that failed so ends: unreadable records are inputs, failed writes
     /// infrastructure.
-    pub fn ending(&self) -> Ending {
+    fn ending(&self) -> Ending {
         match self {
             ReportError::Pipeline(error) => match error.class() {
                 super::ErrorClass::Input => Ending::InputError,

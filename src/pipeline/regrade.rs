@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::Utc;
 
+use super::Failure;
 use super::PipelineError;
 use super::grading::{
     build_grader_set, ensure_judge_servers, recorded_judge_profiles, runner_secrets,
@@ -534,9 +535,9 @@ pub enum RegradeError {
     Pipeline(#[from] PipelineError),
 }
 
-impl RegradeError {
+impl Failure for RegradeError {
     /// How a regrade that failed so ends.
-    pub fn ending(&self) -> super::Ending {
+    fn ending(&self) -> super::Ending {
         match self {
             RegradeError::Matrix(error) => error.ending(),
             RegradeError::OutHoldsRun(_) => super::Ending::InputError,
