@@ -50,9 +50,6 @@ pub fn changed(args: ChangedArgs) -> Result<Outcome, CommandError> {
         paths: args.paths,
         format: args.format,
     };
-    report_changes(&settings).map_err(|e| match e.is_infrastructure() {
-        true => CommandError::infrastructure(e),
-        false => CommandError::input(e),
-    })?;
+    report_changes(&settings).map_err(CommandError::failed)?;
     Ok(Outcome::Success)
 }

@@ -34,9 +34,6 @@ pub fn compare(args: CompareArgs) -> Result<Outcome, CommandError> {
         out: args.out,
         quiet: args.quiet,
     };
-    compare_runs(&settings).map_err(|e| match e.is_infrastructure() {
-        true => CommandError::infrastructure(e),
-        false => CommandError::input(e),
-    })?;
+    compare_runs(&settings).map_err(CommandError::failed)?;
     Ok(Outcome::Success)
 }

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::{CommandError, Outcome};
 use crate::history::request::HistoryRequest;
-use crate::scaffold::{InitError, InitSettings};
+use crate::scaffold::InitSettings;
 
 /// Flags of `skill-lift init`.
 #[derive(Debug, Args)]
@@ -55,12 +55,6 @@ pub fn init(args: InitArgs) -> Result<Outcome, CommandError> {
         from_triggers: args.from_triggers,
         from_history,
     };
-    match crate::scaffold::init(&settings) {
-        Ok(_) => Ok(Outcome::Success),
-        Err(error @ InitError::NothingToDraft { .. }) => Err(CommandError {
-            code: Outcome::NothingToRun,
-            error: error.into(),
-        }),
-        Err(error) => Err(CommandError::input(error)),
-    }
+    crate::scaffold::init(&settings).map_err(CommandError::failed)?;
+    Ok(Outcome::Success)
 }

@@ -35,11 +35,9 @@ pub fn install_command(args: InstallArgs) -> Result<Outcome, CommandError> {
         dry_run: args.dry_run,
         force: args.force,
     };
-    match crate::install::install_command(&settings) {
-        Ok(None) => Ok(Outcome::NothingToRun),
-        Ok(Some(report)) if report.succeeded => Ok(Outcome::Success),
-        Ok(Some(_)) => Ok(Outcome::InfrastructureError),
-        Err(e) if e.is_infrastructure() => Err(CommandError::infrastructure(e)),
-        Err(e) => Err(CommandError::input(e)),
+    match crate::install::install_command(&settings).map_err(CommandError::failed)? {
+        None => Ok(Outcome::NothingToRun),
+        Some(report) if report.succeeded => Ok(Outcome::Success),
+        Some(_) => Ok(Outcome::InfrastructureError),
     }
 }

@@ -54,10 +54,8 @@ pub fn regress_command(args: RegressArgs) -> Result<Outcome, CommandError> {
         format: args.format,
         out: args.out,
     };
-    match regress::regress_command(&command) {
-        Ok(report) if report.any_degraded() => Ok(Outcome::GateFailed),
-        Ok(_) => Ok(Outcome::Success),
-        Err(e) if e.is_infrastructure() => Err(CommandError::infrastructure(e)),
-        Err(e) => Err(CommandError::input(e)),
+    match regress::regress_command(&command).map_err(CommandError::failed)? {
+        report if report.any_degraded() => Ok(Outcome::GateFailed),
+        _ => Ok(Outcome::Success),
     }
 }

@@ -83,12 +83,10 @@ fn settings(args: ShadowArgs) -> ShadowSettings {
 
 /// `skill-lift shadow`.
 pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
-    match crate::pipeline::shadow::shadow(&settings(args)).await {
-        Ok(finished) if finished.interrupted => Ok(Outcome::Interrupted),
-        Ok(_) => Ok(Outcome::Success),
-        Err(error) => Err(CommandError {
-            code: error.ending(),
-            error: error.into(),
-        }),
+    let finished =
+        (crate::pipeline::shadow::shadow(&settings(args)).await).map_err(CommandError::failed)?;
+    match finished.interrupted {
+        true => Ok(Outcome::Interrupted),
+        false => Ok(Outcome::Success),
     }
 }

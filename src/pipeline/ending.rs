@@ -1,7 +1,8 @@
 //! How a workflow outside a run ended ([`Ending`]), in the classes of the documented exit
 //! codes; the command line maps each to its exit code (`cli/outcome.rs`), the library never
-//! does. [`error_chain`] words an error with its causes as one line (what `vet` records of a
-//! step that failed).
+//! does. A typed failure says its ending through [`Failure`] (implemented here for the
+//! failures of the commands whose workflows live in the features). [`error_chain`] words an
+//! error with its causes as one line (what `vet` records of a step that failed).
 
 /// How a workflow (or one step of `vet`, or a command: `cli::Outcome` is this type) ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -27,6 +28,52 @@ pub enum Ending {
 pub trait Failure: std::error::Error + Send + Sync + 'static {
     /// How the workflow ended (an input, infrastructure, nothing-to-run … failure).
     fn ending(&self) -> Ending;
+}
+
+/// An input error, or an infrastructure error when `infrastructure`.
+fn input_or_infrastructure(infrastructure: bool) -> Ending {
+    if infrastructure {
+        Ending::InfrastructureError
+    } else {
+        Ending::InputError
+    }
+}
+
+// The failures of commands whose workflows live below the pipeline (they cannot name
+// `Ending`): each says whether it is the infrastructure's, and ends in that class.
+
+impl Failure for crate::changed::ChangedError {
+    fn ending(&self) -> Ending {
+        input_or_infrastructure(self.is_infrastructure())
+    }
+}
+
+impl Failure for crate::compare::CompareError {
+    fn ending(&self) -> Ending {
+        input_or_infrastructure(self.is_infrastructure())
+    }
+}
+
+impl Failure for crate::install::InstallCommandError {
+    fn ending(&self) -> Ending {
+        input_or_infrastructure(self.is_infrastructure())
+    }
+}
+
+impl Failure for crate::registry::regress::RegressCommandError {
+    fn ending(&self) -> Ending {
+        input_or_infrastructure(self.is_infrastructure())
+    }
+}
+
+impl Failure for crate::scaffold::InitError {
+    /// No drafts from the history is nothing to run; every other failure is the inputs'.
+    fn ending(&self) -> Ending {
+        match self {
+            crate::scaffold::InitError::NothingToDraft { .. } => Ending::NothingToRun,
+            _ => Ending::InputError,
+        }
+    }
 }
 
 /// `error` and its causes as one line, `outer: cause: cause` (as `anyhow` words `{:#}`).

@@ -255,6 +255,12 @@ impl ShadowError {
     }
 }
 
+impl super::Failure for ShadowError {
+    fn ending(&self) -> super::Ending {
+        ShadowError::ending(self)
+    }
+}
+
 /// Run `skill-lift shadow`: choose, check, replay, record; the report is written on stdout.
 /// An interrupt ends it with `interrupted` set (and says that the report covers the replays
 /// recorded); a run where no replay could be scored is an error once everything is written.
