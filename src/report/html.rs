@@ -136,7 +136,7 @@ fn verdict_block(out: &mut String, summary: &Summary) {
                 .map(|v| format!("{v:.6}"))
                 .unwrap_or_default(),
             points(composite.estimate),
-            crate::report::tables::interval_text(composite.ci_low, composite.ci_high),
+            crate::report::tables::metric_interval_text(composite),
             escape(&composite.method),
             percent(composite.with_skill),
             percent(composite.without_skill),
@@ -145,8 +145,14 @@ fn verdict_block(out: &mut String, summary: &Summary) {
     if !lift.verdict_reasons.is_empty() {
         let _ = writeln!(
             out,
-            "<div>Verdict {class}: {}.</div>",
-            escape(&crate::report::tables::reasons(&lift.verdict_reasons))
+            "<div>Verdict {class}: {}.{}</div>",
+            escape(&crate::report::tables::reasons(&lift.verdict_reasons)),
+            escape(&crate::report::tables::no_variance_note(
+                lift.ci_low,
+                lift.ci_high,
+                &lift.verdict_reasons,
+                lift.n_cases
+            ))
         );
     }
     if let Some(warning) = summary.position.as_ref().and_then(|p| p.warning.as_ref()) {

@@ -354,11 +354,17 @@ pub fn summary_markdown(summary: &Summary) -> String {
     let interval = tables::interval_text(lift.ci_low, lift.ci_high);
     let _ = writeln!(
         out,
-        "**Lift (pass rate, with − without): {}**, {interval} ({}), N = {} cases, K = {}.",
+        "**Lift (pass rate, with − without): {}**, {interval} ({}), N = {} cases, K = {}.{}",
         points(lift.estimate),
         lift.method,
         lift.n_cases,
-        lift.k
+        lift.k,
+        tables::no_variance_note(
+            lift.ci_low,
+            lift.ci_high,
+            &lift.verdict_reasons,
+            lift.n_cases
+        )
     );
     for warning in &summary.warnings {
         let _ = writeln!(out, "\n**Warning:** {warning}.");
@@ -378,7 +384,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
         .iter()
         .find(|m| m.metric == crate::analysis::COMPOSITE)
     {
-        let interval = tables::interval_text(composite.ci_low, composite.ci_high);
+        let interval = tables::metric_interval_text(composite);
         let _ = writeln!(
             out,
             "\n**Composite lift (mean of the metrics, with − without): {}**, {interval} ({}), N = {} cases; with_skill {}, without_skill {}.",

@@ -33,6 +33,55 @@ pub(crate) fn interval_text(low: Option<f64>, high: Option<f64>) -> String {
     }
 }
 
+/// Whether a lift's data had no variance (every case difference the same, e.g. every case
+/// scored the same in both arms): its reasons say so (`NoVariance`, `ZeroWidthInterval`), or
+/// its verdict is `unchanged`. Every table then says "no variance" where the interval or the
+/// verdict would be, in the words of the headline's reason.
+pub(crate) fn without_variance(reasons: &[VerdictReason]) -> bool {
+    use crate::analysis::InconclusiveReason;
+    reasons.iter().any(|r| {
+        matches!(
+            r.reason,
+            InconclusiveReason::NoVariance | InconclusiveReason::ZeroWidthInterval
+        )
+    })
+}
+
+/// [`interval_text`] of a metric's lift, saying why there is none when its data had no
+/// variance (`no interval: no variance`).
+pub(crate) fn metric_interval_text(metric: &crate::analysis::MetricLift) -> String {
+    match (metric.ci_low, metric.ci_high) {
+        (None, _) | (_, None) if metric_without_variance(metric) => {
+            "no interval: no variance".to_string()
+        }
+        (low, high) => interval_text(low, high),
+    }
+}
+
+/// [`without_variance`] for a metric's lift (an `unchanged` metric has no variance).
+fn metric_without_variance(metric: &crate::analysis::MetricLift) -> bool {
+    metric.verdict == crate::analysis::MetricVerdict::Unchanged
+        || without_variance(&metric.verdict_reasons)
+}
+
+/// What the headline adds after a lift whose data had no variance but which has an interval
+/// (the pass rate's, sized from the arms' pass rates): what that interval still says. Empty
+/// otherwise.
+pub(crate) fn no_variance_note(
+    low: Option<f64>,
+    high: Option<f64>,
+    reasons: &[VerdictReason],
+    n_cases: usize,
+) -> String {
+    if low.is_some() && high.is_some() && without_variance(reasons) {
+        format!(
+            " No case scored differently in the two arms: no effect was seen, and the interval is only how large a lift {n_cases} cases cannot exclude."
+        )
+    } else {
+        String::new()
+    }
+}
+
 /// A p-value for people: `0.0123`, or `< 0.0001` below the shown precision (`n/a` when absent).
 pub(crate) fn p_value(p: Option<f64>) -> String {
     match p {
@@ -220,11 +269,20 @@ pub(crate) fn metric_table(summary: &Summary) -> Table {
             .metric_lifts
             .iter()
             .map(|metric| {
+                // Data without variance: the table says so in the headline's words, where the
+                // interval and the verdict would be (never a bare "n/a … unchanged").
+                let no_variance = metric_without_variance(metric);
                 let interval = match (metric.ci_low, metric.ci_high) {
                     (Some(low), Some(high)) => {
                         format!("[{}, {}]", points(Some(low)), points(Some(high)))
                     }
+                    _ if no_variance => "none: no variance".to_string(),
                     _ => "n/a".to_string(),
+                };
+                let verdict = if no_variance {
+                    "inconclusive: no variance".to_string()
+                } else {
+                    metric.verdict.as_str().to_string()
                 };
                 vec![
                     metric.metric.clone(),
@@ -239,7 +297,7 @@ pub(crate) fn metric_table(summary: &Summary) -> Table {
                     metric.method.clone(),
                     p_value(metric.p_value),
                     metric.n_cases.to_string(),
-                    metric.verdict.as_str().to_string(),
+                    verdict,
                 ]
             })
             .collect(),
