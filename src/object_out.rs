@@ -466,19 +466,16 @@ pub enum TransferError {
     RemoteMergeOut,
 }
 
-impl crate::pipeline::Failure for TransferError {
-    /// The user's input (a location, a prefix holding no run) is an input error; the store or
-    /// the local disk failing is infrastructure.
-    fn ending(&self) -> crate::pipeline::Ending {
+impl TransferError {
+    /// Whether the store or the local disk failed (infrastructure), rather than the user's
+    /// input (a location, a prefix holding no run).
+    pub fn is_infrastructure(&self) -> bool {
         let input = match self {
             TransferError::Location(_) | TransferError::RemoteMergeOut => true,
             TransferError::Download(error) => matches!(**error, ObjectOutError::NoRuns { .. }),
             _ => false,
         };
-        match input {
-            true => crate::pipeline::Ending::InputError,
-            false => crate::pipeline::Ending::InfrastructureError,
-        }
+        !input
     }
 }
 

@@ -66,6 +66,12 @@ impl Failure for crate::registry::regress::RegressCommandError {
     }
 }
 
+impl Failure for crate::object_out::TransferError {
+    fn ending(&self) -> Ending {
+        input_or_infrastructure(self.is_infrastructure())
+    }
+}
+
 impl Failure for crate::scaffold::InitError {
     /// No drafts from the history is nothing to run; every other failure is the inputs'.
     fn ending(&self) -> Ending {
