@@ -31,7 +31,8 @@
 //!
 //! Only trials measured by a run are registered (a reused trial names its origin and is never
 //! registered twice), and a trial unscoreable for an infrastructure cause is never reused.
-//! This module does not run anything; `cli/run.rs` calls it before the trials run.
+//! This module does not run anything; the run pipeline (`crate::pipeline`) calls it before the
+//! trials run.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;

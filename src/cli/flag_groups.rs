@@ -13,8 +13,6 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::CommandError;
-use crate::runner::LoadedProfile;
-use crate::runner::profile::{load_profile, resolve_profile_path};
 
 /// The runner when no `--runner` is given and `SKILL_LIFT_RUNNER` is not set.
 pub const DEFAULT_RUNNER: &str = "local";
@@ -97,17 +95,5 @@ impl RunnerArgs {
     /// The model of a single run (the first `--model`), if one is given.
     pub fn model(&self) -> Option<&str> {
         self.models.first().map(String::as_str)
-    }
-
-    /// The `--runner` profile, loaded (errors name the profile; exit 2).
-    pub fn profile(&self) -> Result<LoadedProfile, CommandError> {
-        let path = resolve_profile_path(self.runner()).map_err(CommandError::input)?;
-        load_profile(&path).map_err(CommandError::input)
-    }
-
-    /// The model the runs use: `--model`, else the profile's.
-    pub fn model_of(&self, profile: &LoadedProfile) -> String {
-        self.model()
-            .map_or_else(|| profile.profile.model.clone(), str::to_string)
     }
 }

@@ -1,21 +1,12 @@
-//! Grading flags shared by `run` and `regrade`, and the grading settings they resolve to (the
-//! grader set, credentials and judge servers are the run pipeline's: `crate::pipeline::grading`).
+//! Grading flags shared by `run` and `regrade`, mapped to the [`GradingRequest`] that
+//! `crate::pipeline::grading` resolves (judge profiles, graders, metrics and weights).
 
-use anyhow::anyhow;
 use clap::Args;
 
-use super::CommandError;
 use crate::grade::DEFAULT_PASS_THRESHOLD;
-use crate::grade::custom::{DEFAULT_GRADER_TIMEOUT_S, parse_grader_specs};
-use crate::grade::judge::{JudgeMetricKind, RUBRIC_VERSION};
-use crate::grade::metric::RESERVED_METRIC_NAMES;
-pub use crate::pipeline::grading::judge_info;
-use crate::record::{GradingSettings, OutputMatch};
-use crate::runner::profile::{load_profile, resolve_profile_path};
-use crate::runner::{LoadedProfile, RunnerKind};
-
-/// Judge metrics computed by default.
-const DEFAULT_JUDGE_METRICS: &str = "accuracy,goal_accuracy,behavior_check";
+use crate::grade::custom::DEFAULT_GRADER_TIMEOUT_S;
+use crate::pipeline::grading::{DEFAULT_JUDGE_METRICS, GradingRequest};
+use crate::record::OutputMatch;
 
 /// Grading flags.
 #[derive(Debug, Args, Clone)]
@@ -63,147 +54,21 @@ pub struct GradingArgs {
 impl GradingArgs {
     /// Whether any grading flag differs from its default (a resumed run refuses them).
     pub fn any_given(&self) -> bool {
-        !self.judge.is_empty()
-            || self.judge_k != 1
-            || self.judge_metrics != DEFAULT_JUDGE_METRICS
-            || !self.grader.is_empty()
-            || self.pass_threshold != DEFAULT_PASS_THRESHOLD
-            || !self.metric_weight.is_empty()
-            || self.expected_output_match != OutputMatch::Judge
-            || !self.judge_scope.is_all()
+        self.request().any_given()
     }
-}
 
-/// Grading settings and the judge profiles they name.
-pub struct ResolvedGrading {
-    pub settings: GradingSettings,
-    pub judge_profiles: Vec<LoadedProfile>,
-}
-
-/// Resolve the grading flags of a new run (or a regrade).
-pub fn resolve_grading(args: &GradingArgs) -> Result<ResolvedGrading, CommandError> {
-    let mut settings = GradingSettings::new();
-    if !(0.0..=1.0).contains(&args.pass_threshold) {
-        return Err(CommandError::input(anyhow!(
-            "--pass-threshold must be between 0 and 1"
-        )));
-    }
-    settings.pass_threshold = args.pass_threshold;
-    settings.expected_output_match = args.expected_output_match;
-    parse_weights(args, &mut settings)?;
-    if !args.grader_timeout.is_finite()
-        || args.grader_timeout <= 0.0
-        || args.grader_timeout > crate::runner::profile::MAX_TIMEOUT_S
-    {
-        return Err(CommandError::input(anyhow!(
-            "--grader-timeout must be a positive number of seconds, at most {}",
-            crate::runner::profile::MAX_TIMEOUT_S
-        )));
-    }
-    settings.custom_graders =
-        parse_grader_specs(&args.grader, args.grader_timeout).map_err(CommandError::input)?;
-    let judge_profiles = load_judges(args, &mut settings)?;
-    let mut judge_metrics = Vec::new();
-    for name in args.judge_metrics.split(',').map(str::trim) {
-        if name.is_empty() {
-            continue;
-        }
-        let kind: JudgeMetricKind = name
-            .parse()
-            .map_err(|e: String| CommandError::input(anyhow!("--judge-metrics: {e}")))?;
-        judge_metrics.push(kind);
-    }
-    if judge_profiles.is_empty() && args.judge_metrics != DEFAULT_JUDGE_METRICS {
-        return Err(CommandError::input(anyhow!(
-            "--judge-metrics needs --judge PROFILE (a judge to ask)"
-        )));
-    }
-    if !judge_profiles.is_empty() {
-        for kind in judge_metrics {
-            let name = kind.name().to_string();
-            if !settings.judge_metrics.contains(&name) {
-                settings.judge_metrics.push(name);
-            }
-        }
-        if settings.judge_metrics.is_empty() {
-            return Err(CommandError::input(anyhow!(
-                "--judge-metrics names no metric"
-            )));
-        }
-        settings.judge_k = args.judge_k;
-        settings.judge_scope = args.judge_scope;
-        settings.rubric_version = Some(RUBRIC_VERSION.to_string());
-    }
-    for name in settings.weights.keys() {
-        let known =
-            RESERVED_METRIC_NAMES.contains(&name.as_str()) || !settings.custom_graders.is_empty();
-        if !known {
-            crate::reporter::report(crate::reporter::Event::warning(format!(
-                "--metric-weight names `{name}`, which is not a built-in metric; it applies only if a custom grader returns it"
-            )));
+    /// The grading these flags ask for (resolved by `crate::pipeline::grading`).
+    pub fn request(&self) -> GradingRequest {
+        GradingRequest {
+            judges: self.judge.clone(),
+            judge_k: self.judge_k,
+            judge_metrics: self.judge_metrics.clone(),
+            graders: self.grader.clone(),
+            grader_timeout_s: self.grader_timeout,
+            pass_threshold: self.pass_threshold,
+            metric_weights: self.metric_weight.clone(),
+            expected_output_match: self.expected_output_match,
+            judge_scope: self.judge_scope,
         }
     }
-    Ok(ResolvedGrading {
-        settings,
-        judge_profiles,
-    })
-}
-
-/// `--metric-weight NAME=WEIGHT` into `settings.weights`.
-fn parse_weights(args: &GradingArgs, settings: &mut GradingSettings) -> Result<(), CommandError> {
-    for value in &args.metric_weight {
-        let (name, weight) = value.split_once('=').ok_or_else(|| {
-            CommandError::input(anyhow!("--metric-weight `{value}`: write NAME=WEIGHT"))
-        })?;
-        let weight: f64 = weight
-            .trim()
-            .parse()
-            .ok()
-            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
-            .ok_or_else(|| {
-                CommandError::input(anyhow!(
-                    "--metric-weight `{value}`: the weight must be a number ≥ 0"
-                ))
-            })?;
-        settings.weights.insert(name.trim().to_string(), weight);
-    }
-    Ok(())
-}
-
-/// The `--judge` profiles, loaded and checked (each once, each able to judge); their
-/// identities go into `settings.judges`.
-fn load_judges(
-    args: &GradingArgs,
-    settings: &mut GradingSettings,
-) -> Result<Vec<LoadedProfile>, CommandError> {
-    let mut judge_profiles = Vec::new();
-    for value in &args.judge {
-        let path = resolve_profile_path(value).map_err(CommandError::input)?;
-        let profile = load_profile(&path).map_err(CommandError::input)?;
-        if !profile.profile.kind.spec().can_judge() {
-            return Err(CommandError::input(anyhow!(
-                "{}: a judge must be a profile of kind {}, not {}",
-                profile.path.display(),
-                RunnerKind::ALL
-                    .iter()
-                    .filter(|kind| kind.spec().can_judge())
-                    .map(|kind| kind.name())
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-                profile.profile.kind.name()
-            )));
-        }
-        if judge_profiles
-            .iter()
-            .any(|p: &LoadedProfile| p.name == profile.name)
-        {
-            return Err(CommandError::input(anyhow!(
-                "--judge `{}` is given twice",
-                profile.name
-            )));
-        }
-        settings.judges.push(judge_info(&profile)?);
-        judge_profiles.push(profile);
-    }
-    Ok(judge_profiles)
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::run::run_settings;
 use super::{CommandError, Outcome, RunArgs};
-use crate::pipeline::matrix::{MatrixRunError, MatrixSettings};
+use crate::pipeline::matrix::MatrixSettings;
 
 /// Whether the flags ask for more than one (runner, model) cell.
 pub(super) fn is_matrix(args: &RunArgs) -> bool {
@@ -37,11 +37,4 @@ pub(super) async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
 pub(super) async fn resume(args: RunArgs, matrix_dir: PathBuf) -> Result<Outcome, CommandError> {
     let settings = run_settings(&args)?;
     Ok(crate::pipeline::matrix::resume(&matrix_dir, &settings, args.quiet).await?)
-}
-
-impl From<MatrixRunError> for CommandError {
-    /// A matrix's failure ends as its class says: inputs 2, infrastructure 3.
-    fn from(error: MatrixRunError) -> Self {
-        CommandError::failed(error)
-    }
 }

@@ -217,7 +217,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "WHEN", value_enum, env = "SKILL_LIFT_PROGRESS", default_value_t = crate::progress::ProgressMode::Auto)]
     pub progress: crate::progress::ProgressMode,
     /// Seconds between two progress status lines.
-    #[arg(long, value_name = "SECONDS", env = "SKILL_LIFT_PROGRESS_INTERVAL", default_value_t = crate::progress::DEFAULT_LINE_INTERVAL_S, value_parser = parse_interval)]
+    #[arg(long, value_name = "SECONDS", env = "SKILL_LIFT_PROGRESS_INTERVAL", default_value_t = crate::progress::DEFAULT_LINE_INTERVAL_S, value_parser = crate::pipeline::values::parse_interval)]
     pub progress_interval: f64,
     #[command(flatten)]
     pub state: flag_groups::StateArgs,
@@ -328,76 +328,33 @@ pub struct ReportArgs {
 #[derive(Debug, Args, Clone)]
 pub struct AnalysisArgs {
     /// Bootstrap resamples for intervals.
-    #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = parse_resamples)]
+    #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = crate::pipeline::values::parse_resamples)]
     pub bootstrap_resamples: usize,
     /// Lift interval method: newcombe (K = 1, unclustered only; an error otherwise), bca,
     /// percentile, t (default: chosen from the data, see docs/statistics.md).
     #[arg(long, value_name = "METHOD")]
     pub method: Option<crate::record::LiftMethod>,
     /// Gate: the lift interval's lower bound must exceed this fraction (0.05 = 5 pp); exit 1 otherwise.
-    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true, value_parser = parse_fraction)]
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true, value_parser = crate::pipeline::values::parse_lift)]
     pub min_lift: Option<f64>,
     /// Gate: exit 1 when the verdict is `regressed` (or `not-improved`: anything but improved).
     #[arg(long, value_name = "VERDICT")]
     pub fail_on: Vec<crate::record::FailOn>,
     /// Exit 3 (infrastructure error) when more than this fraction of the recorded trials is
     /// unscoreable [default: 0.1, or the run's recorded value for `report` and `--resume`].
-    #[arg(long, value_name = "FRACTION", value_parser = parse_unit_fraction)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::pipeline::values::parse_unit_fraction)]
     pub max_unscoreable: Option<f64>,
     /// Gate: exit 1 when the P95 trial wall time of `with_skill` exceeds this multiple of the
     /// reference arm's (e.g. 1.1 with `--reference previous_version`).
-    #[arg(long, value_name = "RATIO", value_parser = parse_ratio)]
+    #[arg(long, value_name = "RATIO", value_parser = crate::pipeline::values::parse_ratio)]
     pub max_latency_ratio: Option<f64>,
     /// Gate: exit 1 when the tokens per trial of `with_skill` exceed this multiple of the
     /// reference arm's (e.g. 1.2).
-    #[arg(long, value_name = "RATIO", value_parser = parse_ratio)]
+    #[arg(long, value_name = "RATIO", value_parser = crate::pipeline::values::parse_ratio)]
     pub max_token_ratio: Option<f64>,
 }
 
-/// A positive ratio.
-fn parse_ratio(value: &str) -> Result<f64, String> {
-    match value.parse::<f64>() {
-        Ok(ratio) if ratio.is_finite() && ratio > 0.0 => Ok(ratio),
-        _ => Err(format!(
-            "`{value}` is not a positive ratio (1.1 = at most 10% more)"
-        )),
-    }
-}
-
-impl RunArgs {
-    /// The runner of a single run (the first `--runner`; a matrix gives each cell one).
-    pub fn runner(&self) -> &str {
-        self.agent.runner()
-    }
-
-    /// The model of a single run (the first `--model`), if one is given.
-    pub fn model(&self) -> Option<&str> {
-        self.agent.model()
-    }
-}
-
 impl AnalysisArgs {
-    /// Refuses a `--method` the run's design cannot use (exit 2): `newcombe` with K > 1 or
-    /// with clustered cases, never a silent fallback.
-    pub fn check_method(&self, manifest: &crate::record::Manifest) -> Result<(), CommandError> {
-        crate::analysis::check_method(manifest, self.method).map_err(CommandError::input)
-    }
-
-    /// Analysis settings with `seed`, from the flags alone.
-    pub fn settings(&self, seed: u64) -> crate::analysis::AnalysisSettings {
-        self.settings_over(seed, None)
-    }
-
-    /// Analysis settings with `seed`: each gate flag given wins, else the run's `recorded` gates
-    /// (its manifest), else the default. `report` and `--resume` keep a run's gates this way.
-    pub fn settings_over(
-        &self,
-        seed: u64,
-        recorded: Option<&crate::record::RecordedGates>,
-    ) -> crate::analysis::AnalysisSettings {
-        self.overrides().settings_over(seed, recorded)
-    }
-
     /// The settings these flags give (the validated form the run pipeline reads).
     pub fn overrides(&self) -> crate::pipeline::AnalysisOverrides {
         crate::pipeline::AnalysisOverrides {
@@ -409,57 +366,6 @@ impl AnalysisArgs {
             max_latency_ratio: self.max_latency_ratio,
             max_token_ratio: self.max_token_ratio,
         }
-    }
-
-    /// The gates to record in a new run's manifest.
-    pub fn recorded_gates(&self) -> crate::record::RecordedGates {
-        self.overrides().recorded_gates()
-    }
-}
-
-fn parse_fraction(value: &str) -> Result<f64, String> {
-    let fraction: f64 = value
-        .parse()
-        .map_err(|_| format!("`{value}` is not a number"))?;
-    if (-1.0..=1.0).contains(&fraction) {
-        Ok(fraction)
-    } else {
-        Err("a lift is a fraction between -1 and 1 (0.05 means 5 percentage points)".to_string())
-    }
-}
-
-/// A fraction in [0, 1].
-fn parse_unit_fraction(value: &str) -> Result<f64, String> {
-    let fraction: f64 = value
-        .parse()
-        .map_err(|_| format!("`{value}` is not a number"))?;
-    if (0.0..=1.0).contains(&fraction) {
-        Ok(fraction)
-    } else {
-        Err("must be a fraction between 0 and 1 (0.1 means 10%)".to_string())
-    }
-}
-
-/// Seconds between progress lines: 0.01 to 86400.
-fn parse_interval(value: &str) -> Result<f64, String> {
-    let seconds: f64 = value
-        .parse()
-        .map_err(|_| format!("`{value}` is not a number of seconds"))?;
-    if seconds.is_finite() && (0.01..=86_400.0).contains(&seconds) {
-        Ok(seconds)
-    } else {
-        Err("must be between 0.01 and 86400 seconds".to_string())
-    }
-}
-
-fn parse_resamples(value: &str) -> Result<usize, String> {
-    let resamples: usize = value
-        .parse()
-        .map_err(|_| format!("`{value}` is not a whole number"))?;
-    if (100..=10_000_000).contains(&resamples) {
-        Ok(resamples)
-    } else {
-        Err("bootstrap resamples must be between 100 and 10,000,000".to_string())
     }
 }
 
@@ -497,29 +403,10 @@ impl CommandError {
     }
 }
 
-impl From<crate::pipeline::PipelineError> for CommandError {
-    /// The run pipeline's class of failure decides the exit code: inputs 2, infrastructure 3.
-    fn from(error: crate::pipeline::PipelineError) -> Self {
-        match error.class() {
-            crate::pipeline::ErrorClass::Input => CommandError::input(error),
-            crate::pipeline::ErrorClass::Infrastructure => CommandError::infrastructure(error),
-        }
-    }
-}
-
-impl From<crate::pipeline::replay::ReplayRunnerError> for CommandError {
-    /// A replay runner that could not start: interrupted (130), the model server's class of
-    /// failure, else infrastructure (3).
-    fn from(error: crate::pipeline::replay::ReplayRunnerError) -> Self {
-        use crate::pipeline::replay::ReplayRunnerError;
-        match error {
-            ReplayRunnerError::Interrupted => CommandError {
-                code: Outcome::Interrupted,
-                error: error.into(),
-            },
-            ReplayRunnerError::Server(error) => CommandError::from(error),
-            error => CommandError::infrastructure(error),
-        }
+impl<E: crate::pipeline::Failure> From<E> for CommandError {
+    /// The library error's own ending decides the exit code ([`CommandError::failed`]).
+    fn from(error: E) -> Self {
+        Self::failed(error)
     }
 }
 
@@ -548,21 +435,29 @@ fn dispatch() -> Outcome {
             };
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // The runtime outlives the error report, as it outlives the command.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            crate::reporter::report(crate::reporter::Event::CommandFailed {
-                message: format!("cannot start the async runtime: {error}"),
-                causes: Vec::new(),
-            });
-            return Outcome::InfrastructureError;
-        }
+        .build();
+    let result = match &runtime {
+        Ok(runtime) => runtime.block_on(cli.command.run()),
+        Err(error) => Err(CommandError::infrastructure(anyhow::anyhow!(
+            "cannot start the async runtime: {error}"
+        ))),
     };
-    let result = runtime.block_on(async {
-        match cli.command {
+    match result {
+        Ok(code) => code,
+        Err(CommandError { code, error }) => {
+            crate::reporter::report(crate::reporter::Event::failed(&error));
+            code
+        }
+    }
+}
+
+impl Command {
+    /// Run the command's handler (on the async runtime).
+    async fn run(self) -> Result<Outcome, CommandError> {
+        match self {
             Command::Run(args) => object_out::run(*args).await,
             Command::Calibrate(args) => calibrate::calibrate(*args).await,
             Command::Report(args) => report::report(args),
@@ -595,13 +490,6 @@ fn dispatch() -> Outcome {
             Command::Shadow(args) => shadow::shadow(*args).await,
             Command::HarborVerify(args) => harbor::harbor_verify(args),
             Command::Formats(args) => formats::formats(args),
-        }
-    });
-    match result {
-        Ok(code) => code,
-        Err(CommandError { code, error }) => {
-            crate::reporter::report(crate::reporter::Event::failed(&error));
-            code
         }
     }
 }

@@ -2,7 +2,7 @@
 //! and its folder is uploaded after it (`crate::object_out::StagedUpload`).
 
 use super::{CommandError, Outcome, RunArgs};
-use crate::object_out::{StagedUpload, TransferError};
+use crate::object_out::StagedUpload;
 
 /// `skill-lift run`, uploading the run folder when `--out` is an `s3://` location.
 pub async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
@@ -13,11 +13,4 @@ pub async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
     let code = super::run::run(args).await?;
     upload.upload().await?;
     Ok(code)
-}
-
-impl From<TransferError> for CommandError {
-    /// A location or a prefix without runs is an input error, the rest infrastructure.
-    fn from(error: TransferError) -> Self {
-        CommandError::failed(error)
-    }
 }

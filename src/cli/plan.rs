@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::CommandError;
 use super::Outcome;
-use crate::pipeline::plan::{PlanRequest, plan_run, render};
+use crate::pipeline::plan::PlanRequest;
 use crate::record::Budgets;
 
 /// Flags of `skill-lift plan`.
@@ -60,16 +60,16 @@ pub struct PlanArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// The projected `run --sequential --equivalence FRACTION`.
-    #[arg(long, value_name = "FRACTION", value_parser = super::stopping::parse_margin)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::pipeline::values::parse_margin)]
     pub equivalence: Option<f64>,
     /// The projected `run --sequential-alpha ALPHA`.
-    #[arg(long, value_name = "ALPHA", default_value_t = crate::sequential::DEFAULT_ALPHA, value_parser = super::stopping::parse_alpha)]
+    #[arg(long, value_name = "ALPHA", default_value_t = crate::sequential::DEFAULT_ALPHA, value_parser = crate::pipeline::values::parse_alpha)]
     pub sequential_alpha: f64,
     /// The projected `run --round-cases N` (default: a twentieth of the cases).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub round_cases: Option<u32>,
     /// The projected `run --max-cost-usd USD` (both procedures).
-    #[arg(long, value_name = "USD", value_parser = super::stopping::parse_usd)]
+    #[arg(long, value_name = "USD", value_parser = crate::pipeline::values::parse_usd)]
     pub max_cost_usd: Option<f64>,
     /// The projected `run --max-tokens N` (both procedures).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -122,11 +122,5 @@ impl PlanArgs {
 
 /// Run the command; returns the exit code.
 pub fn plan_command(args: PlanArgs) -> Result<Outcome, CommandError> {
-    let made = plan_run(&args.request()).map_err(CommandError::input)?;
-    crate::reporter::result(&render(&made.plan, args.json));
-    if made.cases == 0 {
-        crate::reporter::report(crate::reporter::Event::NoActiveCase);
-        return Ok(Outcome::NothingToRun);
-    }
-    Ok(Outcome::Success)
+    crate::pipeline::plan::run_plan(&args.request(), args.json).map_err(CommandError::input)
 }

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::grading::{GradingArgs, resolve_grading};
+use super::grading::GradingArgs;
 use super::{AnalysisArgs, CommandError, Outcome};
-use crate::pipeline::regrade::{RegradeError, RegradeRequest};
+use crate::pipeline::regrade::RegradeRequest;
 use crate::progress::{DEFAULT_LINE_INTERVAL_S, ProgressDisplay, ProgressMode};
 
 /// Flags of `skill-lift regrade`.
@@ -46,7 +46,8 @@ pub struct RegradeArgs {
 pub async fn regrade(args: RegradeArgs) -> Result<Outcome, CommandError> {
     let request = |run_dir: &Path, out: Option<PathBuf>, quiet: bool| {
         let grading = match args.grading.any_given() {
-            true => resolve_grading(&args.grading).map(|r| Some((r.settings, r.judge_profiles))),
+            true => crate::pipeline::grading::resolve_grading(&args.grading.request())
+                .map(|r| Some((r.settings, r.judge_profiles))),
             false => Ok(None),
         };
         Ok::<_, CommandError>(RegradeRequest {
@@ -68,11 +69,4 @@ pub async fn regrade(args: RegradeArgs) -> Result<Outcome, CommandError> {
         })
     };
     crate::pipeline::regrade::regrade(&args.run_dir, args.out.clone(), args.quiet, request).await
-}
-
-impl From<RegradeError> for CommandError {
-    /// A regrade's failure ends as its class says: inputs 2, infrastructure 3.
-    fn from(error: RegradeError) -> Self {
-        CommandError::failed(error)
-    }
 }

@@ -19,10 +19,10 @@ pub struct StoppingArgs {
     pub sequential: bool,
     /// With --sequential: stop with "no meaningful effect" once the confidence sequence lies
     /// inside ±FRACTION (0.05 = 5 pp).
-    #[arg(long, value_name = "FRACTION", requires = "sequential", value_parser = parse_margin)]
+    #[arg(long, value_name = "FRACTION", requires = "sequential", value_parser = crate::pipeline::values::parse_margin)]
     pub equivalence: Option<f64>,
     /// With --sequential: miscoverage of the confidence sequence (0.05: a 95% sequence).
-    #[arg(long, value_name = "ALPHA", requires = "sequential", default_value_t = crate::sequential::DEFAULT_ALPHA, value_parser = parse_alpha)]
+    #[arg(long, value_name = "ALPHA", requires = "sequential", default_value_t = crate::sequential::DEFAULT_ALPHA, value_parser = crate::pipeline::values::parse_alpha)]
     pub sequential_alpha: f64,
     /// Cases per round with --sequential or a budget (default: a twentieth of the cases).
     #[arg(long, value_name = "N", conflicts_with_all = ["resume", "shard"], value_parser = clap::value_parser!(u32).range(1..))]
@@ -32,7 +32,7 @@ pub struct StoppingArgs {
     /// recorded as not run. A round is projected at its trials × the larger of the mean cost
     /// per trial so far and the profile's max_tokens at its output price; a run whose first
     /// round does not fit is refused before spending (exit 2).
-    #[arg(long, value_name = "USD", conflicts_with = "shard", value_parser = parse_usd)]
+    #[arg(long, value_name = "USD", conflicts_with = "shard", value_parser = crate::pipeline::values::parse_usd)]
     pub max_cost_usd: Option<f64>,
     /// Budget: do not start a round whose projected tokens would take the run past N input +
     /// output tokens. A round is projected at its trials × the larger of the mean tokens per
@@ -47,15 +47,6 @@ pub struct StoppingArgs {
 }
 
 impl StoppingArgs {
-    /// The budgets given on the command line.
-    pub fn budgets(&self) -> Budgets {
-        Budgets {
-            max_cost_usd: self.max_cost_usd,
-            max_tokens: self.max_tokens,
-            max_wall_s: self.max_wall,
-        }
-    }
-
     /// Whether any of these flags was given.
     pub fn any_given(&self) -> bool {
         self.request().any_given()
@@ -69,32 +60,11 @@ impl StoppingArgs {
                 equivalence: self.equivalence,
             }),
             round_cases: self.round_cases.map(|n| n as usize),
-            budgets: self.budgets(),
+            budgets: Budgets {
+                max_cost_usd: self.max_cost_usd,
+                max_tokens: self.max_tokens,
+                max_wall_s: self.max_wall,
+            },
         }
-    }
-}
-
-pub(super) fn parse_margin(value: &str) -> Result<f64, String> {
-    match value.parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
-        _ => Err(format!(
-            "`{value}`: expected a fraction in (0, 1), e.g. 0.05 for ±5 pp"
-        )),
-    }
-}
-
-pub(super) fn parse_alpha(value: &str) -> Result<f64, String> {
-    match value.parse::<f64>() {
-        Ok(v) if v > 0.0 && v < 0.5 => Ok(v),
-        _ => Err(format!(
-            "`{value}`: expected a miscoverage in (0, 0.5), e.g. 0.05"
-        )),
-    }
-}
-
-pub(super) fn parse_usd(value: &str) -> Result<f64, String> {
-    match value.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("`{value}`: expected a positive amount of USD")),
     }
 }

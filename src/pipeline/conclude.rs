@@ -1,7 +1,8 @@
 //! After a run's trials ran and its exports are written: what the run amounts to
-//! ([`RunConclusion`], [`SummaryOutcome`]) and what it feeds — the state folder's baseline
-//! store (a complete, measured, paired, unsharded run) and trial store (any paired run). The
-//! command line maps a conclusion to its exit code and explains it.
+//! ([`RunConclusion`], [`SummaryOutcome`]), what it feeds — the state folder's baseline
+//! store (a complete, measured, paired, unsharded run) and trial store (any paired run) — and
+//! how the command ends ([`finish`], [`ending_of`]), explained by an event; the command
+//! line maps the [`Ending`] to its exit code.
 
 use std::path::Path;
 

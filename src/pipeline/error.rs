@@ -44,9 +44,15 @@ pub enum PipelineError {
     /// The trial keys of a run (for later reuse) cannot be computed.
     #[error(transparent)]
     TrialKeys(#[from] crate::reuse::ReuseError),
-    /// A calibre name (recorded in a manifest) is unknown.
+    /// A calibre name (given, or recorded in a manifest) is unknown.
     #[error("{0}")]
     Calibre(String),
+    /// The folder named holds no skill (or several) the layout can choose from.
+    #[error(transparent)]
+    Layout(#[from] crate::evalset::layout::LayoutError),
+    /// The grading asked for cannot be resolved.
+    #[error(transparent)]
+    Grading(#[from] super::grading::GradingError),
     /// The eval set file or folder does not exist.
     #[error(
         "{}: eval set not found; put golden cases in <skill>/evals/evals.json or pass --evals FILE (or a Harbor task folder)",
@@ -315,6 +321,8 @@ impl PipelineError {
             | Method(_)
             | TrialKeys(_)
             | Calibre(_)
+            | Layout(_)
+            | Grading(_)
             | EvalSetNotFound(_)
             | SkillName { .. }
             | ReadSkillMd { .. }
@@ -355,6 +363,17 @@ impl PipelineError {
             | RegradeOutExists(_)
             | RecordedTrial(_)
             | Leak(_) => ErrorClass::Input,
+        }
+    }
+}
+
+impl super::Failure for PipelineError {
+    /// The class of failure decides: inputs end in an input error, the rest in an
+    /// infrastructure error.
+    fn ending(&self) -> super::Ending {
+        match self.class() {
+            ErrorClass::Input => super::Ending::InputError,
+            ErrorClass::Infrastructure => super::Ending::InfrastructureError,
         }
     }
 }

@@ -1,17 +1,237 @@
-//! Grading inputs of a run (or a regrade): the checks of the grading settings against the eval
-//! set, the judge profiles a run recorded, credentials, the grader set, and the judges' model
-//! servers. The flags that describe grading are `cli`'s; this is what they resolve to.
+//! Grading inputs of a run (or a regrade): the grading asked for ([`GradingRequest`]) resolved
+//! into settings with its judge profiles loaded ([`resolve_grading`]), the checks of the grading
+//! settings against the eval set, the judge profiles a run recorded, credentials, the grader
+//! set, and the judges' model servers. The flags that describe grading are `cli`'s; this is
+//! what they resolve to.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use super::PipelineError;
 use crate::evalset::GoldenCase;
-use crate::grade::judge::{Judge, JudgeSettings};
+use crate::grade::DEFAULT_PASS_THRESHOLD;
+use crate::grade::custom::{GraderSpecError, parse_grader_specs};
+use crate::grade::judge::{Judge, JudgeMetricKind, JudgeSettings, RUBRIC_VERSION};
+use crate::grade::metric::RESERVED_METRIC_NAMES;
 use crate::grade::pipeline::{GraderSet, TrialJudge};
-use crate::record::{GradingSettings, JudgeInfo};
-use crate::runner::LoadedProfile;
-use crate::runner::profile::load_profile;
+use crate::record::{GradingSettings, JudgeInfo, JudgeScope, OutputMatch};
+use crate::runner::profile::{MAX_TIMEOUT_S, load_profile, resolve_profile_path};
+use crate::runner::{LoadedProfile, RunnerKind};
+
+/// Judge metrics computed by default.
+pub const DEFAULT_JUDGE_METRICS: &str = "accuracy,goal_accuracy,behavior_check";
+
+/// The grading a new run (or a regrade) asks for, as given: judge profiles by name, metric
+/// names and weights as written. [`resolve_grading`] checks it and loads the judges.
+#[derive(Debug, Clone)]
+pub struct GradingRequest {
+    /// Judge profiles (names or `.toml` paths); the first decides the scores.
+    pub judges: Vec<String>,
+    /// Judge repeats per metric per trial.
+    pub judge_k: u32,
+    /// Judge metrics to compute, comma-separated.
+    pub judge_metrics: String,
+    /// Custom graders, `NAME=COMMAND` or `COMMAND`.
+    pub graders: Vec<String>,
+    /// Timeout of one custom grader run, seconds.
+    pub grader_timeout_s: f64,
+    /// Composite score a case without output checks needs to pass.
+    pub pass_threshold: f64,
+    /// Metric weights, `NAME=WEIGHT`.
+    pub metric_weights: Vec<String>,
+    /// How `expected_output` is matched when a case does not say.
+    pub expected_output_match: OutputMatch,
+    /// Which trials the judges grade.
+    pub judge_scope: JudgeScope,
+}
+
+impl GradingRequest {
+    /// Whether anything differs from the default grading (a resumed run refuses it).
+    pub fn any_given(&self) -> bool {
+        !self.judges.is_empty()
+            || self.judge_k != 1
+            || self.judge_metrics != DEFAULT_JUDGE_METRICS
+            || !self.graders.is_empty()
+            || self.pass_threshold != DEFAULT_PASS_THRESHOLD
+            || !self.metric_weights.is_empty()
+            || self.expected_output_match != OutputMatch::Judge
+            || !self.judge_scope.is_all()
+    }
+}
+
+/// Why a [`GradingRequest`] cannot be resolved (an input error).
+#[derive(Debug, thiserror::Error)]
+pub enum GradingError {
+    /// The pass threshold is not a fraction.
+    #[error("--pass-threshold must be between 0 and 1")]
+    PassThreshold,
+    /// The grader timeout is not a positive number of seconds within the limit.
+    #[error(
+        "--grader-timeout must be a positive number of seconds, at most {}",
+        MAX_TIMEOUT_S
+    )]
+    GraderTimeout,
+    /// A custom grader cannot be read.
+    #[error(transparent)]
+    GraderSpec(#[from] GraderSpecError),
+    /// A metric weight is not `NAME=WEIGHT`.
+    #[error("--metric-weight `{0}`: write NAME=WEIGHT")]
+    WeightSyntax(String),
+    /// A metric weight is not a number ≥ 0.
+    #[error("--metric-weight `{0}`: the weight must be a number ≥ 0")]
+    WeightValue(String),
+    /// A judge profile's kind cannot judge.
+    #[error(
+        "{}: a judge must be a profile of kind {}, not {kind}",
+        .path.display(),
+        RunnerKind::ALL
+            .iter()
+            .filter(|kind| kind.spec().can_judge())
+            .map(|kind| kind.name())
+            .collect::<Vec<_>>()
+            .join(" or ")
+    )]
+    NotAJudge {
+        /// The profile.
+        path: std::path::PathBuf,
+        /// Its kind.
+        kind: &'static str,
+    },
+    /// The same judge is named twice.
+    #[error("--judge `{0}` is given twice")]
+    JudgeTwice(String),
+    /// A judge metric name is unknown.
+    #[error("--judge-metrics: {0}")]
+    UnknownMetric(String),
+    /// Judge metrics without a judge.
+    #[error("--judge-metrics needs --judge PROFILE (a judge to ask)")]
+    MetricsWithoutJudge,
+    /// The judge metrics name nothing.
+    #[error("--judge-metrics names no metric")]
+    NoMetric,
+}
+
+/// Grading settings and the judge profiles they name.
+pub struct ResolvedGrading {
+    /// The grading settings a manifest records.
+    pub settings: GradingSettings,
+    /// The judge profiles of `settings.judges`, in order.
+    pub judge_profiles: Vec<LoadedProfile>,
+}
+
+/// Resolve the grading of a new run (or a regrade): check the threshold, weights and grader
+/// timeout, read the custom graders, load the judges and pick their metrics. A weight naming no
+/// built-in metric is a warning (a custom grader may return it).
+pub fn resolve_grading(request: &GradingRequest) -> Result<ResolvedGrading, PipelineError> {
+    let mut settings = GradingSettings::new();
+    if !(0.0..=1.0).contains(&request.pass_threshold) {
+        return Err(GradingError::PassThreshold.into());
+    }
+    settings.pass_threshold = request.pass_threshold;
+    settings.expected_output_match = request.expected_output_match;
+    parse_weights(request, &mut settings)?;
+    let timeout = request.grader_timeout_s;
+    if !timeout.is_finite() || timeout <= 0.0 || timeout > MAX_TIMEOUT_S {
+        return Err(GradingError::GraderTimeout.into());
+    }
+    settings.custom_graders =
+        parse_grader_specs(&request.graders, timeout).map_err(GradingError::from)?;
+    let judge_profiles = load_judges(request, &mut settings)?;
+    choose_judge_metrics(request, &judge_profiles, &mut settings)?;
+    for name in settings.weights.keys() {
+        let known =
+            RESERVED_METRIC_NAMES.contains(&name.as_str()) || !settings.custom_graders.is_empty();
+        if !known {
+            crate::reporter::report(crate::reporter::Event::warning(format!(
+                "--metric-weight names `{name}`, which is not a built-in metric; it applies only if a custom grader returns it"
+            )));
+        }
+    }
+    Ok(ResolvedGrading {
+        settings,
+        judge_profiles,
+    })
+}
+
+/// The judge metrics, repeats, scope and rubric of `settings` when there are judges; metrics
+/// other than the default without a judge are refused.
+fn choose_judge_metrics(
+    request: &GradingRequest,
+    judge_profiles: &[LoadedProfile],
+    settings: &mut GradingSettings,
+) -> Result<(), GradingError> {
+    let mut judge_metrics = Vec::new();
+    for name in request.judge_metrics.split(',').map(str::trim) {
+        if name.is_empty() {
+            continue;
+        }
+        let kind: JudgeMetricKind = name.parse().map_err(GradingError::UnknownMetric)?;
+        judge_metrics.push(kind);
+    }
+    if judge_profiles.is_empty() && request.judge_metrics != DEFAULT_JUDGE_METRICS {
+        return Err(GradingError::MetricsWithoutJudge);
+    }
+    if !judge_profiles.is_empty() {
+        for kind in judge_metrics {
+            let name = kind.name().to_string();
+            if !settings.judge_metrics.contains(&name) {
+                settings.judge_metrics.push(name);
+            }
+        }
+        if settings.judge_metrics.is_empty() {
+            return Err(GradingError::NoMetric);
+        }
+        settings.judge_k = request.judge_k;
+        settings.judge_scope = request.judge_scope;
+        settings.rubric_version = Some(RUBRIC_VERSION.to_string());
+    }
+    Ok(())
+}
+
+/// `NAME=WEIGHT` metric weights into `settings.weights`.
+fn parse_weights(
+    request: &GradingRequest,
+    settings: &mut GradingSettings,
+) -> Result<(), GradingError> {
+    for value in &request.metric_weights {
+        let (name, weight) = value
+            .split_once('=')
+            .ok_or_else(|| GradingError::WeightSyntax(value.clone()))?;
+        let weight: f64 = weight
+            .trim()
+            .parse()
+            .ok()
+            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| GradingError::WeightValue(value.clone()))?;
+        settings.weights.insert(name.trim().to_string(), weight);
+    }
+    Ok(())
+}
+
+/// The judge profiles, loaded and checked (each once, each able to judge); their identities go
+/// into `settings.judges`.
+fn load_judges(
+    request: &GradingRequest,
+    settings: &mut GradingSettings,
+) -> Result<Vec<LoadedProfile>, PipelineError> {
+    let mut judge_profiles: Vec<LoadedProfile> = Vec::new();
+    for value in &request.judges {
+        let profile = load_profile(&resolve_profile_path(value)?)?;
+        if !profile.profile.kind.spec().can_judge() {
+            return Err(GradingError::NotAJudge {
+                path: profile.path.clone(),
+                kind: profile.profile.kind.name(),
+            }
+            .into());
+        }
+        if judge_profiles.iter().any(|p| p.name == profile.name) {
+            return Err(GradingError::JudgeTwice(profile.name.clone()).into());
+        }
+        settings.judges.push(judge_info(&profile)?);
+        judge_profiles.push(profile);
+    }
+    Ok(judge_profiles)
+}
 
 /// What the manifest records about a judge profile (its digest checks it on resume).
 pub fn judge_info(profile: &LoadedProfile) -> Result<JudgeInfo, PipelineError> {
@@ -189,4 +409,79 @@ pub async fn ensure_judge_servers(
         }
     }
     Ok(servers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> GradingRequest {
+        GradingRequest {
+            judges: Vec::new(),
+            judge_k: 1,
+            judge_metrics: DEFAULT_JUDGE_METRICS.to_string(),
+            graders: Vec::new(),
+            grader_timeout_s: 60.0,
+            pass_threshold: DEFAULT_PASS_THRESHOLD,
+            metric_weights: Vec::new(),
+            expected_output_match: OutputMatch::Judge,
+            judge_scope: JudgeScope::default(),
+        }
+    }
+
+    fn refusal(request: GradingRequest) -> String {
+        match resolve_grading(&request) {
+            Ok(_) => panic!("resolved"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_default_request_resolves_to_the_default_settings_without_judges() {
+        assert!(!request().any_given());
+        let resolved = resolve_grading(&request()).unwrap();
+        assert!(resolved.judge_profiles.is_empty());
+        assert!(resolved.settings.judges.is_empty());
+        assert_eq!(resolved.settings.pass_threshold, DEFAULT_PASS_THRESHOLD);
+    }
+
+    #[test]
+    fn weights_thresholds_and_metrics_are_checked_with_the_flag_named() {
+        let mut weighted = request();
+        weighted.metric_weights = vec!["accuracy=2".into(), " security = 0 ".into()];
+        assert!(weighted.any_given());
+        let settings = resolve_grading(&weighted).unwrap().settings;
+        assert_eq!(settings.weights.get("accuracy"), Some(&2.0));
+        assert_eq!(settings.weights.get("security"), Some(&0.0));
+        let mut bad = request();
+        bad.metric_weights = vec!["accuracy".into()];
+        assert_eq!(
+            refusal(bad),
+            "--metric-weight `accuracy`: write NAME=WEIGHT"
+        );
+        let mut bad = request();
+        bad.metric_weights = vec!["accuracy=-1".into()];
+        assert_eq!(
+            refusal(bad),
+            "--metric-weight `accuracy=-1`: the weight must be a number ≥ 0"
+        );
+        let mut bad = request();
+        bad.pass_threshold = 1.5;
+        assert_eq!(refusal(bad), "--pass-threshold must be between 0 and 1");
+        let mut bad = request();
+        bad.grader_timeout_s = 0.0;
+        assert_eq!(
+            refusal(bad),
+            "--grader-timeout must be a positive number of seconds, at most 604800"
+        );
+        let mut bad = request();
+        bad.judge_metrics = "accuracy".into();
+        assert_eq!(
+            refusal(bad),
+            "--judge-metrics needs --judge PROFILE (a judge to ask)"
+        );
+        let mut bad = request();
+        bad.judge_metrics = "nonsense".into();
+        assert!(refusal(bad).starts_with("--judge-metrics: "));
+    }
 }

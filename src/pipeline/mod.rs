@@ -4,7 +4,8 @@
 //! decoys, stopping plan, checks before spending, credentials and graders; then the run folder
 //! with its manifest, atomically), [`execute_run`] (lock, resume clean-up, reuse import, servers,
 //! pre-flight, the scheduler of `crate::execute`, final exports) and [`conclude`] (baseline and
-//! trial stores, how the run ends). `regrade` grades a recorded run again through the same
+//! trial stores, how the run ends); [`run_single`] is `skill-lift run` through these stages.
+//! `regrade` grades a recorded run again through the same
 //! dispatcher ([`regrade`]). The workflows over runs sit beside it: the A/A control
 //! ([`calibrate`]), a runner × model matrix of runs ([`matrix`]), the merge of a run's shards
 //! ([`merge`]) and the re-analysis of recorded runs (`report`: [`reanalyze`]); so do the
@@ -34,7 +35,9 @@ pub mod run;
 pub mod servers;
 pub mod settings;
 pub mod shadow;
+pub mod single;
 pub mod triggers;
+pub mod values;
 pub mod vet;
 
 pub use conclude::{RunConclusion, SummaryOutcome, conclude, ending_of, explain, finish};
@@ -57,3 +60,4 @@ pub use settings::{
     AnalysisOverrides, ExecutionSettings, FreshRun, PreviousSource, ReuseFrom, RunSettings,
     RunStart, StoppingRequest,
 };
+pub use single::run_single;

@@ -2,7 +2,7 @@
 //! ([`PlanRequest`]) names the skill, the run's shape and an optional pilot run; [`plan_run`]
 //! loads the eval set and the runner profile, reads the pilot, estimates usage and variances
 //! (`crate::plan`) and projects `run --sequential` against fixed K (`crate::projection`);
-//! [`render`] gives what the command prints.
+//! [`render`] gives what the command prints and [`run_plan`] prints it.
 
 use std::path::PathBuf;
 
@@ -360,6 +360,18 @@ fn projection(
         report(Event::ProjectionPerCell { cells });
     }
     Ok(Some(projected))
+}
+
+/// `skill-lift plan`: make the plan, print it (JSON or Markdown) and say how the command ends:
+/// nothing to run when no case is active.
+pub fn run_plan(request: &PlanRequest, json: bool) -> Result<super::Ending, PlanError> {
+    let made = plan_run(request)?;
+    crate::reporter::result(&render(&made.plan, json));
+    if made.cases == 0 {
+        report(Event::NoActiveCase);
+        return Ok(super::Ending::NothingToRun);
+    }
+    Ok(super::Ending::Success)
 }
 
 /// Make the plan: cases from the eval set, arms and cells from the shape, usage and variances

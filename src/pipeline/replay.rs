@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::PipelineError;
+use super::{Failure, PipelineError};
 use crate::reporter::{Event, report};
 use crate::runner::preflight::PreflightError;
 use crate::runner::profile::LoadedProfile;
@@ -108,6 +108,18 @@ pub enum ReplayRunnerError {
     /// The runner could not be built from its profile.
     #[error(transparent)]
     Build(#[from] BuildError),
+}
+
+impl Failure for ReplayRunnerError {
+    /// Interrupted while the server started, the model server's own class of failure, else an
+    /// infrastructure error.
+    fn ending(&self) -> super::Ending {
+        match self {
+            ReplayRunnerError::Interrupted => super::Ending::Interrupted,
+            ReplayRunnerError::Server(error) => error.ending(),
+            _ => super::Ending::InfrastructureError,
+        }
+    }
 }
 
 /// Start what the replays of `profile` need under `dir`: its model server when it does not

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use chrono::Utc;
 
 use super::PipelineError;
+use super::grading::{ResolvedGrading, resolve_grading};
 use super::settings::{FreshRun, PreviousSource, ReuseFrom};
 use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::asset::{Skill, load_skill};
@@ -309,15 +310,16 @@ pub fn resolve_fresh(
     gates: crate::record::RecordedGates,
     state: Option<&Path>,
 ) -> Result<ResolvedRun, PipelineError> {
-    let skill_dir = request.skill_dir.clone();
+    let (skill_dir, evals) = locate_inputs(&request.target, request.evals.as_deref())?;
+    let ResolvedGrading {
+        settings: mut grading,
+        judge_profiles,
+    } = resolve_grading(&request.grading)?;
     let skill = load_skill(&skill_dir)?;
     print_warnings(&skill);
     check_skill_name(&skill)?;
     let calibre = request.calibre;
-    let eval_path = request
-        .evals
-        .clone()
-        .unwrap_or_else(|| default_eval_path(&skill_dir));
+    let eval_path = evals.unwrap_or_else(|| default_eval_path(&skill_dir));
     if !eval_path.is_file() && !eval_path.is_dir() {
         return Err(PipelineError::EvalSetNotFound(eval_path));
     }
@@ -423,7 +425,6 @@ pub fn resolve_fresh(
     if !is_plain_folder_name(&run_id) {
         return Err(PipelineError::RunIdNotPlain(run_id));
     }
-    let mut grading = request.grading.clone();
     if let Some(tasks) = &eval_set.harbor_tasks {
         // Each task's verifier grades it, as a custom grader run in the trial workspace.
         if grading.custom_graders.iter().any(|g| g.name == "verifier") {
@@ -441,7 +442,7 @@ pub fn resolve_fresh(
                 ),
                 timeout_s: eval_set
                     .verifier_timeout_s
-                    .unwrap_or(request.grader_timeout_s),
+                    .unwrap_or(request.grading.grader_timeout_s),
             });
         // The task's reward decides, as in SkillsBench: the process metrics are reported (with
         // their own lifts) but weigh 0 in the composite unless --metric-weight says otherwise.
@@ -539,7 +540,7 @@ pub fn resolve_fresh(
         manifest,
         decoy_source,
         calibre,
-        judge_profiles: request.judge_profiles.clone(),
+        judge_profiles,
         previous: previous.map(|(resolved, _)| resolved),
     })
 }

@@ -1,19 +1,18 @@
 //! The validated run request: what one run asks for, in typed values. The command line builds
 //! a [`RunSettings`] from its raw flags in one step (`cli::run::run_settings`, as ripgrep
-//! turns low-level arguments into high-level settings); everything after it — [`super::prepare`],
-//! [`super::execute_run`], [`super::conclude`] — reads these settings, never the flags.
+//! turns low-level arguments into high-level settings); everything after it — [`super::prepare`]
+//! (which locates the skill and resolves the grading), [`super::execute_run`],
+//! [`super::conclude`] — reads these settings, never the flags.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::grading::GradingRequest;
 use crate::analysis::AnalysisSettings;
 use crate::asset::fingerprint::Calibre;
 use crate::decoys::DecoySource;
 use crate::progress::{ProgressDisplay, ProgressMode};
-use crate::record::{
-    Arm, Budgets, FailOn, GradingSettings, LiftMethod, RecordedGates, SequentialSettings,
-};
-use crate::runner::LoadedProfile;
+use crate::record::{Arm, Budgets, FailOn, LiftMethod, RecordedGates, SequentialSettings};
 use crate::workspace::Exposure;
 
 /// One run's request: how it starts (fresh or resumed), how it executes, how it is analyzed
@@ -47,12 +46,14 @@ impl RunStart {
     }
 }
 
-/// The inputs of a fresh run.
+/// The inputs of a fresh run, as asked for: [`super::resolve_fresh`] locates the skill in
+/// `target` and resolves the grading.
 #[derive(Clone)]
 pub struct FreshRun {
-    /// The skill folder (holds SKILL.md).
-    pub skill_dir: PathBuf,
-    /// The eval set (default: `<skill>/evals/evals.json`).
+    /// The folder named: a skill folder (holds SKILL.md), or a folder the eval-set layout
+    /// chooses the skill and eval set in (`crate::evalset::layout`).
+    pub target: PathBuf,
+    /// The eval set (default: the layout's, else `<skill>/evals/evals.json`).
     pub evals: Option<PathBuf>,
     /// The runner profile: a name from a runners folder or a `.toml` path.
     pub runner: String,
@@ -70,12 +71,8 @@ pub struct FreshRun {
     pub decoys: DecoySource,
     /// The fingerprint calibre.
     pub calibre: Calibre,
-    /// The grading settings and the judge profiles they name.
-    pub grading: GradingSettings,
-    /// The judge profiles of `grading.judges`, in order.
-    pub judge_profiles: Vec<LoadedProfile>,
-    /// Timeout of one custom grader run, seconds (the Harbor verifier's default).
-    pub grader_timeout_s: f64,
+    /// The grading asked for (its grader timeout is also the Harbor verifier's default).
+    pub grading: GradingRequest,
     /// The previous version for a `previous_version` arm.
     pub previous: Option<PreviousSource>,
     /// Exposure arms besides the native one.
