@@ -410,11 +410,6 @@ impl<E: crate::pipeline::Failure> From<E> for CommandError {
     }
 }
 
-/// Report the paths of written files on stderr (the terminal summary ends with them).
-pub fn print_written(paths: &[PathBuf]) {
-    crate::reporter::report_written(paths);
-}
-
 /// Parse arguments, run the command, print errors, and return the exit code of its
 /// [`Outcome`].
 pub fn main() -> i32 {
