@@ -25,15 +25,15 @@ use crate::registry::RegistryError;
 use crate::registry::state::{check_schema, lock_for, read_json, write_state_json};
 
 /// File name of the calibration store in the state folder.
-pub const STORE_FILE: &str = "calibrations.json";
+pub(crate) const STORE_FILE: &str = "calibrations.json";
 /// Schema version of `calibrations.json`.
-pub const STORE_SCHEMA_VERSION: u32 = 1;
+pub(crate) const STORE_SCHEMA_VERSION: u32 = 1;
 /// Default `--repeats` of `skill-lift calibrate`.
-pub const DEFAULT_REPEATS: u32 = 10;
+pub(crate) const DEFAULT_REPEATS: u32 = 10;
 
 /// Why a calibration could not be read or recorded.
 #[derive(Debug, thiserror::Error)]
-pub enum CalibrationError {
+pub(crate) enum CalibrationError {
     #[error(transparent)]
     State(#[from] RegistryError),
     #[error("{0}: not an A/A design (calibration needs both arms staged the same way)")]
@@ -85,7 +85,7 @@ impl std::str::FromStr for CalibrationArm {
 /// of it: an A/A control without the target does not depend on it (a with-target calibration
 /// records the fingerprint and applies only while it is unchanged).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CalibrationKey {
+pub(crate) struct CalibrationKey {
     /// `sha256:<hex>` of the eval file.
     pub eval_set_digest: String,
     /// Whether draft cases were included.
@@ -107,7 +107,7 @@ pub struct CalibrationKey {
 
 impl CalibrationKey {
     /// The key of the run `manifest` describes.
-    pub fn of_manifest(manifest: &Manifest) -> Self {
+    pub(crate) fn of_manifest(manifest: &Manifest) -> Self {
         let mut grading = manifest.grading.clone();
         for judge in &mut grading.judges {
             judge.profile_path = PathBuf::new();
@@ -127,14 +127,14 @@ impl CalibrationKey {
     }
 
     /// `sha256:<hex>` of the key (the lookup compares this).
-    pub fn digest(&self) -> String {
+    pub(crate) fn digest(&self) -> String {
         sha256_digest(&serde_json::to_vec(self).expect("key serializes"))
     }
 }
 
 /// One A/A repeat's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RepeatResult {
+pub(crate) struct RepeatResult {
     /// The repeat's run id (its run folder's name).
     pub run_id: String,
     /// The repeat's verdict on the pass-rate lift.
@@ -155,7 +155,7 @@ pub struct RepeatResult {
 
 impl RepeatResult {
     /// The repeat result of one repeat's summary.
-    pub fn of_summary(summary: &Summary) -> Self {
+    pub(crate) fn of_summary(summary: &Summary) -> Self {
         Self {
             run_id: summary.run_id.clone(),
             verdict: summary.lift.verdict,
@@ -174,12 +174,12 @@ impl RepeatResult {
     }
 
     /// Whether the verdict claims a difference that an A/A run cannot have.
-    pub fn is_false_verdict(&self) -> bool {
+    pub(crate) fn is_false_verdict(&self) -> bool {
         matches!(self.verdict, Verdict::Improved | Verdict::Regressed)
     }
 
     /// Whether the repeat measured a lift at all (some case scored in both arms).
-    pub fn measured(&self) -> bool {
+    pub(crate) fn measured(&self) -> bool {
         self.n_cases > 0 && self.estimate.is_some()
     }
 }
@@ -204,7 +204,7 @@ impl Spread {
 /// A finished calibration: one entry of `calibrations.json`, also written as
 /// `calibration-result.json` in the calibration folder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CalibrationRecord {
+pub(crate) struct CalibrationRecord {
     /// `sha256:<hex>` of [`CalibrationKey`].
     pub key_digest: String,
     pub key: CalibrationKey,
@@ -244,7 +244,7 @@ impl CalibrationRecord {
     /// The record of a calibration of `manifest`'s suite (any repeat's manifest: they share
     /// the key) from its repeats' results. Repeats that measured nothing are listed but not
     /// counted in the rate.
-    pub fn from_repeats(
+    pub(crate) fn from_repeats(
         manifest: &Manifest,
         calibration_dir: &Path,
         repeats_planned: u32,
@@ -295,7 +295,7 @@ impl CalibrationRecord {
 
     /// One line: `A/A false-verdict rate 10.0% over 10 repeats (95% CI [1.8%, 40.4%]; spread
     /// of the lift: sd 4.2 pp)`.
-    pub fn headline(&self) -> String {
+    pub(crate) fn headline(&self) -> String {
         let spread = match self.lift_spread.as_ref().and_then(|s| s.sd) {
             Some(sd) => format!("spread of the lift: sd {:.1} pp", sd * 100.0),
             None => "spread of the lift: n/a with one repeat".to_string(),
@@ -313,7 +313,7 @@ impl CalibrationRecord {
 /// `calibrations.json`: the latest calibration per key and arm (and fingerprint, for
 /// with-skill calibrations).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CalibrationStore {
+pub(crate) struct CalibrationStore {
     pub schema_version: u32,
     pub records: Vec<CalibrationRecord>,
 }
@@ -325,7 +325,7 @@ fn same_slot(a: &CalibrationRecord, b: &CalibrationRecord) -> bool {
 }
 
 /// Read the store in `state` (empty when absent).
-pub fn read_store(state: &Path) -> Result<CalibrationStore, CalibrationError> {
+pub(crate) fn read_store(state: &Path) -> Result<CalibrationStore, CalibrationError> {
     let path = state.join(STORE_FILE);
     let store: Option<CalibrationStore> = read_json(&path, "a calibration store")?;
     let store = store.unwrap_or(CalibrationStore {
@@ -338,7 +338,10 @@ pub fn read_store(state: &Path) -> Result<CalibrationStore, CalibrationError> {
 
 /// Record `record` in the store in `state` (under its lock), replacing an earlier calibration
 /// of the same key and arm. Returns the store's path.
-pub fn record(state: &Path, record: &CalibrationRecord) -> Result<PathBuf, CalibrationError> {
+pub(crate) fn record(
+    state: &Path,
+    record: &CalibrationRecord,
+) -> Result<PathBuf, CalibrationError> {
     let path = state.join(STORE_FILE);
     let _lock = lock_for(&path)?;
     let mut store = read_store(state)?;
@@ -360,7 +363,7 @@ impl CalibrationLookup {
 
 /// The `skill-lift calibrate` command that calibrates the suite of the run `manifest`
 /// describes (shown when a run finds no calibration).
-pub fn calibrate_command(manifest: &Manifest) -> String {
+pub(crate) fn calibrate_command(manifest: &Manifest) -> String {
     use crate::shell::{shell_path, shell_word};
     let mut command = format!(
         "skill-lift calibrate {} --runner {} --model {} -k {}",
@@ -403,7 +406,7 @@ fn runner_argument(runner: &crate::record::RunnerInfo) -> String {
 }
 
 /// Look up the calibration of the run `manifest` describes in `store`.
-pub fn lookup_in(store: &CalibrationStore, manifest: &Manifest) -> CalibrationLookup {
+pub(crate) fn lookup_in(store: &CalibrationStore, manifest: &Manifest) -> CalibrationLookup {
     let hint = calibrate_command(manifest);
     let key_digest = CalibrationKey::of_manifest(manifest).digest();
     let matching = |arm: CalibrationArm| {
@@ -454,7 +457,7 @@ pub fn lookup_in(store: &CalibrationStore, manifest: &Manifest) -> CalibrationLo
 
 /// Look up the calibration of `manifest`'s suite in the state folder `state`. An unreadable
 /// store yields an uncalibrated lookup that says why (a run never fails over it).
-pub fn lookup(state: &Path, manifest: &Manifest) -> CalibrationLookup {
+pub(crate) fn lookup(state: &Path, manifest: &Manifest) -> CalibrationLookup {
     match read_store(state) {
         Ok(store) => lookup_in(&store, manifest),
         Err(error) => unavailable(
@@ -466,7 +469,7 @@ pub fn lookup(state: &Path, manifest: &Manifest) -> CalibrationLookup {
 
 /// An uncalibrated lookup for a run whose calibration store could not be consulted, saying
 /// why.
-pub fn unavailable(manifest: &Manifest, reason: &str) -> CalibrationLookup {
+pub(crate) fn unavailable(manifest: &Manifest, reason: &str) -> CalibrationLookup {
     CalibrationLookup {
         key_digest: CalibrationKey::of_manifest(manifest).digest(),
         record: None,

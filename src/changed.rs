@@ -25,7 +25,7 @@ use crate::asset::fingerprint::{Calibre, FingerprintHasher, selects};
 
 /// Why the comparison could not be made.
 #[derive(Debug, thiserror::Error)]
-pub enum ChangedError {
+pub(crate) enum ChangedError {
     #[error("cannot run `git` ({source}); install git and put it on PATH")]
     GitMissing { source: std::io::Error },
     #[error("{dir}: not inside a git repository ({message})")]
@@ -51,7 +51,7 @@ pub enum ChangedError {
 
 /// A git repository, driven through the `git` program.
 #[derive(Debug, Clone)]
-pub struct GitRepo {
+pub(crate) struct GitRepo {
     /// The top folder of the working tree (`git rev-parse --show-toplevel`).
     pub root: PathBuf,
 }
@@ -65,7 +65,7 @@ struct TreeFile {
 
 impl GitRepo {
     /// The repository holding `dir`.
-    pub fn discover(dir: &Path) -> Result<Self, ChangedError> {
+    pub(crate) fn discover(dir: &Path) -> Result<Self, ChangedError> {
         let output = Command::new("git")
             .arg("-C")
             .arg(dir)
@@ -115,7 +115,7 @@ impl GitRepo {
     }
 
     /// The full object id of the commit `rev` names (a branch, tag, sha, `HEAD~1`, ...).
-    pub fn resolve_commit(&self, rev: &str) -> Result<String, ChangedError> {
+    pub(crate) fn resolve_commit(&self, rev: &str) -> Result<String, ChangedError> {
         let spec = format!("{rev}^{{commit}}");
         let output = self
             .command()
@@ -149,7 +149,7 @@ impl GitRepo {
     }
 
     /// The best common ancestor of two commits (`git merge-base`).
-    pub fn merge_base(&self, a: &str, b: &str) -> Result<String, ChangedError> {
+    pub(crate) fn merge_base(&self, a: &str, b: &str) -> Result<String, ChangedError> {
         let out = self.run(&["merge-base", a, b])?;
         Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
@@ -194,7 +194,7 @@ impl GitRepo {
 /// What happened to a skill between the two commits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ChangeKind {
+pub(crate) enum ChangeKind {
     /// Present at both commits with different fingerprints: to evaluate.
     Changed,
     /// Present only at the head: to evaluate.
@@ -207,12 +207,12 @@ pub enum ChangeKind {
 
 impl ChangeKind {
     /// Whether a skill with this change is to be evaluated (a matrix entry).
-    pub fn to_evaluate(self) -> bool {
+    pub(crate) fn to_evaluate(self) -> bool {
         matches!(self, Self::Changed | Self::Added)
     }
 
     /// The lowercase name used in output.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Changed => "changed",
             Self::Added => "added",
@@ -224,7 +224,7 @@ impl ChangeKind {
 
 /// One skill that differs between the commits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SkillChange {
+pub(crate) struct SkillChange {
     /// The skill folder, relative to the repository root, `/`-separated (at the head; at the
     /// base for a deleted skill).
     pub path: String,
@@ -244,7 +244,7 @@ pub struct SkillChange {
 
 /// The comparison of two commits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChangedReport {
+pub(crate) struct ChangedReport {
     pub base: String,
     pub head: String,
     pub calibre: Calibre,
@@ -256,7 +256,7 @@ pub struct ChangedReport {
 
 impl ChangedReport {
     /// The skills to evaluate (changed and added).
-    pub fn to_evaluate(&self) -> impl Iterator<Item = &SkillChange> {
+    pub(crate) fn to_evaluate(&self) -> impl Iterator<Item = &SkillChange> {
         self.changes.iter().filter(|c| c.status.to_evaluate())
     }
 }
@@ -428,7 +428,7 @@ fn skill_name(
 
 /// Compare the skills of commit `base` with those of commit `head` (full object ids, see
 /// [`GitRepo::resolve_commit`]), restricted to skill folders under `under`.
-pub fn compare(
+pub(crate) fn compare(
     repo: &GitRepo,
     base: &str,
     head: &str,
@@ -508,7 +508,10 @@ pub fn compare(
 
 /// `under` folders given on the command line (relative to the current folder, or absolute)
 /// as repository-relative `/`-separated paths.
-pub fn repository_relative(repo: &GitRepo, paths: &[PathBuf]) -> Result<Vec<String>, ChangedError> {
+pub(crate) fn repository_relative(
+    repo: &GitRepo,
+    paths: &[PathBuf],
+) -> Result<Vec<String>, ChangedError> {
     let root = repo
         .root
         .canonicalize()
@@ -548,7 +551,7 @@ pub enum ChangedFormat {
 
 /// What `skill-lift changed` compares and how it prints the result.
 #[derive(Debug, Clone)]
-pub struct ChangedSettings {
+pub(crate) struct ChangedSettings {
     /// The repository (any folder inside it).
     pub repo: PathBuf,
     /// The base commit (a branch, tag or sha).
@@ -568,7 +571,7 @@ pub struct ChangedSettings {
 impl ChangedError {
     /// Whether the failure is the infrastructure's (git cannot be run or read) rather than the
     /// inputs' (an unknown commit, a folder outside the repository).
-    pub fn is_infrastructure(&self) -> bool {
+    pub(crate) fn is_infrastructure(&self) -> bool {
         matches!(self, Self::GitMissing { .. } | Self::Unreadable { .. })
     }
 }
@@ -576,7 +579,7 @@ impl ChangedError {
 /// Run `skill-lift changed`: compare the two commits `settings` names, print the differing
 /// skills on stdout in its format (deleted and moved ones left out of the JSON matrix are
 /// reported on stderr) and report the counts.
-pub fn report_changes(settings: &ChangedSettings) -> Result<ChangedReport, ChangedError> {
+pub(crate) fn report_changes(settings: &ChangedSettings) -> Result<ChangedReport, ChangedError> {
     let repo = GitRepo::discover(&settings.repo)?;
     let head = repo.resolve_commit(&settings.head)?;
     let mut base = repo.resolve_commit(&settings.base)?;
@@ -600,7 +603,7 @@ pub fn report_changes(settings: &ChangedSettings) -> Result<ChangedReport, Chang
 }
 
 /// The text listing: one line per differing skill (status, path, name, fingerprints).
-pub fn render_text(report: &ChangedReport) -> String {
+pub(crate) fn render_text(report: &ChangedReport) -> String {
     let mut text = String::new();
     for change in &report.changes {
         let base = change.base_fingerprint.as_deref().unwrap_or_default();

@@ -21,7 +21,7 @@ use crate::report::html::{STYLE, escape};
 /// Why two runs cannot be compared: the manifest field and both values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the runs are not comparable: `{field}` differs (A: {a}; B: {b}){hint}")]
-pub struct NotComparable {
+pub(crate) struct NotComparable {
     /// The manifest field, as written in `manifest.json` (`asset.name`, `eval_set.digest`, …).
     pub field: &'static str,
     pub a: String,
@@ -34,7 +34,7 @@ pub struct NotComparable {
 /// eval set (`eval_set.digest`, with the cases only one run has), other arms
 /// (`arm_design`). Runner, model, skill version (fingerprint), K and seed may differ: that is
 /// what a comparison is for.
-pub fn check_comparable(a: &Manifest, b: &Manifest) -> Result<(), NotComparable> {
+pub(crate) fn check_comparable(a: &Manifest, b: &Manifest) -> Result<(), NotComparable> {
     if a.asset.name != b.asset.name {
         return Err(NotComparable {
             field: "asset.name",
@@ -82,7 +82,7 @@ pub fn check_comparable(a: &Manifest, b: &Manifest) -> Result<(), NotComparable>
 
 /// One row of the side-by-side table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CompareRow {
+pub(crate) struct CompareRow {
     /// What the row shows (`lift`, `model`, …).
     pub field: String,
     pub a: String,
@@ -98,7 +98,7 @@ pub struct CompareRow {
 
 /// One case in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CaseComparison {
+pub(crate) struct CaseComparison {
     pub case_id: String,
     /// Per run: with-skill and without-skill case pass rates and their difference.
     pub a_with: Option<f64>,
@@ -115,7 +115,7 @@ pub struct CaseComparison {
 
 /// The comparison of two runs (`compare.json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// The skill both runs measure.
     pub asset: String,
     pub run_a: String,
@@ -323,7 +323,7 @@ fn cost(summary: &Summary) -> Option<f64> {
 
 impl Comparison {
     /// Compare run A with run B (call [`check_comparable`] first).
-    pub fn new(a: (&Manifest, &Summary), b: (&Manifest, &Summary)) -> Self {
+    pub(crate) fn new(a: (&Manifest, &Summary), b: (&Manifest, &Summary)) -> Self {
         let ((ma, sa), (mb, sb)) = (a, b);
         let short = |digest: &str| {
             digest
@@ -573,7 +573,7 @@ impl Comparison {
     }
 
     /// `compare.md`.
-    pub fn markdown(&self) -> String {
+    pub(crate) fn markdown(&self) -> String {
         let cell = |text: &str| text.replace('|', "\\|");
         let mut out = format!(
             "# skill-lift compare: `{}`\n\nA = `{}`, B = `{}`\n\n| | A | B | B − A |\n|---|---|---|---|\n",
@@ -611,7 +611,7 @@ impl Comparison {
     }
 
     /// `compare.csv`: the side-by-side rows (`field,a,b,difference`).
-    pub fn rows_csv(&self) -> Vec<u8> {
+    pub(crate) fn rows_csv(&self) -> Vec<u8> {
         let mut writer = csv::Writer::from_writer(Vec::new());
         let _ = writer.write_record(["field", "a", "b", "difference", "a_value", "b_value"]);
         for row in &self.rows {
@@ -629,7 +629,7 @@ impl Comparison {
     }
 
     /// `compare-cases.csv`: one row per case (fractions; empty when not scored).
-    pub fn cases_csv(&self) -> Vec<u8> {
+    pub(crate) fn cases_csv(&self) -> Vec<u8> {
         let mut writer = csv::Writer::from_writer(Vec::new());
         let _ = writer.write_record([
             "case_id",
@@ -660,14 +660,14 @@ impl Comparison {
     }
 
     /// `compare.json`.
-    pub fn json(&self) -> Vec<u8> {
+    pub(crate) fn json(&self) -> Vec<u8> {
         let mut bytes = serde_json::to_vec_pretty(self).expect("comparison serializes");
         bytes.push(b'\n');
         bytes
     }
 
     /// `compare.html`: self-contained, cases whose lift changed highlighted.
-    pub fn html(&self) -> String {
+    pub(crate) fn html(&self) -> String {
         let mut out = format!(
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>skill-lift compare: {}</title><style>{STYLE}\ntr.changed td {{ background: #fff8c5; }}\ntr.sign td {{ background: #ffebe9; }}</style></head><body>\n<h1>skill-lift compare: <code>{}</code></h1>\n<p>A = <code>{}</code>, B = <code>{}</code></p>\n<table><thead><tr><th></th><th>A</th><th>B</th><th>B − A</th></tr></thead><tbody>\n",
             escape(&self.asset),
@@ -738,7 +738,7 @@ fn grading_text(summary: &Summary) -> String {
 
 /// What `skill-lift compare` compares and where it writes.
 #[derive(Debug, Clone)]
-pub struct CompareSettings {
+pub(crate) struct CompareSettings {
     /// The first run folder (A).
     pub run_a: PathBuf,
     /// The second run folder (B).
@@ -752,7 +752,7 @@ pub struct CompareSettings {
 /// Why `skill-lift compare` could not compare: the runs (input errors) or writing a file
 /// ([`CompareError::is_infrastructure`]).
 #[derive(Debug, thiserror::Error)]
-pub enum CompareError {
+pub(crate) enum CompareError {
     /// A run folder cannot be read.
     #[error(transparent)]
     Record(#[from] crate::record::RecordError),
@@ -780,7 +780,7 @@ pub enum CompareError {
 
 impl CompareError {
     /// Whether the failure is the infrastructure's (writing a file).
-    pub fn is_infrastructure(&self) -> bool {
+    pub(crate) fn is_infrastructure(&self) -> bool {
         matches!(self, Self::Write(_))
     }
 }
@@ -789,7 +789,7 @@ impl CompareError {
 /// runs that are not comparable, write `compare.md`, `.csv`, `-cases.csv`, `.json` and `.html`,
 /// print the Markdown table (unless quiet), report the files and append the table to the
 /// GitHub step summary. Returns the files written.
-pub fn compare_runs(settings: &CompareSettings) -> Result<Vec<PathBuf>, CompareError> {
+pub(crate) fn compare_runs(settings: &CompareSettings) -> Result<Vec<PathBuf>, CompareError> {
     let (manifest_a, summary_a) = analyze(&settings.run_a)?;
     let (manifest_b, summary_b) = analyze(&settings.run_b)?;
     check_comparable(&manifest_a, &manifest_b).map_err(|source| CompareError::NotComparable {

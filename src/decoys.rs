@@ -8,7 +8,7 @@ use crate::asset::load_skill;
 use crate::workspace::SkillSource;
 
 /// The built-in decoys: (name, SKILL.md text).
-pub const BUILTIN_DECOYS: [(&str, &str); 4] = [
+pub(crate) const BUILTIN_DECOYS: [(&str, &str); 4] = [
     ("api-debug", include_str!("../decoys/api-debug/SKILL.md")),
     (
         "config-validator",
@@ -23,7 +23,7 @@ pub const BUILTIN_DECOYS: [(&str, &str); 4] = [
 
 /// Where decoys come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DecoySource {
+pub(crate) enum DecoySource {
     /// The compiled-in defaults.
     Builtin,
     /// Every skill folder directly inside a folder.
@@ -34,7 +34,7 @@ pub enum DecoySource {
 
 impl DecoySource {
     /// The name recorded in the manifest.
-    pub fn recorded_name(&self) -> String {
+    pub(crate) fn recorded_name(&self) -> String {
         match self {
             DecoySource::Builtin => "builtin".to_string(),
             DecoySource::Folder(path) => path.display().to_string(),
@@ -43,7 +43,7 @@ impl DecoySource {
     }
 
     /// Parse a recorded name back.
-    pub fn from_recorded(name: &str) -> Self {
+    pub(crate) fn from_recorded(name: &str) -> Self {
         match name {
             "builtin" => DecoySource::Builtin,
             "none" => DecoySource::None,
@@ -53,14 +53,14 @@ impl DecoySource {
 }
 
 /// Decoys ready to stage.
-pub struct Decoys {
+pub(crate) struct Decoys {
     /// The decoy skills, ordered by name.
     pub skills: Vec<SkillSource>,
 }
 
 /// Why decoys could not be prepared.
 #[derive(Debug, thiserror::Error)]
-pub enum DecoyError {
+pub(crate) enum DecoyError {
     #[error("{path}: cannot prepare decoys: {source}")]
     Io {
         path: PathBuf,
@@ -75,7 +75,7 @@ pub enum DecoyError {
 /// Prepare the decoys of `source`: built-ins are read from their folder under the system
 /// temporary folder ([`builtin_folder`]); a folder is read for its skill subfolders (each must
 /// load as a skill).
-pub fn prepare_decoys(source: &DecoySource) -> Result<Decoys, DecoyError> {
+pub(crate) fn prepare_decoys(source: &DecoySource) -> Result<Decoys, DecoyError> {
     match source {
         DecoySource::None => Ok(Decoys { skills: Vec::new() }),
         DecoySource::Builtin => {
@@ -125,7 +125,7 @@ pub fn prepare_decoys(source: &DecoySource) -> Result<Decoys, DecoyError> {
 /// it, so a killed run leaves nothing behind that the next one does not reuse. The folder is
 /// created whole (written under a temporary name, then renamed) and reused only when it is this
 /// user's, closed to others, and holds exactly the built-ins; otherwise it is replaced.
-pub fn builtin_folder(temp_root: &Path) -> Result<PathBuf, DecoyError> {
+pub(crate) fn builtin_folder(temp_root: &Path) -> Result<PathBuf, DecoyError> {
     use sha2::{Digest, Sha256};
     let mut hash = Sha256::new();
     for (name, text) in BUILTIN_DECOYS {

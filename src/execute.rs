@@ -42,7 +42,7 @@ use crate::workspace::{
 const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 
 /// Everything the trials of one run share.
-pub struct TrialContext {
+pub(crate) struct TrialContext {
     pub run_id: String,
     pub run_dir: PathBuf,
     pub runner_name: String,
@@ -104,7 +104,7 @@ type ArmSkills = Result<Arc<[StagedSkill]>, ArmStagingFailure>;
 /// runs once per arm, not per trial), and whether the skill has `evals/files/` (which a case
 /// without `files` stages into a folder).
 #[derive(Default)]
-pub struct MemoryStaging {
+pub(crate) struct MemoryStaging {
     arms: [std::sync::OnceLock<ArmSkills>; 3],
     eval_files_exist: std::sync::OnceLock<bool>,
 }
@@ -120,13 +120,13 @@ impl MemoryStaging {
 }
 
 /// Writes the exports of a run's current records.
-pub type ExportFn = dyn Fn(&LiveRecords) + Send + Sync;
+pub(crate) type ExportFn = dyn Fn(&LiveRecords) + Send + Sync;
 
 /// The run's current records as the dispatcher keeps them for the periodic exports: the records
 /// read at the start and every batch committed since, each batch shared, so the snapshot an
 /// export is written from copies one pointer per batch, never a record.
 #[derive(Clone, Default)]
-pub struct LiveRecords {
+pub(crate) struct LiveRecords {
     batches: Vec<Arc<[TrialRecord]>>,
     len: usize,
 }
@@ -141,24 +141,24 @@ impl LiveRecords {
     }
 
     /// The records held.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// Whether no record is held.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The records, in the order they were added.
-    pub fn iter(&self) -> impl Iterator<Item = &TrialRecord> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &TrialRecord> {
         self.batches.iter().flat_map(|batch| batch.iter())
     }
 }
 
 /// The exports rewritten during a run, from the dispatcher's records in memory.
 #[derive(Clone)]
-pub struct PeriodicExports {
+pub(crate) struct PeriodicExports {
     /// Time between two exports (one is skipped when nothing was recorded since the last).
     pub interval: Duration,
     /// Writes the exports of the run's current records (failures are the callee's to ignore:
@@ -169,7 +169,7 @@ pub struct PeriodicExports {
 /// How the scheduler runs the planned trials (jobs, K, progress, breaker, periodic exports, one
 /// round of a sequential run); built by the run pipeline from its `ExecutionSettings`.
 #[derive(Clone)]
-pub struct SchedulerSettings {
+pub(crate) struct SchedulerSettings {
     /// Trials in flight at once.
     pub jobs: usize,
     /// Attempts per case per arm.
@@ -190,7 +190,7 @@ pub struct SchedulerSettings {
 
 /// How execution ended.
 #[derive(Debug)]
-pub struct ExecuteReport {
+pub(crate) struct ExecuteReport {
     /// Trials recorded by this invocation.
     pub recorded: usize,
     /// Whether an interrupt stopped the run early.
@@ -208,7 +208,7 @@ pub struct ExecuteReport {
 
 /// A failure that stops the whole run.
 #[derive(Debug, thiserror::Error)]
-pub enum ExecuteError {
+pub(crate) enum ExecuteError {
     /// Appending to the trial log failed (the run folder is no longer trustworthy to extend).
     #[error(transparent)]
     Record(#[from] RecordError),
@@ -227,7 +227,7 @@ pub enum ExecuteError {
 /// Why a recorded trial cannot be graded again (`regrade`): the run folder or the eval set no
 /// longer holds what the record points at.
 #[derive(Debug, thiserror::Error)]
-pub enum RecordedTrialError {
+pub(crate) enum RecordedTrialError {
     /// The transcript cannot be read from the run folder.
     #[error(transparent)]
     Read(RecordError),
@@ -255,7 +255,7 @@ pub enum RecordedTrialError {
 
 /// What ends a run early, as a worker or the recorder reports it.
 #[derive(Debug)]
-pub enum Fatal {
+pub(crate) enum Fatal {
     /// The leak guard's finding.
     Leak(String),
     /// A scheduler task panicked (a trial's own panic is a recorded unscoreable trial instead).
@@ -268,11 +268,11 @@ pub enum Fatal {
 
 /// What a worker reports to the dispatcher.
 #[derive(Debug)]
-pub enum TrialEvent {
+pub(crate) enum TrialEvent {
     /// The trial was taken from the queue and is being staged.
-    Started(TrialKey),
+    Started,
     /// The trial's model requests were retried this many times (reported with its record).
-    Retried { key: TrialKey, requests: usize },
+    Retried { requests: usize },
     /// The trial is graded; its record and transcript go to the log.
     Finished {
         /// The trial's place among the pending ones (the order an in-order dispatch commits in).
@@ -290,7 +290,7 @@ pub enum TrialEvent {
 
 /// Where the dispatcher's recorder thread commits finished trials (the run's `trials.jsonl`
 /// and transcript log; tests may fail on purpose).
-pub trait RecordSink: Send + 'static {
+pub(crate) trait RecordSink: Send + 'static {
     /// Commit one batch durably, in order: transcripts before the records that point at them
     /// (the sink sets each record's `transcript` and `transcript_span`).
     fn append(&mut self, batch: &mut [FinishedTrial]) -> Result<(), RecordError>;
@@ -303,7 +303,7 @@ impl RecordSink for TrialLog {
 }
 
 /// The planned trial keys in execution order: attempts, then cases, then `arms`.
-pub fn plan_trials(cases: &[GoldenCase], arms: &[Arm], k: u32) -> Vec<(usize, TrialKey)> {
+pub(crate) fn plan_trials(cases: &[GoldenCase], arms: &[Arm], k: u32) -> Vec<(usize, TrialKey)> {
     let mut trials = Vec::with_capacity(cases.len() * arms.len() * k as usize);
     for attempt in 1..=k {
         for (index, case) in cases.iter().enumerate() {
@@ -471,8 +471,6 @@ impl Dispatcher {
 pub(crate) trait TrialWork: Send + Sync + 'static {
     /// One trial's input (a planned key with its case, a recorded trial).
     type Item: Clone + Send + 'static;
-    /// The trial the item is (for the `Started` and `Retried` events).
-    fn key(item: &Self::Item) -> TrialKey;
     /// Do the trial: its finished record and transcript, or what stops the whole run.
     fn run(
         self: Arc<Self>,
@@ -492,10 +490,6 @@ pub(crate) trait TrialWork: Send + Sync + 'static {
 
 impl TrialWork for TrialContext {
     type Item = (usize, TrialKey);
-
-    fn key(item: &Self::Item) -> TrialKey {
-        item.1.clone()
-    }
 
     async fn run(self: Arc<Self>, (case_index, key): Self::Item) -> Result<FinishedTrial, Fatal> {
         run_trial(&self, case_index, &key).await
@@ -527,7 +521,7 @@ impl TrialWork for TrialContext {
 /// Records go to a dedicated recorder thread that appends and fsyncs them; while one fsync is in
 /// progress the next finished trials queue up and are committed together (group commit), so the
 /// async workers never block on the disk.
-pub async fn execute(
+pub(crate) async fn execute(
     context: Arc<TrialContext>,
     settings: SchedulerSettings,
     done: &HashSet<TrialKey>,
@@ -671,8 +665,7 @@ pub(crate) async fn dispatch<W: TrialWork>(
             let work = Arc::clone(&spawner_work);
             let events = event_sender.clone();
             tasks.spawn(async move {
-                let key = W::key(&item);
-                let _ = events.send(TrialEvent::Started(key.clone()));
+                let _ = events.send(TrialEvent::Started);
                 // The trial runs in its own task so a panic anywhere in it is caught here and
                 // handed to the work ([`TrialWork::panicked`]), never lost.
                 let clock = TrialClock {
@@ -705,7 +698,6 @@ pub(crate) async fn dispatch<W: TrialWork>(
                     && !trial.record.retries.is_empty()
                 {
                     let _ = events.send(TrialEvent::Retried {
-                        key: key.clone(),
                         requests: trial.record.retries.len(),
                     });
                 }
@@ -752,8 +744,8 @@ pub(crate) async fn dispatch<W: TrialWork>(
                     }
                     record_sender = None;
                 }
-                Some(TrialEvent::Started(_)) => dispatcher.started += 1,
-                Some(TrialEvent::Retried { requests, .. }) => {
+                Some(TrialEvent::Started) => dispatcher.started += 1,
+                Some(TrialEvent::Retried { requests }) => {
                     dispatcher.retried_requests += requests;
                 }
                 Some(TrialEvent::Finished { seq, trial, permit }) => {
@@ -2152,10 +2144,6 @@ mod scheduler_tests {
 
     impl TrialWork for ReverseWork {
         type Item = (usize, TrialKey);
-
-        fn key(item: &Self::Item) -> TrialKey {
-            item.1.clone()
-        }
 
         async fn run(self: Arc<Self>, (seq, key): Self::Item) -> Result<FinishedTrial, Fatal> {
             if self.hang.contains(&seq) {

@@ -31,7 +31,7 @@ use crate::registry::hosts::{CLAUDE_MARKETPLACE_MANIFEST, CLAUDE_PLUGIN_MANIFEST
 const SKIPPED_FOLDERS: &[&str] = &[".git", "node_modules", "target", "__pycache__", ".venv"];
 
 /// The kinds of input counted, in report order.
-pub const KINDS: &[&str] = &[
+pub(crate) const KINDS: &[&str] = &[
     "skill",
     "eval file",
     "trigger set",
@@ -42,7 +42,7 @@ pub const KINDS: &[&str] = &[
 
 /// One refused input and why.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The file or folder.
     pub path: PathBuf,
     /// The loader's message.
@@ -51,7 +51,7 @@ pub struct Refusal {
 
 /// Counts of one kind.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct KindTally {
+pub(crate) struct KindTally {
     /// Inputs that loaded.
     pub loaded: usize,
     /// Inputs refused, with the reasons.
@@ -92,7 +92,7 @@ impl KindTally {
 
 /// The check of one folder.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct FolderReport {
+pub(crate) struct FolderReport {
     /// The folder checked.
     pub dir: PathBuf,
     /// Counts per kind ([`KINDS`]).
@@ -105,7 +105,7 @@ impl FolderReport {
     }
 
     /// Inputs loaded and refused, all kinds together.
-    pub fn totals(&self) -> (usize, usize) {
+    pub(crate) fn totals(&self) -> (usize, usize) {
         self.kinds
             .values()
             .fold((0, 0), |(l, r), t| (l + t.loaded, r + t.refused.len()))
@@ -198,7 +198,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// Check every input under `dir`.
-pub fn check_folder(dir: &Path) -> FolderReport {
+pub(crate) fn check_folder(dir: &Path) -> FolderReport {
     let mut found = Found::default();
     walk(dir, &mut found);
     let mut report = FolderReport {
@@ -377,7 +377,7 @@ fn check_marketplace(dir: &Path) -> Result<usize, MarketplaceError> {
 
 /// The report of several folders as text: per folder, per kind loaded / refused (with each
 /// refusal's reason), then the totals per kind and overall.
-pub fn render(reports: &[FolderReport]) -> String {
+pub(crate) fn render(reports: &[FolderReport]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let mut totals: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
@@ -445,12 +445,12 @@ pub fn render(reports: &[FolderReport]) -> String {
 /// A folder given to `skill-lift formats check` that is not a folder (an input error).
 #[derive(Debug, thiserror::Error)]
 #[error("{}: not a folder", .0.display())]
-pub struct NotAFolder(pub PathBuf);
+pub(crate) struct NotAFolder(pub PathBuf);
 
 /// Run `skill-lift formats check`: check every folder of `dirs` ([`check_folder`]) and print
 /// the counts on stdout, as text ([`render`]) or pretty JSON. Returns how many inputs were
 /// refused.
-pub fn check_command(dirs: &[PathBuf], json: bool) -> Result<usize, NotAFolder> {
+pub(crate) fn check_command(dirs: &[PathBuf], json: bool) -> Result<usize, NotAFolder> {
     if let Some(dir) = dirs.iter().find(|dir| !dir.is_dir()) {
         return Err(NotAFolder(dir.clone()));
     }

@@ -21,10 +21,10 @@ use crate::asset::fingerprint::{Calibre, fingerprint};
 use crate::registry::hosts::{HostKind, HostProfile};
 
 /// The installed folder's name (and the skill's `name`).
-pub const SKILL_NAME: &str = "skill-lift";
+pub(crate) const SKILL_NAME: &str = "skill-lift";
 
 /// The files of the bundled skill: (relative path, bytes).
-pub const BUNDLED_FILES: [(&str, &str); 1] =
+pub(crate) const BUNDLED_FILES: [(&str, &str); 1] =
     [("SKILL.md", include_str!("../assets/skill-lift/SKILL.md"))];
 
 /// Prefix of the staging and set-aside folders an install creates beside a target.
@@ -33,7 +33,7 @@ const PREVIOUS_PREFIX: &str = ".skill-lift-previous-";
 
 /// Why an install or uninstall failed.
 #[derive(Debug, thiserror::Error)]
-pub enum InstallError {
+pub(crate) enum InstallError {
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -68,7 +68,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError + '_ {
 
 /// One host the skill goes into.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct InstallTarget {
+pub(crate) struct InstallTarget {
     /// Host profile name (`claude-code`, `codex`, …).
     pub host: String,
     /// The host's own folder, whose existence means the host is installed (`~/.claude`).
@@ -81,7 +81,7 @@ pub struct InstallTarget {
 
 /// A host profile that was not used, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SkippedHost {
+pub(crate) struct SkippedHost {
     pub host: String,
     pub reason: String,
 }
@@ -108,7 +108,7 @@ fn host_folders(host: &HostProfile) -> Result<Option<(PathBuf, PathBuf)>, Instal
 /// The hosts to install into: skill-taking profiles (`hosts` from
 /// [`crate::registry::hosts::load_hosts`]) whose host folder exists, optionally only those named
 /// in `only`; one target per distinct skills folder.
-pub fn discover_targets(
+pub(crate) fn discover_targets(
     hosts: &[HostProfile],
     only: &[String],
 ) -> Result<(Vec<InstallTarget>, Vec<SkippedHost>), InstallError> {
@@ -183,7 +183,7 @@ fn write_bundle(dir: &Path) -> Result<(), InstallError> {
 
 /// The fingerprint (calibre v3-agent-skills) every installed copy must have: the bundled files
 /// written into a private temporary folder and fingerprinted with the same function as any skill.
-pub fn bundled_fingerprint() -> Result<String, InstallError> {
+pub(crate) fn bundled_fingerprint() -> Result<String, InstallError> {
     let temp = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
     let dir = temp.path().join(SKILL_NAME);
     std::fs::create_dir(&dir).map_err(io(&dir))?;
@@ -193,7 +193,7 @@ pub fn bundled_fingerprint() -> Result<String, InstallError> {
 
 /// Whether `dir` holds skill-lift's own skill (any version): its `SKILL.md` names `skill-lift`
 /// and its description is skill-lift's. Only the frontmatter of that one file is read.
-pub fn is_own_copy(dir: &Path) -> bool {
+pub(crate) fn is_own_copy(dir: &Path) -> bool {
     match crate::asset::load_skill(dir) {
         Ok(skill) => {
             skill.name == SKILL_NAME && skill.description.contains("paired runs with and without")
@@ -204,7 +204,7 @@ pub fn is_own_copy(dir: &Path) -> bool {
 
 /// The entries under an installed copy `dir` that the bundle does not hold (files a user
 /// added), relative, sorted; symbolic links are listed, never followed.
-pub fn added_files(dir: &Path) -> Vec<String> {
+pub(crate) fn added_files(dir: &Path) -> Vec<String> {
     let bundled: std::collections::BTreeSet<&str> = BUNDLED_FILES
         .iter()
         .map(|(relative, _)| *relative)
@@ -257,7 +257,7 @@ fn refuse_added_files(dir: &Path, force: bool) -> Result<(), InstallError> {
 /// What happened (or, with `--dry-run`, would happen) at one host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum InstallAction {
+pub(crate) enum InstallAction {
     /// A new copy.
     Installed,
     /// An older or different copy of skill-lift's skill was replaced.
@@ -278,7 +278,7 @@ pub enum InstallAction {
 
 impl InstallAction {
     /// Snake-case name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Installed => "installed",
             Self::Updated => "updated",
@@ -294,7 +294,7 @@ impl InstallAction {
 
 /// One host's outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HostOutcome {
+pub(crate) struct HostOutcome {
     pub host: String,
     pub target: PathBuf,
     pub action: InstallAction,
@@ -306,7 +306,7 @@ pub struct HostOutcome {
 
 /// The outcome of an install or uninstall over all targets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct InstallReport {
+pub(crate) struct InstallReport {
     /// The bundled skill's fingerprint.
     pub fingerprint: String,
     pub dry_run: bool,
@@ -469,7 +469,7 @@ fn rollback(done: &Done) {
 }
 
 /// Install into every target, all or nothing. With `dry_run`, only say what would happen.
-pub fn install(
+pub(crate) fn install(
     targets: &[InstallTarget],
     skipped: Vec<SkippedHost>,
     dry_run: bool,
@@ -574,7 +574,7 @@ pub fn install(
 
 /// Remove skill-lift's own skill from every target (a different skill named `skill-lift` is
 /// kept, unless `force`). With `dry_run`, only say what would happen.
-pub fn uninstall(
+pub(crate) fn uninstall(
     targets: &[InstallTarget],
     skipped: Vec<SkippedHost>,
     dry_run: bool,
@@ -625,7 +625,7 @@ pub fn uninstall(
 
 /// What `skill-lift install` does, and where.
 #[derive(Debug, Clone)]
-pub struct InstallSettings {
+pub(crate) struct InstallSettings {
     /// The state folder holding `hosts.json`.
     pub state: PathBuf,
     /// Only these hosts (empty: every host found).
@@ -642,7 +642,7 @@ pub struct InstallSettings {
 /// Why `skill-lift install` stopped: the hosts cannot be read, named or found (input errors), or the
 /// install or uninstall failed ([`InstallCommandError::is_infrastructure`]).
 #[derive(Debug, thiserror::Error)]
-pub enum InstallCommandError {
+pub(crate) enum InstallCommandError {
     /// The host profiles cannot be read, or `--host` names none of them.
     #[error(transparent)]
     Hosts(#[from] crate::registry::RegistryError),
@@ -657,7 +657,7 @@ pub enum InstallCommandError {
 impl InstallCommandError {
     /// Whether the failure is the infrastructure's (writing into a host) rather than the
     /// inputs'.
-    pub fn is_infrastructure(&self) -> bool {
+    pub(crate) fn is_infrastructure(&self) -> bool {
         matches!(self, Self::Failed(_))
     }
 }
@@ -665,7 +665,7 @@ impl InstallCommandError {
 /// Run `skill-lift install` (or `--uninstall`): choose the hosts found, install into (or
 /// remove from) every one and print what was done at each on stdout. `None` when no agent host
 /// was found (each skipped host and the absence reported).
-pub fn install_command(
+pub(crate) fn install_command(
     settings: &InstallSettings,
 ) -> Result<Option<InstallReport>, InstallCommandError> {
     let hosts = crate::registry::hosts::load_hosts(&settings.state)?;
@@ -705,7 +705,7 @@ pub fn install_command(
 }
 
 /// What an install or uninstall did (or would do) at each host, one line each, as printed.
-pub fn render_report(report: &InstallReport, uninstalling: bool) -> String {
+pub(crate) fn render_report(report: &InstallReport, uninstalling: bool) -> String {
     let verb = match (uninstalling, report.dry_run) {
         (false, false) => "install",
         (false, true) => "install (dry run: nothing written)",

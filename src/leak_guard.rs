@@ -23,14 +23,14 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// Words per shingle.
-pub const SHINGLE_WORDS: usize = 3;
+pub(crate) const SHINGLE_WORDS: usize = 3;
 
 /// Jaccard similarity of the shingle sets at or above which two bodies are the same skill.
-pub const NEAR_DUPLICATE_JACCARD: f64 = 0.8;
+pub(crate) const NEAR_DUPLICATE_JACCARD: f64 = 0.8;
 
 /// Why a skill counts as a copy of the target.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Resemblance {
+pub(crate) enum Resemblance {
     /// The frontmatter `name` is the target's.
     SameName(String),
     /// The normalized bodies are equal.
@@ -59,7 +59,7 @@ impl std::fmt::Display for Resemblance {
 
 /// A `SKILL.md` split into its frontmatter `name` (when it has one) and its body.
 #[derive(Debug, Clone)]
-pub struct SkillText {
+pub(crate) struct SkillText {
     /// Frontmatter `name`, trimmed and unquoted.
     pub name: Option<String>,
     /// Normalized body (see the module documentation).
@@ -68,7 +68,7 @@ pub struct SkillText {
 
 impl SkillText {
     /// Parse a `SKILL.md` text (any line endings).
-    pub fn parse(text: &str) -> Self {
+    pub(crate) fn parse(text: &str) -> Self {
         let unified: String = text
             .replace("\r\n", "\n")
             .replace('\r', "\n")
@@ -91,13 +91,13 @@ impl SkillText {
     }
 
     /// Read and parse `dir/SKILL.md`; `None` when there is none.
-    pub fn read(dir: &Path) -> Option<Self> {
+    pub(crate) fn read(dir: &Path) -> Option<Self> {
         let bytes = std::fs::read(dir.join("SKILL.md")).ok()?;
         Some(Self::parse(&String::from_utf8_lossy(&bytes)))
     }
 
     /// How `self` resembles `target`, when it is a copy of it.
-    pub fn resembles(&self, target: &SkillText) -> Option<Resemblance> {
+    pub(crate) fn resembles(&self, target: &SkillText) -> Option<Resemblance> {
         if let (Some(mine), Some(theirs)) = (&self.name, &target.name)
             && mine == theirs
         {
@@ -127,7 +127,7 @@ fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
 
 /// The body with whitespace differences removed: lines trimmed, inner runs of whitespace (tabs
 /// included) collapsed to one space, blank lines dropped, joined with `\n`.
-pub fn normalize(body: &str) -> String {
+pub(crate) fn normalize(body: &str) -> String {
     body.lines()
         .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
         .filter(|line| !line.is_empty())
@@ -154,7 +154,7 @@ fn shingles(normalized: &str) -> HashSet<String> {
 
 /// Jaccard similarity of the [`SHINGLE_WORDS`]-word shingle sets of two normalized bodies, in
 /// [0, 1] (0 when either is empty).
-pub fn jaccard(a: &str, b: &str) -> f64 {
+pub(crate) fn jaccard(a: &str, b: &str) -> f64 {
     let (a, b) = (shingles(a), shingles(b));
     if a.is_empty() || b.is_empty() {
         return 0.0;
@@ -167,14 +167,14 @@ pub fn jaccard(a: &str, b: &str) -> f64 {
 /// folder, a folder holding it, or its `SKILL.md`. (Other files of the skill — its `evals/`
 /// fixtures above all — are ordinary case files; a renamed copy of `SKILL.md` is caught by the
 /// content check of the staged workspace.)
-pub fn copies_target(source: &Path, target_dir: &Path) -> bool {
+pub(crate) fn copies_target(source: &Path, target_dir: &Path) -> bool {
     let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let (source, target) = (canonical(source), canonical(target_dir));
     target.starts_with(&source) || source == target.join("SKILL.md")
 }
 
 /// Every `SKILL.md` under `dir` (not following symbolic links), for the baseline scan.
-pub fn skill_files_under(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn skill_files_under(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(current) = stack.pop() {

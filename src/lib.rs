@@ -24,54 +24,57 @@
 
 // Test code writes its fixtures directly; the library writes through `disk` (clippy.toml).
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
+// Items are visible to the crate only, unless a public module exports them (`tests/` and
+// `main.rs` use the public ones).
+#![warn(unreachable_pub)]
 
-pub mod analysis;
+pub(crate) mod analysis;
 pub mod asset;
-pub mod calibration;
-pub mod changed;
+pub(crate) mod calibration;
+pub(crate) mod changed;
 pub mod cli;
-pub mod compare;
+pub(crate) mod compare;
 pub mod contain;
-pub mod decoys;
-pub mod disk;
+pub(crate) mod decoys;
+pub(crate) mod disk;
 pub mod evalset;
-pub mod execute;
+pub(crate) mod execute;
 pub mod exit_codes;
-pub mod formats_check;
-pub mod golden;
-pub mod grade;
+pub(crate) mod formats_check;
+pub(crate) mod golden;
+pub(crate) mod grade;
 pub mod history;
-pub mod install;
-pub mod leak_guard;
-pub mod local_model;
-pub mod object_out;
-pub mod pipeline;
-pub mod plan;
-pub mod process;
-pub mod progress;
-pub mod projection;
+pub(crate) mod install;
+pub(crate) mod leak_guard;
+pub(crate) mod local_model;
+pub(crate) mod object_out;
+pub(crate) mod pipeline;
+pub(crate) mod plan;
+pub(crate) mod process;
+pub(crate) mod progress;
+pub(crate) mod projection;
 pub mod record;
 
 pub mod registry;
-pub mod report;
-pub mod reporter;
-pub mod reuse;
-pub mod run_matrix;
+pub(crate) mod report;
+pub(crate) mod reporter;
+pub(crate) mod reuse;
+pub(crate) mod run_matrix;
 pub mod runner;
-pub mod scaffold;
-pub mod sequential;
-pub mod shadow;
-pub mod shard;
-pub mod shell;
-pub mod skill_fit;
-pub mod skill_order;
-pub mod stats;
-pub mod terminal;
+pub(crate) mod scaffold;
+pub(crate) mod sequential;
+pub(crate) mod shadow;
+pub(crate) mod shard;
+pub(crate) mod shell;
+pub(crate) mod skill_fit;
+pub(crate) mod skill_order;
+pub(crate) mod stats;
+pub(crate) mod terminal;
 pub mod trajectory;
-pub mod triggers;
-pub mod usage;
-pub mod vet;
-pub mod workspace;
+pub(crate) mod triggers;
+pub(crate) mod usage;
+pub(crate) mod vet;
+pub(crate) mod workspace;
 
 #[cfg(test)]
 mod test_support;

@@ -7,19 +7,19 @@
 use std::process::Command;
 
 /// `scripts/setup-local-model`: creates the cached Python environment (idempotent).
-pub const SETUP_SCRIPT: &str = include_str!("../scripts/setup-local-model");
+pub(crate) const SETUP_SCRIPT: &str = include_str!("../scripts/setup-local-model");
 /// `scripts/serve-local-model`: serves the model on loopback (`exec`s the Python server).
-pub const SERVE_SCRIPT: &str = include_str!("../scripts/serve-local-model");
+pub(crate) const SERVE_SCRIPT: &str = include_str!("../scripts/serve-local-model");
 /// The port the shipped `local` and `local-judge` profiles use.
-pub const DEFAULT_PORT: u16 = 18765;
+pub(crate) const DEFAULT_PORT: u16 = 18765;
 
 /// The program and arguments that run the setup script (`bash -c SCRIPT setup-local-model`).
-pub fn setup_argv() -> [&'static str; 4] {
+pub(crate) fn setup_argv() -> [&'static str; 4] {
     ["bash", "-c", SETUP_SCRIPT, "setup-local-model"]
 }
 
 /// The command that serves the model on `127.0.0.1:port` in the foreground.
-pub fn serve_command(port: u16) -> Command {
+pub(crate) fn serve_command(port: u16) -> Command {
     let mut command = Command::new("bash");
     command
         .arg("-c")
@@ -31,7 +31,7 @@ pub fn serve_command(port: u16) -> Command {
 
 /// How `setup local-model` ended without failing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetupEnd {
+pub(crate) enum SetupEnd {
     /// The environment is set up.
     Ready,
     /// The script stopped on a missing prerequisite (Python or a compiler); it said which.
@@ -42,7 +42,7 @@ pub enum SetupEnd {
 
 /// Why the local model could not be set up or served.
 #[derive(Debug, thiserror::Error)]
-pub enum LocalModelError {
+pub(crate) enum LocalModelError {
     /// `bash` could not be started to set the model up.
     #[error("starting bash to set up the local model")]
     StartSetup(#[source] std::io::Error),
@@ -57,7 +57,7 @@ pub enum LocalModelError {
 /// `setup local-model`: run the setup script contained, so that an interrupt, or skill-lift's
 /// end however it comes, stops it with everything it started (pip, the compiler); the
 /// unfinished environment is not taken for a set-up one (the script marks it ready last).
-pub async fn setup() -> Result<SetupEnd, LocalModelError> {
+pub(crate) async fn setup() -> Result<SetupEnd, LocalModelError> {
     let [program, arguments @ ..] = setup_argv();
     let status = crate::contain::run_foreground(program, &arguments)
         .await
@@ -77,7 +77,7 @@ pub async fn setup() -> Result<SetupEnd, LocalModelError> {
 /// `serve local-model`: replace this process with the server on `127.0.0.1:port`; `exec` keeps
 /// this process's id, group and parent-death signal for the server, so a managed server is
 /// stopped exactly as before. Returns only when the server could not be started.
-pub fn serve(port: u16) -> LocalModelError {
+pub(crate) fn serve(port: u16) -> LocalModelError {
     use std::os::unix::process::CommandExt;
     LocalModelError::StartServe(serve_command(port).exec())
 }

@@ -24,7 +24,7 @@ use crate::reporter::{Event, report};
 
 /// An `s3://BUCKET/PREFIX` location.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct S3Location {
+pub(crate) struct S3Location {
     /// The bucket name.
     pub bucket: String,
     /// The key prefix, `/`-separated, without leading or trailing `/` (may be empty).
@@ -33,7 +33,7 @@ pub struct S3Location {
 
 /// Why an object-store transfer failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ObjectOutError {
+pub(crate) enum ObjectOutError {
     #[error("`{url}` is not an s3://BUCKET/PREFIX location: {reason}")]
     BadUrl { url: String, reason: &'static str },
     #[error("{url}: cannot set up the S3 client: {source}")]
@@ -60,7 +60,7 @@ pub enum ObjectOutError {
 
 impl S3Location {
     /// Parse `s3://BUCKET[/PREFIX]`; `None` when `text` does not start with `s3://`.
-    pub fn parse(text: &str) -> Option<Result<Self, ObjectOutError>> {
+    pub(crate) fn parse(text: &str) -> Option<Result<Self, ObjectOutError>> {
         let rest = text.strip_prefix("s3://")?;
         let bad = |reason| ObjectOutError::BadUrl {
             url: text.to_string(),
@@ -86,12 +86,12 @@ impl S3Location {
     }
 
     /// Parse a path argument (`--out`, a merge argument) that may be an `s3://` location.
-    pub fn from_path(path: &Path) -> Option<Result<Self, ObjectOutError>> {
+    pub(crate) fn from_path(path: &Path) -> Option<Result<Self, ObjectOutError>> {
         path.to_str().and_then(Self::parse)
     }
 
     /// `s3://bucket/prefix`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         if self.prefix.is_empty() {
             format!("s3://{}", self.bucket)
         } else {
@@ -100,7 +100,7 @@ impl S3Location {
     }
 
     /// The location one level below, at `name`.
-    pub fn child(&self, name: &str) -> Self {
+    pub(crate) fn child(&self, name: &str) -> Self {
         Self {
             bucket: self.bucket.clone(),
             prefix: if self.prefix.is_empty() {
@@ -157,7 +157,7 @@ fn check_bucket_name(bucket: &str) -> Result<(), &'static str> {
 }
 
 /// The S3 client for `location`'s bucket, configured from the `AWS_*` environment.
-pub fn store(location: &S3Location) -> Result<Arc<dyn ObjectStore>, ObjectOutError> {
+pub(crate) fn store(location: &S3Location) -> Result<Arc<dyn ObjectStore>, ObjectOutError> {
     AmazonS3Builder::from_env()
         .with_bucket_name(&location.bucket)
         .build()
@@ -207,7 +207,7 @@ fn local_files(dir: &Path) -> Result<Vec<String>, ObjectOutError> {
 
 /// What an upload moved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Uploaded {
+pub(crate) struct Uploaded {
     /// Where the folder now is (`s3://bucket/prefix/<folder name>`).
     pub location: S3Location,
     /// Objects written.
@@ -220,7 +220,7 @@ pub struct Uploaded {
 
 /// Upload the run folder `dir` to `location/<folder name>/`: stale objects under that prefix
 /// deleted first, then every file, `manifest.json` last.
-pub async fn upload_run_folder(
+pub(crate) async fn upload_run_folder(
     store: &dyn ObjectStore,
     dir: &Path,
     location: &S3Location,
@@ -278,7 +278,7 @@ pub async fn upload_run_folder(
 /// Check, before anything is spent, that an upload to `location` can succeed: a small probe
 /// object is written under the prefix and deleted again, and a listing is asked for (the three
 /// operations an upload makes; see [`upload_run_folder`]).
-pub async fn check_upload_access(
+pub(crate) async fn check_upload_access(
     store: &dyn ObjectStore,
     location: &S3Location,
 ) -> Result<(), ObjectOutError> {
@@ -326,7 +326,7 @@ fn safe_relative(key: &str) -> Option<PathBuf> {
 /// Download every run folder under `location` into `into`: the location itself when it holds a
 /// `manifest.json`, else each sub-prefix that does (complete uploads only; see
 /// [`upload_run_folder`]). Returns the local folders in name order.
-pub async fn download_run_folders(
+pub(crate) async fn download_run_folders(
     store: &dyn ObjectStore,
     location: &S3Location,
     into: &Path,
@@ -428,7 +428,7 @@ pub async fn download_run_folders(
 
 /// Why an `s3://` run or merge failed around its transfers.
 #[derive(Debug, thiserror::Error)]
-pub enum TransferError {
+pub(crate) enum TransferError {
     /// The location or the client's settings are unusable.
     #[error(transparent)]
     Location(Box<ObjectOutError>),
@@ -469,7 +469,7 @@ pub enum TransferError {
 impl TransferError {
     /// Whether the store or the local disk failed (infrastructure), rather than the user's
     /// input (a location, a prefix holding no run).
-    pub fn is_infrastructure(&self) -> bool {
+    pub(crate) fn is_infrastructure(&self) -> bool {
         let input = match self {
             TransferError::Location(_) | TransferError::RemoteMergeOut => true,
             TransferError::Download(error) => matches!(**error, ObjectOutError::NoRuns { .. }),
@@ -481,7 +481,7 @@ impl TransferError {
 
 /// A run whose `--out` is an `s3://` location: it records into a local staging folder, whose
 /// run folders are uploaded afterwards ([`StagedUpload::upload`]).
-pub struct StagedUpload {
+pub(crate) struct StagedUpload {
     location: S3Location,
     client: Arc<dyn ObjectStore>,
     staging: tempfile::TempDir,
@@ -490,7 +490,7 @@ pub struct StagedUpload {
 impl StagedUpload {
     /// `None` when `out` is a local folder; else the store checked to take the upload (before
     /// any trial is spent) and a local staging folder.
-    pub async fn start(out: &Path) -> Result<Option<Self>, TransferError> {
+    pub(crate) async fn start(out: &Path) -> Result<Option<Self>, TransferError> {
         let Some(location) = S3Location::from_path(out) else {
             return Ok(None);
         };
@@ -508,14 +508,14 @@ impl StagedUpload {
     }
 
     /// The local folder the run records into.
-    pub fn staging(&self) -> &Path {
+    pub(crate) fn staging(&self) -> &Path {
         self.staging.path()
     }
 
     /// Upload every run (or matrix) folder of the staging folder, reporting each; a failed
     /// upload keeps the staging folder (the recorded run is the spend) and says how to upload
     /// it by hand.
-    pub async fn upload(self) -> Result<(), TransferError> {
+    pub(crate) async fn upload(self) -> Result<(), TransferError> {
         let staging = self.staging.path();
         let entries = std::fs::read_dir(staging)
             .map_err(|error| TransferError::ReadStaging(staging.to_path_buf(), error))?;
@@ -592,7 +592,7 @@ fn kept_message(staging: &Path, location: &S3Location) -> String {
 
 /// The shard folders of `merge`'s arguments, with those under `s3://` arguments downloaded
 /// into a local folder that lives as long as this value.
-pub struct DownloadedArguments {
+pub(crate) struct DownloadedArguments {
     /// The local folders, in argument order.
     pub folders: Vec<PathBuf>,
     _staging: tempfile::TempDir,
@@ -600,7 +600,7 @@ pub struct DownloadedArguments {
 
 /// Download the run folders under each `s3://` argument (reporting each download); local
 /// arguments are kept as they are. `out` (the merged folder) must be local.
-pub async fn download_arguments(
+pub(crate) async fn download_arguments(
     arguments: &[PathBuf],
     out: &Path,
 ) -> Result<DownloadedArguments, TransferError> {

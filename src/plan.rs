@@ -15,16 +15,16 @@ use crate::stats::{self, PairedVarianceComponents};
 
 /// Default within-case variance per arm without a pilot: a pass probability of 0.5 (the largest
 /// possible binary variance, 0.25).
-pub const DEFAULT_WITHIN_VARIANCE: f64 = 0.25;
+pub(crate) const DEFAULT_WITHIN_VARIANCE: f64 = 0.25;
 /// Default between-case variance of the true lift without a pilot (a lift that varies across
 /// cases with a standard deviation of about 0.22).
-pub const DEFAULT_OMEGA_SQUARED: f64 = 0.05;
+pub(crate) const DEFAULT_OMEGA_SQUARED: f64 = 0.05;
 /// Largest K searched when asking how many attempts reach a target lift.
-pub const MAX_K_SEARCHED: u32 = 100;
+pub(crate) const MAX_K_SEARCHED: u32 = 100;
 
 /// Where the variance components came from.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct VarianceSource {
+pub(crate) struct VarianceSource {
     /// `pilot` or `default`.
     pub kind: String,
     /// Pilot run id, when there is one.
@@ -37,7 +37,7 @@ pub struct VarianceSource {
 
 /// Estimated tokens and cost.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct UsageEstimate {
+pub(crate) struct UsageEstimate {
     /// Input tokens per trial (mean).
     pub input_tokens_per_trial: f64,
     /// Output tokens per trial (mean).
@@ -64,7 +64,7 @@ pub struct UsageEstimate {
 impl UsageEstimate {
     /// Agent plus judge cost, when the agent's is known (a judge cost that is unknown while
     /// judges were asked leaves the total unknown).
-    pub fn total_cost_usd(&self) -> Option<f64> {
+    pub(crate) fn total_cost_usd(&self) -> Option<f64> {
         let judged = self.judge_tokens_per_trial.is_some_and(|t| t > 0.0);
         match (self.cost_usd, self.judge_cost_usd) {
             (Some(agent), Some(judge)) => Some(agent + judge),
@@ -76,7 +76,7 @@ impl UsageEstimate {
 
 /// A plan.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub cases: usize,
     /// The arms each case runs in (the paired two unless [`Plan::with_shape`] says otherwise).
     pub arms: Vec<Arm>,
@@ -105,7 +105,10 @@ pub struct Plan {
 
 /// Variance components for K attempts per arm from a pilot run's summary. `None` with fewer
 /// than two paired cases.
-pub fn components_from_pilot(pilot: &Summary, k: u32) -> Option<(PairedVarianceComponents, bool)> {
+pub(crate) fn components_from_pilot(
+    pilot: &Summary,
+    k: u32,
+) -> Option<(PairedVarianceComponents, bool)> {
     let mut differences = Vec::new();
     let mut within_a = Vec::new();
     let mut within_b = Vec::new();
@@ -159,7 +162,7 @@ pub fn components_from_pilot(pilot: &Summary, k: u32) -> Option<(PairedVarianceC
 }
 
 /// The default components for K attempts per arm.
-pub fn default_components(k: u32) -> PairedVarianceComponents {
+pub(crate) fn default_components(k: u32) -> PairedVarianceComponents {
     PairedVarianceComponents {
         omega_squared: DEFAULT_OMEGA_SQUARED,
         within_variance_a: DEFAULT_WITHIN_VARIANCE,
@@ -170,7 +173,7 @@ pub fn default_components(k: u32) -> PairedVarianceComponents {
 }
 
 /// Build a plan for `cases` × 2 arms × `k` (see [`Plan::with_shape`] for more arms or cells).
-pub fn plan(
+pub(crate) fn plan(
     cases: usize,
     k: u32,
     components: PairedVarianceComponents,
@@ -222,7 +225,7 @@ impl Plan {
     /// The same plan for a run with `arms` in each of `cells` runner × model cells: the trial
     /// count follows; the power is that of each comparison in each cell. The usage estimate is
     /// the caller's (built for the same trial count).
-    pub fn with_shape(mut self, arms: Vec<Arm>, cells: usize) -> Plan {
+    pub(crate) fn with_shape(mut self, arms: Vec<Arm>, cells: usize) -> Plan {
         let cells = cells.max(1);
         self.trials = self.cases * arms.len() * self.k as usize * cells;
         self.arms = arms;
@@ -232,7 +235,7 @@ impl Plan {
 }
 
 /// The plan as Markdown.
-pub fn plan_markdown(plan: &Plan) -> String {
+pub(crate) fn plan_markdown(plan: &Plan) -> String {
     let pp = |v: f64| format!("{:.1} pp", v * 100.0);
     let arms = plan
         .arms

@@ -25,9 +25,9 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
 /// Default cap on the stdout kept per attempt (16 MiB).
-pub const DEFAULT_MAX_STDOUT_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_STDOUT_BYTES: usize = 16 * 1024 * 1024;
 /// Default size of the stderr tail kept per attempt (64 KiB).
-pub const DEFAULT_MAX_STDERR_BYTES: usize = 64 * 1024;
+pub(crate) const DEFAULT_MAX_STDERR_BYTES: usize = 64 * 1024;
 /// Past the stdout cap, lines up to this long are still read whole, to find the final event.
 const FINAL_EVENT_PROBE_BYTES: usize = 1024 * 1024;
 /// How long pipes may stay open after the child exited before the group is killed.
@@ -35,7 +35,7 @@ const PIPE_DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub struct ProcessSpec {
+pub(crate) struct ProcessSpec {
     /// The program (path, or a name looked up in the child's `PATH`).
     pub program: PathBuf,
     /// Its arguments.
@@ -48,7 +48,7 @@ pub struct ProcessSpec {
 
 /// Time limits of one attempt.
 #[derive(Debug, Clone, Copy)]
-pub struct ProcessLimits {
+pub(crate) struct ProcessLimits {
     /// Wall-clock budget; past it the group gets SIGTERM.
     pub timeout: Duration,
     /// Time between SIGTERM and SIGKILL.
@@ -63,7 +63,7 @@ pub struct ProcessLimits {
 
 /// How a process ended.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProcessOutcome {
+pub(crate) struct ProcessOutcome {
     /// Complete stdout lines (lossy UTF-8, without the newline), in order; a last line without a
     /// newline is included.
     pub stdout_lines: Vec<String>,
@@ -91,7 +91,7 @@ pub struct ProcessOutcome {
 
 /// Why a process could not be run at all.
 #[derive(Debug, thiserror::Error)]
-pub enum ProcessError {
+pub(crate) enum ProcessError {
     #[error("cannot start `{program}`: {source}")]
     Spawn {
         program: String,
@@ -230,7 +230,7 @@ async fn read_stdout_lines(
 }
 
 /// What a caller watches in a running process's output ([`run_watched_process`]).
-pub trait ProcessWatch: Send {
+pub(crate) trait ProcessWatch: Send {
     /// Whether this stdout line is the final event.
     fn line(&mut self, line: &str) -> bool;
 
@@ -259,7 +259,7 @@ impl<F: FnMut(&str) -> bool + Send> ProcessWatch for FinalEvent<F> {
 }
 
 /// Run `spec` to the end under `limits`. `is_final` is asked about each stdout line.
-pub async fn run_process(
+pub(crate) async fn run_process(
     spec: &ProcessSpec,
     limits: ProcessLimits,
     is_final: impl FnMut(&str) -> bool + Send,
@@ -268,7 +268,7 @@ pub async fn run_process(
 }
 
 /// Run `spec` to the end under `limits`, with `watch` reading its output as it arrives.
-pub async fn run_watched_process(
+pub(crate) async fn run_watched_process(
     spec: &ProcessSpec,
     limits: ProcessLimits,
     watch: &mut dyn ProcessWatch,

@@ -28,11 +28,11 @@ pub enum ProgressMode {
 }
 
 /// The default seconds between two status lines.
-pub const DEFAULT_LINE_INTERVAL_S: f64 = 15.0;
+pub(crate) const DEFAULT_LINE_INTERVAL_S: f64 = 15.0;
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ProgressDisplay {
+pub(crate) enum ProgressDisplay {
     /// Nothing.
     Hidden,
     /// An indicatif bar (redrawn in place).
@@ -48,7 +48,12 @@ pub enum ProgressDisplay {
 
 impl ProgressDisplay {
     /// The display for `mode` with `--quiet`, given whether stderr is an interactive terminal.
-    pub fn choose(mode: ProgressMode, quiet: bool, interactive: bool, interval: Duration) -> Self {
+    pub(crate) fn choose(
+        mode: ProgressMode,
+        quiet: bool,
+        interactive: bool,
+        interval: Duration,
+    ) -> Self {
         match mode {
             ProgressMode::Never => ProgressDisplay::Hidden,
             ProgressMode::Always => ProgressDisplay::Lines {
@@ -66,7 +71,7 @@ impl ProgressDisplay {
 
     /// The same display with status lines opened by `label` (a matrix cell's name); a bar or
     /// nothing stays as it is. The label is leaked once (a handful of cells per process).
-    pub fn labelled(self, label: String) -> Self {
+    pub(crate) fn labelled(self, label: String) -> Self {
         match self {
             ProgressDisplay::Lines { interval, .. } => ProgressDisplay::Lines {
                 interval,
@@ -77,7 +82,7 @@ impl ProgressDisplay {
     }
 
     /// Whether stderr is an interactive terminal: a terminal, and `CI` is not set.
-    pub fn stderr_is_interactive() -> bool {
+    pub(crate) fn stderr_is_interactive() -> bool {
         std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
     }
 }
@@ -131,7 +136,7 @@ impl LineState {
 }
 
 /// `1h02m03s`, `4m05s`, `7s`.
-pub fn format_duration(duration: Duration) -> String {
+pub(crate) fn format_duration(duration: Duration) -> String {
     let seconds = duration.as_secs();
     let (hours, minutes, seconds) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
     if hours > 0 {
@@ -151,14 +156,14 @@ struct LineReporter {
 }
 
 /// A run's progress display.
-pub struct Progress {
+pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     lines: Option<LineReporter>,
 }
 
 impl Progress {
     /// Start showing the progress of `total` trials of which `done` are already recorded.
-    pub fn start(display: ProgressDisplay, total: u64, done: u64, message: String) -> Self {
+    pub(crate) fn start(display: ProgressDisplay, total: u64, done: u64, message: String) -> Self {
         match display {
             ProgressDisplay::Hidden => Self {
                 bar: None,
@@ -221,7 +226,7 @@ impl Progress {
     }
 
     /// `count` more trials are done; `message` is the running lift.
-    pub fn advance(&self, count: u64, message: String) {
+    pub(crate) fn advance(&self, count: u64, message: String) {
         if let Some(bar) = &self.bar {
             bar.inc(count);
             // The bar draws itself, outside the terminal writer: its message is redacted here.
@@ -235,7 +240,7 @@ impl Progress {
     }
 
     /// Stop: the bar is cleared, the line thread ends (no further line). Also on drop.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }

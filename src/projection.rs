@@ -41,15 +41,15 @@ use crate::stats::{PairedLiftSequence, seeded_rng};
 
 /// Default simulations per assumed lift: the mean trials spent has a standard error of about
 /// 0.5 % of fixed-K at N = 40, K = 3.
-pub const DEFAULT_SIMULATIONS: usize = 2000;
+pub(crate) const DEFAULT_SIMULATIONS: usize = 2000;
 /// Simulations a projection worker takes at a time from the shared counter.
 const JOB_BLOCK: usize = 16;
 /// The assumed lifts projected when none is given.
-pub const DEFAULT_ASSUMED_LIFTS: [f64; 4] = [0.0, 0.1, 0.3, 0.5];
+pub(crate) const DEFAULT_ASSUMED_LIFTS: [f64; 4] = [0.0, 0.1, 0.3, 0.5];
 
 /// Why a projection cannot be made.
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum ProjectionError {
+pub(crate) enum ProjectionError {
     /// The pilot has no recorded trial.
     #[error("the pilot run has no recorded trial")]
     NoTrials,
@@ -69,7 +69,7 @@ pub enum ProjectionError {
 
 /// A pilot trial's spend and duration.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PilotTrial {
+pub(crate) struct PilotTrial {
     /// Tokens and cost (agent and judges).
     pub spend: TrialSpend,
     /// Wall time of the trial, seconds.
@@ -78,7 +78,7 @@ pub struct PilotTrial {
 
 /// What the projection takes from a pilot run.
 #[derive(Debug, Clone)]
-pub struct PilotModel {
+pub(crate) struct PilotModel {
     /// The pilot's run id.
     pub run_id: String,
     /// Per pilot case: `without_skill` passes and scored attempts (cases with one scored).
@@ -96,7 +96,7 @@ pub struct PilotModel {
 impl PilotModel {
     /// The model of a pilot's records (a later record of a trial replaces an earlier one);
     /// agent tokens without a reported cost are priced at `price` (the planned profile's).
-    pub fn from_records(
+    pub(crate) fn from_records(
         run_id: &str,
         records: impl IntoIterator<Item = TrialRecord>,
         price: Option<&PriceTable>,
@@ -168,7 +168,7 @@ impl PilotModel {
     /// The mean spend of one trial over the pilot's trials of `arms` (each arm weighted
     /// equally, as a run plans them): `(agent tokens, agent cost, judge tokens, judge cost)`;
     /// a cost is `None` when some trial's is unknown.
-    pub fn mean_trial_spend(&self, arms: &[Arm]) -> MeanTrialSpend {
+    pub(crate) fn mean_trial_spend(&self, arms: &[Arm]) -> MeanTrialSpend {
         let mut mean = MeanTrialSpend {
             tokens: 0.0,
             cost_usd: Some(0.0),
@@ -208,7 +208,7 @@ impl PilotModel {
 
 /// The mean spend of one trial of a pilot (see [`PilotModel::mean_trial_spend`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MeanTrialSpend {
+pub(crate) struct MeanTrialSpend {
     /// Agent input + output tokens.
     pub tokens: f64,
     /// Agent USD; `None` when some pilot trial's cost is unknown.
@@ -225,7 +225,7 @@ pub struct MeanTrialSpend {
 /// unequal attempts: pooled rate `p̄ = (Σx + ½)/(Σn + 1)`, between-case variance of the true rate
 /// `v = S² − p̄(1 − p̄)·mean(1/nᵢ)` (S² the variance of the observed rates), clamped to
 /// `[10⁻⁴, 0.99]·p̄(1 − p̄)`; `a + b = p̄(1 − p̄)/v − 1`. Returns `((a, b), p̄)`.
-pub fn fit_beta_binomial(cases: &[(u32, u32)]) -> ((f64, f64), f64) {
+pub(crate) fn fit_beta_binomial(cases: &[(u32, u32)]) -> ((f64, f64), f64) {
     let passes: f64 = cases.iter().map(|c| f64::from(c.0)).sum();
     let attempts: f64 = cases.iter().map(|c| f64::from(c.1)).sum();
     let rate = (passes + 0.5) / (attempts + 1.0);
@@ -255,7 +255,7 @@ pub fn fit_beta_binomial(cases: &[(u32, u32)]) -> ((f64, f64), f64) {
 
 /// What to project.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ProjectionSettings {
+pub(crate) struct ProjectionSettings {
     /// Cases of the planned run.
     pub cases: usize,
     /// Attempts per case per arm.
@@ -283,7 +283,7 @@ pub struct ProjectionSettings {
 
 /// The expected spend of one procedure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ProcedureProjection {
+pub(crate) struct ProcedureProjection {
     /// Mean trials run.
     pub mean_trials: f64,
     /// Standard error of the mean trials.
@@ -306,7 +306,7 @@ pub struct ProcedureProjection {
 
 /// Fixed-K and sequential at one assumed lift.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LiftProjection {
+pub(crate) struct LiftProjection {
     /// The assumed true lift (added to every case's baseline rate).
     pub assumed_lift: f64,
     /// The mean lift of the simulated cases (below the assumed one where rates hit 0 or 1).
@@ -323,7 +323,7 @@ pub struct LiftProjection {
 
 /// The projection.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Projection {
+pub(crate) struct Projection {
     pub settings: ProjectionSettings,
     /// Cases per round used.
     pub round_cases: usize,
@@ -358,7 +358,7 @@ struct Attempt {
 }
 
 /// Project fixed-K and sequential for each assumed lift.
-pub fn project(
+pub(crate) fn project(
     pilot: &PilotModel,
     settings: &ProjectionSettings,
     assumed_lifts: &[f64],
@@ -710,7 +710,7 @@ fn makespan(durations: &[f64], jobs: usize) -> f64 {
 }
 
 /// The projection as Markdown (appended to `plan`'s).
-pub fn projection_markdown(projection: &Projection) -> String {
+pub(crate) fn projection_markdown(projection: &Projection) -> String {
     let settings = &projection.settings;
     let fixed_trials = settings.cases * settings.arms.len() * settings.k as usize;
     let rules = match settings.sequential.equivalence {

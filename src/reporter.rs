@@ -17,7 +17,7 @@ use std::path::PathBuf;
 /// Something a workflow tells the user while it works: progress of a run's lifecycle,
 /// warnings about inputs it accepted, what it wrote besides the run folder.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Event {
+pub(crate) enum Event {
     /// `--retry-unscoreable`: this many trials recorded unscoreable run again.
     RetryingUnscoreable {
         /// Trials that run again.
@@ -733,7 +733,7 @@ pub enum Event {
 
 /// Why a run did not feed the baseline store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BaselineSkip {
+pub(crate) enum BaselineSkip {
     /// A repeat of an A/A control.
     AaControl,
     /// The run measured no lift.
@@ -742,7 +742,7 @@ pub enum BaselineSkip {
 
 impl Event {
     /// A warning about `path`.
-    pub fn warning_at(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+    pub(crate) fn warning_at(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
         Event::Warning {
             path: Some(path.into()),
             message: message.into(),
@@ -750,7 +750,7 @@ impl Event {
     }
 
     /// A warning about no file in particular.
-    pub fn warning(message: impl Into<String>) -> Self {
+    pub(crate) fn warning(message: impl Into<String>) -> Self {
         Event::Warning {
             path: None,
             message: message.into(),
@@ -1418,7 +1418,7 @@ impl Event {
     /// A command's failure: `error`'s message and each cause its text does not already hold
     /// (thiserror messages often embed their source), through the redaction boundary (error
     /// text can quote a server's answer).
-    pub fn failed(error: &anyhow::Error) -> Self {
+    pub(crate) fn failed(error: &anyhow::Error) -> Self {
         let redact = |text: &str| crate::disk::redact::redact_text(text).into_owned();
         let mut shown = error.to_string();
         let mut causes = Vec::new();
@@ -1437,12 +1437,12 @@ impl Event {
 }
 
 /// Report `event`: its line on stderr, now.
-pub fn report(event: Event) {
+pub(crate) fn report(event: Event) {
     crate::errln!("{event}");
 }
 
 /// Report each of `paths` as written ([`Event::Wrote`]), in order.
-pub fn report_written(paths: &[PathBuf]) {
+pub(crate) fn report_written(paths: &[PathBuf]) {
     for path in paths {
         report(Event::Wrote { path: path.clone() });
     }
@@ -1451,12 +1451,12 @@ pub fn report_written(paths: &[PathBuf]) {
 /// Write a command's result on stdout exactly as given: a table, JSON document or markdown that
 /// the library rendered (the command line renders nothing itself). Nothing is appended; use
 /// [`result_line`] for a result that ends its line.
-pub fn result(text: &str) {
+pub(crate) fn result(text: &str) {
     crate::out!("{text}");
 }
 
 /// Write one line of a command's result on stdout: `text` and a newline.
-pub fn result_line(text: &str) {
+pub(crate) fn result_line(text: &str) {
     crate::outln!("{text}");
 }
 

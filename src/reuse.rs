@@ -51,13 +51,13 @@ use crate::workspace::ArmStaging;
 
 /// Version of the key recipe: bumped when what goes into a key changes, so keys of older
 /// recipes never match.
-pub const KEY_RECIPE_VERSION: u32 = 1;
+pub(crate) const KEY_RECIPE_VERSION: u32 = 1;
 
 /// The reusable-trial store's file in the state folder.
-pub const STORE_FILE: &str = "trial-store.json";
+pub(crate) const STORE_FILE: &str = "trial-store.json";
 
 /// Schema version of [`STORE_FILE`].
-pub const STORE_SCHEMA_VERSION: u32 = 1;
+pub(crate) const STORE_SCHEMA_VERSION: u32 = 1;
 
 /// Runner-profile settings that do not change what a trial does or how it is graded (they pace
 /// or price the run), left out of the key.
@@ -133,7 +133,7 @@ fn runner_key_value(profile: &RunnerProfile, model: &str) -> serde_json::Value {
 
 /// `sha256:<hex>` over the files under `path` (a file or a folder, recursively, symbolic links
 /// followed), each as its relative path and bytes, in path order.
-pub fn tree_digest(path: &Path) -> Result<String, ReuseError> {
+pub(crate) fn tree_digest(path: &Path) -> Result<String, ReuseError> {
     use sha2::{Digest, Sha256};
     fn walk(base: &Path, path: &Path, hasher: &mut Sha256) -> Result<(), ReuseError> {
         let metadata = std::fs::metadata(path).map_err(io_error(path))?;
@@ -205,7 +205,7 @@ fn case_key_value(
 
 /// The trial keys of a fresh run's arms and cases (see the module comment for what they
 /// cover). `eval_files_dir` is the `evals/files/` folder staged for cases that omit `files`.
-pub fn trial_keys(
+pub(crate) fn trial_keys(
     manifest: &Manifest,
     cases: &[GoldenCase],
     profile: &RunnerProfile,
@@ -307,7 +307,7 @@ impl ReuseSource {
 
 /// One entry of the trial store: a measured trial and its key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredTrial {
+pub(crate) struct StoredTrial {
     pub key: String,
     pub run_id: String,
     /// The run folder holding its record and transcript.
@@ -318,7 +318,7 @@ pub struct StoredTrial {
 
 /// The state folder's [`STORE_FILE`].
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct TrialStore {
+pub(crate) struct TrialStore {
     pub schema_version: u32,
     pub trials: Vec<StoredTrial>,
 }
@@ -344,7 +344,7 @@ fn key_of<'a>(keys: &'a TrialKeys, record: &TrialRecord) -> Option<&'a String> {
 /// folder's trial store: the measured, reusable ones (reused ones are registered by the run
 /// that measured them). Idempotent: the run's earlier entries are replaced. Returns how many
 /// were registered.
-pub fn register_run(
+pub(crate) fn register_run(
     state_dir: &Path,
     run_dir: &Path,
     manifest: &Manifest,
@@ -385,11 +385,11 @@ pub fn register_run(
 }
 
 /// Matching recorded trials by trial key.
-pub type CandidatesByKey = HashMap<String, Vec<Candidate>>;
+pub(crate) type CandidatesByKey = HashMap<String, Vec<Candidate>>;
 
 /// A recorded trial that matches a planned one.
 #[derive(Debug, Clone)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// The record as its run wrote it.
     pub record: TrialRecord,
     /// The run folder holding it.
@@ -442,7 +442,7 @@ fn run_candidates(
 /// first because a newer baseline is the closer one to what the model and server do now
 /// (what serves under an unchanged model name and URL is outside the key). Unreadable or
 /// moved run folders named by the store are skipped with a warning (returned).
-pub fn find_candidates(
+pub(crate) fn find_candidates(
     source: &ReuseSource,
     wanted: &HashSet<&String>,
 ) -> Result<(CandidatesByKey, Vec<String>), ReuseError> {
@@ -515,7 +515,7 @@ pub fn find_candidates(
 
 /// What [`import`] took.
 #[derive(Debug, Default)]
-pub struct Imported {
+pub(crate) struct Imported {
     /// The new run's records of the reused trials (ready to append).
     pub records: Vec<TrialRecord>,
     /// Planned trials of the reused arms with no matching recorded trial.
@@ -529,7 +529,7 @@ pub struct Imported {
 /// order (K larger than what is stored: the rest run). The records are copied for the run
 /// `manifest` describes (its run id, the new trial id, `reused_from` naming the origin), and
 /// their transcripts into `run_dir`.
-pub fn import(
+pub(crate) fn import(
     source: &ReuseSource,
     arms: &[Arm],
     manifest: &Manifest,
@@ -633,7 +633,7 @@ fn copy_trial(
 impl ReuseSummary {
     /// The reused trials as a Markdown list, grouped by the run that measured them (at most
     /// `limit` trials listed; the rest counted, all of them in `trials.csv`'s `reused_from`).
-    pub fn trials_markdown(&self, limit: usize) -> String {
+    pub(crate) fn trials_markdown(&self, limit: usize) -> String {
         if self.trials.is_empty() {
             return String::new();
         }
@@ -670,7 +670,7 @@ impl ReuseSummary {
     }
 
     /// One line for the terminal and report.md.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         if self.reused == 0 {
             return format!(
                 "Baseline reuse: asked for ({}), no recorded trial matched: every trial ran.",

@@ -20,13 +20,13 @@ use crate::record::{Arm, MATRIX_MANIFEST, RecordError};
 use crate::report::html::{escape, page_end, page_start};
 
 /// Version of `matrix-manifest.json` and of the matrix `summary.json`.
-pub const MATRIX_FORMAT_VERSION: u32 = 1;
+pub(crate) const MATRIX_FORMAT_VERSION: u32 = 1;
 /// The folder of a matrix folder that holds the cells' run folders.
-pub const CELLS_DIR: &str = "cells";
+pub(crate) const CELLS_DIR: &str = "cells";
 
 /// Errors reading a matrix folder.
 #[derive(Debug, thiserror::Error)]
-pub enum MatrixError {
+pub(crate) enum MatrixError {
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -40,7 +40,7 @@ pub enum MatrixError {
 
 /// One (runner, model) cell: a complete run folder of its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MatrixCell {
+pub(crate) struct MatrixCell {
     /// The runner profile as given (`--runner`: a name from `runners/` or a `.toml` path).
     pub runner: String,
     /// The model as given (`--model`); absent: the profile's own model.
@@ -53,17 +53,17 @@ pub struct MatrixCell {
 
 impl MatrixCell {
     /// The cell's run folder, relative to the matrix folder.
-    pub fn relative_dir(&self) -> PathBuf {
+    pub(crate) fn relative_dir(&self) -> PathBuf {
         Path::new(CELLS_DIR).join(&self.run_id)
     }
 
     /// The cell's run folder inside `matrix_dir`.
-    pub fn dir(&self, matrix_dir: &Path) -> PathBuf {
+    pub(crate) fn dir(&self, matrix_dir: &Path) -> PathBuf {
         matrix_dir.join(self.relative_dir())
     }
 
     /// `runner · model` for messages (the model as given, or `profile model`).
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!(
             "{} · {}",
             self.runner,
@@ -74,7 +74,7 @@ impl MatrixCell {
 
 /// `matrix-manifest.json`: what a matrix run planned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MatrixManifest {
+pub(crate) struct MatrixManifest {
     pub format_version: u32,
     pub run_id: String,
     pub created_at: DateTime<Utc>,
@@ -110,14 +110,14 @@ fn slug(text: &str) -> String {
 }
 
 /// Whether `runners` × `models` make more than one cell.
-pub fn is_matrix(runners: &[String], models: &[String]) -> bool {
+pub(crate) fn is_matrix(runners: &[String], models: &[String]) -> bool {
     plan_cells("", runners, models).len() > 1
 }
 
 /// The cells of `runners` × `models` (`models` empty: each runner's profile model), runner
 /// major, flag order, duplicates dropped. Each cell's run id is `RUN_ID--RUNNER--MODEL` (slugs;
 /// a number appended when two cells would share one).
-pub fn plan_cells(run_id: &str, runners: &[String], models: &[String]) -> Vec<MatrixCell> {
+pub(crate) fn plan_cells(run_id: &str, runners: &[String], models: &[String]) -> Vec<MatrixCell> {
     let mut cells: Vec<MatrixCell> = Vec::new();
     let models: Vec<Option<&String>> = if models.is_empty() {
         vec![None]
@@ -154,7 +154,7 @@ pub fn plan_cells(run_id: &str, runners: &[String], models: &[String]) -> Vec<Ma
 }
 
 /// Read `matrix-manifest.json` of `dir`; cells whose folder would leave `dir` are refused.
-pub fn read_matrix_manifest(dir: &Path) -> Result<MatrixManifest, MatrixError> {
+pub(crate) fn read_matrix_manifest(dir: &Path) -> Result<MatrixManifest, MatrixError> {
     let path = dir.join(MATRIX_MANIFEST);
     let text = std::fs::read_to_string(&path).map_err(|source| MatrixError::Io {
         path: path.clone(),
@@ -189,14 +189,17 @@ pub fn read_matrix_manifest(dir: &Path) -> Result<MatrixManifest, MatrixError> {
 }
 
 /// Write `matrix-manifest.json` into `dir` atomically.
-pub fn write_matrix_manifest(dir: &Path, manifest: &MatrixManifest) -> Result<(), RecordError> {
+pub(crate) fn write_matrix_manifest(
+    dir: &Path,
+    manifest: &MatrixManifest,
+) -> Result<(), RecordError> {
     let bytes = serde_json::to_vec_pretty(manifest).expect("matrix manifest serializes");
     Ok(write_atomic(&dir.join(MATRIX_MANIFEST), &bytes)?)
 }
 
 /// A rate or a lift with its 95% interval (fractions).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Interval {
+pub(crate) struct Interval {
     pub estimate: Option<f64>,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
@@ -204,7 +207,7 @@ pub struct Interval {
 
 /// One arm compared with the cell's reference arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CellComparison {
+pub(crate) struct CellComparison {
     pub arm: Arm,
     pub reference: Arm,
     pub lift: Interval,
@@ -213,7 +216,7 @@ pub struct CellComparison {
 
 /// One cell of the matrix report: its level without the skill, with it, and the lift.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CellSummary {
+pub(crate) struct CellSummary {
     /// The runner profile's name.
     pub runner: String,
     pub runner_kind: String,
@@ -243,7 +246,7 @@ pub struct CellSummary {
 
 /// The matrix `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MatrixSummary {
+pub(crate) struct MatrixSummary {
     /// Always `matrix` (a run's `summary.json` has no `kind`).
     pub kind: String,
     pub format_version: u32,
@@ -273,7 +276,10 @@ fn interval(estimate: Option<f64>, ci_low: Option<f64>, ci_high: Option<f64>) ->
 }
 
 /// The matrix summary of `manifest` from each cell's analysis (in manifest order).
-pub fn matrix_summary(manifest: &MatrixManifest, cells: &[(MatrixCell, Summary)]) -> MatrixSummary {
+pub(crate) fn matrix_summary(
+    manifest: &MatrixManifest,
+    cells: &[(MatrixCell, Summary)],
+) -> MatrixSummary {
     let fingerprint = cells
         .first()
         .map(|(_, s)| s.fingerprint.clone())
@@ -355,7 +361,7 @@ fn lift_with_interval(i: &Interval) -> String {
 }
 
 /// The matrix report as Markdown: one row per cell.
-pub fn matrix_markdown(summary: &MatrixSummary) -> String {
+pub(crate) fn matrix_markdown(summary: &MatrixSummary) -> String {
     let mut out = format!(
         "# skill-lift matrix: {} ({})\n\nRun `{}`: {} runner × model cells, each analyzed on its own (paired statistics of a single run; its folder holds its full report). Intervals are 95%.\n\n",
         summary.asset,
@@ -400,7 +406,7 @@ pub fn matrix_markdown(summary: &MatrixSummary) -> String {
 }
 
 /// The matrix report as a standalone HTML page.
-pub fn matrix_html(summary: &MatrixSummary) -> String {
+pub(crate) fn matrix_html(summary: &MatrixSummary) -> String {
     let mut out = String::new();
     page_start(&mut out, &format!("skill-lift matrix: {}", summary.asset));
     let _ = write!(
@@ -453,7 +459,7 @@ pub fn matrix_html(summary: &MatrixSummary) -> String {
 /// The matrix as CSV: one row per cell and comparison (`arm`, `reference`), the paired
 /// `with_skill` / `without_skill` row first; rates in percent (`_pct`) and lifts in percentage
 /// points (`_pp`), six decimals, as every CSV export (docs/report-formats.md).
-pub fn matrix_csv(summary: &MatrixSummary) -> Vec<u8> {
+pub(crate) fn matrix_csv(summary: &MatrixSummary) -> Vec<u8> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     let number = |v: Option<f64>| v.map(|v| format!("{:.6}", v * 100.0)).unwrap_or_default();
     writer
@@ -518,7 +524,7 @@ pub fn matrix_csv(summary: &MatrixSummary) -> Vec<u8> {
 
 /// Write the matrix exports (`summary.json`, `report.md`, `report.html`, `matrix.csv`) into
 /// `dir`, atomically; returns the paths written.
-pub fn write_matrix_exports(
+pub(crate) fn write_matrix_exports(
     dir: &Path,
     summary: &MatrixSummary,
 ) -> Result<Vec<PathBuf>, RecordError> {

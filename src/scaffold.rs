@@ -18,15 +18,15 @@ use crate::golden::mine::MineReport;
 use crate::history::request::HistoryRequest;
 
 /// The fixture file the file case stages, relative to the skill folder.
-pub const EXAMPLE_FILE: &str = "evals/files/notes.txt";
+pub(crate) const EXAMPLE_FILE: &str = "evals/files/notes.txt";
 
 /// The opening phrase the example skill asks for (short and early: even the 135M local model
 /// follows it, so a fresh scaffold measures a real lift).
-pub const EXAMPLE_OPENING: &str = "Status update:";
+pub(crate) const EXAMPLE_OPENING: &str = "Status update:";
 
 /// Why a scaffold could not be written.
 #[derive(Debug, thiserror::Error)]
-pub enum ScaffoldError {
+pub(crate) enum ScaffoldError {
     #[error(
         "`{name}` cannot name a skill: use lowercase letters, digits and single hyphens (at most 64 characters, e.g. `my-skill`); pass --name NAME"
     )]
@@ -53,7 +53,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ScaffoldError + '_ {
 
 /// Whether `name` is a valid Agent Skills name: 1–64 of `a-z`, `0-9` and `-`, no leading,
 /// trailing or doubled hyphen.
-pub fn is_valid_skill_name(name: &str) -> bool {
+pub(crate) fn is_valid_skill_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name
@@ -65,14 +65,14 @@ pub fn is_valid_skill_name(name: &str) -> bool {
 }
 
 /// The example skill's `SKILL.md`.
-pub fn example_skill_md(name: &str) -> String {
+pub(crate) fn example_skill_md(name: &str) -> String {
     format!(
         "---\nname: {name}\ndescription: Writes short, friendly status updates about work in progress. Use when someone asks for a status update, a progress note or where a piece of work stands. Every reply starts with \"{EXAMPLE_OPENING}\".\n---\n\n# Status updates\n\nStart every reply with \"{EXAMPLE_OPENING}\", then say in one or two short sentences where the work stands and what happens next.\n\nUser: How is the report going?\nAssistant: {EXAMPLE_OPENING} the draft is written and goes to review tomorrow.\n"
     )
 }
 
 /// The example fixture staged by the file case.
-pub fn example_file() -> &'static str {
+pub(crate) fn example_file() -> &'static str {
     "Website redesign notes\n- Home page: done\n- Checkout page: in review\n- Launch: planned for Friday\n"
 }
 
@@ -117,7 +117,7 @@ const EXAMPLE_POSITIVE_PROMPTS: [(&str, &str); 8] = [
 /// The example eval set of the example skill: eight positive cases with checks, a negative case
 /// and a file case (skill-creator `evals.json` shape with skill-lift's `checks`) — ten cases,
 /// enough for a verdict (at least five scored cases) on the first run.
-pub fn example_evals(name: &str) -> Value {
+pub(crate) fn example_evals(name: &str) -> Value {
     let mut evals: Vec<Value> = EXAMPLE_POSITIVE_PROMPTS
         .iter()
         .enumerate()
@@ -159,7 +159,7 @@ pub fn example_evals(name: &str) -> Value {
 /// An eval set to fill in for an existing skill whose behaviour skill-lift cannot know: one case
 /// of each kind with `REPLACE:` placeholders, all `status: draft` (so `run` refuses them until
 /// they are edited and the status removed).
-pub fn draft_evals(name: &str) -> Value {
+pub(crate) fn draft_evals(name: &str) -> Value {
     json!({
         "skill_name": name,
         "evals": [
@@ -194,7 +194,7 @@ pub fn draft_evals(name: &str) -> Value {
 /// (`expected_skill` = the skill), `false` → a negative case (`expected_skill: null`). Trigger
 /// sets carry no expected answers, so the cases have no output checks: add `checks`, or grade
 /// with `--judge`.
-pub fn evals_from_triggers(name: &str, triggers: &[TriggerCase]) -> Value {
+pub(crate) fn evals_from_triggers(name: &str, triggers: &[TriggerCase]) -> Value {
     let width = triggers.len().to_string().len().max(2);
     let cases: Vec<Value> = triggers
         .iter()
@@ -218,7 +218,7 @@ pub fn evals_from_triggers(name: &str, triggers: &[TriggerCase]) -> Value {
 
 /// One file to write, relative to the skill folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedFile {
+pub(crate) struct PlannedFile {
     pub relative: PathBuf,
     pub text: String,
 }
@@ -226,7 +226,10 @@ pub struct PlannedFile {
 /// Write `files` under `dir` (creating folders), refusing to overwrite anything; then check that
 /// `dir` loads as a skill and `evals/evals.json` as its eval set. On a failed check the files
 /// written are removed again. Returns the paths written.
-pub fn write_scaffold(dir: &Path, files: &[PlannedFile]) -> Result<Vec<PathBuf>, ScaffoldError> {
+pub(crate) fn write_scaffold(
+    dir: &Path,
+    files: &[PlannedFile],
+) -> Result<Vec<PathBuf>, ScaffoldError> {
     for file in files {
         let path = dir.join(&file.relative);
         if path.exists() {
@@ -260,14 +263,14 @@ pub fn write_scaffold(dir: &Path, files: &[PlannedFile]) -> Result<Vec<PathBuf>,
 }
 
 /// `value` as the pretty JSON text of an eval file (trailing newline).
-pub fn json_text(value: &Value) -> String {
+pub(crate) fn json_text(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("JSON values serialize");
     text.push('\n');
     text
 }
 
 /// Where the cases `init` wrote come from (what its next steps say).
-pub enum CaseSource<'a> {
+pub(crate) enum CaseSource<'a> {
     /// Drafts mined from session history: how many.
     History {
         /// Draft cases written.
@@ -289,7 +292,7 @@ pub enum CaseSource<'a> {
 /// The files `init` writes into a skill folder: a new skill's example SKILL.md, the eval set
 /// `evals`, and the example fixture when `fixture` (the cases are the example's or drafts, and
 /// the fixture is not there yet).
-pub fn planned_files(
+pub(crate) fn planned_files(
     name: &str,
     new_skill: bool,
     evals: &Value,
@@ -317,7 +320,7 @@ pub fn planned_files(
 
 /// What `init` prints on stdout once the files are written into `dir`: what was written and
 /// the command to run next.
-pub fn next_steps(source: &CaseSource<'_>, name: &str, dir: &Path) -> String {
+pub(crate) fn next_steps(source: &CaseSource<'_>, name: &str, dir: &Path) -> String {
     let shown = crate::shell::shell_path(dir);
     let text = match source {
         CaseSource::History { cases } => format!(
@@ -347,7 +350,7 @@ pub fn next_steps(source: &CaseSource<'_>, name: &str, dir: &Path) -> String {
 
 /// What `skill-lift init` scaffolds, and from what.
 #[derive(Debug, Clone)]
-pub struct InitSettings {
+pub(crate) struct InitSettings {
     /// The skill folder (a new skill when it has no `SKILL.md`).
     pub dir: PathBuf,
     /// The name of a new skill (default: the folder's name).
@@ -361,7 +364,7 @@ pub struct InitSettings {
 /// Why `skill-lift init` wrote nothing: an input error, or no drafts from the history
 /// ([`InitError::NothingToDraft`], nothing to run).
 #[derive(Debug, thiserror::Error)]
-pub enum InitError {
+pub(crate) enum InitError {
     /// The existing skill cannot be read.
     #[error(transparent)]
     Skill(#[from] crate::asset::SkillError),
@@ -403,7 +406,7 @@ pub enum InitError {
 /// Run `skill-lift init`: scaffold a new skill with an example eval set, or add an eval set to
 /// an existing skill (drafts, or cases from a trigger set or the session history); report the
 /// files written and print the next steps on stdout.
-pub fn init(settings: &InitSettings) -> Result<Vec<PathBuf>, InitError> {
+pub(crate) fn init(settings: &InitSettings) -> Result<Vec<PathBuf>, InitError> {
     let dir = &settings.dir;
     let existing = dir.join("SKILL.md").is_file();
     let name = skill_name(settings, existing)?;

@@ -45,10 +45,10 @@ use crate::record::{
 use crate::stats::LiftSequenceState;
 
 /// Default miscoverage of the confidence sequence (a 95 % sequence).
-pub const DEFAULT_ALPHA: f64 = 0.05;
+pub(crate) const DEFAULT_ALPHA: f64 = 0.05;
 /// Default number of rounds a run is cut into (rounds hold at least one case): fine rounds stop
 /// closer to the decision; each round waits for its slowest trial.
-pub const DEFAULT_ROUNDS: usize = 20;
+pub(crate) const DEFAULT_ROUNDS: usize = 20;
 
 impl Budgets {
     /// Whether any limit is set.
@@ -140,7 +140,7 @@ impl Spend {
 /// A trial's cost in USD: what the agent reported, else its tokens at `price` (USD per million
 /// input / output tokens), else `None`. A trial without any usage (it failed before a request)
 /// costs 0.
-pub fn trial_cost_usd(record: &TrialRecord, price: Option<&PriceTable>) -> Option<f64> {
+pub(crate) fn trial_cost_usd(record: &TrialRecord, price: Option<&PriceTable>) -> Option<f64> {
     if let Some(cost) = record.usage.cost_usd {
         return Some(cost);
     }
@@ -208,14 +208,14 @@ impl StoppingPlan {
 }
 
 /// Cases per round by default: a twentieth of the cases (at least one).
-pub fn default_round_cases(cases: usize) -> usize {
+pub(crate) fn default_round_cases(cases: usize) -> usize {
     cases.div_ceil(DEFAULT_ROUNDS).max(1)
 }
 
 /// The case ids in the random order fixed by `seed` (ChaCha20, Fisher–Yates): the confidence
 /// sequence needs exchangeable observations, so the eval set's own order (often easy cases
 /// first) is never used as is.
-pub fn case_order(case_ids: &[String], seed: u64) -> Vec<String> {
+pub(crate) fn case_order(case_ids: &[String], seed: u64) -> Vec<String> {
     let mut order = case_ids.to_vec();
     // A stream of its own, distinct from the bootstrap's.
     crate::stats::seeded_shuffle(&mut order, seed ^ 0x5e9u64.rotate_left(48));
@@ -223,7 +223,7 @@ pub fn case_order(case_ids: &[String], seed: u64) -> Vec<String> {
 }
 
 /// Tally records by case (a later record of the same trial replaces an earlier one).
-pub fn tally(records: &[TrialRecord]) -> HashMap<String, CaseTally> {
+pub(crate) fn tally(records: &[TrialRecord]) -> HashMap<String, CaseTally> {
     let mut latest: HashMap<TrialKey, Outcome> = HashMap::new();
     for record in records {
         latest.insert(record.key(), record.outcome);
@@ -251,7 +251,10 @@ pub fn tally(records: &[TrialRecord]) -> HashMap<String, CaseTally> {
 }
 
 /// The sequential decision a state allows, if any.
-pub fn decision(state: &LiftSequenceState, settings: &SequentialSettings) -> Option<StopReason> {
+pub(crate) fn decision(
+    state: &LiftSequenceState,
+    settings: &SequentialSettings,
+) -> Option<StopReason> {
     let interval = state.interval;
     if state.n == 0 {
         return None;
@@ -300,7 +303,7 @@ impl TrialFloor {
 /// and the wall time of the rounds run so far in this invocation; `None` when it may run. The
 /// round's tokens and cost are projected at the larger of the mean per trial so far and
 /// `floor`.
-pub fn budget_stop(
+pub(crate) fn budget_stop(
     budgets: &Budgets,
     spent: &Spend,
     trials: usize,
@@ -391,7 +394,7 @@ impl<S: RecordSink> RecordSink for RoundSink<S> {
 /// future each round's execution stops on. Returns the combined execution report and how the
 /// run stopped (`wall_before_s`: wall time spent by earlier invocations of the run).
 #[allow(clippy::too_many_arguments)]
-pub async fn execute_rounds<S, F, Fut>(
+pub(crate) async fn execute_rounds<S, F, Fut>(
     context: Arc<TrialContext>,
     settings: SchedulerSettings,
     plan: &StoppingPlan,
@@ -596,10 +599,10 @@ fn decision_message(
 /// A duration that is not a positive number of seconds, minutes or hours.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{0}`: expected a positive duration such as 90s, 15m or 1.5h")]
-pub struct DurationError(pub String);
+pub(crate) struct DurationError(pub String);
 
 /// Parse a duration: `90`, `90s`, `15m`, `1.5h` (seconds when no unit).
-pub fn parse_duration_s(text: &str) -> Result<f64, DurationError> {
+pub(crate) fn parse_duration_s(text: &str) -> Result<f64, DurationError> {
     let text = text.trim();
     let (number, scale) = match text.chars().last() {
         Some('s') => (&text[..text.len() - 1], 1.0),

@@ -37,21 +37,21 @@ use crate::history::{HistoryHost, HistorySession, ReadReport};
 use crate::stats::{Interval, wilson_interval};
 
 /// Version of the shadow folder's files (`manifest.json`, `records.jsonl`, `summary.json`).
-pub const SHADOW_FORMAT_VERSION: u32 = 1;
+pub(crate) const SHADOW_FORMAT_VERSION: u32 = 1;
 /// Two-sided level of every interval.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 /// A replay differs from the recorded answer when their word-set Jaccard similarity is below
 /// this.
-pub const DIFFERS_BELOW: f64 = 0.5;
+pub(crate) const DIFFERS_BELOW: f64 = 0.5;
 /// Default least number of distinct trigger terms a prompt must hold.
-pub const DEFAULT_MIN_TERMS: usize = 2;
+pub(crate) const DEFAULT_MIN_TERMS: usize = 2;
 /// Longest answer kept in a record, characters.
-pub const MAX_ANSWER_CHARS: usize = 2000;
+pub(crate) const MAX_ANSWER_CHARS: usize = 2000;
 
 /// Why a recorded turn is eligible for the new skill.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "rule", rename_all = "snake_case")]
-pub enum Eligibility {
+pub(crate) enum Eligibility {
     /// The prompt names the skill (`/name`, `$name`, `name skill`).
     Named,
     /// The recorded turn activated a skill of the same name.
@@ -64,7 +64,7 @@ pub enum Eligibility {
 
 /// The eligibility rule of one shadow run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct EligibilityRule {
+pub(crate) struct EligibilityRule {
     /// The skill's name.
     pub skill: String,
     /// Trigger terms (stems) from the name and description.
@@ -90,7 +90,7 @@ static WORD: LazyLock<Regex> =
 
 /// A word's stem: lowercase, a trailing `ing`, `ed`, `es` or `s` stripped when at least four
 /// letters remain.
-pub fn stem(word: &str) -> String {
+pub(crate) fn stem(word: &str) -> String {
     let word = word.to_lowercase();
     for suffix in ["ing", "ed", "es", "s"] {
         if let Some(base) = word.strip_suffix(suffix)
@@ -113,7 +113,7 @@ fn stems(text: &str) -> BTreeSet<String> {
 impl EligibilityRule {
     /// The rule for `skill`: its trigger terms from `name` (split at `-`, `_`) and
     /// `description`.
-    pub fn new(skill: &Skill, min_terms: usize, all_turns: bool) -> Self {
+    pub(crate) fn new(skill: &Skill, min_terms: usize, all_turns: bool) -> Self {
         let mut terms = stems(&skill.name.replace(['-', '_'], " "));
         terms.extend(stems(&skill.description));
         EligibilityRule {
@@ -126,7 +126,7 @@ impl EligibilityRule {
 
     /// Why a turn with `prompt`, which activated `recorded_skills`, is eligible; empty when it
     /// is not.
-    pub fn eligibility(&self, prompt: &str, recorded_skills: &[String]) -> Vec<Eligibility> {
+    pub(crate) fn eligibility(&self, prompt: &str, recorded_skills: &[String]) -> Vec<Eligibility> {
         let mut reasons = Vec::new();
         let lower = prompt.to_lowercase();
         let name = self.skill.to_lowercase();
@@ -156,7 +156,7 @@ impl EligibilityRule {
 /// What makes a skill write-type.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum WriteEvidence {
+pub(crate) enum WriteEvidence {
     /// `allowed-tools` names a tool that writes or runs commands.
     AllowedTool { tool: String },
     /// The skill bundles a script (any file with a script extension or an executable bit).
@@ -198,7 +198,7 @@ const SKIPPED_DIRS: [&str; 5] = [".git", "node_modules", "__pycache__", ".venv",
 
 /// Why `skill` is write-type (empty: it is not). Reads the skill folder: `allowed-tools`,
 /// bundled scripts (outside `evals/`), and every Markdown file up to 1 MiB.
-pub fn write_evidence(skill: &Skill) -> Vec<WriteEvidence> {
+pub(crate) fn write_evidence(skill: &Skill) -> Vec<WriteEvidence> {
     let mut evidence: Vec<WriteEvidence> = skill
         .allowed_tools
         .iter()
@@ -266,7 +266,7 @@ pub fn write_evidence(skill: &Skill) -> Vec<WriteEvidence> {
 
 /// What the recorded session shows for one turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RecordedTurn {
+pub(crate) struct RecordedTurn {
     /// Skills the turn activated.
     pub skills: Vec<String>,
     /// The agent's last text (redacted, shortened to [`MAX_ANSWER_CHARS`]).
@@ -283,7 +283,7 @@ pub struct RecordedTurn {
 
 /// One eligible turn to replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// `q001`, `q002`, … in replay order.
     pub id: String,
     pub host: HistoryHost,
@@ -302,7 +302,7 @@ pub struct Candidate {
 
 /// What choosing the candidates found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct CandidateCounts {
+pub(crate) struct CandidateCounts {
     pub sessions: usize,
     pub turns: usize,
     /// Turns the rule made eligible (before de-duplication and the limit).
@@ -318,7 +318,7 @@ pub struct CandidateCounts {
 /// The eligible turns of `sessions` under `rule`, redacted with `redact` (secrets and home
 /// folders), de-duplicated by prompt (the most recent turn kept), at most `limit` (the most
 /// recent), in time order.
-pub fn candidates(
+pub(crate) fn candidates(
     sessions: &[HistorySession],
     rule: &EligibilityRule,
     limit: usize,
@@ -405,7 +405,7 @@ pub fn candidates(
 
 /// Word-set Jaccard similarity of two texts (lowercase words of letters and digits), in
 /// [0, 1]; 1 when both have no word.
-pub fn similarity(a: &str, b: &str) -> f64 {
+pub(crate) fn similarity(a: &str, b: &str) -> f64 {
     let words = |text: &str| -> BTreeSet<String> {
         text.split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
@@ -422,7 +422,7 @@ pub fn similarity(a: &str, b: &str) -> f64 {
 
 /// What the replay of one candidate did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Replay {
+pub(crate) struct Replay {
     /// Whether the replay has a trajectory the activation can be read from.
     pub scored: bool,
     /// Whether the new skill was activated (absent when unscored).
@@ -442,7 +442,7 @@ pub struct Replay {
 
 /// The replayed answer next to the recorded one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// Word-set Jaccard similarity of the answers.
     pub similarity: f64,
     /// `similarity < DIFFERS_BELOW`.
@@ -454,7 +454,7 @@ pub struct Comparison {
 
 /// One line of `records.jsonl`: what happened next to what would have.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ShadowRecord {
+pub(crate) struct ShadowRecord {
     #[serde(flatten)]
     pub candidate: Candidate,
     pub replay: Replay,
@@ -463,7 +463,7 @@ pub struct ShadowRecord {
 }
 
 /// Compare a replay with its recorded turn.
-pub fn compare(recorded: &RecordedTurn, replay: &Replay) -> Option<Comparison> {
+pub(crate) fn compare(recorded: &RecordedTurn, replay: &Replay) -> Option<Comparison> {
     if !replay.scored {
         return None;
     }
@@ -484,7 +484,7 @@ pub fn compare(recorded: &RecordedTurn, replay: &Replay) -> Option<Comparison> {
 
 /// A proportion with its Wilson interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Rate {
+pub(crate) struct Rate {
     pub successes: u64,
     pub trials: u64,
     pub rate: Option<f64>,
@@ -493,7 +493,7 @@ pub struct Rate {
 
 impl Rate {
     /// `successes` of `trials` with a Wilson [`CONFIDENCE`] interval.
-    pub fn of(successes: u64, trials: u64) -> Self {
+    pub(crate) fn of(successes: u64, trials: u64) -> Self {
         Rate {
             successes,
             trials,
@@ -519,7 +519,7 @@ impl Rate {
 
 /// `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ShadowSummary {
+pub(crate) struct ShadowSummary {
     pub format_version: u32,
     pub skill: String,
     pub host: HistoryHost,
@@ -548,14 +548,14 @@ pub struct ShadowSummary {
 
 /// How the replays ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ReplayEnd {
+pub(crate) struct ReplayEnd {
     pub interrupted: bool,
     /// Wall time of the replays, seconds.
     pub wall_s: f64,
 }
 
 /// Summarize the records of one shadow run; `read` is what the history readers found.
-pub fn summarize(
+pub(crate) fn summarize(
     skill: &str,
     host: HistoryHost,
     counts: CandidateCounts,
@@ -616,7 +616,7 @@ fn cell(text: &str, max: usize) -> String {
 }
 
 /// `report.md`: the rule, the rates, and one row per replayed prompt.
-pub fn report_markdown(
+pub(crate) fn report_markdown(
     summary: &ShadowSummary,
     rule: &EligibilityRule,
     write: &[WriteEvidence],
@@ -738,7 +738,7 @@ pub fn report_markdown(
 
 /// Whether `inner` is `outer` or lies inside it (both made absolute and canonical where they
 /// exist).
-pub fn is_within(inner: &Path, outer: &Path) -> bool {
+pub(crate) fn is_within(inner: &Path, outer: &Path) -> bool {
     let canonical = |path: &Path| -> PathBuf {
         path.canonicalize().unwrap_or_else(|_| {
             if path.is_absolute() {

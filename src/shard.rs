@@ -20,7 +20,7 @@ use std::str::FromStr;
 use crate::record::{Manifest, Shard, TrialKey, TrialRecord};
 
 /// FNV-1a, 64 bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3). Pinned: do not change.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in bytes {
         hash ^= u64::from(*byte);
@@ -78,7 +78,7 @@ impl FromStr for Shard {
 /// `strategy.job-index` / `strategy.job-total` exist only as expression contexts, so a workflow
 /// passes them (or a matrix value) through the explicit pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShardSource {
+pub(crate) enum ShardSource {
     /// `SKILL_LIFT_SHARD_INDEX` (0-based) and `SKILL_LIFT_SHARD_COUNT`.
     Explicit,
     /// `JOB_COMPLETION_INDEX` (0-based) and `SKILL_LIFT_SHARD_COUNT`.
@@ -92,15 +92,15 @@ pub enum ShardSource {
 }
 
 /// The explicit count variable, also the count of a Kubernetes Indexed Job.
-pub const SHARD_COUNT_VAR: &str = "SKILL_LIFT_SHARD_COUNT";
+pub(crate) const SHARD_COUNT_VAR: &str = "SKILL_LIFT_SHARD_COUNT";
 /// The explicit (0-based) index variable.
-pub const SHARD_INDEX_VAR: &str = "SKILL_LIFT_SHARD_INDEX";
+pub(crate) const SHARD_INDEX_VAR: &str = "SKILL_LIFT_SHARD_INDEX";
 /// The index Kubernetes sets in each pod of an Indexed Job (0-based).
-pub const JOB_COMPLETION_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+pub(crate) const JOB_COMPLETION_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 
 impl ShardSource {
     /// Every source, in the order `--shard auto` tries them.
-    pub const ALL: [ShardSource; 5] = [
+    pub(crate) const ALL: [ShardSource; 5] = [
         Self::Explicit,
         Self::KubernetesIndexedJob,
         Self::GitLab,
@@ -109,7 +109,7 @@ impl ShardSource {
     ];
 
     /// The variable holding the index.
-    pub fn index_var(self) -> &'static str {
+    pub(crate) fn index_var(self) -> &'static str {
         match self {
             Self::Explicit => SHARD_INDEX_VAR,
             Self::KubernetesIndexedJob => JOB_COMPLETION_INDEX_VAR,
@@ -120,7 +120,7 @@ impl ShardSource {
     }
 
     /// The variable holding the number of shards.
-    pub fn count_var(self) -> &'static str {
+    pub(crate) fn count_var(self) -> &'static str {
         match self {
             Self::Explicit | Self::KubernetesIndexedJob => SHARD_COUNT_VAR,
             Self::GitLab => "CI_NODE_TOTAL",
@@ -130,7 +130,7 @@ impl ShardSource {
     }
 
     /// The index of the first shard in this source's numbering (0 or 1).
-    pub fn first_index(self) -> u32 {
+    pub(crate) fn first_index(self) -> u32 {
         match self {
             Self::GitLab => 1,
             _ => 0,
@@ -138,7 +138,7 @@ impl ShardSource {
     }
 
     /// A short name for messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Explicit => "explicit",
             Self::KubernetesIndexedJob => "Kubernetes Indexed Job",
@@ -151,7 +151,7 @@ impl ShardSource {
 
 /// Why `--shard auto` found no shard.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AutoShardError {
+pub(crate) enum AutoShardError {
     #[error(
         "--shard auto found no shard index in the environment: set {SHARD_INDEX_VAR} (0-based) and {SHARD_COUNT_VAR}, or run it as a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with {SHARD_COUNT_VAR} set to the Job's completions), or under GitLab CI / CircleCI / Buildkite parallelism"
     )]
@@ -188,7 +188,7 @@ pub enum AutoShardError {
 
 /// A shard found by `--shard auto`, with where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AutoShard {
+pub(crate) struct AutoShard {
     pub shard: Shard,
     pub source: ShardSource,
 }
@@ -196,7 +196,9 @@ pub struct AutoShard {
 /// Resolve `--shard auto` from the environment (`env` looks a variable up; empty values count
 /// as unset). Sources are tried in [`ShardSource::ALL`] order; the first whose index variable is
 /// set decides, and its count must be set too. The result is the 1-based [`Shard`].
-pub fn auto_shard(env: impl Fn(&str) -> Option<String>) -> Result<AutoShard, AutoShardError> {
+pub(crate) fn auto_shard(
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<AutoShard, AutoShardError> {
     let get = |var: &str| {
         env(var)
             .map(|v| v.trim().to_string())
@@ -260,7 +262,7 @@ pub fn auto_shard(env: impl Fn(&str) -> Option<String>) -> Result<AutoShard, Aut
 
 /// The value of `--shard`: `i/n`, or `auto` resolved from the environment at parse time (see
 /// [`auto_shard`]); either way the run sees a plain [`Shard`]. For clap's `value_parser`.
-pub fn parse_shard_flag(value: &str) -> Result<Shard, ShardFlagError> {
+pub(crate) fn parse_shard_flag(value: &str) -> Result<Shard, ShardFlagError> {
     if value.trim() == "auto" {
         let found = auto_shard(|var| std::env::var(var).ok())?;
         crate::reporter::report(crate::reporter::Event::ShardFromEnvironment {
@@ -276,7 +278,7 @@ pub fn parse_shard_flag(value: &str) -> Result<Shard, ShardFlagError> {
 
 /// Why a `--shard` value gives no shard.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ShardFlagError {
+pub(crate) enum ShardFlagError {
     /// `auto` found no shard in the environment.
     #[error(transparent)]
     Auto(#[from] AutoShardError),
@@ -287,7 +289,7 @@ pub enum ShardFlagError {
 
 /// Why shards cannot be merged.
 #[derive(Debug, thiserror::Error)]
-pub enum MergeError {
+pub(crate) enum MergeError {
     #[error("no shard folder given")]
     Empty,
     #[error(
@@ -330,7 +332,7 @@ pub enum MergeError {
 
 /// Check that the folders given to `merge` are distinct shards of one split (or, together,
 /// no shard at all), before any missing shard is reported.
-pub fn check_shard_set(shards: &[(&Path, Option<Shard>)]) -> Result<(), MergeError> {
+pub(crate) fn check_shard_set(shards: &[(&Path, Option<Shard>)]) -> Result<(), MergeError> {
     let Some((first_path, first)) = shards
         .iter()
         .find_map(|(path, shard)| shard.map(|shard| (*path, shard)))
@@ -401,7 +403,7 @@ fn identity(manifest: &Manifest) -> [(&'static str, serde_json::Value); 13] {
 /// Merge shards: check the manifests describe one run, refuse duplicate and unplanned trials,
 /// and return the merged manifest (the first shard's, without a shard, with `run_id`) and the
 /// records in plan order (attempt, case order, arm), their `run_id` set to `run_id`.
-pub fn merge_shards(
+pub(crate) fn merge_shards(
     shards: &[(PathBuf, Manifest, Vec<TrialRecord>)],
     run_id: &str,
 ) -> Result<(Manifest, Vec<TrialRecord>), MergeError> {
@@ -462,7 +464,7 @@ pub fn merge_shards(
 
 /// The shards named in `shards` that are missing, as `i/n` strings (empty when complete or when
 /// the shard folders carry no shard).
-pub fn missing_shards(manifests: &[&Manifest]) -> Vec<String> {
+pub(crate) fn missing_shards(manifests: &[&Manifest]) -> Vec<String> {
     let present: BTreeSet<Shard> = manifests.iter().filter_map(|m| m.shard).collect();
     let Some(count) = present.iter().next().map(|s| s.count) else {
         return Vec::new();

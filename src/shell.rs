@@ -5,13 +5,13 @@ use std::borrow::Cow;
 use std::path::Path;
 
 /// `text` in single quotes for `sh` (a `'` inside becomes `'\''`), always quoted.
-pub fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// `text` as one shell word: unchanged when it holds only characters `sh` never treats
 /// specially (letters, digits and `_ - . / : , + = @ %`), else [`shell_quote`]d.
-pub fn shell_word(text: &str) -> Cow<'_, str> {
+pub(crate) fn shell_word(text: &str) -> Cow<'_, str> {
     let plain = !text.is_empty()
         && text.chars().all(|c| {
             c.is_ascii_alphanumeric()
@@ -25,7 +25,7 @@ pub fn shell_word(text: &str) -> Cow<'_, str> {
 }
 
 /// A path as one shell word ([`shell_word`] of its lossy UTF-8 text).
-pub fn shell_path(path: &Path) -> String {
+pub(crate) fn shell_path(path: &Path) -> String {
     shell_word(&path.to_string_lossy()).into_owned()
 }
 

@@ -23,7 +23,7 @@ use crate::record::SkillOrdering;
 
 /// The seed of the order where a command has no `--seed` of its own (`shadow`): the default
 /// seed of `run` and `triggers`.
-pub const DEFAULT_SEED: u64 = 42;
+pub(crate) const DEFAULT_SEED: u64 = 42;
 
 impl SkillOrdering {
     /// True for [`SkillOrdering::ByName`] (the manifest then omits the field).
@@ -52,7 +52,7 @@ fn stream_seed(seed: u64, case_id: &str, attempt: Option<u32>) -> u64 {
 
 /// The 0-based position of the target among `positions` presented skills in `attempt`
 /// (1-based) of `case_id`: a seeded offset per case, rotated by one per attempt.
-pub fn target_position(seed: u64, case_id: &str, attempt: u32, positions: usize) -> usize {
+pub(crate) fn target_position(seed: u64, case_id: &str, attempt: u32, positions: usize) -> usize {
     if positions <= 1 {
         return 0;
     }
@@ -63,7 +63,7 @@ pub fn target_position(seed: u64, case_id: &str, attempt: u32, positions: usize)
 /// The names in the order one trial presents them: `decoys` in the attempt's seeded
 /// permutation, and `target` (when the arm stages it) at [`target_position`] among them. The
 /// decoys' order is the same whether or not `target` is given.
-pub fn presentation_order(
+pub(crate) fn presentation_order(
     seed: u64,
     case_id: &str,
     attempt: u32,
@@ -81,7 +81,7 @@ pub fn presentation_order(
 }
 
 /// The 1-based position of `target` in a recorded order, when it is there.
-pub fn position_in(order: &[String], target: &str) -> Option<usize> {
+pub(crate) fn position_in(order: &[String], target: &str) -> Option<usize> {
     order.iter().position(|name| name == target).map(|i| i + 1)
 }
 

@@ -16,7 +16,7 @@ use std::io::Write;
 
 /// Which standard stream a text goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
+pub(crate) enum Stream {
     /// Standard output: the command's result (tables, JSON, markdown).
     Stdout,
     /// Standard error: progress, warnings, errors.
@@ -26,7 +26,7 @@ pub enum Stream {
 /// Write `text` (already formatted) to `stream` through the redaction boundary, with a newline
 /// when `newline` is set. Write errors are ignored as the print macros' callers expect (a
 /// closed pipe ends the process through SIGPIPE; see `main.rs`).
-pub fn write_text(stream: Stream, text: &str, newline: bool) {
+pub(crate) fn write_text(stream: Stream, text: &str, newline: bool) {
     let redacted = crate::disk::redact::redact_text(text);
     let mut bytes = Vec::with_capacity(redacted.len() + 1);
     bytes.extend_from_slice(redacted.as_bytes());
@@ -45,7 +45,7 @@ pub fn write_text(stream: Stream, text: &str, newline: bool) {
 }
 
 /// [`write_text`] of formatted arguments (what the macros call).
-pub fn write_fmt(stream: Stream, args: std::fmt::Arguments<'_>, newline: bool) {
+pub(crate) fn write_fmt(stream: Stream, args: std::fmt::Arguments<'_>, newline: bool) {
     match args.as_str() {
         Some(text) => write_text(stream, text, newline),
         None => write_text(stream, &args.to_string(), newline),

@@ -30,15 +30,15 @@ use crate::trajectory::{ActivationEvidence, Trajectory, TrajectoryStatus};
 use crate::workspace::{ArmStaging, SkillSource, TrialStaging, stage_trial};
 
 /// Version of `triggers.json` (the result file).
-pub const TRIGGERS_FORMAT_VERSION: u32 = 1;
+pub(crate) const TRIGGERS_FORMAT_VERSION: u32 = 1;
 /// A query counts as triggered when the target was activated in at least this share of its
 /// scored attempts (skill-creator's `--trigger-threshold` default).
-pub const DEFAULT_THRESHOLD: f64 = 0.5;
+pub(crate) const DEFAULT_THRESHOLD: f64 = 0.5;
 /// Two-sided level of every interval.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 /// File names looked for in `SKILL_DIR/evals/` when no trigger set is given, in order; then
 /// the golden set (`evals.json`) when its cases carry negatives.
-pub const DEFAULT_TRIGGER_FILES: [&str; 5] = [
+pub(crate) const DEFAULT_TRIGGER_FILES: [&str; 5] = [
     "triggers.json",
     "trigger-eval.json",
     "trigger_eval.json",
@@ -51,7 +51,7 @@ const TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 /// Where the queries came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum TriggerSetFormat {
+pub(crate) enum TriggerSetFormat {
     /// A trigger list: skill-creator's `[{query, should_trigger}]` (also under `evals`,
     /// `queries` or `triggers`), with skill-lift's optional `id`, `expected_skill`, `note`.
     TriggerList,
@@ -62,7 +62,7 @@ pub enum TriggerSetFormat {
 
 /// One query to replay.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TriggerQuery {
+pub(crate) struct TriggerQuery {
     /// Unique id (`id` from the file, else `q01`, `q02`, … by position).
     pub id: String,
     /// The user's message.
@@ -80,7 +80,7 @@ pub struct TriggerQuery {
 
 /// A loaded trigger set.
 #[derive(Debug, Clone, Serialize)]
-pub struct TriggerSet {
+pub(crate) struct TriggerSet {
     /// The file read.
     pub path: PathBuf,
     /// `sha256:<hex>` of its bytes.
@@ -93,19 +93,19 @@ pub struct TriggerSet {
 
 impl TriggerSet {
     /// Queries that should trigger.
-    pub fn positives(&self) -> usize {
+    pub(crate) fn positives(&self) -> usize {
         self.queries.iter().filter(|q| q.should_trigger).count()
     }
 
     /// Queries that should not.
-    pub fn negatives(&self) -> usize {
+    pub(crate) fn negatives(&self) -> usize {
         self.queries.len() - self.positives()
     }
 }
 
 /// Why a trigger set could not be used or an evaluation could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum TriggerError {
+pub(crate) enum TriggerError {
     #[error(transparent)]
     EvalSet(#[from] EvalSetError),
     #[error(
@@ -124,17 +124,12 @@ pub enum TriggerError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: {source}")]
-    Record {
-        path: PathBuf,
-        source: crate::record::RecordError,
-    },
 }
 
 /// The trigger set of `skill_dir` when none is named: the first of [`DEFAULT_TRIGGER_FILES`]
 /// in `evals/`, else `evals/evals.json` (golden cases; refused later when it has no
 /// negatives).
-pub fn find_trigger_set(skill_dir: &Path) -> Result<PathBuf, TriggerError> {
+pub(crate) fn find_trigger_set(skill_dir: &Path) -> Result<PathBuf, TriggerError> {
     let evals = skill_dir.join("evals");
     for name in DEFAULT_TRIGGER_FILES {
         let path = evals.join(name);
@@ -157,7 +152,7 @@ pub fn find_trigger_set(skill_dir: &Path) -> Result<PathBuf, TriggerError> {
 /// Refused (naming the file and the query): an `expected_skill` equal to the target on a
 /// should-not-trigger query (contradictory), golden cases without a single negative or a
 /// single positive (precision or recall would be undefined by construction).
-pub fn load_triggers(
+pub(crate) fn load_triggers(
     path: &Path,
     skill_dir: &Path,
     target: &str,
@@ -275,7 +270,7 @@ fn query_of_case(case: &GoldenCase) -> TriggerQuery {
 
 /// What one attempt showed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AttemptRecord {
+pub(crate) struct AttemptRecord {
     /// The query's id.
     pub query_id: String,
     /// 1-based attempt number.
@@ -319,7 +314,7 @@ pub struct AttemptRecord {
 
 impl AttemptRecord {
     /// Whether the attempt was scored (its activations are known).
-    pub fn is_scored(&self) -> bool {
+    pub(crate) fn is_scored(&self) -> bool {
         self.target_activated.is_some()
     }
 }
@@ -327,7 +322,7 @@ impl AttemptRecord {
 /// What a finished trajectory shows about activation: the skills activated successfully (in
 /// order, each once), the target's evidence, failed activation attempts; or why it shows
 /// nothing (an incomplete trajectory, an agent API error, or a catalogue without the target).
-pub fn observe(
+pub(crate) fn observe(
     trajectory: &Trajectory,
     target: &str,
 ) -> Result<Observation, (UnscoreableCause, String)> {
@@ -378,7 +373,7 @@ pub fn observe(
 
 /// What a scoreable trajectory showed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Observation {
+pub(crate) struct Observation {
     pub target_activated: bool,
     pub activated: Vec<String>,
     pub target_evidence: Option<ActivationEvidence>,
@@ -391,7 +386,7 @@ pub struct Observation {
 
 /// A proportion with its Wilson score interval (`stats::wilson_interval`, 95%).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ProportionEstimate {
+pub(crate) struct ProportionEstimate {
     /// `successes / trials`.
     pub value: f64,
     pub successes: u64,
@@ -416,7 +411,7 @@ impl ProportionEstimate {
 /// mapped through `F1 = 2J / (1 + J)` (monotone, so the mapped bounds keep the coverage of the
 /// J interval; like the precision interval it conditions on the number of events counted).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct F1Estimate {
+pub(crate) struct F1Estimate {
     /// `2TP / (2TP + FP + FN)`.
     pub value: f64,
     pub interval: Interval,
@@ -443,7 +438,7 @@ impl F1Estimate {
 /// A query's outcome, in skill-creator's result shape (`query`, `should_trigger`,
 /// `trigger_rate`, `triggers`, `runs`, `pass`) plus what else was activated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QueryResult {
+pub(crate) struct QueryResult {
     pub id: String,
     pub query: String,
     pub should_trigger: bool,
@@ -473,7 +468,7 @@ pub struct QueryResult {
 
 /// The four counts over decided queries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct ConfusionCounts {
+pub(crate) struct ConfusionCounts {
     pub true_positive: u64,
     pub false_positive: u64,
     pub false_negative: u64,
@@ -485,7 +480,7 @@ pub struct ConfusionCounts {
 /// Kinds of routing mistakes listed in the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ConfusionKind {
+pub(crate) enum ConfusionKind {
     /// Should trigger, did not (a false negative): `instead` says what was activated.
     Missed,
     /// Should not trigger, did (a false positive): `expected_skill` says what should have been.
@@ -497,7 +492,7 @@ pub enum ConfusionKind {
 
 /// One query that went wrong, and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Confusion {
+pub(crate) struct Confusion {
     pub kind: ConfusionKind,
     pub query_id: String,
     pub query: String,
@@ -514,7 +509,7 @@ pub struct Confusion {
 /// Attempt-level trigger rates: the mean of the queries' trigger rates, with the
 /// effective-count Wilson interval for a mean of case rates (statistics.md §6.4).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct AttemptRates {
+pub(crate) struct AttemptRates {
     /// On should-trigger queries (the attempt-level recall).
     pub should_trigger: Option<EffectiveCountWilson>,
     /// On should-not-trigger queries (the false-trigger rate).
@@ -523,7 +518,7 @@ pub struct AttemptRates {
 
 /// A gate on the result (`--min-precision`, `--min-recall`, `--min-f1`), on point estimates.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct TriggerGates {
+pub(crate) struct TriggerGates {
     pub min_precision: Option<f64>,
     pub min_recall: Option<f64>,
     pub min_f1: Option<f64>,
@@ -531,14 +526,14 @@ pub struct TriggerGates {
 
 impl TriggerGates {
     /// Whether any gate is set.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.min_precision.is_some() || self.min_recall.is_some() || self.min_f1.is_some()
     }
 }
 
 /// How the gates fared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GateOutcome {
+pub(crate) struct GateOutcome {
     pub passed: bool,
     /// One line per failed gate.
     pub failures: Vec<String>,
@@ -546,7 +541,7 @@ pub struct GateOutcome {
 
 /// Everything but the results: what was measured, how, with what.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TriggerSetup {
+pub(crate) struct TriggerSetup {
     pub run_id: String,
     pub created_at: DateTime<Utc>,
     pub skill_name: String,
@@ -571,7 +566,7 @@ pub struct TriggerSetup {
 
 /// The trigger set as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TriggerSetInfo {
+pub(crate) struct TriggerSetInfo {
     pub path: PathBuf,
     pub digest: String,
     pub format: TriggerSetFormat,
@@ -582,7 +577,7 @@ pub struct TriggerSetInfo {
 
 /// The runner as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TriggerRunnerInfo {
+pub(crate) struct TriggerRunnerInfo {
     pub name: String,
     pub kind: String,
     pub model: String,
@@ -592,7 +587,7 @@ pub struct TriggerRunnerInfo {
 
 /// Attempt bookkeeping.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct AttemptCounts {
+pub(crate) struct AttemptCounts {
     pub planned: usize,
     pub recorded: usize,
     pub scored: usize,
@@ -607,7 +602,7 @@ pub struct AttemptCounts {
 
 /// The summary in skill-creator's shape (`total`, `passed`, `failed`), plus `undecided`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct PassSummary {
+pub(crate) struct PassSummary {
     pub total: usize,
     pub passed: usize,
     pub failed: usize,
@@ -616,7 +611,7 @@ pub struct PassSummary {
 
 /// The result of a trigger evaluation (`triggers.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TriggerReport {
+pub(crate) struct TriggerReport {
     pub format_version: u32,
     pub skill_lift_version: String,
     /// skill-creator's `skill_name`.
@@ -653,7 +648,7 @@ pub struct TriggerReport {
 }
 
 /// Analyze the recorded attempts of `queries` (pure; the same records give the same report).
-pub fn analyze(
+pub(crate) fn analyze(
     setup: TriggerSetup,
     queries: &[TriggerQuery],
     records: &[AttemptRecord],
@@ -910,7 +905,7 @@ fn counts_text(map: &BTreeMap<String, u32>, runs: u32) -> String {
 }
 
 /// The report as Markdown (`triggers.md`, and the terminal summary).
-pub fn report_markdown(report: &TriggerReport) -> String {
+pub(crate) fn report_markdown(report: &TriggerReport) -> String {
     let setup = &report.setup;
     let value = |estimate: Option<f64>| estimate.map_or("n/a".to_string(), percent);
     let mut out = format!(
@@ -1119,7 +1114,7 @@ pub fn report_markdown(report: &TriggerReport) -> String {
 // ---------------------------------------------------------------------------------------------
 
 /// Everything the attempts of one evaluation share.
-pub struct TriggerContext {
+pub(crate) struct TriggerContext {
     /// The result folder (attempts.jsonl and transcripts/ go here).
     pub dir: PathBuf,
     pub runner: Box<dyn Runner>,
@@ -1143,7 +1138,7 @@ pub struct TriggerContext {
 
 /// Scheduler settings.
 #[derive(Debug, Clone, Copy)]
-pub struct AttemptSettings {
+pub(crate) struct AttemptSettings {
     pub k: u32,
     /// Attempts in flight.
     pub jobs: usize,
@@ -1156,7 +1151,7 @@ pub struct AttemptSettings {
 
 /// How the attempts ended.
 #[derive(Debug)]
-pub struct AttemptsFinished {
+pub(crate) struct AttemptsFinished {
     /// Every recorded attempt, in recording order.
     pub records: Vec<AttemptRecord>,
     pub interrupted: bool,
@@ -1174,7 +1169,7 @@ fn transcript_name(index: usize, attempt: u32) -> String {
 /// Run every query `settings.k` times (attempts outermost, so an interrupted evaluation stays
 /// balanced across queries), appending each finished attempt to `attempts.jsonl` in the
 /// result folder.
-pub async fn run_attempts(
+pub(crate) async fn run_attempts(
     context: Arc<TriggerContext>,
     queries: Arc<Vec<TriggerQuery>>,
     settings: AttemptSettings,
@@ -1472,7 +1467,7 @@ async fn drive(
 
 /// Why a value given for a fraction flag (`--threshold`, `--min-precision` …) is not one.
 #[derive(Debug, thiserror::Error)]
-pub enum FractionError {
+pub(crate) enum FractionError {
     /// The value is not a number.
     #[error("`{0}` is not a number")]
     NotANumber(String),
@@ -1482,7 +1477,7 @@ pub enum FractionError {
 }
 
 /// A fraction between 0 and 1 (inclusive) given as text.
-pub fn parse_fraction(value: &str) -> Result<f64, FractionError> {
+pub(crate) fn parse_fraction(value: &str) -> Result<f64, FractionError> {
     let fraction: f64 = value
         .parse()
         .map_err(|_| FractionError::NotANumber(value.to_string()))?;

@@ -34,7 +34,7 @@ use crate::registry::probe::ProbeReport;
 use crate::stats::{Interval, wilson_interval};
 
 /// Confidence level of the adoption interval.
-pub const ADOPTION_CONFIDENCE: f64 = 0.95;
+pub(crate) const ADOPTION_CONFIDENCE: f64 = 0.95;
 
 /// What the user supplied to price a skill.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -136,7 +136,7 @@ pub struct UsageReport {
 }
 
 /// Skills installed in `skills_dir` now (folders holding `SKILL.md`).
-pub fn installed_skills(skills_dir: &Path) -> BTreeSet<String> {
+pub(crate) fn installed_skills(skills_dir: &Path) -> BTreeSet<String> {
     let Ok(entries) = std::fs::read_dir(skills_dir) else {
         return BTreeSet::new();
     };
@@ -154,7 +154,7 @@ fn fmt_interval(interval: Option<Interval>) -> String {
 }
 
 /// Build the card of `skill` from `sessions`.
-pub fn skill_usage(
+pub(crate) fn skill_usage(
     skill: &str,
     sessions: &[HistorySession],
     installed: bool,
@@ -301,7 +301,7 @@ pub fn skill_usage(
 }
 
 /// The report for every skill activated in `sessions` or installed.
-pub fn usage_report(
+pub(crate) fn usage_report(
     host: &str,
     since: Option<DateTime<Utc>>,
     sessions: &[HistorySession],
@@ -338,7 +338,7 @@ fn fmt_mean(mean: Mean, unit: &str) -> String {
 }
 
 /// The report as a Markdown table plus one line per skill.
-pub fn to_markdown(report: &UsageReport) -> String {
+pub(crate) fn to_markdown(report: &UsageReport) -> String {
     let mut out = format!(
         "# Skill usage: {} ({} session(s){})\n\n",
         report.host,
@@ -400,7 +400,7 @@ pub fn to_markdown(report: &UsageReport) -> String {
 /// The usage suggestion per registered skill for `status --dashboard`: the history of `host`
 /// (when skill-lift reads that host's history) over the last `days` days. Every skill in
 /// `skills` gets a row; without history it is `no evidence`, never a green mark.
-pub fn dashboard_usage(
+pub(crate) fn dashboard_usage(
     host: &str,
     roots: &crate::history::HistoryRoots,
     days: u32,
@@ -426,7 +426,7 @@ pub fn dashboard_usage(
 }
 
 /// The dashboard's usage section: one line per skill with its suggestion and evidence.
-pub fn dashboard_lines(report: &UsageReport, days: u32) -> String {
+pub(crate) fn dashboard_lines(report: &UsageReport, days: u32) -> String {
     let mut out = format!(
         "use over the last {days} days ({} session(s) of {} history; docs/history.md):\n",
         report.sessions, report.host
@@ -463,7 +463,7 @@ pub enum UsageError {
 
 /// What `skill-lift usage` reads and how it prints.
 #[derive(Debug, Clone)]
-pub struct UsageSettings {
+pub(crate) struct UsageSettings {
     /// The session history (host, stand-in home, `--since`).
     pub history: crate::history::request::HistoryRequest,
     /// The window in days when `history.since` is not given.
@@ -502,7 +502,7 @@ impl Pricing {
 /// Run `skill-lift usage`: read the window's history, build the report (with the host logs'
 /// failure lines per skill when `settings.logs` is given) and print it on stdout as Markdown,
 /// or as JSON with personal paths redacted.
-pub fn report_usage(settings: &UsageSettings) -> Result<UsageReport, UsageError> {
+pub(crate) fn report_usage(settings: &UsageSettings) -> Result<UsageReport, UsageError> {
     let host = HistoryHost::parse(&settings.history.host)?;
     settings.pricing.check()?;
     let mut history = settings.history.clone();
@@ -556,7 +556,7 @@ fn log_evidence(report: &UsageReport, glob: &Path) -> Result<ProbeReport, UsageE
 
 /// The report as pretty JSON, with a `logs` object (files, lines, per skill) when `logs` is
 /// given.
-pub fn render_json(report: &UsageReport, logs: Option<&ProbeReport>) -> String {
+pub(crate) fn render_json(report: &UsageReport, logs: Option<&ProbeReport>) -> String {
     let mut value = serde_json::to_value(report).expect("a usage report serializes");
     if let Some(probe) = logs {
         let per_skill: serde_json::Map<_, _> = (probe.assets.iter())
@@ -576,7 +576,7 @@ pub fn render_json(report: &UsageReport, logs: Option<&ProbeReport>) -> String {
 }
 
 /// The line after the Markdown report that sums up the host logs per skill.
-pub fn render_log_line(probe: &ProbeReport) -> String {
+pub(crate) fn render_log_line(probe: &ProbeReport) -> String {
     let per_skill: Vec<String> = (probe.assets.iter())
         .map(|(name, e)| format!("{name} {} failure line(s) of {}", e.failure_lines, e.lines))
         .collect();

@@ -12,16 +12,16 @@ use serde::{Deserialize, Serialize};
 use crate::plan::{VarianceSource, default_components, plan};
 
 /// Version of `vet.json`.
-pub const VET_FORMAT_VERSION: u32 = 1;
+pub(crate) const VET_FORMAT_VERSION: u32 = 1;
 /// The lift the paired run is sized to detect when `--mde` is not given (fraction).
-pub const DEFAULT_MDE: f64 = 0.3;
+pub(crate) const DEFAULT_MDE: f64 = 0.3;
 /// The most attempts per case the sizing may choose when `--max-k` is not given.
-pub const DEFAULT_MAX_K: u32 = 5;
+pub(crate) const DEFAULT_MAX_K: u32 = 5;
 
 /// The steps, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum VetStepKind {
+pub(crate) enum VetStepKind {
     /// Static authoring checks (`skill-lift lint`).
     Lint,
     /// Environment reconciliation (`skill-lift env`).
@@ -36,7 +36,7 @@ pub enum VetStepKind {
 
 impl VetStepKind {
     /// The step's name in reports.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             VetStepKind::Lint => "lint",
             VetStepKind::Env => "env",
@@ -50,7 +50,7 @@ impl VetStepKind {
 /// A step's decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Decision {
+pub(crate) enum Decision {
     /// The step found nothing against the skill.
     Go,
     /// The step found a reason not to rely on the skill (`why` says which).
@@ -64,7 +64,7 @@ pub enum Decision {
 
 impl Decision {
     /// The decision's name in reports.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Decision::Go => "go",
             Decision::NoGo => "no-go",
@@ -76,7 +76,7 @@ impl Decision {
 
 /// One step's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VetStep {
+pub(crate) struct VetStep {
     pub step: VetStepKind,
     pub decision: Decision,
     /// Why, in one or two sentences with the numbers.
@@ -91,7 +91,7 @@ pub struct VetStep {
 
 impl VetStep {
     /// A step that did not run because of an earlier one.
-    pub fn not_run(step: VetStepKind, because: &str) -> Self {
+    pub(crate) fn not_run(step: VetStepKind, because: &str) -> Self {
         Self {
             step,
             decision: Decision::NotRun,
@@ -104,7 +104,7 @@ impl VetStep {
 
 /// How the paired run was sized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunSizing {
+pub(crate) struct RunSizing {
     /// Active golden cases.
     pub cases: usize,
     /// The lift the run should detect (fraction).
@@ -124,7 +124,7 @@ pub struct RunSizing {
 /// Size the paired run: the smallest K in `1..=max_k` whose planned MDE (the `plan` variance
 /// model with its stated defaults: within-case 0.25 per arm, ω² = 0.05) reaches `target_mde`
 /// with all `cases`; else `max_k`, stating the cases that would be needed.
-pub fn size_run(cases: usize, target_mde: f64, max_k: u32) -> RunSizing {
+pub(crate) fn size_run(cases: usize, target_mde: f64, max_k: u32) -> RunSizing {
     let source = VarianceSource {
         kind: "default".to_string(),
         pilot_run: None,
@@ -160,7 +160,7 @@ pub fn size_run(cases: usize, target_mde: f64, max_k: u32) -> RunSizing {
 
 /// The vet's report (`vet.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VetReport {
+pub(crate) struct VetReport {
     pub format_version: u32,
     pub skill_lift_version: String,
     pub vet_id: String,
@@ -183,7 +183,7 @@ pub struct VetReport {
 
 impl VetReport {
     /// The overall decision of `steps`.
-    pub fn decide(steps: &[VetStep]) -> Decision {
+    pub(crate) fn decide(steps: &[VetStep]) -> Decision {
         if steps.iter().any(|s| s.decision == Decision::Error) {
             Decision::Error
         } else if steps.iter().all(|s| s.decision == Decision::Go) {
@@ -195,7 +195,7 @@ impl VetReport {
 }
 
 /// The report as Markdown (`vet.md` and the terminal).
-pub fn vet_markdown(report: &VetReport) -> String {
+pub(crate) fn vet_markdown(report: &VetReport) -> String {
     let mut out = format!(
         "# skill-lift vet: `{}` — {}\n\n",
         report.skill_name,
@@ -241,7 +241,7 @@ pub fn vet_markdown(report: &VetReport) -> String {
 /// The static steps: lint (`crate::skill_fit::lint`) and env (`crate::skill_fit::environment`,
 /// with the runner's context limit), each with its report written into the vet folder `dir`.
 /// A step that cannot be taken is an `Error` step, which stops the vet before the triggers.
-pub fn static_steps(
+pub(crate) fn static_steps(
     skill_dir: &Path,
     dir: &Path,
     profile: &crate::runner::LoadedProfile,

@@ -18,7 +18,7 @@ use crate::record::{Arm, ArmDesign};
 use crate::runner::StagedSkill;
 
 mod slots;
-pub use slots::SlotPool;
+pub(crate) use slots::SlotPool;
 use slots::{Layout, LayoutConflict, Lease, Slot, Want};
 
 /// Which skill an arm stages besides the decoys.
@@ -230,7 +230,7 @@ impl ArmDesign {
 /// material inside it that its eval set reads (beyond the rule by name, which applies to every
 /// skill staged: [`crate::asset::eval_material`]).
 #[derive(Debug, Clone, Default)]
-pub struct SkillSource {
+pub(crate) struct SkillSource {
     pub name: String,
     pub dir: PathBuf,
     /// Paths of the folder that the eval set or its graders read (never staged).
@@ -240,14 +240,14 @@ pub struct SkillSource {
 /// The previous version of the target, for the `previous_version` arm: its folder (staged
 /// under the target's name) and its fingerprint (the baseline must not contain it either).
 #[derive(Debug, Clone)]
-pub struct PreviousSkill {
+pub(crate) struct PreviousSkill {
     pub dir: PathBuf,
     pub digest: String,
 }
 
 /// Why a trial needs a folder on disk ([`StagingNeed::Folder`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FolderReason {
+pub(crate) enum FolderReason {
     /// The runner reads the skills from a folder: an agent CLI (native discovery) or the
     /// model-API kinds' `tools` mode (`activate_skill`, `read_file`).
     RunnerReadsFiles,
@@ -266,7 +266,7 @@ pub enum FolderReason {
 /// Derived from the runner's capabilities, the case and the run's graders
 /// ([`StagingNeed::of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StagingNeed {
+pub(crate) enum StagingNeed {
     /// The arm's skills, staged once per run in memory (with the leak guard run once on them).
     InMemory,
     /// A trial folder (workspace, HOME, skills folder), for the first reason found.
@@ -278,7 +278,7 @@ impl StagingNeed {
     /// the case stages files (`case_files`: its listed files, or an existing `evals/files/`
     /// when it omits `files`), a check reads the workspace, custom graders run, or workspaces
     /// are kept; else memory.
-    pub fn of(
+    pub(crate) fn of(
         delivery: crate::record::SkillDelivery,
         case: &GoldenCase,
         eval_files_exist: bool,
@@ -309,7 +309,7 @@ impl StagingNeed {
 /// A staged trial: a folder (removed on drop unless kept), or, for [`StagingNeed::InMemory`],
 /// only the arm's skills in memory (then `workspace` and `home` are empty paths and
 /// [`StagedTrial::has_folder`] is false).
-pub struct StagedTrial {
+pub(crate) struct StagedTrial {
     root: Option<tempfile::TempDir>,
     /// The job slot's folder the trial runs in ([`stage_trial_in_slot`]), given back on drop.
     lease: Option<Lease>,
@@ -324,7 +324,7 @@ pub struct StagedTrial {
 
 impl StagedTrial {
     /// A trial without a folder: `skills` staged in memory.
-    pub fn in_memory(skills: Vec<StagedSkill>) -> Self {
+    pub(crate) fn in_memory(skills: Vec<StagedSkill>) -> Self {
         Self {
             root: None,
             lease: None,
@@ -336,12 +336,12 @@ impl StagedTrial {
     }
 
     /// Whether the trial has a folder on disk (false for [`StagingNeed::InMemory`]).
-    pub fn has_folder(&self) -> bool {
+    pub(crate) fn has_folder(&self) -> bool {
         !self.workspace.as_os_str().is_empty()
     }
 
     /// Keep the folder after the trial; returns its path.
-    pub fn keep(&mut self) -> Option<PathBuf> {
+    pub(crate) fn keep(&mut self) -> Option<PathBuf> {
         if let Some(root) = self.root.take() {
             self.kept_root = Some(root.keep());
         }
@@ -355,7 +355,7 @@ impl StagedTrial {
 impl StagingError {
     /// Whether the error is the leak guard's (which stops the run) rather than an I/O failure
     /// of one trial.
-    pub fn is_leak(&self) -> bool {
+    pub(crate) fn is_leak(&self) -> bool {
         matches!(
             self,
             StagingError::Leak { .. }
@@ -367,7 +367,7 @@ impl StagingError {
 
 /// Why staging failed.
 #[derive(Debug, thiserror::Error)]
-pub enum StagingError {
+pub(crate) enum StagingError {
     #[error("staging I/O error at {path}: {source}")]
     Io {
         path: PathBuf,
@@ -484,7 +484,7 @@ fn copy_tree(source: &Path, destination: &Path, copy: TreeCopy<'_>) -> Result<()
 /// `.git/`): symbolic links (never followed) and entries that are neither a file nor a folder
 /// (FIFOs, sockets, devices), each as `path (why)`, so the run can warn about them once instead
 /// of dropping them silently.
-pub fn staging_omissions(skill_dir: &Path) -> Vec<String> {
+pub(crate) fn staging_omissions(skill_dir: &Path) -> Vec<String> {
     let mut omitted = Vec::new();
     let mut stack = vec![skill_dir.to_path_buf()];
     while let Some(folder) = stack.pop() {
@@ -536,7 +536,7 @@ fn skill_copy(source: &SkillSource) -> TreeCopy<'_> {
 /// The file a staged trial's folder holds naming the run folder it belongs to, so
 /// `run --resume` can remove the folders of trials a killed run left behind
 /// ([`remove_orphaned_trial_folders`]).
-pub const OWNER_FILE: &str = ".skill-lift-run";
+pub(crate) const OWNER_FILE: &str = ".skill-lift-run";
 
 /// Prefixes of staged trial folders: under the system temporary folder, and under
 /// `--workspace-root`.
@@ -547,7 +547,7 @@ const ROOTED_TRIAL_PREFIX: &str = "trial-";
 /// system temporary folder) whose [`OWNER_FILE`] names `run_dir`, except those in `keep` (kept
 /// workspaces recorded in trials). Call only while holding the run's lock. Returns how many
 /// were removed.
-pub fn remove_orphaned_trial_folders(
+pub(crate) fn remove_orphaned_trial_folders(
     run_dir: &Path,
     workspace_root: Option<&Path>,
     keep: &std::collections::HashSet<PathBuf>,
@@ -606,7 +606,10 @@ fn check_baseline_content(workspace: &Path, target: &SkillSource) -> Result<(), 
 
 /// A case `files` entry that would bring the target (its folder, a folder holding it, or a file
 /// of it such as `SKILL.md`) into the baseline workspace.
-pub fn case_file_copying_target(case: &GoldenCase, target: &SkillSource) -> Option<StagingError> {
+pub(crate) fn case_file_copying_target(
+    case: &GoldenCase,
+    target: &SkillSource,
+) -> Option<StagingError> {
     let CaseFiles::Listed(files) = &case.files else {
         return None;
     };
@@ -764,7 +767,7 @@ fn stage_skills(
 /// the skill would have relative to the workspace). The same guarantees as [`stage_trial`],
 /// paid once per arm instead of once per trial.
 #[allow(clippy::too_many_arguments)]
-pub fn stage_arm_in_memory(
+pub(crate) fn stage_arm_in_memory(
     staging: ArmStaging,
     target: &SkillSource,
     previous: Option<&PreviousSkill>,
@@ -806,7 +809,7 @@ pub fn stage_arm_in_memory(
 /// and what arms the leak guard. The same request for a fresh folder ([`stage_trial`]) and a
 /// reused one ([`stage_trial_in_slot`]).
 #[derive(Clone, Copy)]
-pub struct TrialStaging<'a> {
+pub(crate) struct TrialStaging<'a> {
     /// What the arm stages: `decoys` always; `target` only with [`ArmStaging::WithTarget`],
     /// `previous` (under the target's name) only with [`ArmStaging::WithPrevious`].
     pub staging: ArmStaging,
@@ -847,7 +850,7 @@ impl TrialStaging<'_> {
 
 /// Stage one trial in a fresh folder; the leak guard runs in every arm without the current
 /// target.
-pub fn stage_trial(request: &TrialStaging) -> Result<StagedTrial, StagingError> {
+pub(crate) fn stage_trial(request: &TrialStaging) -> Result<StagedTrial, StagingError> {
     let previous_source = request.check()?;
     let root = trial_folder(request.temp_root, request.owner)?;
     let workspace = root.path().join("workspace");
@@ -898,7 +901,7 @@ pub fn stage_trial(request: &TrialStaging) -> Result<StagedTrial, StagingError> 
 /// trial's staged state; see [`SlotPool`]), or in a fresh folder when the pool has none free or
 /// a slot cannot be cleaned. The same staged state, leak guard and errors as [`stage_trial`];
 /// the folder goes back to the pool when the [`StagedTrial`] is dropped (unless kept).
-pub fn stage_trial_in_slot(
+pub(crate) fn stage_trial_in_slot(
     pool: &std::sync::Arc<SlotPool>,
     request: &TrialStaging,
 ) -> Result<StagedTrial, StagingError> {

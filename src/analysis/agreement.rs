@@ -18,7 +18,7 @@ use crate::stats;
 
 /// Agreement of the second (or later) judge with the primary one on one metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgePairAgreement {
+pub(crate) struct JudgePairAgreement {
     /// The other judge's profile name.
     pub judge: String,
     pub metric: String,
@@ -38,7 +38,7 @@ pub struct JudgePairAgreement {
 
 /// Agreement of a judge metric with the deterministic output checks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgeCheckAgreement {
+pub(crate) struct JudgeCheckAgreement {
     pub judge: String,
     pub metric: String,
     /// Trials with both a judge score and output checks.
@@ -53,7 +53,7 @@ pub struct JudgeCheckAgreement {
 
 /// The judge-agreement section of `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgeAgreement {
+pub(crate) struct JudgeAgreement {
     /// The primary judge (the one whose scores count).
     pub primary: String,
     pub between_judges: Vec<JudgePairAgreement>,

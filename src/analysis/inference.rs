@@ -38,30 +38,30 @@ use crate::record::LiftMethod;
 
 /// Fewest paired cases for an `improved` / `regressed` verdict; below it no interval is
 /// reported either.
-pub const MIN_VERDICT_CASES: usize = 5;
+pub(crate) const MIN_VERDICT_CASES: usize = 5;
 /// Fewest clusters for an `improved` / `regressed` verdict on clustered cases.
-pub const MIN_VERDICT_CLUSTERS: usize = 4;
+pub(crate) const MIN_VERDICT_CLUSTERS: usize = 4;
 /// Significance level the primary test must reach for a verdict.
-pub const VERDICT_ALPHA: f64 = 0.05;
+pub(crate) const VERDICT_ALPHA: f64 = 0.05;
 /// From this many paired (unclustered) cases on, the lift's default interval is the case
 /// bootstrap (BCa); below it the paired t interval, whose coverage holds where the bootstrap's
 /// does not (measured: docs/statistics.md).
-pub const BOOTSTRAP_MIN_CASES: usize = 50;
+pub(crate) const BOOTSTRAP_MIN_CASES: usize = 50;
 /// From this many clusters on, the cluster bootstrap (BCa); below it the cluster-robust t.
-pub const CLUSTER_BOOTSTRAP_MIN_CLUSTERS: usize = 50;
+pub(crate) const CLUSTER_BOOTSTRAP_MIN_CLUSTERS: usize = 50;
 /// Unclustered pass rates with fewer non-zero case differences than this (heavy ties) get the
 /// wider of their interval and the padded t interval, tested by the exact sign-flip test: with
 /// m non-zero differences its smallest two-sided p is 2/2^m, so below 6 no exact test reaches
 /// 0.05, and the t interval, resting on a few values, under-covers (measured:
 /// docs/statistics.md).
-pub const MIN_NONZERO_DIFFERENCES: usize = 6;
+pub(super) const MIN_NONZERO_DIFFERENCES: usize = 6;
 /// Largest n for which the sign-flip permutation test is the bootstrap's test.
 const PERMUTATION_MAX_CASES: usize = 20;
 
 /// The interval behind a lift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum IntervalMethod {
+pub(crate) enum IntervalMethod {
     /// Newcombe's hybrid score interval, method 10 (K = 1 binary).
     Newcombe,
     /// Paired t interval on case differences, n − 1 df.
@@ -87,7 +87,7 @@ pub enum IntervalMethod {
 
 impl IntervalMethod {
     /// The name used in every output (`method`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             IntervalMethod::Newcombe => "newcombe",
             IntervalMethod::PairedT => "paired-t",
@@ -105,7 +105,7 @@ impl IntervalMethod {
 /// The test behind a lift's p-value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum LiftTest {
+pub(crate) enum LiftTest {
     /// McNemar's mid-p test on the discordant cases (K = 1 binary).
     McnemarMidP,
     /// Sign-flip permutation test on case differences.
@@ -118,7 +118,7 @@ pub enum LiftTest {
 
 impl LiftTest {
     /// The name used in every output (`test`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             LiftTest::McnemarMidP => "mcnemar-mid-p",
             LiftTest::SignFlipPermutation => "sign-flip-permutation",
@@ -131,7 +131,7 @@ impl LiftTest {
 /// Why a verdict is inconclusive (typed; `message` in [`VerdictReason`] says it in words).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "code", rename_all = "snake_case")]
-pub enum InconclusiveReason {
+pub(crate) enum InconclusiveReason {
     /// No case was scored in both arms.
     NoPairedCases,
     /// Fewer paired cases than [`MIN_VERDICT_CASES`]: no interval is reported.
@@ -273,7 +273,7 @@ impl std::fmt::Display for InconclusiveReason {
 /// One reason of an inconclusive verdict: the typed reason (`code` and its fields) and the
 /// sentence every report prints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VerdictReason {
+pub(crate) struct VerdictReason {
     /// The typed reason.
     #[serde(flatten)]
     pub reason: InconclusiveReason,
@@ -306,7 +306,7 @@ pub(crate) struct PairedData<'a> {
 
 /// The paired t cross-check (clustered when the cases are).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PairedTCheck {
+pub(crate) struct PairedTCheck {
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
     pub p_value: Option<f64>,

@@ -24,14 +24,14 @@ use super::inference::{self, Direction, PairedData, VerdictReason};
 use super::noise::CaseMoments;
 
 /// The name of the composite score in metric tables.
-pub const COMPOSITE: &str = "composite";
+pub(crate) const COMPOSITE: &str = "composite";
 
 /// Most paired cases for which a metric's interval is bootstrapped (beyond: paired t).
-pub const BOOTSTRAP_MAX_CASES: usize = 2000;
+pub(crate) const BOOTSTRAP_MAX_CASES: usize = 2000;
 
 /// One metric's lift (or the composite's).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetricLift {
+pub(crate) struct MetricLift {
     /// Metric name (`composite`, `security`, …, custom names).
     pub metric: String,
     /// Weight in the composite (absent for the composite itself).
@@ -74,7 +74,7 @@ pub struct MetricLift {
 /// The verdict on one metric's lift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum MetricVerdict {
+pub(crate) enum MetricVerdict {
     Improved,
     Regressed,
     /// Every paired case has the same value in both arms.
@@ -83,7 +83,7 @@ pub enum MetricVerdict {
 }
 
 impl MetricVerdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MetricVerdict::Improved => "improved",
             MetricVerdict::Regressed => "regressed",

@@ -24,22 +24,21 @@ mod agreement;
 mod inference;
 mod metrics;
 mod noise;
-pub mod position;
+pub(crate) mod position;
 mod reuse;
 mod stopping;
-pub mod text;
+pub(crate) mod text;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-pub use agreement::{JudgeAgreement, JudgeCheckAgreement, JudgePairAgreement};
-pub use inference::{
-    BOOTSTRAP_MIN_CASES, CLUSTER_BOOTSTRAP_MIN_CLUSTERS, InconclusiveReason, IntervalMethod,
-    LiftTest, MIN_VERDICT_CASES, MIN_VERDICT_CLUSTERS, PairedTCheck, VERDICT_ALPHA, VerdictReason,
-};
-pub use metrics::{BOOTSTRAP_MAX_CASES, COMPOSITE, MetricLift, MetricVerdict};
-pub use noise::{ArmNoise, MdeProjection, NoiseShares, NoiseSummary, ScoreNoise};
-pub use reuse::{ReuseSummary, ReusedTrial};
-pub use stopping::{CaseTally, SEQUENCE_METHOD, StoppingSummary, VerdictBasis, lift_sequence};
+pub(crate) use agreement::JudgeAgreement;
+#[cfg(test)]
+pub(crate) use inference::LiftTest;
+pub(crate) use inference::{InconclusiveReason, MIN_VERDICT_CASES, PairedTCheck, VerdictReason};
+pub(crate) use metrics::{COMPOSITE, MetricLift, MetricVerdict};
+pub(crate) use noise::NoiseSummary;
+pub(crate) use reuse::{ReuseSummary, ReusedTrial};
+pub(crate) use stopping::{CaseTally, StoppingSummary, lift_sequence};
 
 use serde::{Deserialize, Serialize};
 
@@ -47,15 +46,15 @@ use crate::record::{Arm, FailOn, LiftMethod, Manifest, Outcome, TrialRecord, Tri
 use crate::stats::{self, Clusters, Interval};
 
 /// Version of the `summary.json` schema (docs/summary-format.md).
-pub const SUMMARY_FORMAT_VERSION: u32 = 4;
+pub(crate) const SUMMARY_FORMAT_VERSION: u32 = 4;
 
 /// Confidence level of every interval.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 
 /// Significance level and power of the minimum detectable effect.
-pub const MDE_ALPHA: f64 = 0.05;
+pub(crate) const MDE_ALPHA: f64 = 0.05;
 /// Power of the minimum detectable effect.
-pub const MDE_POWER: f64 = 0.8;
+pub(crate) const MDE_POWER: f64 = 0.8;
 
 impl std::str::FromStr for LiftMethod {
     type Err = String;
@@ -125,7 +124,7 @@ pub struct AnalysisSettings {
 
 /// A `--method` that cannot apply to a run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MethodError {
+pub(crate) enum MethodError {
     /// Newcombe's interval is for K = 1 paired binary outcomes only.
     #[error(
         "--method newcombe needs K = 1 (one attempt per case per arm) but this run has K = {k}; use --method t, bca or percentile, or leave --method out for the data-driven default"
@@ -146,7 +145,10 @@ pub enum MethodError {
 
 /// Refuses a `--method` the run's design cannot use (never a silent fallback): Newcombe with
 /// K > 1 or with clustered cases.
-pub fn check_method(manifest: &Manifest, method: Option<LiftMethod>) -> Result<(), MethodError> {
+pub(crate) fn check_method(
+    manifest: &Manifest,
+    method: Option<LiftMethod>,
+) -> Result<(), MethodError> {
     if method != Some(LiftMethod::Newcombe) {
         return Ok(());
     }
@@ -163,7 +165,7 @@ pub fn check_method(manifest: &Manifest, method: Option<LiftMethod>) -> Result<(
 }
 
 /// Default `--max-unscoreable`: 10% of the recorded trials.
-pub const DEFAULT_MAX_UNSCOREABLE: f64 = 0.10;
+pub(crate) const DEFAULT_MAX_UNSCOREABLE: f64 = 0.10;
 
 impl AnalysisSettings {
     /// Defaults: 10,000 resamples, the given seed, data-driven method, no gate.
@@ -193,7 +195,7 @@ impl AnalysisSettings {
 
 /// Trial counts by outcome.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct OutcomeCounts {
+pub(crate) struct OutcomeCounts {
     pub pass: usize,
     pub fail: usize,
     pub unscoreable: usize,
@@ -218,19 +220,19 @@ impl OutcomeCounts {
     }
 
     /// Trials recorded.
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.pass + self.fail + self.unscoreable + self.not_gradable
     }
 
     /// Trials scored (pass + fail).
-    pub fn scored(&self) -> usize {
+    pub(crate) fn scored(&self) -> usize {
         self.pass + self.fail
     }
 }
 
 /// One case in one arm.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CaseArm {
+pub(crate) struct CaseArm {
     /// Trial counts by outcome.
     pub trials: OutcomeCounts,
     /// passes / scored attempts; `None` when no attempt was scored.
@@ -245,7 +247,7 @@ pub struct CaseArm {
 /// Why a case lost with the skill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum NegativeLiftClass {
+pub(crate) enum NegativeLiftClass {
     /// The target was never activated in the case's with-skill attempts.
     NeverDiscovered,
     /// The target was activated (or injected) and the outcome was worse.
@@ -256,7 +258,7 @@ pub enum NegativeLiftClass {
 
 /// One golden case across both arms.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CaseSummary {
+pub(crate) struct CaseSummary {
     pub case_id: String,
     pub cluster: Option<String>,
     pub with_skill: CaseArm,
@@ -271,7 +273,7 @@ pub struct CaseSummary {
 
 /// Token usage totals of an arm (`None` when no trial reported that count).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UsageTotals {
+pub(crate) struct UsageTotals {
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
     pub cached_tokens: Option<u64>,
@@ -296,7 +298,7 @@ impl UsageTotals {
 
 /// One arm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArmSummary {
+pub(crate) struct ArmSummary {
     /// Mean over the paired cases of the case pass rates (fraction in [0,1]).
     pub pass_rate: Option<f64>,
     /// Lower end of the 95% interval.
@@ -338,7 +340,7 @@ fn is_zero(value: &usize) -> bool {
 /// The interval of one arm's pass rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum ArmIntervalMethod {
+pub(crate) enum ArmIntervalMethod {
     /// Wilson score interval on the case-level passes (K = 1, unclustered).
     Wilson,
     /// Wilson score interval on the effective count (design effect from the case rates'
@@ -348,7 +350,7 @@ pub enum ArmIntervalMethod {
 
 impl ArmIntervalMethod {
     /// The name used in every output.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ArmIntervalMethod::Wilson => "wilson",
             ArmIntervalMethod::WilsonEffectiveCount => "wilson-effective-count",
@@ -359,7 +361,7 @@ impl ArmIntervalMethod {
 /// The verdict on the lift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The interval excludes 0 upward.
     Improved,
     /// The interval excludes 0 downward.
@@ -369,7 +371,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
@@ -380,7 +382,7 @@ impl Verdict {
 
 /// Distribution of per-case lifts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CaseLiftDistribution {
+pub(crate) struct CaseLiftDistribution {
     pub positive: usize,
     pub zero: usize,
     pub negative: usize,
@@ -389,7 +391,7 @@ pub struct CaseLiftDistribution {
 
 /// Counts of negative-lift classes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NegativeLiftCounts {
+pub(crate) struct NegativeLiftCounts {
     pub never_discovered: usize,
     pub discovered_but_misused: usize,
     pub execution_instability: usize,
@@ -400,7 +402,7 @@ pub struct NegativeLiftCounts {
 
 /// The outcome of the gates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GateResult {
+pub(crate) struct GateResult {
     pub settings: GateSettings,
     pub passed: bool,
     /// Why it failed (empty when it passed).
@@ -409,7 +411,7 @@ pub struct GateResult {
 
 /// The paired lift of the pass rate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LiftSummary {
+pub(crate) struct LiftSummary {
     /// What the lift is a difference of.
     pub metric: String,
     /// Mean over paired cases of (with − without), a fraction in [-1, 1].
@@ -454,7 +456,7 @@ pub struct LiftSummary {
 
 /// How trials were graded, and the one definition of the composite every output uses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GradingSummary {
+pub(crate) struct GradingSummary {
     /// What the composite is.
     pub composite_definition: String,
     /// What decides pass/fail.
@@ -503,7 +505,7 @@ impl GradingSummary {
 
 /// Unscoreable trials against `--max-unscoreable`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UnscoreableSummary {
+pub(crate) struct UnscoreableSummary {
     /// Unscoreable trials over recorded trials (0 when none recorded).
     pub fraction: f64,
     /// The tolerated fraction.
@@ -514,7 +516,7 @@ pub struct UnscoreableSummary {
 
 /// Trial totals of the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrialTotals {
+pub(crate) struct TrialTotals {
     pub planned: usize,
     pub recorded: usize,
     #[serde(flatten)]
@@ -525,14 +527,14 @@ pub struct TrialTotals {
 
 /// Both arms.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Arms {
+pub(crate) struct Arms {
     pub with_skill: ArmSummary,
     pub without_skill: ArmSummary,
 }
 
 /// `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub format_version: u32,
     pub run_id: String,
     pub skill_lift_version: String,
@@ -615,7 +617,7 @@ impl Summary {
     /// The comparison the verdict headline and the gates judge when the run compares against
     /// another reference than `without_skill` (`--reference`): `with_skill` against that
     /// reference. `None` when the reference is `without_skill` (then `lift` is the headline).
-    pub fn reference_comparison(&self) -> Option<&Comparison> {
+    pub(crate) fn reference_comparison(&self) -> Option<&Comparison> {
         let reference = self.reference.filter(|r| *r != Arm::WithoutSkill)?;
         self.comparisons
             .iter()
@@ -624,7 +626,7 @@ impl Summary {
 
     /// The lift the headline verdict reports, and the arm it is measured against: `with_skill`
     /// against the reference (the comparison the gates judge).
-    pub fn headline_lift(&self) -> (&LiftSummary, Arm) {
+    pub(crate) fn headline_lift(&self) -> (&LiftSummary, Arm) {
         match self.reference_comparison() {
             Some(comparison) => (&comparison.lift, comparison.reference),
             None => (&self.lift, Arm::WithoutSkill),
@@ -632,7 +634,7 @@ impl Summary {
     }
 
     /// The gate results of the run: the run's `lift` and each comparison's.
-    pub fn gates(&self) -> impl Iterator<Item = &GateResult> {
+    pub(crate) fn gates(&self) -> impl Iterator<Item = &GateResult> {
         self.lift
             .gate
             .iter()
@@ -818,7 +820,7 @@ impl<'a> PairAccumulator<'a> {
 /// Streaming accumulator of a run's records: the classic pair (`with_skill` against
 /// `without_skill`), plus one pair per further comparison when the run has more arms or another
 /// reference ([`Summary::comparisons`]). A two-arm run feeds the one pair only.
-pub struct RunAccumulator<'a> {
+pub(crate) struct RunAccumulator<'a> {
     manifest: &'a Manifest,
     primary: PairAccumulator<'a>,
     /// The other comparisons, each an arm against the reference.
@@ -843,7 +845,7 @@ pub struct RunAccumulator<'a> {
 /// attempt when the arm has one (what went wrong), else the lowest attempt; where its
 /// transcript lies.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SampleTrial {
+pub(crate) struct SampleTrial {
     /// The case.
     pub case_id: String,
     /// `with_skill` or `without_skill`.
@@ -869,7 +871,7 @@ impl SampleTrial {
 
 impl<'a> RunAccumulator<'a> {
     /// An empty accumulator for the run `manifest` describes.
-    pub fn new(manifest: &'a Manifest) -> Self {
+    pub(crate) fn new(manifest: &'a Manifest) -> Self {
         let reference = manifest.reference();
         let compare = reference != Arm::WithoutSkill
             || manifest.arms.iter().any(|arm| !Arm::PAIRED.contains(arm));
@@ -901,23 +903,23 @@ impl<'a> RunAccumulator<'a> {
     }
 
     /// The manifest of the run being accumulated.
-    pub fn manifest(&self) -> &'a Manifest {
+    pub(crate) fn manifest(&self) -> &'a Manifest {
         self.manifest
     }
 
     /// The trials whose answers the reports show, one per case and paired arm so far.
-    pub fn samples(&self) -> Vec<SampleTrial> {
+    pub(crate) fn samples(&self) -> Vec<SampleTrial> {
         self.samples.values().cloned().collect()
     }
 
     /// Add one record; returns `false` (and ignores it) when its trial key was already added.
-    pub fn add(&mut self, record: &TrialRecord) -> bool {
+    pub(crate) fn add(&mut self, record: &TrialRecord) -> bool {
         self.add_view(&record.view())
     }
 
     /// [`RunAccumulator::add`] of a record's [view](TrialView) (what the analysis reads of it;
     /// `crate::record::for_each_planned_view` reads these without decoding whole records).
-    pub fn add_view(&mut self, record: &TrialView<'_>) -> bool {
+    pub(crate) fn add_view(&mut self, record: &TrialView<'_>) -> bool {
         let fresh = self.add_to_pairs(record);
         if fresh {
             self.position.add(record);
@@ -973,7 +975,7 @@ impl<'a> RunAccumulator<'a> {
     }
 
     /// Compute the summary: the classic pair's analysis, and each comparison's.
-    pub fn finish(self, settings: &AnalysisSettings) -> Summary {
+    pub(crate) fn finish(self, settings: &AnalysisSettings) -> Summary {
         let RunAccumulator {
             manifest,
             primary,
@@ -1093,7 +1095,7 @@ fn percentile(values: &[f64], q: f64) -> Option<f64> {
 /// One arm compared with the reference arm: the same paired statistics as the run's `lift`,
 /// plus what the arm costs against the reference.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// The compared arm.
     pub arm: Arm,
     /// The arm it is compared against.
@@ -1111,7 +1113,7 @@ pub struct Comparison {
 
 /// What one arm costs per trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArmCost {
+pub(crate) struct ArmCost {
     /// The 95th percentile of the trials' wall time (nearest rank), seconds.
     pub p95_wall_s: Option<f64>,
     /// Input plus output tokens per recorded trial (trials that reported usage).
@@ -1123,7 +1125,7 @@ pub struct ArmCost {
 /// The compared arm's costs against the reference's, and their ratios (compared ÷ reference;
 /// `None` when either is unknown or the reference's is 0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CostComparison {
+pub(crate) struct CostComparison {
     pub arm: ArmCost,
     pub reference: ArmCost,
     /// P95 wall time ratio (`--max-latency-ratio` gates it).
@@ -1206,7 +1208,8 @@ fn apply_cost_gates(gate: &mut Option<GateResult>, settings: &GateSettings, cost
 }
 
 /// Analyze in-memory records (convenience over [`RunAccumulator`]).
-pub fn analyze(
+#[cfg(test)]
+pub(crate) fn analyze(
     manifest: &Manifest,
     records: &[TrialRecord],
     settings: &AnalysisSettings,
@@ -1625,15 +1628,19 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
 
 /// Fewest LLM-judge repeats (`--judge-k`) for judge-scored cases without a warning (an LLM
 /// judge is noisy; statistics.md §6.4 adds its variance as a third level).
-pub const MIN_JUDGE_REPEATS: u32 = 5;
+pub(crate) const MIN_JUDGE_REPEATS: u32 = 5;
 /// Fewest attempts (`-k`) for judge-scored cases without a warning.
-pub const MIN_JUDGE_ATTEMPTS: u32 = 3;
+pub(crate) const MIN_JUDGE_ATTEMPTS: u32 = 3;
 
 /// The judge warning as it is known before the first trial (printed then; the summary's comes
 /// from the recorded trials): `judge_scored` cases (those whose output checks do not decide
 /// their pass, in a run with an LLM judge) to be graded with `judge_k` repeats and `k`
 /// attempts, when either is below its minimum.
-pub fn judge_warning_before_trials(judge_scored: usize, judge_k: u32, k: u32) -> Option<String> {
+pub(crate) fn judge_warning_before_trials(
+    judge_scored: usize,
+    judge_k: u32,
+    k: u32,
+) -> Option<String> {
     judge_warning_worded(judge_scored, judge_k, k, "run")
 }
 

@@ -22,7 +22,7 @@ use super::{MDE_ALPHA, MDE_POWER};
 
 /// One arm's variance components of one score (a fraction², per case value).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArmNoise {
+pub(crate) struct ArmNoise {
     /// Cases with a value (paired cases).
     pub n_cases: usize,
     /// Mean attempts per case K.
@@ -48,7 +48,7 @@ pub struct ArmNoise {
 
 /// Shares of the case-value variance.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NoiseShares {
+pub(crate) struct NoiseShares {
     pub cases: Option<f64>,
     pub attempts: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,7 +57,7 @@ pub struct NoiseShares {
 
 /// The decomposition of one score in both arms.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScoreNoise {
+pub(crate) struct ScoreNoise {
     /// `pass_rate` or a judge metric's name.
     pub score: String,
     pub with_skill: Option<ArmNoise>,
@@ -67,7 +67,7 @@ pub struct ScoreNoise {
 /// What a bigger run would buy: the MDE of the pass-rate lift projected from the paired
 /// variance components `Var(d_i) = ω² + σ²_A/K + σ²_B/K` (Miller 2024; statistics.md §9.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MdeProjection {
+pub(crate) struct MdeProjection {
     /// `ω²^`, between-case variance of the true lift (clamped at 0: see `omega_clamped`).
     pub omega_squared: f64,
     pub omega_clamped: bool,
@@ -81,7 +81,7 @@ pub struct MdeProjection {
 
 /// `noise` in `summary.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NoiseSummary {
+pub(crate) struct NoiseSummary {
     /// The pass rate first, then judge metrics with judge repeats.
     pub scores: Vec<ScoreNoise>,
     /// Pass-rate MDE projections (`None` with fewer than 2 paired cases or K = 1).

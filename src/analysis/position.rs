@@ -26,14 +26,14 @@ use serde::{Deserialize, Serialize};
 use crate::record::{Arm, Outcome, TrialView};
 
 /// Relabelings of the permutation test.
-pub const PERMUTATIONS: usize = 10_000;
+pub(crate) const PERMUTATIONS: usize = 10_000;
 
 /// The significance level of the position-sensitivity warning.
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 
 /// One position's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PositionRow {
+pub(crate) struct PositionRow {
     /// 1-based position of the target in the list the model was shown (1 = first).
     pub position: usize,
     /// Pairs (case, attempt) with both arms scored and the target at this position.
@@ -48,7 +48,7 @@ pub struct PositionRow {
 
 /// `summary.json` `position`: the lift by the target's position.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PositionSummary {
+pub(crate) struct PositionSummary {
     /// Skills the with-skill arm presented (positions 1..=`positions`).
     pub positions: usize,
     /// One row per position, first to last.
@@ -72,7 +72,7 @@ struct Pair {
 
 /// Collects the pairs of a run (add every fresh record of the run).
 #[derive(Debug, Default)]
-pub struct PositionAccumulator {
+pub(crate) struct PositionAccumulator {
     target: String,
     pairs: BTreeMap<(String, u32), Pair>,
 }
@@ -87,7 +87,7 @@ fn scored(outcome: Outcome) -> Option<bool> {
 
 impl PositionAccumulator {
     /// An empty accumulator for the target skill `target`.
-    pub fn new(target: &str) -> Self {
+    pub(crate) fn new(target: &str) -> Self {
         Self {
             target: target.to_string(),
             pairs: BTreeMap::new(),
@@ -95,7 +95,7 @@ impl PositionAccumulator {
     }
 
     /// Add one (fresh) record.
-    pub fn add(&mut self, record: &TrialView<'_>) {
+    pub(crate) fn add(&mut self, record: &TrialView<'_>) {
         let key = (record.case_id.to_string(), record.attempt);
         match record.arm {
             Arm::WithSkill => {
@@ -115,7 +115,7 @@ impl PositionAccumulator {
 
     /// The position summary; `None` when no with-skill trial recorded an order with two or more
     /// skills.
-    pub fn finish(self, seed: u64) -> Option<PositionSummary> {
+    pub(crate) fn finish(self, seed: u64) -> Option<PositionSummary> {
         let positions = self
             .pairs
             .values()

@@ -11,7 +11,7 @@ use crate::record::{Arm, Manifest, TrialRecord, TrialView};
 /// The reused trials of a run's records, for reports: how many in each arm and from which
 /// runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReuseSummary {
+pub(crate) struct ReuseSummary {
     /// Where the run looked (`manifest.reuse.source`, described).
     pub source: String,
     /// Reused trials in all.
@@ -30,7 +30,7 @@ pub struct ReuseSummary {
 
 /// One reused trial of a run and where it was measured.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReusedTrial {
+pub(crate) struct ReusedTrial {
     /// The trial in this run.
     pub case_id: String,
     pub arm: Arm,
@@ -42,7 +42,7 @@ pub struct ReusedTrial {
 
 impl ReuseSummary {
     /// The summary of a run that asked for reuse (`None` otherwise).
-    pub fn of_run<'a>(
+    pub(crate) fn of_run<'a>(
         manifest: &Manifest,
         records: impl IntoIterator<Item = &'a TrialRecord>,
     ) -> Option<Self> {
@@ -59,7 +59,7 @@ impl ReuseSummary {
     }
 
     /// Count `record` when it was reused.
-    pub fn count(&mut self, record: &TrialView<'_>) {
+    pub(crate) fn count(&mut self, record: &TrialView<'_>) {
         if let Some(from) = &record.reused_from {
             self.reused += 1;
             *self.by_arm.entry(record.arm).or_default() += 1;

@@ -10,14 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use super::text::count;
 use crate::record::{Budgets, SequentialSettings, Spend, StopReason, StoppingPlan};
-use crate::stats::{Interval, LiftSequenceState, PairedLiftSequence};
+use crate::stats::{LiftSequenceState, PairedLiftSequence};
 
 /// The `method` and `test` of a lift the confidence sequence decided.
-pub const SEQUENCE_METHOD: &str = "betting-confidence-sequence";
+pub(crate) const SEQUENCE_METHOD: &str = "betting-confidence-sequence";
 
 /// One case's recorded outcomes in the two compared arms.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CaseTally {
+pub(crate) struct CaseTally {
     /// with-skill passes, scored attempts, recorded trials.
     pub with: (usize, usize, usize),
     /// without-skill passes, scored attempts, recorded trials.
@@ -26,12 +26,12 @@ pub struct CaseTally {
 
 impl CaseTally {
     /// Whether all K attempts of both arms are recorded.
-    pub fn complete(&self, k: u32) -> bool {
+    pub(crate) fn complete(&self, k: u32) -> bool {
         self.with.2 >= k as usize && self.without.2 >= k as usize
     }
 
     /// with − without pass rate over the scored attempts, when both arms have one.
-    pub fn difference(&self) -> Option<f64> {
+    pub(crate) fn difference(&self) -> Option<f64> {
         (self.with.1 > 0 && self.without.1 > 0).then(|| {
             self.with.0 as f64 / self.with.1 as f64 - self.without.0 as f64 / self.without.1 as f64
         })
@@ -41,7 +41,7 @@ impl CaseTally {
 /// The confidence sequence over the completed cases, in the case order, up to the first case
 /// that is not complete (later cases were not reached). Cases without a scored attempt in an
 /// arm give no observation.
-pub fn lift_sequence(
+pub(crate) fn lift_sequence(
     order: &[String],
     tallies: &HashMap<String, CaseTally>,
     k: u32,
@@ -62,7 +62,7 @@ pub fn lift_sequence(
 /// Which analysis the headline verdict comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum VerdictBasis {
+pub(crate) enum VerdictBasis {
     /// The anytime-valid confidence sequence decided (its interval is the lift's interval).
     ConfidenceSequence,
     /// The ordinary fixed-n analysis of the cases measured.
@@ -71,7 +71,7 @@ pub enum VerdictBasis {
 
 /// How a round-scheduled run stopped, for `summary.json` (`stopping`) and the reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoppingSummary {
+pub(crate) struct StoppingSummary {
     /// `sequential` or `fixed` (budgets only).
     pub mode: String,
     /// Why the run stopped; `None` while it runs or when it was killed.
@@ -106,7 +106,7 @@ impl StoppingSummary {
     /// The stopping summary of a run whose manifest has a stopping plan, from its per-case
     /// tallies of the compared pair (`k` attempts per arm planned) and its planned and recorded
     /// trials (every arm).
-    pub fn of_run(
+    pub(crate) fn of_run(
         plan: &StoppingPlan,
         tallies: &HashMap<String, CaseTally>,
         k: u32,
@@ -161,17 +161,10 @@ impl StoppingSummary {
 
     /// Whether the run stopped by its own rules (a decision, a budget, or every round run), not
     /// by an interrupt, the circuit breaker or a kill.
-    pub fn stopped_as_planned(&self) -> bool {
+    pub(crate) fn stopped_as_planned(&self) -> bool {
         self.stop_reason.is_some_and(|reason| {
             !matches!(reason, StopReason::Interrupted | StopReason::CircuitBreaker)
         })
-    }
-
-    /// The interval the headline shows when the sequence decided.
-    pub fn decided_interval(&self) -> Option<Interval> {
-        (self.verdict_basis == VerdictBasis::ConfidenceSequence)
-            .then(|| self.confidence_sequence.map(|s| s.interval))
-            .flatten()
     }
 
     /// When the confidence sequence decided, make it the lift's headline: the verdict, the
@@ -182,7 +175,7 @@ impl StoppingSummary {
     /// beside it), so that the run's false verdicts at zero lift stay within the sequence's α.
     /// Returns whether the lift changed (its gate must be evaluated again). A run with budgets
     /// only (no sequence) keeps its fixed-n verdict.
-    pub fn apply_to(&self, lift: &mut super::LiftSummary) -> bool {
+    pub(crate) fn apply_to(&self, lift: &mut super::LiftSummary) -> bool {
         let (Some(reason), Some(state)) = (self.stop_reason, self.confidence_sequence) else {
             return false;
         };
@@ -233,7 +226,7 @@ impl StoppingSummary {
     }
 
     /// One line for the terminal and the reports.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let reason = self
             .stop_reason
             .map(StopReason::as_str)

@@ -3,7 +3,7 @@
 //! everywhere. Pure functions; nothing here prints.
 
 /// A p-value for people: `= 0.0123`, or `< 0.0001` below the shown precision.
-pub fn format_p_value(p: f64) -> String {
+pub(crate) fn format_p_value(p: f64) -> String {
     if p < 0.0001 {
         "< 0.0001".to_string()
     } else {
@@ -12,7 +12,7 @@ pub fn format_p_value(p: f64) -> String {
 }
 
 /// `n` and the noun, plural unless `n` is 1: `1 case`, `3 cases` (`noun` takes an `s`).
-pub fn count(n: usize, noun: &str) -> String {
+pub(crate) fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

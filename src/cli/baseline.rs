@@ -77,7 +77,7 @@ pub struct IngestArgs {
 }
 
 /// Run the subcommand.
-pub fn baseline(args: BaselineArgs) -> Result<Outcome, CommandError> {
+pub(super) fn baseline(args: BaselineArgs) -> Result<Outcome, CommandError> {
     let done = match args.command {
         BaselineCommand::Checklist(args) => {
             let state = args.host.state.dir()?;

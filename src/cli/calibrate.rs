@@ -31,7 +31,7 @@ pub struct CalibrateArgs {
 }
 
 /// Run the command: refuse what an A/A control cannot honour, then calibrate.
-pub async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
     let run = &args.run;
     RefusedFlags {
         matrix: crate::run_matrix::is_matrix(&run.agent.runners, &run.agent.models),

@@ -37,7 +37,7 @@ pub struct ChangedArgs {
 }
 
 /// Run the command.
-pub fn changed(args: ChangedArgs) -> Result<Outcome, CommandError> {
+pub(super) fn changed(args: ChangedArgs) -> Result<Outcome, CommandError> {
     let settings = ChangedSettings {
         calibre: args
             .calibre

@@ -27,7 +27,7 @@ pub struct CompareArgs {
 }
 
 /// `skill-lift compare`.
-pub fn compare(args: CompareArgs) -> Result<Outcome, CommandError> {
+pub(super) fn compare(args: CompareArgs) -> Result<Outcome, CommandError> {
     let settings = CompareSettings {
         run_a: args.run_a,
         run_b: args.run_b,

@@ -23,7 +23,7 @@ pub struct FingerprintArgs {
 }
 
 /// Run the command.
-pub fn fingerprint(args: FingerprintArgs) -> Result<Outcome, CommandError> {
+pub(super) fn fingerprint(args: FingerprintArgs) -> Result<Outcome, CommandError> {
     let calibre: Calibre =
         (args.calibre.parse()).map_err(|e: String| CommandError::input(anyhow::anyhow!(e)))?;
     fingerprint_command(&args.paths, calibre, &args.out).map_err(CommandError::input)?;

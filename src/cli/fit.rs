@@ -65,7 +65,7 @@ pub struct EnvArgs {
 }
 
 /// Run `skill-lift lint`.
-pub fn lint(args: LintArgs) -> Result<Outcome, CommandError> {
+pub(super) fn lint(args: LintArgs) -> Result<Outcome, CommandError> {
     gate(lint_skills(&LintSettings {
         skill_dirs: args.skill_dirs,
         json: args.format == OutputFormat::Json,
@@ -76,7 +76,7 @@ pub fn lint(args: LintArgs) -> Result<Outcome, CommandError> {
 }
 
 /// Run `skill-lift env`.
-pub fn env(args: EnvArgs) -> Result<Outcome, CommandError> {
+pub(super) fn env(args: EnvArgs) -> Result<Outcome, CommandError> {
     gate(check_environment(&EnvSettings {
         json: args.format == OutputFormat::Json,
         runner: args.agent.given_runner().map(str::to_string),

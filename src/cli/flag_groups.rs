@@ -15,7 +15,7 @@ use clap::Args;
 use super::CommandError;
 
 /// The runner when no `--runner` is given and `SKILL_LIFT_RUNNER` is not set.
-pub const DEFAULT_RUNNER: &str = "local";
+pub(super) const DEFAULT_RUNNER: &str = "local";
 
 /// `--runner` and `--model`. `run` and `plan` accept each repeated (a runner × model matrix);
 /// the commands that measure one runner take one of each (`ArgAction::Set`, see

@@ -29,7 +29,7 @@ pub enum FormatsCommand {
 }
 
 /// Run the command: exit 1 when an input was refused.
-pub fn formats(args: FormatsArgs) -> Result<Outcome, CommandError> {
+pub(super) fn formats(args: FormatsArgs) -> Result<Outcome, CommandError> {
     let FormatsCommand::Check { dirs, json } = args.command;
     match crate::formats_check::check_command(&dirs, json).map_err(CommandError::input)? {
         0 => Ok(Outcome::Success),

@@ -75,7 +75,7 @@ pub struct MineArgs {
 }
 
 /// `skill-lift golden`.
-pub async fn golden(args: GoldenArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn golden(args: GoldenArgs) -> Result<Outcome, CommandError> {
     let done = match args.command {
         GoldenCommand::Mine(args) => mine_to_eval_set(&MineSettings {
             history: args.history.request(),

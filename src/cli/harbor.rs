@@ -16,7 +16,7 @@ pub struct HarborVerifyArgs {
 }
 
 /// `skill-lift harbor-verify --tasks DIR`.
-pub fn harbor_verify(args: HarborVerifyArgs) -> Result<Outcome, CommandError> {
+pub(super) fn harbor_verify(args: HarborVerifyArgs) -> Result<Outcome, CommandError> {
     crate::evalset::harbor::harbor_verify(&args.tasks).map_err(CommandError::input)?;
     Ok(Outcome::Success)
 }

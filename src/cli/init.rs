@@ -43,7 +43,7 @@ pub struct InitArgs {
 }
 
 /// `skill-lift init`.
-pub fn init(args: InitArgs) -> Result<Outcome, CommandError> {
+pub(super) fn init(args: InitArgs) -> Result<Outcome, CommandError> {
     let from_history = (args.host.filter(|_| args.from_history)).map(|host| HistoryRequest {
         host,
         history_root: args.history_root,

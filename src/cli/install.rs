@@ -27,7 +27,7 @@ pub struct InstallArgs {
 }
 
 /// Run `skill-lift install`.
-pub fn install_command(args: InstallArgs) -> Result<Outcome, CommandError> {
+pub(super) fn install_command(args: InstallArgs) -> Result<Outcome, CommandError> {
     let settings = InstallSettings {
         state: args.state.dir()?,
         hosts: args.hosts,

@@ -6,7 +6,7 @@ use super::{CommandError, MergeArgs, Outcome};
 use crate::pipeline::merge::MergeSettings;
 
 /// Run the command: download, merge, analyze.
-pub async fn merge(args: MergeArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn merge(args: MergeArgs) -> Result<Outcome, CommandError> {
     let downloaded = crate::object_out::download_arguments(&args.shard_dirs, &args.out).await?;
     let settings = MergeSettings {
         shard_dirs: downloaded.folders.clone(),

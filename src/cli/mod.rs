@@ -37,7 +37,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-pub use outcome::Outcome;
+pub(crate) use outcome::Outcome;
 
 /// Measure what an Agent Skill really adds: paired runs with and without it, graded, with a
 /// confidence interval on the lift.

@@ -5,7 +5,7 @@ use super::{CommandError, Outcome, RunArgs};
 use crate::object_out::StagedUpload;
 
 /// `skill-lift run`, uploading the run folder when `--out` is an `s3://` location.
-pub async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {
     let Some(upload) = StagedUpload::start(&args.results.out).await? else {
         return super::run::run(args).await;
     };

@@ -9,7 +9,7 @@ use crate::exit_codes;
 /// How a command ended: the library's [`Ending`] (docs/results.md "Exit codes"), one enum for
 /// both, so nothing converts between twins. A matrix picks the most severe of its cells'
 /// outcomes with its own rule.
-pub use crate::pipeline::Ending as Outcome;
+pub(crate) use crate::pipeline::Ending as Outcome;
 
 impl Outcome {
     /// The process exit code of this outcome: the one place outcomes become numbers.

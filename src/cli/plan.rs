@@ -121,6 +121,6 @@ impl PlanArgs {
 }
 
 /// Run the command; returns the exit code.
-pub fn plan_command(args: PlanArgs) -> Result<Outcome, CommandError> {
+pub(super) fn plan_command(args: PlanArgs) -> Result<Outcome, CommandError> {
     crate::pipeline::plan::run_plan(&args.request(), args.json).map_err(CommandError::input)
 }

@@ -47,7 +47,7 @@ pub struct SuggestArgs {
 }
 
 /// `skill-lift probe`.
-pub fn probe(args: ProbeArgs) -> Result<Outcome, CommandError> {
+pub(super) fn probe(args: ProbeArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     let settings = ProbeSettings {
         root: args.host.root,
@@ -60,7 +60,7 @@ pub fn probe(args: ProbeArgs) -> Result<Outcome, CommandError> {
 }
 
 /// `skill-lift suggest`.
-pub fn suggest_command(args: SuggestArgs) -> Result<Outcome, CommandError> {
+pub(super) fn suggest_command(args: SuggestArgs) -> Result<Outcome, CommandError> {
     let state = args.state.dir()?;
     suggest_from_state(&state, &args.need, args.catalog.as_deref(), args.json)
         .map_err(CommandError::input)?;

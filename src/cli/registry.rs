@@ -118,14 +118,14 @@ pub struct CheckArgs {
 }
 
 /// `skill-lift hosts`.
-pub fn hosts(args: HostsArgs) -> Result<Outcome, CommandError> {
+pub(super) fn hosts(args: HostsArgs) -> Result<Outcome, CommandError> {
     let (host, root) = (args.host.as_deref(), args.root.as_deref());
     console::print_hosts(&args.state.dir()?, host, root, args.json).map_err(CommandError::input)?;
     Ok(Outcome::Success)
 }
 
 /// `skill-lift scan`: exit 5 when assets were skipped.
-pub fn scan_command(args: ScanArgs) -> Result<Outcome, CommandError> {
+pub(super) fn scan_command(args: ScanArgs) -> Result<Outcome, CommandError> {
     let (host, root) = (&args.host.host, args.host.root.as_deref());
     let state = args.host.state.dir()?;
     match console::scan_and_print(&state, host, root, &args.calibre, args.json) {
@@ -136,7 +136,7 @@ pub fn scan_command(args: ScanArgs) -> Result<Outcome, CommandError> {
 }
 
 /// `skill-lift status`.
-pub fn status(args: StatusArgs) -> Result<Outcome, CommandError> {
+pub(super) fn status(args: StatusArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     let dashboard = args
         .dashboard
@@ -146,7 +146,7 @@ pub fn status(args: StatusArgs) -> Result<Outcome, CommandError> {
 }
 
 /// `skill-lift bump`.
-pub fn bump_command(args: BumpArgs) -> Result<Outcome, CommandError> {
+pub(super) fn bump_command(args: BumpArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     let line = console::bump_host(&state, &host.name, &args.model, args.note)
         .map_err(CommandError::input)?;
@@ -155,7 +155,7 @@ pub fn bump_command(args: BumpArgs) -> Result<Outcome, CommandError> {
 }
 
 /// `skill-lift check`: exit 1 while assets are pending under the current model.
-pub fn check_command(args: CheckArgs) -> Result<Outcome, CommandError> {
+pub(super) fn check_command(args: CheckArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     let reason = args.reason.unwrap_or_default();
     match console::check_and_print(&state, &host.name, &args.waive, &reason, args.json) {

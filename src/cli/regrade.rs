@@ -43,7 +43,7 @@ pub struct RegradeArgs {
 }
 
 /// Run the command: each run folder's request from the flags, the regrade in the library.
-pub async fn regrade(args: RegradeArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn regrade(args: RegradeArgs) -> Result<Outcome, CommandError> {
     let request = |run_dir: &Path, out: Option<PathBuf>, quiet: bool| {
         let grading = match args.grading.any_given() {
             true => crate::pipeline::grading::resolve_grading(&args.grading.request())

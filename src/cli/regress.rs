@@ -39,7 +39,7 @@ pub struct RegressArgs {
 }
 
 /// Run the command: exit 1 when any asset is DEGRADED.
-pub fn regress_command(args: RegressArgs) -> Result<Outcome, CommandError> {
+pub(super) fn regress_command(args: RegressArgs) -> Result<Outcome, CommandError> {
     let command = RegressCommand {
         state: args.state.state,
         host: args.host,

@@ -5,7 +5,7 @@ use super::{CommandError, Outcome, ReportArgs};
 use crate::pipeline::reanalyze::{ReportSettings, parse_formats};
 
 /// Run the command; returns the exit code.
-pub fn report(args: ReportArgs) -> Result<Outcome, CommandError> {
+pub(super) fn report(args: ReportArgs) -> Result<Outcome, CommandError> {
     let settings = ReportSettings {
         formats: parse_formats(&args.format).map_err(CommandError::failed)?,
         run_dirs: args.run_dirs,

@@ -86,7 +86,7 @@ pub(super) fn run_settings(args: &RunArgs) -> Result<RunSettings, CommandError> 
 
 /// Run the command; returns the exit code. Several runners or models (or a matrix folder to
 /// resume) make a matrix run (`super::matrix`); one of each is a single run.
-pub async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
     if args.resume.is_some() && args.grading.any_given() {
         return Err(CommandError::input(anyhow!(
             "grading flags are not accepted with --resume: a run grades as it started (its judges and graders are in its manifest); grade recorded trials differently with `skill-lift regrade RUN_DIR`"

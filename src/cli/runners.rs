@@ -21,7 +21,7 @@ pub struct RunnersArgs {
 }
 
 /// `skill-lift runners`.
-pub fn runners(args: RunnersArgs) -> Result<Outcome, CommandError> {
+pub(super) fn runners(args: RunnersArgs) -> Result<Outcome, CommandError> {
     match &args.name {
         Some(name) => show_profile(name).map_err(CommandError::input)?,
         None => print_profiles(args.json),
@@ -48,7 +48,7 @@ pub enum SetupTarget {
 }
 
 /// `skill-lift setup local-model`.
-pub async fn setup(args: SetupArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn setup(args: SetupArgs) -> Result<Outcome, CommandError> {
     let SetupTarget::LocalModel = args.what;
     match crate::local_model::setup().await {
         Ok(SetupEnd::Ready) => Ok(Outcome::Success),
@@ -78,7 +78,7 @@ pub enum ServeTarget {
 }
 
 /// `skill-lift serve local-model`: replaces this process with the server.
-pub fn serve(args: ServeArgs) -> Result<Outcome, CommandError> {
+pub(super) fn serve(args: ServeArgs) -> Result<Outcome, CommandError> {
     let ServeTarget::LocalModel { port } = args.what;
     let error = crate::local_model::serve(port);
     Err(CommandError::infrastructure(error))

@@ -82,7 +82,7 @@ fn settings(args: ShadowArgs) -> ShadowSettings {
 }
 
 /// `skill-lift shadow`.
-pub async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn shadow(args: ShadowArgs) -> Result<Outcome, CommandError> {
     let finished =
         (crate::pipeline::shadow::shadow(&settings(args)).await).map_err(CommandError::failed)?;
     match finished.interrupted {

@@ -122,7 +122,7 @@ fn settings(args: &TriggersArgs) -> TriggersSettings {
 }
 
 /// Run the command; returns the exit code.
-pub async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError> {
     let finished = measure(&settings(&args))
         .await
         .map_err(CommandError::failed)?;

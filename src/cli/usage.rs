@@ -44,7 +44,7 @@ pub struct UsageArgs {
 }
 
 /// `skill-lift usage`.
-pub fn usage(args: UsageArgs) -> Result<Outcome, CommandError> {
+pub(super) fn usage(args: UsageArgs) -> Result<Outcome, CommandError> {
     let settings = UsageSettings {
         history: args.history.request(),
         days: args.days,

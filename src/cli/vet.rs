@@ -113,7 +113,7 @@ fn settings(args: VetArgs) -> VetSettings {
 }
 
 /// Run the command; returns the exit code.
-pub async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
+pub(super) async fn vet(args: VetArgs) -> Result<Outcome, CommandError> {
     let finished = run_vet(&settings(args), paired_run)
         .await
         .map_err(CommandError::failed)?;

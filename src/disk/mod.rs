@@ -15,7 +15,7 @@
 //! scaffold and other files that are not run-folder output.
 #![allow(clippy::disallowed_methods)]
 
-pub mod redact;
+pub(crate) mod redact;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -53,11 +53,11 @@ fn at(path: &Path) -> impl FnOnce(std::io::Error) -> DiskError + '_ {
 /// Prefix of the temporary files skill-lift writes before renaming them into place; a killed
 /// process can leave some behind, which `run --resume` removes
 /// ([`crate::record::remove_stale_temp_files`]).
-pub const TEMP_PREFIX: &str = ".skill-lift-tmp-";
+pub(crate) const TEMP_PREFIX: &str = ".skill-lift-tmp-";
 
 /// Who may read a file skill-lift writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileAccess {
+pub(crate) enum FileAccess {
     /// Exports, transcripts, run folders: mode 0666 less the process umask (0644 under umask
     /// 022), like any file a program creates, so reports can be shared and served.
     Shared,
@@ -67,7 +67,7 @@ pub enum FileAccess {
 
 impl FileAccess {
     /// The mode asked for at creation (the umask still applies).
-    pub fn mode(self) -> u32 {
+    pub(crate) fn mode(self) -> u32 {
         match self {
             FileAccess::Shared => 0o666,
             FileAccess::Private => 0o600,
@@ -77,7 +77,7 @@ impl FileAccess {
 
 /// A temporary file in `dir` named with [`TEMP_PREFIX`], readable as `access` says once renamed
 /// into place (a plain temporary file would be 0600).
-pub fn temp_file_in_with(
+pub(crate) fn temp_file_in_with(
     dir: &Path,
     access: FileAccess,
 ) -> Result<tempfile::NamedTempFile, DiskError> {
@@ -90,12 +90,12 @@ pub fn temp_file_in_with(
 }
 
 /// A temporary file in `dir` named with [`TEMP_PREFIX`], for a shared file (an export).
-pub fn temp_file_in(dir: &Path) -> Result<tempfile::NamedTempFile, DiskError> {
+pub(crate) fn temp_file_in(dir: &Path) -> Result<tempfile::NamedTempFile, DiskError> {
     temp_file_in_with(dir, FileAccess::Shared)
 }
 
 /// Rename a temporary file (from [`temp_file_in`]) into place at `path`.
-pub fn persist(temp: tempfile::NamedTempFile, path: &Path) -> Result<File, DiskError> {
+pub(crate) fn persist(temp: tempfile::NamedTempFile, path: &Path) -> Result<File, DiskError> {
     temp.persist(path)
         .map_err(|e| DiskError::new(path, e.error))
 }
@@ -103,12 +103,16 @@ pub fn persist(temp: tempfile::NamedTempFile, path: &Path) -> Result<File, DiskE
 /// Write `bytes` to `path` atomically (temporary file in the same folder, fsync, rename), through
 /// the redaction boundary ([`redact`]): no credential value or key shape reaches disk.
 /// The file is [shared](FileAccess::Shared): 0644 under umask 022.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DiskError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DiskError> {
     write_atomic_with(path, bytes, FileAccess::Shared)
 }
 
 /// [`write_atomic`] with the given access (state files are [`FileAccess::Private`]).
-pub fn write_atomic_with(path: &Path, bytes: &[u8], access: FileAccess) -> Result<(), DiskError> {
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    bytes: &[u8],
+    access: FileAccess,
+) -> Result<(), DiskError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = temp_file_in_with(dir, access)?;
     temp.write_all(&redact::redact_bytes(bytes))
@@ -121,13 +125,17 @@ pub fn write_atomic_with(path: &Path, bytes: &[u8], access: FileAccess) -> Resul
 /// Write a derived file (one the next command re-renders, as `report` does): a temporary file
 /// renamed into place, through the redaction boundary, without an fsync. The file is
 /// [shared](FileAccess::Shared).
-pub fn write_derived(path: &Path, bytes: &[u8]) -> Result<(), DiskError> {
+pub(crate) fn write_derived(path: &Path, bytes: &[u8]) -> Result<(), DiskError> {
     write_derived_with(path, bytes, FileAccess::Shared)
 }
 
 /// [`write_derived`] with the given access (the judge cache's entries are
 /// [`FileAccess::Private`]).
-pub fn write_derived_with(path: &Path, bytes: &[u8], access: FileAccess) -> Result<(), DiskError> {
+pub(crate) fn write_derived_with(
+    path: &Path,
+    bytes: &[u8],
+    access: FileAccess,
+) -> Result<(), DiskError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut temp = temp_file_in_with(dir, access)?;
     temp.write_all(&redact::redact_bytes(bytes))
@@ -138,32 +146,32 @@ pub fn write_derived_with(path: &Path, bytes: &[u8], access: FileAccess) -> Resu
 
 /// `std::fs::write`: create or truncate `path` and write `bytes`, as they are (no redaction, no
 /// fsync).
-pub fn write(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> Result<(), DiskError> {
+pub(crate) fn write(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> Result<(), DiskError> {
     let path = path.as_ref();
     std::fs::write(path, bytes).map_err(at(path))
 }
 
 /// `File::create`: create or truncate `path` for writing.
-pub fn create(path: impl AsRef<Path>) -> Result<File, DiskError> {
+pub(crate) fn create(path: impl AsRef<Path>) -> Result<File, DiskError> {
     let path = path.as_ref();
     File::create(path).map_err(at(path))
 }
 
 /// Open `path` with `options` (appending logs, lock files, files read and written).
-pub fn open(path: impl AsRef<Path>, options: &OpenOptions) -> Result<File, DiskError> {
+pub(crate) fn open(path: impl AsRef<Path>, options: &OpenOptions) -> Result<File, DiskError> {
     let path = path.as_ref();
     options.open(path).map_err(at(path))
 }
 
 /// `std::fs::copy`: copy `from`'s bytes and permissions to `to`; an error names `from`.
-pub fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<u64, DiskError> {
+pub(crate) fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<u64, DiskError> {
     let from = from.as_ref();
     std::fs::copy(from, to).map_err(at(from))
 }
 
 /// `path`'s components joined with `/` (lossy UTF-8): a relative path as the run folder, the
 /// fingerprint and the exports write it, whatever the platform's separator.
-pub fn slash_path(path: &Path) -> String {
+pub(crate) fn slash_path(path: &Path) -> String {
     path.components()
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()

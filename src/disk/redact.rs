@@ -32,7 +32,7 @@ use std::sync::{LazyLock, RwLock};
 use regex::Regex;
 
 /// Shortest credential value that is redacted, characters.
-pub const MIN_CREDENTIAL_CHARS: usize = 8;
+pub(crate) const MIN_CREDENTIAL_CHARS: usize = 8;
 
 /// Registered credential values: `(variable name, value)`.
 static CREDENTIALS: RwLock<Vec<(String, String)>> = RwLock::new(Vec::new());
@@ -196,7 +196,7 @@ fn may_hold_key_shape(text: &str) -> bool {
 
 /// Register a credential value under its variable name (ignored when shorter than
 /// [`MIN_CREDENTIAL_CHARS`] or already known).
-pub fn register_credential(name: &str, value: &str) {
+pub(crate) fn register_credential(name: &str, value: &str) {
     if value.chars().count() < MIN_CREDENTIAL_CHARS {
         return;
     }
@@ -209,7 +209,7 @@ pub fn register_credential(name: &str, value: &str) {
 }
 
 /// Register the current values of the environment variables `names` (unset ones are skipped).
-pub fn register_credentials_of<'a>(names: impl IntoIterator<Item = &'a String>) {
+pub(crate) fn register_credentials_of<'a>(names: impl IntoIterator<Item = &'a String>) {
     for name in names {
         if let Some(value) = std::env::var_os(name) {
             register_credential(name, &value.to_string_lossy());
@@ -218,13 +218,13 @@ pub fn register_credentials_of<'a>(names: impl IntoIterator<Item = &'a String>) 
 }
 
 /// The marker written in place of the value of the credential variable `name`.
-pub fn credential_marker(name: &str) -> String {
+pub(crate) fn credential_marker(name: &str) -> String {
     format!("[REDACTED:${name}]")
 }
 
 /// `text` with every registered credential value and every well-known key shape replaced by a
 /// marker. Borrowed when nothing matched.
-pub fn redact_text(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact_text(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
     {
         let credentials = CREDENTIALS.read().unwrap_or_else(|e| e.into_inner());
@@ -272,7 +272,7 @@ pub fn redact_text(text: &str) -> Cow<'_, str> {
 
 /// One well-known key shape found in a text by [`find_key_shapes`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyShapeMatch {
+pub(crate) struct KeyShapeMatch {
     /// Marker kind, e.g. `openai-key` (the same kinds [`redact_text`] writes).
     pub kind: &'static str,
     /// Byte range of the secret part in the text.
@@ -282,7 +282,7 @@ pub struct KeyShapeMatch {
 /// Every well-known key shape in `text` (the patterns [`redact_text`] replaces, with the same
 /// acceptance tests), in text order. Registered credential values are not searched. Used by
 /// `skill-lift lint` to report secrets in a skill's files without a second pattern list.
-pub fn find_key_shapes(text: &str) -> Vec<KeyShapeMatch> {
+pub(crate) fn find_key_shapes(text: &str) -> Vec<KeyShapeMatch> {
     let mut found = Vec::new();
     if !may_hold_key_shape(text) {
         return found;
@@ -314,7 +314,7 @@ pub fn find_key_shapes(text: &str) -> Vec<KeyShapeMatch> {
 }
 
 /// [`redact_text`] over bytes: UTF-8 runs are redacted, other bytes kept as they are.
-pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
+pub(crate) fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     match std::str::from_utf8(bytes) {
         Ok(text) => match redact_text(text) {
             Cow::Borrowed(_) => Cow::Borrowed(bytes),
@@ -344,7 +344,7 @@ pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
 /// Redact a file written by another process (a managed model server's log) in place: rewritten
 /// atomically (temporary file in the same folder, then rename) when anything was replaced.
 /// Returns whether it changed; a missing file is unchanged.
-pub fn redact_file_in_place(path: &std::path::Path) -> std::io::Result<bool> {
+pub(crate) fn redact_file_in_place(path: &std::path::Path) -> std::io::Result<bool> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -370,7 +370,7 @@ pub fn redact_file_in_place(path: &std::path::Path) -> std::io::Result<bool> {
 /// Redact every `*.log` file directly in `dir` (the managed servers' logs of a run folder).
 /// Returns the logs that could not be redacted, each with its error (the caller warns:
 /// [`crate::record::redact_logs_in`]).
-pub fn redact_logs_in(dir: &std::path::Path) -> Vec<super::DiskError> {
+pub(crate) fn redact_logs_in(dir: &std::path::Path) -> Vec<super::DiskError> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -391,7 +391,7 @@ pub fn redact_logs_in(dir: &std::path::Path) -> Vec<super::DiskError> {
 /// ([`redact_text`]): a key cut in half would no longer match its shape or its
 /// registered value, and these cut texts reach messages on the terminal (the circuit breaker's
 /// last error, a runner's failure reason).
-pub fn truncate(text: &str, max: usize) -> String {
+pub(crate) fn truncate(text: &str, max: usize) -> String {
     let text = redact_text(text);
     let text = text.as_ref();
     if text.len() <= max {
@@ -406,14 +406,14 @@ pub fn truncate(text: &str, max: usize) -> String {
 
 /// A writer that redacts what passes through it line by line (secrets never span a newline).
 /// [`RedactingWriter::finish`] (or drop) flushes the last partial line.
-pub struct RedactingWriter<W: Write> {
+pub(crate) struct RedactingWriter<W: Write> {
     inner: Option<W>,
     pending: Vec<u8>,
 }
 
 impl<W: Write> RedactingWriter<W> {
     /// Wrap `inner`.
-    pub fn new(inner: W) -> Self {
+    pub(crate) fn new(inner: W) -> Self {
         Self {
             inner: Some(inner),
             pending: Vec::new(),
@@ -431,7 +431,7 @@ impl<W: Write> RedactingWriter<W> {
     }
 
     /// Redact and write what is left, flush, and return the inner writer.
-    pub fn finish(mut self) -> std::io::Result<W> {
+    pub(crate) fn finish(mut self) -> std::io::Result<W> {
         let pending = std::mem::take(&mut self.pending);
         let mut inner = self.inner.take().expect("writer present until finish");
         inner.write_all(&redact_bytes(&pending))?;

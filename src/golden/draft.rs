@@ -23,7 +23,7 @@ use crate::runner::profile::{LoadedProfile, RunnerKind};
 /// The kind of a drafted case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DraftKind {
+pub(crate) enum DraftKind {
     /// The skill should be used and succeed.
     Positive,
     /// Similar wording, but the skill should not be used (a negative case).
@@ -53,7 +53,7 @@ impl DraftKind {
 
 /// One case the model drafted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GeneratedCase {
+pub(crate) struct GeneratedCase {
     pub kind: DraftKind,
     pub prompt: String,
     pub expected_output: Option<String>,
@@ -63,7 +63,7 @@ pub struct GeneratedCase {
 
 /// Errors of `golden draft`.
 #[derive(Debug, thiserror::Error)]
-pub enum DraftError {
+pub(crate) enum DraftError {
     #[error(
         "profile `{profile}` has kind `{kind}`; golden draft needs a judge profile of kind openai-chat or anthropic-messages"
     )]
@@ -75,10 +75,10 @@ pub enum DraftError {
 }
 
 /// The system message.
-pub const SYSTEM: &str = "You write evaluation cases (golden_cases) for an Agent Skill. Answer with one JSON object only: {\"cases\": [{\"kind\": \"positive\" | \"near_miss\" | \"edge\", \"prompt\": string, \"expected_output\": string or null, \"expected_behaviors\": [string], \"why\": string}]}. positive: a realistic user request the skill is for. near_miss: a request worded like the skill's domain that the skill should NOT handle. edge: an unusual but valid request the skill should still handle. Never repeat or paraphrase the author's cases; fill the gaps they leave.";
+pub(crate) const SYSTEM: &str = "You write evaluation cases (golden_cases) for an Agent Skill. Answer with one JSON object only: {\"cases\": [{\"kind\": \"positive\" | \"near_miss\" | \"edge\", \"prompt\": string, \"expected_output\": string or null, \"expected_behaviors\": [string], \"why\": string}]}. positive: a realistic user request the skill is for. near_miss: a request worded like the skill's domain that the skill should NOT handle. edge: an unusual but valid request the skill should still handle. Never repeat or paraphrase the author's cases; fill the gaps they leave.";
 
 /// The user message: the skill, the author's cases and what to add.
-pub fn user_message(skill_md: &str, author: &[GoldenCase], count: usize) -> String {
+pub(crate) fn user_message(skill_md: &str, author: &[GoldenCase], count: usize) -> String {
     let positive = author
         .iter()
         .filter(|c| c.expected_skill != ExpectedSkill::None)
@@ -110,7 +110,7 @@ pub fn user_message(skill_md: &str, author: &[GoldenCase], count: usize) -> Stri
 
 /// What is wrong with the model's answer (sent back to it in the correction).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ReplyError {
+pub(crate) enum ReplyError {
     /// The answer does not parse as JSON.
     #[error("the answer is not JSON: {0}")]
     NotJson(String),
@@ -135,7 +135,7 @@ pub enum ReplyError {
 }
 
 /// Read the model's answer.
-pub fn parse_reply(text: &str) -> Result<Vec<GeneratedCase>, ReplyError> {
+pub(crate) fn parse_reply(text: &str) -> Result<Vec<GeneratedCase>, ReplyError> {
     let trimmed = text.trim();
     let body = trimmed
         .strip_prefix("```json")
@@ -191,7 +191,7 @@ pub fn parse_reply(text: &str) -> Result<Vec<GeneratedCase>, ReplyError> {
 }
 
 /// Ask the model for drafts: one request, plus one correction when the answer is unusable.
-pub async fn ask(
+pub(crate) async fn ask(
     profile: &LoadedProfile,
     api_key: Option<&str>,
     user: &str,
@@ -289,7 +289,7 @@ pub async fn ask(
 /// The drafts as an eval set: prompts that repeat an author case (or each other) dropped;
 /// ids `gen-<kind>-<n>` not used by an author case; `status: draft`, `origin: generated`.
 /// Returns the set and how many drafts were dropped.
-pub fn to_eval_set(
+pub(crate) fn to_eval_set(
     skill: &str,
     author: &[GoldenCase],
     drafts: &[GeneratedCase],

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::evalset::{EvalSet, EvalSetError, load_eval_set};
 
 /// The author-cases file name, beside `SKILL.md`.
-pub const EVAL_MD: &str = "EVAL.md";
+pub(crate) const EVAL_MD: &str = "EVAL.md";
 
 /// The sections a case may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +118,7 @@ fn list(
 }
 
 /// Parse `EVAL.md` text into the `evals.json` shape.
-pub fn parse(text: &str, path: &Path) -> Result<Value, EvalSetError> {
+pub(crate) fn parse(text: &str, path: &Path) -> Result<Value, EvalSetError> {
     let mut cases: Vec<Case> = Vec::new();
     let mut fence: Option<String> = None;
     for (index, raw) in text.lines().enumerate() {
@@ -261,7 +261,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Value, EvalSetError> {
 }
 
 /// The line of the `index`-th case heading in an `EVAL.md` (for loader errors).
-pub fn case_line(text: &str, index: usize) -> Option<usize> {
+pub(crate) fn case_line(text: &str, index: usize) -> Option<usize> {
     let mut fence = false;
     let mut seen = 0;
     for (number, line) in text.lines().enumerate() {
@@ -281,7 +281,7 @@ pub fn case_line(text: &str, index: usize) -> Option<usize> {
 /// Author cases first: the `EVAL.md` beside `SKILL.md` (when there is one and `set` is not that
 /// file) loaded and put before `set`'s cases; a case of `set` with an author case's id or
 /// prompt is dropped. Returns the merged set and the ids dropped.
-pub fn with_author_cases(
+pub(crate) fn with_author_cases(
     set: EvalSet,
     skill_dir: &Path,
 ) -> Result<(EvalSet, Vec<String>), EvalSetError> {

@@ -26,14 +26,14 @@ use crate::history::signals::{Polarity, Signal, classify};
 use crate::history::{HistoryHost, HistorySession};
 
 /// Longest expected output kept from an adopted answer, characters.
-pub const MAX_EXPECTED_CHARS: usize = 4000;
+pub(crate) const MAX_EXPECTED_CHARS: usize = 4000;
 /// Largest referenced file copied with `--include-files`, bytes.
-pub const MAX_COPIED_FILE_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_COPIED_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Whether a draft is a positive or a negative case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DraftPolarity {
+pub(crate) enum DraftPolarity {
     /// The user kept the result (or the skill should have been used): replay should succeed
     /// the same way.
     Positive,
@@ -43,7 +43,7 @@ pub enum DraftPolarity {
 
 /// Where a draft came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Provenance {
+pub(crate) struct Provenance {
     /// Always `history`.
     pub source: &'static str,
     pub host: HistoryHost,
@@ -67,7 +67,7 @@ pub struct Provenance {
 
 /// One drafted case.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DraftCase {
+pub(crate) struct DraftCase {
     pub id: String,
     pub prompt: String,
     pub skill: String,
@@ -80,7 +80,7 @@ pub struct DraftCase {
 
 /// What `mine` was asked to do.
 #[derive(Debug, Clone, Default)]
-pub struct MineOptions {
+pub(crate) struct MineOptions {
     /// Only this skill.
     pub skill: Option<String>,
     /// Copy referenced files into this folder (the eval file's folder); `None` lists them only.
@@ -91,7 +91,7 @@ pub struct MineOptions {
 
 /// What mining found.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct MineReport {
+pub(crate) struct MineReport {
     pub cases: Vec<DraftCase>,
     /// Turns that activated a (matching) skill.
     pub activated_turns: usize,
@@ -111,7 +111,7 @@ static PROMPT_PATH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[A-Za-z0-9_.\-/]+\.[A-Za-z0-9]{1,8}\b").expect("valid pattern"));
 
 /// `text` with secrets and home folders redacted.
-pub fn redact_personal(text: &str, homes: &[PathBuf]) -> String {
+pub(crate) fn redact_personal(text: &str, homes: &[PathBuf]) -> String {
     let mut out = crate::disk::redact::redact_text(text).into_owned();
     for home in homes {
         let home = home.to_string_lossy();
@@ -257,7 +257,7 @@ fn copy_file(cwd: &Path, relative: &Path, dir: &Path) -> Result<bool, crate::gol
 
 /// Read the history `request` names and mine drafts from it (only turns of `skill` when given),
 /// copying referenced files into `files_dir` when given; what was mined is reported.
-pub fn mine_drafts(
+pub(crate) fn mine_drafts(
     request: &crate::history::request::HistoryRequest,
     skill: Option<&str>,
     files_dir: Option<&Path>,
@@ -296,7 +296,7 @@ pub fn mine_drafts(
 }
 
 /// Draft cases from `sessions`.
-pub fn mine(
+pub(crate) fn mine(
     sessions: &[HistorySession],
     options: &MineOptions,
 ) -> Result<MineReport, crate::golden::GoldenError> {
@@ -422,7 +422,7 @@ pub fn mine(
 
 /// The drafts as an eval set in the `evals.json` format: every case `status: draft`, with
 /// `expected_skill`, `files` (`[]` unless copied) and `provenance`.
-pub fn to_eval_set(report: &MineReport, skill_name: Option<&str>) -> Value {
+pub(crate) fn to_eval_set(report: &MineReport, skill_name: Option<&str>) -> Value {
     let evals: Vec<Value> = report
         .cases
         .iter()

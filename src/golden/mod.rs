@@ -4,15 +4,15 @@
 //! This module drafts cases; it never runs them (`run --allow-draft` does) and never overwrites
 //! an author's file.
 
-pub mod draft;
-pub mod evalmd;
-pub mod mine;
+pub(crate) mod draft;
+pub(crate) mod evalmd;
+pub(crate) mod mine;
 
 use std::path::{Path, PathBuf};
 
 /// Errors of the golden-set commands.
 #[derive(Debug, thiserror::Error)]
-pub enum GoldenError {
+pub(crate) enum GoldenError {
     /// The session history cannot be read.
     #[error(transparent)]
     History(#[from] crate::history::HistoryError),

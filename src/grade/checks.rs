@@ -119,7 +119,7 @@ pub enum CheckDefinitionError {
 
 /// Why an `expected_output` cannot be checked under its match mode.
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum ExpectedOutputError {
+pub(crate) enum ExpectedOutputError {
     /// A `regex` mode whose expected output does not compile.
     #[error("invalid regular expression: {0}")]
     Regex(String),
@@ -143,7 +143,7 @@ enum FileCheckError {
 }
 
 /// Whether `path` is relative and has no `..`, root or prefix component.
-pub fn is_contained_relative_path(path: &str) -> bool {
+pub(crate) fn is_contained_relative_path(path: &str) -> bool {
     let path = Path::new(path);
     !path.as_os_str().is_empty()
         && path
@@ -485,7 +485,7 @@ impl std::str::FromStr for OutputMatch {
 }
 
 /// Validate `expected_output` for `mode` (the regex compiles; a number is present).
-pub fn validate_expected_output(
+pub(crate) fn validate_expected_output(
     mode: OutputMatch,
     expected: &str,
 ) -> Result<(), ExpectedOutputError> {
@@ -518,7 +518,7 @@ fn numbers_in(text: &str) -> Vec<f64> {
 
 /// The implicit output check of a deterministic `expected_output_match` mode; `None` for
 /// [`OutputMatch::Judge`]. The result's type is `expected_output`.
-pub fn expected_output_check(
+pub(crate) fn expected_output_check(
     mode: OutputMatch,
     expected: &str,
     answer: &str,
@@ -728,7 +728,7 @@ fn trajectory_tokens(trajectory: &crate::trajectory::Trajectory) -> (u64, &'stat
 
 /// Extract a JSON value from an answer: the whole trimmed answer, else the first fenced code
 /// block, else the first balanced `{…}` or `[…]` span that parses.
-pub fn extract_json(answer: &str) -> Option<serde_json::Value> {
+pub(crate) fn extract_json(answer: &str) -> Option<serde_json::Value> {
     let trimmed = answer.trim();
     if let Ok(value) = serde_json::from_str(trimmed) {
         return Some(value);

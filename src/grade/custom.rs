@@ -32,12 +32,12 @@ use crate::record::{CustomGraderSpec, MetricResult, MetricSource};
 use crate::trajectory::Trajectory;
 
 /// Default per-trial timeout of a custom grader, seconds.
-pub const DEFAULT_GRADER_TIMEOUT_S: f64 = 120.0;
+pub(crate) const DEFAULT_GRADER_TIMEOUT_S: f64 = 120.0;
 
 /// Why a `--grader` value is invalid.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("invalid --grader `{value}`: {message}")]
-pub struct GraderSpecError {
+pub(crate) struct GraderSpecError {
     pub value: String,
     pub message: String,
 }
@@ -49,7 +49,7 @@ fn is_metric_name(name: &str) -> bool {
 }
 
 /// Parse `--grader` values (`NAME=COMMAND` or `COMMAND`) into specs with unique names.
-pub fn parse_grader_specs(
+pub(crate) fn parse_grader_specs(
     values: &[String],
     timeout_s: f64,
 ) -> Result<Vec<CustomGraderSpec>, GraderSpecError> {
@@ -99,7 +99,7 @@ pub fn parse_grader_specs(
 
 /// Why a grader run gave no metrics: the reason the trial is unscoreable (recorded as it reads).
 #[derive(Debug, thiserror::Error)]
-pub enum GraderError {
+pub(crate) enum GraderError {
     /// The scratch folder for the grader's input files cannot be created.
     #[error("grader `{grader}`: cannot create a scratch folder: {source}")]
     Scratch {
@@ -170,7 +170,7 @@ pub enum GraderError {
 
 /// What is wrong with a grader's stdout under the contract (see the module documentation).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum GraderOutputError {
+pub(crate) enum GraderOutputError {
     /// No line, nor the whole output, is a JSON object.
     #[error(
         "printed no JSON object (expected {{\"overall\": …, \"metrics\": {{…}}, \"details\": …}}); last line: {last_line:?}"
@@ -218,7 +218,7 @@ pub enum GraderOutputError {
 
 /// What one grader run sees of its trial.
 #[derive(Debug, Clone, Copy)]
-pub struct GraderInput<'a> {
+pub(crate) struct GraderInput<'a> {
     pub trial_id: &'a str,
     pub arm: &'a str,
     pub attempt: u32,
@@ -231,7 +231,7 @@ pub struct GraderInput<'a> {
 
 /// Run one grader on one trial. `Ok` holds its metrics (source `custom`); `Err` the reason the
 /// trial is unscoreable.
-pub async fn run_grader(
+pub(crate) async fn run_grader(
     spec: &CustomGraderSpec,
     input: &GraderInput<'_>,
 ) -> Result<BTreeMap<String, MetricResult>, GraderError> {
@@ -392,7 +392,7 @@ fn last_line(text: &str) -> String {
 }
 
 /// Parse a grader's stdout under the contract (see the module documentation).
-pub fn parse_grader_output(
+pub(crate) fn parse_grader_output(
     name: &str,
     lines: &[String],
 ) -> Result<BTreeMap<String, MetricResult>, GraderOutputError> {

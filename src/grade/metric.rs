@@ -15,7 +15,7 @@ use crate::record::{
 /// Names a custom grader may not use for its metrics: the six metrics, `checks`, `composite`,
 /// and the reserved keys of SkillEvaluator's custom-metric contract
 /// (`../shared/reference/eval-formats.md` §2.2).
-pub const RESERVED_METRIC_NAMES: &[&str] = &[
+pub(crate) const RESERVED_METRIC_NAMES: &[&str] = &[
     SECURITY,
     SKILL_EXECUTION,
     SKILL_EFFICIENCY,
@@ -77,7 +77,7 @@ impl MetricResult {
 
 /// What a deterministic metric needs to know about the trial besides the case and trajectory.
 #[derive(Debug, Clone, Copy)]
-pub struct MetricContext<'a> {
+pub(crate) struct MetricContext<'a> {
     /// The skill under evaluation.
     pub target_skill: &'a str,
     /// Names of the skills staged in this trial's arm (the target only in `with_skill`).

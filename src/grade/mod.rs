@@ -34,12 +34,12 @@
 //!   unavailable or malformed after its retries, custom grader crash or timeout). Excluded from
 //!   every mean, counted per arm.
 
-pub mod checks;
-pub mod custom;
-pub mod deterministic;
-pub mod judge;
-pub mod metric;
-pub mod pipeline;
+pub(crate) mod checks;
+pub(crate) mod custom;
+pub(crate) mod deterministic;
+pub(crate) mod judge;
+pub(crate) mod metric;
+pub(crate) mod pipeline;
 
 use std::collections::BTreeMap;
 
@@ -260,7 +260,7 @@ impl UnscoreableCause {
 /// The composite score: the weighted mean of the applicable metric scores in `metrics`, a
 /// metric's weight taken from `weights` (1.0 when absent; 0 leaves it out). `None` when no
 /// metric with positive weight applied.
-pub fn composite_score(
+pub(crate) fn composite_score(
     metrics: &BTreeMap<String, MetricResult>,
     weights: &BTreeMap<String, f64>,
 ) -> Option<f64> {
@@ -272,7 +272,7 @@ pub fn composite_score(
 /// [`MetricSource::Custom`]) — with the same weights as the composite (1.0 when absent; 0 leaves
 /// a metric out). Process metrics and `checks` are never part of it. `None` when no outcome
 /// metric with positive weight applied.
-pub fn outcome_score(
+pub(crate) fn outcome_score(
     metrics: &BTreeMap<String, MetricResult>,
     weights: &BTreeMap<String, f64>,
 ) -> Option<f64> {
@@ -304,7 +304,7 @@ fn weighted_mean(
 
 /// The security violation a `security` metric result shows, as `sub-check: reason` (the first
 /// sub-check that scored below 1), or `None` when every applicable sub-check was clean.
-pub fn security_violation(security: &MetricResult) -> Option<String> {
+pub(crate) fn security_violation(security: &MetricResult) -> Option<String> {
     security
         .sub_scores
         .iter()
@@ -346,4 +346,4 @@ impl GradingSettings {
 }
 
 /// Default `--pass-threshold`.
-pub const DEFAULT_PASS_THRESHOLD: f64 = 0.5;
+pub(crate) const DEFAULT_PASS_THRESHOLD: f64 = 0.5;

@@ -30,7 +30,7 @@ use crate::workspace::ArmStaging;
 /// answers past the format retries). The trial is unscoreable, never scored 0.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
-pub struct JudgeError {
+pub(crate) struct JudgeError {
     /// Why, as a type: callers read the cause from here, never from `message`.
     pub failure: JudgeFailure,
     /// What failed, naming the judge and metric (never a credential).
@@ -39,7 +39,7 @@ pub struct JudgeError {
 
 /// Why a judge gave no usable answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JudgeFailure {
+pub(crate) enum JudgeFailure {
     /// A request failed for good: connection errors, timeouts or error answers past their
     /// retries, or an error status that is not retried (`status`, when the server answered).
     Request {
@@ -58,7 +58,7 @@ pub enum JudgeFailure {
 
 impl JudgeError {
     /// A failure of `failure`'s kind, described by `message`.
-    pub fn new(failure: JudgeFailure, message: impl Into<String>) -> Self {
+    pub(crate) fn new(failure: JudgeFailure, message: impl Into<String>) -> Self {
         Self {
             failure,
             message: message.into(),
@@ -69,7 +69,7 @@ impl JudgeError {
 /// An LLM judge as the grader set uses it (implemented by [`crate::grade::judge::Judge`]; tests
 /// may script one).
 #[async_trait]
-pub trait TrialJudge: Send + Sync {
+pub(crate) trait TrialJudge: Send + Sync {
     /// What the manifest records about the judge.
     fn info(&self) -> &JudgeInfo;
     /// Requests the judge may have in flight at once.
@@ -91,7 +91,7 @@ pub trait TrialJudge: Send + Sync {
 
 /// Everything grading needs to know about one trial.
 #[derive(Debug, Clone, Copy)]
-pub struct TrialFacts<'a> {
+pub(crate) struct TrialFacts<'a> {
     pub case: &'a GoldenCase,
     pub trajectory: &'a Trajectory,
     pub arm: Arm,
@@ -116,7 +116,11 @@ pub struct TrialFacts<'a> {
 }
 
 /// The skills staged in a trial: the decoys, plus the target when `staging` says so, sorted.
-pub fn staged_skill_names(target: &str, decoys: &[String], staging: ArmStaging) -> Vec<String> {
+pub(crate) fn staged_skill_names(
+    target: &str,
+    decoys: &[String],
+    staging: ArmStaging,
+) -> Vec<String> {
     let mut names = decoys.to_vec();
     if staging.stages_target_name() {
         names.push(target.to_string());
@@ -127,7 +131,7 @@ pub fn staged_skill_names(target: &str, decoys: &[String], staging: ArmStaging) 
 
 /// What the asynchronous graders produced for one trial.
 #[derive(Debug, Clone, Default)]
-pub struct RemoteGrades {
+pub(crate) struct RemoteGrades {
     /// Metrics of the primary judge and the custom graders.
     pub metrics: BTreeMap<String, MetricResult>,
     /// Metrics of the other judges, by judge name.
@@ -145,7 +149,7 @@ struct JudgeSlot {
 }
 
 /// The grader set of a run.
-pub struct GraderSet {
+pub(crate) struct GraderSet {
     /// The recorded settings.
     pub settings: GradingSettings,
     judges: Vec<JudgeSlot>,
@@ -156,7 +160,7 @@ pub struct GraderSet {
 impl GraderSet {
     /// A grader set. `judges` are in `--judge` order (the first is primary); their
     /// [`JudgeInfo`] must match `settings.judges`.
-    pub fn new(
+    pub(crate) fn new(
         settings: GradingSettings,
         judges: Vec<Arc<dyn TrialJudge>>,
         secrets: Vec<(String, String)>,
@@ -177,12 +181,12 @@ impl GraderSet {
 
     /// `(variable, value)` of the credentials passed to the runner (redacted from recorded
     /// trajectories, searched for by the `security` metric).
-    pub fn credentials(&self) -> &[(String, String)] {
+    pub(crate) fn credentials(&self) -> &[(String, String)] {
         &self.secrets
     }
 
     /// One line per judge on what it spent (for the end of a run or regrade).
-    pub fn judge_usage_lines(&self) -> Vec<String> {
+    pub(crate) fn judge_usage_lines(&self) -> Vec<String> {
         self.judges
             .iter()
             .filter_map(|slot| slot.judge.usage_line())
@@ -190,13 +194,13 @@ impl GraderSet {
     }
 
     /// Whether any grader calls out (judges or custom graders).
-    pub fn has_remote(&self) -> bool {
+    pub(crate) fn has_remote(&self) -> bool {
         !self.judges.is_empty() || !self.settings.custom_graders.is_empty()
     }
 
     /// Run the judges and custom graders on one trial (nothing for an incomplete trajectory).
     /// Judge metrics and graders run concurrently; each judge keeps to its own concurrency.
-    pub async fn grade_remote(&self, facts: &TrialFacts<'_>) -> RemoteGrades {
+    pub(crate) async fn grade_remote(&self, facts: &TrialFacts<'_>) -> RemoteGrades {
         let mut remote = RemoteGrades::default();
         if matches!(facts.trajectory.status, TrajectoryStatus::Incomplete { .. }) {
             return remote;
@@ -288,7 +292,7 @@ impl GraderSet {
     }
 
     /// Output checks, deterministic metrics, composite and outcome.
-    pub fn finish(&self, facts: &TrialFacts<'_>, remote: RemoteGrades) -> Grade {
+    pub(crate) fn finish(&self, facts: &TrialFacts<'_>, remote: RemoteGrades) -> Grade {
         if let Some(failure) = &facts.trajectory.infrastructure_error {
             // The agent's own report: "agent API unreachable: API Error: Can't reach …".
             return Grade::unscoreable(
@@ -361,7 +365,7 @@ impl GraderSet {
 
     /// Grade one trial completely (both steps). File checks read the workspace on the calling
     /// thread.
-    pub async fn grade(&self, facts: &TrialFacts<'_>) -> Grade {
+    pub(crate) async fn grade(&self, facts: &TrialFacts<'_>) -> Grade {
         let remote = self.grade_remote(facts).await;
         self.finish(facts, remote)
     }
@@ -405,11 +409,11 @@ impl GraderSet {
 }
 
 /// Why a judge is not asked under `--judge-scope decisive`.
-pub const JUDGE_SKIPPED_REASON: &str = "skipped: the case's output checks decide pass or fail, so the judge could not change the outcome (--judge-scope decisive)";
+pub(crate) const JUDGE_SKIPPED_REASON: &str = "skipped: the case's output checks decide pass or fail, so the judge could not change the outcome (--judge-scope decisive)";
 
 /// Whether the case's output checks decide its trials' pass or fail (the pass rule's step 2):
 /// it has `checks`, or an `expected_output` matched deterministically.
-pub fn output_checks_decide(case: &GoldenCase, settings: &GradingSettings) -> bool {
+pub(crate) fn output_checks_decide(case: &GoldenCase, settings: &GradingSettings) -> bool {
     let mode = case
         .expected_output_match
         .unwrap_or(settings.expected_output_match);
@@ -444,7 +448,7 @@ fn skipped_judge_metric(info: &JudgeInfo) -> MetricResult {
 /// security gate, then the output checks, then the outcome score against `pass_threshold`;
 /// process metrics never decide. Returns the outcome, what decided it, and the reason for a
 /// fail or a not-gradable trial.
-pub fn decide_outcome(
+pub(crate) fn decide_outcome(
     checks: &[CheckResult],
     metrics: &BTreeMap<String, MetricResult>,
     outcome_score: Option<f64>,

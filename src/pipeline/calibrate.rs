@@ -36,7 +36,7 @@ const PLAN_FILE: &str = "calibration.json";
 const RESULT_FILE: &str = "calibration-result.json";
 
 /// What a calibration asks for.
-pub struct CalibrationSettings {
+pub(crate) struct CalibrationSettings {
     /// The run request every repeat shares: a fresh calibration's inputs, or the calibration
     /// folder to resume; execution and analysis settings (stopping settings are refused, see
     /// [`RefusedFlags`]).
@@ -53,7 +53,7 @@ pub struct CalibrationSettings {
 
 /// Request settings an A/A control cannot honour, as given on the command line; checked in
 /// this order by [`RefusedFlags::check`].
-pub struct RefusedFlags {
+pub(crate) struct RefusedFlags {
     /// More than one runner or model (a matrix).
     pub matrix: bool,
     /// Sequential stopping, round scheduling or budgets.
@@ -70,7 +70,7 @@ pub struct RefusedFlags {
 
 impl RefusedFlags {
     /// The first refused setting given, as an error naming it.
-    pub fn check(&self) -> Result<(), CalibrateError> {
+    pub(crate) fn check(&self) -> Result<(), CalibrateError> {
         let refused = [
             (self.matrix, CalibrateError::Matrix),
             (self.stopping, CalibrateError::Stopping),
@@ -88,7 +88,7 @@ impl RefusedFlags {
 
 /// Why a calibration cannot run or be recorded.
 #[derive(Debug, thiserror::Error)]
-pub enum CalibrateError {
+pub(crate) enum CalibrateError {
     /// Several runners or models.
     #[error(
         "calibrate measures one runner and model: give one --runner and at most one --model (calibrate each cell of a matrix on its own)"
@@ -283,7 +283,7 @@ fn start_fresh(
 /// Run (or resume) a calibration: plan, model server, every repeat, then the record (printed,
 /// written beside the repeats and stored in the state folder). How it ends: success, an
 /// interrupt, a repeat that measured nothing, or no repeat measured at all.
-pub async fn calibrate(settings: &CalibrationSettings) -> Result<Ending, CalibrateError> {
+pub(crate) async fn calibrate(settings: &CalibrationSettings) -> Result<Ending, CalibrateError> {
     let (dir, plan) = match &settings.run.start {
         RunStart::Resume(dir) => (dir.clone(), read_plan(dir)?),
         RunStart::Fresh(fresh) => match start_fresh(settings, fresh)? {

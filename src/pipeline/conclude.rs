@@ -13,7 +13,7 @@ use crate::reporter::{self, BaselineSkip, Event};
 
 /// What an analyzed run's summary amounts to, most severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SummaryOutcome {
+pub(crate) enum SummaryOutcome {
     /// Trials were recorded and none could be graded.
     NothingGradable,
     /// More unscoreable trials than `--max-unscoreable` allows, or no case scored in the
@@ -27,7 +27,7 @@ pub enum SummaryOutcome {
 
 impl SummaryOutcome {
     /// The outcome of `summary`.
-    pub fn of(summary: &Summary) -> Self {
+    pub(crate) fn of(summary: &Summary) -> Self {
         let outcomes = &summary.trials.outcomes;
         if summary.trials.recorded > 0 && outcomes.not_gradable == summary.trials.recorded {
             return SummaryOutcome::NothingGradable;
@@ -45,7 +45,7 @@ impl SummaryOutcome {
 
     /// The ending this outcome is: nothing gradable, too many unscoreable trials or no case
     /// scored in both arms (infrastructure), a failed gate, else success.
-    pub fn ending(self) -> Ending {
+    pub(crate) fn ending(self) -> Ending {
         match self {
             SummaryOutcome::NothingGradable => Ending::NothingToRun,
             SummaryOutcome::Unscoreable => Ending::InfrastructureError,
@@ -56,7 +56,7 @@ impl SummaryOutcome {
 
     /// Whether the run measured something (a run whose trials were mostly unscoreable or not
     /// gradable is no evaluation: it must not clear `check` after a model bump).
-    pub fn measured(self) -> bool {
+    pub(crate) fn measured(self) -> bool {
         !matches!(
             self,
             SummaryOutcome::NothingGradable | SummaryOutcome::Unscoreable
@@ -65,14 +65,14 @@ impl SummaryOutcome {
 }
 
 /// How an analyzed run's summary ends ([`SummaryOutcome::ending`]).
-pub fn ending_of(summary: &Summary) -> Ending {
+pub(crate) fn ending_of(summary: &Summary) -> Ending {
     SummaryOutcome::of(summary).ending()
 }
 
 /// After a run's trials ran and its exports are written: feed the state folder ([`conclude`];
 /// `state`: the `--state` flag), report a stop (breaker, interrupt, missing trials) or explain
 /// the analysis, and say how the run ends.
-pub fn finish(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) -> Ending {
+pub(crate) fn finish(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) -> Ending {
     let event = match conclude(run_dir, finished, state) {
         RunConclusion::Breaker { reason, missing } => Event::BreakerStopped {
             reason,
@@ -103,7 +103,7 @@ pub fn finish(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) -> E
 
 /// Report why an analyzed run's exit code is not 0 (nothing gradable, too many unscoreable
 /// trials, a failed gate); nothing when it passed.
-pub fn explain(summary: &Summary) {
+pub(crate) fn explain(summary: &Summary) {
     let event = match SummaryOutcome::of(summary) {
         SummaryOutcome::NothingGradable => Event::NothingGradable,
         SummaryOutcome::Unscoreable => Event::TooManyUnscoreable {
@@ -152,7 +152,7 @@ fn unscoreable_causes(summary: &Summary) -> String {
 
 /// How a finished run ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunConclusion {
+pub(crate) enum RunConclusion {
     /// The circuit breaker stopped it with `missing` planned trials not run.
     Breaker { reason: String, missing: usize },
     /// An interrupt stopped it; recorded trials are kept.
@@ -166,7 +166,11 @@ pub enum RunConclusion {
 }
 
 /// Feed the state folder with a finished run (`state`: the `--state` flag) and say how it ends.
-pub fn conclude(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) -> RunConclusion {
+pub(crate) fn conclude(
+    run_dir: &Path,
+    finished: &RunFinished,
+    state: Option<&Path>,
+) -> RunConclusion {
     let RunFinished {
         manifest,
         summary,
@@ -214,7 +218,7 @@ pub fn conclude(run_dir: &Path, finished: &RunFinished, state: Option<&Path>) ->
 /// Feed the run's verdicts to the baseline store (`baseline-results.json` in the state folder),
 /// which `regress` and `check` read. A failure is a warning: the run itself is recorded, and
 /// `skill-lift baseline ingest RUN_DIR` repeats this later.
-pub fn record_in_baseline_store(
+pub(crate) fn record_in_baseline_store(
     run_dir: &Path,
     manifest: &crate::record::Manifest,
     state_flag: Option<&Path>,
@@ -241,7 +245,7 @@ pub fn record_in_baseline_store(
 
 /// Register the run's measured trials in the state folder's trial store, so a later
 /// `--reuse-baseline` finds them. A failure is a warning (the run itself is recorded).
-pub fn register_reusable_trials(
+pub(crate) fn register_reusable_trials(
     run_dir: &Path,
     manifest: &crate::record::Manifest,
     state_flag: Option<&Path>,

@@ -83,7 +83,7 @@ impl Failure for crate::scaffold::InitError {
 }
 
 /// `error` and its causes as one line, `outer: cause: cause` (as `anyhow` words `{:#}`).
-pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -11,7 +11,7 @@ use crate::record::Arm;
 
 /// Whose fault a failure is: the inputs (exit 2) or the infrastructure (exit 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorClass {
+pub(crate) enum ErrorClass {
     /// Bad or changed inputs: flags, skill, eval set, profiles, a run folder that cannot be
     /// used, a leak of the target into a baseline.
     Input,
@@ -22,7 +22,7 @@ pub enum ErrorClass {
 
 /// A failure of the run pipeline (request → prepare → execute → conclude).
 #[derive(Debug, thiserror::Error)]
-pub enum PipelineError {
+pub(crate) enum PipelineError {
     /// The skill folder (or a decoy's, or the previous version's) cannot be read.
     #[error(transparent)]
     Skill(#[from] crate::asset::SkillError),
@@ -303,7 +303,7 @@ fn run_folder_hint(half_created: &bool) -> &'static str {
 
 impl PipelineError {
     /// Whose fault the failure is (the command line maps it to an exit code).
-    pub fn class(&self) -> ErrorClass {
+    pub(crate) fn class(&self) -> ErrorClass {
         use PipelineError::*;
         match self {
             RunFolderIo { .. }

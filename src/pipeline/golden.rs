@@ -14,7 +14,7 @@ use crate::scaffold::json_text;
 
 /// What `golden mine` reads and writes.
 #[derive(Debug, Clone)]
-pub struct MineSettings {
+pub(crate) struct MineSettings {
     /// The session history to read.
     pub history: HistoryRequest,
     /// Only turns that used this skill (and turns that named it without using it).
@@ -27,7 +27,7 @@ pub struct MineSettings {
 
 /// What `golden draft` asks for.
 #[derive(Debug, Clone)]
-pub struct DraftSettings {
+pub(crate) struct DraftSettings {
     /// The skill folder (its EVAL.md and eval set are the author's cases).
     pub skill_dir: PathBuf,
     /// The judge profile asked, by name or path.
@@ -41,7 +41,7 @@ pub struct DraftSettings {
 
 /// A failure of `golden mine` or `golden draft`.
 #[derive(Debug, thiserror::Error)]
-pub enum GoldenCommandError {
+pub(crate) enum GoldenCommandError {
     /// `golden mine --out` names an existing file.
     #[error(
         "{}: exists; golden mine never overwrites (choose another --out, or move it away)",
@@ -111,7 +111,7 @@ impl Failure for GoldenCommandError {
 /// `golden mine`: drafts mined from the history, written to `settings.out` (never overwritten;
 /// with the referenced files beside it when asked) or printed on stdout. No draft is an error:
 /// nothing is printed or written (an empty eval set would read as a success).
-pub fn mine_to_eval_set(settings: &MineSettings) -> Result<(), GoldenCommandError> {
+pub(crate) fn mine_to_eval_set(settings: &MineSettings) -> Result<(), GoldenCommandError> {
     if let Some(out) = settings.out.as_ref().filter(|out| out.exists()) {
         return Err(GoldenCommandError::MineOutExists(out.clone()));
     }
@@ -148,7 +148,7 @@ pub fn mine_to_eval_set(settings: &MineSettings) -> Result<(), GoldenCommandErro
 /// `golden draft`: ask the judge model for cases that fill the gaps the author's cases leave,
 /// write the ones that repeat no author case to a new file, check that it loads as `run` loads
 /// it, and print the next step.
-pub async fn draft_cases(settings: &DraftSettings) -> Result<(), GoldenCommandError> {
+pub(crate) async fn draft_cases(settings: &DraftSettings) -> Result<(), GoldenCommandError> {
     if settings.count == 0 || settings.count > 50 {
         return Err(GoldenCommandError::Count);
     }

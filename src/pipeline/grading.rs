@@ -19,7 +19,7 @@ use crate::runner::profile::{MAX_TIMEOUT_S, load_profile, resolve_profile_path};
 use crate::runner::{LoadedProfile, RunnerKind};
 
 /// Judge metrics computed by default.
-pub const DEFAULT_JUDGE_METRICS: &str = "accuracy,goal_accuracy,behavior_check";
+pub(crate) const DEFAULT_JUDGE_METRICS: &str = "accuracy,goal_accuracy,behavior_check";
 
 /// The grading a new run (or a regrade) asks for, as given: judge profiles by name, metric
 /// names and weights as written. [`resolve_grading`] checks it and loads the judges.
@@ -61,7 +61,7 @@ impl GradingRequest {
 
 /// Why a [`GradingRequest`] cannot be resolved (an input error).
 #[derive(Debug, thiserror::Error)]
-pub enum GradingError {
+pub(crate) enum GradingError {
     /// The pass threshold is not a fraction.
     #[error("--pass-threshold must be between 0 and 1")]
     PassThreshold,
@@ -112,7 +112,7 @@ pub enum GradingError {
 }
 
 /// Grading settings and the judge profiles they name.
-pub struct ResolvedGrading {
+pub(crate) struct ResolvedGrading {
     /// The grading settings a manifest records.
     pub settings: GradingSettings,
     /// The judge profiles of `settings.judges`, in order.
@@ -122,7 +122,7 @@ pub struct ResolvedGrading {
 /// Resolve the grading of a new run (or a regrade): check the threshold, weights and grader
 /// timeout, read the custom graders, load the judges and pick their metrics. A weight naming no
 /// built-in metric is a warning (a custom grader may return it).
-pub fn resolve_grading(request: &GradingRequest) -> Result<ResolvedGrading, PipelineError> {
+pub(crate) fn resolve_grading(request: &GradingRequest) -> Result<ResolvedGrading, PipelineError> {
     let mut settings = GradingSettings::new();
     if !(0.0..=1.0).contains(&request.pass_threshold) {
         return Err(GradingError::PassThreshold.into());
@@ -234,7 +234,7 @@ fn load_judges(
 }
 
 /// What the manifest records about a judge profile (its digest checks it on resume).
-pub fn judge_info(profile: &LoadedProfile) -> Result<JudgeInfo, PipelineError> {
+pub(crate) fn judge_info(profile: &LoadedProfile) -> Result<JudgeInfo, PipelineError> {
     let digest = profile.digest()?;
     Ok(JudgeInfo {
         name: profile.name.clone(),
@@ -249,7 +249,7 @@ pub fn judge_info(profile: &LoadedProfile) -> Result<JudgeInfo, PipelineError> {
 /// Check every case's `expected_output` against the mode it will be matched with (the case's
 /// `expected_output_match`, else `--expected-output-match`): a regular expression must compile
 /// and a numeric mode needs a number. Errors name the eval file and the case.
-pub fn validate_expected_outputs(
+pub(crate) fn validate_expected_outputs(
     eval_path: &Path,
     cases: &[GoldenCase],
     settings: &GradingSettings,
@@ -274,7 +274,7 @@ pub fn validate_expected_outputs(
 
 /// Whether anything can decide pass or fail: a case with output checks (its own `checks`, or a
 /// deterministic `expected_output` match), a judge, or a custom grader.
-pub fn anything_to_grade_by(cases: &[GoldenCase], settings: &GradingSettings) -> bool {
+pub(crate) fn anything_to_grade_by(cases: &[GoldenCase], settings: &GradingSettings) -> bool {
     !settings.judges.is_empty()
         || !settings.custom_graders.is_empty()
         || cases.iter().any(|case| {
@@ -289,7 +289,7 @@ pub fn anything_to_grade_by(cases: &[GoldenCase], settings: &GradingSettings) ->
 
 /// Reload the judge profiles recorded in `settings` (resume, regrade without new flags) and
 /// refuse a profile that changed.
-pub fn recorded_judge_profiles(
+pub(crate) fn recorded_judge_profiles(
     settings: &GradingSettings,
 ) -> Result<Vec<LoadedProfile>, PipelineError> {
     let mut profiles = Vec::new();
@@ -307,7 +307,7 @@ pub fn recorded_judge_profiles(
 }
 
 /// The API key a profile names, from the environment.
-pub fn profile_api_key(profile: &LoadedProfile) -> Result<Option<String>, PipelineError> {
+pub(crate) fn profile_api_key(profile: &LoadedProfile) -> Result<Option<String>, PipelineError> {
     match &profile.profile.api_key_env {
         Some(variable) => match std::env::var(variable) {
             Ok(value) if !value.is_empty() => Ok(Some(value)),
@@ -322,7 +322,7 @@ pub fn profile_api_key(profile: &LoadedProfile) -> Result<Option<String>, Pipeli
 
 /// The credentials the runner passes to the agent (`api_key_env`, `pass_env`), with their
 /// values, for the secret scan of the `security` metric.
-pub fn runner_secrets(runner: &LoadedProfile) -> Vec<(String, String)> {
+pub(crate) fn runner_secrets(runner: &LoadedProfile) -> Vec<(String, String)> {
     runner
         .profile
         .api_key_env
@@ -338,7 +338,7 @@ pub fn runner_secrets(runner: &LoadedProfile) -> Vec<(String, String)> {
 }
 
 /// Build the grader set: the judges from their profiles, the cache under the state folder.
-pub fn build_grader_set(
+pub(crate) fn build_grader_set(
     settings: GradingSettings,
     judge_profiles: &[LoadedProfile],
     secrets: Vec<(String, String)>,
@@ -382,7 +382,7 @@ pub fn build_grader_set(
 
 /// Start the model servers of judge profiles that have a `[server]` section and are not
 /// answering yet (`log_dir/judge-server-<name>.log`); the caller stops them when grading ends.
-pub async fn ensure_judge_servers(
+pub(crate) async fn ensure_judge_servers(
     profiles: &[LoadedProfile],
     log_dir: &Path,
 ) -> Result<Vec<crate::runner::server::ManagedServer>, PipelineError> {

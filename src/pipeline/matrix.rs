@@ -27,7 +27,7 @@ use crate::run_matrix::{
 };
 
 /// What a matrix run asks for besides each cell's run request.
-pub struct MatrixSettings {
+pub(crate) struct MatrixSettings {
     /// The skill folder as given (a fresh matrix).
     pub skill_dir: Option<PathBuf>,
     /// The runners (`--runner`, in flag order).
@@ -44,7 +44,7 @@ pub struct MatrixSettings {
 
 /// Why a matrix run, or a matrix folder's report, failed.
 #[derive(Debug, thiserror::Error)]
-pub enum MatrixRunError {
+pub(crate) enum MatrixRunError {
     /// `--run-id` cannot name a folder.
     #[error("--run-id `{0}` must be a plain folder name")]
     RunIdNotPlain(String),
@@ -108,7 +108,7 @@ fn severity(ending: Ending) -> u8 {
 }
 
 /// The most severe of `endings` ([`severity`]); success when empty.
-pub fn combined_ending(endings: impl IntoIterator<Item = Ending>) -> Ending {
+pub(crate) fn combined_ending(endings: impl IntoIterator<Item = Ending>) -> Ending {
     endings
         .into_iter()
         .max_by_key(|ending| severity(*ending))
@@ -126,7 +126,7 @@ struct CellWork {
 /// A fresh matrix run: plan the cells, resolve and check each of them (`cell_request`: the run
 /// request of a cell, built when its turn comes), create the matrix folder with every cell's
 /// run folder, then run them.
-pub async fn run<E: From<MatrixRunError>>(
+pub(crate) async fn run<E: From<MatrixRunError>>(
     settings: &MatrixSettings,
     cell_request: impl Fn(&MatrixCell) -> Result<RunSettings, E>,
 ) -> Result<Ending, E> {
@@ -204,7 +204,7 @@ fn create_matrix_folder(
 /// Resume the matrix folder `matrix_dir`: resume every cell (each checks its own inputs as a
 /// resumed run does; `settings`: the request each cell's resume starts from), then run what is
 /// missing.
-pub async fn resume(
+pub(crate) async fn resume(
     matrix_dir: &Path,
     settings: &RunSettings,
     quiet: bool,
@@ -356,7 +356,7 @@ async fn execute_cells(
 }
 
 /// The summary of each cell of `manifest` that has one written (`summary.json` in its folder).
-pub fn cell_summaries(
+pub(crate) fn cell_summaries(
     matrix_dir: &Path,
     manifest: &MatrixManifest,
 ) -> Result<Vec<(MatrixCell, Summary)>, MatrixRunError> {
@@ -377,7 +377,7 @@ pub fn cell_summaries(
 
 /// Write the matrix report of `manifest` into `out` from the cells' summaries, print it
 /// (unless `quiet`) and add it to the CI step summary; returns the files written.
-pub fn write_report(
+pub(crate) fn write_report(
     out: &Path,
     manifest: &MatrixManifest,
     summaries: &[(MatrixCell, Summary)],
@@ -395,7 +395,7 @@ pub fn write_report(
 
 /// Rewrite the matrix report of `manifest` into `out` from its cells' summaries there, report
 /// the files written; the most severe of the cells' `endings`.
-pub fn conclude_report(
+pub(crate) fn conclude_report(
     out: &Path,
     manifest: &MatrixManifest,
     quiet: bool,
@@ -409,7 +409,7 @@ pub fn conclude_report(
 
 /// The matrix manifest of the matrix folder `dir` and each cell's run folder, refusing a cell
 /// without a run manifest.
-pub fn cell_folders(
+pub(crate) fn cell_folders(
     dir: &Path,
 ) -> Result<(MatrixManifest, Vec<(MatrixCell, PathBuf)>), MatrixRunError> {
     let manifest = read_matrix_manifest(dir)?;

@@ -24,7 +24,7 @@ use crate::run_matrix::{MatrixCell, MatrixManifest};
 use crate::shard::{MergeError as ShardMergeError, check_shard_set, merge_shards, missing_shards};
 
 /// What a merge asks for.
-pub struct MergeSettings {
+pub(crate) struct MergeSettings {
     /// Shard folders, folders holding them, or matrix folders (already local).
     pub shard_dirs: Vec<PathBuf>,
     /// The merged run folder to create (must not exist, or be empty).
@@ -41,7 +41,7 @@ pub struct MergeSettings {
 
 /// Why shards cannot be merged.
 #[derive(Debug, thiserror::Error)]
-pub enum MergeError {
+pub(crate) enum MergeError {
     /// An argument of a matrix merge is no matrix folder.
     #[error(
         "{}: not a matrix folder (no matrix-manifest.json); the other arguments are shards of a matrix run, so every argument must be one",
@@ -125,7 +125,7 @@ impl Failure for MergeError {
 
 /// Merge the shards the arguments name (a matrix run's cell by cell); how the merged run's
 /// analysis ends.
-pub fn merge(settings: &MergeSettings) -> Result<Ending, MergeError> {
+pub(crate) fn merge(settings: &MergeSettings) -> Result<Ending, MergeError> {
     if let Some(matrices) = matrix_folders(&settings.shard_dirs) {
         return merge_matrix(settings, &matrices);
     }

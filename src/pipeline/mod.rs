@@ -16,48 +16,45 @@
 //! class the command line maps to an exit code; nothing here knows exit codes or command-line
 //! flags.
 
-pub mod calibrate;
-pub mod conclude;
-pub mod ending;
-pub mod error;
-pub mod golden;
-pub mod grading;
-pub mod matrix;
-pub mod merge;
-pub mod plan;
-pub mod prepare;
-pub mod reanalyze;
-pub mod regrade;
-pub mod replay;
-pub mod resolve;
-pub mod result_folder;
-pub mod run;
-pub mod servers;
-pub mod settings;
-pub mod shadow;
-pub mod single;
-pub mod triggers;
-pub mod values;
-pub mod vet;
+pub(crate) mod calibrate;
+pub(crate) mod conclude;
+pub(crate) mod ending;
+pub(crate) mod error;
+pub(crate) mod golden;
+pub(crate) mod grading;
+pub(crate) mod matrix;
+pub(crate) mod merge;
+pub(crate) mod plan;
+pub(crate) mod prepare;
+pub(crate) mod reanalyze;
+pub(crate) mod regrade;
+pub(crate) mod replay;
+pub(crate) mod resolve;
+pub(crate) mod result_folder;
+pub(crate) mod run;
+pub(crate) mod servers;
+pub(crate) mod settings;
+pub(crate) mod shadow;
+pub(crate) mod single;
+pub(crate) mod triggers;
+pub(crate) mod values;
+pub(crate) mod vet;
 
-pub use conclude::{RunConclusion, SummaryOutcome, conclude, ending_of, explain, finish};
-pub use ending::{Ending, Failure};
-pub use error::{ErrorClass, PipelineError};
-pub use prepare::{
-    NothingToRun, PreparedRun, check_before_spending, create_run_folder, prepare, prepare_run,
+pub(crate) use conclude::{ending_of, explain, finish};
+pub(crate) use ending::{Ending, Failure};
+pub(crate) use error::{ErrorClass, PipelineError};
+pub(crate) use prepare::{
+    PreparedRun, check_before_spending, create_run_folder, prepare, prepare_run,
     report_nothing_to_run,
 };
-pub use regrade::{
-    PreparedRegrade, RegradeFinished, RegradeRequest, execute_regrade, prepare_regrade, regrade_id,
+pub(crate) use resolve::{
+    absolute, is_plain_folder_name, locate_inputs, new_result_id, new_run_id, planned_arms,
+    resolve_fresh, resolve_resume,
 };
-pub use resolve::{
-    ResolvedRun, absolute, is_plain_folder_name, locate_inputs, new_result_id, new_run_id,
-    planned_arms, resolve_fresh, resolve_resume,
-};
-pub use run::{InterruptedBeforeTrials, RunFinished, RunOptions, execute_run};
-pub use servers::start_model_server;
-pub use settings::{
+pub(crate) use run::{RunFinished, RunOptions, execute_run};
+pub(crate) use servers::start_model_server;
+pub(crate) use settings::{
     AnalysisOverrides, ExecutionSettings, FreshRun, PreviousSource, ReuseFrom, RunSettings,
     RunStart, StoppingRequest,
 };
-pub use single::run_single;
+pub(crate) use single::run_single;

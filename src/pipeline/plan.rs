@@ -21,7 +21,7 @@ use crate::runner::profile::{load_profile, resolve_profile_path};
 
 /// What `plan` is asked: the skill, the run's shape, the pilot, the projected stopping rule.
 #[derive(Debug, Clone)]
-pub struct PlanRequest {
+pub(crate) struct PlanRequest {
     /// The skill folder (or a folder the layout finds it in).
     pub skill_dir: PathBuf,
     /// `--evals`.
@@ -66,7 +66,7 @@ pub struct PlanRequest {
 
 /// Why a plan cannot be made (every one an input error).
 #[derive(Debug, thiserror::Error)]
-pub enum PlanError {
+pub(crate) enum PlanError {
     /// `--target-lift` out of range.
     #[error("--target-lift must be a fraction in (0, 1] (0.1 = 10 pp)")]
     TargetLift,
@@ -114,7 +114,7 @@ pub enum PlanError {
 
 /// A plan made: the plan and the number of active cases it counted.
 #[derive(Debug)]
-pub struct PlanMade {
+pub(crate) struct PlanMade {
     /// The plan.
     pub plan: Plan,
     /// Active cases (0: nothing would run).
@@ -122,7 +122,7 @@ pub struct PlanMade {
 }
 
 /// What `plan` prints on stdout: the plan as pretty JSON (with a final newline) or Markdown.
-pub fn render(plan: &Plan, json: bool) -> String {
+pub(crate) fn render(plan: &Plan, json: bool) -> String {
     if json {
         format!(
             "{}\n",
@@ -364,7 +364,7 @@ fn projection(
 
 /// `skill-lift plan`: make the plan, print it (JSON or Markdown) and say how the command ends:
 /// nothing to run when no case is active.
-pub fn run_plan(request: &PlanRequest, json: bool) -> Result<super::Ending, PlanError> {
+pub(crate) fn run_plan(request: &PlanRequest, json: bool) -> Result<super::Ending, PlanError> {
     let made = plan_run(request)?;
     crate::reporter::result(&render(&made.plan, json));
     if made.cases == 0 {
@@ -376,7 +376,7 @@ pub fn run_plan(request: &PlanRequest, json: bool) -> Result<super::Ending, Plan
 
 /// Make the plan: cases from the eval set, arms and cells from the shape, usage and variances
 /// from the pilot (or the defaults and `--tokens-per-trial`), the projection from the pilot.
-pub fn plan_run(request: &PlanRequest) -> Result<PlanMade, PlanError> {
+pub(crate) fn plan_run(request: &PlanRequest) -> Result<PlanMade, PlanError> {
     if let Some(lift) = request.target_lift
         && !(lift > 0.0 && lift <= 1.0)
     {

@@ -16,7 +16,7 @@ use crate::reporter::{Event, report};
 
 /// Why a prepared run has nothing to do (exit 4 on the command line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum NothingToRun {
+pub(crate) enum NothingToRun {
     /// The eval set has no runnable case.
     #[error("the eval set has no active case to run (drafts need --allow-draft)")]
     NoActiveCase,
@@ -28,7 +28,7 @@ pub enum NothingToRun {
 }
 
 /// Report why there is nothing to run; the ending it is.
-pub fn report_nothing_to_run(nothing: NothingToRun) -> super::Ending {
+pub(crate) fn report_nothing_to_run(nothing: NothingToRun) -> super::Ending {
     report(Event::NothingToRun {
         why: nothing.to_string(),
     });
@@ -37,7 +37,7 @@ pub fn report_nothing_to_run(nothing: NothingToRun) -> super::Ending {
 
 /// A resolved run with its credential and grader set: everything that can fail on input is
 /// checked before a run folder is created.
-pub struct PreparedRun {
+pub(crate) struct PreparedRun {
     /// The resolved inputs and the manifest.
     pub resolved: ResolvedRun,
     /// The graders (judges, custom graders, deterministic checks).
@@ -49,7 +49,7 @@ pub struct PreparedRun {
 /// The whole preparation of `settings`: resolve (fresh as a paired run, or resumed), apply the
 /// stopping plan, check before spending, look the calibration up (fresh runs) and
 /// [`prepare`]. `Ok(Err(_))`: nothing to run.
-pub fn prepare_run(
+pub(crate) fn prepare_run(
     settings: &RunSettings,
 ) -> Result<Result<PreparedRun, NothingToRun>, PipelineError> {
     let resuming = settings.start.is_resume();
@@ -87,7 +87,7 @@ pub fn prepare_run(
 
 /// The A/A calibration of the suite `manifest` describes, from the state folder (`state`: the
 /// `--state` flag), or why there is none (a fresh run and a regrade with new grading record it).
-pub fn look_up_calibration(
+pub(crate) fn look_up_calibration(
     manifest: &Manifest,
     state: Option<&Path>,
 ) -> crate::record::CalibrationLookup {
@@ -104,7 +104,7 @@ pub fn look_up_calibration(
 /// resumed run keeps its recorded plan (its case order and rules), with the budgets given now
 /// replacing the recorded ones (a resume may raise a budget that stopped the run). Warns when
 /// a cost budget has no `[price]` table to fall back on.
-pub fn apply_stopping(
+pub(crate) fn apply_stopping(
     manifest: &mut Manifest,
     request: &StoppingRequest,
     price: Option<crate::record::PriceTable>,
@@ -162,7 +162,7 @@ pub fn apply_stopping(
 
 /// Checks before spending (and before a run folder exists): what makes the run pointless, an
 /// error for a `--method` the design cannot use or a bad `--workspace-root`.
-pub fn check_before_spending(
+pub(crate) fn check_before_spending(
     resolved: &ResolvedRun,
     method: Option<crate::record::LiftMethod>,
     execution: &ExecutionSettings,
@@ -185,7 +185,7 @@ pub fn check_before_spending(
 
 /// Read the runner's credential and build the grader set (judges, custom graders) of
 /// `resolved`.
-pub fn prepare(
+pub(crate) fn prepare(
     resolved: ResolvedRun,
     execution: &ExecutionSettings,
 ) -> Result<PreparedRun, PipelineError> {
@@ -209,7 +209,7 @@ pub fn prepare(
 /// into a temporary folder beside it, which is then renamed into place, so a kill at any moment
 /// leaves either no run folder or a complete one (never a folder without a manifest). A half
 /// folder left by an older version is replaced.
-pub fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, PipelineError> {
+pub(crate) fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, PipelineError> {
     if out.exists() && !out.is_dir() {
         return Err(PipelineError::OutNotAFolder(out.to_path_buf()));
     }
@@ -254,7 +254,7 @@ pub fn create_run_folder(out: &Path, manifest: &Manifest) -> Result<PathBuf, Pip
 }
 
 /// Write `manifest` into `run_dir/manifest.json` atomically.
-pub fn write_manifest(run_dir: &Path, manifest: &Manifest) -> Result<(), PipelineError> {
+pub(crate) fn write_manifest(run_dir: &Path, manifest: &Manifest) -> Result<(), PipelineError> {
     let bytes = serde_json::to_vec_pretty(manifest).expect("manifest serializes");
     write_atomic(&run_dir.join("manifest.json"), &bytes)
         .map_err(|error| PipelineError::Record(error.into()))

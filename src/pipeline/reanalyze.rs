@@ -16,7 +16,7 @@ use crate::report::{Format, export_run};
 use crate::reporter::{Event, report};
 
 /// What a re-analysis asks for.
-pub struct ReportSettings {
+pub(crate) struct ReportSettings {
     /// Run folders (or one matrix folder).
     pub run_dirs: Vec<PathBuf>,
     /// The exports to write.
@@ -34,7 +34,7 @@ pub struct ReportSettings {
 
 /// Why recorded runs cannot be re-analyzed.
 #[derive(Debug, thiserror::Error)]
-pub enum ReportError {
+pub(crate) enum ReportError {
     /// A `--format` value names no export.
     #[error("{0}")]
     UnknownFormat(String),
@@ -119,7 +119,7 @@ impl Failure for ReportError {
 
 /// Parse `--format` values (`all`, or names from [`Format::name`]/file names), deduplicated, in
 /// [`Format::ALL`] order.
-pub fn parse_formats(values: &[String]) -> Result<Vec<Format>, ReportError> {
+pub(crate) fn parse_formats(values: &[String]) -> Result<Vec<Format>, ReportError> {
     if values.is_empty() || values.iter().any(|v| v == "all") {
         return Ok(Format::ALL.to_vec());
     }
@@ -237,7 +237,7 @@ fn report_matrix(settings: &ReportSettings, dir: &Path) -> Result<Ending, Report
 
 /// Re-analyze the runs (or the matrix folder) of `settings`, print each run's Markdown summary
 /// and write the pass-rate matrix of several runs; the first run's ending that is not success.
-pub fn report_runs(settings: &ReportSettings) -> Result<Ending, ReportError> {
+pub(crate) fn report_runs(settings: &ReportSettings) -> Result<Ending, ReportError> {
     if let [dir] = settings.run_dirs.as_slice()
         && crate::record::is_matrix_folder(dir)
     {

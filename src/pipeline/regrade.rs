@@ -38,7 +38,7 @@ use crate::grade::pipeline::{GraderSet, TrialFacts, staged_skill_names};
 use crate::progress::ProgressDisplay;
 use crate::record::{
     FORMAT_VERSION, FinishedTrial, Manifest, RunLock, TranscriptDocument, TranscriptReader,
-    TrialKey, TrialLog, TrialRecord, read_manifest,
+    TrialLog, TrialRecord, read_manifest,
 };
 use crate::record::{GradingSettings, Outcome};
 use crate::reporter::{Event, report};
@@ -46,7 +46,7 @@ use crate::runner::LoadedProfile;
 use crate::runner::profile::load_profile;
 
 /// A validated regrade request (the flags of `skill-lift regrade`, resolved).
-pub struct RegradeRequest {
+pub(crate) struct RegradeRequest {
     /// The run folder whose trajectories are graded again.
     pub run_dir: PathBuf,
     /// The eval set, when it is no longer where the manifest says (`--evals`).
@@ -70,7 +70,7 @@ pub struct RegradeRequest {
 }
 
 /// A regrade ready to grade: its new folder exists with its manifest.
-pub struct PreparedRegrade {
+pub(crate) struct PreparedRegrade {
     /// The regraded run folder.
     pub run_dir: PathBuf,
     /// The new run folder.
@@ -90,7 +90,7 @@ pub struct PreparedRegrade {
 }
 
 /// What a regrade left.
-pub struct RegradeFinished {
+pub(crate) struct RegradeFinished {
     /// The new run folder.
     pub out_dir: PathBuf,
     /// How the dispatcher ended (interrupted or not, trials recorded).
@@ -109,7 +109,7 @@ pub struct RegradeFinished {
 
 /// Check the recorded run, its eval set and the grading, build the graders, and create the new
 /// run folder with its manifest.
-pub fn prepare_regrade(request: RegradeRequest) -> Result<PreparedRegrade, PipelineError> {
+pub(crate) fn prepare_regrade(request: RegradeRequest) -> Result<PreparedRegrade, PipelineError> {
     let run_dir = request.run_dir.clone();
     if !run_dir.join("manifest.json").is_file() {
         return Err(PipelineError::NotARunFolder {
@@ -242,7 +242,7 @@ pub fn prepare_regrade(request: RegradeRequest) -> Result<PreparedRegrade, Pipel
 }
 
 /// The id of a regrade of `run_id` (also the folder name under `RUN_DIR/regrades/`).
-pub fn regrade_id(run_id: &str) -> String {
+pub(crate) fn regrade_id(run_id: &str) -> String {
     let suffix: u16 = rand::random();
     format!(
         "{run_id}-regrade-{}-{suffix:04x}",
@@ -253,7 +253,7 @@ pub fn regrade_id(run_id: &str) -> String {
 /// Grade every recorded trial of `prepared` again through the run dispatcher (judge servers
 /// started for it and stopped after), then analyze the new folder and write every export.
 /// `interrupt` resolving stops the grading: what was graded is committed and analyzed.
-pub async fn execute_regrade(
+pub(crate) async fn execute_regrade(
     prepared: PreparedRegrade,
     interrupt: impl Future<Output = ()>,
 ) -> Result<RegradeFinished, PipelineError> {
@@ -365,10 +365,6 @@ struct Regrade {
 
 impl TrialWork for Regrade {
     type Item = TrialRecord;
-
-    fn key(item: &TrialRecord) -> TrialKey {
-        item.key()
-    }
 
     async fn run(self: Arc<Self>, record: TrialRecord) -> Result<FinishedTrial, Fatal> {
         self.regrade_one(record).await.map_err(Fatal::RecordedTrial)
@@ -517,7 +513,7 @@ impl Regrade {
 
 /// Why a regrade of a run or matrix folder failed.
 #[derive(Debug, thiserror::Error)]
-pub enum RegradeError {
+pub(crate) enum RegradeError {
     /// The matrix folder's cells cannot be read, or its report written.
     #[error(transparent)]
     Matrix(#[from] super::matrix::MatrixRunError),
@@ -556,7 +552,7 @@ impl Failure for RegradeError {
 /// of the matrix folder `run_dir` with the matrix report of the regraded cells.
 /// `request(run_dir, out, quiet)`: the regrade request of one run folder, built when its turn
 /// comes. How the regrade ends (the most severe cell's ending for a matrix).
-pub async fn regrade<E: From<RegradeError>>(
+pub(crate) async fn regrade<E: From<RegradeError>>(
     run_dir: &Path,
     out: Option<PathBuf>,
     quiet: bool,

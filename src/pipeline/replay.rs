@@ -16,7 +16,7 @@ use crate::runner::{BuildError, Runner, SkillMode, build_runner};
 /// Why a runner cannot serve a command that must see which skill the agent activated
 /// (`triggers`, `shadow`).
 #[derive(Debug, thiserror::Error)]
-pub enum ObservingError {
+pub(crate) enum ObservingError {
     /// The profile cannot be found or read (an input error).
     #[error(transparent)]
     Profile(#[from] ProfileError),
@@ -56,7 +56,7 @@ pub enum ObservingError {
 /// must see which skill the agent activated: a model API profile that injects every skill runs
 /// in `tools` mode instead (reported), a runner that still cannot show activations is refused,
 /// naming what it could not show in one `unit` ("an attempt", "a replay").
-pub fn observing_profile(
+pub(crate) fn observing_profile(
     runner: &str,
     command: &'static str,
     unit: &'static str,
@@ -90,7 +90,7 @@ pub fn observing_profile(
 
 /// Why the replay runner could not start.
 #[derive(Debug, thiserror::Error)]
-pub enum ReplayRunnerError {
+pub(crate) enum ReplayRunnerError {
     /// An interrupt arrived while the model server started; it was stopped.
     #[error("interrupted while waiting for the model server; it was stopped")]
     Interrupted,
@@ -127,7 +127,7 @@ impl Failure for ReplayRunnerError {
 /// runner. `not_done` completes the failed check's message ("nothing was {not_done}"). Stop the
 /// returned server with [`stop_replay_server`] once the replays are done; on an error, what was
 /// started is stopped already.
-pub async fn start_replay_runner(
+pub(crate) async fn start_replay_runner(
     profile: &LoadedProfile,
     api_key: Option<String>,
     dir: &Path,
@@ -161,7 +161,7 @@ pub async fn start_replay_runner(
 }
 
 /// Stop a model server [`start_replay_runner`] started (nothing when it found one running).
-pub async fn stop_replay_server(server: Option<ManagedServer>) {
+pub(crate) async fn stop_replay_server(server: Option<ManagedServer>) {
     if let Some(mut server) = server {
         server.stop().await;
     }

@@ -26,7 +26,7 @@ use crate::runner::profile::{load_profile, resolve_profile_path};
 use crate::workspace::{Exposure, PreviousSkill, SkillSource};
 
 /// Inputs of a run, resolved and validated.
-pub struct ResolvedRun {
+pub(crate) struct ResolvedRun {
     /// The target skill.
     pub skill: Skill,
     /// Its folder.
@@ -51,7 +51,7 @@ pub struct ResolvedRun {
 /// The skill folder and eval set for the folder the user named (a skill, a repository root, a
 /// plugin; `crate::evalset::layout`), reporting which skill and eval file were chosen when the
 /// layout chose them. `evals` (`--evals`) wins; `None`: the skill's own default eval set.
-pub fn locate_inputs(
+pub(crate) fn locate_inputs(
     target: &Path,
     evals: Option<&Path>,
 ) -> Result<(PathBuf, Option<PathBuf>), crate::evalset::layout::LayoutError> {
@@ -76,7 +76,7 @@ pub fn locate_inputs(
 }
 
 /// The previous version of the skill, ready to stage.
-pub struct ResolvedPrevious {
+pub(crate) struct ResolvedPrevious {
     /// Its folder and fingerprint.
     pub skill: PreviousSkill,
     _extracted: Option<tempfile::TempDir>,
@@ -86,7 +86,7 @@ pub struct ResolvedPrevious {
 /// previous version is given, one arm per exposure besides `native`, in the arms' kind order;
 /// and the reference when it is not `without_skill`. An A/A control (`design` not paired) has
 /// the paired two only.
-pub fn planned_arms(
+pub(crate) fn planned_arms(
     has_previous: bool,
     exposure: &[Exposure],
     reference: Option<Arm>,
@@ -224,7 +224,7 @@ fn resolve_previous(
 }
 
 /// `path` made absolute: canonical when it exists, else joined to the current folder.
-pub fn absolute(path: &Path) -> PathBuf {
+pub(crate) fn absolute(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| {
         std::env::current_dir()
             .map(|d| d.join(path))
@@ -233,13 +233,13 @@ pub fn absolute(path: &Path) -> PathBuf {
 }
 
 /// A new run id: UTC time, the asset's name and a random suffix.
-pub fn new_run_id(asset: &str) -> String {
+pub(crate) fn new_run_id(asset: &str) -> String {
     new_result_id(asset, None)
 }
 
 /// A new result folder id: UTC time, the asset's name, the command that writes the folder
 /// (none for `run`) and a random suffix, e.g. `20260102T030405Z-my-skill-vet-1a2b`.
-pub fn new_result_id(asset: &str, command: Option<&str>) -> String {
+pub(crate) fn new_result_id(asset: &str, command: Option<&str>) -> String {
     let suffix: u16 = rand::random();
     let time = Utc::now().format("%Y%m%dT%H%M%SZ");
     match command {
@@ -250,7 +250,7 @@ pub fn new_result_id(asset: &str, command: Option<&str>) -> String {
 
 /// Whether `id` can name a result folder inside the results folder: not empty, no `/`, not
 /// starting with `.` (no `.`, `..` or hidden folder).
-pub fn is_plain_folder_name(id: &str) -> bool {
+pub(crate) fn is_plain_folder_name(id: &str) -> bool {
     !(id.is_empty() || id.contains('/') || id.starts_with('.'))
 }
 
@@ -285,7 +285,7 @@ fn check_skill_name(skill: &Skill) -> Result<(), PipelineError> {
 }
 
 /// The text of `dir/SKILL.md` for the leak guard.
-pub fn skill_md_text(dir: &Path) -> Result<String, PipelineError> {
+pub(crate) fn skill_md_text(dir: &Path) -> Result<String, PipelineError> {
     let path = dir.join("SKILL.md");
     std::fs::read(&path)
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
@@ -304,7 +304,7 @@ fn decoy_display_path(source: &DecoySource, name: &str, dir: &Path) -> PathBuf {
 /// Load skill, eval set, profile and decoys for a fresh run and build its manifest, with the
 /// arms staged as `design` says (the paired measurement, or an A/A control for `calibrate`);
 /// `gates` are recorded in it.
-pub fn resolve_fresh(
+pub(crate) fn resolve_fresh(
     request: &FreshRun,
     design: ArmDesign,
     gates: crate::record::RecordedGates,
@@ -583,7 +583,7 @@ fn reuse_request(
 /// Whether `dir` is what a run killed between creating its folder and writing `manifest.json`
 /// left (by skill-lift versions that created the folder first): nothing but an empty
 /// `transcripts/` and possibly a `.lock`.
-pub fn is_half_created_run_folder(dir: &Path) -> bool {
+pub(crate) fn is_half_created_run_folder(dir: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return false;
     };
@@ -596,7 +596,7 @@ pub fn is_half_created_run_folder(dir: &Path) -> bool {
 }
 
 /// Reload the inputs recorded in a run's manifest and refuse if any of them changed.
-pub fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, PipelineError> {
+pub(crate) fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, PipelineError> {
     if !run_dir.join("manifest.json").is_file() {
         return Err(PipelineError::NotARunFolder {
             dir: run_dir.to_path_buf(),

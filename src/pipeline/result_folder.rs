@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// Why a result folder cannot be named or created (an input error: the user picks another
 /// name or place).
 #[derive(Debug, thiserror::Error)]
-pub enum ResultFolderError {
+pub(crate) enum ResultFolderError {
     /// The id given is not a plain folder name.
     #[error("{flag} `{id}` must be a plain folder name")]
     IdNotPlain {
@@ -37,7 +37,7 @@ pub enum ResultFolderError {
 /// The id of a command's new result folder: `given` (the `flag` that names it), else a new one
 /// naming the asset and the command ([`super::new_result_id`]). An id that is not a plain
 /// folder name is refused.
-pub fn result_folder_id(
+pub(crate) fn result_folder_id(
     given: Option<&str>,
     asset: &str,
     command: &str,
@@ -55,7 +55,10 @@ pub fn result_folder_id(
 
 /// Create the new result folder `dir` (and the folders above it). A folder already there is
 /// refused with `refusal` (what to do instead).
-pub fn create_result_folder(dir: &Path, refusal: &'static str) -> Result<(), ResultFolderError> {
+pub(crate) fn create_result_folder(
+    dir: &Path,
+    refusal: &'static str,
+) -> Result<(), ResultFolderError> {
     if dir.exists() {
         return Err(ResultFolderError::Exists {
             dir: dir.to_path_buf(),

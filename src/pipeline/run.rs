@@ -24,7 +24,7 @@ use crate::workspace::SkillSource;
 
 /// How [`execute_run`] behaves besides the run's own settings.
 #[derive(Debug, Clone, Copy)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// No progress bar.
     pub quiet: bool,
     /// Start the profile's model server when it does not answer (and stop it after). A caller
@@ -39,7 +39,7 @@ pub struct RunOptions {
 }
 
 /// What [`execute_run`] leaves: the run's manifest, its analysis and the files written.
-pub struct RunFinished {
+pub(crate) struct RunFinished {
     /// The manifest (with how the run stopped, for round scheduling).
     pub manifest: Manifest,
     /// The analysis of every recorded trial.
@@ -53,7 +53,7 @@ pub struct RunFinished {
 /// An interrupt (SIGINT/SIGTERM) arrived before any trial ran, while a model server started;
 /// the server was stopped and nothing was recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InterruptedBeforeTrials;
+pub(crate) struct InterruptedBeforeTrials;
 
 /// Run the missing trials of the run folder `run_dir` (whose manifest `prepared` holds) under
 /// the run's lock, then analyze it and write every export. `Ok(Err(_))`: interrupted while a
@@ -64,7 +64,7 @@ pub struct InterruptedBeforeTrials;
 /// [`import_reused_trials`], [`announce_run`], [`start_servers`], [`preflight`], the runner and
 /// the [`trial_context`], [`schedule`] (the scheduler, or round scheduling), [`wind_down`]
 /// (servers stopped, logs redacted, orphans reaped) and the final exports.
-pub async fn execute_run(
+pub(crate) async fn execute_run(
     prepared: PreparedRun,
     run_dir: &Path,
     execution: &ExecutionSettings,
@@ -561,12 +561,12 @@ async fn wind_down(servers: &mut Servers, run_dir: &Path) {
 
 /// The largest run (planned trials) whose transcript pages `run` renders at its end; larger
 /// runs leave them to `skill-lift report RUN_DIR`.
-pub const TRANSCRIPT_PAGES_MAX_TRIALS: usize = 5_000;
+pub(crate) const TRANSCRIPT_PAGES_MAX_TRIALS: usize = 5_000;
 
 /// Analyze the run folder `run_dir` from its `trials.jsonl` and write every export into it (with
 /// `transcript_pages`, one HTML page per transcript too): what `skill-lift report` re-renders
 /// byte for byte. Returns the summary and the files written.
-pub fn write_final_exports(
+pub(crate) fn write_final_exports(
     run_dir: &Path,
     manifest: &Manifest,
     settings: &AnalysisSettings,

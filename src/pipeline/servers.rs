@@ -15,7 +15,7 @@ use crate::runner::server::ManagedServer;
 /// the server to stop later (`None`: the profile has none, or one was already running), or
 /// [`InterruptedBeforeTrials`] when SIGINT/SIGTERM arrived while waiting (the server started is
 /// stopped: dropping its start-up kills its process group).
-pub async fn start_model_server(
+pub(crate) async fn start_model_server(
     profile: &LoadedProfile,
     log: &Path,
 ) -> Result<Result<Option<ManagedServer>, InterruptedBeforeTrials>, PipelineError> {

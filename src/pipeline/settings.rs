@@ -18,7 +18,7 @@ use crate::workspace::Exposure;
 /// One run's request: how it starts (fresh or resumed), how it executes, how it is analyzed
 /// and when it stops.
 #[derive(Clone)]
-pub struct RunSettings {
+pub(crate) struct RunSettings {
     /// A fresh run's inputs, or the run folder to resume.
     pub start: RunStart,
     /// How the trials execute (same for a fresh and a resumed run).
@@ -32,7 +32,7 @@ pub struct RunSettings {
 
 /// How a run starts.
 #[derive(Clone)]
-pub enum RunStart {
+pub(crate) enum RunStart {
     /// A new run folder from these inputs.
     Fresh(Box<FreshRun>),
     /// Continue the run recorded in this folder (its manifest holds the inputs).
@@ -41,7 +41,7 @@ pub enum RunStart {
 
 impl RunStart {
     /// Whether the run continues a recorded one.
-    pub fn is_resume(&self) -> bool {
+    pub(crate) fn is_resume(&self) -> bool {
         matches!(self, RunStart::Resume(_))
     }
 }
@@ -49,7 +49,7 @@ impl RunStart {
 /// The inputs of a fresh run, as asked for: [`super::resolve_fresh`] locates the skill in
 /// `target` and resolves the grading.
 #[derive(Clone)]
-pub struct FreshRun {
+pub(crate) struct FreshRun {
     /// The folder named: a skill folder (holds SKILL.md), or a folder the eval-set layout
     /// chooses the skill and eval set in (`crate::evalset::layout`).
     pub target: PathBuf,
@@ -87,7 +87,7 @@ pub struct FreshRun {
 
 /// Where the previous version of the skill comes from.
 #[derive(Debug, Clone)]
-pub enum PreviousSource {
+pub(crate) enum PreviousSource {
     /// A folder holding it (`--previous DIR`).
     Folder(PathBuf),
     /// The skill folder as it was at a git revision (`--previous-ref GIT_REF`).
@@ -96,7 +96,7 @@ pub enum PreviousSource {
 
 /// Where `--reuse-baseline` looks for trials.
 #[derive(Debug, Clone)]
-pub enum ReuseFrom {
+pub(crate) enum ReuseFrom {
     /// The state folder's trial store (a bare `--reuse-baseline`).
     Store,
     /// A run folder, matrix folder or state folder.
@@ -105,7 +105,7 @@ pub enum ReuseFrom {
 
 /// How the trials of a run execute.
 #[derive(Debug, Clone)]
-pub struct ExecutionSettings {
+pub(crate) struct ExecutionSettings {
     /// Trials in flight at once (default: the profile's `concurrency`).
     pub jobs: Option<usize>,
     /// Keep each trial's workspace folder.
@@ -133,7 +133,7 @@ pub struct ExecutionSettings {
 impl ExecutionSettings {
     /// The progress display these settings choose on this terminal (`quiet` for a caller that
     /// prints its own summary).
-    pub fn progress_display(&self, quiet: bool) -> ProgressDisplay {
+    pub(crate) fn progress_display(&self, quiet: bool) -> ProgressDisplay {
         ProgressDisplay::choose(
             self.progress,
             quiet,

@@ -30,7 +30,7 @@ use crate::triggers::{AttemptSettings, TriggerContext, TriggerError, TriggerQuer
 use crate::workspace::SkillSource;
 
 /// What the replays of one shadow run need, decided before any is spent.
-pub struct ShadowReplay<'a> {
+pub(crate) struct ShadowReplay<'a> {
     /// The new skill.
     pub skill: &'a Skill,
     /// Its folder (absolute or as given).
@@ -78,7 +78,7 @@ pub struct ShadowReplay<'a> {
 }
 
 /// What the replays left.
-pub struct ShadowFinished {
+pub(crate) struct ShadowFinished {
     /// The summary (`summary.json`).
     pub summary: ShadowSummary,
     /// `report.md`, redacted.
@@ -91,7 +91,7 @@ pub struct ShadowFinished {
 
 /// What one shadow run asks for (`skill-lift shadow`'s flags, typed).
 #[derive(Debug, Clone)]
-pub struct ShadowSettings {
+pub(crate) struct ShadowSettings {
     /// The new skill's folder.
     pub skill_dir: PathBuf,
     /// The history to read.
@@ -124,7 +124,7 @@ pub struct ShadowSettings {
 
 /// Why the replays could not run or be recorded.
 #[derive(Debug, thiserror::Error)]
-pub enum ShadowError {
+pub(crate) enum ShadowError {
     /// The skill cannot be read.
     #[error(transparent)]
     Skill(#[from] crate::asset::SkillError),
@@ -231,7 +231,7 @@ impl ShadowError {
     /// How the shadow run ended: the credential's or the replay runner's class, nothing to run
     /// (no eligible turn, a runner that cannot show activations), an input error, else an
     /// infrastructure failure.
-    pub fn ending(&self) -> super::Ending {
+    pub(crate) fn ending(&self) -> super::Ending {
         use super::Ending;
         use super::replay::ObservingError;
         let class = |error: &PipelineError| match error.class() {
@@ -264,7 +264,7 @@ impl super::Failure for ShadowError {
 /// Run `skill-lift shadow`: choose, check, replay, record; the report is written on stdout.
 /// An interrupt ends it with `interrupted` set (and says that the report covers the replays
 /// recorded); a run where no replay could be scored is an error once everything is written.
-pub async fn shadow(settings: &ShadowSettings) -> Result<ShadowFinished, ShadowError> {
+pub(crate) async fn shadow(settings: &ShadowSettings) -> Result<ShadowFinished, ShadowError> {
     let skill = crate::asset::load_skill(&settings.skill_dir)?;
     let name = skill.name.as_str();
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
@@ -445,7 +445,9 @@ fn throwaway_root(
 }
 
 /// Replay the chosen prompts and write the shadow folder (see the module's doc).
-pub async fn replay_shadow(request: ShadowReplay<'_>) -> Result<ShadowFinished, ShadowError> {
+pub(crate) async fn replay_shadow(
+    request: ShadowReplay<'_>,
+) -> Result<ShadowFinished, ShadowError> {
     let ShadowReplay {
         skill,
         skill_dir,

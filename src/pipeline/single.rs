@@ -12,7 +12,7 @@ use crate::reporter::{self, Event};
 /// Run `settings` as one run whose fresh run folder goes into `out` (`quiet`: no progress bar
 /// and no Markdown summary on stdout), and say how the command ends. A fresh run's folder that
 /// recorded no trial before a failure is removed: there is nothing to resume or report.
-pub async fn run_single(
+pub(crate) async fn run_single(
     settings: &RunSettings,
     out: &Path,
     quiet: bool,

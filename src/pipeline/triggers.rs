@@ -26,7 +26,7 @@ use crate::workspace::SkillSource;
 
 /// What one trigger evaluation asks for (`skill-lift triggers`'s flags, typed).
 #[derive(Debug, Clone)]
-pub struct TriggersSettings {
+pub(crate) struct TriggersSettings {
     /// The skill folder (holds SKILL.md).
     pub skill_dir: PathBuf,
     /// The trigger set (default: as [`find_trigger_set`] finds it).
@@ -67,7 +67,7 @@ pub struct TriggersSettings {
 
 /// Why a trigger evaluation could not run or be recorded.
 #[derive(Debug, thiserror::Error)]
-pub enum TriggersError {
+pub(crate) enum TriggersError {
     /// The skill cannot be read.
     #[error(transparent)]
     Skill(#[from] crate::asset::SkillError),
@@ -127,7 +127,7 @@ pub enum TriggersError {
 impl TriggersError {
     /// How the evaluation ended: an interrupt while a server started, nothing to measure with
     /// this runner, the class of an infrastructure failure, else an input error.
-    pub fn ending(&self) -> Ending {
+    pub(crate) fn ending(&self) -> Ending {
         match self {
             TriggersError::Replay(ReplayRunnerError::Interrupted) => Ending::Interrupted,
             TriggersError::Replay(ReplayRunnerError::Server(error))
@@ -154,7 +154,7 @@ impl super::Failure for TriggersError {
 
 /// Where the decoys come from: none with `no_decoys`, else the folder given (made absolute),
 /// else the built-in four.
-pub fn decoy_source(no_decoys: bool, folder: Option<&Path>) -> DecoySource {
+pub(crate) fn decoy_source(no_decoys: bool, folder: Option<&Path>) -> DecoySource {
     match folder {
         _ if no_decoys => DecoySource::None,
         Some(dir) => DecoySource::Folder(super::absolute(dir)),
@@ -164,7 +164,7 @@ pub fn decoy_source(no_decoys: bool, folder: Option<&Path>) -> DecoySource {
 
 /// How a recorded evaluation ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TriggersEnding {
+pub(crate) enum TriggersEnding {
     /// Every gate passed (or none was set).
     Passed,
     /// A gate failed (why).
@@ -177,7 +177,7 @@ pub enum TriggersEnding {
 
 impl TriggersEnding {
     /// The ending's class.
-    pub fn ending(&self) -> Ending {
+    pub(crate) fn ending(&self) -> Ending {
         match self {
             TriggersEnding::Passed => Ending::Success,
             TriggersEnding::GateFailed(_) => Ending::GateFailed,
@@ -188,14 +188,14 @@ impl TriggersEnding {
 
     /// Report why the evaluation did not pass (when it did not), quoting `exit`, the exit code
     /// of [`Self::ending`].
-    pub fn report_problem(&self, exit: i32) {
+    pub(crate) fn report_problem(&self, exit: i32) {
         if let Some(problem) = self.problem() {
             report(Event::Failed { problem, exit });
         }
     }
 
     /// Why the evaluation did not pass, for the terminal and for `vet`.
-    pub fn problem(&self) -> Option<String> {
+    pub(crate) fn problem(&self) -> Option<String> {
         match self {
             TriggersEnding::Passed => None,
             TriggersEnding::GateFailed(why) | TriggersEnding::Infrastructure(why) => {
@@ -209,7 +209,7 @@ impl TriggersEnding {
 }
 
 /// A recorded evaluation: its report, folder and ending.
-pub struct TriggersFinished {
+pub(crate) struct TriggersFinished {
     /// The report (`triggers.json`).
     pub report: TriggerReport,
     /// The result folder.
@@ -233,7 +233,9 @@ struct Resolved {
 }
 
 /// Resolve, run and record one trigger evaluation.
-pub async fn measure(settings: &TriggersSettings) -> Result<TriggersFinished, TriggersError> {
+pub(crate) async fn measure(
+    settings: &TriggersSettings,
+) -> Result<TriggersFinished, TriggersError> {
     let resolved = resolve(settings)?;
     let api_key =
         super::grading::profile_api_key(&resolved.profile).map_err(TriggersError::Credential)?;
@@ -467,7 +469,7 @@ fn write_report(trigger_report: &TriggerReport, dir: &Path) -> Result<(), Trigge
 
 /// How a recorded evaluation ended: interrupted, stopped by the breaker, too many unscoreable
 /// attempts or no query decided, a failed gate, else passed.
-pub fn ending(report: &TriggerReport, breaker: Option<&str>) -> TriggersEnding {
+pub(crate) fn ending(report: &TriggerReport, breaker: Option<&str>) -> TriggersEnding {
     if report.interrupted {
         return TriggersEnding::Interrupted;
     }
@@ -502,7 +504,7 @@ pub fn ending(report: &TriggerReport, breaker: Option<&str>) -> TriggersEnding {
 }
 
 /// What `triggers` prints on stdout: the Markdown report, or `triggers.json` as JSON.
-pub fn render_report(report: &TriggerReport, json: bool) -> String {
+pub(crate) fn render_report(report: &TriggerReport, json: bool) -> String {
     if json {
         let text = serde_json::to_string_pretty(report).expect("report serializes");
         format!("{}\n", crate::disk::redact::redact_text(&text))

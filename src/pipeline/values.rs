@@ -5,7 +5,7 @@
 
 /// A setting's value out of its range.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ValueError {
+pub(crate) enum ValueError {
     /// Not a number.
     #[error("`{0}` is not a number")]
     NotANumber(String),
@@ -42,7 +42,7 @@ pub enum ValueError {
 }
 
 /// A positive, finite ratio (1.1 = at most 10% more).
-pub fn parse_ratio(value: &str) -> Result<f64, ValueError> {
+pub(crate) fn parse_ratio(value: &str) -> Result<f64, ValueError> {
     match value.parse::<f64>() {
         Ok(ratio) if ratio.is_finite() && ratio > 0.0 => Ok(ratio),
         _ => Err(ValueError::Ratio(value.to_string())),
@@ -50,7 +50,7 @@ pub fn parse_ratio(value: &str) -> Result<f64, ValueError> {
 }
 
 /// A lift: a fraction in [-1, 1] (0.05 = 5 percentage points).
-pub fn parse_lift(value: &str) -> Result<f64, ValueError> {
+pub(crate) fn parse_lift(value: &str) -> Result<f64, ValueError> {
     let fraction = number(value)?;
     if (-1.0..=1.0).contains(&fraction) {
         Ok(fraction)
@@ -60,7 +60,7 @@ pub fn parse_lift(value: &str) -> Result<f64, ValueError> {
 }
 
 /// A fraction in [0, 1].
-pub fn parse_unit_fraction(value: &str) -> Result<f64, ValueError> {
+pub(crate) fn parse_unit_fraction(value: &str) -> Result<f64, ValueError> {
     let fraction = number(value)?;
     if (0.0..=1.0).contains(&fraction) {
         Ok(fraction)
@@ -70,7 +70,7 @@ pub fn parse_unit_fraction(value: &str) -> Result<f64, ValueError> {
 }
 
 /// Seconds between progress lines: 0.01 to 86400.
-pub fn parse_interval(value: &str) -> Result<f64, ValueError> {
+pub(crate) fn parse_interval(value: &str) -> Result<f64, ValueError> {
     let seconds: f64 = value
         .parse()
         .map_err(|_| ValueError::NotSeconds(value.to_string()))?;
@@ -82,7 +82,7 @@ pub fn parse_interval(value: &str) -> Result<f64, ValueError> {
 }
 
 /// Bootstrap resamples: 100 to 10,000,000.
-pub fn parse_resamples(value: &str) -> Result<usize, ValueError> {
+pub(crate) fn parse_resamples(value: &str) -> Result<usize, ValueError> {
     let resamples: usize = value
         .parse()
         .map_err(|_| ValueError::NotAWholeNumber(value.to_string()))?;
@@ -94,7 +94,7 @@ pub fn parse_resamples(value: &str) -> Result<usize, ValueError> {
 }
 
 /// An equivalence margin in (0, 1) (0.05 = ±5 pp).
-pub fn parse_margin(value: &str) -> Result<f64, ValueError> {
+pub(crate) fn parse_margin(value: &str) -> Result<f64, ValueError> {
     match value.parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
         _ => Err(ValueError::Margin(value.to_string())),
@@ -102,7 +102,7 @@ pub fn parse_margin(value: &str) -> Result<f64, ValueError> {
 }
 
 /// A confidence sequence's miscoverage in (0, 0.5).
-pub fn parse_alpha(value: &str) -> Result<f64, ValueError> {
+pub(crate) fn parse_alpha(value: &str) -> Result<f64, ValueError> {
     match value.parse::<f64>() {
         Ok(v) if v > 0.0 && v < 0.5 => Ok(v),
         _ => Err(ValueError::Alpha(value.to_string())),
@@ -110,7 +110,7 @@ pub fn parse_alpha(value: &str) -> Result<f64, ValueError> {
 }
 
 /// A positive, finite amount of USD.
-pub fn parse_usd(value: &str) -> Result<f64, ValueError> {
+pub(crate) fn parse_usd(value: &str) -> Result<f64, ValueError> {
     match value.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(ValueError::Usd(value.to_string())),

@@ -30,7 +30,7 @@ use crate::vet::{
 
 /// What one vet asks for (`skill-lift vet`'s flags, checked).
 #[derive(Debug, Clone)]
-pub struct VetSettings {
+pub(crate) struct VetSettings {
     /// The skill folder (holds SKILL.md).
     pub skill_dir: PathBuf,
     /// The runner profile of the triggers step and the paired run.
@@ -74,7 +74,7 @@ pub struct VetSettings {
 
 /// The paired run the caller starts as a normal `skill-lift run` (quiet).
 #[derive(Debug, Clone)]
-pub struct PairedRunRequest {
+pub(crate) struct PairedRunRequest {
     /// The skill folder.
     pub skill_dir: PathBuf,
     /// The runner profile.
@@ -101,7 +101,7 @@ pub struct PairedRunRequest {
 
 impl PairedRunRequest {
     /// The paired run as `skill-lift run` arguments (program name first), quiet.
-    pub fn run_argv(&self) -> Vec<String> {
+    pub(crate) fn run_argv(&self) -> Vec<String> {
         let mut argv: Vec<String> = vec![
             "run".into(),
             self.skill_dir.display().to_string(),
@@ -136,7 +136,7 @@ impl PairedRunRequest {
 
 /// How the paired run ended, as the command that ran it says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PairedRunEnd {
+pub(crate) enum PairedRunEnd {
     /// It returned: its ending and exit code.
     Exited {
         /// How it ended.
@@ -155,7 +155,7 @@ pub enum PairedRunEnd {
 
 /// Why a vet could not start, go on or be recorded.
 #[derive(Debug, thiserror::Error)]
-pub enum VetError {
+pub(crate) enum VetError {
     /// The skill cannot be read.
     #[error(transparent)]
     Skill(#[from] crate::asset::SkillError),
@@ -203,7 +203,7 @@ pub enum VetError {
 
 impl VetError {
     /// The error's class: a write that failed is infrastructure, the rest input.
-    pub fn ending(&self) -> Ending {
+    pub(crate) fn ending(&self) -> Ending {
         match self {
             VetError::Write(_) => Ending::InfrastructureError,
             _ => Ending::InputError,
@@ -219,7 +219,7 @@ impl super::Failure for VetError {
 
 /// Why the vet stopped before its last step: the class of the failure and what failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VetStop {
+pub(crate) struct VetStop {
     /// How the vet ends.
     pub ending: Ending,
     /// What stopped it (`triggers: …`, `paired run: …`).
@@ -227,7 +227,7 @@ pub struct VetStop {
 }
 
 /// A recorded vet: its report and, when a step stopped it, why.
-pub struct VetFinished {
+pub(crate) struct VetFinished {
     /// The report (`vet.json`).
     pub report: VetReport,
     /// What stopped the vet, when something did.
@@ -236,7 +236,7 @@ pub struct VetFinished {
 
 impl VetFinished {
     /// How the vet ended: a step's stop, else go (success) or no-go (a failed gate).
-    pub fn ending(&self) -> Ending {
+    pub(crate) fn ending(&self) -> Ending {
         match &self.stop {
             Some(stop) => stop.ending,
             None if self.report.decision == Decision::Go => Ending::Success,
@@ -246,7 +246,7 @@ impl VetFinished {
 
     /// Report why the vet did not end go (what stopped it, or the steps that were not go),
     /// quoting `exit`, the exit code of [`Self::ending`].
-    pub fn report_ending(&self, exit: i32) {
+    pub(crate) fn report_ending(&self, exit: i32) {
         if let Some(stop) = &self.stop {
             let problem = format!("vet stopped: {}", stop.why);
             report(Event::Failed { problem, exit });
@@ -298,7 +298,10 @@ impl Steps {
 
 /// Run the vet: its steps, its report (`vet.json`, `vet.md`, the result on stdout as asked,
 /// the job summary). `paired_run` runs the paired run as `skill-lift run` does.
-pub async fn vet<F, Fut>(settings: &VetSettings, paired_run: F) -> Result<VetFinished, VetError>
+pub(crate) async fn vet<F, Fut>(
+    settings: &VetSettings,
+    paired_run: F,
+) -> Result<VetFinished, VetError>
 where
     F: FnOnce(PairedRunRequest) -> Fut,
     Fut: Future<Output = Result<PairedRunEnd, VetError>>,
@@ -796,7 +799,7 @@ fn record(
 }
 
 /// The steps that were not go, by name (what a no-go vet names).
-pub fn steps_not_go(report: &VetReport) -> Vec<&'static str> {
+pub(crate) fn steps_not_go(report: &VetReport) -> Vec<&'static str> {
     report
         .steps
         .iter()

@@ -18,7 +18,7 @@ use crate::report::RunExport;
 
 /// pass@k: the share of paired cases that passed at least once in their K attempts.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PassAtK {
+pub(crate) struct PassAtK {
     /// Attempts per case per arm.
     pub k: u32,
     /// Paired cases (scored in both arms).
@@ -33,7 +33,7 @@ pub struct PassAtK {
 }
 
 /// Compute pass@k over the cases in the paired analysis.
-pub fn pass_at_k(summary: &Summary) -> PassAtK {
+pub(crate) fn pass_at_k(summary: &Summary) -> PassAtK {
     let paired: Vec<_> = summary.cases.iter().filter(|c| c.lift.is_some()).collect();
     let n = paired.len();
     let with = paired
@@ -77,7 +77,7 @@ fn direction(delta: Option<f64>) -> &'static str {
 /// per-trial mean of the metrics, `crate::grade`), or the pass rate in runs without metrics.
 /// Every entry also carries the interval, method, N and the interval-based verdict; `direction`
 /// is descriptive (the sign of the point difference).
-pub fn lift_json(summary: &Summary) -> Vec<u8> {
+pub(crate) fn lift_json(summary: &Summary) -> Vec<u8> {
     let lift = &summary.lift;
     let entry = |with_direction: bool| {
         let mut value = json!({
@@ -132,7 +132,7 @@ pub fn lift_json(summary: &Summary) -> Vec<u8> {
 
 /// ACES-style `pass_at_k_lift.json`: `{with_skill, without_skill, delta, passed_cases_delta}`
 /// plus `k`, the case counts and N.
-pub fn pass_at_k_lift_json(summary: &Summary) -> Vec<u8> {
+pub(crate) fn pass_at_k_lift_json(summary: &Summary) -> Vec<u8> {
     let at_k = pass_at_k(summary);
     pretty(&json!({
         "k": at_k.k,
@@ -176,7 +176,7 @@ fn difference(a: &Value, b: &Value) -> Value {
 /// checks); unscoreable and not-gradable trials are left out of `runs` and counted in `notes`.
 /// `run_summary` is skill-creator's unpaired per-configuration summary with numeric deltas
 /// (`with_skill − without_skill`); the paired lift is under `skill_lift`.
-pub fn benchmark_json(run: &RunExport) -> Vec<u8> {
+pub(crate) fn benchmark_json(run: &RunExport) -> Vec<u8> {
     let manifest = run.manifest;
     let summary = run.summary;
     // Each case id's 1-based place in the eval set (its first, should an id repeat): one map,

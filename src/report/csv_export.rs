@@ -9,7 +9,7 @@ use crate::report::compat::pass_at_k;
 /// The metric columns of `trials.csv` and `cases.csv` (scores in [0, 1]; empty when not
 /// applicable); other metrics (`checks`, custom graders) go to `other_scores` as
 /// `name=value` pairs separated by `;`.
-pub const METRIC_COLUMNS: [&str; 7] = [
+pub(crate) const METRIC_COLUMNS: [&str; 7] = [
     "composite",
     "security",
     "skill_execution",
@@ -40,7 +40,7 @@ fn metric_cells(
 }
 
 /// Columns of `trials.csv`, in order.
-pub const TRIAL_COLUMNS: [&str; 37] = [
+pub(crate) const TRIAL_COLUMNS: [&str; 37] = [
     "run_id",
     "trial_id",
     "case_id",
@@ -81,7 +81,7 @@ pub const TRIAL_COLUMNS: [&str; 37] = [
 ];
 
 /// Columns of `cases.csv`, in order (metric columns: the case's mean over scoreable attempts).
-pub const CASE_COLUMNS: [&str; 21] = [
+pub(crate) const CASE_COLUMNS: [&str; 21] = [
     "case_id",
     "arm",
     "cluster",
@@ -114,13 +114,13 @@ fn float(value: f64) -> String {
 }
 
 /// Streaming writer of `trials.csv`: the header, then one row per [`TrialsCsvWriter::write`].
-pub struct TrialsCsvWriter<W: std::io::Write> {
+pub(crate) struct TrialsCsvWriter<W: std::io::Write> {
     writer: csv::Writer<W>,
 }
 
 impl<W: std::io::Write> TrialsCsvWriter<W> {
     /// Start a file (writes the header row).
-    pub fn new(inner: W) -> Self {
+    pub(crate) fn new(inner: W) -> Self {
         let mut writer = csv::Writer::from_writer(inner);
         writer
             .write_record(TRIAL_COLUMNS)
@@ -129,7 +129,7 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
     }
 
     /// Write one record's row.
-    pub fn write(&mut self, record: &TrialRecord) -> std::io::Result<()> {
+    pub(crate) fn write(&mut self, record: &TrialRecord) -> std::io::Result<()> {
         let passed = record.checks.iter().filter(|c| c.passed).count();
         let metrics = metric_cells(record.composite, &record.scores);
         self.writer
@@ -189,7 +189,7 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
     }
 
     /// Flush and return the inner writer.
-    pub fn into_inner(self) -> std::io::Result<W> {
+    pub(crate) fn into_inner(self) -> std::io::Result<W> {
         self.writer
             .into_inner()
             .map_err(|e| std::io::Error::other(e.to_string()))
@@ -197,7 +197,7 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
 }
 
 /// Render `trials.csv` for in-memory records.
-pub fn trials_csv(records: &[TrialRecord]) -> Vec<u8> {
+pub(crate) fn trials_csv(records: &[TrialRecord]) -> Vec<u8> {
     let mut writer = TrialsCsvWriter::new(Vec::new());
     for record in records {
         writer.write(record).expect("in-memory write");
@@ -206,7 +206,7 @@ pub fn trials_csv(records: &[TrialRecord]) -> Vec<u8> {
 }
 
 /// Render `cases.csv`.
-pub fn cases_csv(summary: &Summary) -> Vec<u8> {
+pub(crate) fn cases_csv(summary: &Summary) -> Vec<u8> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(CASE_COLUMNS).expect("in-memory write");
     for case in &summary.cases {
@@ -259,7 +259,7 @@ pub fn cases_csv(summary: &Summary) -> Vec<u8> {
 /// `pass_at_k` row (the difference of the shares of cases passed at least once in K attempts, no
 /// interval), then one row per metric lift — `composite` first — with its interval and
 /// direction in `verdict`.
-pub const LIFT_COLUMNS: [&str; 26] = [
+pub(crate) const LIFT_COLUMNS: [&str; 26] = [
     "run_id",
     "asset",
     "fingerprint",
@@ -293,7 +293,7 @@ fn scaled(value: Option<f64>) -> String {
 }
 
 /// Render `lift.csv`.
-pub fn lift_csv(summary: &Summary) -> Vec<u8> {
+pub(crate) fn lift_csv(summary: &Summary) -> Vec<u8> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(LIFT_COLUMNS).expect("in-memory write");
     let lift = &summary.lift;

@@ -18,7 +18,7 @@ use crate::report::compat::pass_at_k;
 use crate::report::{RunExport, transcript_page};
 
 /// Escape text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -34,7 +34,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// The shared stylesheet.
-pub const STYLE: &str = r#"
+pub(crate) const STYLE: &str = r#"
 :root { --improved: #1a7f37; --regressed: #cf222e; --inconclusive: #9a6700; --ink: #1f2328; --muted: #656d76; --line: #d0d7de; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); margin: 0 auto; max-width: 1040px; padding: 24px; }
@@ -64,7 +64,7 @@ fn coordinate(value: f64) -> String {
 }
 
 /// Page header with the stylesheet.
-pub fn page_start(out: &mut String, title: &str) {
+pub(crate) fn page_start(out: &mut String, title: &str) {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
@@ -73,7 +73,7 @@ pub fn page_start(out: &mut String, title: &str) {
 }
 
 /// Page footer.
-pub fn page_end(out: &mut String) {
+pub(crate) fn page_end(out: &mut String) {
     out.push_str("</body>\n</html>\n");
 }
 
@@ -808,7 +808,7 @@ fn details(out: &mut String, summary: &Summary) {
 }
 
 /// Render `report.html` for one run.
-pub fn report_html(run: &RunExport) -> String {
+pub(crate) fn report_html(run: &RunExport) -> String {
     let summary = run.summary;
     let mut out = String::new();
     let headline = match summary.headline_lift().0.verdict {
@@ -864,7 +864,7 @@ fn text(value: &Value) -> String {
 /// trajectory) as a standalone page: grade and checks, skill activations, messages, tool calls
 /// with inputs and outputs, final answer, usage. Reads fields defensively: a missing field is
 /// shown as absent, never an error.
-pub fn transcript_html(record: &TrialRecord, document: &Value) -> String {
+pub(crate) fn transcript_html(record: &TrialRecord, document: &Value) -> String {
     let mut out = String::new();
     page_start(&mut out, &format!("transcript {}", record.trial_id));
     let _ = writeln!(

@@ -23,7 +23,7 @@ fn fraction(value: Option<f64>) -> String {
 }
 
 /// Render `junit.xml`.
-pub fn junit_xml(run: &RunExport) -> Vec<u8> {
+pub(crate) fn junit_xml(run: &RunExport) -> Vec<u8> {
     let summary = run.summary;
     let lift = &summary.lift;
     let mut suite = TestSuite::new(format!("skill-lift {}", summary.asset));

@@ -325,7 +325,7 @@ fn reference_headline(out: &mut String, lift: &crate::analysis::LiftSummary, ref
 /// Reused trials listed one by one in `report.md` (the rest are counted).
 const REUSED_TRIALS_LISTED: usize = 200;
 
-pub fn summary_markdown(summary: &Summary) -> String {
+pub(crate) fn summary_markdown(summary: &Summary) -> String {
     let lift = &summary.lift;
     let mut out = String::new();
     // The headline is the verdict the gates judge: `with_skill` against the reference.
@@ -545,7 +545,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
 
 /// The per-case table of `report.md`: failing cases first, each with its pass counts, lift and
 /// one sample answer per arm (`answers`, read from the transcripts).
-pub fn case_table(summary: &Summary, answers: &[crate::report::SampleAnswer]) -> String {
+pub(crate) fn case_table(summary: &Summary, answers: &[crate::report::SampleAnswer]) -> String {
     let mut out = String::new();
     if summary.cases.is_empty() {
         return out;

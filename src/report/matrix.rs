@@ -13,7 +13,7 @@ use crate::report::html::{escape, page_end, page_start};
 
 /// One cell: one (fingerprint, model) pair.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MatrixCell {
+pub(crate) struct MatrixCell {
     pub fingerprint: String,
     pub model: String,
     /// Runner profile of the run.
@@ -41,7 +41,7 @@ pub struct MatrixCell {
 
 /// The matrix (`matrix.json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PassRateMatrix {
+pub(crate) struct PassRateMatrix {
     pub format_version: u32,
     pub asset: String,
     pub fingerprints: Vec<String>,
@@ -50,7 +50,7 @@ pub struct PassRateMatrix {
 }
 
 /// Build the matrix from runs of one asset (the caller checks they share it).
-pub fn pass_rate_matrix(summaries: &[&Summary]) -> PassRateMatrix {
+pub(crate) fn pass_rate_matrix(summaries: &[&Summary]) -> PassRateMatrix {
     let mut fingerprints: Vec<String> = Vec::new();
     let mut cells: BTreeMap<(String, String), MatrixCell> = BTreeMap::new();
     let several_runners = summaries
@@ -126,7 +126,7 @@ pub fn pass_rate_matrix(summaries: &[&Summary]) -> PassRateMatrix {
 }
 
 /// `matrix.json`.
-pub fn matrix_json(matrix: &PassRateMatrix) -> Vec<u8> {
+pub(crate) fn matrix_json(matrix: &PassRateMatrix) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(matrix).expect("matrix serializes");
     bytes.push(b'\n');
     bytes
@@ -156,7 +156,7 @@ fn percent(value: Option<f64>) -> String {
 }
 
 /// `matrix.html`: the heat map (rows fingerprints, columns models) with a legend.
-pub fn matrix_html(matrix: &PassRateMatrix) -> String {
+pub(crate) fn matrix_html(matrix: &PassRateMatrix) -> String {
     let mut out = String::new();
     page_start(
         &mut out,

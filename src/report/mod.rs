@@ -10,17 +10,17 @@
 //! `skill-lift report` re-renders byte-identical files. Formats are documented in
 //! `docs/report-formats.md`.
 
-pub mod compat;
-pub mod csv_export;
-pub mod html;
-pub mod junit;
-pub mod markdown;
-pub mod matrix;
-pub mod publish;
+pub(crate) mod compat;
+pub(crate) mod csv_export;
+pub(crate) mod html;
+pub(crate) mod junit;
+pub(crate) mod markdown;
+pub(crate) mod matrix;
+pub(crate) mod publish;
 #[cfg(test)]
 mod snapshot_tests;
-pub mod step_summary;
-pub mod tables;
+pub(crate) mod step_summary;
+pub(crate) mod tables;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ use crate::record::{
 
 /// One analyzed run: everything an exporter may read.
 #[derive(Debug, Clone, Copy)]
-pub struct RunExport<'a> {
+pub(crate) struct RunExport<'a> {
     pub manifest: &'a Manifest,
     pub summary: &'a Summary,
     pub records: &'a [TrialRecord],
@@ -51,7 +51,7 @@ pub struct RunExport<'a> {
 /// A case's sample answer in one arm: the trial ([`crate::analysis::SampleTrial`]) and the
 /// start of its final answer on one line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SampleAnswer {
+pub(crate) struct SampleAnswer {
     /// The trial shown.
     pub trial: crate::analysis::SampleTrial,
     /// Its final answer, whitespace collapsed, at most [`SAMPLE_ANSWER_CHARS`] characters
@@ -60,11 +60,11 @@ pub struct SampleAnswer {
 }
 
 /// Characters of a sample answer shown in the per-case tables.
-pub const SAMPLE_ANSWER_CHARS: usize = 120;
+pub(crate) const SAMPLE_ANSWER_CHARS: usize = 120;
 
 /// The sample answers of `samples`, read from the run's transcripts (a transcript that cannot
 /// be read shows no answer; the trial page says why).
-pub fn sample_answers(
+pub(crate) fn sample_answers(
     run_dir: &Path,
     samples: Vec<crate::analysis::SampleTrial>,
 ) -> Vec<SampleAnswer> {
@@ -104,7 +104,7 @@ fn one_line_excerpt(text: &str) -> String {
 
 /// An export format, named as on the command line (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Format {
+pub(crate) enum Format {
     /// `summary.json`
     SummaryJson,
     /// `trials.csv`
@@ -130,7 +130,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order they are written.
-    pub const ALL: [Format; 10] = [
+    pub(crate) const ALL: [Format; 10] = [
         Format::SummaryJson,
         Format::TrialsCsv,
         Format::CasesCsv,
@@ -144,7 +144,7 @@ impl Format {
     ];
 
     /// The name used by `--format`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Format::SummaryJson => "summary-json",
             Format::TrialsCsv => "trials-csv",
@@ -160,7 +160,7 @@ impl Format {
     }
 
     /// The file the format is written to, relative to the output folder.
-    pub fn file_name(self) -> &'static str {
+    pub(crate) fn file_name(self) -> &'static str {
         match self {
             Format::SummaryJson => "summary.json",
             Format::TrialsCsv => "trials.csv",
@@ -194,7 +194,7 @@ impl FromStr for Format {
 }
 
 /// `summary.json`: the [`Summary`], pretty-printed, with a trailing newline.
-pub fn summary_json(summary: &Summary) -> Vec<u8> {
+pub(crate) fn summary_json(summary: &Summary) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(summary).expect("summary serializes");
     bytes.push(b'\n');
     bytes
@@ -203,7 +203,7 @@ pub fn summary_json(summary: &Summary) -> Vec<u8> {
 impl Format {
     /// Whether rendering needs every trial record in memory (the others need only the summary,
     /// and `trials.csv` is streamed).
-    pub fn needs_records(self) -> bool {
+    pub(crate) fn needs_records(self) -> bool {
         matches!(self, Format::Html | Format::Junit | Format::Benchmark)
     }
 }
@@ -213,7 +213,7 @@ impl Format {
 /// records are kept only when a selected format [needs them](Format::needs_records). With
 /// `transcript_pages` and [`Format::Html`], each transcript is also rendered to HTML. Returns
 /// the summary and the paths written.
-pub fn export_run(
+pub(crate) fn export_run(
     run_dir: &Path,
     out_dir: &Path,
     manifest: &Manifest,
@@ -262,7 +262,7 @@ pub fn export_run(
 /// [`export_run`] from records already in memory (the run's dispatcher during a run: its
 /// periodic exports never re-read `trials.jsonl`). `records` are the run's current records, one
 /// per planned trial (superseded ones left out). No transcript pages are written.
-pub fn export_records<'a>(
+pub(crate) fn export_records<'a>(
     out_dir: &Path,
     manifest: &Manifest,
     settings: &AnalysisSettings,
@@ -395,7 +395,7 @@ fn finish_exports(
 }
 
 /// Render one format of a run to bytes.
-pub fn render(format: Format, run: &RunExport) -> Vec<u8> {
+pub(crate) fn render(format: Format, run: &RunExport) -> Vec<u8> {
     match format {
         Format::SummaryJson => summary_json(run.summary),
         Format::TrialsCsv => csv_export::trials_csv(run.records),
@@ -416,7 +416,7 @@ pub fn render(format: Format, run: &RunExport) -> Vec<u8> {
 
 /// The HTML rendering path of a transcript in its own file (`transcripts/x.json` →
 /// `transcripts/x.html`).
-pub fn transcript_html_path(transcript: &str) -> String {
+pub(crate) fn transcript_html_path(transcript: &str) -> String {
     match transcript.strip_suffix(".json") {
         Some(stem) => format!("{stem}.html"),
         None => format!("{transcript}.html"),
@@ -427,7 +427,7 @@ pub fn transcript_html_path(transcript: &str) -> String {
 /// `transcripts/<case>.<arm>.<attempt>.html` for a transcript in the run's transcript log, the
 /// transcript file's path ending in `.html` for one in its own file (older run folders; the
 /// same name for the trials `run` writes).
-pub fn transcript_page(record: &TrialRecord) -> Option<String> {
+pub(crate) fn transcript_page(record: &TrialRecord) -> Option<String> {
     let relative = record.transcript.as_ref()?;
     Some(match record.transcript_span {
         Some(_) => transcript_html_path(&record.key().transcript_path()),
@@ -435,32 +435,9 @@ pub fn transcript_page(record: &TrialRecord) -> Option<String> {
     })
 }
 
-/// Write `formats` of a run into `out_dir`, each atomically (temporary file + rename), so a crash
-/// never leaves a half-written export. With [`Format::Html`], each recorded transcript under
-/// `run_dir` is also rendered to a sibling HTML file under `out_dir/transcripts/` first, and
-/// `report.html` links only to the pages written. Returns the paths written (transcript pages
-/// not listed).
-pub fn write_exports(
-    run_dir: &Path,
-    out_dir: &Path,
-    run: &RunExport,
-    formats: &[Format],
-) -> Result<Vec<PathBuf>, RecordError> {
-    if !formats.contains(&Format::Html) {
-        return write_export_files(out_dir, run, formats);
-    }
-    let mut missing = write_transcript_pages(run_dir, out_dir, run.records)?;
-    missing.extend(run.missing_transcripts.iter().cloned());
-    let run = RunExport {
-        missing_transcripts: &missing,
-        ..*run
-    };
-    write_export_files(out_dir, &run, formats)
-}
-
 /// Write `formats` of a run into `out_dir` atomically, without the transcript pages (the cheap
 /// part of [`write_exports`], used for the periodic exports during a run).
-pub fn write_export_files(
+pub(crate) fn write_export_files(
     out_dir: &Path,
     run: &RunExport,
     formats: &[Format],

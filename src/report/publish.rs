@@ -6,7 +6,7 @@ use std::path::PathBuf;
 /// The Markdown report as written (`report.md` among `written`: the summary and the per-case
 /// table with sample answers), else the summary alone: what is printed and appended to the job
 /// summary, byte for byte the file.
-pub fn report_markdown(written: &[PathBuf], summary: &crate::analysis::Summary) -> String {
+pub(crate) fn report_markdown(written: &[PathBuf], summary: &crate::analysis::Summary) -> String {
     written
         .iter()
         .find(|path| path.file_name().is_some_and(|name| name == "report.md"))

@@ -8,7 +8,7 @@ use crate::reporter::{Event, report};
 /// Append `markdown` to the file named by `GITHUB_STEP_SUMMARY`, when that variable is set (a
 /// GitHub Actions job summary), through the redaction boundary. A failure is a warning, never
 /// an error.
-pub fn append_step_summary(markdown: &str) {
+pub(crate) fn append_step_summary(markdown: &str) {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return;
     };

@@ -344,11 +344,11 @@ impl<W: WireFormat> Runner for ModelApiRunner<W> {
 }
 
 /// Where the model-API runners stage skills, relative to the workspace.
-pub const SKILLS_DIR: &str = ".agents/skills";
+pub(super) const SKILLS_DIR: &str = ".agents/skills";
 
 /// A staged skill the model-API runners could not load (the attempt ends before any request).
 #[derive(Debug, thiserror::Error)]
-pub enum SkillLoadError {
+pub(super) enum SkillLoadError {
     /// Its staged `SKILL.md` could not be read.
     #[error("staged skill unreadable: {}: {source}", path.display())]
     Read {

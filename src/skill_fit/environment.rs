@@ -47,7 +47,7 @@ const PYTHON_PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 /// What a finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FindingKind {
+pub(crate) enum FindingKind {
     /// A program the skill runs.
     Command,
     /// A script of the skill itself that the skill runs.
@@ -76,7 +76,7 @@ pub enum FindingKind {
 
 impl FindingKind {
     /// Snake-case name, as in the JSON report.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Command => "command",
             Self::Script => "script",
@@ -97,7 +97,7 @@ impl FindingKind {
 /// Whether this machine meets an assumption.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FitStatus {
+pub(crate) enum FitStatus {
     /// Missing here: a red flag.
     Missing,
     /// Could not be told (no interpreter to ask, reachability untested, no model limit known).
@@ -106,20 +106,11 @@ pub enum FitStatus {
     Satisfied,
 }
 
-impl FitStatus {
-    /// `satisfied`, `missing` or `unknown`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Satisfied => "satisfied",
-            Self::Missing => "missing",
-            Self::Unknown => "unknown",
-        }
-    }
-}
+impl FitStatus {}
 
 /// One assumption and how this machine meets it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EnvFinding {
+pub(crate) struct EnvFinding {
     pub kind: FindingKind,
     /// What is assumed: a program, a module, a server, `macOS`, `de`, …
     pub subject: String,
@@ -133,7 +124,7 @@ pub struct EnvFinding {
 /// The operating systems an assumption can name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OperatingSystem {
+pub(crate) enum OperatingSystem {
     Macos,
     Linux,
     Windows,
@@ -141,7 +132,7 @@ pub enum OperatingSystem {
 
 impl OperatingSystem {
     /// The OS skill-lift runs on (`None` for others, e.g. the BSDs).
-    pub fn current() -> Option<Self> {
+    pub(crate) fn current() -> Option<Self> {
         match std::env::consts::OS {
             "macos" => Some(Self::Macos),
             "linux" => Some(Self::Linux),
@@ -151,7 +142,7 @@ impl OperatingSystem {
     }
 
     /// Display name.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Self::Macos => "macOS",
             Self::Linux => "Linux",
@@ -162,7 +153,7 @@ impl OperatingSystem {
 
 /// The model context limit the skill is checked against, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ContextLimit {
+pub(crate) struct ContextLimit {
     /// Tokens.
     pub tokens: u64,
     /// `--context-limit`, `runner profile local (context_tokens)`, `known limit of model X`.
@@ -174,7 +165,7 @@ pub struct ContextLimit {
 /// Settings of [`reconcile_environment`]; [`EnvOptions::from_process`] fills them from this
 /// process's environment.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EnvOptions {
+pub(crate) struct EnvOptions {
     /// `PATH` searched for programs.
     pub path: Option<OsString>,
     /// The Python interpreter to check imports against (default: `python3`, then `python`, in
@@ -197,7 +188,7 @@ pub struct EnvOptions {
 impl EnvOptions {
     /// Options from this process: `PATH`, `LC_ALL`/`LC_MESSAGES`/`LANG`, `HOME`, the working
     /// folder, this OS and the names of the set variables; no context limit.
-    pub fn from_process() -> Self {
+    pub(crate) fn from_process() -> Self {
         let locale = ["LC_ALL", "LC_MESSAGES", "LANG"]
             .iter()
             .filter_map(|name| std::env::var(name).ok())
@@ -220,7 +211,7 @@ impl EnvOptions {
 
 /// The reconciliation of one skill.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EnvironmentReport {
+pub(crate) struct EnvironmentReport {
     pub skill_dir: PathBuf,
     /// `name` of the skill.
     pub name: String,
@@ -235,14 +226,14 @@ pub struct EnvironmentReport {
 
 impl EnvironmentReport {
     /// The red flags: findings whose status is missing.
-    pub fn red_flags(&self) -> impl Iterator<Item = &EnvFinding> {
+    pub(crate) fn red_flags(&self) -> impl Iterator<Item = &EnvFinding> {
         self.findings
             .iter()
             .filter(|f| f.status == FitStatus::Missing)
     }
 
     /// Go / no-go: no red flag.
-    pub fn passes(&self) -> bool {
+    pub(crate) fn passes(&self) -> bool {
         self.missing == 0
     }
 }
@@ -262,7 +253,7 @@ const KNOWN_CONTEXT_LIMITS: [(&str, u64); 9] = [
 ];
 
 /// The documented context window of `model`, when its family is known.
-pub fn known_context_limit(model: &str) -> Option<u64> {
+pub(crate) fn known_context_limit(model: &str) -> Option<u64> {
     let lower = model.to_ascii_lowercase();
     let lower = lower.rsplit('/').next().unwrap_or(&lower);
     KNOWN_CONTEXT_LIMITS
@@ -274,7 +265,7 @@ pub fn known_context_limit(model: &str) -> Option<u64> {
 /// The context limit of a runner profile: its `context_tokens`, else the documented window of
 /// the model family ([`known_context_limit`]); `model` overrides the profile's model id.
 /// The reply reserve is the profile's `max_tokens` (0 when unset).
-pub fn context_limit_for(
+pub(crate) fn context_limit_for(
     profile_name: &str,
     profile: &crate::runner::profile::RunnerProfile,
     model: Option<&str>,
@@ -450,7 +441,7 @@ struct Usage {
 ///
 /// Errors when `dir` is not a skill folder (`SKILL.md` missing or unparseable) or a file cannot
 /// be read; everything the machine lacks is a finding, not an error.
-pub fn reconcile_environment(
+pub(crate) fn reconcile_environment(
     dir: &Path,
     options: &EnvOptions,
 ) -> Result<EnvironmentReport, SkillFitError> {
@@ -1057,7 +1048,7 @@ fn check_node(dir: &Path, files: &[SkillFile], options: &EnvOptions, out: &mut F
 
 /// MCP server names configured for the agent hosts under `home` (and a project `.mcp.json` in
 /// `cwd`), with the file that names each.
-pub fn configured_mcp_servers(
+pub(crate) fn configured_mcp_servers(
     home: Option<&Path>,
     cwd: Option<&Path>,
 ) -> (BTreeMap<String, PathBuf>, Vec<PathBuf>) {
@@ -1331,7 +1322,7 @@ fn check_variables(
 /// Non-Latin scripts decide by character counts; Latin text by the most frequent stop words of
 /// English, German, French, Spanish, Italian, Portuguese and Dutch (at least 5 hits, and 1.5×
 /// the runner-up).
-pub fn detect_language(text: &str) -> Option<&'static str> {
+pub(crate) fn detect_language(text: &str) -> Option<&'static str> {
     let mut scripts: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut letters = 0usize;
     for c in text.chars() {
@@ -1458,7 +1449,7 @@ fn language_name(code: &str) -> &str {
 }
 
 /// The language of a locale string (`de_DE.UTF-8` → `de`; `C`/`POSIX` → `en`).
-pub fn locale_language(locale: &str) -> Option<String> {
+pub(crate) fn locale_language(locale: &str) -> Option<String> {
     let base = locale.split(['.', '@']).next().unwrap_or("");
     if base == "C" || base == "POSIX" {
         return Some("en".to_string());

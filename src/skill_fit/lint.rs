@@ -26,14 +26,14 @@ use crate::asset::{SkillError, SkillWarning};
 
 /// Body size the specification recommends staying under, estimated tokens ("< 5000 tokens
 /// recommended" for the SKILL.md body; agentskills.io/specification, progressive disclosure).
-pub const DEFAULT_MAX_BODY_TOKENS: usize = 5000;
+pub(crate) const DEFAULT_MAX_BODY_TOKENS: usize = 5000;
 /// Body lines the specification recommends staying under ("keep SKILL.md under 500 lines").
-pub const DEFAULT_MAX_BODY_LINES: usize = 500;
+pub(crate) const DEFAULT_MAX_BODY_LINES: usize = 500;
 
 /// How severe a failed rule is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Severity {
+pub(crate) enum Severity {
     /// Breaks the specification or the skill (a host may refuse or mis-load it); fails `lint`.
     Error,
     /// Likely to hurt routing or use; fails `lint` only with `--deny-warnings`.
@@ -52,7 +52,7 @@ impl Severity {
     }
 
     /// `error`, `warning` or `info`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Error => "error",
             Self::Warning => "warning",
@@ -64,7 +64,7 @@ impl Severity {
 /// One lint rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum LintRule {
+pub(crate) enum LintRule {
     /// `SKILL.md` exists and its frontmatter parses as a YAML mapping.
     Frontmatter,
     /// `name`: present, 1–64 characters, lowercase letters, digits and single inner hyphens.
@@ -104,7 +104,7 @@ pub enum LintRule {
 
 impl LintRule {
     /// Every rule, in report order.
-    pub const ALL: [LintRule; 17] = [
+    pub(crate) const ALL: [LintRule; 17] = [
         Self::Frontmatter,
         Self::NameFormat,
         Self::NameMatchesFolder,
@@ -125,7 +125,7 @@ impl LintRule {
     ];
 
     /// The rule's id, as in the JSON report (`name-format`).
-    pub fn id(self) -> &'static str {
+    pub(crate) fn id(self) -> &'static str {
         match self {
             Self::Frontmatter => "frontmatter",
             Self::NameFormat => "name-format",
@@ -148,7 +148,7 @@ impl LintRule {
     }
 
     /// The severity of a failure of this rule.
-    pub fn severity(self) -> Severity {
+    pub(crate) fn severity(self) -> Severity {
         match self {
             Self::Frontmatter
             | Self::NameFormat
@@ -170,7 +170,7 @@ impl LintRule {
     }
 
     /// What the rule checks, one line.
-    pub fn summary(self) -> &'static str {
+    pub(crate) fn summary(self) -> &'static str {
         match self {
             Self::Frontmatter => "SKILL.md exists with YAML frontmatter that parses",
             Self::NameFormat => "name: 1-64 lowercase letters, digits, single inner hyphens",
@@ -196,7 +196,7 @@ impl LintRule {
 /// Whether a rule held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RuleStatus {
+pub(crate) enum RuleStatus {
     Passed,
     Failed,
     /// The rule had nothing to check (no `compatibility`, or the frontmatter did not parse).
@@ -205,7 +205,7 @@ pub enum RuleStatus {
 
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LintFinding {
+pub(crate) struct LintFinding {
     pub rule: LintRule,
     pub severity: Severity,
     /// What is wrong and what to do.
@@ -216,7 +216,7 @@ pub struct LintFinding {
 
 /// One row of the rule table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RuleResult {
+pub(crate) struct RuleResult {
     pub rule: LintRule,
     pub severity: Severity,
     pub status: RuleStatus,
@@ -228,7 +228,7 @@ pub struct RuleResult {
 
 /// Settings of [`lint_skill`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LintOptions {
+pub(crate) struct LintOptions {
     /// Body budget, estimated tokens ([`super::estimate_tokens`]).
     pub max_body_tokens: usize,
     /// Body budget, lines.
@@ -246,7 +246,7 @@ impl Default for LintOptions {
 
 /// The lint of one skill folder.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LintReport {
+pub(crate) struct LintReport {
     /// The folder as given.
     pub skill_dir: PathBuf,
     /// `name` from the frontmatter (the folder name when it has none); `None` when `SKILL.md`
@@ -270,7 +270,7 @@ pub struct LintReport {
 
 impl LintReport {
     /// Go / no-go: no error-severity finding (with `deny_warnings`, no warning either).
-    pub fn passes(&self, deny_warnings: bool) -> bool {
+    pub(crate) fn passes(&self, deny_warnings: bool) -> bool {
         self.errors == 0 && (!deny_warnings || self.warnings == 0)
     }
 }
@@ -529,7 +529,7 @@ impl Collector {
 /// A `SKILL.md` that is missing or does not parse is a finding (rule `frontmatter`, score 0),
 /// not an error: the file checks (links in other files, run bits, secrets) still run. Errors
 /// only when `dir` is not a folder or a file cannot be read.
-pub fn lint_skill(dir: &Path, options: &LintOptions) -> Result<LintReport, SkillFitError> {
+pub(crate) fn lint_skill(dir: &Path, options: &LintOptions) -> Result<LintReport, SkillFitError> {
     let files = skill_files(dir)?;
     let fingerprint = crate::asset::fingerprint::fingerprint(
         dir,
@@ -838,7 +838,7 @@ fn check_body(
 }
 
 /// The program of an `allowed-tools` entry such as `Bash(git add:*)` → `git`.
-pub fn bash_pattern_program(tool: &str) -> Option<(String, String)> {
+pub(crate) fn bash_pattern_program(tool: &str) -> Option<(String, String)> {
     let open = tool.find('(')?;
     let head = tool[..open].trim();
     let inner = tool[open + 1..].trim_end_matches(')').trim();
@@ -1136,7 +1136,7 @@ fn check_secrets(files: &[SkillFile], out: &mut Collector) {
 /// Measured lift of one skill (one fingerprint) under one model, runner and eval set, from the
 /// baseline store or run folders.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MeasuredLift {
+pub(crate) struct MeasuredLift {
     /// The model version measured.
     pub model: String,
     /// The runner profile.
@@ -1155,7 +1155,7 @@ pub struct MeasuredLift {
 
 /// One skill of an [`AgainstReport`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgainstRow {
+pub(crate) struct AgainstRow {
     pub skill_dir: PathBuf,
     pub name: Option<String>,
     pub fingerprint: String,
@@ -1170,7 +1170,7 @@ pub struct AgainstRow {
 /// Spearman's ρ of lint score against measured lift over the skills measured under one
 /// (model, runner, eval set): lifts of different models, runners or eval sets are never pooled.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgainstGroup {
+pub(crate) struct AgainstGroup {
     pub model: String,
     pub runner: String,
     pub eval_set: Option<String>,
@@ -1185,7 +1185,7 @@ pub struct AgainstGroup {
 
 /// Lint score against measured lift over the skills that have both.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgainstReport {
+pub(crate) struct AgainstReport {
     /// The results folder, run folder or state folder read.
     pub source: PathBuf,
     pub rows: Vec<AgainstRow>,
@@ -1203,12 +1203,12 @@ pub struct AgainstReport {
 }
 
 /// The ACES finding `--against` reproduces.
-pub const ACES_REFERENCE: &str = "ACES: Spearman rho = -0.018 (structural scores) and -0.027 (LLM-judged scores) against measured lift over 64 skills";
+pub(crate) const ACES_REFERENCE: &str = "ACES: Spearman rho = -0.018 (structural scores) and -0.027 (LLM-judged scores) against measured lift over 64 skills";
 
 /// Verdicts per (asset name, fingerprint) read from `source`: a state folder (holding
 /// `baseline-results.json`), one run folder (`manifest.json` + `trials.jsonl`), or a folder of
 /// run folders (e.g. `results/`).
-pub fn read_measurements(
+pub(crate) fn read_measurements(
     source: &Path,
 ) -> Result<BTreeMap<String, Vec<crate::registry::baseline::BaselineEntry>>, SkillFitError> {
     use crate::registry::baseline;
@@ -1277,7 +1277,9 @@ pub fn read_measurements(
 /// set): for each case with scored trials in both the with-skill and the without-skill arm of
 /// that group, the difference of the two pass rates; their mean. Groups where no case has both
 /// arms are left out.
-pub fn measured_lifts(entries: &[&crate::registry::baseline::BaselineEntry]) -> Vec<MeasuredLift> {
+pub(crate) fn measured_lifts(
+    entries: &[&crate::registry::baseline::BaselineEntry],
+) -> Vec<MeasuredLift> {
     type Group<'a> = (&'a str, &'a str, Option<&'a str>);
     let mut groups: BTreeMap<Group<'_>, Vec<&crate::registry::baseline::BaselineEntry>> =
         BTreeMap::new();
@@ -1350,7 +1352,10 @@ fn measured_lift(entries: &[&crate::registry::baseline::BaselineEntry]) -> Optio
 /// Put each linted skill's score beside its measured lift (same name, same fingerprint under the
 /// calibre the measurement recorded) from `source`, and compute Spearman's ρ with a 95% interval
 /// over the skills that have both, separately for each (model, runner, eval set).
-pub fn against(reports: &[LintReport], source: &Path) -> Result<AgainstReport, SkillFitError> {
+pub(crate) fn against(
+    reports: &[LintReport],
+    source: &Path,
+) -> Result<AgainstReport, SkillFitError> {
     let measurements = read_measurements(source)?;
     let mut rows = Vec::new();
     for report in reports {

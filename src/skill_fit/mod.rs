@@ -14,22 +14,22 @@
 //! evidence: the ACES study found static scores uncorrelated with measured lift (Spearman
 //! ρ = −0.018 for structural scores over 64 skills), which is why `lint --against` exists.
 
-pub mod environment;
-pub mod lint;
-pub mod render;
-pub mod workflow;
+pub(crate) mod environment;
+pub(crate) mod lint;
+pub(crate) mod render;
+pub(crate) mod workflow;
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 /// The statement every lint and env report carries: what these checks are, and are not.
-pub const STATIC_NOTICE: &str = "Static authoring checks of the skill's files, not runtime evidence: \
+pub(crate) const STATIC_NOTICE: &str = "Static authoring checks of the skill's files, not runtime evidence: \
 the ACES study found static scores uncorrelated with measured lift (Spearman rho = -0.018 for \
 structural scores, -0.027 for LLM-judged scores, over 64 skills). Measure lift with `skill-lift run`.";
 
 /// Largest file read as text, bytes; bigger files are listed but not searched.
-pub const MAX_TEXT_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_TEXT_BYTES: u64 = 1024 * 1024;
 
 /// Folders never read inside a skill (vendored dependencies, caches, VCS data).
 const SKIPPED_DIRS: [&str; 8] = [
@@ -45,7 +45,7 @@ const SKIPPED_DIRS: [&str; 8] = [
 
 /// Why a skill folder could not be checked at all.
 #[derive(Debug, thiserror::Error)]
-pub enum SkillFitError {
+pub(crate) enum SkillFitError {
     #[error("{dir}: does not exist")]
     Missing { dir: PathBuf },
     #[error("{dir}: not a folder")]
@@ -69,7 +69,7 @@ pub enum SkillFitError {
 
 /// One file of a skill folder.
 #[derive(Debug, Clone)]
-pub struct SkillFile {
+pub(crate) struct SkillFile {
     /// Path relative to the skill folder, `/`-separated.
     pub relative: String,
     /// Full path.
@@ -82,7 +82,7 @@ pub struct SkillFile {
 
 impl SkillFile {
     /// The first line when it is a `#!` line.
-    pub fn shebang(&self) -> Option<&str> {
+    pub(crate) fn shebang(&self) -> Option<&str> {
         self.text
             .as_deref()
             .and_then(|t| t.lines().next())
@@ -92,7 +92,7 @@ impl SkillFile {
 
 /// The files of the skill folder `dir`, sorted by relative path. Symbolic links are not
 /// followed; vendored and cache folders ([`SKIPPED_DIRS`]) are skipped.
-pub fn skill_files(dir: &Path) -> Result<Vec<SkillFile>, SkillFitError> {
+pub(crate) fn skill_files(dir: &Path) -> Result<Vec<SkillFile>, SkillFitError> {
     if !dir.exists() {
         return Err(SkillFitError::Missing {
             dir: dir.to_path_buf(),
@@ -162,7 +162,7 @@ fn is_executable(_metadata: &std::fs::Metadata) -> bool {
 /// Where a finding was seen: a file, a 1-based line (0: the file as a whole) and the line's text
 /// (redacted, at most 200 characters).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     /// Path relative to the skill folder (or an absolute path outside it, e.g. a host config).
     pub file: String,
     /// 1-based line; 0 when the finding is about the file as a whole.
@@ -173,7 +173,7 @@ pub struct Evidence {
 
 impl Evidence {
     /// Evidence at `file:line` quoting `text`.
-    pub fn at(file: &str, line: usize, text: &str) -> Self {
+    pub(crate) fn at(file: &str, line: usize, text: &str) -> Self {
         let redacted = crate::disk::redact::redact_text(text.trim()).into_owned();
         let text = if redacted.chars().count() > 200 {
             let cut: String = redacted.chars().take(199).collect();
@@ -189,7 +189,7 @@ impl Evidence {
     }
 
     /// `file:line` (or `file` when the line is 0).
-    pub fn location(&self) -> String {
+    pub(crate) fn location(&self) -> String {
         if self.line == 0 {
             self.file.clone()
         } else {
@@ -200,14 +200,14 @@ impl Evidence {
 
 /// The 1-based line of `SKILL.md` where the body starts (after the frontmatter), given the whole
 /// file text and the body the loader returned.
-pub fn body_first_line(skill_md: &str, body: &str) -> usize {
+pub(crate) fn body_first_line(skill_md: &str, body: &str) -> usize {
     let head = skill_md.len().saturating_sub(body.len());
     skill_md[..head.min(skill_md.len())].matches('\n').count() + 1
 }
 
 /// A fenced code block of a Markdown text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodeBlock {
+pub(crate) struct CodeBlock {
     /// The info string's first word, lowercased (`bash`, `python`, `` for none).
     pub lang: String,
     /// `(1-based line in the text, line)` of each content line.
@@ -216,7 +216,7 @@ pub struct CodeBlock {
 
 /// Fenced code blocks (``` or ~~~, CommonMark) of `text`; `first_line` is the line number of the
 /// text's first line in its file. An unclosed fence runs to the end of the text.
-pub fn fenced_blocks(text: &str, first_line: usize) -> Vec<CodeBlock> {
+pub(crate) fn fenced_blocks(text: &str, first_line: usize) -> Vec<CodeBlock> {
     let mut blocks = Vec::new();
     let mut open: Option<(String, usize, CodeBlock)> = None;
     for (index, line) in text.lines().enumerate() {
@@ -264,7 +264,7 @@ pub fn fenced_blocks(text: &str, first_line: usize) -> Vec<CodeBlock> {
 }
 
 /// Whether a fenced block's language marks shell commands.
-pub fn is_shell_lang(lang: &str) -> bool {
+pub(crate) fn is_shell_lang(lang: &str) -> bool {
     matches!(
         lang,
         "sh" | "bash" | "shell" | "zsh" | "console" | "shell-session" | "terminal" | "fish"
@@ -287,7 +287,7 @@ const COMMAND_PREFIXES: [&str; 7] = ["sudo", "env", "time", "nohup", "nice", "xa
 /// (`|`, `&&`, `||`, `;`), after variable assignments and prefixes such as `sudo`; a leading
 /// `$ ` or `% ` prompt is dropped. Builtins and keywords are left out; comments end the line.
 /// Quoting is honoured well enough for documentation lines, not for arbitrary scripts.
-pub fn commands_in_shell_line(line: &str) -> Vec<String> {
+pub(crate) fn commands_in_shell_line(line: &str) -> Vec<String> {
     let mut text = line.trim();
     for prompt in ["$ ", "% ", "> "] {
         if let Some(rest) = text.strip_prefix(prompt) {
@@ -376,7 +376,7 @@ pub fn commands_in_shell_line(line: &str) -> Vec<String> {
 /// English, "1 token ≈ 4 characters") plus one per non-ASCII character (CJK and other scripts
 /// tokenize near one token per character), rounded up. An estimate, not any model's tokenizer:
 /// within about ±25% for English prose and code.
-pub fn estimate_tokens(text: &str) -> usize {
+pub(crate) fn estimate_tokens(text: &str) -> usize {
     let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
         if c.is_ascii() { (a + 1, o) } else { (a, o + 1) }
     });

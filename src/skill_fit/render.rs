@@ -12,7 +12,7 @@ use crate::reporter::{Event, report};
 
 /// `lint`'s result on stdout: the reports (and the `--against` comparison) as text, or as one
 /// JSON document when `json`.
-pub fn render_lint(
+pub(crate) fn render_lint(
     reports: &[LintReport],
     against: Option<&AgainstReport>,
     json: bool,
@@ -37,7 +37,10 @@ pub fn render_lint(
 }
 
 /// `env`'s result on stdout: the report as text, or as one JSON document when `json`.
-pub fn render_env(report: &EnvironmentReport, json: bool) -> Result<String, serde_json::Error> {
+pub(crate) fn render_env(
+    report: &EnvironmentReport,
+    json: bool,
+) -> Result<String, serde_json::Error> {
     if json {
         let document = serde_json::json!({
             "notice": ENV_NOTICE,
@@ -225,7 +228,7 @@ fn env_text(report: &EnvironmentReport) -> String {
 
 /// The red flags of `skill_dir` on this machine, as lines for the terminal; empty when none
 /// (or when the skill cannot be read: `run` reports that itself). What `run` prints first.
-pub fn red_flag_lines(
+pub(crate) fn red_flag_lines(
     skill_dir: &Path,
     profile_name: &str,
     profile: &crate::runner::profile::RunnerProfile,
@@ -263,7 +266,7 @@ pub fn red_flag_lines(
 
 /// Report the red flags of `skill_dir` for a run with runner profile `runner` (nothing when
 /// there are none, or when the skill or profile cannot be read: the run reports those).
-pub fn report_red_flags(skill_dir: &Path, runner: &str, model: Option<&str>) {
+pub(crate) fn report_red_flags(skill_dir: &Path, runner: &str, model: Option<&str>) {
     let Ok(loaded) = crate::runner::profile::resolve_profile_path(runner)
         .and_then(|path| crate::runner::profile::load_profile(&path))
     else {

@@ -15,7 +15,7 @@ use crate::runner::profile::{LoadedProfile, ProfileError, load_profile, resolve_
 
 /// What `lint` checks and prints.
 #[derive(Debug, Clone)]
-pub struct LintSettings {
+pub(crate) struct LintSettings {
     /// Skill folders; empty with `against` a state folder: every skill its registries list.
     pub skill_dirs: Vec<PathBuf>,
     /// Print one JSON document instead of a table.
@@ -31,7 +31,7 @@ pub struct LintSettings {
 
 /// What `env` checks and prints.
 #[derive(Debug, Clone)]
-pub struct EnvSettings {
+pub(crate) struct EnvSettings {
     /// The skill folder.
     pub skill_dir: PathBuf,
     /// Print one JSON document instead of a table.
@@ -49,7 +49,7 @@ pub struct EnvSettings {
 /// A failure of `lint` or `env`: every one an input error, except a report that cannot be
 /// rendered.
 #[derive(Debug, thiserror::Error)]
-pub enum FitCommandError {
+pub(crate) enum FitCommandError {
     /// A skill folder cannot be checked.
     #[error(transparent)]
     Fit(#[from] SkillFitError),
@@ -86,7 +86,7 @@ pub enum FitCommandError {
 
 /// `lint`: check each skill folder, print the report (with the lint score beside measured lift
 /// under `--against`) and report the failures; true when every skill passes.
-pub fn lint_skills(settings: &LintSettings) -> Result<bool, FitCommandError> {
+pub(crate) fn lint_skills(settings: &LintSettings) -> Result<bool, FitCommandError> {
     let options = LintOptions {
         max_body_tokens: settings.max_body_tokens,
         ..LintOptions::default()
@@ -161,7 +161,7 @@ fn registered_skills(state: &Path) -> Result<Vec<PathBuf>, FitCommandError> {
 
 /// The context limit for `env`: `explicit` (`--context-limit`), else the runner profile's (the
 /// `local` profile when none is named and it can be found), for `model` when given.
-pub fn resolve_context_limit(
+pub(crate) fn resolve_context_limit(
     runner: Option<&str>,
     model: Option<&str>,
     explicit: Option<u64>,
@@ -189,7 +189,7 @@ pub fn resolve_context_limit(
 
 /// `env`: reconcile what the skill assumes with this machine, print the report and report the
 /// red flags; true when nothing is missing.
-pub fn check_environment(settings: &EnvSettings) -> Result<bool, FitCommandError> {
+pub(crate) fn check_environment(settings: &EnvSettings) -> Result<bool, FitCommandError> {
     let mut options = EnvOptions::from_process();
     options.python = settings.python.clone();
     options.context_limit = resolve_context_limit(

@@ -18,12 +18,12 @@ use super::sampling::{PREFETCH_MIN_WORDS, SeededWords, Words, uniform_below, wit
 use super::{Clusters, Interval, StatsError, check_confidence, check_finite, check_unit_interval};
 
 /// Default number of bootstrap resamples B.
-pub const DEFAULT_RESAMPLES: usize = 10_000;
+pub(crate) const DEFAULT_RESAMPLES: usize = 10_000;
 
 /// Which bootstrap interval [`BootstrapResult::interval`] holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum BootstrapMethod {
+pub(crate) enum BootstrapMethod {
     /// Percentile interval: the α/2 and 1-α/2 quantiles of the resampled means.
     Percentile,
     /// Bias-corrected and accelerated interval (Efron 1987).
@@ -32,7 +32,7 @@ pub enum BootstrapMethod {
 
 /// Settings of one bootstrap run; record them next to the result.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BootstrapConfig {
+pub(crate) struct BootstrapConfig {
     /// Number of resamples B (≥ 2; default [`DEFAULT_RESAMPLES`]).
     pub resamples: usize,
     /// Seed of the ChaCha20 stream (`ChaCha20Rng::seed_from_u64`).
@@ -56,7 +56,7 @@ impl Default for BootstrapConfig {
 
 /// Result of a Monte Carlo case or cluster bootstrap of a mean.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BootstrapResult {
+pub(crate) struct BootstrapResult {
     /// The estimate θ̂: mean of the case values (the lift `d̄` for paired differences).
     pub estimate: f64,
     /// The method requested.
@@ -93,7 +93,7 @@ pub struct BootstrapResult {
 /// Percentile or BCa bootstrap interval for the mean of `values` (one per case), with the
 /// defaults of [`BootstrapConfig`] at 95 %: e.g. one arm's pass rate from per-case rates when
 /// K > 1. See [`bootstrap_mean`].
-pub fn bootstrap_mean_interval(
+pub(crate) fn bootstrap_mean_interval(
     values: &[f64],
     clusters: Option<&Clusters>,
     resamples: usize,
@@ -129,7 +129,7 @@ pub fn bootstrap_mean_interval(
 /// Degenerate data: n = 1 or all values identical → every θ* = θ̂, zero-width intervals
 /// (BCa `None` with one unit). Errors: empty input, non-finite values, B < 2, bad confidence,
 /// cluster length mismatch.
-pub fn bootstrap_mean(
+pub(crate) fn bootstrap_mean(
     values: &[f64],
     clusters: Option<&Clusters>,
     config: &BootstrapConfig,
@@ -154,7 +154,7 @@ pub fn bootstrap_mean(
 ///
 /// Errors: arms of different length, values outside `[0, 1]` or non-finite, plus those of
 /// [`bootstrap_mean`].
-pub fn bootstrap_paired_difference(
+pub(crate) fn bootstrap_paired_difference(
     with_values: &[f64],
     without_values: &[f64],
     clusters: Option<&Clusters>,
@@ -404,6 +404,7 @@ fn draw_resamples<T: UnitSum>(
 /// distribution's support points with probabilities.
 enum SortedDistribution<'a> {
     Sample(&'a [f64]),
+    #[cfg(test)]
     Exact {
         support: &'a [f64],
         probabilities: &'a [f64],
@@ -419,6 +420,7 @@ impl SortedDistribution<'_> {
                 let rank = (p * count as f64 - 1e-9).ceil().clamp(1.0, count as f64) as usize;
                 values[rank - 1]
             }
+            #[cfg(test)]
             SortedDistribution::Exact {
                 support,
                 probabilities,
@@ -516,8 +518,9 @@ fn sample_standard_deviation(values: &[f64]) -> f64 {
 }
 
 /// The exact ("ideal", B → ∞) case bootstrap distribution of a mean, with its intervals.
+#[cfg(test)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IdealBootstrap {
+pub(crate) struct IdealBootstrap {
     /// θ̂, the mean of the case values.
     pub estimate: f64,
     /// Percentile interval (inverse-CDF rule, as in [`bootstrap_mean`]).
@@ -539,6 +542,7 @@ pub struct IdealBootstrap {
 }
 
 /// Upper bound on convolution work (n × support × distinct values) for [`ideal_case_bootstrap`].
+#[cfg(test)]
 const MAX_IDEAL_WORK: f64 = 2e8;
 
 /// The ideal case bootstrap of the mean of `values` (all resamples weighted exactly), computed as
@@ -549,7 +553,8 @@ const MAX_IDEAL_WORK: f64 = 2e8;
 /// Returns `Ok(None)` when the values are not on a common lattice (see `common_denominator`)
 /// or the convolution would exceed about 2·10⁸ operations. Errors: empty input, non-finite
 /// values, bad confidence.
-pub fn ideal_case_bootstrap(
+#[cfg(test)]
+pub(crate) fn ideal_case_bootstrap(
     values: &[f64],
     confidence: f64,
 ) -> Result<Option<IdealBootstrap>, StatsError> {

@@ -53,7 +53,7 @@ const BISECTION_STEPS: usize = 40;
 /// the running intersection can take it (an end whose grid cell lies outside the running
 /// interval cannot move it, unless `C_t` misses the running interval altogether).
 #[derive(Debug, Clone)]
-pub struct BettingConfidenceSequence {
+pub(crate) struct BettingConfidenceSequence {
     alpha: f64,
     observations: Vec<f64>,
     /// The predictable mean and variance estimates `(μ̂_{i−1}, σ̂²_{i−1})` each observation's
@@ -78,7 +78,7 @@ pub struct BettingConfidenceSequence {
 
 impl BettingConfidenceSequence {
     /// A sequence at miscoverage `alpha` (0.05: 95 %), before any observation (`[0, 1]`).
-    pub fn new(alpha: f64) -> Result<Self, StatsError> {
+    pub(crate) fn new(alpha: f64) -> Result<Self, StatsError> {
         if !(alpha > 0.0 && alpha < 1.0) {
             return Err(StatsError::InvalidConfidence(1.0 - alpha));
         }
@@ -99,22 +99,12 @@ impl BettingConfidenceSequence {
     }
 
     /// Observations so far.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.observations.len()
     }
 
-    /// Whether nothing was observed yet.
-    pub fn is_empty(&self) -> bool {
-        self.observations.is_empty()
-    }
-
-    /// The miscoverage α.
-    pub fn alpha(&self) -> f64 {
-        self.alpha
-    }
-
     /// Add one observation in `[0, 1]`; returns the updated (running-intersection) interval.
-    pub fn push(&mut self, x: f64) -> Result<Interval, StatsError> {
+    pub(crate) fn push(&mut self, x: f64) -> Result<Interval, StatsError> {
         if !(0.0..=1.0).contains(&x) {
             return Err(StatsError::OutOfRange {
                 what: "confidence-sequence observation",
@@ -159,14 +149,14 @@ impl BettingConfidenceSequence {
     }
 
     /// The running interval of the mean (`[0, 1]` before any observation).
-    pub fn interval(&self) -> Interval {
+    pub(crate) fn interval(&self) -> Interval {
         self.running
     }
 
     /// log of the capital `K_t(m)` over all observations so far. The factors are multiplied
     /// in groups of [`PRODUCT_GROUP`] and each group's product is logged (one logarithm per
     /// group instead of per factor: the bisection of the interval's ends calls this often).
-    pub fn log_capital(&self, m: f64) -> f64 {
+    pub(crate) fn log_capital(&self, m: f64) -> f64 {
         let mut capital = 0.0_f64;
         for (xs, estimates) in self
             .observations
@@ -197,7 +187,7 @@ impl BettingConfidenceSequence {
     }
 
     /// An anytime-valid p-value of `mean = m`: `min(1, 1 / max_{s≤t} K_s(m))` (Ville).
-    pub fn p_value(&self, m: f64) -> f64 {
+    pub(crate) fn p_value(&self, m: f64) -> f64 {
         let (start, mut capital, mut best) = match grid_index(m) {
             Some(i) => (
                 self.grid_terms[i],
@@ -354,7 +344,7 @@ fn log_factor(m: f64, x: f64, mean: f64, variance: f64) -> f64 {
 
 /// What a paired lift's confidence sequence says now.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct LiftSequenceState {
+pub(crate) struct LiftSequenceState {
     /// Case differences observed.
     pub n: usize,
     /// Mean of the observed differences.
@@ -368,14 +358,14 @@ pub struct LiftSequenceState {
 /// The confidence sequence of a paired lift: per-case differences `d ∈ [−1, 1]` mapped to
 /// `X = (d + 1)/2`, lift interval `2m − 1`.
 #[derive(Debug, Clone)]
-pub struct PairedLiftSequence {
+pub(crate) struct PairedLiftSequence {
     inner: BettingConfidenceSequence,
     sum: f64,
 }
 
 impl PairedLiftSequence {
     /// A sequence at miscoverage `alpha`.
-    pub fn new(alpha: f64) -> Result<Self, StatsError> {
+    pub(crate) fn new(alpha: f64) -> Result<Self, StatsError> {
         Ok(Self {
             inner: BettingConfidenceSequence::new(alpha)?,
             sum: 0.0,
@@ -383,7 +373,7 @@ impl PairedLiftSequence {
     }
 
     /// Add one case difference in `[−1, 1]`.
-    pub fn push(&mut self, difference: f64) -> Result<(), StatsError> {
+    pub(crate) fn push(&mut self, difference: f64) -> Result<(), StatsError> {
         if !(-1.0..=1.0).contains(&difference) {
             return Err(StatsError::OutOfRange {
                 what: "paired case difference",
@@ -398,7 +388,7 @@ impl PairedLiftSequence {
     }
 
     /// The current state (interval `[−1, 1]` before any difference).
-    pub fn state(&self) -> LiftSequenceState {
+    pub(crate) fn state(&self) -> LiftSequenceState {
         let m = self.inner.interval();
         let n = self.inner.len();
         LiftSequenceState {

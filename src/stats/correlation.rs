@@ -6,7 +6,7 @@
 ///
 /// `None` when the slices differ in length, have fewer than 2 cases, contain a non-finite value,
 /// or either variance is 0 (e.g. every case passes in one arm). D10: ρ = 0.431794.
-pub fn pearson_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
+pub(crate) fn pearson_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
     if a.len() != b.len() || a.len() < 2 || a.iter().chain(b).any(|v| !v.is_finite()) {
         return None;
     }
@@ -29,7 +29,7 @@ pub fn pearson_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
 
 /// Ranks of `values` (1-based), ties given the mean of the ranks they span ("fractional"
 /// ranking), as Spearman's coefficient needs.
-pub fn average_ranks(values: &[f64]) -> Vec<f64> {
+pub(crate) fn average_ranks(values: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
     let mut ranks = vec![0.0; values.len()];
@@ -56,7 +56,7 @@ pub fn average_ranks(values: &[f64]) -> Vec<f64> {
 /// `None` under the same conditions as [`pearson_correlation`] (fewer than 2 pairs, a non-finite
 /// value, or all values tied in either list). Example (Wikipedia "Spearman's rank correlation
 /// coefficient": IQ vs hours of TV per week, n = 10): ρ = −29/165 ≈ −0.175758.
-pub fn spearman_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
+pub(crate) fn spearman_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
     if a.len() != b.len() || a.iter().chain(b).any(|v| !v.is_finite()) {
         return None;
     }
@@ -67,7 +67,7 @@ pub fn spearman_correlation(a: &[f64], b: &[f64]) -> Option<f64> {
 /// z = atanh(ρ), standard error `sqrt(1.06 / (n − 3))` (Fieller, Hartley & Pearson 1957,
 /// Biometrika 44:470), back-transformed with tanh. `None` below n = 4 (the variance is
 /// undefined) or for a non-finite ρ. At |ρ| = 1 the interval is the point.
-pub fn spearman_interval(rho: f64, n: usize, alpha: f64) -> Option<(f64, f64)> {
+pub(crate) fn spearman_interval(rho: f64, n: usize, alpha: f64) -> Option<(f64, f64)> {
     if n < 4 || !rho.is_finite() || !(0.0..1.0).contains(&alpha) || alpha == 0.0 {
         return None;
     }
@@ -89,7 +89,7 @@ pub fn spearman_interval(rho: f64, n: usize, alpha: f64) -> Option<(f64, f64)> {
 /// `None` with no items, or when `p_e = 1` (both raters gave one and the same label to every
 /// item: agreement is then total but kappa is undefined). Example (Wikipedia "Cohen's kappa"):
 /// `[20, 5, 10, 15]` → p_o = 0.7, p_e = 0.5, κ = 0.4.
-pub fn cohen_kappa(table: [u64; 4]) -> Option<f64> {
+pub(crate) fn cohen_kappa(table: [u64; 4]) -> Option<f64> {
     let [both_yes, only_a, only_b, both_no] = table;
     let n = (both_yes + only_a + only_b + both_no) as f64;
     if n == 0.0 {

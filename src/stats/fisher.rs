@@ -9,7 +9,7 @@ use statrs::stats_tests::{Alternative, fisher::fishers_exact};
 /// probabilities of all tables no more likely than the observed one, with a relative tolerance).
 ///
 /// A table with an all-zero row or column gives 1. The result is a probability in `[0, 1]`.
-pub fn fisher_exact_two_sided(table: [u64; 4]) -> f64 {
+pub(crate) fn fisher_exact_two_sided(table: [u64; 4]) -> f64 {
     fishers_exact(&table, Alternative::TwoSided)
         .expect("any 2×2 table of counts defines a hypergeometric distribution")
         .clamp(0.0, 1.0)
@@ -20,7 +20,7 @@ pub fn fisher_exact_two_sided(table: [u64; 4]) -> f64 {
 ///
 /// Returns `None` when passes exceed trials. With K < 10 trials the test has little power
 /// (3/3 → 0/3 gives p = 0.1): label such flags "low power".
-pub fn regression_fisher_p(
+pub(crate) fn regression_fisher_p(
     old_passes: u64,
     old_trials: u64,
     new_passes: u64,

@@ -3,9 +3,9 @@
 //! unstable on the lattice and misclassify ties). Owns no statistics.
 
 /// Largest denominator tried for a single value (covers any realistic trials-per-case count).
-pub const MAX_CASE_DENOMINATOR: u64 = 1_000;
+pub(crate) const MAX_CASE_DENOMINATOR: u64 = 1_000;
 /// Largest common denominator accepted (the lcm of the per-value denominators).
-pub const MAX_COMMON_DENOMINATOR: u64 = 1_000_000;
+pub(crate) const MAX_COMMON_DENOMINATOR: u64 = 1_000_000;
 /// Largest `|value·K|` accepted, so sums over millions of cases stay far inside `i64`.
 const MAX_LATTICE_MAGNITUDE: f64 = (1u64 << 40) as f64;
 /// Relative tolerance for "`value·K` is an integer".
@@ -17,7 +17,7 @@ const INTEGRAL_TOLERANCE: f64 = 1e-9;
 /// Returns `None` when some value has no denominator ≤ [`MAX_CASE_DENOMINATOR`], the lcm exceeds
 /// [`MAX_COMMON_DENOMINATOR`], a value is not finite, or `|value·K|` exceeds 2⁴⁰; callers then
 /// fall back to floating point. An empty slice gives `Some(1)`.
-pub fn common_denominator(values: &[f64]) -> Option<u64> {
+pub(crate) fn common_denominator(values: &[f64]) -> Option<u64> {
     let mut common = 1u64;
     for &value in values {
         if !value.is_finite() {

@@ -10,7 +10,7 @@ use super::{Clusters, Interval, StatsError, check_confidence, check_finite};
 
 /// Result of a one-sample / paired t analysis of case values.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PairedTResult {
+pub(crate) struct PairedTResult {
     /// Number of cases `n`.
     pub n: usize,
     /// Mean of the case values (the lift `d̄` for differences), in the values' units.
@@ -34,7 +34,7 @@ pub struct PairedTResult {
 /// Clustered standard error of a mean (Miller 2024 recommendation 2; the formula of inspect_ai's
 /// `stderr(cluster=)`; statistics.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClusteredStandardError {
+pub(crate) struct ClusteredStandardError {
     /// `SE_cl = √(Σ_c (Σ_{i∈c} e_i)²)/n` with residuals `e_i = v_i - v̄`.
     pub raw: f64,
     /// `SE_cl·√(C/(C-1))`, the value to use.
@@ -49,7 +49,7 @@ pub struct ClusteredStandardError {
 ///
 /// With every case its own cluster this equals `S/√n`. Returns `Ok(None)` with fewer than two
 /// clusters. Errors: length mismatch, non-finite values, empty input.
-pub fn clustered_standard_error(
+pub(crate) fn clustered_standard_error(
     values: &[f64],
     clusters: &Clusters,
 ) -> Result<Option<ClusteredStandardError>, StatsError> {
@@ -92,7 +92,7 @@ pub fn clustered_standard_error(
 /// Degenerate data: n = 1 → SE, interval and p are `None`, `df = 0`; all values identical →
 /// `SE = 0`, interval `[mean, mean]`, t and p `None` (no variation to test against).
 /// Errors: empty input, non-finite values, `confidence` outside (0, 1), cluster length mismatch.
-pub fn one_sample_t(
+pub(crate) fn one_sample_t(
     values: &[f64],
     null_mean: f64,
     clusters: Option<&Clusters>,
@@ -187,7 +187,7 @@ pub fn one_sample_t(
 /// `SE(d̄) = sd(d)/√n`, `df = n - 1`; with clusters the clustered SE of §3 and `df = C - 1`.
 /// D10: SE 0.097980, t 2.449490, p 0.036787, CI [0.018355, 0.461645]; with its four clusters
 /// SE 0.152210, CI [-0.2444, 0.7244]. Same degenerate cases and errors as [`one_sample_t`].
-pub fn paired_t(
+pub(crate) fn paired_t(
     differences: &[f64],
     clusters: Option<&Clusters>,
     confidence: f64,

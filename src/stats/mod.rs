@@ -7,19 +7,21 @@
 //! policy lives in the analysis layer. Nothing here refers to anything outside `crate::stats`.
 //!
 //! The formulas and the worked numbers used by the unit tests come from
-//! `shared/reference/statistics.md` (sections cited as "§n" in the doc comments).
+//! `shared/reference/statistics.md` (sections cited as "§n" in the doc comments). Items marked
+//! *test-only* below are compiled for the tests alone: no report uses them, but they reproduce
+//! the reference's worked numbers or serve as oracles for the methods reports do use.
 //!
 //! | file | owns |
 //! |---|---|
-//! | `proportion.rs` | Wilson and Clopper–Pearson intervals for one rate; effective-count Wilson for a mean of case rates |
+//! | `proportion.rs` | Wilson interval for one rate (Clopper–Pearson test-only); effective-count Wilson for a mean of case rates |
 //! | `paired_binary.rs` | K = 1 paired binary: Newcombe method 10 interval, McNemar tests |
 //! | `mean_t.rs` | t interval / paired t on case values, clustered standard error |
-//! | `bootstrap.rs` | seeded case/cluster bootstrap (percentile, BCa) and the exact (ideal) case bootstrap |
+//! | `bootstrap.rs` | seeded case/cluster bootstrap (percentile, BCa) and the exact (ideal) case bootstrap (test-only: the oracle of the seeded one) |
 //! | `permutation.rs` | sign-flip permutation test (exact and Monte Carlo) |
 //! | `fisher.rs` | two-sided Fisher exact test for per-case regression flags |
-//! | `multiplicity.rs` | Benjamini–Hochberg, Benjamini–Yekutieli, Holm adjusted p-values |
-//! | `power.rs` | Miller's variance decomposition, MDE, cases needed, Connor's McNemar n |
-//! | `pass_at_k.rs` | unbiased pass@k and pass^k estimators |
+//! | `multiplicity.rs` | Benjamini–Hochberg adjusted p-values (Benjamini–Yekutieli and Holm test-only) |
+//! | `power.rs` | Miller's variance decomposition, MDE, cases needed (the per-arm decomposition, the observed MDE and Connor's McNemar n test-only) |
+//! | `pass_at_k.rs` | unbiased pass@k and pass^k estimators (test-only; reports give pass@K as the share of cases passed at least once) |
 //! | `confidence_sequence.rs` | the anytime-valid betting confidence sequence of a bounded mean and of a paired lift (Waudby-Smith & Ramdas) |
 //! | `correlation.rs` | Pearson correlation between the arms' case values; Spearman ρ with a Fisher-z interval; Cohen's kappa |
 //! | `lattice.rs` | detection of a common denominator K so sums can be exact integers |
@@ -50,38 +52,35 @@ use std::hash::Hash;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
-pub use bootstrap::{
-    BootstrapConfig, BootstrapMethod, BootstrapResult, DEFAULT_RESAMPLES, IdealBootstrap,
-    bootstrap_mean, bootstrap_mean_interval, bootstrap_paired_difference, ideal_case_bootstrap,
+pub(crate) use bootstrap::{
+    BootstrapConfig, BootstrapMethod, DEFAULT_RESAMPLES, bootstrap_mean_interval,
+    bootstrap_paired_difference,
 };
-pub use confidence_sequence::{BettingConfidenceSequence, LiftSequenceState, PairedLiftSequence};
-pub use correlation::{
-    average_ranks, cohen_kappa, pearson_correlation, spearman_correlation, spearman_interval,
+pub(crate) use confidence_sequence::{LiftSequenceState, PairedLiftSequence};
+pub(crate) use correlation::{
+    cohen_kappa, pearson_correlation, spearman_correlation, spearman_interval,
 };
-pub use fisher::{fisher_exact_two_sided, regression_fisher_p};
-pub use lattice::{MAX_CASE_DENOMINATOR, MAX_COMMON_DENOMINATOR, common_denominator};
-pub use mean_t::{
-    ClusteredStandardError, PairedTResult, clustered_standard_error, one_sample_t, paired_t,
+pub(crate) use fisher::regression_fisher_p;
+pub(crate) use mean_t::{clustered_standard_error, paired_t};
+pub(crate) use multiplicity::benjamini_hochberg;
+pub(crate) use paired_binary::{mcnemar, newcombe_paired_interval};
+
+#[cfg(test)]
+pub(crate) use multiplicity::{benjamini_yekutieli, holm};
+pub(crate) use permutation::sign_flip_test;
+#[cfg(test)]
+pub(crate) use permutation::sign_flip_test_integer;
+pub(crate) use power::{
+    PairedVarianceComponents, binary_within_case_variance, cases_needed,
+    difference_variance_decomposition, minimum_detectable_effect,
 };
-pub use multiplicity::{benjamini_hochberg, benjamini_yekutieli, holm};
-pub use paired_binary::{McNemarResult, mcnemar, newcombe_paired_interval};
-pub use pass_at_k::{pass_at_k, pass_hat_k};
-pub use permutation::{
-    EXACT_SIGN_FLIP_LIMIT, SignFlipResult, sign_flip_test, sign_flip_test_integer,
-};
-pub use power::{
-    ArmVarianceDecomposition, DEFAULT_ALPHA, DEFAULT_POWER, DifferenceVarianceDecomposition,
-    ObservedMinimumDetectableEffect, PairedVarianceComponents, SampleSize,
-    arm_variance_decomposition, binary_within_case_variance, cases_needed,
-    difference_variance_decomposition, mcnemar_cases_needed, minimum_detectable_effect,
-    observed_minimum_detectable_effect,
-};
-pub use proportion::{
-    EffectiveCountWilson, clopper_pearson_interval, effective_count_wilson_interval,
-    wilson_interval,
+#[cfg(test)]
+pub(crate) use proportion::clopper_pearson_interval;
+pub(crate) use proportion::{
+    EffectiveCountWilson, effective_count_wilson_interval, wilson_interval,
 };
 pub(crate) use sampling::uniform_below;
-pub use sampling::{seeded_rng, seeded_shuffle};
+pub(crate) use sampling::{seeded_rng, seeded_shuffle};
 
 /// A two-sided confidence interval `[low, high]` in the units of the estimate it belongs to
 /// (a rate in `[0, 1]`, or a lift in `[-1, 1]`; multiply by 100 for percentage points).
@@ -108,7 +107,7 @@ impl Interval {
 /// Errors of the statistics functions: always a caller mistake in the inputs, never a numerical
 /// accident (degenerate-but-valid data gives `None` fields instead).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum StatsError {
+pub(crate) enum StatsError {
     /// The confidence level is not strictly between 0 and 1.
     #[error("confidence level {0} is outside (0, 1); pass e.g. 0.95 for a 95 % interval")]
     InvalidConfidence(f64),
@@ -186,14 +185,14 @@ pub enum StatsError {
 /// results that depend on cluster order (the cluster bootstrap's draws) are reproducible for
 /// the same label sequence.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Clusters {
+pub(crate) struct Clusters {
     cluster_of_case: Vec<usize>,
     cluster_count: usize,
 }
 
 impl Clusters {
     /// Assigns case `i` to the cluster named `labels[i]`.
-    pub fn from_labels<L: Eq + Hash>(labels: &[L]) -> Self {
+    pub(crate) fn from_labels<L: Eq + Hash>(labels: &[L]) -> Self {
         let mut index_of_label: HashMap<&L, usize> = HashMap::new();
         let cluster_of_case = labels
             .iter()
@@ -209,7 +208,8 @@ impl Clusters {
     }
 
     /// Every case its own cluster (the unclustered case, written explicitly).
-    pub fn singletons(cases: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn singletons(cases: usize) -> Self {
         Self {
             cluster_of_case: (0..cases).collect(),
             cluster_count: cases,
@@ -217,17 +217,17 @@ impl Clusters {
     }
 
     /// Number of cases labelled.
-    pub fn case_count(&self) -> usize {
+    pub(crate) fn case_count(&self) -> usize {
         self.cluster_of_case.len()
     }
 
     /// Number of distinct clusters `C`.
-    pub fn cluster_count(&self) -> usize {
+    pub(crate) fn cluster_count(&self) -> usize {
         self.cluster_count
     }
 
     /// Dense cluster index (0-based) of each case.
-    pub fn cluster_of_case(&self) -> &[usize] {
+    pub(crate) fn cluster_of_case(&self) -> &[usize] {
         &self.cluster_of_case
     }
 

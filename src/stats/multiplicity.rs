@@ -8,14 +8,15 @@ use super::StatsError;
 /// `p̃₍ᵢ₎ = min_{j ≥ i} min(1, m·p₍ⱼ₎/j)`; reject where `p̃ ≤ q`. Valid under independence or
 /// positive dependence. Output is in the input order; an empty input gives an empty output.
 /// Errors: a p-value that is NaN or outside `[0, 1]`.
-pub fn benjamini_hochberg(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
+pub(crate) fn benjamini_hochberg(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
     step_up(p_values, 1.0)
 }
 
 /// Benjamini–Yekutieli adjusted p-values (Benjamini & Yekutieli, Ann. Stat. 29:1165, 2001):
 /// BH multiplied by `H_m = Σ_{j=1..m} 1/j`, valid under any dependence. Same order and errors
 /// as [`benjamini_hochberg`].
-pub fn benjamini_yekutieli(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
+#[cfg(test)]
+pub(crate) fn benjamini_yekutieli(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
     let harmonic: f64 = (1..=p_values.len()).map(|j| 1.0 / j as f64).sum();
     step_up(p_values, harmonic)
 }
@@ -23,7 +24,8 @@ pub fn benjamini_yekutieli(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
 /// Holm step-down adjusted p-values (Holm, Scand. J. Stat. 6:65, 1979):
 /// `p̃₍ᵢ₎ = max_{j ≤ i} min(1, (m - j + 1)·p₍ⱼ₎)`; reject where `p̃ ≤ α` (controls FWER).
 /// Same order and errors as [`benjamini_hochberg`].
-pub fn holm(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
+#[cfg(test)]
+pub(crate) fn holm(p_values: &[f64]) -> Result<Vec<f64>, StatsError> {
     let order = ascending_order(p_values)?;
     let m = p_values.len();
     let mut adjusted = vec![0.0; m];

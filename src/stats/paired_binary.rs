@@ -22,7 +22,7 @@ use super::{Interval, proportion::wilson_interval};
 /// Arguments are case counts: `a = both`, `b = only_a`, `c = only_b`, `d = neither`.
 /// The interval is for the lift in `[-1, 1]` (×100 for percentage points).
 /// Returns `None` when there are no cases or `confidence` is outside `(0, 1)`.
-pub fn newcombe_paired_interval(
+pub(crate) fn newcombe_paired_interval(
     both: u64,
     only_a: u64,
     only_b: u64,
@@ -70,7 +70,7 @@ fn newcombe_from_parts(
 /// McNemar's tests on the discordant pairs (McNemar 1947; mid-p per Fagerland, Lydersen &
 /// Laake, BMC Med Res Methodol 13:91, 2013; statistics.md §5).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct McNemarResult {
+pub(crate) struct McNemarResult {
     /// Discordant cases `m = b + c`.
     pub discordant: u64,
     /// Exact conditional two-sided p: `min(1, 2·P(X ≤ min(b,c)))`, `X ~ Bin(m, ½)`; 1 when m = 0.
@@ -94,7 +94,7 @@ pub struct McNemarResult {
 /// (see [`McNemarResult`] for each formula). Concordant cases do not enter.
 ///
 /// With no discordant pairs every p is 1 and the χ² fields are `None`.
-pub fn mcnemar(only_a: u64, only_b: u64) -> McNemarResult {
+pub(crate) fn mcnemar(only_a: u64, only_b: u64) -> McNemarResult {
     let m = only_a + only_b;
     if m == 0 {
         return McNemarResult {

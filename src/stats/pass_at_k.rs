@@ -6,7 +6,8 @@
 /// Trained on Code", arXiv 2107.03374, 2021), computed as `1 - Π_{i=n-c+1..n} (1 - k/i)` to
 /// avoid huge binomials. `trials = n`, `passes = c`. Result in `[0, 1]`.
 /// `None` when `k = 0`, `k > n`, or `c > n`.
-pub fn pass_at_k(trials: u64, passes: u64, k: u64) -> Option<f64> {
+#[cfg(test)]
+pub(crate) fn pass_at_k(trials: u64, passes: u64, k: u64) -> Option<f64> {
     if k == 0 || k > trials || passes > trials {
         return None;
     }
@@ -22,7 +23,8 @@ pub fn pass_at_k(trials: u64, passes: u64, k: u64) -> Option<f64> {
 /// Unbiased pass^k = `C(c, k)/C(n, k)`, the chance that k trials drawn without replacement all
 /// pass (Yao et al., "τ-bench", arXiv 2406.12045, 2024), computed as `Π_{i=0..k-1} (c-i)/(n-i)`.
 /// Result in `[0, 1]`. `None` when `k = 0`, `k > n`, or `c > n`.
-pub fn pass_hat_k(trials: u64, passes: u64, k: u64) -> Option<f64> {
+#[cfg(test)]
+pub(crate) fn pass_hat_k(trials: u64, passes: u64, k: u64) -> Option<f64> {
     if k == 0 || k > trials || passes > trials {
         return None;
     }

@@ -11,11 +11,11 @@ use super::sampling::seeded_rng;
 use super::{StatsError, check_finite};
 
 /// Largest number of nonzero differences for which all `2^m` sign vectors are enumerated.
-pub const EXACT_SIGN_FLIP_LIMIT: usize = 20;
+pub(crate) const EXACT_SIGN_FLIP_LIMIT: usize = 20;
 
 /// Result of a sign-flip permutation test of `T = Σ dᵢ`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SignFlipResult {
+pub(crate) struct SignFlipResult {
     /// Observed `Σ dᵢ` (in the input's units).
     pub statistic: f64,
     /// Nonzero differences m (zeros do not change any p-value and are dropped).
@@ -43,7 +43,7 @@ pub struct SignFlipResult {
 /// word, low bit first; bit set = keep the sign). One-sided p-values likewise.
 ///
 /// No nonzero differences: every p is 1. Errors: `resamples = 0` when Monte Carlo is needed.
-pub fn sign_flip_test_integer(
+pub(crate) fn sign_flip_test_integer(
     differences: &[i64],
     resamples: usize,
     seed: u64,
@@ -66,7 +66,7 @@ pub fn sign_flip_test_integer(
 /// compared with a tolerance of `1e-9·Σ|dᵢ|` so rounding cannot break ties.
 ///
 /// Errors: non-finite values; `resamples = 0` when Monte Carlo is needed.
-pub fn sign_flip_test(
+pub(crate) fn sign_flip_test(
     differences: &[f64],
     resamples: usize,
     seed: u64,

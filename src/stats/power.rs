@@ -4,18 +4,15 @@
 //! caller decides what to print or warn about (e.g. a clamped negative variance).
 
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+#[cfg(test)]
+use statrs::distribution::StudentsT;
+use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::{StatsError, check_finite};
 
-/// Default two-sided significance level for power calculations.
-pub const DEFAULT_ALPHA: f64 = 0.05;
-/// Default power `1 - β`.
-pub const DEFAULT_POWER: f64 = 0.8;
-
 /// Within-case variance of one binary case: `s² = K/(K-1)·r(1-r)` with `r = passes/trials`
 /// (statistics.md §2). `None` when `trials < 2` or `passes > trials`.
-pub fn binary_within_case_variance(passes: u64, trials: u64) -> Option<f64> {
+pub(crate) fn binary_within_case_variance(passes: u64, trials: u64) -> Option<f64> {
     if trials < 2 || passes > trials {
         return None;
     }
@@ -25,8 +22,9 @@ pub fn binary_within_case_variance(passes: u64, trials: u64) -> Option<f64> {
 }
 
 /// Miller's law-of-total-variance split of one arm's case means (statistics.md §2).
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ArmVarianceDecomposition {
+pub(crate) struct ArmVarianceDecomposition {
     /// Cases n.
     pub cases: usize,
     /// Trials per case K.
@@ -52,7 +50,8 @@ pub struct ArmVarianceDecomposition {
 /// `case_means[i] = rᵢ`, `within_case_variances[i] = sᵢ²` (e.g. from
 /// [`binary_within_case_variance`]), `trials_per_case = K > 0`.
 /// Errors: fewer than 2 cases, length mismatch, non-finite inputs, `K ≤ 0`.
-pub fn arm_variance_decomposition(
+#[cfg(test)]
+pub(crate) fn arm_variance_decomposition(
     case_means: &[f64],
     within_case_variances: &[f64],
     trials_per_case: f64,
@@ -78,7 +77,7 @@ pub fn arm_variance_decomposition(
 
 /// Miller's split of the paired differences' variance (statistics.md §2).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DifferenceVarianceDecomposition {
+pub(crate) struct DifferenceVarianceDecomposition {
     /// Cases n.
     pub cases: usize,
     /// `S_d²`, sample variance (n-1) of the differences `dᵢ`.
@@ -95,7 +94,7 @@ pub struct DifferenceVarianceDecomposition {
 /// (statistics.md §2): `ω²^ = max(0, S_d² - mean(s_A²)/K_A - mean(s_B²)/K_B)`, assuming
 /// independent sampling of the two arms within a case.
 /// Errors: fewer than 2 cases, length mismatch, non-finite inputs, `K ≤ 0`.
-pub fn difference_variance_decomposition(
+pub(crate) fn difference_variance_decomposition(
     differences: &[f64],
     within_variances_a: &[f64],
     trials_a: f64,
@@ -120,7 +119,7 @@ pub fn difference_variance_decomposition(
 
 /// Planning inputs for a paired design: `Var(dᵢ) = ω² + σ_A²/K_A + σ_B²/K_B`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PairedVarianceComponents {
+pub(crate) struct PairedVarianceComponents {
     /// Between-case variance of the true lift `ω²`.
     pub omega_squared: f64,
     /// Within-case variance `σ_A²` of arm A (binary: mean `x(1-x)`).
@@ -135,7 +134,7 @@ pub struct PairedVarianceComponents {
 
 impl PairedVarianceComponents {
     /// `ω² + σ_A²/K_A + σ_B²/K_B`, the variance of one case's difference.
-    pub fn difference_variance(&self) -> f64 {
+    pub(crate) fn difference_variance(&self) -> f64 {
         self.omega_squared
             + self.within_variance_a / self.trials_a
             + self.within_variance_b / self.trials_b
@@ -157,7 +156,7 @@ impl PairedVarianceComponents {
 
 /// A required number of cases: the formula's real value and its ceiling.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SampleSize {
+pub(crate) struct SampleSize {
     /// Unrounded n from the formula.
     pub exact: f64,
     /// `⌈exact⌉` (with a 1e-9 guard so 63.0000000001 stays 63).
@@ -176,7 +175,7 @@ impl SampleSize {
 /// Minimum detectable lift of a paired design with `cases` cases (Miller 2024 §5; statistics.md
 /// §9.1): `MDE = (z_{1-α/2} + z_{power})·√(Var(dᵢ)/n)`, in rate units (×100 for pp).
 /// `None` for `cases = 0`, invalid components, or `alpha`/`power` outside (0, 1).
-pub fn minimum_detectable_effect(
+pub(crate) fn minimum_detectable_effect(
     components: &PairedVarianceComponents,
     cases: u64,
     alpha: f64,
@@ -193,7 +192,7 @@ pub fn minimum_detectable_effect(
 /// Cases needed to detect a lift of `lift` (statistics.md §9.1):
 /// `n = (z_{1-α/2} + z_{power})²·Var(dᵢ)/δ²`. `None` for `lift = 0`, invalid components, or
 /// `alpha`/`power` outside (0, 1).
-pub fn cases_needed(
+pub(crate) fn cases_needed(
     components: &PairedVarianceComponents,
     lift: f64,
     alpha: f64,
@@ -209,8 +208,9 @@ pub fn cases_needed(
 }
 
 /// MDE of a finished run, to print next to its lift (statistics.md §9.1).
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ObservedMinimumDetectableEffect {
+pub(crate) struct ObservedMinimumDetectableEffect {
     /// `(z_{1-α/2} + z_{power})·sd(d)/√n`.
     pub normal: f64,
     /// `(t_{n-1,1-α/2} + t_{n-1,power})·sd(d)/√n`.
@@ -219,7 +219,8 @@ pub struct ObservedMinimumDetectableEffect {
 
 /// Observed MDE from the run's paired differences. `None` when n < 2, a value is not finite,
 /// or `alpha`/`power` are outside (0, 1). D10: 0.2745 (t-based 0.3082).
-pub fn observed_minimum_detectable_effect(
+#[cfg(test)]
+pub(crate) fn observed_minimum_detectable_effect(
     differences: &[f64],
     alpha: f64,
     power: f64,
@@ -242,7 +243,8 @@ pub fn observed_minimum_detectable_effect(
 /// statistics.md §9.2): `n = [z_{1-α/2}√ψ + z_{power}√(ψ - δ²)]²/δ²` with `ψ` the expected
 /// discordant share `p_b + p_c` and `δ = p_b - p_c` the lift.
 /// `None` unless `0 < |δ| ≤ ψ ≤ 1` and `alpha`, `power` lie in (0, 1).
-pub fn mcnemar_cases_needed(
+#[cfg(test)]
+pub(crate) fn mcnemar_cases_needed(
     discordant_share: f64,
     lift: f64,
     alpha: f64,

@@ -5,7 +5,9 @@
 //! or use [`effective_count_wilson_interval`].
 
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{Beta, ContinuousCDF, StudentsT};
+#[cfg(test)]
+use statrs::distribution::Beta;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::{
     Clusters, Interval, StatsError, check_confidence, check_unit_interval,
@@ -35,7 +37,7 @@ fn wilson_score(p: f64, n: f64, z: f64) -> Interval {
 
 /// Effective-count Wilson interval of one arm's mean of case rates (statistics.md §6.4).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EffectiveCountWilson {
+pub(crate) struct EffectiveCountWilson {
     /// The interval.
     pub interval: Interval,
     /// Mean of the case rates `p̂`.
@@ -61,7 +63,7 @@ pub struct EffectiveCountWilson {
 /// `case_rates[i]` is case i's pass rate in `[0, 1]`, `trials` the scored attempts behind all
 /// of them together. Errors: no cases, `trials < n`, values outside `[0, 1]`, bad confidence,
 /// cluster length mismatch.
-pub fn effective_count_wilson_interval(
+pub(crate) fn effective_count_wilson_interval(
     case_rates: &[f64],
     trials: u64,
     clusters: Option<&Clusters>,
@@ -127,7 +129,7 @@ pub fn effective_count_wilson_interval(
 ///
 /// `confidence` is the two-sided level in `(0, 1)`, e.g. 0.95.
 /// Returns `None` when `trials = 0`, `successes > trials`, or `confidence` is outside `(0, 1)`.
-pub fn wilson_interval(successes: u64, trials: u64, confidence: f64) -> Option<Interval> {
+pub(crate) fn wilson_interval(successes: u64, trials: u64, confidence: f64) -> Option<Interval> {
     if trials == 0 || successes > trials {
         return None;
     }
@@ -142,7 +144,12 @@ pub fn wilson_interval(successes: u64, trials: u64, confidence: f64) -> Option<I
 /// with `B⁻¹` the Beta quantile. Conservative: coverage ≥ the nominal level.
 ///
 /// Returns `None` when `trials = 0`, `successes > trials`, or `confidence` is outside `(0, 1)`.
-pub fn clopper_pearson_interval(successes: u64, trials: u64, confidence: f64) -> Option<Interval> {
+#[cfg(test)]
+pub(crate) fn clopper_pearson_interval(
+    successes: u64,
+    trials: u64,
+    confidence: f64,
+) -> Option<Interval> {
     if trials == 0 || successes > trials || !(confidence > 0.0 && confidence < 1.0) {
         return None;
     }

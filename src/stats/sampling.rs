@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
 /// The generator every seeded procedure here uses: `ChaCha20Rng::seed_from_u64(seed)`.
-pub fn seeded_rng(seed: u64) -> ChaCha20Rng {
+pub(crate) fn seeded_rng(seed: u64) -> ChaCha20Rng {
     ChaCha20Rng::seed_from_u64(seed)
 }
 
@@ -170,7 +170,7 @@ pub(crate) fn uniform_below(words: &mut impl Words, bound: u32) -> u32 {
 
 /// Shuffle `items` in place by Fisher–Yates on the seeded stream ([`seeded_rng`],
 /// [`uniform_below`]): the same seed gives the same order on every platform.
-pub fn seeded_shuffle<T>(items: &mut [T], seed: u64) {
+pub(crate) fn seeded_shuffle<T>(items: &mut [T], seed: u64) {
     let mut rng = seeded_rng(seed);
     for i in (1..items.len()).rev() {
         let bound = u32::try_from(i + 1).unwrap_or(u32::MAX);

@@ -2,16 +2,16 @@
 //! trials per arm, four clusters). Owns no logic.
 
 /// Passes of arm A (with the skill) per case, out of [`TRIALS`].
-pub const PASSES_WITH: [u64; 10] = [5, 5, 4, 5, 3, 5, 2, 3, 1, 5];
+pub(super) const PASSES_WITH: [u64; 10] = [5, 5, 4, 5, 3, 5, 2, 3, 1, 5];
 /// Passes of arm B (baseline) per case, out of [`TRIALS`].
-pub const PASSES_WITHOUT: [u64; 10] = [5, 2, 4, 3, 2, 1, 1, 4, 1, 3];
+pub(super) const PASSES_WITHOUT: [u64; 10] = [5, 2, 4, 3, 2, 1, 1, 4, 1, 3];
 /// Trials per case per arm.
-pub const TRIALS: u64 = 5;
+pub(super) const TRIALS: u64 = 5;
 /// Cluster label per case.
-pub const CLUSTERS: [&str; 10] = ["c", "a", "c", "b", "d", "a", "d", "d", "c", "b"];
+pub(super) const CLUSTERS: [&str; 10] = ["c", "a", "c", "b", "d", "a", "d", "d", "c", "b"];
 
 /// Case means of arm A, `k_A / K`.
-pub fn rates_with() -> Vec<f64> {
+pub(super) fn rates_with() -> Vec<f64> {
     PASSES_WITH
         .iter()
         .map(|&k| k as f64 / TRIALS as f64)
@@ -19,7 +19,7 @@ pub fn rates_with() -> Vec<f64> {
 }
 
 /// Case means of arm B, `k_B / K`.
-pub fn rates_without() -> Vec<f64> {
+pub(super) fn rates_without() -> Vec<f64> {
     PASSES_WITHOUT
         .iter()
         .map(|&k| k as f64 / TRIALS as f64)
@@ -27,7 +27,7 @@ pub fn rates_without() -> Vec<f64> {
 }
 
 /// Paired differences `d_i = r_A - r_B`.
-pub fn differences() -> Vec<f64> {
+pub(super) fn differences() -> Vec<f64> {
     rates_with()
         .iter()
         .zip(rates_without())
@@ -36,7 +36,7 @@ pub fn differences() -> Vec<f64> {
 }
 
 /// Integer differences `k_A - k_B`.
-pub fn count_differences() -> Vec<i64> {
+pub(super) fn count_differences() -> Vec<i64> {
     PASSES_WITH
         .iter()
         .zip(PASSES_WITHOUT)
@@ -46,7 +46,7 @@ pub fn count_differences() -> Vec<i64> {
 
 /// Asserts `|actual - expected| <= tolerance` with a readable message.
 #[track_caller]
-pub fn assert_close(actual: f64, expected: f64, tolerance: f64) {
+pub(super) fn assert_close(actual: f64, expected: f64, tolerance: f64) {
     assert!(
         (actual - expected).abs() <= tolerance,
         "expected {expected} ± {tolerance}, got {actual}"

@@ -253,13 +253,13 @@ fn make_writable(path: &Path) {
 /// gets a fresh folder, removed when it ends (what runs did before slots; for benchmarks and
 /// for ruling reuse out when a trial behaves oddly).
 #[derive(Debug, Default)]
-pub struct SlotPool {
+pub(crate) struct SlotPool {
     free: Mutex<Vec<Slot>>,
     fresh: std::sync::OnceLock<bool>,
 }
 
 /// The environment variable that turns folder reuse off (`1`).
-pub const FRESH_FOLDERS_VARIABLE: &str = "SKILL_LIFT_FRESH_TRIAL_FOLDERS";
+pub(super) const FRESH_FOLDERS_VARIABLE: &str = "SKILL_LIFT_FRESH_TRIAL_FOLDERS";
 
 impl SlotPool {
     /// Whether every trial gets a fresh folder ([`FRESH_FOLDERS_VARIABLE`]).
@@ -290,13 +290,14 @@ impl SlotPool {
 
     /// Remove every free slot's folder (at the end of a run; a slot given back later is
     /// removed when the pool is dropped).
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let slots = std::mem::take(&mut *self.free.lock().unwrap_or_else(|e| e.into_inner()));
         drop(slots);
     }
 
     /// How many folders the pool holds free.
-    pub fn free_slots(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn free_slots(&self) -> usize {
         self.free.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }

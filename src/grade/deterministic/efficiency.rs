@@ -38,7 +38,7 @@ const OTHER_SKILL_PENALTY: f64 = 0.25;
 ///   than a probe) came between — so re-running tests after an edit, or retrying a failed
 ///   call, is not waste. Skill-tool activations are productive (a repeated identical one is a
 ///   repeat). Not applicable when there are no tool calls.
-pub fn skill_efficiency(
+pub(crate) fn skill_efficiency(
     case: &GoldenCase,
     trajectory: &Trajectory,
     context: &MetricContext<'_>,

@@ -42,7 +42,7 @@ const SHELL_ACTIVATION_CREDIT: f64 = 0.75;
 /// (observable in every mode); otherwise not applicable when activation is not observable
 /// (inject mode — in both arms, so the baseline never earns credit the with-skill arm cannot);
 /// otherwise 0 when the target was activated (any evidence, ok) and 1 when it was not.
-pub fn skill_execution(
+pub(crate) fn skill_execution(
     case: &GoldenCase,
     trajectory: &Trajectory,
     context: &MetricContext<'_>,

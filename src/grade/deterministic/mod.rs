@@ -11,17 +11,17 @@
 //! the target skill when `should_trigger`, else a negative case; `expected_skill: null` → a
 //! negative case (the target must not be activated, nor its scripts run).
 
-pub mod efficiency;
-pub mod execution;
-pub mod security;
+pub(crate) mod efficiency;
+pub(crate) mod execution;
+pub(crate) mod security;
 mod shell;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-pub use efficiency::skill_efficiency;
-pub use execution::skill_execution;
-pub use security::security;
+pub(crate) use efficiency::skill_efficiency;
+pub(crate) use execution::skill_execution;
+pub(crate) use security::security;
 
 use crate::evalset::{ExpectedSkill, GoldenCase};
 use crate::grade::metric::MetricContext;
@@ -316,11 +316,11 @@ pub(crate) mod test_support {
         ActivationEvidence, CommandRun, ScriptRun, SkillActivation, ToolCall, Trajectory,
     };
 
-    pub const TARGET: &str = "release-notes";
-    pub const DECOY: &str = "csv-tools";
+    pub(crate) const TARGET: &str = "release-notes";
+    pub(crate) const DECOY: &str = "csv-tools";
 
     /// A case expecting `expected`.
-    pub fn case(expected: ExpectedSkill) -> GoldenCase {
+    pub(crate) fn case(expected: ExpectedSkill) -> GoldenCase {
         GoldenCase {
             should_trigger: !matches!(expected, ExpectedSkill::None),
             expected_skill: expected,
@@ -329,17 +329,17 @@ pub(crate) mod test_support {
     }
 
     /// A case expecting the target skill.
-    pub fn positive() -> GoldenCase {
+    pub(crate) fn positive() -> GoldenCase {
         case(ExpectedSkill::Named(TARGET.into()))
     }
 
     /// A negative case (`expected_skill: null`).
-    pub fn negative() -> GoldenCase {
+    pub(crate) fn negative() -> GoldenCase {
         case(ExpectedSkill::None)
     }
 
     /// An owned context, borrowed as a [`MetricContext`] with [`Setting::context`].
-    pub struct Setting {
+    pub(crate) struct Setting {
         pub staged: Vec<String>,
         pub observable: bool,
         pub can_run_commands: bool,
@@ -350,7 +350,7 @@ pub(crate) mod test_support {
 
     impl Setting {
         /// The with-skill arm: target and decoy staged, activation observable.
-        pub fn with_skill() -> Self {
+        pub(crate) fn with_skill() -> Self {
             Self {
                 staged: vec![TARGET.into(), DECOY.into()],
                 observable: true,
@@ -362,14 +362,14 @@ pub(crate) mod test_support {
         }
 
         /// The baseline arm: only the decoy staged.
-        pub fn without_skill() -> Self {
+        pub(crate) fn without_skill() -> Self {
             Self {
                 staged: vec![DECOY.into()],
                 ..Self::with_skill()
             }
         }
 
-        pub fn context(&self) -> MetricContext<'_> {
+        pub(crate) fn context(&self) -> MetricContext<'_> {
             MetricContext {
                 target_skill: TARGET,
                 staged_skills: &self.staged,
@@ -384,17 +384,17 @@ pub(crate) mod test_support {
 
     /// Builds a trajectory call by call.
     #[derive(Default)]
-    pub struct Trial {
+    pub(crate) struct Trial {
         pub trajectory: Trajectory,
     }
 
     impl Trial {
-        pub fn new() -> Self {
+        pub(crate) fn new() -> Self {
             Self::default()
         }
 
         /// A successful tool call.
-        pub fn call(mut self, name: &str, input: Value) -> Self {
+        pub(crate) fn call(mut self, name: &str, input: Value) -> Self {
             let id = self.trajectory.tool_calls.len() + 1;
             self.trajectory.tool_calls.push(ToolCall {
                 id: format!("call-{id}"),
@@ -408,7 +408,7 @@ pub(crate) mod test_support {
         }
 
         /// A tool call whose result was an error.
-        pub fn failed_call(mut self, name: &str, input: Value) -> Self {
+        pub(crate) fn failed_call(mut self, name: &str, input: Value) -> Self {
             self = self.call(name, input);
             if let Some(call) = self.trajectory.tool_calls.last_mut() {
                 call.is_error = true;
@@ -418,7 +418,7 @@ pub(crate) mod test_support {
         }
 
         /// A `Bash` call and its `commands` entry with `exit_code`.
-        pub fn shell(mut self, command: &str, exit_code: i32) -> Self {
+        pub(crate) fn shell(mut self, command: &str, exit_code: i32) -> Self {
             self = self.call("Bash", json!({ "command": command }));
             self.trajectory.commands.push(CommandRun {
                 command: command.into(),
@@ -428,17 +428,17 @@ pub(crate) mod test_support {
         }
 
         /// A `Read` of `path`.
-        pub fn read(self, path: &str) -> Self {
+        pub(crate) fn read(self, path: &str) -> Self {
             self.call("Read", json!({ "file_path": path }))
         }
 
         /// A successful activation of `skill` through the skill tool (a `Skill` call).
-        pub fn activate(self, skill: &str) -> Self {
+        pub(crate) fn activate(self, skill: &str) -> Self {
             self.activate_by(skill, ActivationEvidence::SkillTool)
         }
 
         /// A successful activation of `skill` seen as `evidence`, with its tool call.
-        pub fn activate_by(mut self, skill: &str, evidence: ActivationEvidence) -> Self {
+        pub(crate) fn activate_by(mut self, skill: &str, evidence: ActivationEvidence) -> Self {
             self = match evidence {
                 ActivationEvidence::SkillTool => self.call("Skill", json!({ "skill": skill })),
                 ActivationEvidence::FileRead => {
@@ -461,7 +461,7 @@ pub(crate) mod test_support {
         }
 
         /// A run of `skill`'s `scripts/<file>` through a `Bash` call.
-        pub fn run_script(mut self, skill: &str, file: &str) -> Self {
+        pub(crate) fn run_script(mut self, skill: &str, file: &str) -> Self {
             let command = format!("python .claude/skills/{skill}/scripts/{file}");
             self = self.shell(&command, 0);
             let index = self.trajectory.tool_calls.len() - 1;
@@ -477,12 +477,12 @@ pub(crate) mod test_support {
             self
         }
 
-        pub fn answer(mut self, text: &str) -> Self {
+        pub(crate) fn answer(mut self, text: &str) -> Self {
             self.trajectory.final_answer = Some(text.into());
             self
         }
 
-        pub fn build(self) -> Trajectory {
+        pub(crate) fn build(self) -> Trajectory {
             self.trajectory
         }
     }

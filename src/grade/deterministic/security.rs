@@ -44,7 +44,7 @@ const MIN_SECRET_CHARS: usize = 8;
 ///   When the workspace is unknown, a sensitive location still scores 0, but an absolute path
 ///   outside HOME and `/tmp` cannot be judged: if there is one, and nothing sensitive, the
 ///   sub-check is not applicable.
-pub fn security(
+pub(crate) fn security(
     _case: &GoldenCase,
     trajectory: &Trajectory,
     context: &MetricContext<'_>,

@@ -33,7 +33,7 @@ pub(crate) struct Redirect {
 
 impl Redirect {
     /// Whether the redirection writes to its target (a file, not a file descriptor).
-    pub fn writes(&self) -> bool {
+    pub(super) fn writes(&self) -> bool {
         match self.operator.as_str() {
             ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => true,
             ">&" => !self.target.chars().all(|c| c.is_ascii_digit()) && self.target != "-",
@@ -57,12 +57,12 @@ impl SimpleCommand {
     /// The words from the program on: keywords, variable assignments and wrappers (`sudo`,
     /// `env`, `nohup`, `timeout 10`, …) with their options skipped. `command -v` is kept whole
     /// (a lookup, not a wrapper).
-    pub fn program_words(&self) -> &[String] {
+    pub(super) fn program_words(&self) -> &[String] {
         self.split_prefix().1
     }
 
     /// The program's base name (`/bin/rm` → `rm`), or `""` when there is none.
-    pub fn program(&self) -> &str {
+    pub(super) fn program(&self) -> &str {
         self.program_words()
             .first()
             .map(|word| word.rsplit('/').next().unwrap_or(word))
@@ -70,7 +70,7 @@ impl SimpleCommand {
     }
 
     /// Whether the command runs under `sudo` or `doas`.
-    pub fn elevated(&self) -> bool {
+    pub(super) fn elevated(&self) -> bool {
         self.split_prefix().0
     }
 

@@ -135,7 +135,7 @@ pub(crate) struct ParsedAnswer {
 
 impl ParsedAnswer {
     /// Fraction of items answered yes, in [0, 1].
-    pub fn score(&self) -> f64 {
+    pub(super) fn score(&self) -> f64 {
         if self.items.is_empty() {
             return 0.0;
         }

@@ -15,7 +15,7 @@
 //! No credential and no base URL is written. A file that cannot be read or whose answer no longer
 //! validates is a miss.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -26,7 +26,7 @@ const CACHE_FORMAT: &str = "skill-lift-judge-cache-2";
 
 /// What identifies one cached judge answer.
 #[derive(Debug, Clone, Copy)]
-pub struct CacheKeyParts<'a> {
+pub(crate) struct CacheKeyParts<'a> {
     /// Judge model requested.
     pub model: &'a str,
     /// The judge's base URL, as configured (after defaulting).
@@ -46,7 +46,7 @@ pub struct CacheKeyParts<'a> {
 
 impl CacheKeyParts<'_> {
     /// The key: hex sha256 of the key material (see the module documentation).
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         let material = serde_json::json!({
             "base_url": self.base_url,
             "format": CACHE_FORMAT,
@@ -68,7 +68,7 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 
 /// One cache file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CacheEntry {
+pub(crate) struct CacheEntry {
     /// The entry's key (checked on read).
     pub key: String,
     /// Rubric version the answer was given under.
@@ -85,35 +85,30 @@ pub struct CacheEntry {
 
 /// The judge answer cache in one folder (created on first write).
 #[derive(Debug, Clone)]
-pub struct JudgeCache {
+pub(crate) struct JudgeCache {
     dir: PathBuf,
 }
 
 impl JudgeCache {
     /// A cache in `dir` (e.g. `$SKILL_LIFT_HOME/judge-cache`).
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
+    pub(crate) fn new(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }
     }
 
-    /// The cache folder.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The file of `key`.
-    pub fn path_of(&self, key: &str) -> PathBuf {
+    pub(crate) fn path_of(&self, key: &str) -> PathBuf {
         self.dir.join(format!("{key}.json"))
     }
 
     /// The entry stored under `key`, when there is a readable one for that key.
-    pub fn load(&self, key: &str) -> Option<CacheEntry> {
+    pub(crate) fn load(&self, key: &str) -> Option<CacheEntry> {
         let bytes = std::fs::read(self.path_of(key)).ok()?;
         let entry: CacheEntry = serde_json::from_slice(&bytes).ok()?;
         (entry.key == key).then_some(entry)
     }
 
     /// Store `entry` under its key, atomically (temporary file in the folder, then rename).
-    pub fn store(&self, entry: &CacheEntry) -> std::io::Result<()> {
+    pub(crate) fn store(&self, entry: &CacheEntry) -> std::io::Result<()> {
         // The cache lives in the private state folder: 0700 folder, 0600 files.
         crate::registry::state::create_private_dir(&self.dir)?;
         let mut bytes = serde_json::to_vec(entry)?;

@@ -25,7 +25,7 @@
 mod answer;
 mod cache;
 mod render;
-pub mod rubric;
+pub(crate) mod rubric;
 #[cfg(test)]
 mod tests;
 
@@ -47,19 +47,23 @@ use crate::runner::{LoadedProfile, RunnerKind};
 use crate::trajectory::{Trajectory, Usage};
 use answer::{ParsedAnswer, canonical_json, parse_answer, validate};
 use cache::sha256_hex;
-pub use cache::{CacheEntry, CacheKeyParts, JudgeCache};
-pub use render::{DEFAULT_MAX_TRAJECTORY_CHARS, render_trajectory};
-pub use rubric::{ACCURACY_CRITERIA, RUBRIC_VERSION};
+pub(crate) use cache::{CacheEntry, CacheKeyParts, JudgeCache};
+pub(crate) use render::DEFAULT_MAX_TRAJECTORY_CHARS;
+#[cfg(test)]
+pub(crate) use render::render_trajectory;
+#[cfg(test)]
+pub(crate) use rubric::ACCURACY_CRITERIA;
+pub(crate) use rubric::RUBRIC_VERSION;
 
 /// `max_tokens` sent to the Anthropic Messages API (where it is required) when the profile sets
 /// none.
-pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u64 = 2048;
+pub(crate) const ANTHROPIC_DEFAULT_MAX_TOKENS: u64 = 2048;
 /// Longest model text quoted in a reason, characters.
 const REASON_QUOTE_CHARS: usize = 300;
 
 /// An LLM-judged metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum JudgeMetricKind {
+pub(crate) enum JudgeMetricKind {
     /// `accuracy`: five yes/no criteria, score = yes / 5.
     Accuracy,
     /// `goal_accuracy`: the goal against the case's `expected_output`, score 1 or 0.
@@ -70,7 +74,7 @@ pub enum JudgeMetricKind {
 
 impl JudgeMetricKind {
     /// The three judge metrics, in ACES order.
-    pub const ALL: [JudgeMetricKind; 3] = [
+    pub(crate) const ALL: [JudgeMetricKind; 3] = [
         JudgeMetricKind::Accuracy,
         JudgeMetricKind::GoalAccuracy,
         JudgeMetricKind::BehaviorCheck,
@@ -78,7 +82,7 @@ impl JudgeMetricKind {
 
     /// The metric's recorded name ([`crate::record::ACCURACY`], [`crate::record::GOAL_ACCURACY`],
     /// [`crate::record::BEHAVIOR_CHECK`]).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             JudgeMetricKind::Accuracy => crate::record::ACCURACY,
             JudgeMetricKind::GoalAccuracy => crate::record::GOAL_ACCURACY,
@@ -101,7 +105,7 @@ impl std::str::FromStr for JudgeMetricKind {
 
 /// A [`Judge`] as the grader set uses it: with the [`JudgeInfo`] recorded in the manifest and
 /// the number of requests it may have in flight (the profile's `concurrency`).
-pub struct RecordedJudge {
+pub(crate) struct RecordedJudge {
     judge: Judge,
     info: JudgeInfo,
     concurrency: usize,
@@ -109,7 +113,7 @@ pub struct RecordedJudge {
 
 impl RecordedJudge {
     /// Wrap `judge`.
-    pub fn new(judge: Judge, info: JudgeInfo, concurrency: usize) -> Self {
+    pub(crate) fn new(judge: Judge, info: JudgeInfo, concurrency: usize) -> Self {
         Self {
             judge,
             info,
@@ -160,7 +164,7 @@ impl TrialJudge for RecordedJudge {
 
 /// How a judge runs.
 #[derive(Debug, Clone)]
-pub struct JudgeSettings {
+pub(crate) struct JudgeSettings {
     /// Repeats per metric per trial (`--judge-k`), at least 1.
     pub k: u32,
     /// Times a malformed answer is asked again before the judge fails (default 2).
@@ -188,7 +192,7 @@ impl Default for JudgeSettings {
 
 /// A judge profile or setting [`Judge::new`] cannot build a judge from.
 #[derive(Debug, thiserror::Error)]
-pub enum JudgeBuildError {
+pub(crate) enum JudgeBuildError {
     /// The profile's kind is not a model API.
     #[error(
         "judge profile `{profile}` has kind `{kind}`; a judge needs kind `openai-chat` or `anthropic-messages`"
@@ -228,7 +232,7 @@ pub enum JudgeBuildError {
 
 /// What a judge has spent so far, over all its grades.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct JudgeUsage {
+pub(crate) struct JudgeUsage {
     /// HTTP requests answered (format retries included; infrastructure retries not).
     pub requests: u64,
     /// Requests that re-asked after a malformed answer.
@@ -248,7 +252,7 @@ enum JudgeApi {
 
 /// An LLM judge built from a runner profile. Cheap to share (`Arc`); grades may run
 /// concurrently.
-pub struct Judge {
+pub(crate) struct Judge {
     name: String,
     model: String,
     api: JudgeApi,
@@ -299,7 +303,7 @@ impl Judge {
     /// Build a judge from `profile` (kind `openai-chat` or `anthropic-messages`); `api_key` is
     /// the value of the profile's `api_key_env`, when set. Errors: another kind, an
     /// `openai-chat` profile without `base_url`, `k` = 0, a zero timeout.
-    pub fn new(
+    pub(crate) fn new(
         profile: &LoadedProfile,
         api_key: Option<String>,
         settings: JudgeSettings,
@@ -374,22 +378,19 @@ impl Judge {
     }
 
     /// The judge profile's name.
-    pub fn name(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// The judge model requested.
-    pub fn model(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn model(&self) -> &str {
         &self.model
     }
 
-    /// The settings the judge runs with.
-    pub fn settings(&self) -> &JudgeSettings {
-        &self.settings
-    }
-
     /// Requests, cache hits and tokens over all grades so far.
-    pub fn usage(&self) -> JudgeUsage {
+    pub(crate) fn usage(&self) -> JudgeUsage {
         self.usage
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -425,7 +426,7 @@ impl Judge {
     /// Grade `trajectory` on `metric` for `case`, the skill under evaluation being
     /// `target_skill`. Not applicable (score `None`, no request) for goal_accuracy without an
     /// expected output and behavior_check without assertions.
-    pub async fn grade(
+    pub(crate) async fn grade(
         &self,
         metric: JudgeMetricKind,
         case: &GoldenCase,

@@ -35,7 +35,7 @@
 use crate::trajectory::{ActivationEvidence, Role, ToolCall, Trajectory, TrajectoryStatus};
 
 /// The default bound of a rendered trajectory, in characters.
-pub const DEFAULT_MAX_TRAJECTORY_CHARS: usize = 24_000;
+pub(crate) const DEFAULT_MAX_TRAJECTORY_CHARS: usize = 24_000;
 
 /// The smallest cap a long text is cut to before whole entries are left out.
 const MINIMUM_TEXT_CAP: usize = 300;
@@ -300,7 +300,7 @@ const NO_FINAL_ANSWER: &str = "(the agent gave no final answer)\n";
 /// Render `trajectory` for a judge in at most `max_chars` characters (see the module
 /// documentation for the shape and how it is bounded). The system prompt is left out; the final
 /// answer is always kept.
-pub fn render_trajectory(trajectory: &Trajectory, max_chars: usize) -> String {
+pub(crate) fn render_trajectory(trajectory: &Trajectory, max_chars: usize) -> String {
     let header = header(trajectory);
     let sections = [
         Section {

@@ -804,13 +804,13 @@ pub(crate) mod test_support {
     use super::*;
 
     /// Lines of a JSONL fixture.
-    pub fn lines(text: &str) -> Vec<String> {
+    pub(crate) fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
     }
 
     /// `text` parsed by `parse`, with skill activations detected for the [`staged`] skills under
     /// `skills_dir` of a workspace at `/task`.
-    pub fn parse_and_detect(
+    pub(crate) fn parse_and_detect(
         parse: impl FnOnce(&[String]) -> Trajectory,
         skills_dir: &str,
         text: &str,
@@ -829,7 +829,9 @@ pub(crate) mod test_support {
     }
 
     /// The trajectory's skill activations as `(skill, evidence, ok, target)` rows.
-    pub fn activation_rows(trajectory: &Trajectory) -> Vec<(&str, ActivationEvidence, bool, bool)> {
+    pub(crate) fn activation_rows(
+        trajectory: &Trajectory,
+    ) -> Vec<(&str, ActivationEvidence, bool, bool)> {
         trajectory
             .skill_activations
             .iter()
@@ -838,7 +840,7 @@ pub(crate) mod test_support {
     }
 
     /// A workspace with `release-notes` (target) and `csv-tools` (decoy) staged under `skills_dir`.
-    pub fn staged(workspace: &Path, skills_dir: &str) -> Vec<StagedSkill> {
+    pub(crate) fn staged(workspace: &Path, skills_dir: &str) -> Vec<StagedSkill> {
         vec![
             StagedSkill {
                 name: "csv-tools".to_string(),
