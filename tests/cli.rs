@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::cli::{
-    MOCK_K2, assert_exit, binary, files_under, mixed_eval_set, python_chat_mock,
+    MOCK_K2, assert_exit, binary, files_under, interrupt_when, mixed_eval_set, python_chat_mock,
     state_dir as test_state_dir, stderr,
 };
 use support::mock_openai::{MockBehaviour, MockServer};
@@ -685,24 +685,10 @@ fn regrade_commits_in_recorded_order_stops_on_sigint_and_fails_on_a_refused_reco
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while trial_lines(&fixture.path("results/interrupted")).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no trial recorded"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: signalling the child this test started.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let interrupted = child.wait_with_output().unwrap();
-    assert_eq!(
-        interrupted.status.code(),
-        Some(130),
-        "{}",
-        stderr(&interrupted)
+    let interrupted = interrupt_when(
+        child,
+        || !trial_lines(&fixture.path("results/interrupted")).is_empty(),
+        "no trial recorded",
     );
     assert!(
         stderr(&interrupted).contains("interrupted;"),
@@ -2776,24 +2762,10 @@ fn seeded_profiles_seed_each_trial_apart_and_a_resumed_run_alike() {
         .spawn()
         .unwrap();
     let run_dir = fixture.run_dir("resumed");
-    let started = Instant::now();
-    while trial_lines(&run_dir).len() < 12 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "run made no progress"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // SAFETY: signalling the child this test started.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let interrupted = child.wait_with_output().unwrap();
-    assert_eq!(
-        interrupted.status.code(),
-        Some(130),
-        "{}",
-        stderr(&interrupted)
+    interrupt_when(
+        child,
+        || trial_lines(&run_dir).len() >= 12,
+        "run made no progress",
     );
     let kept = trial_lines(&run_dir).len();
     assert!(kept < 30, "interrupted before the end ({kept} trials)");

@@ -317,3 +317,33 @@ pub fn assert_exit(output: &Output, code: i32, text: &str) {
     assert_eq!(output.status.code(), Some(code), "{said}");
     assert!(said.contains(text), "{said}");
 }
+
+/// Waits (up to 60 s, polling every 10 ms) until `ready()` holds — `waiting_for` says what for
+/// when it never does — then interrupts `child` with SIGINT, as Ctrl-C would, and returns its
+/// output after asserting that it ended interrupted (exit 130).
+pub fn interrupt_when(
+    child: std::process::Child,
+    ready: impl Fn() -> bool,
+    waiting_for: &str,
+) -> Output {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{waiting_for}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: signalling the child the calling test started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let interrupted = child.wait_with_output().unwrap();
+    assert_eq!(
+        interrupted.status.code(),
+        Some(130),
+        "{}",
+        stderr(&interrupted)
+    );
+    interrupted
+}
