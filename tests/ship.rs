@@ -21,7 +21,16 @@ fn install(root: &Path) -> PathBuf {
     let bin = root.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let installed = bin.join("skill-lift");
-    std::fs::copy(env!("CARGO_BIN_EXE_skill-lift"), &installed).unwrap();
+    // Copied by `cp`, not `std::fs::copy`: while this process holds the new file open for
+    // writing, a child another test thread forks inherits that descriptor until it execs, and
+    // executing the copy then fails with ETXTBSY ("Text file busy"). `cp` writes it in a process
+    // of its own, so no descriptor of it ever exists here.
+    let copied = Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_skill-lift"))
+        .arg(&installed)
+        .status()
+        .unwrap();
+    assert!(copied.success(), "cp of the binary failed");
     installed
 }
 
