@@ -169,17 +169,11 @@ fn count_cases(request: &PlanRequest) -> Result<usize, PlanError> {
                 warning.to_string(),
             ));
         }
-        if let Some(name) = &eval_set.skill_name
-            && name != &skill.name
-        {
-            report(Event::warning_at(
-                &eval_path,
-                format!(
-                    "skill_name `{name}` differs from the skill's name `{}`",
-                    skill.name
-                ),
-            ));
-        }
+        super::resolve::warn_on_skill_name_mismatch(
+            &eval_path,
+            eval_set.skill_name.as_deref(),
+            &skill.name,
+        );
     }
     for warning in &eval_set.warnings {
         report(Event::warning_at(&eval_path, warning.to_string()));

@@ -327,17 +327,7 @@ pub(crate) fn resolve_fresh(
     for warning in &eval_set.warnings {
         report(Event::warning_at(&eval_path, warning.to_string()));
     }
-    if let Some(name) = &eval_set.skill_name
-        && name != &skill.name
-    {
-        report(Event::warning_at(
-            &eval_path,
-            format!(
-                "skill_name `{name}` differs from the skill's name `{}`",
-                skill.name
-            ),
-        ));
-    }
+    warn_on_skill_name_mismatch(&eval_path, eval_set.skill_name.as_deref(), &skill.name);
     let cases: Vec<GoldenCase> = eval_set
         .runnable_cases(request.allow_draft)
         .into_iter()
@@ -694,6 +684,19 @@ pub(crate) fn resolve_resume(run_dir: &Path) -> Result<ResolvedRun, PipelineErro
         calibre,
         judge_profiles,
     })
+}
+
+/// Warns (naming the eval file) when the eval set says it is for another skill than the one
+/// being measured: its `skill_name` differs from the skill's frontmatter `name`.
+pub(crate) fn warn_on_skill_name_mismatch(eval_path: &Path, declared: Option<&str>, skill: &str) {
+    if let Some(name) = declared
+        && name != skill
+    {
+        report(Event::warning_at(
+            eval_path,
+            format!("skill_name `{name}` differs from the skill's name `{skill}`"),
+        ));
+    }
 }
 
 #[cfg(test)]
