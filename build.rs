@@ -1,6 +1,6 @@
 //! Build script: compiles every shipped runner profile (`runners/*.toml`) into the binary, so a
 //! `cargo install`ed or copied skill-lift finds `local`, `openai`, the agent CLIs … from any
-//! folder (`crate::runner::builtin`). A profile added to `runners/` is built in without a code
+//! folder (`crate::features::runner::builtin`). A profile added to `runners/` is built in without a code
 //! change.
 #![allow(clippy::disallowed_methods)]
 // the build script writes its generated code

@@ -28,7 +28,7 @@ use skill_lift::record::{Arm, CheckResult, Outcome};
 use skill_lift::record::{
     AssetInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunnerInfo, TrialRecord,
 };
-use skill_lift::trajectory::Usage;
+use skill_lift::values::trajectory::Usage;
 
 /// How a scenario's cases are drawn: per case, the baseline's and the with-skill arm's pass
 /// probabilities, and the case's cluster label.

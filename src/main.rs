@@ -1,9 +1,9 @@
 //! The `skill-lift` binary: parse, run, exit with a documented code (see `exit_codes`).
 
 fn main() {
-    // Re-executed as the supervisor of one agent attempt (see `skill_lift::contain`)? That runs
+    // Re-executed as the supervisor of one agent attempt (see `skill_lift::features::contain`)? That runs
     // before anything else, while the process is still single-threaded.
-    if let Some(code) = skill_lift::contain::supervisor_main_if_requested() {
+    if let Some(code) = skill_lift::features::contain::supervisor_main_if_requested() {
         std::process::exit(code);
     }
     // Like other command-line tools: a closed pipe (`skill-lift … | head`) ends the process
@@ -13,6 +13,6 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     // A child subreaper whose attempts run under supervisors: nothing it starts outlives it.
-    skill_lift::contain::init_binary();
+    skill_lift::features::contain::init_binary();
     std::process::exit(skill_lift::cli::main());
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::trajectory::{RetryRecord, Usage};
+use crate::values::trajectory::{RetryRecord, Usage};
 
 mod layout;
 mod parallel;
@@ -175,7 +175,7 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regraded_from: Option<PathBuf>,
     /// The suite's A/A calibration as `run` found it in the state folder when the run started
-    /// (`crate::calibration`); reports show it from here, never from a live lookup.
+    /// (`crate::features::calibration`); reports show it from here, never from a live lookup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<CalibrationLookup>,
     /// The shard of the run this folder holds (`--shard i/n`); absent for a whole run.
@@ -189,7 +189,7 @@ pub struct Manifest {
     /// `--max-tokens`, `--max-wall`), with how the run stopped; absent for an ordinary run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping: Option<StoppingPlan>,
-    /// The trial key of each arm and case (`crate::reuse`: everything that determines a
+    /// The trial key of each arm and case (`crate::features::reuse`: everything that determines a
     /// trial), arm → case id → `sha256:<hex>`; what `--reuse-baseline` matches. Absent in runs
     /// recorded before baseline reuse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,7 +198,7 @@ pub struct Manifest {
     /// when reuse was not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reuse: Option<ReuseRecord>,
-    /// How trials order the skills they present (`crate::skill_order`): `balanced` (a seeded
+    /// How trials order the skills they present (`crate::analysis::skill_order`): `balanced` (a seeded
     /// order per trial, the target's position balanced across attempts) or, absent, by name
     /// (runs recorded before balancing, and runners that list the skills themselves).
     #[serde(default, skip_serializing_if = "SkillOrdering::is_by_name")]
@@ -273,7 +273,7 @@ pub struct TrialRecord {
     /// absent for unscoreable and not-gradable trials and in runs recorded before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<PassBasis>,
-    /// The outcome score in [0,1] (judge and custom-grader metrics only; `crate::grade`
+    /// The outcome score in [0,1] (judge and custom-grader metrics only; `crate::features::grade`
     /// defines it); absent when no outcome grader scored the trial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome_score: Option<f64>,
@@ -281,7 +281,7 @@ pub struct TrialRecord {
     pub checks: Vec<CheckResult>,
     /// Applicable metric scores in [0,1] by metric name.
     pub scores: BTreeMap<String, f64>,
-    /// The composite score in [0,1] (`crate::grade` defines it); absent when no metric applied.
+    /// The composite score in [0,1] (`crate::features::grade` defines it); absent when no metric applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub composite: Option<f64>,
     /// The judge and custom-grader metrics' results with sub-scores, reasons and judge repeats,
@@ -341,11 +341,11 @@ pub struct TrialRecord {
     /// For an unscoreable trial that failed for an infrastructure reason: which (typed; the
     /// agent's or server's own message is in `reason`). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub infrastructure: Option<crate::trajectory::InfrastructureCause>,
+    pub infrastructure: Option<crate::values::trajectory::InfrastructureCause>,
     /// What the trial's output lost to the runner profile's size caps (`stdout`, `stderr`,
     /// `transcript`); absent when nothing was cut.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub truncated: Vec<crate::trajectory::OutputCut>,
+    pub truncated: Vec<crate::values::trajectory::OutputCut>,
     /// For a trial taken from an earlier run by `run --reuse-baseline` instead of running it:
     /// the run and trial that measured it. Absent for a trial this run measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -355,7 +355,7 @@ pub struct TrialRecord {
     /// in records written before judge spend was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_usage: Option<JudgeSpend>,
-    /// The staged skills in the order the model was shown them (`crate::skill_order`): the
+    /// The staged skills in the order the model was shown them (`crate::analysis::skill_order`): the
     /// order skill-lift built the prompt or tool list in (`inject`, `tools`), or the skill
     /// catalogue an agent CLI's stream reported. Absent when no order is known (an agent CLI
     /// that does not report its catalogue, a trial that failed before it ran, runs recorded
@@ -401,7 +401,7 @@ impl TrialRecord {
 /// [`TrialRecord::cause_label`] of a record's typed cause, infrastructure class and reason.
 fn cause_label(
     cause: Option<UnscoreableCause>,
-    infrastructure: Option<crate::trajectory::InfrastructureCause>,
+    infrastructure: Option<crate::values::trajectory::InfrastructureCause>,
     reason: Option<&str>,
 ) -> String {
     match (cause, infrastructure) {
@@ -504,7 +504,7 @@ pub struct TranscriptDocument<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub home_path: Option<PathBuf>,
     pub grade: std::borrow::Cow<'a, Grade>,
-    pub trajectory: std::borrow::Cow<'a, crate::trajectory::Trajectory>,
+    pub trajectory: std::borrow::Cow<'a, crate::values::trajectory::Trajectory>,
 }
 
 /// The run's one append-only transcript log, relative to the run folder: one JSON
@@ -724,7 +724,7 @@ impl From<crate::disk::DiskError> for RecordError {
 /// be.
 pub fn redact_logs_in(dir: &Path) {
     for error in crate::disk::redact::redact_logs_in(dir) {
-        crate::reporter::report(crate::reporter::Event::warning_at(
+        crate::values::reporter::report(crate::values::reporter::Event::warning_at(
             error.path,
             format!("cannot redact the log: {}", error.source),
         ));
@@ -1610,7 +1610,7 @@ impl TrialLog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trajectory::RetryRecord;
+    use crate::values::trajectory::RetryRecord;
 
     pub(crate) fn record(case_id: &str, arm: Arm, attempt: u32, outcome: Outcome) -> TrialRecord {
         crate::test_support::trial_record(case_id, arm, attempt, outcome)
@@ -1803,9 +1803,9 @@ mod tests {
         });
         full.workspace = Some("/tmp/w s".into());
         full.unscoreable_cause = Some(UnscoreableCause::AgentApiError);
-        full.infrastructure = Some(crate::trajectory::InfrastructureCause::RateLimited);
+        full.infrastructure = Some(crate::values::trajectory::InfrastructureCause::RateLimited);
         full.usage_partial = true;
-        full.truncated = vec![crate::trajectory::OutputCut::Stdout];
+        full.truncated = vec![crate::values::trajectory::OutputCut::Stdout];
         full.reused_from = Some(ReusedFrom {
             run_id: "old".into(),
             trial_id: "t".into(),

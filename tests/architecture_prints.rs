@@ -1,20 +1,20 @@
 //! One reporter owns the terminal: no other module prints, the command line (`src/cli/`,
-//! `src/main.rs`) included. Reads every file under `src/` and
-//! fails on a print macro (`outln!`, `out!`, `errln!`, `errout!`, and the standard ones clippy
-//! refuses anyway) outside the modules allowed to print: the reporter (`src/reporter.rs`), the
-//! terminal writer that defines the macros (`src/terminal.rs`), the progress display
-//! (`src/progress.rs`) and the attempt supervisor, a process of
-//! its own (`src/contain.rs`). The disk boundary (`src/disk/`) does not print either: the logs
-//! it cannot redact go back to `crate::record`, which reports them. Unit tests (after
-//! `#[cfg(test)]`, or in `tests.rs` / `*_tests.rs` files) may print.
+//! `src/main.rs`) included. Reads every file under `src/` and fails on a print macro (`outln!`,
+//! `out!`, `errln!`, `errout!`, and the standard ones clippy refuses anyway) outside the modules
+//! allowed to print: the reporter (`src/values/reporter.rs`), the terminal writer that defines
+//! the macros (`src/disk/terminal.rs`), the progress display (`src/report/progress.rs`) and the
+//! attempt supervisor, a process of its own (`src/features/contain.rs`). The rest of the disk
+//! layer (`src/disk/`) does not print either: the logs it cannot redact go back to
+//! `crate::record`, which reports them. Unit tests (after `#[cfg(test)]`, or in `tests.rs` /
+//! `*_tests.rs` files) may print.
 
 use std::path::{Path, PathBuf};
 
 const ALLOWED: &[&str] = &[
-    "src/reporter.rs",
-    "src/terminal.rs",
-    "src/progress.rs",
-    "src/contain.rs",
+    "src/values/reporter.rs",
+    "src/disk/terminal.rs",
+    "src/report/progress.rs",
+    "src/features/contain.rs",
 ];
 
 const MACROS: &[&str] = &[
@@ -85,7 +85,7 @@ fn no_module_but_the_reporter_prints_not_even_the_command_line() {
     }
     assert!(
         offending.is_empty(),
-        "print macros outside the reporter (report a crate::reporter::Event instead):\n{}",
+        "print macros outside the reporter (report a crate::values::reporter::Event instead):\n{}",
         offending.join("\n")
     );
 }

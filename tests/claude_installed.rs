@@ -303,7 +303,10 @@ fn a_record_naming_a_missing_folder_is_reported_and_nothing_is_guessed() {
         state.path(),
         &["scan", "--host", "claude-code", "--root", root, "--json"],
     );
-    assert_eq!(code, skill_lift::exit_codes::COMPLETED_WITH_WARNINGS);
+    assert_eq!(
+        code,
+        skill_lift::values::exit_codes::COMPLETED_WITH_WARNINGS
+    );
     let skipped = summary["skipped"].to_string();
     assert!(
         skipped.contains("alpha@acme-market") && skipped.contains("does not exist"),

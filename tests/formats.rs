@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use skill_lift::asset::{SkillWarning, load_skill};
-use skill_lift::evalset::{
+use skill_lift::features::asset::{SkillWarning, load_skill};
+use skill_lift::features::evalset::{
     CaseFiles, EvalFormat, EvalSetError, EvalSetWarning, ExpectedSkill, load_eval_set,
     load_trigger_set,
 };
-use skill_lift::registry::hosts::builtin_hosts;
-use skill_lift::registry::scan::scan;
+use skill_lift::features::registry::hosts::builtin_hosts;
+use skill_lift::features::registry::scan::scan;
 use support::cli::MOCK_K2;
 use support::mock_openai::{MockBehaviour, MockServer};
 
@@ -29,7 +29,7 @@ fn fixture(relative: &str) -> PathBuf {
     fixtures().join(relative)
 }
 
-fn error_text(result: Result<skill_lift::evalset::EvalSet, EvalSetError>) -> String {
+fn error_text(result: Result<skill_lift::features::evalset::EvalSet, EvalSetError>) -> String {
     match result {
         Ok(set) => panic!("expected an error, loaded {} cases", set.cases.len()),
         Err(error) => error.to_string(),
@@ -383,7 +383,7 @@ fn harbor_task_folders_become_cases_graded_by_their_verifier() {
     // The verifier, with its absolute paths mapped.
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("data.csv"), "x").unwrap();
-    let verdict = skill_lift::evalset::harbor::verify_task(
+    let verdict = skill_lift::features::evalset::harbor::verify_task(
         &tasks,
         "greet-csv",
         workspace.path(),
@@ -391,7 +391,7 @@ fn harbor_task_folders_become_cases_graded_by_their_verifier() {
     )
     .unwrap();
     assert_eq!(verdict.reward, 1.0);
-    let verdict = skill_lift::evalset::harbor::verify_task(
+    let verdict = skill_lift::features::evalset::harbor::verify_task(
         &tasks,
         "greet-csv",
         workspace.path(),
@@ -399,7 +399,7 @@ fn harbor_task_folders_become_cases_graded_by_their_verifier() {
     )
     .unwrap();
     assert_eq!(verdict.reward, 0.0);
-    let verdict = skill_lift::evalset::harbor::verify_task(
+    let verdict = skill_lift::features::evalset::harbor::verify_task(
         &tasks,
         "plain-hello",
         workspace.path(),
@@ -425,7 +425,7 @@ fn harbor_malformed_variants_name_the_file() {
 
 // ---------------------------------------------------------------- registry: plugins and scale
 
-fn host(name: &str) -> skill_lift::registry::hosts::HostProfile {
+fn host(name: &str) -> skill_lift::features::registry::hosts::HostProfile {
     builtin_hosts()
         .into_iter()
         .find(|h| h.name == name)
@@ -453,7 +453,7 @@ fn claude_config_folder_scans_skills_and_plugins_with_their_surfaces() {
         state.path(),
         &host("claude-code"),
         &root,
-        skill_lift::asset::fingerprint::Calibre::V3AgentSkills,
+        skill_lift::features::asset::fingerprint::Calibre::V3AgentSkills,
     )
     .unwrap();
     assert!(summary.skipped.is_empty(), "{:?}", summary.skipped);
@@ -463,7 +463,7 @@ fn claude_config_folder_scans_skills_and_plugins_with_their_surfaces() {
         summary.available,
         vec!["db-tools@acme-tools", "remote-thing@acme-tools"]
     );
-    let registry = skill_lift::registry::scan::read_registry(state.path(), "claude-code")
+    let registry = skill_lift::features::registry::scan::read_registry(state.path(), "claude-code")
         .unwrap()
         .unwrap();
     let git = &registry.assets["git-helper"];
@@ -561,7 +561,7 @@ fn scan_of_a_large_host_registers_every_good_asset_and_lists_each_bad_one() {
         .unwrap();
     assert_eq!(
         output.status.code(),
-        Some(skill_lift::exit_codes::COMPLETED_WITH_WARNINGS),
+        Some(skill_lift::values::exit_codes::COMPLETED_WITH_WARNINGS),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
@@ -589,7 +589,7 @@ fn scan_of_a_large_host_registers_every_good_asset_and_lists_each_bad_one() {
     }
     // A plugin defined by its marketplace entry only (strict: false), in a marketplace
     // repository: registered with the surface its entry declares.
-    let registry = skill_lift::registry::scan::read_registry(&state, "generic")
+    let registry = skill_lift::features::registry::scan::read_registry(&state, "generic")
         .unwrap()
         .unwrap();
     let db = &registry.assets["db-tools"].surface;

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use skill_lift::runner::parsers::OutputFormat;
+use skill_lift::features::runner::parsers::OutputFormat;
 
 /// The longest one input may take: `SKILL_LIFT_FUZZ_SLOW_S` seconds when set (the campaign
 /// sets 1), else 1 s where the test binary is built without debug assertions, 10 s with them
@@ -253,7 +253,7 @@ fn eval_set_loaders() {
         let seeds: &'static [&'static str] = Box::leak(seeds.to_vec().into_boxed_slice());
         fuzz(&Target { name, seeds }, |bytes| {
             std::fs::write(&path, bytes).unwrap();
-            if let Err(error) = skill_lift::evalset::load_eval_set(&path, dir.path()) {
+            if let Err(error) = skill_lift::features::evalset::load_eval_set(&path, dir.path()) {
                 assert_names(&error, &path);
             }
         });
@@ -273,7 +273,7 @@ fn skill_frontmatter_loader() {
         },
         |bytes| {
             std::fs::write(&path, bytes).unwrap();
-            if let Err(error) = skill_lift::asset::load_skill(&skill) {
+            if let Err(error) = skill_lift::features::asset::load_skill(&skill) {
                 assert_names(&error, &path);
             }
         },
@@ -291,7 +291,7 @@ fn runner_profile_loader() {
         },
         |bytes| {
             std::fs::write(&path, bytes).unwrap();
-            if let Err(error) = skill_lift::runner::profile::load_profile(&path) {
+            if let Err(error) = skill_lift::features::runner::profile::load_profile(&path) {
                 assert_names(&error, &path);
             }
         },
@@ -349,7 +349,7 @@ fn run_folder_loaders() {
 #[test]
 fn hosts_loader() {
     let dir = tempfile::tempdir().unwrap();
-    let path = skill_lift::registry::hosts::hosts_file(dir.path());
+    let path = skill_lift::features::registry::hosts::hosts_file(dir.path());
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     fuzz(
         &Target {
@@ -358,7 +358,7 @@ fn hosts_loader() {
         },
         |bytes| {
             std::fs::write(&path, bytes).unwrap();
-            if let Err(error) = skill_lift::registry::hosts::load_hosts(dir.path()) {
+            if let Err(error) = skill_lift::features::registry::hosts::load_hosts(dir.path()) {
                 assert_names(&error, &path);
             }
         },
@@ -414,7 +414,7 @@ const GEMINI_CHAT: &str = r#"{"sessionId": "g-1", "projectHash": "9f2d", "startT
 /// holds, reading the history succeeds (a bad line or file is a warning in the report).
 #[test]
 fn history_readers() {
-    use skill_lift::history::{HistoryHost, HistoryRoots, read_history};
+    use skill_lift::features::history::{HistoryHost, HistoryRoots, read_history};
     for (host, relative, seed, name) in [
         (
             HistoryHost::ClaudeCode,
@@ -464,7 +464,7 @@ fn vally_and_harbor_loaders() {
         },
         |bytes| {
             std::fs::write(&vally, bytes).unwrap();
-            if let Err(error) = skill_lift::evalset::load_eval_set(&vally, dir.path()) {
+            if let Err(error) = skill_lift::features::evalset::load_eval_set(&vally, dir.path()) {
                 assert_names(&error, &vally);
             }
         },
@@ -496,7 +496,9 @@ fn vally_and_harbor_loaders() {
         },
         |bytes| {
             std::fs::write(&toml, bytes).unwrap();
-            if let Err(error) = skill_lift::evalset::harbor::load_harbor(&task, dir.path()) {
+            if let Err(error) =
+                skill_lift::features::evalset::harbor::load_harbor(&task, dir.path())
+            {
                 assert_names(&error, &toml);
             }
         },
@@ -510,7 +512,9 @@ fn vally_and_harbor_loaders() {
         },
         |bytes| {
             std::fs::write(&dockerfile, bytes).unwrap();
-            if let Err(error) = skill_lift::evalset::harbor::load_harbor(&task, dir.path()) {
+            if let Err(error) =
+                skill_lift::features::evalset::harbor::load_harbor(&task, dir.path())
+            {
                 assert_names(&error, &dockerfile);
             }
         },

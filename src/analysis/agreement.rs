@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::stats;
 use crate::record::{MetricResult, Outcome, TrialView};
-use crate::stats;
 
 /// Agreement of the second (or later) judge with the primary one on one metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! The inference policy for a paired lift: which interval and which test a lift gets (the
 //! switch points, measured by `scripts/check-coverage`), and the verdict rule that makes a
 //! verdict agree with its own test. Shared by the headline pass-rate lift and every metric lift.
-//! The mechanics (intervals, tests) live in `crate::stats`; this module only chooses and
+//! The mechanics (intervals, tests) live in `crate::analysis::stats`; this module only chooses and
 //! combines them. It reads no records and prints nothing.
 //!
 //! Default interval (statistics.md §5, §6.4; switch points from the simulation in
@@ -31,7 +31,7 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-use crate::stats::{self, BootstrapConfig, BootstrapMethod, Clusters, Interval};
+use crate::analysis::stats::{self, BootstrapConfig, BootstrapMethod, Clusters, Interval};
 
 use super::{CONFIDENCE, MDE_ALPHA, MDE_POWER};
 use crate::record::LiftMethod;

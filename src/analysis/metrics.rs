@@ -5,7 +5,7 @@
 //! not-applicable values skipped, never 0). The arm's value is the mean over the cases where the
 //! metric applied in both arms (the paired cases), and the lift is the mean of the paired case
 //! differences — the same definition for the composite (`composite`, the per-trial weighted mean
-//! of the applicable metrics, `crate::grade`) as for every single metric.
+//! of the applicable metrics, `crate::features::grade`) as for every single metric.
 //!
 //! Interval, test and verdict: the same policy as the headline (`super::inference`: paired t
 //! below the bootstrap switch point, cluster t for few clusters, BCa otherwise), except that
@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::stats::Clusters;
 use crate::record::{ACES_METRICS, GradingSettings, Outcome, TrialView};
-use crate::stats::Clusters;
 
 use super::AnalysisSettings;
 use super::inference::{self, Direction, PairedData, VerdictReason};

@@ -26,6 +26,8 @@ mod metrics;
 mod noise;
 pub(crate) mod position;
 mod reuse;
+pub(crate) mod skill_order;
+pub(crate) mod stats;
 mod stopping;
 pub(crate) mod text;
 
@@ -42,8 +44,8 @@ pub(crate) use stopping::{CaseTally, StoppingSummary, lift_sequence};
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::stats::{Clusters, Interval};
 use crate::record::{Arm, FailOn, LiftMethod, Manifest, Outcome, TrialRecord, TrialView};
-use crate::stats::{self, Clusters, Interval};
 
 /// Version of the `summary.json` schema (docs/summary-format.md).
 pub(crate) const SUMMARY_FORMAT_VERSION: u32 = 4;
@@ -281,7 +283,7 @@ pub(crate) struct UsageTotals {
 }
 
 impl UsageTotals {
-    fn add(&mut self, usage: &crate::trajectory::Usage) {
+    fn add(&mut self, usage: &crate::values::trajectory::Usage) {
         fn add_u64(total: &mut Option<u64>, value: Option<u64>) {
             if let Some(value) = value {
                 *total = Some(total.unwrap_or(0) + value);

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{self, Clusters};
+use crate::analysis::stats::{self, Clusters};
 
 use super::{MDE_ALPHA, MDE_POWER};
 

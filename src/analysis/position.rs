@@ -1,7 +1,7 @@
 //! The lift by the target's position: does the measured lift depend on where the skill sat in
 //! the list of skills the model was shown?
 //!
-//! A balanced run (`crate::skill_order`) rotates the target over the positions across each
+//! A balanced run (`crate::analysis::skill_order`) rotates the target over the positions across each
 //! case's attempts and keeps the decoys' order the same in both arms of an attempt, so the pair
 //! (with-skill attempt *a*, without-skill attempt *a*) of a case differs only by the target, at
 //! a known position. Per position this module reports the pairs, both arms' pass rates and the
@@ -102,7 +102,7 @@ impl PositionAccumulator {
                 let pair = self.pairs.entry(key).or_default();
                 pair.with_pass = scored(record.outcome);
                 pair.with_position = record.skill_order.as_deref().and_then(|order| {
-                    crate::skill_order::position_in(order, &self.target)
+                    crate::analysis::skill_order::position_in(order, &self.target)
                         .map(|position| (position, order.len()))
                 });
             }
@@ -246,7 +246,7 @@ fn permutation_p_value(
         return None;
     }
     let observed = statistic(&cases, &observed_labels, positions);
-    let mut rng = crate::stats::seeded_rng(seed ^ 0x706f_7369_7469_6f6e);
+    let mut rng = crate::analysis::stats::seeded_rng(seed ^ 0x706f_7369_7469_6f6e);
     let mut labels = observed_labels.clone();
     let mut at_least = 0usize;
     for _ in 0..PERMUTATIONS {
@@ -254,7 +254,7 @@ fn permutation_p_value(
             case_labels.copy_from_slice(original);
             for i in (1..case_labels.len()).rev() {
                 let bound = u32::try_from(i + 1).unwrap_or(u32::MAX);
-                let j = crate::stats::uniform_below(&mut rng, bound) as usize;
+                let j = crate::analysis::stats::uniform_below(&mut rng, bound) as usize;
                 case_labels.swap(i, j);
             }
         }
@@ -287,15 +287,16 @@ mod tests {
         for case in 0..16 {
             let case_id = format!("case-{case}");
             for attempt in 1..=4 {
-                let with = crate::skill_order::presentation_order(
+                let with = crate::analysis::skill_order::presentation_order(
                     42,
                     &case_id,
                     attempt,
                     &decoys,
                     Some("t"),
                 );
-                let without =
-                    crate::skill_order::presentation_order(42, &case_id, attempt, &decoys, None);
+                let without = crate::analysis::skill_order::presentation_order(
+                    42, &case_id, attempt, &decoys, None,
+                );
                 let last = with.last().map(String::as_str) == Some("t");
                 let pass = if follows_last { last } else { attempt % 2 == 0 };
                 let with_refs: Vec<&str> = with.iter().map(String::as_str).collect();

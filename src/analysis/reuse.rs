@@ -1,6 +1,6 @@
 //! Baseline reuse in a run's analysis: how many trials of each arm were taken from earlier runs,
 //! and from which (`summary.json` `reuse`). The reuse itself (matching trial keys, the trial
-//! store) is `crate::reuse`'s; this is the count over the recorded trials.
+//! store) is `crate::features::reuse`'s; this is the count over the recorded trials.
 
 use std::collections::BTreeMap;
 

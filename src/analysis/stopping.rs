@@ -1,7 +1,7 @@
 //! The stopping analysis of a round-scheduled run (`run --sequential`, budgets): the per-case
 //! tallies of the compared pair, the anytime-valid confidence sequence over the completed cases,
 //! and the stopping summary of `summary.json` (`stopping`) that may replace the fixed-n verdict.
-//! Scheduling the rounds and deciding when to stop while a run goes on is `crate::sequential`'s;
+//! Scheduling the rounds and deciding when to stop while a run goes on is `crate::pipeline::sequential`'s;
 //! this is what the analysis of a recorded run reads back.
 
 use std::collections::HashMap;
@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::text::count;
+use crate::analysis::stats::{LiftSequenceState, PairedLiftSequence};
 use crate::record::{Budgets, SequentialSettings, Spend, StopReason, StoppingPlan};
-use crate::stats::{LiftSequenceState, PairedLiftSequence};
 
 /// The `method` and `test` of a lift the confidence sequence decided.
 pub(crate) const SEQUENCE_METHOD: &str = "betting-confidence-sequence";

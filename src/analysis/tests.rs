@@ -7,7 +7,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
 use super::*;
-use crate::trajectory::Usage;
+use crate::values::trajectory::Usage;
 
 fn manifest(
     case_ids: &[String],

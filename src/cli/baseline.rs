@@ -8,7 +8,9 @@ use clap::{Args, Subcommand};
 use super::flag_groups::StateArgs;
 use super::registry::HostArgs;
 use super::{CommandError, Outcome};
-use crate::registry::baseline::{ChecklistSettings, ingest_runs, merge_replays, print_checklist};
+use crate::features::registry::baseline::{
+    ChecklistSettings, ingest_runs, merge_replays, print_checklist,
+};
 
 /// `skill-lift baseline …`.
 #[derive(Debug, Args)]

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::run::run_settings;
 use super::{CommandError, Outcome, RunArgs};
-use crate::calibration::DEFAULT_REPEATS;
+use crate::features::calibration::DEFAULT_REPEATS;
 use crate::pipeline::calibrate::{CalibrationSettings, RefusedFlags};
 use crate::record::CalibrationArm;
 
@@ -34,7 +34,7 @@ pub struct CalibrateArgs {
 pub(super) async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
     let run = &args.run;
     RefusedFlags {
-        matrix: crate::run_matrix::is_matrix(&run.agent.runners, &run.agent.models),
+        matrix: crate::pipeline::run_matrix::is_matrix(&run.agent.runners, &run.agent.models),
         stopping: run.stopping.any_given(),
         reuse_baseline: run.reuse_baseline.is_some(),
         shard: run.shard.is_some(),

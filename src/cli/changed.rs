@@ -1,5 +1,5 @@
 //! `skill-lift changed`: the skills whose fingerprint differs between two git commits
-//! (`crate::changed`, which compares and prints).
+//! (`crate::features::changed`, which compares and prints).
 
 use std::path::PathBuf;
 
@@ -7,7 +7,7 @@ use anyhow::anyhow;
 use clap::Args;
 
 use super::{CommandError, Outcome};
-use crate::changed::{ChangedFormat, ChangedSettings, report_changes};
+use crate::features::changed::{ChangedFormat, ChangedSettings, report_changes};
 
 /// Flags of `skill-lift changed`.
 #[derive(Debug, Args)]

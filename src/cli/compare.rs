@@ -1,11 +1,11 @@
-//! `skill-lift compare RUN_A RUN_B`: two recorded runs side by side (`crate::compare`).
+//! `skill-lift compare RUN_A RUN_B`: two recorded runs side by side (`crate::report::compare`).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::{CommandError, Outcome};
-use crate::compare::{CompareSettings, compare_runs};
+use crate::report::compare::{CompareSettings, compare_runs};
 
 /// Flags of `skill-lift compare`.
 #[derive(Debug, Args)]

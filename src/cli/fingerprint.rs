@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{CommandError, Outcome};
-use crate::asset::fingerprint::Calibre;
-use crate::registry::fingerprint_report::fingerprint_command;
+use crate::features::asset::fingerprint::Calibre;
+use crate::features::registry::fingerprint_report::fingerprint_command;
 
 /// Flags of `skill-lift fingerprint`.
 #[derive(Debug, Args)]

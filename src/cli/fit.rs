@@ -1,11 +1,11 @@
-//! `skill-lift lint` and `skill-lift env`: flags mapped to `crate::skill_fit::workflow`.
+//! `skill-lift lint` and `skill-lift env`: flags mapped to `crate::features::skill_fit::workflow`.
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use super::{CommandError, Outcome};
-use crate::skill_fit::workflow::{
+use crate::features::skill_fit::workflow::{
     EnvSettings, FitCommandError, LintSettings, check_environment, lint_skills,
 };
 
@@ -37,7 +37,7 @@ pub struct LintArgs {
     #[arg(long)]
     pub deny_warnings: bool,
     /// Body budget in estimated tokens (characters/4 for ASCII, 1 per other character).
-    #[arg(long, value_name = "N", default_value_t = crate::skill_fit::lint::DEFAULT_MAX_BODY_TOKENS)]
+    #[arg(long, value_name = "N", default_value_t = crate::features::skill_fit::lint::DEFAULT_MAX_BODY_TOKENS)]
     pub max_body_tokens: usize,
 }
 

@@ -2,7 +2,7 @@
 //! commands' flags (`#[command(flatten)]`), each environment variable bound in one place:
 //! [`RunnerArgs`] (`--runner`, `--model`; `SKILL_LIFT_RUNNER`), [`ResultsArgs`] (`--out` of the
 //! commands that create result folders; `SKILL_LIFT_RESULTS`) and [`StateArgs`] (`--state`;
-//! `SKILL_LIFT_HOME`, read by `crate::registry::state::state_dir_from_env`).
+//! `SKILL_LIFT_HOME`, read by `crate::features::registry::state::state_dir_from_env`).
 //!
 //! A command adapts a group with `#[command(mut_arg(…))]`: its own help text for `--runner`, a
 //! single `--runner` (`ArgAction::Set`) where a matrix makes no sense, no default runner for
@@ -51,7 +51,7 @@ pub struct ResultsArgs {
 
 /// `--state`: the state folder (registries, `hosts.json`, the baseline and trial stores, the
 /// judge cache, calibrations). `SKILL_LIFT_HOME` is read where the folder is resolved
-/// (`crate::registry::state::state_dir_from_env`), so every command expands it the same way.
+/// (`crate::features::registry::state::state_dir_from_env`), so every command expands it the same way.
 #[derive(Debug, Clone, Args)]
 pub struct StateArgs {
     /// State folder (default: $SKILL_LIFT_HOME, else ~/.skill-lift).
@@ -67,7 +67,8 @@ impl StateArgs {
 
     /// The resolved state folder: `--state`, else `SKILL_LIFT_HOME`, else `~/.skill-lift`.
     pub fn dir(&self) -> Result<PathBuf, CommandError> {
-        crate::registry::state::state_dir_from_env(self.flag()).map_err(CommandError::input)
+        crate::features::registry::state::state_dir_from_env(self.flag())
+            .map_err(CommandError::input)
     }
 }
 

@@ -1,5 +1,5 @@
 //! `skill-lift formats check DIR...`: the conformance check of `scripts/check-formats`
-//! ([`crate::formats_check`]). Exit 0 when everything loaded, 1 when something was refused.
+//! ([`crate::features::formats_check`]). Exit 0 when everything loaded, 1 when something was refused.
 
 use std::path::PathBuf;
 
@@ -31,7 +31,7 @@ pub enum FormatsCommand {
 /// Run the command: exit 1 when an input was refused.
 pub(super) fn formats(args: FormatsArgs) -> Result<Outcome, CommandError> {
     let FormatsCommand::Check { dirs, json } = args.command;
-    match crate::formats_check::check_command(&dirs, json).map_err(CommandError::input)? {
+    match crate::features::formats_check::check_command(&dirs, json).map_err(CommandError::input)? {
         0 => Ok(Outcome::Success),
         _ => Ok(Outcome::GateFailed),
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::{CommandError, Outcome};
-use crate::history::request::HistoryRequest;
+use crate::features::history::request::HistoryRequest;
 use crate::pipeline::golden::{DraftSettings, MineSettings, draft_cases, mine_to_eval_set};
 
 /// Flags of `skill-lift golden`.

@@ -3,8 +3,8 @@
 
 use clap::Args;
 
-use crate::grade::DEFAULT_PASS_THRESHOLD;
-use crate::grade::custom::DEFAULT_GRADER_TIMEOUT_S;
+use crate::features::grade::DEFAULT_PASS_THRESHOLD;
+use crate::features::grade::custom::DEFAULT_GRADER_TIMEOUT_S;
 use crate::pipeline::grading::{DEFAULT_JUDGE_METRICS, GradingRequest};
 use crate::record::OutputMatch;
 

@@ -1,5 +1,5 @@
 //! `skill-lift harbor-verify`: the custom grader `run` adds for a SkillsBench / Harbor suite
-//! (`crate::evalset::harbor::harbor_verify`).
+//! (`crate::features::evalset::harbor::harbor_verify`).
 
 use std::path::PathBuf;
 
@@ -17,6 +17,6 @@ pub struct HarborVerifyArgs {
 
 /// `skill-lift harbor-verify --tasks DIR`.
 pub(super) fn harbor_verify(args: HarborVerifyArgs) -> Result<Outcome, CommandError> {
-    crate::evalset::harbor::harbor_verify(&args.tasks).map_err(CommandError::input)?;
+    crate::features::evalset::harbor::harbor_verify(&args.tasks).map_err(CommandError::input)?;
     Ok(Outcome::Success)
 }

@@ -1,13 +1,13 @@
 //! `skill-lift init [DIR]`: scaffold a skill folder with an eval set, or add an eval set to an
-//! existing skill (`crate::scaffold::init`).
+//! existing skill (`crate::features::scaffold::init`).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::{CommandError, Outcome};
-use crate::history::request::HistoryRequest;
-use crate::scaffold::InitSettings;
+use crate::features::history::request::HistoryRequest;
+use crate::features::scaffold::InitSettings;
 
 /// Flags of `skill-lift init`.
 #[derive(Debug, Args)]
@@ -55,6 +55,6 @@ pub(super) fn init(args: InitArgs) -> Result<Outcome, CommandError> {
         from_triggers: args.from_triggers,
         from_history,
     };
-    crate::scaffold::init(&settings).map_err(CommandError::failed)?;
+    crate::features::scaffold::init(&settings).map_err(CommandError::failed)?;
     Ok(Outcome::Success)
 }

@@ -1,9 +1,9 @@
-//! `skill-lift install`: skill-lift's own skill into every agent host found (`crate::install`).
+//! `skill-lift install`: skill-lift's own skill into every agent host found (`crate::features::install`).
 
 use clap::Args;
 
 use super::{CommandError, Outcome};
-use crate::install::InstallSettings;
+use crate::features::install::InstallSettings;
 
 /// Flags of `skill-lift install`.
 #[derive(Debug, Args)]
@@ -35,7 +35,7 @@ pub(super) fn install_command(args: InstallArgs) -> Result<Outcome, CommandError
         dry_run: args.dry_run,
         force: args.force,
     };
-    match crate::install::install_command(&settings).map_err(CommandError::failed)? {
+    match crate::features::install::install_command(&settings).map_err(CommandError::failed)? {
         None => Ok(Outcome::NothingToRun),
         Some(report) if report.succeeded => Ok(Outcome::Success),
         Some(_) => Ok(Outcome::InfrastructureError),

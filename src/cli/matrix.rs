@@ -10,7 +10,7 @@ use crate::pipeline::matrix::MatrixSettings;
 
 /// Whether the flags ask for more than one (runner, model) cell.
 pub(super) fn is_matrix(args: &RunArgs) -> bool {
-    crate::run_matrix::is_matrix(&args.agent.runners, &args.agent.models)
+    crate::pipeline::run_matrix::is_matrix(&args.agent.runners, &args.agent.models)
 }
 
 /// A fresh matrix run; each cell's request is the flags with its runner, model and run id.

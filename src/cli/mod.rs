@@ -1,5 +1,5 @@
 //! Command-line interface: clap definitions (raw flags) and the dispatcher that maps each
-//! command's [`Outcome`] to a documented exit code (`crate::exit_codes`) in one place
+//! command's [`Outcome`] to a documented exit code (`crate::values::exit_codes`) in one place
 //! ([`Outcome::code`], in `outcome.rs`).
 
 mod baseline;
@@ -214,10 +214,10 @@ pub struct RunArgs {
     /// running lift, ETA) every --progress-interval seconds when stderr is not a terminal or CI
     /// is set (nothing with --quiet); `always` prints status lines even on a terminal or with
     /// --quiet; `never` prints none.
-    #[arg(long, value_name = "WHEN", value_enum, env = "SKILL_LIFT_PROGRESS", default_value_t = crate::progress::ProgressMode::Auto)]
-    pub progress: crate::progress::ProgressMode,
+    #[arg(long, value_name = "WHEN", value_enum, env = "SKILL_LIFT_PROGRESS", default_value_t = crate::report::progress::ProgressMode::Auto)]
+    pub progress: crate::report::progress::ProgressMode,
     /// Seconds between two progress status lines.
-    #[arg(long, value_name = "SECONDS", env = "SKILL_LIFT_PROGRESS_INTERVAL", default_value_t = crate::progress::DEFAULT_LINE_INTERVAL_S, value_parser = crate::pipeline::values::parse_interval)]
+    #[arg(long, value_name = "SECONDS", env = "SKILL_LIFT_PROGRESS_INTERVAL", default_value_t = crate::report::progress::DEFAULT_LINE_INTERVAL_S, value_parser = crate::pipeline::values::parse_interval)]
     pub progress_interval: f64,
     #[command(flatten)]
     pub state: flag_groups::StateArgs,
@@ -226,7 +226,7 @@ pub struct RunArgs {
     /// with SKILL_LIFT_SHARD_COUNT, SKILL_LIFT_SHARD_INDEX (0-based) with SKILL_LIFT_SHARD_COUNT,
     /// or GitLab / CircleCI / Buildkite parallelism (docs/kubernetes.md). Merge the shard folders
     /// with `skill-lift merge`.
-    #[arg(long, value_name = "i/n|auto", conflicts_with = "resume", value_parser = crate::shard::parse_shard_flag)]
+    #[arg(long, value_name = "i/n|auto", conflicts_with = "resume", value_parser = crate::features::shard::parse_shard_flag)]
     pub shard: Option<crate::record::Shard>,
     /// Skip the pre-flight check (before any trial: the agent program exists and answers
     /// `--version`; each HTTP runner and judge answers one cheap request).
@@ -254,7 +254,7 @@ pub struct RunArgs {
         value_delimiter = ',',
         conflicts_with = "resume"
     )]
-    pub exposure: Vec<crate::workspace::Exposure>,
+    pub exposure: Vec<crate::features::workspace::Exposure>,
     /// The arm every other arm is compared against: `without_skill` (default),
     /// `previous_version`, `with_skill`, …
     #[arg(long, value_name = "ARM", conflicts_with = "resume")]
@@ -328,7 +328,7 @@ pub struct ReportArgs {
 #[derive(Debug, Args, Clone)]
 pub struct AnalysisArgs {
     /// Bootstrap resamples for intervals.
-    #[arg(long, value_name = "B", default_value_t = crate::stats::DEFAULT_RESAMPLES, value_parser = crate::pipeline::values::parse_resamples)]
+    #[arg(long, value_name = "B", default_value_t = crate::analysis::stats::DEFAULT_RESAMPLES, value_parser = crate::pipeline::values::parse_resamples)]
     pub bootstrap_resamples: usize,
     /// Lift interval method: newcombe (K = 1, unclustered only; an error otherwise), bca,
     /// percentile, t (default: chosen from the data, see docs/statistics.md).
@@ -443,7 +443,7 @@ fn dispatch() -> Outcome {
     match result {
         Ok(code) => code,
         Err(CommandError { code, error }) => {
-            crate::reporter::report(crate::reporter::Event::failed(&error));
+            crate::values::reporter::report(crate::values::reporter::Event::failed(&error));
             code
         }
     }

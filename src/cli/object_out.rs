@@ -1,8 +1,8 @@
 //! `--out s3://BUCKET/PREFIX` for `run`: the run records into a local staging folder as usual
-//! and its folder is uploaded after it (`crate::object_out::StagedUpload`).
+//! and its folder is uploaded after it (`crate::report::object_out::StagedUpload`).
 
 use super::{CommandError, Outcome, RunArgs};
-use crate::object_out::StagedUpload;
+use crate::report::object_out::StagedUpload;
 
 /// `skill-lift run`, uploading the run folder when `--out` is an `s3://` location.
 pub(super) async fn run(mut args: RunArgs) -> Result<Outcome, CommandError> {

@@ -1,10 +1,10 @@
 //! How a command ended ([`Outcome`]) and the one mapping from outcomes to the documented exit
-//! codes of `crate::exit_codes`. Commands return an `Outcome` (or a [`super::CommandError`]
+//! codes of `crate::values::exit_codes`. Commands return an `Outcome` (or a [`super::CommandError`]
 //! carrying one); [`super::main`] turns it into the process exit code here and nowhere else.
 
 use std::fmt;
 
-use crate::exit_codes;
+use crate::values::exit_codes;
 
 /// How a command ended: the library's [`Ending`] (docs/results.md "Exit codes"), one enum for
 /// both, so nothing converts between twins. A matrix picks the most severe of its cells'

@@ -31,7 +31,7 @@ pub struct PlanArgs {
     pub previous_ref: Option<String>,
     /// Plan exposure arms, as `run --exposure LIST` runs them.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub exposure: Vec<crate::workspace::Exposure>,
+    pub exposure: Vec<crate::features::workspace::Exposure>,
     /// Attempts per case per arm to plan for.
     #[arg(short = 'k', long = "attempts", alias = "k", value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub k: u32,
@@ -54,7 +54,7 @@ pub struct PlanArgs {
     )]
     pub assumed_lift: Vec<f64>,
     /// Simulated runs per assumed lift.
-    #[arg(long, value_name = "N", default_value_t = crate::projection::DEFAULT_SIMULATIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    #[arg(long, value_name = "N", default_value_t = crate::pipeline::projection::DEFAULT_SIMULATIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub simulations: usize,
     /// Seed of the projection's simulations.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -63,7 +63,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FRACTION", value_parser = crate::pipeline::values::parse_margin)]
     pub equivalence: Option<f64>,
     /// The projected `run --sequential-alpha ALPHA`.
-    #[arg(long, value_name = "ALPHA", default_value_t = crate::sequential::DEFAULT_ALPHA, value_parser = crate::pipeline::values::parse_alpha)]
+    #[arg(long, value_name = "ALPHA", default_value_t = crate::pipeline::sequential::DEFAULT_ALPHA, value_parser = crate::pipeline::values::parse_alpha)]
     pub sequential_alpha: f64,
     /// The projected `run --round-cases N` (default: a twentieth of the cases).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -75,7 +75,7 @@ pub struct PlanArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
     /// The projected `run --max-wall DURATION` (both procedures).
-    #[arg(long, value_name = "DURATION", value_parser = crate::sequential::parse_duration_s)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::pipeline::sequential::parse_duration_s)]
     pub max_wall: Option<f64>,
     /// The projected `run --jobs N` (wall time; default: the runner profile's concurrency).
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

@@ -7,8 +7,8 @@ use clap::Args;
 use super::flag_groups::StateArgs;
 use super::registry::HostArgs;
 use super::{CommandError, Outcome};
-use crate::registry::probe::{ProbeSettings, probe_host};
-use crate::registry::suggest::suggest_from_state;
+use crate::features::registry::probe::{ProbeSettings, probe_host};
+use crate::features::registry::suggest::suggest_from_state;
 
 /// Flags of `skill-lift probe`.
 #[derive(Debug, Args)]

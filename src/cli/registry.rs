@@ -1,5 +1,5 @@
 //! The registry console commands `hosts`, `scan`, `status`, `bump`, `check`: flags mapped to
-//! `crate::registry::console`'s workflows, which print. Each takes `--host`, `--root`, `--state`.
+//! `crate::features::registry::console`'s workflows, which print. Each takes `--host`, `--root`, `--state`.
 
 use std::path::PathBuf;
 
@@ -7,8 +7,8 @@ use clap::Args;
 
 use super::flag_groups::StateArgs;
 use super::{CommandError, Outcome};
-use crate::registry::console;
-use crate::registry::hosts::{HostProfile, find_host};
+use crate::features::registry::console;
+use crate::features::registry::hosts::{HostProfile, find_host};
 
 /// `--host NAME --root PATH` plus `--state`.
 #[derive(Debug, Clone, Args)]
@@ -150,7 +150,7 @@ pub(super) fn bump_command(args: BumpArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     let line = console::bump_host(&state, &host.name, &args.model, args.note)
         .map_err(CommandError::input)?;
-    crate::reporter::result_line(&line);
+    crate::values::reporter::result_line(&line);
     Ok(Outcome::Success)
 }
 

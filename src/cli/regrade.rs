@@ -12,7 +12,7 @@ use clap::Args;
 use super::grading::GradingArgs;
 use super::{AnalysisArgs, CommandError, Outcome};
 use crate::pipeline::regrade::RegradeRequest;
-use crate::progress::{DEFAULT_LINE_INTERVAL_S, ProgressDisplay, ProgressMode};
+use crate::report::progress::{DEFAULT_LINE_INTERVAL_S, ProgressDisplay, ProgressMode};
 
 /// Flags of `skill-lift regrade`.
 #[derive(Debug, Args, Clone)]

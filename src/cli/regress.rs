@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::flag_groups::StateArgs;
 use super::{CommandError, Outcome};
-use crate::registry::regress::{self, RegressCommand, RegressFormat, RegressSettings};
+use crate::features::registry::regress::{self, RegressCommand, RegressFormat, RegressSettings};
 
 /// Flags of `skill-lift regress`.
 #[derive(Debug, Args)]

@@ -8,7 +8,7 @@ use anyhow::anyhow;
 
 use super::Outcome;
 use super::{CommandError, RunArgs};
-use crate::decoys::DecoySource;
+use crate::features::decoys::DecoySource;
 use crate::pipeline::{
     ExecutionSettings, FreshRun, PipelineError, PreviousSource, ReuseFrom, RunSettings, RunStart,
 };

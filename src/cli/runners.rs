@@ -1,12 +1,12 @@
 //! `skill-lift runners` (which runner profiles `--runner NAME` can name, and from where),
 //! `skill-lift setup local-model` and `skill-lift serve local-model` (the zero-key local model,
-//! from any folder: `crate::local_model`).
+//! from any folder: `crate::features::local_model`).
 
 use clap::{Args, Subcommand};
 
 use super::{CommandError, Outcome};
-use crate::local_model::SetupEnd;
-use crate::runner::profile::{print_profiles, show_profile};
+use crate::features::local_model::SetupEnd;
+use crate::features::runner::profile::{print_profiles, show_profile};
 
 /// Flags of `skill-lift runners`.
 #[derive(Debug, Args)]
@@ -50,7 +50,7 @@ pub enum SetupTarget {
 /// `skill-lift setup local-model`.
 pub(super) async fn setup(args: SetupArgs) -> Result<Outcome, CommandError> {
     let SetupTarget::LocalModel = args.what;
-    match crate::local_model::setup().await {
+    match crate::features::local_model::setup().await {
         Ok(SetupEnd::Ready) => Ok(Outcome::Success),
         Ok(SetupEnd::MissingPrerequisite) => Ok(Outcome::InputError),
         Ok(SetupEnd::Interrupted) => Ok(Outcome::Interrupted),
@@ -72,7 +72,7 @@ pub enum ServeTarget {
     /// (the `local` and `local-judge` profiles start this themselves when it is not running).
     LocalModel {
         /// Port on 127.0.0.1.
-        #[arg(long, default_value_t = crate::local_model::DEFAULT_PORT)]
+        #[arg(long, default_value_t = crate::features::local_model::DEFAULT_PORT)]
         port: u16,
     },
 }
@@ -80,6 +80,6 @@ pub enum ServeTarget {
 /// `skill-lift serve local-model`: replaces this process with the server.
 pub(super) fn serve(args: ServeArgs) -> Result<Outcome, CommandError> {
     let ServeTarget::LocalModel { port } = args.what;
-    let error = crate::local_model::serve(port);
+    let error = crate::features::local_model::serve(port);
     Err(CommandError::infrastructure(error))
 }

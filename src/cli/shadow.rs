@@ -7,8 +7,8 @@ use clap::Args;
 use super::flag_groups::RunnerArgs;
 use super::golden::HistoryArgs;
 use super::{CommandError, Outcome};
+use crate::features::shadow::DEFAULT_MIN_TERMS;
 use crate::pipeline::shadow::ShadowSettings;
-use crate::shadow::DEFAULT_MIN_TERMS;
 
 /// Flags of `skill-lift shadow`.
 #[derive(Debug, Args)]

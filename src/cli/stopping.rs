@@ -1,7 +1,7 @@
 //! The flags of `run` that spend less per decision (`--sequential`, `--equivalence`,
 //! `--round-cases`, `--max-cost-usd`, `--max-tokens`, `--max-wall`) and the
 //! [`StoppingRequest`] the run pipeline turns into the manifest's stopping plan
-//! (`crate::pipeline::prepare::apply_stopping`, `crate::sequential`).
+//! (`crate::pipeline::prepare::apply_stopping`, `crate::pipeline::sequential`).
 
 use clap::Args;
 
@@ -22,7 +22,7 @@ pub struct StoppingArgs {
     #[arg(long, value_name = "FRACTION", requires = "sequential", value_parser = crate::pipeline::values::parse_margin)]
     pub equivalence: Option<f64>,
     /// With --sequential: miscoverage of the confidence sequence (0.05: a 95% sequence).
-    #[arg(long, value_name = "ALPHA", requires = "sequential", default_value_t = crate::sequential::DEFAULT_ALPHA, value_parser = crate::pipeline::values::parse_alpha)]
+    #[arg(long, value_name = "ALPHA", requires = "sequential", default_value_t = crate::pipeline::sequential::DEFAULT_ALPHA, value_parser = crate::pipeline::values::parse_alpha)]
     pub sequential_alpha: f64,
     /// Cases per round with --sequential or a budget (default: a twentieth of the cases).
     #[arg(long, value_name = "N", conflicts_with_all = ["resume", "shard"], value_parser = clap::value_parser!(u32).range(1..))]
@@ -42,7 +42,7 @@ pub struct StoppingArgs {
     pub max_tokens: Option<u64>,
     /// Budget: do not start a round that would take the run's trial execution past DURATION
     /// (90s, 15m, 1.5h; plain numbers are seconds).
-    #[arg(long, value_name = "DURATION", conflicts_with = "shard", value_parser = crate::sequential::parse_duration_s)]
+    #[arg(long, value_name = "DURATION", conflicts_with = "shard", value_parser = crate::pipeline::sequential::parse_duration_s)]
     pub max_wall: Option<f64>,
 }
 

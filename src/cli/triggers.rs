@@ -7,8 +7,8 @@ use clap::Args;
 
 use super::flag_groups::RunnerArgs;
 use super::{CommandError, Outcome};
+use crate::features::triggers::{DEFAULT_THRESHOLD, TriggerGates};
 use crate::pipeline::triggers::{TriggersSettings, decoy_source, measure, render_report};
-use crate::triggers::{DEFAULT_THRESHOLD, TriggerGates};
 
 /// Flags of `skill-lift triggers`.
 #[derive(Debug, Args, Clone)]
@@ -32,11 +32,11 @@ pub struct TriggersArgs {
     pub k: u32,
     /// A query counts as triggered when the target was activated in at least this share of
     /// its scored attempts.
-    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_THRESHOLD, value_parser = crate::triggers::parse_fraction)]
+    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_THRESHOLD, value_parser = crate::features::triggers::parse_fraction)]
     pub threshold: f64,
     /// Seed of the order each attempt lists the skills in (the target's position balanced over
     /// a query's attempts, as in `run`; `inject` and `tools` modes).
-    #[arg(long, value_name = "S", default_value_t = crate::skill_order::DEFAULT_SEED)]
+    #[arg(long, value_name = "S", default_value_t = crate::analysis::skill_order::DEFAULT_SEED)]
     pub seed: u64,
     /// Attempts in flight at once (default: the profile's `concurrency`).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
@@ -59,17 +59,17 @@ pub struct TriggersArgs {
     #[arg(long, value_name = "NAME", default_value = "v4-no-eval-material")]
     pub calibre: String,
     /// Gate: exit 1 when precision is below this fraction (point estimate).
-    #[arg(long, value_name = "FRACTION", value_parser = crate::triggers::parse_fraction)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::features::triggers::parse_fraction)]
     pub min_precision: Option<f64>,
     /// Gate: exit 1 when recall is below this fraction (point estimate).
-    #[arg(long, value_name = "FRACTION", value_parser = crate::triggers::parse_fraction)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::features::triggers::parse_fraction)]
     pub min_recall: Option<f64>,
     /// Gate: exit 1 when F1 is below this fraction (point estimate).
-    #[arg(long, value_name = "FRACTION", value_parser = crate::triggers::parse_fraction)]
+    #[arg(long, value_name = "FRACTION", value_parser = crate::features::triggers::parse_fraction)]
     pub min_f1: Option<f64>,
     /// Exit 3 (infrastructure error) when more than this fraction of the attempts is
     /// unscoreable.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.1, value_parser = crate::triggers::parse_fraction)]
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.1, value_parser = crate::features::triggers::parse_fraction)]
     pub max_unscoreable: f64,
     /// Skip the pre-flight check (the runner answers before the first attempt).
     #[arg(long)]
@@ -128,7 +128,7 @@ pub(super) async fn triggers(args: TriggersArgs) -> Result<Outcome, CommandError
         .map_err(CommandError::failed)?;
     if !args.quiet {
         let json = args.format == OutputFormat::Json;
-        crate::reporter::result(&render_report(&finished.report, json));
+        crate::values::reporter::result(&render_report(&finished.report, json));
     }
     let ending = finished.ending.ending();
     finished.ending.report_problem(ending.code());

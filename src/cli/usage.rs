@@ -1,4 +1,4 @@
-//! `skill-lift usage`: adoption and net value per skill from session history (`crate::usage`).
+//! `skill-lift usage`: adoption and net value per skill from session history (`crate::features::usage`).
 
 use std::path::PathBuf;
 
@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::golden::HistoryArgs;
 use super::{CommandError, Outcome};
-use crate::usage::{Pricing, UsageSettings, report_usage};
+use crate::features::usage::{Pricing, UsageSettings, report_usage};
 
 /// Flags of `skill-lift usage`.
 #[derive(Debug, Args)]

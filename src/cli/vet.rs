@@ -9,8 +9,8 @@ use clap::{Args, Parser};
 use super::flag_groups::RunnerArgs;
 use super::triggers::OutputFormat;
 use super::{CommandError, Outcome};
+use crate::pipeline::vet::report::{DEFAULT_MAX_K, DEFAULT_MDE};
 use crate::pipeline::vet::{PairedRunEnd, PairedRunRequest, VetError, VetSettings, vet as run_vet};
-use crate::vet::{DEFAULT_MAX_K, DEFAULT_MDE};
 
 /// Flags of `skill-lift vet`.
 #[derive(Debug, Args)]

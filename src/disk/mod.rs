@@ -16,6 +16,7 @@
 #![allow(clippy::disallowed_methods)]
 
 pub(crate) mod redact;
+pub(crate) mod terminal;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

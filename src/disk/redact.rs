@@ -6,7 +6,7 @@
 //! Two kinds of secret are replaced:
 //!
 //! - **Credential values in play**: the values of every variable a loaded runner or judge profile
-//!   names in `api_key_env` or `pass_env` (registered by [`crate::runner::profile::load_profile`]
+//!   names in `api_key_env` or `pass_env` (registered by [`crate::features::runner::profile::load_profile`]
 //!   through [`register_credentials_of`]), plus any value registered with
 //!   [`register_credential`]. Values shorter than [`MIN_CREDENTIAL_CHARS`] are ignored (too
 //!   likely to match ordinary text). A value becomes `[REDACTED:$NAME]`, the marker the

@@ -2,7 +2,7 @@
 //! identically, analyze each repeat exactly as a run is analyzed, and record the suite's
 //! empirical false-verdict rate (repeats whose verdict is `improved` or `regressed`) and the
 //! spread of the lift across repeats in the state folder, where a later run of the same suite
-//! finds it (`crate::calibration`).
+//! finds it (`crate::features::calibration`).
 //!
 //! Each repeat is an ordinary run folder, `<out>/<calibration id>/repeat-NN/`, executed by
 //! [`super::execute_run`]; `calibration.json` beside them holds the plan, so a calibration
@@ -20,13 +20,13 @@ use super::{
     create_run_folder, ending_of, execute_run, explain, prepare, report_nothing_to_run,
     resolve_fresh, resolve_resume, start_model_server,
 };
-use crate::calibration::{
+use crate::disk::{DiskError, write_atomic};
+use crate::features::calibration::{
     CalibrationError, CalibrationRecord, RepeatResult, record as record_calibration,
 };
-use crate::disk::{DiskError, write_atomic};
 use crate::record::{CalibrationArm, Manifest};
 use crate::report::tables::points;
-use crate::reporter::{Event, report};
+use crate::values::reporter::{Event, report};
 
 /// Version of `calibration.json`.
 const PLAN_FORMAT_VERSION: u32 = 1;
@@ -139,7 +139,7 @@ pub(crate) enum CalibrateError {
     #[error(
         "{}: folder already exists; pick another --run-id or continue it with `skill-lift calibrate --resume {}`",
         .0.display(),
-        crate::shell::shell_path(.0)
+        crate::values::shell::shell_path(.0)
     )]
     FolderExists(PathBuf),
     /// The calibration's id or folder.
@@ -150,13 +150,13 @@ pub(crate) enum CalibrateError {
     Pipeline(#[from] PipelineError),
     /// The runner profile cannot be read.
     #[error(transparent)]
-    Profile(#[from] crate::runner::profile::ProfileError),
+    Profile(#[from] crate::features::runner::profile::ProfileError),
     /// The repeats do not make a calibration record.
     #[error(transparent)]
     Record(CalibrationError),
     /// The state folder cannot be found.
     #[error(transparent)]
-    State(#[from] crate::registry::RegistryError),
+    State(#[from] crate::features::registry::RegistryError),
     /// The record cannot be stored in the state folder.
     #[error("recording the calibration in the state folder")]
     Store(#[source] CalibrationError),
@@ -303,8 +303,9 @@ pub(crate) async fn calibrate(settings: &CalibrationSettings) -> Result<Ending, 
     });
     // The model server is started once for all repeats (each repeat finds it running); from
     // then on SIGINT/SIGTERM stop the calibration cleanly (the server included).
-    crate::contain::install_interrupt_handler();
-    let profile = crate::runner::profile::load_profile(&plan.template.runner.profile_path)?;
+    crate::features::contain::install_interrupt_handler();
+    let profile =
+        crate::features::runner::profile::load_profile(&plan.template.runner.profile_path)?;
     let Ok(mut server) = start_model_server(&profile, &dir.join("server.log")).await? else {
         report(Event::CalibrationInterruptedStartingServer { dir: dir.clone() });
         return Ok(Ending::Interrupted);
@@ -336,11 +337,12 @@ fn record(
     crate::disk::write(&path, &markdown)
         .map_err(|error| CalibrateError::WriteMarkdown(path.clone(), error.into_io()))?;
     if !settings.quiet {
-        crate::reporter::result(&markdown);
+        crate::values::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
-    let state =
-        crate::registry::state::state_dir_from_env(settings.run.execution.state.as_deref())?;
+    let state = crate::features::registry::state::state_dir_from_env(
+        settings.run.execution.state.as_deref(),
+    )?;
     let store = record_calibration(&state, &record).map_err(CalibrateError::Store)?;
     report(Event::Calibrated {
         asset: record.asset.clone(),

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::Ending;
 use super::run::RunFinished;
 use crate::analysis::Summary;
-use crate::reporter::{self, BaselineSkip, Event};
+use crate::values::reporter::{self, BaselineSkip, Event};
 
 /// What an analyzed run's summary amounts to, most severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,8 +226,10 @@ pub(crate) fn record_in_baseline_store(
     let result = crate::record::read_trials(&run_dir.join("trials.jsonl"))
         .map_err(|e| e.to_string())
         .and_then(|(records, _)| {
-            crate::registry::state::state_dir_from_env(state_flag)
-                .and_then(|state| crate::registry::baseline::record_run(&state, manifest, &records))
+            crate::features::registry::state::state_dir_from_env(state_flag)
+                .and_then(|state| {
+                    crate::features::registry::baseline::record_run(&state, manifest, &records)
+                })
                 .map_err(|e| e.to_string())
         });
     match result {
@@ -256,16 +258,16 @@ pub(crate) fn register_reusable_trials(
     let result = crate::record::read_trials(&run_dir.join("trials.jsonl"))
         .map_err(|e| e.to_string())
         .and_then(|(records, _)| {
-            let state = crate::registry::state::state_dir_from_env(state_flag)
+            let state = crate::features::registry::state::state_dir_from_env(state_flag)
                 .map_err(|e| e.to_string())?;
-            crate::reuse::register_run(&state, run_dir, manifest, &records)
+            crate::features::reuse::register_run(&state, run_dir, manifest, &records)
                 .map(|n| (n, state))
                 .map_err(|e| e.to_string())
         });
     match result {
         Ok((count, state)) => reporter::report(Event::TrialStoreRegistered {
             count,
-            store: state.join(crate::reuse::STORE_FILE),
+            store: state.join(crate::features::reuse::STORE_FILE),
         }),
         Err(error) => reporter::report(Event::TrialStoreFailed { error }),
     }

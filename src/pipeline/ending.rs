@@ -42,41 +42,41 @@ fn input_or_infrastructure(infrastructure: bool) -> Ending {
 // The failures of commands whose workflows live below the pipeline (they cannot name
 // `Ending`): each says whether it is the infrastructure's, and ends in that class.
 
-impl Failure for crate::changed::ChangedError {
+impl Failure for crate::features::changed::ChangedError {
     fn ending(&self) -> Ending {
         input_or_infrastructure(self.is_infrastructure())
     }
 }
 
-impl Failure for crate::compare::CompareError {
+impl Failure for crate::report::compare::CompareError {
     fn ending(&self) -> Ending {
         input_or_infrastructure(self.is_infrastructure())
     }
 }
 
-impl Failure for crate::install::InstallCommandError {
+impl Failure for crate::features::install::InstallCommandError {
     fn ending(&self) -> Ending {
         input_or_infrastructure(self.is_infrastructure())
     }
 }
 
-impl Failure for crate::registry::regress::RegressCommandError {
+impl Failure for crate::features::registry::regress::RegressCommandError {
     fn ending(&self) -> Ending {
         input_or_infrastructure(self.is_infrastructure())
     }
 }
 
-impl Failure for crate::object_out::TransferError {
+impl Failure for crate::report::object_out::TransferError {
     fn ending(&self) -> Ending {
         input_or_infrastructure(self.is_infrastructure())
     }
 }
 
-impl Failure for crate::scaffold::InitError {
+impl Failure for crate::features::scaffold::InitError {
     /// No drafts from the history is nothing to run; every other failure is the inputs'.
     fn ending(&self) -> Ending {
         match self {
-            crate::scaffold::InitError::NothingToDraft { .. } => Ending::NothingToRun,
+            crate::features::scaffold::InitError::NothingToDraft { .. } => Ending::NothingToRun,
             _ => Ending::InputError,
         }
     }

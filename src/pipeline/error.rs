@@ -25,31 +25,31 @@ pub(crate) enum ErrorClass {
 pub(crate) enum PipelineError {
     /// The skill folder (or a decoy's, or the previous version's) cannot be read.
     #[error(transparent)]
-    Skill(#[from] crate::asset::SkillError),
+    Skill(#[from] crate::features::asset::SkillError),
     /// A skill folder cannot be fingerprinted.
     #[error(transparent)]
-    Fingerprint(#[from] crate::asset::fingerprint::FingerprintError),
+    Fingerprint(#[from] crate::features::asset::fingerprint::FingerprintError),
     /// The eval set cannot be read.
     #[error(transparent)]
-    EvalSet(#[from] crate::evalset::EvalSetError),
+    EvalSet(#[from] crate::features::evalset::EvalSetError),
     /// A runner or judge profile cannot be found or read.
     #[error(transparent)]
-    Profile(#[from] crate::runner::profile::ProfileError),
+    Profile(#[from] crate::features::runner::profile::ProfileError),
     /// The decoys cannot be prepared.
     #[error(transparent)]
-    Decoys(#[from] crate::decoys::DecoyError),
+    Decoys(#[from] crate::features::decoys::DecoyError),
     /// `--method` cannot be used with this run's design.
     #[error(transparent)]
     Method(#[from] crate::analysis::MethodError),
     /// The trial keys of a run (for later reuse) cannot be computed.
     #[error(transparent)]
-    TrialKeys(#[from] crate::reuse::ReuseError),
+    TrialKeys(#[from] crate::features::reuse::ReuseError),
     /// A calibre name (given, or recorded in a manifest) is unknown.
     #[error("{0}")]
     Calibre(String),
     /// The folder named holds no skill (or several) the layout can choose from.
     #[error(transparent)]
-    Layout(#[from] crate::evalset::layout::LayoutError),
+    Layout(#[from] crate::features::evalset::layout::LayoutError),
     /// The grading asked for cannot be resolved.
     #[error(transparent)]
     Grading(#[from] super::grading::GradingError),
@@ -107,7 +107,7 @@ pub(crate) enum PipelineError {
     #[error("{}: {error}", .eval_path.display())]
     CaseCopiesTarget {
         eval_path: PathBuf,
-        error: crate::workspace::StagingError,
+        error: crate::features::workspace::StagingError,
     },
     /// A decoy has the target's name.
     #[error("decoy `{0}` has the target skill's name; decoys must differ from the target")]
@@ -168,14 +168,14 @@ pub(crate) enum PipelineError {
     #[error("--reuse-baseline {}: {error}", .path.display())]
     ReuseSource {
         path: PathBuf,
-        error: crate::reuse::ReuseError,
+        error: crate::features::reuse::ReuseError,
     },
     /// `--reuse-baseline` without a path and no state folder.
     #[error("--reuse-baseline: {0}")]
-    ReuseState(crate::registry::RegistryError),
+    ReuseState(crate::features::registry::RegistryError),
     /// Reused trials cannot be imported.
     #[error("--reuse-baseline: {0}")]
-    ReuseImport(crate::reuse::ReuseError),
+    ReuseImport(crate::features::reuse::ReuseError),
     /// The stopping flags given to an A/A control.
     #[error(
         "--sequential, --round-cases and the budgets apply to a paired run, not an A/A control"
@@ -252,7 +252,7 @@ pub(crate) enum PipelineError {
     RegradeOutExists(PathBuf),
     /// A recorded trial cannot be graded again.
     #[error(transparent)]
-    RecordedTrial(#[from] crate::execute::RecordedTrialError),
+    RecordedTrial(#[from] crate::pipeline::execute::RecordedTrialError),
     /// The run folder cannot be used: its lock, manifest or trial log cannot be read.
     #[error(transparent)]
     RunFolder(crate::record::RecordError),
@@ -261,19 +261,19 @@ pub(crate) enum PipelineError {
     Record(crate::record::RecordError),
     /// A model server could not be started.
     #[error(transparent)]
-    Server(#[from] crate::runner::server::ServerError),
+    Server(#[from] crate::features::runner::server::ServerError),
     /// The pre-flight check of a runner or judge failed.
     #[error("{0}; nothing was run (skip the check with --no-preflight)")]
-    Preflight(crate::runner::preflight::PreflightError),
+    Preflight(crate::features::runner::preflight::PreflightError),
     /// The runner cannot be built from its profile.
     #[error(transparent)]
-    BuildRunner(#[from] crate::runner::kind::BuildError),
+    BuildRunner(#[from] crate::features::runner::kind::BuildError),
     /// The leak guard found the target where an arm must not have it.
     #[error("{0}")]
     Leak(String),
     /// The scheduler stopped on a record failure or an internal error.
     #[error(transparent)]
-    Execute(crate::execute::ExecuteError),
+    Execute(crate::pipeline::execute::ExecuteError),
     /// The final exports cannot be written.
     #[error("writing exports into {}", .dir.display())]
     Export {
@@ -378,12 +378,12 @@ impl super::Failure for PipelineError {
     }
 }
 
-impl From<crate::execute::ExecuteError> for PipelineError {
+impl From<crate::pipeline::execute::ExecuteError> for PipelineError {
     /// A leak is the inputs' fault; a failed append or an internal error is not.
-    fn from(error: crate::execute::ExecuteError) -> Self {
+    fn from(error: crate::pipeline::execute::ExecuteError) -> Self {
         match error {
-            crate::execute::ExecuteError::Leak(message) => PipelineError::Leak(message),
-            crate::execute::ExecuteError::RecordedTrial(error) => {
+            crate::pipeline::execute::ExecuteError::Leak(message) => PipelineError::Leak(message),
+            crate::pipeline::execute::ExecuteError::RecordedTrial(error) => {
                 PipelineError::RecordedTrial(error)
             }
             other => PipelineError::Execute(other),

@@ -1,16 +1,16 @@
 //! `golden mine` and `golden draft` as workflows: draft cases mined from session history
 //! ([`mine_to_eval_set`]) or asked of a judge model ([`draft_cases`]), written as an eval set
 //! that never overwrites a file, with the next step printed. The mechanics live in
-//! `crate::golden`.
+//! `crate::features::golden`.
 
 use std::path::{Path, PathBuf};
 
 use super::{Ending, ErrorClass, Failure, PipelineError};
-use crate::golden::mine::{mine_drafts, to_eval_set};
-use crate::golden::{GoldenError, draft};
-use crate::history::request::HistoryRequest;
-use crate::reporter::{report_written, result, result_line};
-use crate::scaffold::json_text;
+use crate::features::golden::mine::{mine_drafts, to_eval_set};
+use crate::features::golden::{GoldenError, draft};
+use crate::features::history::request::HistoryRequest;
+use crate::features::scaffold::json_text;
+use crate::values::reporter::{report_written, result, result_line};
 
 /// What `golden mine` reads and writes.
 #[derive(Debug, Clone)]
@@ -68,19 +68,19 @@ pub(crate) enum GoldenCommandError {
     AllRepeats(usize),
     /// The written drafts do not load as an eval set; they were removed.
     #[error("the drafts did not load and were not kept: {0}")]
-    DraftsDidNotLoad(crate::evalset::EvalSetError),
+    DraftsDidNotLoad(crate::features::evalset::EvalSetError),
     /// The history, a file read or a write failed.
     #[error(transparent)]
     Golden(#[from] GoldenError),
     /// The skill folder cannot be read.
     #[error(transparent)]
-    Skill(#[from] crate::asset::SkillError),
+    Skill(#[from] crate::features::asset::SkillError),
     /// The author's eval set cannot be read.
     #[error(transparent)]
-    EvalSet(#[from] crate::evalset::EvalSetError),
+    EvalSet(#[from] crate::features::evalset::EvalSetError),
     /// The judge profile cannot be found or read.
     #[error(transparent)]
-    Profile(#[from] crate::runner::profile::ProfileError),
+    Profile(#[from] crate::features::runner::profile::ProfileError),
     /// The judge's credential cannot be read.
     #[error(transparent)]
     Credential(PipelineError),
@@ -153,7 +153,7 @@ pub(crate) async fn draft_cases(settings: &DraftSettings) -> Result<(), GoldenCo
         return Err(GoldenCommandError::Count);
     }
     let skill_dir = &settings.skill_dir;
-    let skill = crate::asset::load_skill(skill_dir)?;
+    let skill = crate::features::asset::load_skill(skill_dir)?;
     let skill_md_path = skill_dir.join("SKILL.md");
     let skill_md =
         std::fs::read_to_string(&skill_md_path).map_err(GoldenError::io(&skill_md_path))?;
@@ -161,17 +161,17 @@ pub(crate) async fn draft_cases(settings: &DraftSettings) -> Result<(), GoldenCo
         .out
         .clone()
         .unwrap_or_else(|| skill_dir.join("evals/generated.json"));
-    if out.exists() || out == skill_dir.join(crate::golden::evalmd::EVAL_MD) {
+    if out.exists() || out == skill_dir.join(crate::features::golden::evalmd::EVAL_MD) {
         return Err(GoldenCommandError::DraftOutExists(out));
     }
-    let existing = crate::evalset::default_eval_path(skill_dir);
+    let existing = crate::features::evalset::default_eval_path(skill_dir);
     let author = if existing.is_file() {
-        crate::evalset::load_eval_set(&existing, skill_dir)?.cases
+        crate::features::evalset::load_eval_set(&existing, skill_dir)?.cases
     } else {
         Vec::new()
     };
-    let profile = crate::runner::profile::load_profile(
-        &crate::runner::profile::resolve_profile_path(&settings.judge)?,
+    let profile = crate::features::runner::profile::load_profile(
+        &crate::features::runner::profile::resolve_profile_path(&settings.judge)?,
     )?;
     let api_key =
         super::grading::profile_api_key(&profile).map_err(GoldenCommandError::Credential)?;
@@ -187,7 +187,7 @@ pub(crate) async fn draft_cases(settings: &DraftSettings) -> Result<(), GoldenCo
     }
     write_new(&out, &json_text(&set))?;
     // What was written must load the way `run` loads it.
-    if let Err(error) = crate::evalset::load_eval_set(&out, skill_dir) {
+    if let Err(error) = crate::features::evalset::load_eval_set(&out, skill_dir) {
         let _ = std::fs::remove_file(&out);
         return Err(GoldenCommandError::DraftsDidNotLoad(error));
     }
@@ -196,8 +196,8 @@ pub(crate) async fn draft_cases(settings: &DraftSettings) -> Result<(), GoldenCo
         "{kept} generated draft case(s) in {} ({dropped} dropped as repeats of author cases); author cases ({} in EVAL.md / the eval set) are untouched and take priority. Review them, or run them as they are:\n  skill-lift run {} --evals {} --allow-draft",
         out.display(),
         author.len(),
-        crate::shell::shell_path(skill_dir),
-        crate::shell::shell_path(&out)
+        crate::values::shell::shell_path(skill_dir),
+        crate::values::shell::shell_path(&out)
     ));
     Ok(())
 }

@@ -8,15 +8,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::PipelineError;
-use crate::evalset::GoldenCase;
-use crate::grade::DEFAULT_PASS_THRESHOLD;
-use crate::grade::custom::{GraderSpecError, parse_grader_specs};
-use crate::grade::judge::{Judge, JudgeMetricKind, JudgeSettings, RUBRIC_VERSION};
-use crate::grade::metric::RESERVED_METRIC_NAMES;
-use crate::grade::pipeline::{GraderSet, TrialJudge};
+use crate::features::evalset::GoldenCase;
+use crate::features::grade::DEFAULT_PASS_THRESHOLD;
+use crate::features::grade::custom::{GraderSpecError, parse_grader_specs};
+use crate::features::grade::judge::{Judge, JudgeMetricKind, JudgeSettings, RUBRIC_VERSION};
+use crate::features::grade::metric::RESERVED_METRIC_NAMES;
+use crate::features::grade::pipeline::{GraderSet, TrialJudge};
+use crate::features::runner::profile::{MAX_TIMEOUT_S, load_profile, resolve_profile_path};
+use crate::features::runner::{LoadedProfile, RunnerKind};
 use crate::record::{GradingSettings, JudgeInfo, JudgeScope, OutputMatch};
-use crate::runner::profile::{MAX_TIMEOUT_S, load_profile, resolve_profile_path};
-use crate::runner::{LoadedProfile, RunnerKind};
 
 /// Judge metrics computed by default.
 pub(crate) const DEFAULT_JUDGE_METRICS: &str = "accuracy,goal_accuracy,behavior_check";
@@ -142,7 +142,7 @@ pub(crate) fn resolve_grading(request: &GradingRequest) -> Result<ResolvedGradin
         let known =
             RESERVED_METRIC_NAMES.contains(&name.as_str()) || !settings.custom_graders.is_empty();
         if !known {
-            crate::reporter::report(crate::reporter::Event::warning(format!(
+            crate::values::reporter::report(crate::values::reporter::Event::warning(format!(
                 "--metric-weight names `{name}`, which is not a built-in metric; it applies only if a custom grader returns it"
             )));
         }
@@ -259,7 +259,8 @@ pub(crate) fn validate_expected_outputs(
             .expected_output_match
             .unwrap_or(settings.expected_output_match);
         if let Some(expected) = &case.expected_output
-            && let Err(message) = crate::grade::checks::validate_expected_output(mode, expected)
+            && let Err(message) =
+                crate::features::grade::checks::validate_expected_output(mode, expected)
         {
             return Err(PipelineError::ExpectedOutput {
                 eval_path: eval_path.to_path_buf(),
@@ -347,7 +348,7 @@ pub(crate) fn build_grader_set(
     state_flag: Option<&Path>,
 ) -> Result<GraderSet, PipelineError> {
     let cache_dir = if use_cache && !judge_profiles.is_empty() {
-        crate::registry::state::state_dir_from_env(state_flag)
+        crate::features::registry::state::state_dir_from_env(state_flag)
             .ok()
             .map(|state| state.join("judge-cache"))
     } else {
@@ -362,7 +363,7 @@ pub(crate) fn build_grader_set(
             JudgeSettings {
                 k: settings.judge_k,
                 max_format_retries: format_retries,
-                max_trajectory_chars: crate::grade::judge::DEFAULT_MAX_TRAJECTORY_CHARS,
+                max_trajectory_chars: crate::features::grade::judge::DEFAULT_MAX_TRAJECTORY_CHARS,
                 cache_dir: cache_dir.clone(),
                 timeout: std::time::Duration::from_secs_f64(profile.profile.timeout_s),
             },
@@ -371,7 +372,7 @@ pub(crate) fn build_grader_set(
             profile: profile.path.clone(),
             message: error.to_string(),
         })?;
-        judges.push(Arc::new(crate::grade::judge::RecordedJudge::new(
+        judges.push(Arc::new(crate::features::grade::judge::RecordedJudge::new(
             judge,
             info.clone(),
             profile.profile.concurrency,
@@ -385,7 +386,7 @@ pub(crate) fn build_grader_set(
 pub(crate) async fn ensure_judge_servers(
     profiles: &[LoadedProfile],
     log_dir: &Path,
-) -> Result<Vec<crate::runner::server::ManagedServer>, PipelineError> {
+) -> Result<Vec<crate::features::runner::server::ManagedServer>, PipelineError> {
     let mut servers = Vec::new();
     for profile in profiles {
         let Some(config) = &profile.profile.server else {
@@ -393,7 +394,7 @@ pub(crate) async fn ensure_judge_servers(
         };
         let profile_dir = profile.profile_dir();
         let log = log_dir.join(format!("judge-server-{}.log", profile.name));
-        let started = crate::runner::server::ManagedServer::ensure(
+        let started = crate::features::runner::server::ManagedServer::ensure(
             config,
             profile_dir.as_deref(),
             &profile.profile.base_url,
@@ -401,7 +402,7 @@ pub(crate) async fn ensure_judge_servers(
         )
         .await?;
         if let Some(server) = started {
-            crate::reporter::report(crate::reporter::Event::ModelServerStarted {
+            crate::values::reporter::report(crate::values::reporter::Event::ModelServerStarted {
                 command: config.command.join(" "),
                 judge: true,
             });

@@ -1,7 +1,7 @@
 //! A run over a runner × model matrix (`--runner A --runner B --model X --model Y`). Every cell
 //! is a run folder of its own under `RUN_DIR/cells/`, resolved and checked before anything
 //! runs, executed through the one run path ([`super::execute_run`]), fed to the state folder
-//! and analyzed on its own; the matrix report (`crate::run_matrix`) lays the cells side by
+//! and analyzed on its own; the matrix report (`crate::pipeline::run_matrix`) lays the cells side by
 //! side. Cells of one runner run one after another, so the runner's `concurrency` (or `--jobs`)
 //! bounds it; cells of different runners run at once, except runners that manage the same
 //! model server (`[server]`, one `ready_url`): those run in turn, each cell starting the server
@@ -18,13 +18,13 @@ use super::{
     create_run_folder, finish, new_run_id, prepare_run, report_nothing_to_run,
 };
 use crate::analysis::Summary;
-use crate::progress::{ProgressDisplay, ProgressMode};
-use crate::record::{RecordError, read_manifest};
-use crate::reporter::{Event, report};
-use crate::run_matrix::{
+use crate::pipeline::run_matrix::{
     CELLS_DIR, MATRIX_FORMAT_VERSION, MatrixCell, MatrixError, MatrixManifest, matrix_markdown,
     matrix_summary, plan_cells, read_matrix_manifest, write_matrix_exports, write_matrix_manifest,
 };
+use crate::record::{RecordError, read_manifest};
+use crate::report::progress::{ProgressDisplay, ProgressMode};
+use crate::values::reporter::{Event, report};
 
 /// What a matrix run asks for besides each cell's run request.
 pub(crate) struct MatrixSettings {
@@ -53,7 +53,7 @@ pub(crate) enum MatrixRunError {
     NoSkillDir,
     /// The skill folder cannot be read.
     #[error(transparent)]
-    Skill(#[from] crate::asset::SkillError),
+    Skill(#[from] crate::features::asset::SkillError),
     /// The matrix folder exists and is not empty.
     #[error("{}: run folder already exists; pick another --run-id or use --resume", .0.display())]
     Exists(PathBuf),
@@ -139,7 +139,7 @@ pub(crate) async fn run<E: From<MatrixRunError>>(
         .skill_dir
         .as_deref()
         .ok_or(MatrixRunError::NoSkillDir)?;
-    let skill = crate::asset::load_skill(skill_dir).map_err(MatrixRunError::from)?;
+    let skill = crate::features::asset::load_skill(skill_dir).map_err(MatrixRunError::from)?;
     let run_id = settings
         .run_id
         .clone()
@@ -160,7 +160,11 @@ pub(crate) async fn run<E: From<MatrixRunError>>(
     // Every cell is resolved and checked before anything is created or spent.
     let mut work = Vec::new();
     for cell in &cells {
-        crate::skill_fit::render::report_red_flags(skill_dir, &cell.runner, cell.model.as_deref());
+        crate::features::skill_fit::render::report_red_flags(
+            skill_dir,
+            &cell.runner,
+            cell.model.as_deref(),
+        );
         let request = cell_request(cell)?;
         match prepare_run(&request).map_err(MatrixRunError::from)? {
             Ok(prepared) => work.push((cell.clone(), request, prepared)),
@@ -275,7 +279,7 @@ async fn run_groups(groups: Vec<Vec<CellWork>>, resuming: bool, quiet: bool) -> 
     let runs = groups.into_iter().map(|items| async move {
         let mut results = Vec::new();
         for item in items {
-            if crate::contain::is_interrupted() {
+            if crate::features::contain::is_interrupted() {
                 let ended = Ok(Err(Ending::Interrupted));
                 results.push((item.cell, item.settings, item.dir, ended));
                 continue;
@@ -345,7 +349,7 @@ async fn execute_cells(
     // first trial has none yet).
     let summaries = cell_summaries(matrix_dir, manifest)?;
     let files = write_report(matrix_dir, manifest, &summaries, quiet)?;
-    crate::reporter::report_written(&files);
+    crate::values::reporter::report_written(&files);
     report(Event::MatrixResults {
         dir: matrix_dir.to_path_buf(),
     });
@@ -387,7 +391,7 @@ pub(crate) fn write_report(
     let files = write_matrix_exports(out, &summary).map_err(MatrixRunError::Write)?;
     let markdown = matrix_markdown(&summary);
     if !quiet {
-        crate::reporter::result(&markdown);
+        crate::values::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
     Ok(files)
@@ -403,7 +407,7 @@ pub(crate) fn conclude_report(
 ) -> Result<Ending, MatrixRunError> {
     let summaries = cell_summaries(out, manifest)?;
     let files = write_report(out, manifest, &summaries, quiet)?;
-    crate::reporter::report_written(&files);
+    crate::values::reporter::report_written(&files);
     Ok(combined_ending(endings))
 }
 

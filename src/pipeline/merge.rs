@@ -1,6 +1,6 @@
 //! `skill-lift merge`: union the shard folders of one run into a new run folder (manifest,
 //! trials.jsonl in plan order, transcripts), then analyze and export it like a single-machine
-//! run. The checks live in `crate::shard`. Shards of a matrix run (each argument a matrix
+//! run. The checks live in `crate::features::shard`. Shards of a matrix run (each argument a matrix
 //! folder, or a folder holding them) are merged cell by cell into a new matrix folder.
 //!
 //! Each argument is a shard folder (it holds `manifest.json`) or a folder of shard folders (a
@@ -14,14 +14,16 @@ use super::Failure;
 use super::matrix::{MatrixRunError, conclude_report};
 use super::{AnalysisOverrides, Ending, ending_of, explain};
 use crate::disk::{DiskError, write_atomic};
+use crate::features::shard::{
+    MergeError as ShardMergeError, check_shard_set, merge_shards, missing_shards,
+};
+use crate::pipeline::run_matrix::{MatrixCell, MatrixManifest};
 use crate::record::{
     FinishedTrial, Manifest, RecordError, TranscriptLog, TranscriptReader, TrialKey, TrialRecord,
     for_each_planned_trial, is_matrix_folder, read_manifest,
 };
 use crate::report::{Format, export_run};
-use crate::reporter::{Event, report};
-use crate::run_matrix::{MatrixCell, MatrixManifest};
-use crate::shard::{MergeError as ShardMergeError, check_shard_set, merge_shards, missing_shards};
+use crate::values::reporter::{Event, report};
 
 /// What a merge asks for.
 pub(crate) struct MergeSettings {
@@ -167,7 +169,7 @@ fn read_matrices(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, MatrixManifest)>, Mer
             return Err(MergeError::NotAMatrix(dir.clone()));
         }
         let manifest =
-            crate::run_matrix::read_matrix_manifest(dir).map_err(MatrixRunError::from)?;
+            crate::pipeline::run_matrix::read_matrix_manifest(dir).map_err(MatrixRunError::from)?;
         matrices.push((dir.clone(), manifest));
     }
     let (first_dir, first) = &matrices[0];
@@ -213,15 +215,15 @@ fn merge_matrix(settings: &MergeSettings, dirs: &[PathBuf]) -> Result<Ending, Me
         })
         .collect();
     let merged = MatrixManifest {
-        format_version: crate::run_matrix::MATRIX_FORMAT_VERSION,
+        format_version: crate::pipeline::run_matrix::MATRIX_FORMAT_VERSION,
         run_id: run_id.clone(),
         created_at: chrono::Utc::now(),
         asset: first.asset.clone(),
         cells: cells.clone(),
     };
-    std::fs::create_dir_all(out.join(crate::run_matrix::CELLS_DIR))
+    std::fs::create_dir_all(out.join(crate::pipeline::run_matrix::CELLS_DIR))
         .map_err(|error| MergeError::CreateOut(out.clone(), error))?;
-    crate::run_matrix::write_matrix_manifest(out, &merged).map_err(MergeError::Write)?;
+    crate::pipeline::run_matrix::write_matrix_manifest(out, &merged).map_err(MergeError::Write)?;
     let mut endings = Vec::new();
     for (original, cell) in first.cells.iter().zip(&cells) {
         let folders: Vec<PathBuf> = matrices
@@ -314,7 +316,7 @@ fn merge_folders(
         .map_err(|error| MergeError::Export(out.to_path_buf(), error))?;
     let markdown = crate::report::publish::report_markdown(&written, &summary);
     if !quiet {
-        crate::reporter::result(&markdown);
+        crate::values::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
     report(Event::Merged {
@@ -322,7 +324,7 @@ fn merge_folders(
         trials: records.len(),
         out: out.to_path_buf(),
     });
-    crate::reporter::report_written(&written);
+    crate::values::reporter::report_written(&written);
     explain(&summary);
     Ok(ending_of(&summary))
 }

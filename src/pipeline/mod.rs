@@ -3,7 +3,7 @@
 //! one step, in `cli`), [`prepare`] (resolve fresh or resumed inputs, leak guard over the
 //! decoys, stopping plan, checks before spending, credentials and graders; then the run folder
 //! with its manifest, atomically), [`execute_run`] (lock, resume clean-up, reuse import, servers,
-//! pre-flight, the scheduler of `crate::execute`, final exports) and [`conclude`] (baseline and
+//! pre-flight, the scheduler of `crate::pipeline::execute`, final exports) and [`conclude`] (baseline and
 //! trial stores, how the run ends); [`run_single`] is `skill-lift run` through these stages.
 //! `regrade` grades a recorded run again through the same
 //! dispatcher ([`regrade`]). The workflows over runs sit beside it: the A/A control
@@ -20,18 +20,22 @@ pub(crate) mod calibrate;
 pub(crate) mod conclude;
 pub(crate) mod ending;
 pub(crate) mod error;
+pub(crate) mod execute;
 pub(crate) mod golden;
 pub(crate) mod grading;
 pub(crate) mod matrix;
 pub(crate) mod merge;
 pub(crate) mod plan;
 pub(crate) mod prepare;
+pub(crate) mod projection;
 pub(crate) mod reanalyze;
 pub(crate) mod regrade;
 pub(crate) mod replay;
 pub(crate) mod resolve;
 pub(crate) mod result_folder;
 pub(crate) mod run;
+pub(crate) mod run_matrix;
+pub(crate) mod sequential;
 pub(crate) mod servers;
 pub(crate) mod settings;
 pub(crate) mod shadow;

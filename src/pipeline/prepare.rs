@@ -10,9 +10,9 @@ use super::PipelineError;
 use super::resolve::{ResolvedRun, is_half_created_run_folder, resolve_fresh, resolve_resume};
 use super::settings::{ExecutionSettings, RunSettings, RunStart, StoppingRequest};
 use crate::disk::write_atomic;
-use crate::grade::pipeline::GraderSet;
+use crate::features::grade::pipeline::GraderSet;
 use crate::record::{Arm, ArmDesign, Manifest, StoppingPlan};
-use crate::reporter::{Event, report};
+use crate::values::reporter::{Event, report};
 
 /// Why a prepared run has nothing to do (exit 4 on the command line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -91,9 +91,9 @@ pub(crate) fn look_up_calibration(
     manifest: &Manifest,
     state: Option<&Path>,
 ) -> crate::record::CalibrationLookup {
-    match crate::registry::state::state_dir_from_env(state) {
-        Ok(state) => crate::calibration::lookup(&state, manifest),
-        Err(error) => crate::calibration::unavailable(
+    match crate::features::registry::state::state_dir_from_env(state) {
+        Ok(state) => crate::features::calibration::lookup(&state, manifest),
+        Err(error) => crate::features::calibration::unavailable(
             manifest,
             &format!("no state folder to look the calibration up in ({error})"),
         ),

@@ -13,7 +13,7 @@ use crate::disk::{DiskError, write_atomic};
 use crate::record::{Manifest, RecordError, read_manifest};
 use crate::report::matrix::{matrix_html, matrix_json, pass_rate_matrix};
 use crate::report::{Format, export_run};
-use crate::reporter::{Event, report};
+use crate::values::reporter::{Event, report};
 
 /// What a re-analysis asks for.
 pub(crate) struct ReportSettings {
@@ -65,7 +65,7 @@ pub(crate) enum ReportError {
     #[error(
         "{}: no trial is recorded in trials.jsonl; nothing to report (continue the run with `skill-lift run --resume {}`)",
         .0.display(),
-        crate::shell::shell_path(.0)
+        crate::values::shell::shell_path(.0)
     )]
     NothingRecorded(PathBuf),
     /// A matrix folder's cells cannot be read, or its report written.
@@ -149,9 +149,9 @@ fn load(run_dir: &Path) -> Result<LoadedRun, ReportError> {
     let manifest = read_manifest(run_dir).map_err(ReportError::Manifest)?;
     // Records were redacted when written; loading the run's profiles (when they still exist)
     // registers their credential values, so exports of older runs are redacted too.
-    let _ = crate::runner::profile::load_profile(&manifest.runner.profile_path);
+    let _ = crate::features::runner::profile::load_profile(&manifest.runner.profile_path);
     for judge in &manifest.grading.judges {
-        let _ = crate::runner::profile::load_profile(&judge.profile_path);
+        let _ = crate::features::runner::profile::load_profile(&judge.profile_path);
     }
     Ok(LoadedRun {
         dir: run_dir.to_path_buf(),
@@ -198,7 +198,7 @@ fn export_one(
             .saturating_sub(summary.trials.recorded)
     };
     let text = crate::report::publish::report_markdown(&written, &summary);
-    crate::reporter::report_written(&written);
+    crate::values::reporter::report_written(&written);
     let mut ending = ending_of(&summary);
     explain(&summary);
     // A whole run with planned trials missing is not a success (a shard holds only its own).
@@ -231,7 +231,7 @@ fn report_matrix(settings: &ReportSettings, dir: &Path) -> Result<Ending, Report
     }
     let out = settings.out.clone().unwrap_or_else(|| dir.to_path_buf());
     let files = write_report(&out, &manifest, &summaries, settings.quiet)?;
-    crate::reporter::report_written(&files);
+    crate::values::reporter::report_written(&files);
     Ok(combined_ending(endings))
 }
 
@@ -259,7 +259,7 @@ pub(crate) fn report_runs(settings: &ReportSettings) -> Result<Ending, ReportErr
         };
         let (summary, run_ending, text) = export_one(run, &out_dir, settings)?;
         if !settings.quiet {
-            crate::reporter::result(&text);
+            crate::values::reporter::result(&text);
         }
         markdown.push_str(&text);
         if ending == Ending::Success {
@@ -308,7 +308,7 @@ fn write_pass_rate_matrix(out: &Path, summaries: &[Summary]) -> Result<(), Repor
     for (path, bytes) in &paths {
         write_atomic(path, bytes)?;
     }
-    crate::reporter::report_written(&paths.map(|(p, _)| p));
+    crate::values::reporter::report_written(&paths.map(|(p, _)| p));
     Ok(())
 }
 

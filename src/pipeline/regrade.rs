@@ -1,7 +1,7 @@
 //! Grading a recorded run again (`regrade`) on the run pipeline: check the recorded run and its
 //! eval set ([`prepare_regrade`]: the run folder, its eval set by digest, the grading — the
 //! run's own or new — and the graders, the new folder with its manifest), then grade every
-//! recorded trial through the one dispatcher of `crate::execute` ([`execute_regrade`]: typed
+//! recorded trial through the one dispatcher of `crate::pipeline::execute` ([`execute_regrade`]: typed
 //! events, progress, the trial log in the recorded order, the live records the periodic exports
 //! are written from, interrupts), and write the final exports. No agent is called.
 //!
@@ -29,21 +29,21 @@ use super::prepare::{look_up_calibration, write_manifest};
 use super::run::{periodic_exports, write_final_exports};
 use super::settings::AnalysisOverrides;
 use crate::analysis::Summary;
-use crate::evalset::{GoldenCase, load_eval_set};
-use crate::execute::{
+use crate::features::evalset::{GoldenCase, load_eval_set};
+use crate::features::grade::pipeline::{GraderSet, TrialFacts, staged_skill_names};
+use crate::features::runner::LoadedProfile;
+use crate::features::runner::profile::load_profile;
+use crate::pipeline::execute::{
     ExecuteReport, Fatal, Planned, RecordedTrialError, SchedulerSettings, TrialClock, TrialWork,
     dispatch,
 };
-use crate::grade::pipeline::{GraderSet, TrialFacts, staged_skill_names};
-use crate::progress::ProgressDisplay;
 use crate::record::{
     FORMAT_VERSION, FinishedTrial, Manifest, RunLock, TranscriptDocument, TranscriptReader,
     TrialLog, TrialRecord, read_manifest,
 };
 use crate::record::{GradingSettings, Outcome};
-use crate::reporter::{Event, report};
-use crate::runner::LoadedProfile;
-use crate::runner::profile::load_profile;
+use crate::report::progress::ProgressDisplay;
+use crate::values::reporter::{Event, report};
 
 /// A validated regrade request (the flags of `skill-lift regrade`, resolved).
 pub(crate) struct RegradeRequest {
@@ -564,7 +564,7 @@ pub(crate) async fn regrade<E: From<RegradeError>>(
     let (manifest, cells) = super::matrix::cell_folders(run_dir).map_err(RegradeError::from)?;
     let run_id = regrade_id(&manifest.run_id);
     let out = out.unwrap_or_else(|| run_dir.join("regrades").join(&run_id));
-    let regraded = crate::run_matrix::MatrixManifest {
+    let regraded = crate::pipeline::run_matrix::MatrixManifest {
         run_id,
         created_at: Utc::now(),
         ..manifest
@@ -585,27 +585,28 @@ pub(crate) async fn regrade<E: From<RegradeError>>(
 /// Create the new matrix folder `out` (never over a run) with its cells folder and manifest.
 fn create_matrix_out(
     out: &Path,
-    manifest: &crate::run_matrix::MatrixManifest,
+    manifest: &crate::pipeline::run_matrix::MatrixManifest,
 ) -> Result<(), RegradeError> {
     if crate::record::is_matrix_folder(out) || out.join("manifest.json").exists() {
         return Err(RegradeError::OutHoldsRun(out.to_path_buf()));
     }
-    std::fs::create_dir_all(out.join(crate::run_matrix::CELLS_DIR))
+    std::fs::create_dir_all(out.join(crate::pipeline::run_matrix::CELLS_DIR))
         .map_err(|error| RegradeError::CreateOut(out.to_path_buf(), error))?;
-    crate::run_matrix::write_matrix_manifest(out, manifest).map_err(RegradeError::WriteManifest)
+    crate::pipeline::run_matrix::write_matrix_manifest(out, manifest)
+        .map_err(RegradeError::WriteManifest)
 }
 
 /// Regrade one run folder into a new one: prepared, graded, its Markdown summary printed
 /// (unless `quiet`), how it ended reported.
 async fn regrade_run(request: RegradeRequest, quiet: bool) -> Result<super::Ending, RegradeError> {
     let prepared = prepare_regrade(request)?;
-    let finished = execute_regrade(prepared, crate::contain::interrupted()).await?;
+    let finished = execute_regrade(prepared, crate::features::contain::interrupted()).await?;
     let markdown = crate::report::publish::report_markdown(&finished.written, &finished.summary);
     if !quiet {
-        crate::reporter::result(&markdown);
+        crate::values::reporter::result(&markdown);
     }
     crate::report::step_summary::append_step_summary(&markdown);
-    crate::reporter::report_written(&finished.written);
+    crate::values::reporter::report_written(&finished.written);
     if finished.report.interrupted {
         report(Event::RegradeInterrupted {
             kept: finished.report.recorded,

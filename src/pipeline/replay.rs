@@ -6,12 +6,12 @@
 use std::path::Path;
 
 use super::{Failure, PipelineError};
-use crate::reporter::{Event, report};
-use crate::runner::preflight::PreflightError;
-use crate::runner::profile::LoadedProfile;
-use crate::runner::profile::{ProfileError, load_profile, resolve_profile_path};
-use crate::runner::server::ManagedServer;
-use crate::runner::{BuildError, Runner, SkillMode, build_runner};
+use crate::features::runner::preflight::PreflightError;
+use crate::features::runner::profile::LoadedProfile;
+use crate::features::runner::profile::{ProfileError, load_profile, resolve_profile_path};
+use crate::features::runner::server::ManagedServer;
+use crate::features::runner::{BuildError, Runner, SkillMode, build_runner};
+use crate::values::reporter::{Event, report};
 
 /// Why a runner cannot serve a command that must see which skill the agent activated
 /// (`triggers`, `shadow`).
@@ -139,7 +139,7 @@ pub(crate) async fn start_replay_runner(
         Err(_) => return Err(ReplayRunnerError::Interrupted),
     };
     if !no_preflight {
-        match crate::runner::preflight::check(profile, api_key.as_deref()).await {
+        match crate::features::runner::preflight::check(profile, api_key.as_deref()).await {
             Ok(line) => report(Event::PreflightPassed {
                 profile: profile.name.clone(),
                 line,

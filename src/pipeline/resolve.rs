@@ -11,19 +11,19 @@ use chrono::Utc;
 use super::PipelineError;
 use super::grading::{ResolvedGrading, resolve_grading};
 use super::settings::{FreshRun, PreviousSource, ReuseFrom};
-use crate::asset::fingerprint::{Calibre, fingerprint};
-use crate::asset::{Skill, load_skill};
-use crate::decoys::{DecoySource, prepare_decoys};
-use crate::evalset::{GoldenCase, default_eval_path, load_eval_set};
+use crate::features::asset::fingerprint::{Calibre, fingerprint};
+use crate::features::asset::{Skill, load_skill};
+use crate::features::decoys::{DecoySource, prepare_decoys};
+use crate::features::evalset::{GoldenCase, default_eval_path, load_eval_set};
+use crate::features::runner::LoadedProfile;
+use crate::features::runner::profile::{load_profile, resolve_profile_path};
+use crate::features::workspace::{Exposure, PreviousSkill, SkillSource};
 use crate::record::{Arm, ArmDesign};
 use crate::record::{
     AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, PreviousInfo,
     RunnerInfo, read_manifest,
 };
-use crate::reporter::{Event, report};
-use crate::runner::LoadedProfile;
-use crate::runner::profile::{load_profile, resolve_profile_path};
-use crate::workspace::{Exposure, PreviousSkill, SkillSource};
+use crate::values::reporter::{Event, report};
 
 /// Inputs of a run, resolved and validated.
 pub(crate) struct ResolvedRun {
@@ -49,13 +49,13 @@ pub(crate) struct ResolvedRun {
 }
 
 /// The skill folder and eval set for the folder the user named (a skill, a repository root, a
-/// plugin; `crate::evalset::layout`), reporting which skill and eval file were chosen when the
+/// plugin; `crate::features::evalset::layout`), reporting which skill and eval file were chosen when the
 /// layout chose them. `evals` (`--evals`) wins; `None`: the skill's own default eval set.
 pub(crate) fn locate_inputs(
     target: &Path,
     evals: Option<&Path>,
-) -> Result<(PathBuf, Option<PathBuf>), crate::evalset::layout::LayoutError> {
-    let located = crate::evalset::layout::locate(target, evals)?;
+) -> Result<(PathBuf, Option<PathBuf>), crate::features::evalset::layout::LayoutError> {
+    let located = crate::features::evalset::layout::locate(target, evals)?;
     if located.skill_chosen {
         report(Event::SkillChosen {
             target: target.to_path_buf(),
@@ -261,7 +261,7 @@ fn print_warnings(skill: &Skill) {
             warning.to_string(),
         ));
     }
-    for omitted in crate::workspace::staging_omissions(&skill.dir) {
+    for omitted in crate::features::workspace::staging_omissions(&skill.dir) {
         report(Event::warning_at(
             &skill.dir,
             format!("not staged: {omitted}"),
@@ -359,14 +359,16 @@ pub(crate) fn resolve_fresh(
         ..Default::default()
     };
     for case in &cases {
-        if let Some(error) = crate::workspace::case_file_copying_target(case, &target_source) {
+        if let Some(error) =
+            crate::features::workspace::case_file_copying_target(case, &target_source)
+        {
             return Err(PipelineError::CaseCopiesTarget {
                 eval_path: eval_path.clone(),
                 error,
             });
         }
     }
-    let target_text = crate::leak_guard::SkillText::parse(&skill_md_text(&skill_dir)?);
+    let target_text = crate::features::leak_guard::SkillText::parse(&skill_md_text(&skill_dir)?);
     let decoys = prepare_decoys(&decoy_source)?;
     let mut decoy_infos = Vec::new();
     for decoy in &decoys.skills {
@@ -376,7 +378,7 @@ pub(crate) fn resolve_fresh(
         }
         let decoy_skill = load_skill(&decoy.dir)?;
         check_skill_name(&decoy_skill)?;
-        let decoy_text = crate::leak_guard::SkillText::parse(&skill_md_text(&decoy.dir)?);
+        let decoy_text = crate::features::leak_guard::SkillText::parse(&skill_md_text(&decoy.dir)?);
         if let Some(why) = decoy_text.resembles(&target_text) {
             return Err(PipelineError::DecoyCopiesTarget {
                 decoy: decoy_display_path(&decoy_source, &decoy.name, &decoy.dir),
@@ -427,8 +429,8 @@ pub(crate) fn resolve_fresh(
                 name: "verifier".to_string(),
                 command: format!(
                     "{} harbor-verify --tasks {}",
-                    crate::shell::shell_quote(&exe.display().to_string()),
-                    crate::shell::shell_quote(&tasks.display().to_string())
+                    crate::values::shell::shell_quote(&exe.display().to_string()),
+                    crate::values::shell::shell_quote(&tasks.display().to_string())
                 ),
                 timeout_s: eval_set
                     .verifier_timeout_s
@@ -515,7 +517,7 @@ pub(crate) fn resolve_fresh(
     };
     // Every run records its trial keys (a later run may reuse its trials); reuse itself only
     // when asked for.
-    manifest.trial_keys = Some(crate::reuse::trial_keys(
+    manifest.trial_keys = Some(crate::features::reuse::trial_keys(
         &manifest,
         &cases,
         &profile.profile,
@@ -556,7 +558,7 @@ fn reuse_request(
         }
         ReuseFrom::Store => crate::record::ReuseSource::Store {
             path: absolute(
-                &crate::registry::state::state_dir_from_env(state)
+                &crate::features::registry::state::state_dir_from_env(state)
                     .map_err(PipelineError::ReuseState)?,
             ),
         },

@@ -1,7 +1,7 @@
 //! Executing a prepared run in its folder: under the run's lock, clean what a killed run left
 //! (on resume), read the recorded trials, import reused ones, start the model and judge servers,
 //! pre-flight, build the runner and the trial context, hand everything to the scheduler
-//! (`crate::execute`, or round scheduling in `crate::sequential`), stop the servers, and write
+//! (`crate::pipeline::execute`, or round scheduling in `crate::pipeline::sequential`), stop the servers, and write
 //! the final exports. The one code path of `run`, each matrix cell and each `calibrate` repeat.
 
 use std::collections::{BTreeMap, HashSet};
@@ -14,13 +14,15 @@ use super::prepare::{PreparedRun, write_manifest};
 use super::resolve::{ResolvedRun, skill_md_text};
 use super::settings::{AnalysisOverrides, ExecutionSettings};
 use crate::analysis::{AnalysisSettings, Summary};
-use crate::decoys::prepare_decoys;
-use crate::execute::{ExecuteReport, SchedulerSettings, TrialContext, execute, plan_trials};
+use crate::features::decoys::prepare_decoys;
+use crate::features::runner::build_runner;
+use crate::features::workspace::SkillSource;
+use crate::pipeline::execute::{
+    ExecuteReport, SchedulerSettings, TrialContext, execute, plan_trials,
+};
 use crate::record::{Manifest, RunLock, TrialKey, TrialLog, TrialRecord};
 use crate::report::{Format, export_run};
-use crate::reporter::{Event, report};
-use crate::runner::build_runner;
-use crate::workspace::SkillSource;
+use crate::values::reporter::{Event, report};
 
 /// How [`execute_run`] behaves besides the run's own settings.
 #[derive(Debug, Clone, Copy)]
@@ -35,7 +37,7 @@ pub(crate) struct RunOptions {
     pub resuming: bool,
     /// The progress display instead of the one the settings and the terminal choose (a matrix
     /// running several runners at once shows status lines).
-    pub progress: Option<crate::progress::ProgressDisplay>,
+    pub progress: Option<crate::report::progress::ProgressDisplay>,
 }
 
 /// What [`execute_run`] leaves: the run's manifest, its analysis and the files written.
@@ -100,7 +102,7 @@ pub(crate) async fn execute_run(
     announce_run(&manifest, &resolved, done.len() - outside_shard);
 
     // From the first child on, SIGINT/SIGTERM stop the run cleanly (servers included).
-    crate::contain::install_interrupt_handler();
+    crate::features::contain::install_interrupt_handler();
     let pending = done.len() < planned;
     let mut servers =
         match start_servers(&resolved, &run_dir, options.manage_server, pending).await? {
@@ -227,7 +229,7 @@ struct Ledger {
 /// shards' trials as done.
 fn read_ledger(
     run_dir: &Path,
-    cases: &[crate::evalset::GoldenCase],
+    cases: &[crate::features::evalset::GoldenCase],
     manifest: &Manifest,
     retry_unscoreable: bool,
 ) -> Result<Ledger, PipelineError> {
@@ -316,8 +318,8 @@ fn announce_run(manifest: &Manifest, resolved: &ResolvedRun, recorded: usize) {
 
 /// The model servers a run started (the runner's, the judges'), stopped after it.
 struct Servers {
-    model: Option<crate::runner::server::ManagedServer>,
-    judges: Vec<crate::runner::server::ManagedServer>,
+    model: Option<crate::features::runner::server::ManagedServer>,
+    judges: Vec<crate::features::runner::server::ManagedServer>,
 }
 
 impl Servers {
@@ -359,7 +361,7 @@ async fn start_servers(
     let judges = if pending {
         tokio::select! {
             started = super::grading::ensure_judge_servers(&resolved.judge_profiles, run_dir) => started?,
-            _ = crate::contain::interrupted() => {
+            _ = crate::features::contain::interrupted() => {
                 if let Some(server) = model.as_mut() {
                     server.stop().await;
                 }
@@ -388,11 +390,13 @@ async fn preflight(
         checks.push((judge.clone(), super::grading::profile_api_key(judge)?));
     }
     for (index, (checked, key)) in checks.iter().enumerate() {
-        let mut result = crate::runner::preflight::check(checked, key.as_deref()).await;
+        let mut result = crate::features::runner::preflight::check(checked, key.as_deref()).await;
         if index == 0 && result.is_ok() && checked.profile.kind.spec().agent_cli().is_some() {
             // The runner is an agent CLI: one tiny real request through it proves the
             // credentials and the endpoint before the first trial spends anything.
-            result = crate::runner::preflight::probe_agent(checked, key.as_deref(), model).await;
+            result =
+                crate::features::runner::preflight::probe_agent(checked, key.as_deref(), model)
+                    .await;
         }
         match result {
             Ok(line) => report(Event::PreflightPassed {
@@ -409,7 +413,7 @@ async fn preflight(
 /// cases whose output checks do not decide their pass (so the judge's outcome score will),
 /// graded with fewer judge repeats or attempts than recommended.
 fn planned_judge_warning(
-    cases: &[crate::evalset::GoldenCase],
+    cases: &[crate::features::evalset::GoldenCase],
     manifest: &Manifest,
 ) -> Option<String> {
     let grading = &manifest.grading;
@@ -418,7 +422,7 @@ fn planned_judge_warning(
     }
     let judged = cases
         .iter()
-        .filter(|case| !crate::grade::pipeline::output_checks_decide(case, grading))
+        .filter(|case| !crate::features::grade::pipeline::output_checks_decide(case, grading))
         .count();
     crate::analysis::judge_warning_before_trials(judged, grading.judge_k, manifest.k)
 }
@@ -432,9 +436,9 @@ fn trial_context(
     manifest: &Manifest,
     run_dir: &Path,
     execution: &ExecutionSettings,
-    runner: Box<dyn crate::runner::Runner>,
+    runner: Box<dyn crate::features::runner::Runner>,
     decoys: Vec<SkillSource>,
-    graders: crate::grade::pipeline::GraderSet,
+    graders: crate::features::grade::pipeline::GraderSet,
     retried: HashSet<TrialKey>,
 ) -> Result<(Arc<TrialContext>, Option<super::resolve::ResolvedPrevious>), PipelineError> {
     let ResolvedRun {
@@ -501,19 +505,19 @@ async fn schedule(
     done: &HashSet<TrialKey>,
     previous: &[TrialRecord],
     log: TrialLog,
-) -> Result<ExecuteReport, crate::execute::ExecuteError> {
+) -> Result<ExecuteReport, crate::pipeline::execute::ExecuteError> {
     match manifest.stopping.clone() {
         // Round scheduling (`--sequential`, budgets): the round planner feeds the scheduler.
         Some(plan) => {
             let wall_before_s = plan.outcome.as_ref().map_or(0.0, |o| o.spent.wall_s);
-            crate::sequential::execute_rounds(
+            crate::pipeline::sequential::execute_rounds(
                 context,
                 settings,
                 &plan,
                 done,
                 previous,
                 log,
-                crate::contain::interrupted,
+                crate::features::contain::interrupted,
                 wall_before_s,
             )
             .await
@@ -532,7 +536,7 @@ async fn schedule(
                 done,
                 previous,
                 log,
-                crate::contain::interrupted(),
+                crate::features::contain::interrupted(),
             )
             .await
         }
@@ -553,7 +557,7 @@ fn report_rounds_stopped(stopped: &crate::record::StoppingOutcome) {
 async fn wind_down(servers: &mut Servers, run_dir: &Path) {
     servers.stop().await;
     crate::record::redact_logs_in(run_dir);
-    let orphans = crate::contain::reap_adopted_orphans();
+    let orphans = crate::features::contain::reap_adopted_orphans();
     if orphans > 0 {
         report(Event::OrphansStopped { count: orphans });
     }
@@ -599,8 +603,9 @@ fn import_reused_trials(
     let Some(request) = manifest.reuse.clone() else {
         return Ok(());
     };
-    let imported = crate::reuse::import(&request.source, &request.arms, manifest, run_dir, done)
-        .map_err(PipelineError::ReuseImport)?;
+    let imported =
+        crate::features::reuse::import(&request.source, &request.arms, manifest, run_dir, done)
+            .map_err(PipelineError::ReuseImport)?;
     for warning in &imported.warnings {
         report(Event::warning(format!("--reuse-baseline: {warning}")));
     }
@@ -647,9 +652,11 @@ fn clean_up_after_a_killed_run(
     let (records, _) = crate::record::read_all_trial_lines(&run_dir.join("trials.jsonl"))
         .map_err(PipelineError::RunFolder)?;
     let kept: HashSet<PathBuf> = records.into_iter().filter_map(|r| r.workspace).collect();
-    let mut folders = crate::workspace::remove_orphaned_trial_folders(run_dir, None, &kept);
+    let mut folders =
+        crate::features::workspace::remove_orphaned_trial_folders(run_dir, None, &kept);
     if let Some(root) = workspace_root {
-        folders += crate::workspace::remove_orphaned_trial_folders(run_dir, Some(root), &kept);
+        folders +=
+            crate::features::workspace::remove_orphaned_trial_folders(run_dir, Some(root), &kept);
     }
     if temp_files + folders > 0 {
         report(Event::CleanedUpAfterInterruptedRun {
@@ -679,8 +686,8 @@ pub(crate) fn periodic_exports(
     run_dir: PathBuf,
     manifest: Manifest,
     settings: AnalysisSettings,
-) -> crate::execute::PeriodicExports {
-    crate::execute::PeriodicExports {
+) -> crate::pipeline::execute::PeriodicExports {
+    crate::pipeline::execute::PeriodicExports {
         interval: export_interval(),
         export: Arc::new(move |records| {
             let _ = crate::report::export_records(
@@ -701,7 +708,7 @@ pub(crate) fn periodic_exports(
 fn eval_material_of(
     skill_dir: &Path,
     manifest: &crate::record::Manifest,
-) -> crate::asset::eval_material::EvalMaterial {
+) -> crate::features::asset::eval_material::EvalMaterial {
     let mut paths = vec![manifest.eval_set.path.clone()];
     for grader in &manifest.grading.custom_graders {
         paths.extend(
@@ -712,5 +719,5 @@ fn eval_material_of(
                 .filter(|path| path.is_file()),
         );
     }
-    crate::asset::eval_material::EvalMaterial::inside(skill_dir, paths)
+    crate::features::asset::eval_material::EvalMaterial::inside(skill_dir, paths)
 }

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use super::PipelineError;
 use super::run::InterruptedBeforeTrials;
-use crate::reporter::{Event, report};
-use crate::runner::LoadedProfile;
-use crate::runner::server::ManagedServer;
+use crate::features::runner::LoadedProfile;
+use crate::features::runner::server::ManagedServer;
+use crate::values::reporter::{Event, report};
 
 /// Start `profile`'s managed model server unless it already answers (`log`: its output). Returns
 /// the server to stop later (`None`: the profile has none, or one was already running), or
@@ -33,7 +33,7 @@ pub(crate) async fn start_model_server(
             &profile.profile.base_url,
             log,
         ) => started?,
-        _ = crate::contain::interrupted() => return Ok(Err(InterruptedBeforeTrials)),
+        _ = crate::features::contain::interrupted() => return Ok(Err(InterruptedBeforeTrials)),
     };
     if server.is_some() {
         report(Event::ModelServerStarted {

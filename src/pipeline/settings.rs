@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use super::grading::GradingRequest;
 use crate::analysis::AnalysisSettings;
-use crate::asset::fingerprint::Calibre;
-use crate::decoys::DecoySource;
-use crate::progress::{ProgressDisplay, ProgressMode};
+use crate::features::asset::fingerprint::Calibre;
+use crate::features::decoys::DecoySource;
+use crate::features::workspace::Exposure;
 use crate::record::{Arm, Budgets, FailOn, LiftMethod, RecordedGates, SequentialSettings};
-use crate::workspace::Exposure;
+use crate::report::progress::{ProgressDisplay, ProgressMode};
 
 /// One run's request: how it starts (fresh or resumed), how it executes, how it is analyzed
 /// and when it stops.
@@ -51,7 +51,7 @@ impl RunStart {
 #[derive(Clone)]
 pub(crate) struct FreshRun {
     /// The folder named: a skill folder (holds SKILL.md), or a folder the eval-set layout
-    /// chooses the skill and eval set in (`crate::evalset::layout`).
+    /// chooses the skill and eval set in (`crate::features::evalset::layout`).
     pub target: PathBuf,
     /// The eval set (default: the layout's, else `<skill>/evals/evals.json`).
     pub evals: Option<PathBuf>,
@@ -207,7 +207,7 @@ impl AnalysisOverrides {
     }
 }
 
-/// Round scheduling, anytime-valid stopping and budgets asked for (`crate::sequential`).
+/// Round scheduling, anytime-valid stopping and budgets asked for (`crate::pipeline::sequential`).
 #[derive(Debug, Clone, Default)]
 pub struct StoppingRequest {
     /// Stop early with an anytime-valid decision.

@@ -1,10 +1,10 @@
 //! `skill-lift shadow` as a workflow ([`shadow`]): choose the eligible prompts of the history,
 //! check the runner, consent for write-type skills and the throwaway rule, create the shadow
 //! folder, then the replay stage ([`replay_shadow`]): write the folder's manifest, replay every prompt once with the new
-//! skill staged through the trigger evaluation's attempt path (`crate::triggers::run_attempts`,
+//! skill staged through the trigger evaluation's attempt path (`crate::features::triggers::run_attempts`,
 //! a fresh throwaway workspace per replay), record each replay next to the recorded turn, and
 //! write `records.jsonl`, `summary.json` and `report.md`, every text redacted (secrets and home
-//! folders). Rules and comparison live in `crate::shadow`.
+//! folders). Rules and comparison live in `crate::features::shadow`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,19 +15,21 @@ use serde_json::json;
 
 use super::PipelineError;
 use super::replay::ReplayRunnerError;
-use crate::asset::Skill;
-use crate::asset::fingerprint::Calibre;
-use crate::history::{HistoryHost, ReadReport};
-use crate::record::RecordError;
-use crate::reporter::{Event, report};
-use crate::runner::profile::LoadedProfile;
-use crate::shadow::{
+use crate::features::asset::Skill;
+use crate::features::asset::fingerprint::Calibre;
+use crate::features::history::{HistoryHost, ReadReport};
+use crate::features::runner::profile::LoadedProfile;
+use crate::features::shadow::{
     Candidate, CandidateCounts, EligibilityRule, MAX_ANSWER_CHARS, Replay, ReplayEnd,
     SHADOW_FORMAT_VERSION, ShadowRecord, ShadowSummary, WriteEvidence, compare, report_markdown,
     summarize,
 };
-use crate::triggers::{AttemptSettings, TriggerContext, TriggerError, TriggerQuery, run_attempts};
-use crate::workspace::SkillSource;
+use crate::features::triggers::{
+    AttemptSettings, TriggerContext, TriggerError, TriggerQuery, run_attempts,
+};
+use crate::features::workspace::SkillSource;
+use crate::record::RecordError;
+use crate::values::reporter::{Event, report};
 
 /// What the replays of one shadow run need, decided before any is spent.
 pub(crate) struct ShadowReplay<'a> {
@@ -95,7 +97,7 @@ pub(crate) struct ShadowSettings {
     /// The new skill's folder.
     pub skill_dir: PathBuf,
     /// The history to read.
-    pub history: crate::history::request::HistoryRequest,
+    pub history: crate::features::history::request::HistoryRequest,
     /// The runner profile: a name from a runners folder or a `.toml` path.
     pub runner: String,
     /// The model, overriding the profile's.
@@ -127,7 +129,7 @@ pub(crate) struct ShadowSettings {
 pub(crate) enum ShadowError {
     /// The skill cannot be read.
     #[error(transparent)]
-    Skill(#[from] crate::asset::SkillError),
+    Skill(#[from] crate::features::asset::SkillError),
     /// The skill's name cannot name the staged folder.
     #[error(
         "{}: skill name `{}` cannot name the staged skill folder; set frontmatter `name`",
@@ -145,7 +147,7 @@ pub(crate) enum ShadowError {
     ZeroLimit,
     /// The history cannot be read.
     #[error(transparent)]
-    History(#[from] crate::history::HistoryError),
+    History(#[from] crate::features::history::HistoryError),
     /// No recorded turn is eligible: nothing to replay.
     #[error(
         "no eligible turn: none of the {turns} recorded {host} turn(s) names `{skill}`, used a skill of that name, or holds {min_terms} of its trigger terms ({terms}); nothing replayed (widen --since, lower --min-terms, or pass --all-turns)"
@@ -195,13 +197,13 @@ pub(crate) enum ShadowError {
     },
     /// The decoys cannot be prepared.
     #[error(transparent)]
-    Decoys(#[from] crate::decoys::DecoyError),
+    Decoys(#[from] crate::features::decoys::DecoyError),
     /// A decoy has the new skill's name.
     #[error("a decoy has the new skill's name `{0}`; decoys must differ from it")]
     DecoyNamedAsSkill(String),
     /// The skill cannot be fingerprinted.
     #[error(transparent)]
-    Fingerprint(#[from] crate::asset::fingerprint::FingerprintError),
+    Fingerprint(#[from] crate::features::asset::fingerprint::FingerprintError),
     /// The shadow folder cannot be named or created.
     #[error(transparent)]
     Folder(#[from] super::result_folder::ResultFolderError),
@@ -265,7 +267,7 @@ impl super::Failure for ShadowError {
 /// An interrupt ends it with `interrupted` set (and says that the report covers the replays
 /// recorded); a run where no replay could be scored is an error once everything is written.
 pub(crate) async fn shadow(settings: &ShadowSettings) -> Result<ShadowFinished, ShadowError> {
-    let skill = crate::asset::load_skill(&settings.skill_dir)?;
+    let skill = crate::features::asset::load_skill(&settings.skill_dir)?;
     let name = skill.name.as_str();
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
         return Err(ShadowError::SkillName {
@@ -291,9 +293,9 @@ pub(crate) async fn shadow(settings: &ShadowSettings) -> Result<ShadowFinished, 
         .unwrap_or_else(|| profile.profile.model.clone());
     let decoys = match &settings.decoys {
         Some(dir) => {
-            crate::decoys::prepare_decoys(&crate::decoys::DecoySource::Folder(super::absolute(
-                dir,
-            )))?
+            crate::features::decoys::prepare_decoys(&crate::features::decoys::DecoySource::Folder(
+                super::absolute(dir),
+            ))?
             .skills
         }
         None => Vec::new(),
@@ -302,7 +304,7 @@ pub(crate) async fn shadow(settings: &ShadowSettings) -> Result<ShadowFinished, 
         return Err(ShadowError::DecoyNamedAsSkill(skill.name.clone()));
     }
     let calibre = Calibre::default();
-    let print = crate::asset::fingerprint::fingerprint(&settings.skill_dir, calibre)?;
+    let print = crate::features::asset::fingerprint::fingerprint(&settings.skill_dir, calibre)?;
     let run_id = super::result_folder::result_folder_id(
         settings.run_id.as_deref(),
         &skill.name,
@@ -336,9 +338,9 @@ pub(crate) async fn shadow(settings: &ShadowSettings) -> Result<ShadowFinished, 
         no_preflight: settings.no_preflight,
     })
     .await?;
-    crate::reporter::result(&finished.markdown);
+    crate::values::reporter::result(&finished.markdown);
     crate::report::step_summary::append_step_summary(&finished.markdown);
-    crate::reporter::report_written(&finished.written);
+    crate::values::reporter::report_written(&finished.written);
     if !finished.interrupted && finished.summary.scored == 0 {
         return Err(ShadowError::NothingScored {
             causes: finished
@@ -366,8 +368,9 @@ fn choose(
     limit: usize,
     homes: &[PathBuf],
 ) -> Result<(Vec<Candidate>, CandidateCounts), ShadowError> {
-    let redact = |text: &str| crate::golden::mine::redact_personal(text, homes);
-    let (chosen, counts) = crate::shadow::candidates(&read.sessions, rule, limit, &redact);
+    let redact = |text: &str| crate::features::golden::mine::redact_personal(text, homes);
+    let (chosen, counts) =
+        crate::features::shadow::candidates(&read.sessions, rule, limit, &redact);
     report(Event::ShadowEligible {
         eligible_turns: counts.eligible_turns,
         turns: counts.turns,
@@ -395,7 +398,7 @@ fn write_consent(
     profile: &LoadedProfile,
     allow_writes: bool,
 ) -> Result<Vec<WriteEvidence>, ShadowError> {
-    let writes = crate::shadow::write_evidence(skill);
+    let writes = crate::features::shadow::write_evidence(skill);
     if writes.is_empty() {
         return Ok(writes);
     }
@@ -422,7 +425,7 @@ fn throwaway_root(
     read: &ReadReport,
     homes: &[PathBuf],
 ) -> Result<PathBuf, ShadowError> {
-    let redact = |text: &str| crate::golden::mine::redact_personal(text, homes);
+    let redact = |text: &str| crate::features::golden::mine::redact_personal(text, homes);
     let workspace_root = match given {
         Some(root) if !root.is_dir() => return Err(ShadowError::WorkspaceRoot(root.to_path_buf())),
         Some(root) => super::absolute(root),
@@ -432,7 +435,7 @@ fn throwaway_root(
         if let Some(cwd) = &session.cwd
             && cwd.is_absolute()
             && cwd != Path::new("/")
-            && crate::shadow::is_within(&workspace_root, cwd)
+            && crate::features::shadow::is_within(&workspace_root, cwd)
         {
             return Err(ShadowError::WorkspaceInsideSession {
                 root: workspace_root,
@@ -472,7 +475,7 @@ pub(crate) async fn replay_shadow(
         jobs,
         no_preflight,
     } = request;
-    let redact = |text: &str| crate::golden::mine::redact_personal(text, homes);
+    let redact = |text: &str| crate::features::golden::mine::redact_personal(text, homes);
     let capabilities = crate::record::RunnerCapabilities::of_profile(&profile.profile);
     let api_key = super::grading::profile_api_key(profile)?;
     let credentials = super::grading::runner_secrets(profile);
@@ -529,7 +532,7 @@ pub(crate) async fn replay_shadow(
         model: model.clone(),
     });
 
-    crate::contain::install_interrupt_handler();
+    crate::features::contain::install_interrupt_handler();
     let (runner, server) =
         super::replay::start_replay_runner(profile, api_key, dir, no_preflight, "replayed").await?;
     let context = Arc::new(TriggerContext {
@@ -545,7 +548,7 @@ pub(crate) async fn replay_shadow(
         calibre,
         decoys,
         skill_order: capabilities.skill_delivery.skill_ordering(),
-        seed: crate::skill_order::DEFAULT_SEED,
+        seed: crate::analysis::skill_order::DEFAULT_SEED,
         timeout: Duration::from_secs_f64(profile.profile.timeout_s),
         workspace_root: Some(workspace_root),
         credentials,
@@ -564,7 +567,7 @@ pub(crate) async fn replay_shadow(
         k: 1,
         jobs: jobs.unwrap_or(profile.profile.concurrency),
         breaker: 10,
-        progress: crate::progress::ProgressDisplay::stderr_is_interactive(),
+        progress: crate::report::progress::ProgressDisplay::stderr_is_interactive(),
     };
     let finished = run_attempts(context, Arc::new(queries), settings).await;
     super::replay::stop_replay_server(server).await;

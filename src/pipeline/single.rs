@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::settings::{RunSettings, RunStart};
 use super::{Ending, PipelineError, RunFinished, RunOptions};
-use crate::reporter::{self, Event};
+use crate::values::reporter::{self, Event};
 
 /// Run `settings` as one run whose fresh run folder goes into `out` (`quiet`: no progress bar
 /// and no Markdown summary on stdout), and say how the command ends. A fresh run's folder that
@@ -19,7 +19,7 @@ pub(crate) async fn run_single(
 ) -> Result<Ending, PipelineError> {
     if let RunStart::Fresh(fresh) = &settings.start {
         // Red flags of `skill-lift env` come first: a missing tool explains failures to come.
-        crate::skill_fit::render::report_red_flags(
+        crate::features::skill_fit::render::report_red_flags(
             &fresh.target,
             &fresh.runner,
             fresh.model.as_deref(),

@@ -1,7 +1,7 @@
 //! `skill-lift triggers` as a workflow ([`measure`]): resolve the skill, trigger set, runner
 //! (forced into `tools` mode for `openai-chat`, where activation is observable) and decoys;
 //! start the model server when the profile has one; replay every query K times
-//! (`crate::triggers`); write `triggers.json`, `triggers.md`, `attempts.jsonl` and the
+//! (`crate::features::triggers`); write `triggers.json`, `triggers.md`, `attempts.jsonl` and the
 //! transcripts; say how it ended ([`TriggersEnding`]). `vet`'s triggers step calls the same.
 
 use std::path::{Path, PathBuf};
@@ -13,16 +13,16 @@ use chrono::Utc;
 use super::Ending;
 use super::replay::{ObservingError, ReplayRunnerError, observing_profile};
 use super::result_folder::{ResultFolderError, create_result_folder, result_folder_id};
-use crate::asset::fingerprint::{Calibre, fingerprint};
-use crate::asset::{Skill, load_skill};
-use crate::decoys::{DecoySource, prepare_decoys};
-use crate::reporter::{Event, report};
-use crate::triggers::{
+use crate::features::asset::fingerprint::{Calibre, fingerprint};
+use crate::features::asset::{Skill, load_skill};
+use crate::features::decoys::{DecoySource, prepare_decoys};
+use crate::features::triggers::{
     AttemptSettings, TriggerContext, TriggerError, TriggerGates, TriggerReport, TriggerRunnerInfo,
     TriggerSet, TriggerSetInfo, TriggerSetup, analyze, find_trigger_set, load_triggers,
     report_markdown, run_attempts,
 };
-use crate::workspace::SkillSource;
+use crate::features::workspace::SkillSource;
+use crate::values::reporter::{Event, report};
 
 /// What one trigger evaluation asks for (`skill-lift triggers`'s flags, typed).
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ pub(crate) struct TriggersSettings {
 pub(crate) enum TriggersError {
     /// The skill cannot be read.
     #[error(transparent)]
-    Skill(#[from] crate::asset::SkillError),
+    Skill(#[from] crate::features::asset::SkillError),
     /// The skill's name cannot name the staged folder.
     #[error(
         "{}: skill name `{}` cannot name the staged skill folder; set frontmatter `name` to e.g. `my-skill`",
@@ -97,13 +97,13 @@ pub(crate) enum TriggersError {
     Runner(#[from] ObservingError),
     /// The decoys cannot be prepared.
     #[error(transparent)]
-    Decoys(#[from] crate::decoys::DecoyError),
+    Decoys(#[from] crate::features::decoys::DecoyError),
     /// A decoy has the target's name.
     #[error("decoy `{0}` has the target skill's name; decoys must differ from the target")]
     DecoyNamedAsTarget(String),
     /// The skill cannot be fingerprinted.
     #[error(transparent)]
-    Fingerprint(#[from] crate::asset::fingerprint::FingerprintError),
+    Fingerprint(#[from] crate::features::asset::fingerprint::FingerprintError),
     /// The result folder cannot be named or created.
     #[error(transparent)]
     Folder(#[from] ResultFolderError),
@@ -225,7 +225,7 @@ struct Resolved {
     set_path: PathBuf,
     set: TriggerSet,
     warnings: Vec<String>,
-    profile: crate::runner::LoadedProfile,
+    profile: crate::features::runner::LoadedProfile,
     model: String,
     decoys: Vec<SkillSource>,
     digest: String,
@@ -253,7 +253,7 @@ pub(crate) async fn measure(
         runner_kind: resolved.profile.profile.kind.name().to_string(),
         model: resolved.model.clone(),
     });
-    crate::contain::install_interrupt_handler();
+    crate::features::contain::install_interrupt_handler();
     let (runner, server) = super::replay::start_replay_runner(
         &resolved.profile,
         api_key,
@@ -275,7 +275,7 @@ pub(crate) async fn measure(
             name: resolved.skill.name.clone(),
             dir: settings.skill_dir.clone(),
             // The trigger set is eval material: never staged, wherever it lies.
-            eval_material: crate::asset::eval_material::EvalMaterial::inside(
+            eval_material: crate::features::asset::eval_material::EvalMaterial::inside(
                 &settings.skill_dir,
                 [resolved.set_path.clone()],
             ),
@@ -294,12 +294,13 @@ pub(crate) async fn measure(
         k: settings.k,
         jobs,
         breaker: settings.breaker,
-        progress: settings.progress && crate::progress::ProgressDisplay::stderr_is_interactive(),
+        progress: settings.progress
+            && crate::report::progress::ProgressDisplay::stderr_is_interactive(),
     };
     let finished = run_attempts(context, Arc::clone(&queries), attempt_settings).await;
     super::replay::stop_replay_server(server).await;
     crate::record::redact_logs_in(&dir);
-    let orphans = crate::contain::reap_adopted_orphans();
+    let orphans = crate::features::contain::reap_adopted_orphans();
     if orphans > 0 {
         report(Event::OrphanAttemptsStopped { count: orphans });
     }
@@ -440,7 +441,7 @@ fn setup(settings: &TriggersSettings, resolved: &Resolved) -> TriggerSetup {
         decoys: resolved.decoys.iter().map(|d| d.name.clone()).collect(),
         k: settings.k,
         threshold: settings.threshold,
-        confidence: crate::triggers::CONFIDENCE,
+        confidence: crate::features::triggers::CONFIDENCE,
         gates: settings.gates,
         max_unscoreable: settings.max_unscoreable,
     }
@@ -458,7 +459,7 @@ fn write_report(trigger_report: &TriggerReport, dir: &Path) -> Result<(), Trigge
         crate::disk::write_atomic(&dir.join(name), bytes)?;
     }
     crate::report::step_summary::append_step_summary(&markdown);
-    crate::reporter::report_written(&[dir.join("triggers.json"), dir.join("triggers.md")]);
+    crate::values::reporter::report_written(&[dir.join("triggers.json"), dir.join("triggers.md")]);
     report(Event::TriggersRecorded {
         attempts: trigger_report.attempts.recorded,
         wall_s: trigger_report.wall_s,

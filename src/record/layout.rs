@@ -1,6 +1,6 @@
 //! Names in and around a run folder: which folder is a matrix folder, and the rule every case
 //! id follows (ids become folder and file names). Eval sets check their ids with the same rule
-//! when they load (`crate::evalset`); the run folder checks them again when it is read.
+//! when they load (`crate::features::evalset`); the run folder checks them again when it is read.
 
 use std::path::Path;
 

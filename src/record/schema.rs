@@ -3,8 +3,8 @@
 //! start, baseline reuse, and the runner's capabilities and prices. They are data only (fields,
 //! serde attributes and derives, in the order they are written to `manifest.json` and
 //! `trials.jsonl`); the features keep their logic as `impl` blocks beside their code
-//! (`crate::workspace`, `crate::sequential`, `crate::calibration`, `crate::reuse`,
-//! `crate::shard`, `crate::skill_order`, `crate::runner`, `crate::analysis`). A change to the
+//! (`crate::features::workspace`, `crate::pipeline::sequential`, `crate::features::calibration`, `crate::features::reuse`,
+//! `crate::features::shard`, `crate::analysis::skill_order`, `crate::features::runner`, `crate::analysis`). A change to the
 //! run-folder format is a diff here or in `crate::record` (next to [`super::FORMAT_VERSION`]).
 
 use std::collections::BTreeMap;
@@ -469,7 +469,7 @@ pub struct JudgeSpend {
     pub cached_answers: u64,
     /// Tokens the judge servers reported, summed; `cost_usd` priced from the judge profile's
     /// `[price]` table (null without one).
-    pub usage: crate::trajectory::Usage,
+    pub usage: crate::values::trajectory::Usage,
     /// Why the judge was not asked (`--judge-scope decisive`: its answer could not change the
     /// trial's outcome); absent when it was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,7 +21,7 @@ use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::{MetricDetails, TranscriptSpan, TrialRecord};
 use crate::record::{Arm, Outcome};
-use crate::trajectory::Usage;
+use crate::values::trajectory::Usage;
 
 /// A trial record as the analysis reads it (see the module comment); fields as in
 /// [`TrialRecord`].
@@ -69,7 +69,7 @@ pub struct TrialView<'a> {
     pub wall_s: f64,
     pub model_latency_s: f64,
     pub requests: usize,
-    /// How many retries (each decoded as a [`crate::trajectory::RetryRecord`]).
+    /// How many retries (each decoded as a [`crate::values::trajectory::RetryRecord`]).
     pub retries: RetryCount,
     pub tool_calls: usize,
     pub activated_skills: Cow<'a, [String]>,
@@ -85,9 +85,9 @@ pub struct TrialView<'a> {
     #[serde(default)]
     pub usage_partial: bool,
     #[serde(default)]
-    pub infrastructure: Option<crate::trajectory::InfrastructureCause>,
+    pub infrastructure: Option<crate::values::trajectory::InfrastructureCause>,
     #[serde(default)]
-    pub truncated: Cow<'a, [crate::trajectory::OutputCut]>,
+    pub truncated: Cow<'a, [crate::values::trajectory::OutputCut]>,
     #[serde(default)]
     pub reused_from: Option<Cow<'a, crate::record::ReusedFrom>>,
     #[serde(default)]
@@ -245,7 +245,7 @@ impl<'de> Deserialize<'de> for CheckSummary {
 }
 
 /// A retry as recorded, decoded for its shape (the fields of
-/// [`crate::trajectory::RetryRecord`]).
+/// [`crate::values::trajectory::RetryRecord`]).
 #[derive(Deserialize)]
 #[serde(rename = "RetryRecord", expecting = "struct RetryRecord")]
 #[allow(dead_code)]

@@ -74,7 +74,7 @@ fn direction(delta: Option<f64>) -> &'static str {
 
 /// ACES-style `lift.json`: one entry per metric `{with_skill, without_skill, delta, direction}`
 /// (`pass_rate`, then every graded metric) plus `overall`. `overall` is the composite (the
-/// per-trial mean of the metrics, `crate::grade`), or the pass rate in runs without metrics.
+/// per-trial mean of the metrics, `crate::features::grade`), or the pass rate in runs without metrics.
 /// Every entry also carries the interval, method, N and the interval-based verdict; `direction`
 /// is descriptive (the sign of the point difference).
 pub(crate) fn lift_json(summary: &Summary) -> Vec<u8> {

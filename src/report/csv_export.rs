@@ -170,9 +170,9 @@ impl<W: std::io::Write> TrialsCsvWriter<W> {
                         .truncated
                         .iter()
                         .map(|cut| match cut {
-                            crate::trajectory::OutputCut::Stdout => "stdout",
-                            crate::trajectory::OutputCut::Stderr => "stderr",
-                            crate::trajectory::OutputCut::Transcript => "transcript",
+                            crate::values::trajectory::OutputCut::Stdout => "stdout",
+                            crate::values::trajectory::OutputCut::Stderr => "stderr",
+                            crate::values::trajectory::OutputCut::Transcript => "transcript",
                         })
                         .collect::<Vec<_>>()
                         .join(" "),

@@ -10,12 +10,15 @@
 //! `skill-lift report` re-renders byte-identical files. Formats are documented in
 //! `docs/report-formats.md`.
 
+pub(crate) mod compare;
 pub(crate) mod compat;
 pub(crate) mod csv_export;
 pub(crate) mod html;
 pub(crate) mod junit;
 pub(crate) mod markdown;
 pub(crate) mod matrix;
+pub(crate) mod object_out;
+pub(crate) mod progress;
 pub(crate) mod publish;
 #[cfg(test)]
 mod snapshot_tests;
@@ -477,7 +480,7 @@ fn write_transcript_pages(
                 Ok(document) => document,
                 Err(error) => {
                     // Rendered without its events, and said so, naming the file.
-                    crate::reporter::report(crate::reporter::Event::warning_at(
+                    crate::values::reporter::report(crate::values::reporter::Event::warning_at(
                         run_dir.join(record.transcript.as_deref().unwrap_or("")),
                         format!(
                             "the transcript of {} is not valid JSON ({error}); its page shows no events",
@@ -507,7 +510,7 @@ fn write_transcript_pages(
         write_derived(&target, html::transcript_html(record, &document).as_bytes())?;
     }
     for (file, trials) in missing_files {
-        crate::reporter::report(crate::reporter::Event::warning_at(
+        crate::values::reporter::report(crate::values::reporter::Event::warning_at(
             run_dir.join(file),
             format!(
                 "missing; the transcripts of {trials} trial(s) it held are not rendered (report.html lists those trials without a link)"

@@ -19,7 +19,7 @@ use crate::record::{
     AssetInfo, DecoyInfo, DecoysInfo, EvalSetInfo, FORMAT_VERSION, Manifest, RunnerInfo,
     TrialRecord,
 };
-use crate::trajectory::Usage;
+use crate::values::trajectory::Usage;
 
 const RUN_ID: &str = "20261129T120000Z-pirate-greeting-1a2b";
 const LIFT: f64 = 3.0 / 7.0;
@@ -410,8 +410,8 @@ fn snapshot_matrix() {
 
 #[test]
 fn merged_shards_analyze_exactly_like_the_whole_run() {
+    use crate::features::shard::merge_shards;
     use crate::record::Shard;
-    use crate::shard::merge_shards;
     let (manifest, records, summary) = fixture();
     let shards: Vec<(PathBuf, Manifest, Vec<TrialRecord>)> = (1..=3)
         .map(|index| {
@@ -453,14 +453,14 @@ fn merged_shards_analyze_exactly_like_the_whole_run() {
     overlapping[1].2.push(shards[0].2[0].clone());
     assert!(matches!(
         merge_shards(&overlapping, RUN_ID),
-        Err(crate::shard::MergeError::Duplicate { .. })
+        Err(crate::features::shard::MergeError::Duplicate { .. })
     ));
     // So is a shard of another run.
     let mut other = shards.clone();
     other[2].1.k = 3;
     assert!(matches!(
         merge_shards(&other, RUN_ID),
-        Err(crate::shard::MergeError::ManifestMismatch { field: "k", .. })
+        Err(crate::features::shard::MergeError::ManifestMismatch { field: "k", .. })
     ));
 }
 

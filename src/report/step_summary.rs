@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::reporter::{Event, report};
+use crate::values::reporter::{Event, report};
 
 /// Append `markdown` to the file named by `GITHUB_STEP_SUMMARY`, when that variable is set (a
 /// GitHub Actions job summary), through the redaction boundary. A failure is a warning, never
