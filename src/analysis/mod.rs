@@ -59,28 +59,32 @@ pub(crate) const MDE_ALPHA: f64 = 0.05;
 pub(crate) const MDE_POWER: f64 = 0.8;
 
 impl std::str::FromStr for LiftMethod {
-    type Err = String;
+    type Err = crate::values::unknown_name::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "newcombe" => Ok(Self::Newcombe),
             "bca" | "bootstrap" | "bootstrap-bca" => Ok(Self::Bca),
             "percentile" | "bootstrap-percentile" => Ok(Self::Percentile),
             "t" | "paired-t" => Ok(Self::T),
-            other => Err(format!(
-                "unknown method `{other}` (known: newcombe, bca, percentile, t)"
+            other => Err(crate::values::unknown_name::UnknownName::new(
+                "method",
+                other,
+                ["newcombe", "bca", "percentile", "t"],
             )),
         }
     }
 }
 
 impl std::str::FromStr for FailOn {
-    type Err = String;
+    type Err = crate::values::unknown_name::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "regressed" => Ok(Self::Regressed),
             "not-improved" | "not_improved" | "inconclusive" => Ok(Self::NotImproved),
-            other => Err(format!(
-                "unknown --fail-on value `{other}` (known: regressed, not-improved)"
+            other => Err(crate::values::unknown_name::UnknownName::new(
+                "--fail-on value",
+                other,
+                ["regressed", "not-improved"],
             )),
         }
     }

@@ -1,6 +1,7 @@
 //! `skill-lift changed`: the skills whose fingerprint differs between two git commits
 //! (`crate::features::changed`, which compares and prints).
 
+use crate::values::unknown_name::UnknownName;
 use std::path::PathBuf;
 
 use anyhow::anyhow;
@@ -42,7 +43,7 @@ pub(super) fn changed(args: ChangedArgs) -> Result<Outcome, CommandError> {
         calibre: args
             .calibre
             .parse()
-            .map_err(|e: String| CommandError::input(anyhow!(e)))?,
+            .map_err(|e: UnknownName| CommandError::input(anyhow!(e)))?,
         repo: args.repo,
         base: args.base,
         head: args.head,

@@ -1,5 +1,6 @@
 //! `skill-lift fingerprint`: the standalone fingerprint report; never touches a registry.
 
+use crate::values::unknown_name::UnknownName;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -25,7 +26,7 @@ pub struct FingerprintArgs {
 /// Run the command.
 pub(super) fn fingerprint(args: FingerprintArgs) -> Result<Outcome, CommandError> {
     let calibre: Calibre =
-        (args.calibre.parse()).map_err(|e: String| CommandError::input(anyhow::anyhow!(e)))?;
+        (args.calibre.parse()).map_err(|e: UnknownName| CommandError::input(anyhow::anyhow!(e)))?;
     fingerprint_command(&args.paths, calibre, &args.out).map_err(CommandError::input)?;
     Ok(Outcome::Success)
 }

@@ -68,13 +68,15 @@ impl CalibrationArm {
 }
 
 impl std::str::FromStr for CalibrationArm {
-    type Err = String;
+    type Err = crate::values::unknown_name::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "without-skill" | "without_skill" => Ok(Self::WithoutSkill),
             "with-skill" | "with_skill" => Ok(Self::WithSkill),
-            other => Err(format!(
-                "unknown arm `{other}` (known: without-skill, with-skill)"
+            other => Err(crate::values::unknown_name::UnknownName::new(
+                "arm",
+                other,
+                ["without-skill", "with-skill"],
             )),
         }
     }

@@ -88,12 +88,19 @@ impl Exposure {
 }
 
 impl std::str::FromStr for Exposure {
-    type Err = String;
+    type Err = crate::values::unknown_name::UnknownName;
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        [Exposure::Native, Exposure::Nudge, Exposure::Forced]
+        let known = [Exposure::Native, Exposure::Nudge, Exposure::Forced];
+        known
             .into_iter()
             .find(|exposure| exposure.as_str() == text)
-            .ok_or_else(|| format!("unknown exposure `{text}` (known: native, nudge, forced)"))
+            .ok_or_else(|| {
+                crate::values::unknown_name::UnknownName::new(
+                    "exposure",
+                    text,
+                    known.map(Exposure::as_str),
+                )
+            })
     }
 }
 
@@ -161,15 +168,16 @@ impl std::fmt::Display for Arm {
 }
 
 impl std::str::FromStr for Arm {
-    type Err = String;
+    type Err = crate::values::unknown_name::UnknownName;
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         Arm::KINDS
             .into_iter()
             .find(|arm| arm.as_str() == text)
             .ok_or_else(|| {
-                format!(
-                    "unknown arm `{text}` (known: {})",
-                    Arm::KINDS.map(Arm::as_str).join(", ")
+                crate::values::unknown_name::UnknownName::new(
+                    "arm",
+                    text,
+                    Arm::KINDS.map(Arm::as_str),
                 )
             })
     }

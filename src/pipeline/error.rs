@@ -45,8 +45,8 @@ pub(crate) enum PipelineError {
     #[error(transparent)]
     TrialKeys(#[from] crate::features::reuse::ReuseError),
     /// A calibre name (given, or recorded in a manifest) is unknown.
-    #[error("{0}")]
-    Calibre(String),
+    #[error(transparent)]
+    Calibre(crate::values::unknown_name::UnknownName),
     /// The folder named holds no skill (or several) the layout can choose from.
     #[error(transparent)]
     Layout(#[from] crate::features::evalset::layout::LayoutError),

@@ -102,7 +102,7 @@ pub(crate) enum GradingError {
     JudgeTwice(String),
     /// A judge metric name is unknown.
     #[error("--judge-metrics: {0}")]
-    UnknownMetric(String),
+    UnknownMetric(crate::values::unknown_name::UnknownName),
     /// Judge metrics without a judge.
     #[error("--judge-metrics needs --judge PROFILE (a judge to ask)")]
     MetricsWithoutJudge,

@@ -37,7 +37,7 @@ pub(crate) struct ReportSettings {
 pub(crate) enum ReportError {
     /// A `--format` value names no export.
     #[error("{0}")]
-    UnknownFormat(String),
+    UnknownFormat(crate::values::unknown_name::UnknownName),
     /// A run folder is not one.
     #[error(transparent)]
     Pipeline(#[from] PipelineError),

@@ -180,18 +180,15 @@ impl Format {
 }
 
 impl FromStr for Format {
-    type Err = String;
+    type Err = crate::values::unknown_name::UnknownName;
 
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         Format::ALL
             .into_iter()
             .find(|f| f.name() == value || f.file_name() == value)
             .ok_or_else(|| {
-                let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-                format!(
-                    "unknown format `{value}`; known: {} (or `all`)",
-                    names.join(", ")
-                )
+                let names = Format::ALL.iter().map(|f| f.name()).chain(["all"]);
+                crate::values::unknown_name::UnknownName::new("format", value, names)
             })
     }
 }

@@ -64,14 +64,20 @@ impl fmt::Display for Calibre {
 }
 
 impl FromStr for Calibre {
-    type Err = String;
+    type Err = crate::values::unknown_name::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "v2-capability-surface" | "v2" => Ok(Self::V2CapabilitySurface),
             "v3-agent-skills" | "v3" => Ok(Self::V3AgentSkills),
             "v4-no-eval-material" | "v4" => Ok(Self::V4NoEvalMaterial),
-            other => Err(format!(
-                "unknown calibre `{other}` (known: v4-no-eval-material, v3-agent-skills, v2-capability-surface)"
+            other => Err(crate::values::unknown_name::UnknownName::new(
+                "calibre",
+                other,
+                [
+                    "v4-no-eval-material",
+                    "v3-agent-skills",
+                    "v2-capability-surface",
+                ],
             )),
         }
     }

@@ -469,7 +469,7 @@ impl OutputMatch {
 }
 
 impl std::str::FromStr for OutputMatch {
-    type Err = String;
+    type Err = crate::values::unknown_name::UnknownName;
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         match value {
             "judge" => Ok(OutputMatch::Judge),
@@ -477,8 +477,10 @@ impl std::str::FromStr for OutputMatch {
             "contains" => Ok(OutputMatch::Contains),
             "regex" => Ok(OutputMatch::Regex),
             "numeric" => Ok(OutputMatch::Numeric),
-            other => Err(format!(
-                "unknown expected-output match `{other}` (judge, exact, contains, regex, numeric)"
+            other => Err(crate::values::unknown_name::UnknownName::new(
+                "expected-output match",
+                other,
+                ["judge", "exact", "contains", "regex", "numeric"],
             )),
         }
     }

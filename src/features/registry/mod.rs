@@ -83,8 +83,8 @@ pub enum RegistryError {
     #[error(transparent)]
     Record(#[from] crate::record::RecordError),
     /// A fingerprint calibre name is unknown (the message names the known ones).
-    #[error("{0}")]
-    Calibre(String),
+    #[error(transparent)]
+    Calibre(crate::values::unknown_name::UnknownName),
     /// `baseline checklist`: the asset names neither a skill folder nor a registered asset.
     #[error(
         "`{asset}` is neither a skill folder nor an asset in host `{host}`'s registry (run `skill-lift scan --host {host}`)"

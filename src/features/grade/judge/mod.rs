@@ -29,6 +29,7 @@ pub(crate) mod rubric;
 #[cfg(test)]
 mod tests;
 
+use crate::values::unknown_name::UnknownName;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -92,13 +93,17 @@ impl JudgeMetricKind {
 }
 
 impl std::str::FromStr for JudgeMetricKind {
-    type Err = String;
+    type Err = crate::values::unknown_name::UnknownName;
     fn from_str(value: &str) -> Result<Self, Self::Err> {
         JudgeMetricKind::ALL
             .into_iter()
             .find(|kind| kind.name() == value)
             .ok_or_else(|| {
-                format!("unknown judge metric `{value}` (accuracy, goal_accuracy, behavior_check)")
+                crate::values::unknown_name::UnknownName::new(
+                    "judge metric",
+                    value,
+                    JudgeMetricKind::ALL.map(JudgeMetricKind::name),
+                )
             })
     }
 }
@@ -155,9 +160,9 @@ impl TrialJudge for RecordedJudge {
         target_skill: &str,
         trajectory: &Trajectory,
     ) -> Result<MetricResult, JudgeError> {
-        let kind: JudgeMetricKind = metric
-            .parse()
-            .map_err(|message: String| JudgeError::new(JudgeFailure::UnknownMetric, message))?;
+        let kind: JudgeMetricKind = metric.parse().map_err(|unknown: UnknownName| {
+            JudgeError::new(JudgeFailure::UnknownMetric, unknown.to_string())
+        })?;
         self.judge.grade(kind, case, target_skill, trajectory).await
     }
 }
