@@ -407,6 +407,8 @@ fn manifest(
         trial_keys: None,
         reuse: None,
         skill_order: Default::default(),
+        version_policy: None,
+        quality_contract: None,
     }
 }
 
@@ -627,6 +629,8 @@ fn main() {
         trial_keys: None,
         reuse: None,
         skill_order: Default::default(),
+        version_policy: None,
+        quality_contract: None,
         shard: None,
     };
     std::fs::write(

@@ -24,13 +24,13 @@ mod view;
 pub use layout::{IdError, MATRIX_MANIFEST, MAX_ID_CHARS, is_matrix_folder, validate_id};
 pub use schema::{
     ACCURACY, ACES_METRICS, Arm, ArmDesign, BEHAVIOR_CHECK, Budgets, CHECKS, CalibrationArm,
-    CalibrationBrief, CalibrationLookup, CheckResult, CustomGraderSpec, FailOn, GOAL_ACCURACY,
-    Grade, GradingSettings, JudgeInfo, JudgeItem, JudgeScope, JudgeSpend, JudgeSpendSummary,
-    JudgeSpread, LiftMethod, MetricResult, MetricSource, Outcome, OutputMatch, PassBasis,
-    PriceTable, ReuseRecord, ReuseSource, ReusedFrom, RunnerCapabilities, SECURITY,
-    SKILL_EFFICIENCY, SKILL_EXECUTION, SequentialSettings, Shard, SkillDelivery, SkillOrdering,
-    Spend, Spread, StopReason, StoppingOutcome, StoppingPlan, SubScore, TrialKeys,
-    UnscoreableCause,
+    CalibrationBrief, CalibrationLookup, CheckResult, CustomGraderSpec, DeclaredVersion, FailOn,
+    GOAL_ACCURACY, Grade, GradingSettings, JudgeInfo, JudgeItem, JudgeScope, JudgeSpend,
+    JudgeSpendSummary, JudgeSpread, LiftMethod, MetricResult, MetricSource, Outcome, OutputMatch,
+    PassBasis, PriceTable, QualityBounds, QualityContract, ReuseRecord, ReuseSource, ReusedFrom,
+    RunnerCapabilities, SECURITY, SKILL_EFFICIENCY, SKILL_EXECUTION, SequentialSettings, Shard,
+    SkillDelivery, SkillOrdering, Spend, Spread, StopReason, StoppingOutcome, StoppingPlan,
+    SubScore, TrialKeys, UnscoreableCause, VersionPolicy,
 };
 pub use view::{CheckSummary, RetryCount, Scores, TrialView};
 
@@ -198,6 +198,14 @@ pub struct Manifest {
     /// when reuse was not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reuse: Option<ReuseRecord>,
+    /// The evolution contract (`--previous`, `--previous-ref`): the declared versions of the
+    /// skill and its previous version and the margin; absent without a previous version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_policy: Option<VersionPolicy>,
+    /// The quality contract the skill or its eval set declares (`contract.toml`); absent when
+    /// none is declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality_contract: Option<QualityContract>,
     /// How trials order the skills they present (`crate::analysis::skill_order`): `balanced` (a seeded
     /// order per trial, the target's position balanced across attempts) or, absent, by name
     /// (runs recorded before balancing, and runners that list the skills themselves).
@@ -246,6 +254,9 @@ pub struct RecordedGates {
     /// `--max-token-ratio`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_token_ratio: Option<f64>,
+    /// `--enforce-version-policy`: a release that breaks the evolution contract fails the run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enforce_version_policy: bool,
 }
 
 /// One line of `trials.jsonl`: a finished trial.

@@ -121,6 +121,8 @@ pub(crate) fn manifest(case_ids: &[String], k: u32) -> crate::record::Manifest {
         trial_keys: None,
         reuse: None,
         skill_order: Default::default(),
+        version_policy: None,
+        quality_contract: None,
         shard: None,
     }
 }

@@ -355,6 +355,19 @@ pub(crate) fn infer(
     resamples: usize,
     seed: u64,
 ) -> LiftInference {
+    infer_at(data, requested, resamples, seed, CONFIDENCE)
+}
+
+/// [`infer`] with the interval (and the paired t cross-check) at two-sided `confidence`
+/// instead of the reports' 95 %: the same method choice and fallbacks. The evolution contract
+/// reads the 90 % interval (two one-sided tests at α = 0.05, `super::evolution`).
+pub(crate) fn infer_at(
+    data: &PairedData<'_>,
+    requested: Option<LiftMethod>,
+    resamples: usize,
+    seed: u64,
+    confidence: f64,
+) -> LiftInference {
     let n = data.with.len();
     let differences: Vec<f64> = data
         .with
@@ -365,7 +378,7 @@ pub(crate) fn infer(
     let estimate = (n > 0).then(|| differences.iter().sum::<f64>() / n as f64);
     let n_clusters = data.clusters.map(Clusters::cluster_count);
     let t_check = (n >= 2)
-        .then(|| stats::paired_t(&differences, data.clusters, CONFIDENCE).ok())
+        .then(|| stats::paired_t(&differences, data.clusters, confidence).ok())
         .flatten();
     let paired_t = PairedTCheck {
         ci_low: t_check
@@ -404,7 +417,7 @@ pub(crate) fn infer(
                 .binary_table
                 .expect("Newcombe is chosen only with a table");
             let interval =
-                stats::newcombe_paired_interval(both, only_with, only_without, neither, CONFIDENCE);
+                stats::newcombe_paired_interval(both, only_with, only_without, neither, confidence);
             let mcnemar = stats::mcnemar(only_with, only_without);
             (
                 interval,
@@ -435,7 +448,7 @@ pub(crate) fn infer(
                 } else {
                     BootstrapMethod::Percentile
                 },
-                confidence: CONFIDENCE,
+                confidence,
             };
             let result = (n >= 1)
                 .then(|| {
@@ -492,7 +505,7 @@ pub(crate) fn infer(
                 && nonzero < MIN_NONZERO_DIFFERENCES =>
         {
             let (test, p_value) = sign_flip();
-            match padded_t(&differences, trials) {
+            match padded_t(&differences, trials, confidence) {
                 Some(padded) => (
                     Some(Interval {
                         low: i.low.min(padded.low),
@@ -506,7 +519,7 @@ pub(crate) fn infer(
             }
         }
         (Some(i), Some(trials)) if i.width() <= 0.0 && n >= 2 => {
-            let fallback = square_and_add(data, trials);
+            let fallback = square_and_add(data, trials, confidence);
             let (test, p_value) = if clustered {
                 (t_test, paired_t.p_value)
             } else {
@@ -547,7 +560,11 @@ pub(crate) fn infer(
 /// `−1/K̄` added, `K̄` the mean scored attempts per case and arm (`trials` over both arms / 2n):
 /// one attempt's worth of disagreement each way, so that a run with few non-zero differences
 /// keeps a width the attempt noise can explain (an Agresti–Caffo-type adjustment; n + 1 df).
-fn padded_t(differences: &[f64], [with_trials, without_trials]: [u64; 2]) -> Option<Interval> {
+fn padded_t(
+    differences: &[f64],
+    [with_trials, without_trials]: [u64; 2],
+    confidence: f64,
+) -> Option<Interval> {
     let n = differences.len();
     let total = (with_trials + without_trials) as f64;
     if n == 0 || total <= 0.0 {
@@ -556,7 +573,7 @@ fn padded_t(differences: &[f64], [with_trials, without_trials]: [u64; 2]) -> Opt
     let step = 2.0 * n as f64 / total;
     let mut padded = differences.to_vec();
     padded.extend([step, -step]);
-    stats::paired_t(&padded, None, CONFIDENCE)
+    stats::paired_t(&padded, None, confidence)
         .ok()?
         .interval
         .map(clamp_lift)
@@ -568,15 +585,16 @@ fn padded_t(differences: &[f64], [with_trials, without_trials]: [u64; 2]) -> Opt
 fn square_and_add(
     data: &PairedData<'_>,
     [with_trials, without_trials]: [u64; 2],
+    confidence: f64,
 ) -> Option<Interval> {
     let with =
-        stats::effective_count_wilson_interval(data.with, with_trials, data.clusters, CONFIDENCE)
+        stats::effective_count_wilson_interval(data.with, with_trials, data.clusters, confidence)
             .ok()?;
     let without = stats::effective_count_wilson_interval(
         data.without,
         without_trials,
         data.clusters,
-        CONFIDENCE,
+        confidence,
     )
     .ok()?;
     let delta = with.rate - without.rate;

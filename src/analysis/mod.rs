@@ -21,10 +21,12 @@
 //!   power 0.8, t-based).
 
 mod agreement;
+pub(crate) mod evolution;
 mod inference;
 mod metrics;
 mod noise;
 pub(crate) mod position;
+pub(crate) mod quality;
 mod reuse;
 pub(crate) mod skill_order;
 pub(crate) mod stats;
@@ -103,6 +105,10 @@ pub struct GateSettings {
     /// `--max-token-ratio`: tokens per trial of `with_skill` over the reference's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_token_ratio: Option<f64>,
+    /// `--enforce-version-policy`: a release that breaks the evolution contract (or whose
+    /// versions give no policy) fails the gate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub enforce_version_policy: bool,
 }
 
 impl GateSettings {
@@ -194,6 +200,7 @@ impl AnalysisSettings {
             settings.gate.min_lift = gates.min_lift;
             settings.gate.fail_on = gates.fail_on.clone();
             settings.max_unscoreable = gates.max_unscoreable;
+            settings.gate.enforce_version_policy = gates.enforce_version_policy;
         }
         settings
     }
@@ -617,6 +624,17 @@ pub(crate) struct Summary {
     /// order of two or more skills.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position: Option<position::PositionSummary>,
+    /// The quality contract (`contract.toml`) checked against the run: each declared bound
+    /// with the measured value, its interval and whether it is met, violated or not shown;
+    /// absent when the run declares none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality_contract: Option<quality::QualityReport>,
+    /// The evolution contract of a run with a previous version: both declared versions, the
+    /// bump and its policy, the `with_skill − previous_version` lift with its 90 % interval
+    /// and the verdict (`equivalent`, `not_shown_equivalent`, `non_inferior`, …); absent
+    /// without a previous version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_contract: Option<evolution::EvolutionReport>,
 }
 
 impl Summary {
@@ -646,6 +664,29 @@ impl Summary {
             .iter()
             .chain(self.comparisons.iter().filter_map(|c| c.lift.gate.as_ref()))
     }
+
+    /// Whether every gate passed: the lift's and comparisons' gates and the contracts'.
+    pub(crate) fn gates_passed(&self) -> bool {
+        self.gates().all(|gate| gate.passed)
+            && self.quality_contract.as_ref().is_none_or(|q| q.passed)
+            && self
+                .version_contract
+                .as_ref()
+                .is_none_or(|v| v.failure().is_none())
+    }
+
+    /// Why the gates failed: every failed gate's and contract's reasons, in report order.
+    pub(crate) fn gate_failures(&self) -> Vec<String> {
+        let mut failures: Vec<String> = self
+            .gates()
+            .flat_map(|gate| gate.failures.iter().cloned())
+            .collect();
+        if let Some(quality) = &self.quality_contract {
+            failures.extend(quality.failures());
+        }
+        failures.extend(self.version_contract.as_ref().and_then(|v| v.failure()));
+        failures
+    }
 }
 
 fn mean(values: &[f64]) -> Option<f64> {
@@ -674,6 +715,11 @@ struct ArmTotals {
     wall_s: f64,
     /// Every recorded trial's wall time, seconds (for the P95 of version comparisons).
     wall_times: Vec<f64>,
+    /// (case index, input + output tokens) of every recorded trial that reported tokens (the
+    /// quality contract's tokens per trial).
+    trial_tokens: Vec<(usize, f64)>,
+    /// (case index, USD) of every recorded trial that reported a cost.
+    trial_costs: Vec<(usize, f64)>,
     latency_s: f64,
     latency_trials: usize,
     retries: usize,
@@ -786,6 +832,14 @@ impl<'a> PairAccumulator<'a> {
         totals.usage.add(&record.usage);
         totals.wall_s += record.wall_s;
         totals.wall_times.push(record.wall_s);
+        let usage = &record.usage;
+        if usage.input_tokens.is_some() || usage.output_tokens.is_some() {
+            let tokens = usage.input_tokens.unwrap_or(0) + usage.output_tokens.unwrap_or(0);
+            totals.trial_tokens.push((case, tokens as f64));
+        }
+        if let Some(cost) = usage.cost_usd {
+            totals.trial_costs.push((case, cost));
+        }
         if record.outcome != Outcome::Unscoreable {
             totals.latency_s += record.model_latency_s;
             totals.latency_trials += 1;
@@ -845,6 +899,9 @@ pub(crate) struct RunAccumulator<'a> {
     position: position::PositionAccumulator,
     /// One trial per case and paired arm whose answer the reports show ([`SampleTrial`]).
     samples: BTreeMap<(String, Arm), SampleTrial>,
+    /// `with_skill` against `previous_version`, for the evolution contract (a run with a
+    /// previous version and its recorded version policy).
+    version_pair: Option<PairAccumulator<'a>>,
 }
 
 /// The trial of a case in one arm whose answer `report.md` and `report.html` show: a failing
@@ -905,6 +962,9 @@ impl<'a> RunAccumulator<'a> {
             judge_spend: None,
             position: position::PositionAccumulator::new(&manifest.asset.name),
             samples: BTreeMap::new(),
+            version_pair: (manifest.version_policy.is_some()
+                && manifest.arms.contains(&Arm::PreviousVersion))
+            .then(|| PairAccumulator::new(manifest, Arm::WithSkill, Arm::PreviousVersion)),
         }
     }
 
@@ -960,6 +1020,10 @@ impl<'a> RunAccumulator<'a> {
     }
 
     fn add_to_pairs(&mut self, record: &TrialView<'_>) -> bool {
+        if let Some(pair) = self.version_pair.as_mut() {
+            // Duplicates are counted by the pairs below.
+            pair.add(record);
+        }
         let mut fresh = self.primary.add(record);
         if !self.compare {
             return fresh;
@@ -992,6 +1056,7 @@ impl<'a> RunAccumulator<'a> {
             reuse,
             judge_spend,
             position,
+            version_pair,
             ..
         } = self;
         let reference = manifest.reference();
@@ -1003,6 +1068,25 @@ impl<'a> RunAccumulator<'a> {
         let classic_gated = reference == Arm::WithoutSkill;
         let cost_gates = settings.gate.has_cost_gates();
         let primary_costs = (compare || cost_gates).then(|| primary.arm_costs());
+        let quality_figures = manifest
+            .quality_contract
+            .as_ref()
+            .map(|_| primary.quality_figures());
+        let version_contract = match (&manifest.version_policy, version_pair) {
+            (Some(policy), Some(pair)) => {
+                let versus = summarize_scoped(
+                    pair,
+                    &ungated,
+                    SummaryScope::LiftAt(evolution::CONTRACT_CONFIDENCE),
+                );
+                Some(evolution::evaluate(
+                    policy,
+                    &versus.lift,
+                    settings.gate.enforce_version_policy,
+                ))
+            }
+            _ => None,
+        };
         let mut summary = summarize(primary, if classic_gated { settings } else { &ungated });
         summary.reuse = reuse;
         summary.judge_spend = judge_spend;
@@ -1019,7 +1103,9 @@ impl<'a> RunAccumulator<'a> {
                 CostComparison::of(costs, &summary.arms.with_skill, &summary.arms.without_skill);
             apply_cost_gates(&mut summary.lift.gate, &settings.gate, &cost);
         }
+        attach_version_contract(&mut summary, version_contract, settings);
         if !compare {
+            attach_quality_contract(manifest, &mut summary, quality_figures);
             return summary;
         }
         let mut comparisons = Vec::new();
@@ -1073,11 +1159,84 @@ impl<'a> RunAccumulator<'a> {
         summary.unscoreable.exceeded = summary.unscoreable.fraction > settings.max_unscoreable;
         summary.reference = Some(reference);
         summary.comparisons = comparisons;
+        attach_quality_contract(manifest, &mut summary, quality_figures);
         summary
     }
 }
 
+/// Set the evolution contract's result; a contract with no policy, or one enforced on a run
+/// without a previous version, is a warning of every report.
+fn attach_version_contract(
+    summary: &mut Summary,
+    contract: Option<evolution::EvolutionReport>,
+    settings: &AnalysisSettings,
+) {
+    match &contract {
+        Some(report) if report.verdict == evolution::ContractVerdict::NoPolicy => {
+            summary
+                .warnings
+                .push(format!("version policy not applied: {}", report.message));
+        }
+        None if settings.gate.enforce_version_policy => summary.warnings.push(
+            "--enforce-version-policy: this run has no previous version with its declared versions recorded (run with --previous or --previous-ref); nothing was enforced"
+                .to_string(),
+        ),
+        _ => {}
+    }
+    summary.version_contract = contract;
+}
+
+/// Check the run's quality contract (if it declares one) against its summary; a bound neither
+/// met nor violated becomes a warning of every report.
+fn attach_quality_contract(
+    manifest: &Manifest,
+    summary: &mut Summary,
+    figures: Option<(quality::TrialFigures, Vec<String>)>,
+) {
+    let (Some(contract), Some((trials, case_labels))) = (&manifest.quality_contract, figures)
+    else {
+        return;
+    };
+    let report = quality::check(
+        contract,
+        &quality::QualityInputs {
+            with_skill: &summary.arms.with_skill,
+            trials: &trials,
+            case_labels: &case_labels,
+            unscoreable: (summary.trials.outcomes.unscoreable, summary.trials.recorded),
+        },
+    );
+    summary.warnings.extend(report.undecided());
+    summary.quality_contract = Some(report);
+}
+
 impl PairAccumulator<'_> {
+    /// The compared arm's (slot 0) per-trial figures the quality contract reads, and the
+    /// cluster label of every case index (its eval-set cluster, else `case:<id>`).
+    fn quality_figures(&self) -> (quality::TrialFigures, Vec<String>) {
+        let totals = &self.arms[0];
+        let labels = self
+            .case_ids
+            .iter()
+            .map(|id| {
+                self.manifest
+                    .eval_set
+                    .case_clusters
+                    .get(id)
+                    .cloned()
+                    .unwrap_or_else(|| format!("case:{id}"))
+            })
+            .collect();
+        (
+            quality::TrialFigures {
+                wall_s: totals.wall_times.clone(),
+                tokens: totals.trial_tokens.clone(),
+                cost_usd: totals.trial_costs.clone(),
+            },
+            labels,
+        )
+    }
+
     /// The two arms' cost figures that need every trial (the P95 wall time).
     fn arm_costs(&self) -> [Option<f64>; 2] {
         [
@@ -1275,6 +1434,28 @@ struct Paired {
 }
 
 fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> Summary {
+    summarize_scoped(accumulator, settings, SummaryScope::Full)
+}
+
+/// What [`summarize_scoped`] computes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SummaryScope {
+    /// Everything, every interval at the reports' [`CONFIDENCE`].
+    Full,
+    /// The pass-rate lift with its interval at this two-sided level (the evolution contract's
+    /// 90 % interval): no metric lifts, no sequential stopping applied.
+    LiftAt(f64),
+}
+
+fn summarize_scoped(
+    accumulator: PairAccumulator<'_>,
+    settings: &AnalysisSettings,
+    scope: SummaryScope,
+) -> Summary {
+    let lift_confidence = match scope {
+        SummaryScope::Full => CONFIDENCE,
+        SummaryScope::LiftAt(confidence) => confidence,
+    };
     let PairAccumulator {
         manifest,
         case_ids,
@@ -1449,7 +1630,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
             paired.without_scored,
         ),
     };
-    let mut inference = inference::infer(
+    let mut inference = inference::infer_at(
         &inference::PairedData {
             with: &paired.with,
             without: &paired.without,
@@ -1460,6 +1641,7 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         settings.method,
         settings.resamples,
         settings.seed,
+        lift_confidence,
     );
     let (direction, verdict_reasons) = inference::decide(&mut inference);
     let verdict = match direction {
@@ -1512,26 +1694,30 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
     let mut totals = OutcomeCounts::default();
     totals.merge(&arm_totals[0].trials);
     totals.merge(&arm_totals[1].trials);
-    let stopping = manifest.stopping.as_ref().map(|plan| {
-        let stopping = StoppingSummary::of_run(
-            plan,
-            &case_tallies(&case_summaries),
-            manifest.k,
-            manifest.trials_planned,
-            totals.total(),
-        );
-        if stopping.apply_to(&mut lift) {
-            let interval = lift
-                .ci_low
-                .zip(lift.ci_high)
-                .map(|(low, high)| Interval { low, high });
-            lift.gate = evaluate_gate(&settings.gate, lift.verdict, interval);
-        }
-        stopping
-    });
+    let stopping = manifest
+        .stopping
+        .as_ref()
+        .filter(|_| scope == SummaryScope::Full)
+        .map(|plan| {
+            let stopping = StoppingSummary::of_run(
+                plan,
+                &case_tallies(&case_summaries),
+                manifest.k,
+                manifest.trials_planned,
+                totals.total(),
+            );
+            if stopping.apply_to(&mut lift) {
+                let interval = lift
+                    .ci_low
+                    .zip(lift.ci_high)
+                    .map(|(low, high)| Interval { low, high });
+                lift.gate = evaluate_gate(&settings.gate, lift.verdict, interval);
+            }
+            stopping
+        });
 
     let observed_models: Vec<String> = observed_models.into_iter().collect();
-    let metric_lifts = if metric_accumulator.is_empty() {
+    let metric_lifts = if metric_accumulator.is_empty() || scope != SummaryScope::Full {
         Vec::new()
     } else {
         metric_accumulator.lifts(&metric_labels, clustered, &manifest.grading, settings)
@@ -1629,6 +1815,8 @@ fn summarize(accumulator: PairAccumulator<'_>, settings: &AnalysisSettings) -> S
         reuse: None,
         judge_spend: None,
         position: None,
+        quality_contract: None,
+        version_contract: None,
     }
 }
 

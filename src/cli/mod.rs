@@ -140,7 +140,8 @@ pub enum Command {
     mut_arg("runners", |arg| arg.conflicts_with("resume").help("Runner profile: a name from runners/ or a .toml path. Repeat it for a runner matrix: every runner × `--model` cell is a run of its own, analyzed on its own, with a matrix report beside the cells")),
     mut_arg("models", |arg| arg.conflicts_with("resume").help("Model id (overrides the profile's `model`). Repeat it for a model matrix (each model on each `--runner`)")),
     mut_arg("state", |arg| arg.help("State folder holding the baseline store (default: $SKILL_LIFT_HOME, else ~/.skill-lift)")),
-    mut_arg("out", |arg| arg.conflicts_with("resume").value_name("DIR|s3://BUCKET/PREFIX").help("Folder that receives run folders, or an S3 location `s3://BUCKET/PREFIX` that receives the finished run folder (credentials and endpoint from the AWS_* variables)"))
+    mut_arg("out", |arg| arg.conflicts_with("resume").value_name("DIR|s3://BUCKET/PREFIX").help("Folder that receives run folders, or an S3 location `s3://BUCKET/PREFIX` that receives the finished run folder (credentials and endpoint from the AWS_* variables)")),
+    group(clap::ArgGroup::new("margin_users").args(["sequential", "previous", "previous_ref"]).multiple(true))
 )]
 pub struct RunArgs {
     /// The skill folder (holds SKILL.md). Not needed with --resume.
@@ -352,6 +353,12 @@ pub struct AnalysisArgs {
     /// reference arm's (e.g. 1.2).
     #[arg(long, value_name = "RATIO", value_parser = crate::pipeline::values::parse_ratio)]
     pub max_token_ratio: Option<f64>,
+    /// Gate: exit 1 when the release breaks what its version promises against the previous
+    /// version (`run --previous`/`--previous-ref`): a patch not shown equivalent, a minor not
+    /// shown non-inferior within ±--equivalence (docs/running.md § Contracts). A run whose
+    /// versions give no policy (missing, unparseable, going down) is refused before it starts.
+    #[arg(long)]
+    pub enforce_version_policy: bool,
 }
 
 impl AnalysisArgs {
@@ -365,6 +372,7 @@ impl AnalysisArgs {
             max_unscoreable: self.max_unscoreable,
             max_latency_ratio: self.max_latency_ratio,
             max_token_ratio: self.max_token_ratio,
+            enforce_version_policy: self.enforce_version_policy,
         }
     }
 }

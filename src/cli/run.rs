@@ -30,6 +30,11 @@ pub(super) fn fresh_request(args: &RunArgs) -> Result<FreshRun, CommandError> {
         (None, Some(git_ref)) => Some(PreviousSource::GitRef(git_ref.clone())),
         (None, None) => None,
     };
+    if previous.is_none() && args.analysis.enforce_version_policy {
+        return Err(CommandError::input(anyhow!(
+            "--enforce-version-policy needs a previous version to compare with: --previous DIR or --previous-ref GIT_REF"
+        )));
+    }
     Ok(FreshRun {
         target,
         evals: args.evals.clone(),
@@ -43,6 +48,7 @@ pub(super) fn fresh_request(args: &RunArgs) -> Result<FreshRun, CommandError> {
         calibre: args.calibre.parse().map_err(PipelineError::Calibre)?,
         grading: args.grading.request(),
         previous,
+        equivalence: args.stopping.equivalence,
         exposure: args.exposure.clone(),
         reference: args.reference,
         reuse_baseline: args.reuse_baseline.as_ref().map(|path| match path {

@@ -37,7 +37,7 @@ impl SummaryOutcome {
         {
             return SummaryOutcome::Unscoreable;
         }
-        if summary.gates().any(|gate| !gate.passed) {
+        if !summary.gates_passed() {
             return SummaryOutcome::GateFailed;
         }
         SummaryOutcome::Passed
@@ -114,10 +114,7 @@ pub(crate) fn explain(summary: &Summary) {
             causes: unscoreable_causes(summary),
         },
         SummaryOutcome::GateFailed => Event::GateFailed {
-            failures: summary
-                .gates()
-                .flat_map(|g| g.failures.iter().cloned())
-                .collect(),
+            failures: summary.gate_failures(),
         },
         SummaryOutcome::Passed => return,
     };

@@ -53,6 +53,14 @@ pub(crate) enum PipelineError {
     /// The grading asked for cannot be resolved.
     #[error(transparent)]
     Grading(#[from] super::grading::GradingError),
+    /// `--enforce-version-policy` with versions that give no policy.
+    #[error(
+        "--enforce-version-policy cannot be honoured: {0}; declare `metadata.version` in both versions' SKILL.md (e.g. 1.4.2), or leave the flag out to report the comparison without a policy"
+    )]
+    VersionPolicy(crate::analysis::evolution::NoPolicy),
+    /// The quality contract (`contract.toml`) cannot be read or is malformed.
+    #[error(transparent)]
+    Contract(#[from] crate::evalset::contract::ContractError),
     /// The eval set file or folder does not exist.
     #[error(
         "{}: eval set not found; put golden cases in <skill>/evals/evals.json or pass --evals FILE (or a Harbor task folder)",
@@ -323,6 +331,8 @@ impl PipelineError {
             | Calibre(_)
             | Layout(_)
             | Grading(_)
+            | Contract(_)
+            | VersionPolicy(_)
             | EvalSetNotFound(_)
             | SkillName { .. }
             | ReadSkillMd { .. }

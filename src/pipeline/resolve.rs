@@ -79,6 +79,9 @@ pub(crate) fn locate_inputs(
 pub(crate) struct ResolvedPrevious {
     /// Its folder and fingerprint.
     pub skill: PreviousSkill,
+    /// The version it declares (`crate::asset::version`; at the git revision for
+    /// `--previous-ref`).
+    pub version: Option<crate::record::DeclaredVersion>,
     _extracted: Option<tempfile::TempDir>,
 }
 
@@ -205,6 +208,11 @@ fn resolve_previous(
     };
     let previous_skill = load_skill(&dir)?;
     print_warnings(&previous_skill);
+    let version = match &git_ref {
+        None => crate::asset::version::declared_version(&dir),
+        Some(git_ref) => crate::asset::version::metadata_version(&dir)
+            .or_else(|| plugin_version_at(skill_dir, git_ref)),
+    };
     let print = fingerprint(&dir, calibre)?;
     let info = PreviousInfo {
         path: recorded_path,
@@ -218,9 +226,42 @@ fn resolve_previous(
                 digest: print.digest,
             },
             _extracted: extracted,
+            version,
         },
         info,
     ))
+}
+
+/// The `version` of the plugin `skill_dir` belongs to, as its manifest was at `git_ref` (`git
+/// show REV:./path`, the path relative to the skill folder); `None` when the skill is in no
+/// plugin or the manifest at that revision has no version.
+fn plugin_version_at(skill_dir: &Path, git_ref: &str) -> Option<crate::record::DeclaredVersion> {
+    use crate::asset::version::{PLUGIN_MANIFEST, plugin_root, plugin_version_of};
+    let root = plugin_root(skill_dir)?;
+    let skill = skill_dir.canonicalize().ok()?;
+    let depth = skill.strip_prefix(&root).ok()?.components().count();
+    let relative = if depth == 0 {
+        format!("./{PLUGIN_MANIFEST}")
+    } else {
+        format!("{}{PLUGIN_MANIFEST}", "../".repeat(depth))
+    };
+    let shown = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&skill)
+        .args(["show", &format!("{git_ref}:{relative}")])
+        .output()
+        .ok()?;
+    if !shown.status.success() {
+        return None;
+    }
+    let text = plugin_version_of(&String::from_utf8_lossy(&shown.stdout))?;
+    Some(crate::record::DeclaredVersion {
+        text,
+        source: format!(
+            "{} version at {git_ref}",
+            root.join(PLUGIN_MANIFEST).display()
+        ),
+    })
 }
 
 /// `path` made absolute: canonical when it exists, else joined to the current folder.
@@ -333,6 +374,10 @@ pub(crate) fn resolve_fresh(
         .into_iter()
         .cloned()
         .collect();
+    let quality_contract = match crate::evalset::contract::contract_path(&eval_path, &skill_dir) {
+        Some(path) => crate::evalset::contract::load_contract(&absolute(&path))?,
+        None => None,
+    };
     let profile_path = resolve_profile_path(&request.runner)?;
     let profile = load_profile(&profile_path)?;
     let target_fingerprint = fingerprint(&skill_dir, calibre)?;
@@ -351,6 +396,26 @@ pub(crate) fn resolve_fresh(
         && info.fingerprint == target_fingerprint.digest
     {
         return Err(PipelineError::PreviousIsTheSkill(info.fingerprint.clone()));
+    }
+    let version_policy = previous
+        .as_ref()
+        .map(|(resolved, _)| crate::record::VersionPolicy {
+            current: crate::asset::version::declared_version(&skill_dir),
+            previous: resolved.version.clone(),
+            margin: request
+                .equivalence
+                .unwrap_or(crate::analysis::evolution::DEFAULT_MARGIN),
+        });
+    if let Some(policy) = &version_policy {
+        match crate::analysis::evolution::check_policy(policy) {
+            Err(why) if gates.enforce_version_policy => {
+                return Err(PipelineError::VersionPolicy(why));
+            }
+            Err(why) => report(Event::warning(format!(
+                "version policy not applied: {why}; the comparison with the previous version is reported without one"
+            ))),
+            Ok(_) => {}
+        }
     }
     let decoy_source = request.decoys.clone();
     let target_source = SkillSource {
@@ -514,6 +579,8 @@ pub(crate) fn resolve_fresh(
         trial_keys: None,
         reuse: None,
         skill_order,
+        version_policy,
+        quality_contract,
     };
     // Every run records its trial keys (a later run may reuse its trials); reuse itself only
     // when asked for.

@@ -75,6 +75,9 @@ pub(crate) struct FreshRun {
     pub grading: GradingRequest,
     /// The previous version for a `previous_version` arm.
     pub previous: Option<PreviousSource>,
+    /// `--equivalence`: the version policy's margin (with a previous version; default
+    /// `crate::analysis::evolution::DEFAULT_MARGIN`).
+    pub equivalence: Option<f64>,
     /// Exposure arms besides the native one.
     pub exposure: Vec<Exposure>,
     /// The arm the others are compared against (default `without_skill`).
@@ -161,6 +164,8 @@ pub struct AnalysisOverrides {
     pub max_latency_ratio: Option<f64>,
     /// Gate: tokens per trial of `with_skill` over the reference arm's.
     pub max_token_ratio: Option<f64>,
+    /// Gate: the evolution contract (`--enforce-version-policy`).
+    pub enforce_version_policy: bool,
 }
 
 impl AnalysisOverrides {
@@ -184,6 +189,8 @@ impl AnalysisOverrides {
                 max_token_ratio: self
                     .max_token_ratio
                     .or(recorded.and_then(|gates| gates.max_token_ratio)),
+                enforce_version_policy: self.enforce_version_policy
+                    || recorded.is_some_and(|gates| gates.enforce_version_policy),
             },
             max_unscoreable: self
                 .max_unscoreable
@@ -203,6 +210,7 @@ impl AnalysisOverrides {
             method: self.method,
             max_latency_ratio: self.max_latency_ratio,
             max_token_ratio: self.max_token_ratio,
+            enforce_version_policy: self.enforce_version_policy,
         }
     }
 }
@@ -238,6 +246,7 @@ mod tests {
             max_unscoreable: None,
             max_latency_ratio: None,
             max_token_ratio: None,
+            enforce_version_policy: false,
         }
     }
 
@@ -250,6 +259,7 @@ mod tests {
             method: None,
             max_latency_ratio: Some(1.5),
             max_token_ratio: None,
+            enforce_version_policy: false,
         };
         let mut given = overrides();
         given.min_lift = Some(0.2);

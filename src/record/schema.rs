@@ -209,6 +209,65 @@ pub struct SequentialSettings {
     pub equivalence: Option<f64>,
 }
 
+/// A version number a skill declares (the evolution contract, `crate::analysis::evolution`):
+/// the text as written, and where it was read. It is parsed when the run is analyzed, so a
+/// recorded version that does not parse stays visible as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredVersion {
+    /// The version as written (`1.2.0`, `v2.1`, …).
+    pub text: String,
+    /// Where it was read: `SKILL.md metadata.version` or `<path>/.claude-plugin/plugin.json
+    /// version`.
+    pub source: String,
+}
+
+/// The evolution contract of a run with a previous version (`run --previous`,
+/// `--previous-ref`): both versions as declared and the margin the policy tests against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VersionPolicy {
+    /// The skill's version; absent when it declares none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<DeclaredVersion>,
+    /// The previous version's; absent when it declares none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<DeclaredVersion>,
+    /// Equivalence (patch) and non-inferiority (minor) margin δ, a fraction of the pass rate
+    /// (`--equivalence`, else the default).
+    pub margin: f64,
+}
+
+/// Absolute quality bounds a skill (or its eval set) declares in `contract.toml`'s
+/// `[quality]` table (`crate::analysis::quality`); every field optional, unknown keys refused.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QualityBounds {
+    /// Smallest acceptable pass rate of `with_skill`, a fraction in [0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_pass_rate: Option<f64>,
+    /// Largest acceptable 95th percentile of `with_skill`'s trial wall time, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_p95_wall_s: Option<f64>,
+    /// Largest acceptable mean input + output tokens per `with_skill` trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens_per_trial: Option<f64>,
+    /// Largest acceptable mean cost per `with_skill` trial, USD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd_per_trial: Option<f64>,
+    /// Largest acceptable share of unscoreable trials over every arm, a fraction in [0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unscoreable: Option<f64>,
+}
+
+/// The quality contract a run checks: the file it was read from and its bounds (recorded at
+/// the start, so `report` and `--resume` check the same bounds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QualityContract {
+    /// The `contract.toml` the bounds were read from.
+    pub path: PathBuf,
+    /// The bounds.
+    pub bounds: QualityBounds,
+}
+
 /// Token prices of a model, USD per million tokens: estimates for `skill-lift plan`, and the
 /// recorded cost of every trial that reports tokens (`openai-chat` and `anthropic-messages`
 /// per request; an agent CLI that reports tokens but no cost of its own, per trial).

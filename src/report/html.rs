@@ -202,6 +202,16 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             escape(&judge.line())
         );
     }
+    quality_contract_html(out, summary);
+    if let Some(contract) = &summary.version_contract {
+        let _ = writeln!(
+            out,
+            "<div class=\"version-contract\">Version policy: <strong>{}</strong> — {}{}.</div>",
+            contract.verdict.as_str(),
+            escape(&contract.message),
+            if contract.enforced { " (enforced)" } else { "" }
+        );
+    }
     if let Some(gate) = &lift.gate {
         let _ = writeln!(
             out,
@@ -1020,4 +1030,47 @@ pub(crate) fn transcript_html(record: &TrialRecord, document: &Value) -> String 
     );
     page_end(&mut out);
     out
+}
+
+/// The quality contract's table: each declared bound, the measured value, its interval, status.
+fn quality_contract_html(out: &mut String, summary: &Summary) {
+    let Some(quality) = &summary.quality_contract else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "<h2>Quality contract</h2>\n<p><code>{}</code>: {}</p>\n<table id=\"quality-contract\"><tr><th>bound</th><th>limit</th><th>measured</th><th>95% interval</th><th>method</th><th>N</th><th>status</th></tr>",
+        escape(&quality.path.display().to_string()),
+        if quality.passed {
+            "no bound violated"
+        } else {
+            "<strong>VIOLATED</strong>"
+        }
+    );
+    for check in &quality.checks {
+        let value =
+            |v: Option<f64>, open: &str| v.map_or(open.to_string(), |v| check.bound.format(v));
+        let interval =
+            if check.measured.is_none() || (check.ci_low.is_none() && check.ci_high.is_none()) {
+                "—".to_string()
+            } else {
+                format!(
+                    "[{}, {}]",
+                    value(check.ci_low, "open"),
+                    value(check.ci_high, "open")
+                )
+            };
+        let _ = writeln!(
+            out,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            check.bound.key(),
+            escape(&check.bound.format(check.limit)),
+            escape(&value(check.measured, "—")),
+            escape(&interval),
+            escape(check.interval_method.as_deref().unwrap_or("—")),
+            check.n,
+            check.status.as_str()
+        );
+    }
+    out.push_str("</table>\n");
 }

@@ -322,6 +322,56 @@ fn reference_headline(out: &mut String, lift: &crate::analysis::LiftSummary, ref
     );
 }
 
+/// The quality contract: one row per declared bound with the measured value, its interval and
+/// whether it is met, violated or not shown.
+fn quality_contract_section(out: &mut String, summary: &Summary) {
+    let Some(quality) = &summary.quality_contract else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nQuality contract (`{}`): {}.\n",
+        quality.path.display(),
+        if quality.passed {
+            "no bound violated"
+        } else {
+            "**VIOLATED**"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "| bound | limit | measured | 95% interval | method | N | status |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    for check in &quality.checks {
+        let value =
+            |v: Option<f64>, open: &str| v.map_or(open.to_string(), |v| check.bound.format(v));
+        let interval =
+            if check.measured.is_none() || (check.ci_low.is_none() && check.ci_high.is_none()) {
+                "—".to_string()
+            } else {
+                format!(
+                    "[{}, {}]",
+                    value(check.ci_low, "open"),
+                    value(check.ci_high, "open")
+                )
+            };
+        let status = match check.status {
+            crate::analysis::quality::BoundStatus::Violated => "**violated**".to_string(),
+            other => other.as_str().to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {interval} | {} | {} | {status} |",
+            check.bound.key(),
+            check.bound.format(check.limit),
+            value(check.measured, "—"),
+            check.interval_method.as_deref().unwrap_or("—"),
+            check.n,
+        );
+    }
+}
+
 /// Reused trials listed one by one in `report.md` (the rest are counted).
 const REUSED_TRIALS_LISTED: usize = 200;
 
@@ -433,6 +483,20 @@ pub(crate) fn summary_markdown(summary: &Summary) -> String {
         let _ = writeln!(out, "\n**Warning — {warning}.**");
     }
     calibration_section(&mut out, summary);
+    quality_contract_section(&mut out, summary);
+    if let Some(contract) = &summary.version_contract {
+        let _ = writeln!(
+            out,
+            "\nVersion policy: **{}** — {}{}.",
+            contract.verdict.as_str(),
+            contract.message,
+            if contract.enforced {
+                " (enforced: `--enforce-version-policy`)"
+            } else {
+                ""
+            }
+        );
+    }
     if let Some(gate) = &lift.gate {
         if gate.passed {
             let _ = writeln!(out, "\nGate: passed.");

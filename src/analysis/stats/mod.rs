@@ -39,6 +39,7 @@ mod pass_at_k;
 mod permutation;
 mod power;
 mod proportion;
+mod quantile;
 mod sampling;
 
 #[cfg(test)]
@@ -61,7 +62,7 @@ pub(crate) use correlation::{
     cohen_kappa, pearson_correlation, spearman_correlation, spearman_interval,
 };
 pub(crate) use fisher::regression_fisher_p;
-pub(crate) use mean_t::{clustered_standard_error, paired_t};
+pub(crate) use mean_t::{clustered_standard_error, one_sample_t, paired_t};
 pub(crate) use multiplicity::benjamini_hochberg;
 pub(crate) use paired_binary::{mcnemar, newcombe_paired_interval};
 
@@ -79,6 +80,7 @@ pub(crate) use proportion::clopper_pearson_interval;
 pub(crate) use proportion::{
     EffectiveCountWilson, effective_count_wilson_interval, wilson_interval,
 };
+pub(crate) use quantile::{nearest_rank, quantile_interval};
 pub(crate) use sampling::uniform_below;
 pub(crate) use sampling::{seeded_rng, seeded_shuffle};
 

@@ -6,6 +6,7 @@
 
 pub mod eval_material;
 pub mod fingerprint;
+pub mod version;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -9,6 +9,7 @@
 //! dropped silently. This module does not stage files; it only resolves and validates their
 //! paths (and refuses a fixture that would copy the target skill into the baseline).
 
+pub(crate) mod contract;
 pub mod harbor;
 pub mod layout;
 pub mod vally;
