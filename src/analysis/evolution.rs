@@ -2,7 +2,7 @@
 //! against the previous version (`run --previous` / `--previous-ref`), tested on the paired
 //! lift `with_skill − previous_version`.
 //!
-//! The versions (`crate::record::VersionPolicy`, read by `crate::asset::version`) are parsed as
+//! The versions (`crate::record::VersionPolicy`, read by `crate::features::asset::version`) are parsed as
 //! `MAJOR.MINOR[.PATCH][-PRE][+BUILD]` (Semantic Versioning 2.0.0, a leading `v` allowed, `1.2`
 //! read as `1.2.0`); the first component that differs gives the bump and the policy:
 //!

@@ -11,11 +11,11 @@
 //!   (Wilson, or the effective-count Wilson; docs/statistics.md "Per-arm intervals");
 //! - `max_p95_wall_s`: the nearest-rank 95th percentile of `with_skill`'s trial wall times, with
 //!   the distribution-free order-statistic interval of the quantile
-//!   ([`crate::stats::quantile_interval`]; Conover 1999 §3.2), which treats trials as
+//!   ([`crate::analysis::stats::quantile_interval`]; Conover 1999 §3.2), which treats trials as
 //!   independent draws;
 //! - `max_tokens_per_trial`, `max_cost_usd_per_trial`: the mean over `with_skill`'s trials
 //!   that reported tokens (cost), with the cluster-robust t interval of the mean, the case (or
-//!   its eval-set cluster) as the cluster (`crate::stats::one_sample_t`, C − 1 df);
+//!   its eval-set cluster) as the cluster (`crate::analysis::stats::one_sample_t`, C − 1 df);
 //! - `max_unscoreable`: unscoreable trials over every recorded trial of the run, Wilson score
 //!   interval.
 
@@ -24,8 +24,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{ArmSummary, CONFIDENCE};
+use crate::analysis::stats::{self, Clusters};
 use crate::record::{QualityBounds, QualityContract};
-use crate::stats::{self, Clusters};
 
 /// Which bound a check is about (the key in `contract.toml`'s `[quality]` table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -60,7 +60,7 @@ pub(crate) enum PipelineError {
     VersionPolicy(crate::analysis::evolution::NoPolicy),
     /// The quality contract (`contract.toml`) cannot be read or is malformed.
     #[error(transparent)]
-    Contract(#[from] crate::evalset::contract::ContractError),
+    Contract(#[from] crate::features::evalset::contract::ContractError),
     /// The eval set file or folder does not exist.
     #[error(
         "{}: eval set not found; put golden cases in <skill>/evals/evals.json or pass --evals FILE (or a Harbor task folder)",

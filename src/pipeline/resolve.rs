@@ -79,7 +79,7 @@ pub(crate) fn locate_inputs(
 pub(crate) struct ResolvedPrevious {
     /// Its folder and fingerprint.
     pub skill: PreviousSkill,
-    /// The version it declares (`crate::asset::version`; at the git revision for
+    /// The version it declares (`crate::features::asset::version`; at the git revision for
     /// `--previous-ref`).
     pub version: Option<crate::record::DeclaredVersion>,
     _extracted: Option<tempfile::TempDir>,
@@ -209,8 +209,8 @@ fn resolve_previous(
     let previous_skill = load_skill(&dir)?;
     print_warnings(&previous_skill);
     let version = match &git_ref {
-        None => crate::asset::version::declared_version(&dir),
-        Some(git_ref) => crate::asset::version::metadata_version(&dir)
+        None => crate::features::asset::version::declared_version(&dir),
+        Some(git_ref) => crate::features::asset::version::metadata_version(&dir)
             .or_else(|| plugin_version_at(skill_dir, git_ref)),
     };
     let print = fingerprint(&dir, calibre)?;
@@ -236,7 +236,7 @@ fn resolve_previous(
 /// show REV:./path`, the path relative to the skill folder); `None` when the skill is in no
 /// plugin or the manifest at that revision has no version.
 fn plugin_version_at(skill_dir: &Path, git_ref: &str) -> Option<crate::record::DeclaredVersion> {
-    use crate::asset::version::{PLUGIN_MANIFEST, plugin_root, plugin_version_of};
+    use crate::features::asset::version::{PLUGIN_MANIFEST, plugin_root, plugin_version_of};
     let root = plugin_root(skill_dir)?;
     let skill = skill_dir.canonicalize().ok()?;
     let depth = skill.strip_prefix(&root).ok()?.components().count();
@@ -374,10 +374,11 @@ pub(crate) fn resolve_fresh(
         .into_iter()
         .cloned()
         .collect();
-    let quality_contract = match crate::evalset::contract::contract_path(&eval_path, &skill_dir) {
-        Some(path) => crate::evalset::contract::load_contract(&absolute(&path))?,
-        None => None,
-    };
+    let quality_contract =
+        match crate::features::evalset::contract::contract_path(&eval_path, &skill_dir) {
+            Some(path) => crate::features::evalset::contract::load_contract(&absolute(&path))?,
+            None => None,
+        };
     let profile_path = resolve_profile_path(&request.runner)?;
     let profile = load_profile(&profile_path)?;
     let target_fingerprint = fingerprint(&skill_dir, calibre)?;
@@ -400,7 +401,7 @@ pub(crate) fn resolve_fresh(
     let version_policy = previous
         .as_ref()
         .map(|(resolved, _)| crate::record::VersionPolicy {
-            current: crate::asset::version::declared_version(&skill_dir),
+            current: crate::features::asset::version::declared_version(&skill_dir),
             previous: resolved.version.clone(),
             margin: request
                 .equivalence
