@@ -936,6 +936,26 @@ mod tests {
     }
 
     #[test]
+    fn a_lower_level_gives_a_nested_interval_by_the_same_method() {
+        // The evolution contract's 90 % interval: the same method, inside the 95 % one.
+        let with = [1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 0.5, 1.0, 1.0, 0.5];
+        let without = [0.5, 1.0, 0.0, 0.5, 0.0, 1.0, 0.5, 0.0, 0.5, 0.0];
+        let data = PairedData {
+            with: &with,
+            without: &without,
+            clusters: None,
+            binary_table: None,
+            arm_trials: Some([20, 20]),
+        };
+        let wide = infer(&data, None, 2000, 1);
+        let narrow = infer_at(&data, None, 2000, 1, 0.90);
+        assert_eq!(wide.method, narrow.method);
+        let (w, n) = (wide.interval.unwrap(), narrow.interval.unwrap());
+        assert!(w.low < n.low && n.high < w.high, "{w:?} {n:?}");
+        assert_eq!(wide.estimate, narrow.estimate);
+    }
+
+    #[test]
     fn reasons_serialize_with_a_code() {
         let reason = VerdictReason::from(InconclusiveReason::TooFewCases {
             n_cases: 3,
