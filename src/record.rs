@@ -542,6 +542,8 @@ pub struct FinishedTrial {
     /// The trial's record (`transcript` and `transcript_span` are set by the commit).
     pub record: TrialRecord,
     transcript: Option<Vec<u8>>,
+    /// The shape of its trajectory, for trace export (none without a trajectory).
+    outline: Option<crate::values::trajectory::TrajectoryOutline>,
 }
 
 impl FinishedTrial {
@@ -550,6 +552,7 @@ impl FinishedTrial {
         Self {
             record,
             transcript: None,
+            outline: None,
         }
     }
 
@@ -569,6 +572,7 @@ impl FinishedTrial {
         Self {
             record,
             transcript: Some(crate::disk::redact::redact_bytes(bytes).into_owned()),
+            outline: None,
         }
     }
 
@@ -582,12 +586,28 @@ impl FinishedTrial {
         Self {
             record,
             transcript: Some(transcript),
+            outline: None,
         }
+    }
+
+    /// The trial with the outline of its trajectory (its model turns and tool calls, for trace
+    /// export).
+    pub(crate) fn with_outline(
+        mut self,
+        outline: crate::values::trajectory::TrajectoryOutline,
+    ) -> Self {
+        self.outline = Some(outline);
+        self
     }
 
     /// The transcript's bytes, when there are any.
     pub fn transcript(&self) -> Option<&[u8]> {
         self.transcript.as_deref()
+    }
+
+    /// The outline of the trial's trajectory, when it had one and it was kept.
+    pub(crate) fn outline(&self) -> Option<&crate::values::trajectory::TrajectoryOutline> {
+        self.outline.as_ref()
     }
 }
 

@@ -186,6 +186,10 @@ pub(crate) struct SchedulerSettings {
     /// Run only these of the pending trials (one round of `crate::pipeline::sequential`); progress still
     /// counts against the whole plan. `None`: every pending trial.
     pub round: Option<Arc<HashSet<TrialKey>>>,
+    /// Where finished trials go as OpenTelemetry spans (`OTEL_EXPORTER_OTLP_ENDPOINT`), when
+    /// anywhere: the dispatcher hands each finished trial to it as the trial goes to the
+    /// recorder; the export runs on its own thread and never stops or slows a trial.
+    pub traces: Option<Arc<crate::report::trace_export::TraceExport>>,
 }
 
 /// How execution ended.
@@ -755,6 +759,9 @@ pub(crate) async fn dispatch<W: TrialWork>(
                         if dispatcher.breaker_sees(&trial.record) {
                             abort.abort();
                         }
+                        if let Some(traces) = &settings.traces {
+                            traces.trial_finished(&trial.record, trial.outline());
+                        }
                         if let Some(sender) = &record_sender {
                             let _ = sender.send(*trial);
                         }
@@ -764,6 +771,9 @@ pub(crate) async fn dispatch<W: TrialWork>(
                         for (trial, permit) in held.finished(seq, (trial, permit)) {
                             if dispatcher.breaker_sees(&trial.record) {
                                 abort.abort();
+                            }
+                            if let Some(traces) = &settings.traces {
+                                traces.trial_finished(&trial.record, trial.outline());
                             }
                             if let Some(sender) = &record_sender {
                                 let _ = sender.send(*trial);
@@ -1121,7 +1131,7 @@ fn finish_trial(
     match serialized {
         Ok(bytes) => {
             let record = record_trial(context, key, time, grade, Some(&trajectory), workspace);
-            FinishedTrial::with_transcript_vec(record, bytes)
+            FinishedTrial::with_transcript_vec(record, bytes).with_outline(trajectory.outline())
         }
         // A trial whose transcript is lost cannot be audited or re-graded: it is
         // unscoreable, and says why (never silently recorded without it).
@@ -1139,6 +1149,7 @@ fn finish_trial(
                 Some(&trajectory),
                 workspace,
             ))
+            .with_outline(trajectory.outline())
         }
     }
 }
@@ -1972,6 +1983,7 @@ mod scheduler_tests {
             breaker: 0,
             exports,
             round: None,
+            traces: None,
         }
     }
 

@@ -300,6 +300,8 @@ pub(crate) async fn execute_regrade(
             analysis_settings.clone(),
         )),
         round: None,
+        // A regrade grades recorded trials again: they were traced when they ran.
+        traces: None,
     };
     let outcome = dispatch(
         Arc::clone(&work),

@@ -146,7 +146,13 @@ pub(crate) async fn execute_run(
     )?;
     // A resumed run keeps the gates it started with unless a setting is given again.
     let analysis_settings = analysis.settings_over(manifest.seed, manifest.gates.as_ref());
+    // `OTEL_EXPORTER_OTLP_ENDPOINT`: every trial this invocation runs becomes spans.
+    let traces = crate::report::trace_export::TraceExport::from_environment(
+        crate::report::trace_export::RunIdentity::of(&manifest),
+    )
+    .map(Arc::new);
     let settings = SchedulerSettings {
+        traces: traces.clone(),
         jobs,
         k: manifest.k,
         progress: options
@@ -162,6 +168,10 @@ pub(crate) async fn execute_run(
     };
     let graders_for_usage = Arc::clone(&context.graders);
     let outcome = schedule(context, settings, &mut manifest, &done, &previous, log).await;
+    // The last spans are flushed (bounded wait) whatever the outcome; a failure is a warning.
+    if let Some(traces) = traces {
+        traces.finish().await;
+    }
     if manifest.stopping.is_some() {
         // How the run stopped is part of its record (the reports read it from here).
         write_manifest(&run_dir, &manifest)?;

@@ -8,7 +8,8 @@
 //!
 //! Every format is a function of the recorded run only, with no clock and no random input, so
 //! `skill-lift report` re-renders byte-identical files. Formats are documented in
-//! `docs/report-formats.md`.
+//! `docs/report-formats.md`. The one live export, [`trace_export`] (OpenTelemetry spans of the
+//! trials as they finish, `docs/tracing.md`), is fed by the scheduler instead.
 
 pub(crate) mod compare;
 pub(crate) mod compat;
@@ -24,6 +25,7 @@ pub(crate) mod publish;
 mod snapshot_tests;
 pub(crate) mod step_summary;
 pub(crate) mod tables;
+pub(crate) mod trace_export;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

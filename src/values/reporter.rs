@@ -721,6 +721,30 @@ pub(crate) enum Event {
         /// Its causes.
         causes: Vec<String>,
     },
+    /// The run's trials reached the OpenTelemetry collector (`OTEL_EXPORTER_OTLP_ENDPOINT`).
+    TracesExported {
+        /// The URL the spans were posted to.
+        endpoint: String,
+        /// Spans the collector accepted.
+        spans: usize,
+        /// Trials they describe.
+        trials: usize,
+    },
+    /// Some of the run's spans did not reach the OpenTelemetry collector (it is down, refused
+    /// them, or the export queue was full): the run, its records and its exit code are as they
+    /// would be without trace export.
+    TraceExportIncomplete {
+        /// The URL the spans were posted to.
+        endpoint: String,
+        /// Spans queued for export.
+        queued: usize,
+        /// Spans the collector accepted.
+        delivered: usize,
+        /// Spans whose export failed.
+        failed: usize,
+        /// Why (the first export error, redacted).
+        error: String,
+    },
     /// Something accepted that the user should know about (`warning: …`), naming the file it
     /// concerns when there is one.
     Warning {
@@ -1383,6 +1407,24 @@ impl fmt::Display for Event {
                 }
                 Ok(())
             }
+            Event::TracesExported {
+                endpoint,
+                spans,
+                trials,
+            } => write!(
+                f,
+                "skill-lift: exported {spans} spans of {trials} trials to {endpoint} (OpenTelemetry)"
+            ),
+            Event::TraceExportIncomplete {
+                endpoint,
+                queued,
+                delivered,
+                failed,
+                error,
+            } => write!(
+                f,
+                "warning: trace export: {delivered} of {queued} spans reached {endpoint} ({failed} failed to export: {error}); the run and its records are not affected"
+            ),
             Event::Warning {
                 path: Some(path),
                 message,

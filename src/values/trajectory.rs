@@ -408,6 +408,47 @@ pub enum TrajectoryStatus {
     Incomplete { reason: String },
 }
 
+/// The shape of a trial's trajectory without its content: its model turns and tool calls in
+/// order, with what each measured ([`Trajectory::outline`]). Trace export
+/// (`crate::report::trace_export`) makes one child span of each step; no prompt, answer, tool
+/// input or tool output is in it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct TrajectoryOutline {
+    /// The steps, in the order they happened.
+    pub steps: Vec<OutlineStep>,
+    /// The agent's session id, when it reported one.
+    pub conversation_id: Option<String>,
+}
+
+/// One step of a [`TrajectoryOutline`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum OutlineStep {
+    /// One model turn (an assistant message; a model request on an HTTP runner).
+    ModelTurn {
+        /// The model the server reported for the request, when it did.
+        model: Option<String>,
+        /// The server's finish reason, when it gave one.
+        finish_reason: Option<String>,
+        /// Wall time of the successful request, seconds (HTTP runners only).
+        latency_s: Option<f64>,
+        /// The sampling seed the request carried, when it carried one.
+        seed: Option<u64>,
+        /// Failed tries of the request before the successful one.
+        retries: usize,
+    },
+    /// One tool call.
+    ToolCall {
+        /// The tool's name as the agent named it.
+        name: String,
+        /// The call id the model or agent gave.
+        call_id: String,
+        /// Time to execute the tool, seconds, when measured.
+        duration_s: Option<f64>,
+        /// Whether the tool's result was an error.
+        is_error: bool,
+    },
+}
+
 /// Shortest credential value [`Trajectory::redact_credentials`] replaces, characters.
 pub const MIN_REDACTED_CHARS: usize = 8;
 
@@ -513,6 +554,68 @@ impl Trajectory {
             }
         }
         self.usage.add(usage);
+    }
+
+    /// The trajectory's steps in order, without their content ([`TrajectoryOutline`]): one
+    /// model turn per assistant message (the `i`-th one paired with `requests[i]` when the
+    /// runner recorded requests: HTTP runners make one request per assistant message), each
+    /// tool call where the tool message answering it stands (`tool_call_id`). Requests past the
+    /// last assistant message and tool calls no tool message answered (agent CLIs that report
+    /// a call without its result) follow, in their own order.
+    pub(crate) fn outline(&self) -> TrajectoryOutline {
+        let turn = |index: usize| {
+            let request = self.requests.get(index);
+            OutlineStep::ModelTurn {
+                model: request.and_then(|r| r.model.clone()),
+                finish_reason: request.and_then(|r| r.finish_reason.clone()),
+                latency_s: request.map(|r| r.latency_s),
+                seed: request.and_then(|r| r.seed),
+                retries: request.map_or(0, |r| r.retries.len()),
+            }
+        };
+        let tool = |call: &ToolCall| OutlineStep::ToolCall {
+            name: call.name.clone(),
+            call_id: call.id.clone(),
+            duration_s: call.duration_s,
+            is_error: call.is_error,
+        };
+        let mut by_id = std::collections::HashMap::with_capacity(self.tool_calls.len());
+        for (index, call) in self.tool_calls.iter().enumerate() {
+            by_id.entry(call.id.as_str()).or_insert(index);
+        }
+        let mut placed = vec![false; self.tool_calls.len()];
+        let mut steps = Vec::with_capacity(self.messages.len() + self.requests.len());
+        let mut turns = 0;
+        for message in &self.messages {
+            match message.role {
+                Role::Assistant => {
+                    steps.push(turn(turns));
+                    turns += 1;
+                }
+                Role::Tool => {
+                    if let Some(&index) =
+                        message.tool_call_id.as_deref().and_then(|id| by_id.get(id))
+                        && !placed[index]
+                    {
+                        placed[index] = true;
+                        steps.push(tool(&self.tool_calls[index]));
+                    }
+                }
+                Role::System | Role::User => {}
+            }
+        }
+        steps.extend((turns..self.requests.len()).map(turn));
+        steps.extend(
+            self.tool_calls
+                .iter()
+                .zip(&placed)
+                .filter(|(_, placed)| !**placed)
+                .map(|(call, _)| tool(call)),
+        );
+        TrajectoryOutline {
+            steps,
+            conversation_id: self.session_id.clone(),
+        }
     }
 
     /// Record that the agent reported an infrastructure failure: the trajectory is incomplete
@@ -640,6 +743,114 @@ impl Default for Trajectory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn message(role: Role, content: &str, tool_call_id: Option<&str>) -> Message {
+        Message {
+            role,
+            content: content.to_string(),
+            tool_call_id: tool_call_id.map(str::to_string),
+        }
+    }
+
+    fn call(id: &str, name: &str, duration_s: Option<f64>) -> ToolCall {
+        ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            input: serde_json::json!({"secret": "input"}),
+            output: Some("output text".to_string()),
+            is_error: false,
+            duration_s,
+        }
+    }
+
+    fn request(latency_s: f64, finish: &str) -> RequestRecord {
+        RequestRecord {
+            latency_s,
+            model: Some("served-model".to_string()),
+            finish_reason: Some(finish.to_string()),
+            retries: Vec::new(),
+            seed: Some(7),
+        }
+    }
+
+    #[test]
+    fn the_outline_orders_turns_and_tool_calls_as_the_conversation_ran() {
+        let mut trajectory = Trajectory::new();
+        trajectory.messages = vec![
+            message(Role::System, "system", None),
+            message(Role::User, "prompt", None),
+            message(Role::Assistant, "", None),
+            message(Role::Tool, "skill body", Some("c1")),
+            message(Role::Assistant, "answer", None),
+        ];
+        // c2 was reported without a result (an agent CLI's call): it follows the turns.
+        trajectory.tool_calls = vec![
+            call("c1", "activate_skill", Some(0.25)),
+            call("c2", "Bash", None),
+        ];
+        trajectory.requests = vec![
+            request(1.5, "tool_calls"),
+            request(0.5, "stop"),
+            request(0.1, "length"),
+        ];
+        trajectory.session_id = Some("session-1".to_string());
+        let outline = trajectory.outline();
+        assert_eq!(outline.conversation_id.as_deref(), Some("session-1"));
+        let shape: Vec<String> = outline
+            .steps
+            .iter()
+            .map(|step| match step {
+                OutlineStep::ModelTurn {
+                    finish_reason,
+                    latency_s,
+                    ..
+                } => format!(
+                    "turn {} {:?}",
+                    finish_reason.as_deref().unwrap_or("-"),
+                    latency_s
+                ),
+                OutlineStep::ToolCall {
+                    name, duration_s, ..
+                } => format!("tool {name} {duration_s:?}"),
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                "turn tool_calls Some(1.5)",
+                "tool activate_skill Some(0.25)",
+                "turn stop Some(0.5)",
+                // A request past the last assistant message still is a turn.
+                "turn length Some(0.1)",
+                "tool Bash None",
+            ]
+        );
+        // No content travels in the outline.
+        let text = format!("{outline:?}");
+        for content in ["prompt", "skill body", "answer", "secret", "output text"] {
+            assert!(!text.contains(content), "{content} in {text}");
+        }
+    }
+
+    #[test]
+    fn an_agent_cli_outline_has_turns_without_requests() {
+        let mut trajectory = Trajectory::new();
+        trajectory.messages = vec![
+            message(Role::User, "prompt", None),
+            message(Role::Assistant, "answer", None),
+        ];
+        let outline = trajectory.outline();
+        assert_eq!(
+            outline.steps,
+            [OutlineStep::ModelTurn {
+                model: None,
+                finish_reason: None,
+                latency_s: None,
+                seed: None,
+                retries: 0,
+            }]
+        );
+    }
 
     #[test]
     fn partial_usage_is_flagged_not_silently_summed() {

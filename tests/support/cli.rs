@@ -25,6 +25,9 @@ pub fn binary_in(state: &Path) -> Command {
         .env_remove("SKILL_LIFT_RUNNER")
         .env_remove("SKILL_LIFT_RESULTS")
         .env_remove("GITHUB_STEP_SUMMARY")
+        // A developer's or CI's collector must not receive the tests' spans.
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         .env("SKILL_LIFT_HOME", state)
         .env("CI", "true");
     command

@@ -61,6 +61,8 @@ pub struct MockBehaviour {
     pub echo_seed: bool,
     /// Keep every request body ([`MockServer::bodies`]; off for the throughput benchmark).
     pub record_bodies: bool,
+    /// The model the answers name (`mock-model-1` when `None`).
+    pub served_model: Option<String>,
 }
 
 impl Default for MockBehaviour {
@@ -82,6 +84,7 @@ impl Default for MockBehaviour {
             last_listed_only: false,
             echo_seed: false,
             record_bodies: false,
+            served_model: None,
         }
     }
 }
@@ -120,9 +123,17 @@ impl MockState {
     }
 }
 
-fn completion(content: Option<&str>, tool_calls: Option<Value>, prompt_tokens: u64) -> Value {
+fn completion(
+    behaviour: &MockBehaviour,
+    content: Option<&str>,
+    tool_calls: Option<Value>,
+    prompt_tokens: u64,
+) -> Value {
     chat_completion(
-        ("chatcmpl-mock", "mock-model-1"),
+        (
+            "chatcmpl-mock",
+            behaviour.served_model.as_deref().unwrap_or("mock-model-1"),
+        ),
         content,
         tool_calls,
         json!({"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7,
@@ -216,7 +227,7 @@ async fn chat(
         {
             let calls = json!([{"id": "call_1", "type": "function",
                 "function": {"name": "activate_skill", "arguments": json!({"name": name}).to_string()}}]);
-            return Json(completion(None, Some(calls), prompt_tokens)).into_response();
+            return Json(completion(behaviour, None, Some(calls), prompt_tokens)).into_response();
         }
         let read_already = messages.iter().any(|m| {
             m["tool_calls"]
@@ -228,7 +239,7 @@ async fn chat(
         {
             let calls = json!([{"id": format!("call_read_{}", tool_results.len()), "type": "function",
                 "function": {"name": "read_file", "arguments": json!({"path": path}).to_string()}}]);
-            return Json(completion(None, Some(calls), prompt_tokens)).into_response();
+            return Json(completion(behaviour, None, Some(calls), prompt_tokens)).into_response();
         }
         // What the model read: tool results, and the user's own messages (a skill forced into
         // the prompt).
@@ -243,9 +254,9 @@ async fn chat(
         if behaviour.answer_with_final_answer_tool {
             let calls = json!([{"id": format!("call_{}", tool_results.len() + 1), "type": "function",
                 "function": {"name": "final_answer", "arguments": json!({"answer": answer}).to_string()}}]);
-            return Json(completion(None, Some(calls), prompt_tokens)).into_response();
+            return Json(completion(behaviour, None, Some(calls), prompt_tokens)).into_response();
         }
-        return Json(completion(Some(answer), None, prompt_tokens)).into_response();
+        return Json(completion(behaviour, Some(answer), None, prompt_tokens)).into_response();
     }
     // A position-biased model reads only the last skill section.
     let read = if behaviour.last_listed_only {
@@ -254,7 +265,7 @@ async fn chat(
         system
     };
     let answer = answer_for(&read);
-    Json(completion(Some(&answer), None, prompt_tokens)).into_response()
+    Json(completion(behaviour, Some(&answer), None, prompt_tokens)).into_response()
 }
 
 async fn models() -> Json<Value> {
