@@ -497,3 +497,30 @@ fn a_dead_collector_changes_nothing_but_one_warning() {
     assert!(warnings[0].contains("the run and its records are not affected"));
     assert!(!plain.contains("trace export"), "{plain}");
 }
+
+#[test]
+fn a_collector_that_never_answers_costs_one_warning_after_the_export_timeout() {
+    let mock = mock();
+    let project = project(&mock);
+    // A loopback port that accepts connections (the kernel's backlog) but never answers.
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", hung.local_addr().unwrap());
+    let output = run(
+        &project,
+        "hung-collector",
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "300"),
+        ],
+    );
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert_eq!(project.records("hung-collector").len(), 4);
+    let warnings: Vec<&str> = said
+        .lines()
+        .filter(|line| line.contains("trace export"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{said}");
+    assert!(warnings[0].contains("timed out"), "{}", warnings[0]);
+    drop(hung);
+}
