@@ -771,3 +771,212 @@ fn lint_against_a_results_folder_reads_run_folders() {
         "one skill has no rho"
     );
 }
+
+/// A skill folder `name` with `frontmatter` lines, `body`, and one eval case (so `run` can be
+/// asked to run it).
+fn declaring_skill(root: &Path, name: &str, frontmatter: &str, body: &str) -> PathBuf {
+    let dir = root.join(name);
+    write(
+        &dir,
+        "SKILL.md",
+        &format!("---\nname: {name}\n{frontmatter}\n---\n# {name}\n\n{body}\n"),
+    );
+    write(
+        &dir,
+        "evals/evals.json",
+        &format!(
+            r#"{{"skill_name": "{name}", "evals": [{{"id": "a", "prompt": "Help?", "checks": [{{"type": "contains", "value": "x"}}]}}]}}"#
+        ),
+    );
+    dir
+}
+
+/// `env --format json` of `dir` against the runner profile file `runner`: the exit code and
+/// the findings.
+fn env_findings(state: &Path, dir: &Path, runner: &Path) -> (i32, Vec<Value>) {
+    let output = binary(state)
+        .args(["env", "--format", "json", "--runner"])
+        .arg(runner)
+        .arg(dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = streams(&output);
+    let value: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("env JSON: {e}\n{stdout}\n{stderr}"));
+    (
+        output.status.code().unwrap(),
+        value["report"]["findings"].as_array().unwrap().clone(),
+    )
+}
+
+fn finding_of<'a>(findings: &'a [Value], kind: &str) -> &'a Value {
+    findings
+        .iter()
+        .find(|f| f["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} finding: {findings:#?}"))
+}
+
+/// The lines `run` prints on stderr before it stops at the dead runner's pre-flight check.
+fn run_stderr(state: &Path, root: &Path, dir: &Path, runner: &Path) -> String {
+    let output = binary(state)
+        .current_dir(root)
+        .args(["run", "-k", "1", "--runner"])
+        .arg(runner)
+        .arg("--out")
+        .arg(root.join("results"))
+        .arg(dir)
+        .output()
+        .unwrap();
+    let (_, stderr) = streams(&output);
+    assert_ne!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .next()
+            .unwrap_or("")
+            .starts_with("red flag: "),
+        "red flags come first: {stderr}"
+    );
+    stderr
+}
+
+/// Issue 35's first acceptance point: a skill declaring a 200k context window on an 8k-context
+/// profile, one that always answers in Japanese on an English locale, and one needing vision on
+/// a text-only runner each get their red flag, quoting the sentence, in `env` and before `run`.
+#[test]
+fn declared_assumptions_are_red_flags_quoted_in_env_and_before_run() {
+    let state = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let runner = root.path().join("small.toml");
+    write(
+        root.path(),
+        "small.toml",
+        "kind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\ncontext_tokens = 8192\n",
+    );
+    let cases = [
+        (
+            declaring_skill(
+                root.path(),
+                "long-reader",
+                "description: Summarises whole books. Requires a 200k-token context window.",
+                "Read the whole book before you summarise it, chapter by chapter, and keep the summary short.",
+            ),
+            "context_window",
+            3,
+            "Requires a 200k-token context window.",
+            "the model's is 8192 tokens",
+        ),
+        (
+            declaring_skill(
+                root.path(),
+                "japanese-support",
+                "description: Answers support tickets. Use when a ticket arrives.",
+                "Read the ticket and the customer's history first.\nAlways answer in Japanese, even when the ticket is in English.",
+            ),
+            "output_language",
+            8,
+            "Always answer in Japanese, even when the ticket is in English.",
+            "your locale is en_US.UTF-8 (English)",
+        ),
+        (
+            declaring_skill(
+                root.path(),
+                "screenshot-review",
+                "description: Reviews UI screenshots. Use when a screenshot is attached.\ncompatibility: Requires a vision-capable model",
+                "Look at the screenshot and list every misaligned element with its position on the page.",
+            ),
+            "vision",
+            4,
+            "Requires a vision-capable model",
+            "sends text only",
+        ),
+    ];
+    for (dir, kind, line, quote, why) in &cases {
+        let (code, findings) = env_findings(state.path(), dir, &runner);
+        assert_eq!(code, 1, "a red flag fails env: {findings:#?}");
+        let finding = finding_of(&findings, kind);
+        assert_eq!(finding["status"], "missing", "{finding:#}");
+        assert_eq!(finding["evidence"][0]["file"], "SKILL.md");
+        assert_eq!(finding["evidence"][0]["line"], *line, "{finding:#}");
+        assert_eq!(finding["evidence"][0]["text"], *quote);
+        assert!(
+            finding["detail"].as_str().unwrap().contains(why),
+            "{finding:#}"
+        );
+        // The text report quotes it too.
+        let output = binary(state.path())
+            .args(["env", "--runner"])
+            .arg(&runner)
+            .arg(dir)
+            .output()
+            .unwrap();
+        let (stdout, _) = streams(&output);
+        assert!(
+            stdout.contains(&format!("at SKILL.md:{line}: {quote}")),
+            "{stdout}"
+        );
+        let stderr = run_stderr(state.path(), root.path(), dir, &runner);
+        let flag = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("red flag: {kind} ")))
+            .unwrap_or_else(|| panic!("no {kind} red flag before the run: {stderr}"));
+        assert!(
+            flag.ends_with(&format!("(at SKILL.md:{line}: {quote})")),
+            "{flag}"
+        );
+    }
+}
+
+/// The other side of each check: a profile that meets the declaration gives no red flag, and
+/// a profile that says nothing gives "unknown", never a guess.
+#[test]
+fn declared_assumptions_met_or_unknown_are_not_red_flags() {
+    let state = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        root.path(),
+        "big.toml",
+        "kind = \"claude-code\"\nmodel = \"claude-sonnet-4-5\"\ncontext_tokens = 200000\n",
+    );
+    write(
+        root.path(),
+        "blind.toml",
+        "kind = \"claude-code\"\nmodel = \"claude-sonnet-4-5\"\nvision = false\n",
+    );
+    write(
+        root.path(),
+        "mystery.toml",
+        "kind = \"command\"\nmodel = \"m\"\ncommand = [\"my-agent\", \"{prompt}\"]\n",
+    );
+    let dir = declaring_skill(
+        root.path(),
+        "screenshot-review",
+        "description: Reviews UI screenshots. Requires a 200k-token context window.\ncompatibility: Requires a vision-capable model\nallowed-tools: Read Write",
+        "Look at the screenshot and list every misaligned element with its position on the page.\nIf the user writes in Japanese, answer in Japanese.",
+    );
+    let (code, findings) = env_findings(state.path(), &dir, &root.path().join("big.toml"));
+    assert_eq!(code, 0, "{findings:#?}");
+    for kind in ["context_window", "vision", "tool_permission"] {
+        assert_eq!(finding_of(&findings, kind)["status"], "satisfied", "{kind}");
+    }
+    assert!(
+        findings.iter().all(|f| f["kind"] != "output_language"),
+        "a conditional language rule is not a requirement: {findings:#?}"
+    );
+    let (code, findings) = env_findings(state.path(), &dir, &root.path().join("blind.toml"));
+    assert_eq!(code, 1);
+    assert_eq!(finding_of(&findings, "vision")["status"], "missing");
+    let (code, findings) = env_findings(state.path(), &dir, &root.path().join("mystery.toml"));
+    assert_eq!(code, 0, "{findings:#?}");
+    for kind in ["context_window", "vision", "tool_permission"] {
+        let finding = finding_of(&findings, kind);
+        assert_eq!(finding["status"], "unknown", "{finding:#}");
+    }
+    assert!(
+        finding_of(&findings, "context_window")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("context_tokens"),
+        "says which profile key would tell"
+    );
+}

@@ -9,7 +9,7 @@
 //! - the runner profile's settings that shape the output (kind, base URL or command, program
 //!   and arguments, system prompt, skill mode, temperature, seed, max tokens, turns, timeout,
 //!   managed server, …), with the requested model in place of the profile's; settings that only
-//!   pace or price the run (`concurrency`, retry policy, `price`, `context_tokens`,
+//!   pace or price the run (`concurrency`, retry policy, `price`, `context_tokens`, `vision`,
 //!   `api_key_env`) are left out, so a changed price or concurrency still reuses;
 //! - the arm (what it stages and how it exposes it, e.g. a nudge), the run's arm design, the
 //!   target skill's name and the calibre, and the fingerprints of every staged skill: the decoys
@@ -61,13 +61,14 @@ pub(crate) const STORE_SCHEMA_VERSION: u32 = 1;
 
 /// Runner-profile settings that do not change what a trial does or how it is graded (they pace
 /// or price the run), left out of the key.
-const PROFILE_FIELDS_NOT_IN_KEY: [&str; 7] = [
+const PROFILE_FIELDS_NOT_IN_KEY: [&str; 8] = [
     "concurrency",
     "max_retries",
     "retry_base_delay_s",
     "max_retry_delay_s",
     "price",
     "context_tokens",
+    "vision",
     "api_key_env",
 ];
 

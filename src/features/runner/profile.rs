@@ -167,6 +167,11 @@ pub struct RunnerProfile {
     /// against); unset: the documented window of known model families, else unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_tokens: Option<u64>,
+    /// Whether the model receives images (what `skill-lift env` checks a skill that declares
+    /// it needs vision against); unset: known for model families documented to accept images,
+    /// else unknown. The model-API kinds never send images, whatever this says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<bool>,
     /// Seeded sampling: with `seed = N`, every request of an `openai-chat` runner carries a
     /// seed of its own, derived from N, the run's `--seed`, the trial (case, arm, attempt) and
     /// the request's index in the trial ([`super::sampling`]), so answers do not depend on

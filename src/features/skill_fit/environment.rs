@@ -72,6 +72,19 @@ pub(crate) enum FindingKind {
     ContextSize,
     /// Network use.
     Network,
+    /// A context window the skill declares it needs vs the runner's model limit.
+    ContextWindow,
+    /// A language the skill declares every answer is in vs the user's locale.
+    OutputLanguage,
+    /// Image input the skill declares it needs vs the runner.
+    Vision,
+    /// Tool calls the skill declares it needs vs the runner.
+    ToolUse,
+    /// Running commands, which the skill declares (`Bash` in `allowed-tools`, a requirement
+    /// sentence) or implies (its body runs a script it ships), vs the runner.
+    CodeExecution,
+    /// A tool of `allowed-tools` vs what the runner grants.
+    ToolPermission,
 }
 
 impl FindingKind {
@@ -90,6 +103,27 @@ impl FindingKind {
             Self::Locale => "locale",
             Self::ContextSize => "context_size",
             Self::Network => "network",
+            Self::ContextWindow => "context_window",
+            Self::OutputLanguage => "output_language",
+            Self::Vision => "vision",
+            Self::ToolUse => "tool_use",
+            Self::CodeExecution => "code_execution",
+            Self::ToolPermission => "tool_permission",
+        }
+    }
+}
+
+impl From<super::assumptions::AssumptionKind> for FindingKind {
+    fn from(kind: super::assumptions::AssumptionKind) -> Self {
+        use super::assumptions::AssumptionKind;
+        match kind {
+            AssumptionKind::ContextWindow => Self::ContextWindow,
+            AssumptionKind::OutputLanguage => Self::OutputLanguage,
+            AssumptionKind::OperatingSystem => Self::OperatingSystem,
+            AssumptionKind::Vision => Self::Vision,
+            AssumptionKind::ToolUse => Self::ToolUse,
+            AssumptionKind::CodeExecution => Self::CodeExecution,
+            AssumptionKind::ToolPermission => Self::ToolPermission,
         }
     }
 }
@@ -183,6 +217,9 @@ pub(crate) struct EnvOptions {
     pub os: Option<OperatingSystem>,
     /// Names of environment variables that are set (values are never kept).
     pub set_variables: BTreeSet<String>,
+    /// The runner the skill's declared assumptions (vision, tool use, code execution, tool
+    /// permissions) are checked against; `None`: those findings are unknown.
+    pub runner: Option<super::runner_fit::RunnerFacts>,
 }
 
 impl EnvOptions {
@@ -205,7 +242,26 @@ impl EnvOptions {
                 .filter(|(_, value)| !value.is_empty())
                 .map(|(name, _)| name.to_string_lossy().into_owned())
                 .collect(),
+            runner: None,
         }
+    }
+
+    /// These options checked against runner profile `profile` (named `profile_name`), for
+    /// `model` when given instead of the profile's: its context limit ([`context_limit_for`])
+    /// and what it offers skills ([`super::runner_fit::RunnerFacts`]).
+    pub(crate) fn with_runner(
+        mut self,
+        profile_name: &str,
+        profile: &crate::runner::profile::RunnerProfile,
+        model: Option<&str>,
+    ) -> Self {
+        self.context_limit = context_limit_for(profile_name, profile, model);
+        self.runner = Some(super::runner_fit::RunnerFacts::of_profile(
+            profile_name,
+            profile,
+            model,
+        ));
+        self
     }
 }
 
@@ -565,6 +621,7 @@ pub(crate) fn reconcile_environment(
     check_locale(&skill.body, first_line, options, &mut findings);
     check_context(&skill, first_line, options, &mut findings);
     check_network(&usages, &code_lines, &mut findings);
+    check_declared(&skill, &skill_md, dir, &usages, options, &mut findings);
 
     let mut findings: Vec<EnvFinding> = findings.by_key.into_values().collect();
     findings.sort_by(|a, b| (a.status, a.kind, &a.subject).cmp(&(b.status, b.kind, &b.subject)));
@@ -1430,7 +1487,8 @@ pub(crate) fn detect_language(text: &str) -> Option<&'static str> {
     (hits >= 5 && hits as f64 >= 1.5 * runner_up as f64).then_some(best)
 }
 
-fn language_name(code: &str) -> &str {
+/// The English name of an ISO 639-1 code (the code itself when not known here).
+pub(crate) fn language_name(code: &str) -> &str {
     match code {
         "en" => "English",
         "de" => "German",
@@ -1448,6 +1506,16 @@ fn language_name(code: &str) -> &str {
         "el" => "Greek",
         "hi" => "Hindi",
         "th" => "Thai",
+        "vi" => "Vietnamese",
+        "id" => "Indonesian",
+        "tr" => "Turkish",
+        "pl" => "Polish",
+        "uk" => "Ukrainian",
+        "sv" => "Swedish",
+        "da" => "Danish",
+        "no" => "Norwegian",
+        "fi" => "Finnish",
+        "cs" => "Czech",
         other => other,
     }
 }
@@ -1579,6 +1647,48 @@ fn check_context(
     }
 }
 
+/// The requirements the skill declares ([`super::assumptions`]) against the runner, its model
+/// limit, the locale and the OS ([`super::runner_fit`]), each quoting its sentence.
+fn check_declared(
+    skill: &crate::asset::Skill,
+    skill_md: &str,
+    dir: &Path,
+    usages: &[Usage],
+    options: &EnvOptions,
+    out: &mut Findings,
+) {
+    // The body runs a script the skill ships: code execution is implied.
+    let runs_own_script = usages
+        .iter()
+        .filter(|u| u.evidence.file == "SKILL.md" && u.evidence.line > 0)
+        .find(|u| {
+            let program = u.program.as_str();
+            program.contains('/')
+                && !program.starts_with('/')
+                && !program.starts_with('~')
+                && dir.join(program.trim_start_matches("./")).is_file()
+        })
+        .map(|u| (u.evidence.line, u.evidence.text.clone()));
+    let context = super::runner_fit::DeclaredContext {
+        runner: options.runner.as_ref(),
+        context_limit: options.context_limit.as_ref(),
+        locale: options.locale.as_deref(),
+        os: options.os,
+    };
+    for assumption in super::assumptions::declared_assumptions(skill, skill_md, runs_own_script) {
+        let finding = super::runner_fit::reconcile_declared(&assumption, &context);
+        for evidence in finding.evidence {
+            out.add(
+                finding.kind,
+                &finding.subject,
+                finding.status,
+                finding.detail.clone(),
+                Some(evidence),
+            );
+        }
+    }
+}
+
 fn check_network(usages: &[Usage], code_lines: &[(String, usize, String)], out: &mut Findings) {
     let mut hosts: BTreeMap<String, Vec<Evidence>> = BTreeMap::new();
     for usage in usages {
@@ -1653,6 +1763,7 @@ mod tests {
             }),
             os: Some(OperatingSystem::Linux),
             set_variables: ["PRESENT_TOKEN".to_string()].into_iter().collect(),
+            runner: None,
         }
     }
 

@@ -4,7 +4,9 @@
 //! | file | owns |
 //! |---|---|
 //! | `lint.rs` | authoring checks (Agent Skills spec conformance, links, scripts, size, secrets), a score per skill, and `--against`: lint score vs measured lift (Spearman ρ) |
-//! | `environment.rs` | environment reconciliation: what the skill assumes (commands, interpreters, packages, MCP servers, OS, locale, context size, network) vs this machine |
+//! | `environment.rs` | environment reconciliation: what the skill assumes (commands, interpreters, packages, MCP servers, OS, locale, context size, network, and what it declares) vs this machine and the runner |
+//! | `assumptions.rs` | declared assumptions: the context window, output language, OS, model capabilities and tool permissions a skill states, each with its sentence |
+//! | `runner_fit.rs` | what a runner profile offers (tool use, code execution, vision, the tools it grants) and each declared assumption set against it |
 //! | `render.rs` | the lint and env reports as text or JSON |
 //! | `workflow.rs` | `lint` and `env` as workflows: which folders, which context limit, the report printed, passed or not |
 //!
@@ -14,9 +16,11 @@
 //! evidence: the ACES study found static scores uncorrelated with measured lift (Spearman
 //! ρ = −0.018 for structural scores over 64 skills), which is why `lint --against` exists.
 
+pub(crate) mod assumptions;
 pub(crate) mod environment;
 pub(crate) mod lint;
 pub(crate) mod render;
+pub(crate) mod runner_fit;
 pub(crate) mod workflow;
 
 use std::path::{Path, PathBuf};

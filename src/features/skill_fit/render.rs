@@ -4,9 +4,7 @@
 use std::path::Path;
 
 use super::STATIC_NOTICE;
-use super::environment::{
-    EnvOptions, EnvironmentReport, FitStatus, context_limit_for, reconcile_environment,
-};
+use super::environment::{EnvOptions, EnvironmentReport, FitStatus, reconcile_environment};
 use super::lint::{AgainstReport, LintReport, RuleStatus};
 use crate::values::reporter::{Event, report};
 
@@ -234,8 +232,7 @@ pub(crate) fn red_flag_lines(
     profile: &crate::features::runner::profile::RunnerProfile,
     model: Option<&str>,
 ) -> Vec<String> {
-    let mut options = EnvOptions::from_process();
-    options.context_limit = context_limit_for(profile_name, profile, model);
+    let options = EnvOptions::from_process().with_runner(profile_name, profile, model);
     let Ok(report) = reconcile_environment(skill_dir, &options) else {
         return Vec::new();
     };

@@ -1,7 +1,7 @@
 //! `lint` and `env` as workflows: which skill folders are checked ([`lint_skills`], with the
-//! registered skills of a state folder under `--against`), which context limit the environment
-//! is checked against ([`resolve_context_limit`]), the report printed through the reporter and
-//! whether the checks passed. The command line maps passed / not passed to exit codes.
+//! registered skills of a state folder under `--against`), which runner profile and context
+//! limit the environment is checked against (`env_profile`, `env_context_limit`), the report
+//! printed through the reporter and whether the checks passed. The command line maps passed / not passed to exit codes.
 
 use std::path::{Path, PathBuf};
 
@@ -161,44 +161,49 @@ fn registered_skills(state: &Path) -> Result<Vec<PathBuf>, FitCommandError> {
     Ok(dirs)
 }
 
-/// The context limit for `env`: `explicit` (`--context-limit`), else the runner profile's (the
-/// `local` profile when none is named and it can be found), for `model` when given.
-pub(crate) fn resolve_context_limit(
-    runner: Option<&str>,
-    model: Option<&str>,
-    explicit: Option<u64>,
-) -> Result<Option<ContextLimit>, ProfileError> {
+/// The runner profile `env` checks against: the one named, else the `local` profile when it can
+/// be found (`None` when not: the runner's findings are then unknown).
+fn env_profile(runner: Option<&str>) -> Result<Option<LoadedProfile>, ProfileError> {
     let load = |name: &str| -> Result<LoadedProfile, ProfileError> {
         load_profile(&resolve_profile_path(name)?)
     };
-    let loaded = match runner {
+    Ok(match runner {
         Some(name) => Some(load(name)?),
-        // The default profile is a convenience: not finding it leaves the limit unknown.
+        // The default profile is a convenience: not finding it leaves the runner unknown.
         None => load("local").ok(),
-    };
-    if let Some(tokens) = explicit {
-        return Ok(Some(ContextLimit {
-            tokens,
-            source: "--context-limit".to_string(),
-            reply_tokens: loaded
-                .as_ref()
-                .and_then(|l| l.profile.max_tokens)
-                .unwrap_or(0),
-        }));
-    }
-    Ok(loaded.and_then(|loaded| context_limit_for(&loaded.name, &loaded.profile, model)))
+    })
 }
 
-/// `env`: reconcile what the skill assumes with this machine, print the report and report the
-/// red flags; true when nothing is missing.
+/// The context limit for `env`: `explicit` (`--context-limit`, with the profile's reply
+/// reserve), else the profile's ([`context_limit_for`]), for `model` when given.
+fn env_context_limit(
+    loaded: Option<&LoadedProfile>,
+    model: Option<&str>,
+    explicit: Option<u64>,
+) -> Option<ContextLimit> {
+    if let Some(tokens) = explicit {
+        return Some(ContextLimit {
+            tokens,
+            source: "--context-limit".to_string(),
+            reply_tokens: loaded.and_then(|l| l.profile.max_tokens).unwrap_or(0),
+        });
+    }
+    loaded.and_then(|loaded| context_limit_for(&loaded.name, &loaded.profile, model))
+}
+
+/// `env`: reconcile what the skill assumes with this machine and the runner profile, print the
+/// report and report the red flags; true when nothing is missing.
 pub(crate) fn check_environment(settings: &EnvSettings) -> Result<bool, FitCommandError> {
-    let mut options = EnvOptions::from_process();
+    let loaded = env_profile(settings.runner.as_deref())?;
+    let model = settings.model.as_deref();
+    let mut options = match &loaded {
+        Some(loaded) => {
+            EnvOptions::from_process().with_runner(&loaded.name, &loaded.profile, model)
+        }
+        None => EnvOptions::from_process(),
+    };
     options.python = settings.python.clone();
-    options.context_limit = resolve_context_limit(
-        settings.runner.as_deref(),
-        settings.model.as_deref(),
-        settings.context_limit,
-    )?;
+    options.context_limit = env_context_limit(loaded.as_ref(), model, settings.context_limit);
     let env = reconcile_environment(&settings.skill_dir, &options)?;
     let text = render_env(&env, settings.json).map_err(|e| FitCommandError::Serialize("env", e))?;
     result(&text);

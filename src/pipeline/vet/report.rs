@@ -247,9 +247,7 @@ pub(crate) fn static_steps(
     profile: &crate::features::runner::LoadedProfile,
     model: Option<&str>,
 ) -> Vec<VetStep> {
-    use crate::features::skill_fit::environment::{
-        EnvOptions, context_limit_for, reconcile_environment,
-    };
+    use crate::features::skill_fit::environment::{EnvOptions, reconcile_environment};
     use crate::features::skill_fit::lint::{LintOptions, Severity, lint_skill};
     fn write<T: serde::Serialize>(dir: &Path, name: &str, value: &T) -> Vec<PathBuf> {
         let path = dir.join(name);
@@ -298,8 +296,7 @@ pub(crate) fn static_steps(
             details: serde_json::Value::Null,
         },
     };
-    let mut options = EnvOptions::from_process();
-    options.context_limit = context_limit_for(&profile.name, &profile.profile, model);
+    let options = EnvOptions::from_process().with_runner(&profile.name, &profile.profile, model);
     let env = match reconcile_environment(skill_dir, &options) {
         Ok(report) => {
             let flags: Vec<String> = report
