@@ -203,7 +203,7 @@ struct Sentence {
 /// `runs_own_script` is the first line (1-based, `SKILL.md`) where the body runs a script the
 /// skill ships, when it does: that implies code execution.
 pub(crate) fn declared_assumptions(
-    skill: &crate::asset::Skill,
+    skill: &crate::features::asset::Skill,
     skill_md: &str,
     runs_own_script: Option<(usize, String)>,
 ) -> Vec<DeclaredAssumption> {
@@ -888,9 +888,13 @@ mod tests {
     #[test]
     fn quotes_come_with_file_and_line_from_every_field() {
         let text = "---\nname: a\ndescription: Drafts replies. Requires a 200k-token context window.\ncompatibility: Requires a vision-capable model\nmetadata:\n  openclaw: {\"os\": [\"darwin\"]}\nallowed-tools: Bash(git:*) Read Write\n---\n# A\n\nThe agent reads the ticket\nand always answers in Japanese. Keep it short. Always\nanswer in English.\n\n| Always answer in German. | table rows are not prose |\n\n```\nAlways answer in Korean.\n```\n";
-        let skill =
-            crate::asset::parse_skill_text(text, Path::new("a/SKILL.md"), Path::new("a"), "a")
-                .unwrap();
+        let skill = crate::features::asset::parse_skill_text(
+            text,
+            Path::new("a/SKILL.md"),
+            Path::new("a"),
+            "a",
+        )
+        .unwrap();
         let found = declared_assumptions(&skill, text, None);
         let summary: Vec<(AssumptionKind, usize, &str)> = found
             .iter()

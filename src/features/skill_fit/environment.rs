@@ -252,7 +252,7 @@ impl EnvOptions {
     pub(crate) fn with_runner(
         mut self,
         profile_name: &str,
-        profile: &crate::runner::profile::RunnerProfile,
+        profile: &crate::features::runner::profile::RunnerProfile,
         model: Option<&str>,
     ) -> Self {
         self.context_limit = context_limit_for(profile_name, profile, model);
@@ -1650,7 +1650,7 @@ fn check_context(
 /// The requirements the skill declares ([`super::assumptions`]) against the runner, its model
 /// limit, the locale and the OS ([`super::runner_fit`]), each quoting its sentence.
 fn check_declared(
-    skill: &crate::asset::Skill,
+    skill: &crate::features::asset::Skill,
     skill_md: &str,
     dir: &Path,
     usages: &[Usage],

@@ -12,7 +12,7 @@ use super::assumptions::{DeclaredAssumption, Requirement, ToolAccess};
 use super::environment::{
     ContextLimit, EnvFinding, FindingKind, FitStatus, OperatingSystem, locale_language,
 };
-use crate::runner::{RunnerKind, RunnerProfile, SkillMode};
+use crate::features::runner::{RunnerKind, RunnerProfile, SkillMode};
 
 /// Whether a runner has a capability, and why that is known (or why not).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -376,7 +376,7 @@ impl FitStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skill_fit::Evidence;
+    use crate::features::skill_fit::Evidence;
 
     fn profile(text: &str) -> RunnerProfile {
         toml::from_str(text).unwrap()
