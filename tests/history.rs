@@ -1304,3 +1304,253 @@ fn shadow_replays_write_type_skills_only_in_throwaway_workspaces() {
     assert_eq!(manifest["write_type"]["write_type"], true);
     assert_eq!(manifest["write_type"]["allow_writes"], true);
 }
+
+/// One Claude Code session of `turns` (prompt, skill activated) starting at `start`, one minute
+/// apart.
+fn write_claude_at(
+    home: &Path,
+    id: &str,
+    start: chrono::DateTime<chrono::Utc>,
+    turns: &[(&str, bool)],
+) {
+    let stamp = |minute: usize, second: i64| {
+        (start + chrono::Duration::minutes(minute as i64) + chrono::Duration::seconds(second))
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    };
+    let base = json!({"sessionId": id, "cwd": CWD, "isSidechain": false, "version": "2.1.0"});
+    let with = |extra: Value| {
+        let mut line = base.clone();
+        for (key, value) in extra.as_object().unwrap() {
+            line[key] = value.clone();
+        }
+        line
+    };
+    let mut lines = Vec::new();
+    for (index, (prompt, activated)) in turns.iter().enumerate() {
+        lines.push(with(json!({"type": "user", "timestamp": stamp(index, 0),
+            "message": {"role": "user", "content": prompt}})));
+        if *activated {
+            lines.push(with(json!({"type": "assistant", "timestamp": stamp(index, 1),
+                "message": {"id": format!("m{index}a"), "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "tool_use", "id": format!("t{index}"), "name": "Skill", "input": {"skill": "notes"}}],
+                    "usage": {"input_tokens": 1000, "output_tokens": 100}}})));
+            lines.push(with(json!({"type": "user", "timestamp": stamp(index, 2),
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{index}"), "content": "Launching skill: notes"}]},
+                "toolUseResult": {"success": true, "commandName": "notes"}})));
+        }
+        lines.push(with(json!({"type": "assistant", "timestamp": stamp(index, 5),
+            "message": {"id": format!("m{index}b"), "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "Done."}],
+                "usage": {"input_tokens": 500, "output_tokens": 50}}})));
+    }
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    write(
+        &home.join(format!(".claude/projects/-home-alice-app/{id}.jsonl")),
+        &(text.join("\n") + "\n"),
+    );
+}
+
+/// A value-series line for `notes` on `date` with net value `net` (USD per 30 days).
+fn series_line(date: chrono::NaiveDate, net: f64) -> String {
+    json!({"date": date, "skill": "notes", "net_usd_per_30d": net, "negative": net < 0.0,
+        "driver": if net < 0.0 { json!("cost") } else { Value::Null }, "lift": 0.5,
+        "frequency_per_30d": 18.0, "marginal_cost_usd": 0.03, "judge_usd_per_30d": 0.08,
+        "value_per_success_usd": 0.01, "run": "run-1"})
+    .to_string()
+}
+
+/// Issue 34: the value card nets the measured lift, the task frequency from session history
+/// and the priced marginal cost, keeps a dated series, and suggests rewrite/retire only after
+/// 90 consecutive days of negative value.
+#[test]
+fn status_dashboard_value_card_nets_lift_frequency_and_cost_over_time() {
+    let state = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    write(
+        &root.path().join("notes/SKILL.md"),
+        "---\nname: notes\ndescription: Drafts release notes from the git history.\n---\nBody\n",
+    );
+    let scan = binary(state.path())
+        .args(["scan", "--host", "claude-code", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(scan.status.code(), Some(0), "{}", streams(&scan).1);
+    let registry: Value = serde_json::from_str(
+        &std::fs::read_to_string(state.path().join("registry.claude-code.json")).unwrap(),
+    )
+    .unwrap();
+    let fingerprint = registry["assets"]["notes"]["fingerprint"].as_str().unwrap();
+    // The recorded run: 4 cases, K = 1. With the skill: pass, pass, pass, fail; without:
+    // pass, fail, fail, fail → lift (0 + 1 + 1 + 0) / 4 = 0.5 successes per task. Each
+    // with-skill trial cost 0.05 USD, each without-skill trial 0.02 → C = 0.03 USD per task;
+    // the judge spent 0.01 USD on each of the 8 trials → J = 0.08 USD in the last 30 days.
+    let now = chrono::Utc::now();
+    let mut entries = Vec::new();
+    for (case, with, without) in [
+        ("c1", "pass", "pass"),
+        ("c2", "pass", "fail"),
+        ("c3", "pass", "fail"),
+        ("c4", "fail", "fail"),
+    ] {
+        for (arm, verdict, cost) in [("with_skill", with, 0.05), ("without_skill", without, 0.02)] {
+            entries.push(
+                json!({"fingerprint": fingerprint, "calibre": "v4-no-eval-material",
+                "model": "m", "runner": "r", "case_id": case, "arm": arm, "attempt": 1,
+                "verdict": verdict, "source": "run", "run_id": "run-1", "recorded_at": now,
+                "cost_usd": cost, "judge_cost_usd": 0.01}),
+            );
+        }
+    }
+    write(
+        &state.path().join("baseline-results.json"),
+        &json!({"schema_version": 1, "assets": {"notes": {"entries": entries}}}).to_string(),
+    );
+    // The history: 6 matching turns over the 10 days it covers (5 activated the skill, one
+    // names the task in two trigger terms), plus 2 turns that do not match → F = 6 × 30 / 10
+    // = 18 tasks per 30 days.
+    write_claude_at(
+        home.path(),
+        "old",
+        now - chrono::Duration::days(10),
+        &[
+            ("Draft it", true),
+            ("again", true),
+            ("what is the weather", false),
+        ],
+    );
+    write_claude_at(
+        home.path(),
+        "new",
+        now - chrono::Duration::days(1),
+        &[
+            ("go", true),
+            ("go on", true),
+            ("and once more", true),
+            ("please draft the release notes for 2.0", false),
+            ("thanks, bye", false),
+        ],
+    );
+    let status = |value: &str| {
+        binary(state.path())
+            .args(["status", "--host", "claude-code", "--dashboard", "--json"])
+            .args(["--value-per-success", value, "--history-root"])
+            .arg(home.path())
+            .output()
+            .unwrap()
+    };
+    let card_of = |output: &std::process::Output| {
+        let (stdout, stderr) = streams(output);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let status: Value = serde_json::from_str(&stdout).unwrap();
+        status["value"]["cards"][0].clone()
+    };
+    // 0.10 USD per success: F × L × V − (F × C + J) = 18 × 0.5 × 0.10 − (18 × 0.03 + 0.08)
+    // = 0.90 − 0.62 = +0.28 USD per 30 days.
+    let card = card_of(&status("0.10"));
+    let close = |value: &Value, expected: f64| {
+        let value = value.as_f64().unwrap_or(f64::NAN);
+        (value - expected).abs() < 1e-3
+    };
+    assert_eq!(card["skill"], "notes");
+    assert_eq!(card["matching_turns"], 6, "{card}");
+    assert!(
+        close(&card["frequency_per_30d"]["estimate"], 18.0),
+        "{card}"
+    );
+    assert!(close(&card["lift"]["estimate"], 0.5), "{card}");
+    assert!(close(&card["marginal_cost_usd"], 0.03), "{card}");
+    assert!(close(&card["judge_usd_per_30d"], 0.08), "{card}");
+    assert!(
+        close(&card["net"]["net_usd_per_30d"]["estimate"], 0.28),
+        "{card}"
+    );
+    assert!(
+        close(&card["net"]["extra_successes_per_30d"]["estimate"], 9.0),
+        "{card}"
+    );
+    assert!(close(&card["success_rate"], 0.75), "{card}");
+    assert_eq!(card["calls"], 5, "{card}");
+    assert!(
+        card["net"]["net_usd_per_30d"]["interval"]["low"].is_f64(),
+        "{card}"
+    );
+    assert_eq!(card["suggestion"], Value::Null);
+    // One point per skill and day: a second computation today replaces the first.
+    let series_file = state.path().join("value-series.claude-code.jsonl");
+    let card = card_of(&status("0.10"));
+    assert!(
+        close(&card["net"]["net_usd_per_30d"]["estimate"], 0.28),
+        "{card}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&series_file)
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+
+    // 0.01 USD per success: 0.09 − 0.62 = −0.53, driven by cost (0.5 × 0.01 < 0.03).
+    // 88 negative days before today after a positive one: today is day 89 — no suggestion.
+    let today = now.date_naive();
+    let mut lines = vec![series_line(today - chrono::Duration::days(89), 1.0)];
+    lines.extend(
+        (1..=88)
+            .rev()
+            .map(|n| series_line(today - chrono::Duration::days(n), -0.5)),
+    );
+    write(&series_file, &(lines.join("\n") + "\n"));
+    let card = card_of(&status("0.01"));
+    assert!(
+        close(&card["net"]["net_usd_per_30d"]["estimate"], -0.53),
+        "{card}"
+    );
+    assert_eq!(card["net"]["driver"], "cost");
+    assert_eq!(card["negative_streak"]["days"], 89, "{card}");
+    assert_eq!(card["suggestion"], Value::Null, "{card}");
+    // The 90th consecutive negative day: the suggestion fires and names its driver.
+    lines[0] = series_line(today - chrono::Duration::days(89), -0.5);
+    write(&series_file, &(lines.join("\n") + "\n"));
+    let output = binary(state.path())
+        .args(["status", "--host", "claude-code", "--dashboard"])
+        .args(["--value-per-success", "0.01", "--history-root"])
+        .arg(home.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = streams(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("notes: rewrite or retire — net value negative for 90 consecutive days")
+            && stdout.contains("driven by cost"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("avg tokens") && stdout.contains("success"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&series_file)
+            .unwrap()
+            .lines()
+            .count(),
+        90
+    );
+    // A positive day resets it.
+    let card = card_of(&status("0.10"));
+    assert_eq!(card["negative_streak"], Value::Null, "{card}");
+    assert_eq!(card["suggestion"], Value::Null, "{card}");
+    // A malformed series: a clear error naming the file and line, and the file is kept.
+    let mut text = std::fs::read_to_string(&series_file).unwrap();
+    text.push_str("{not json\n");
+    std::fs::write(&series_file, &text).unwrap();
+    let output = status("0.10");
+    let (_, stderr) = streams(&output);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("value-series.claude-code.jsonl:91: not a value-series point"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&series_file).unwrap(), text);
+}

@@ -83,6 +83,19 @@ pub struct StatusArgs {
     /// With --dashboard: the usage window in days.
     #[arg(long, value_name = "N", default_value_t = 90)]
     pub days: u32,
+    /// With --dashboard: what one success of a skill is worth, USD; the value card's net
+    /// benefit (USD per 30 days) needs it.
+    #[arg(long, value_name = "USD", requires = "dashboard")]
+    pub value_per_success: Option<f64>,
+    /// With --dashboard: consecutive days of negative net value before the card suggests
+    /// rewriting or retiring a skill.
+    #[arg(
+        long,
+        value_name = "DAYS",
+        requires = "dashboard",
+        default_value_t = crate::features::registry::value::DEFAULT_NEGATIVE_WINDOW_DAYS
+    )]
+    pub value_window: u32,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -138,9 +151,14 @@ pub(super) fn scan_command(args: ScanArgs) -> Result<Outcome, CommandError> {
 /// `skill-lift status`.
 pub(super) fn status(args: StatusArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
-    let dashboard = args
-        .dashboard
-        .then_some((args.history_root.as_deref(), args.days));
+    let dashboard = args.dashboard.then(|| console::DashboardSettings {
+        history_root: args.history_root.as_deref(),
+        days: args.days,
+        value: crate::features::registry::value::ValueSettings::new(
+            args.value_per_success,
+            args.value_window,
+        ),
+    });
     console::print_status(&state, &host.name, dashboard, args.json).map_err(CommandError::input)?;
     Ok(Outcome::Success)
 }

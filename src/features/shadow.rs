@@ -114,10 +114,20 @@ impl EligibilityRule {
     /// The rule for `skill`: its trigger terms from `name` (split at `-`, `_`) and
     /// `description`.
     pub(crate) fn new(skill: &Skill, min_terms: usize, all_turns: bool) -> Self {
-        let mut terms = stems(&skill.name.replace(['-', '_'], " "));
-        terms.extend(stems(&skill.description));
+        Self::of_name(&skill.name, &skill.description, min_terms, all_turns)
+    }
+
+    /// The rule for a skill known by its `name` and `description` only (a registered asset).
+    pub(crate) fn of_name(
+        name: &str,
+        description: &str,
+        min_terms: usize,
+        all_turns: bool,
+    ) -> Self {
+        let mut terms = stems(&name.replace(['-', '_'], " "));
+        terms.extend(stems(description));
         EligibilityRule {
-            skill: skill.name.clone(),
+            skill: name.to_string(),
             terms,
             min_terms: min_terms.max(1),
             all_turns,

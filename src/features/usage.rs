@@ -397,15 +397,14 @@ pub(crate) fn to_markdown(report: &UsageReport) -> String {
     out
 }
 
-/// The usage suggestion per registered skill for `status --dashboard`: the history of `host`
-/// (when skill-lift reads that host's history) over the last `days` days. Every skill in
-/// `skills` gets a row; without history it is `no evidence`, never a green mark.
-pub(crate) fn dashboard_usage(
+/// The sessions of `host`'s history (when skill-lift reads that host's history) that started
+/// in the last `days` days, for `status --dashboard`: empty for a host without a history
+/// reader. Returns the start of the window too.
+pub(crate) fn dashboard_sessions(
     host: &str,
     roots: &crate::features::history::HistoryRoots,
     days: u32,
-    skills: &BTreeSet<String>,
-) -> Result<UsageReport, crate::features::history::HistoryError> {
+) -> Result<(DateTime<Utc>, Vec<HistorySession>), crate::features::history::HistoryError> {
     let since = Utc::now() - chrono::Duration::days(i64::from(days));
     let sessions = match crate::features::history::HistoryHost::parse(host) {
         Ok(history_host) => {
@@ -413,16 +412,28 @@ pub(crate) fn dashboard_usage(
         }
         Err(_) => Vec::new(),
     };
+    Ok((since, sessions))
+}
+
+/// The usage suggestion per registered skill for `status --dashboard`, from `sessions` of
+/// `host` since `since`. Every skill in `skills` gets a row; without history it is
+/// `no evidence`, never a green mark.
+pub(crate) fn dashboard_usage(
+    host: &str,
+    since: DateTime<Utc>,
+    sessions: &[HistorySession],
+    skills: &BTreeSet<String>,
+) -> UsageReport {
     let mut report = usage_report(
         host,
         Some(since),
-        &sessions,
+        sessions,
         skills,
         None,
         Pricing::default(),
     );
     report.skills.retain(|s| skills.contains(&s.skill));
-    Ok(report)
+    report
 }
 
 /// The dashboard's usage section: one line per skill with its suggestion and evidence.

@@ -13,7 +13,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `proportion.rs` | Wilson interval for one rate (Clopper–Pearson test-only); effective-count Wilson for a mean of case rates |
+//! | `proportion.rs` | Wilson interval for one rate (Clopper–Pearson test-only); effective-count Wilson for a mean of case rates; Garwood's exact interval of a Poisson count |
 //! | `paired_binary.rs` | K = 1 paired binary: Newcombe method 10 interval, McNemar tests |
 //! | `mean_t.rs` | t interval / paired t on case values, clustered standard error |
 //! | `bootstrap.rs` | seeded case/cluster bootstrap (percentile, BCa) and the exact (ideal) case bootstrap (test-only: the oracle of the seeded one) |
@@ -78,7 +78,7 @@ pub(crate) use power::{
 #[cfg(test)]
 pub(crate) use proportion::clopper_pearson_interval;
 pub(crate) use proportion::{
-    EffectiveCountWilson, effective_count_wilson_interval, wilson_interval,
+    EffectiveCountWilson, effective_count_wilson_interval, poisson_interval, wilson_interval,
 };
 pub(crate) use quantile::{nearest_rank, quantile_interval};
 pub(crate) use sampling::uniform_below;

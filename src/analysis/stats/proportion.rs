@@ -138,6 +138,31 @@ pub(crate) fn wilson_interval(successes: u64, trials: u64, confidence: f64) -> O
     Some(wilson_score(successes as f64 / n, n, z))
 }
 
+/// The exact (Garwood 1936) two-sided interval of a Poisson mean from one observed count:
+/// `low = χ²(α/2; 2k) / 2` (0 when `k = 0`), `high = χ²(1 − α/2; 2k + 2) / 2`, with `χ²(q; ν)`
+/// the chi-square quantile. In the units of the count (events per observation window);
+/// conservative: coverage ≥ the nominal level. Used for a task's frequency in session history.
+///
+/// Returns `None` when `confidence` is outside `(0, 1)`.
+pub(crate) fn poisson_interval(count: u64, confidence: f64) -> Option<Interval> {
+    use statrs::distribution::ChiSquared;
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return None;
+    }
+    let alpha = 1.0 - confidence;
+    let k = count as f64;
+    let low = if count == 0 {
+        0.0
+    } else {
+        ChiSquared::new(2.0 * k).ok()?.inverse_cdf(alpha / 2.0) / 2.0
+    };
+    let high = ChiSquared::new(2.0 * k + 2.0)
+        .ok()?
+        .inverse_cdf(1.0 - alpha / 2.0)
+        / 2.0;
+    Some(Interval { low, high })
+}
+
 /// Clopper–Pearson "exact" interval (Clopper & Pearson 1934; statistics.md §4).
 ///
 /// `low = B⁻¹(α/2; k, n-k+1)` (0 when `k = 0`), `high = B⁻¹(1-α/2; k+1, n-k)` (1 when `k = n`),
@@ -177,6 +202,19 @@ mod tests {
     use crate::analysis::stats::test_data::assert_close;
 
     const TOL: f64 = 1e-6;
+
+    /// Garwood's exact Poisson interval: the published 95% bounds for 0 and 10 events
+    /// (0–3.689 and 4.795–18.390; e.g. Ulm 1990, Table 1), and a refused level.
+    #[test]
+    fn poisson_interval_reproduces_published_bounds() {
+        let zero = poisson_interval(0, 0.95).unwrap();
+        assert_eq!(zero.low, 0.0);
+        assert!((zero.high - 3.6889).abs() < 1e-3, "{zero:?}");
+        let ten = poisson_interval(10, 0.95).unwrap();
+        assert!((ten.low - 4.7954).abs() < 1e-3, "{ten:?}");
+        assert!((ten.high - 18.3904).abs() < 1e-3, "{ten:?}");
+        assert!(poisson_interval(3, 1.0).is_none());
+    }
 
     /// The inputs (successes, trials) of statistics.md §4 table and §11.
     const TABLE: [(u64, u64); 5] = [(17, 20), (5, 5), (0, 30), (18, 30), (12, 30)];

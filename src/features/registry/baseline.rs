@@ -74,6 +74,17 @@ pub struct BaselineEntry {
     /// Why it failed or was unscoreable.
     #[serde(default)]
     pub reason: Option<String>,
+    /// What the trial cost in USD (runs only): the cost its runner reported, else its input and
+    /// output tokens at the run's `[price]` table; `None` when neither is known, and in entries
+    /// stored before costs were kept. The value card's marginal cost is the paired difference
+    /// of these between the arms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// What the LLM judges spent on this trial in USD (the judge profile's `[price]`); `None`
+    /// without a judge, for a trial reused from an earlier run (it cost nothing here), when
+    /// the judge is unpriced, and in entries stored before judge spend was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_cost_usd: Option<f64>,
 }
 
 impl BaselineEntry {
@@ -160,6 +171,7 @@ pub fn entries_from_run(
     recorded_at: DateTime<Utc>,
 ) -> Vec<BaselineEntry> {
     let asset = &manifest.asset.name;
+    let price = manifest.stopping.as_ref().and_then(|s| s.price.as_ref());
     // The store holds verdicts of this fingerprint with and without it: the other arms of a
     // run (a previous version, exposure variants) are no verdicts of this version as installed.
     records
@@ -189,8 +201,32 @@ pub fn entries_from_run(
                 .collect(),
             tool_calls: Some(record.tool_calls),
             reason: record.reason.clone(),
+            cost_usd: trial_cost_usd(record, price),
+            judge_cost_usd: record
+                .judge_usage
+                .as_ref()
+                .filter(|_| record.reused_from.is_none())
+                .and_then(|spend| spend.usage.cost_usd),
         })
         .collect()
+}
+
+/// A trial's cost in USD: what its runner reported, else its input and output tokens at
+/// `price` (USD per million tokens), else `None`; a trial that made no request costs 0. The
+/// same rule as a run's spend (`run --max-cost-usd`).
+fn trial_cost_usd(record: &TrialRecord, price: Option<&crate::record::PriceTable>) -> Option<f64> {
+    if let Some(cost) = record.usage.cost_usd {
+        return Some(cost);
+    }
+    let usage = &record.usage;
+    if usage.input_tokens.is_none() && usage.output_tokens.is_none() {
+        return (record.requests == 0).then_some(0.0);
+    }
+    price.map(|price| {
+        (usage.input_tokens.unwrap_or(0) as f64 * price.input_usd_per_million_tokens
+            + usage.output_tokens.unwrap_or(0) as f64 * price.output_usd_per_million_tokens)
+            / 1e6
+    })
 }
 
 /// Feed the baseline store from a recorded run: one entry per trial record, keyed by the run's
@@ -407,6 +443,8 @@ pub fn merge_file(
                     checks: Vec::new(),
                     tool_calls: None,
                     reason: verdict.note,
+                    cost_usd: None,
+                    judge_cost_usd: None,
                 };
                 let before = slot.entries.len();
                 slot.entries.retain(|e| e.key() != entry.key());

@@ -24,6 +24,9 @@ pub enum ConsoleError {
     /// The session history cannot be read (`status --dashboard`).
     #[error(transparent)]
     History(#[from] crate::features::history::HistoryError),
+    /// The value cards cannot be computed or their series kept (`status --dashboard`).
+    #[error(transparent)]
+    Value(#[from] super::value::ValueError),
     /// The host has no registry yet.
     #[error(
         "{}: no registry for host `{host}` yet; run `skill-lift scan --host {host}` first",
@@ -342,6 +345,17 @@ impl HostScan {
     }
 }
 
+/// What `status --dashboard` reads and computes beyond the registry.
+#[derive(Debug, Clone, Copy)]
+pub struct DashboardSettings<'a> {
+    /// A folder standing in for the home folder whose session history is read.
+    pub history_root: Option<&'a Path>,
+    /// The history window in days.
+    pub days: u32,
+    /// The value cards' settings (value of one success, the rule's window, today).
+    pub value: super::value::ValueSettings,
+}
+
 /// A host's standing for `status`: its registry, what is pending, the dashboard.
 #[derive(Debug)]
 pub struct HostStatus {
@@ -357,43 +371,62 @@ pub struct HostStatus {
     pub dashboard: Option<Vec<super::dashboard::DashboardRow>>,
     /// `--dashboard`: use from session history, and the window in days.
     pub usage: Option<(crate::features::usage::UsageReport, u32)>,
+    /// `--dashboard`: the value card of every skill, as recorded in the series today.
+    pub value: Option<super::value::ValueBook>,
 }
 
-/// The standing of `host`; `dashboard`: the history root and the window in days of the
-/// dashboard's usage part.
+/// The standing of `host`; with `dashboard`, the dashboard, the use from session history and
+/// the value cards (recorded as today's points of the host's value series).
 pub fn host_status(
     state: &Path,
     host: &str,
-    dashboard: Option<(Option<&Path>, u32)>,
+    dashboard: Option<DashboardSettings<'_>>,
 ) -> Result<HostStatus, ConsoleError> {
     let registry = require_registry(state, host)?;
     let store = read_store(state)?;
     let report = check(&registry, &store);
-    let rows = dashboard.map(|_| super::dashboard::dashboard(&registry, &store));
-    let usage = match dashboard {
-        Some((history_root, days)) => {
-            let roots = crate::features::history::HistoryRoots::resolve(history_root)?;
-            let names = registry
-                .assets
-                .iter()
-                .filter(|(_, a)| a.kind == AssetKind::Skill)
-                .map(|(name, _)| name.clone())
-                .collect();
-            Some((
-                crate::features::usage::dashboard_usage(host, &roots, days, &names)?,
-                days,
-            ))
-        }
-        None => None,
-    };
-    Ok(HostStatus {
+    let mut status = HostStatus {
         host: host.to_string(),
         path: registry_path(state, host),
         registry,
         report,
-        dashboard: rows,
-        usage,
-    })
+        dashboard: None,
+        usage: None,
+        value: None,
+    };
+    let Some(settings) = dashboard else {
+        return Ok(status);
+    };
+    settings.value.check()?;
+    let rows = super::dashboard::dashboard(&status.registry, &store);
+    let roots = crate::features::history::HistoryRoots::resolve(settings.history_root)?;
+    let (since, sessions) =
+        crate::features::usage::dashboard_sessions(host, &roots, settings.days)?;
+    let names = status
+        .registry
+        .assets
+        .iter()
+        .filter(|(_, a)| a.kind == AssetKind::Skill)
+        .map(|(name, _)| name.clone())
+        .collect();
+    let usage = crate::features::usage::dashboard_usage(host, since, &sessions, &names);
+    let sources = super::value::ValueSources {
+        registry: &status.registry,
+        store: &store,
+        rows: &rows,
+        usage: &usage,
+        sessions: &sessions,
+        history_days: settings.days,
+    };
+    status.value = Some(super::value::value_book(
+        state,
+        host,
+        sources,
+        &settings.value,
+    )?);
+    status.dashboard = Some(rows);
+    status.usage = Some((usage, settings.days));
+    Ok(status)
 }
 
 impl HostStatus {
@@ -466,6 +499,7 @@ impl HostStatus {
                 .collect::<Vec<_>>(),
             "scans": registry.scans.len(), "dashboard": self.dashboard,
             "usage": self.usage.as_ref().map(|(usage, _)| usage),
+            "value": self.value,
             "not_loaded": self.not_loaded(), "available": registry.available.len(),
         })
     }
@@ -550,6 +584,10 @@ pub fn render_status(status: &HostStatus, json: bool) -> String {
     if let Some((usage, days)) = &status.usage {
         out.push('\n');
         out.push_str(&crate::features::usage::dashboard_lines(usage, *days));
+    }
+    if let Some(book) = &status.value {
+        out.push('\n');
+        out.push_str(&super::value::render_value(book));
     }
     out
 }
@@ -683,12 +721,12 @@ pub fn scan_and_print(
     Ok(!done.summary.skipped.is_empty())
 }
 
-/// `status`: print the standing of `host` (`dashboard`: with the per-asset dashboard, whose
-/// usage part reads this history root over this many days), as text or JSON.
+/// `status`: print the standing of `host` (`dashboard`: with the per-asset dashboard, the use
+/// from session history and the value cards), as text or JSON.
 pub fn print_status(
     state: &Path,
     host: &str,
-    dashboard: Option<(Option<&Path>, u32)>,
+    dashboard: Option<DashboardSettings<'_>>,
     json: bool,
 ) -> Result<(), ConsoleError> {
     let status = host_status(state, host, dashboard)?;

@@ -24,6 +24,9 @@ pub struct DashboardRow {
     pub lift: Option<f64>,
     pub lift_ci: Option<(f64, f64)>,
     pub lift_cases: usize,
+    /// With-skill pass rate of the latest run: the mean over its paired cases of each case's
+    /// share of passed attempts (pass and fail verdicts only), in [0, 1].
+    pub success_rate: Option<f64>,
     /// With-skill pass rate per model, oldest first, current fingerprint only.
     pub trend: Vec<(String, f64)>,
     /// `low`, `medium`, `high`: maintenance-surface proxy, not value.
@@ -75,6 +78,7 @@ pub fn dashboard(registry: &Registry, store: &BaselineStore) -> Vec<DashboardRow
             let mut lift = None;
             let mut lift_ci = None;
             let mut lift_cases = 0;
+            let mut success_rate = None;
             for (run, _) in &runs {
                 let in_run: Vec<&BaselineEntry> = entries
                     .iter()
@@ -92,6 +96,12 @@ pub fn dashboard(registry: &Registry, store: &BaselineStore) -> Vec<DashboardRow
                 }
                 latest_run = Some(run.to_string());
                 lift_cases = differences.len();
+                let paired: Vec<f64> = with
+                    .iter()
+                    .filter(|(case, _)| without.contains_key(*case))
+                    .map(|(_, rate)| *rate)
+                    .collect();
+                success_rate = Some(paired.iter().sum::<f64>() / paired.len() as f64);
                 lift = Some(differences.iter().sum::<f64>() / differences.len() as f64);
                 lift_ci = bootstrap_mean_interval(
                     &differences,
@@ -174,6 +184,7 @@ pub fn dashboard(registry: &Registry, store: &BaselineStore) -> Vec<DashboardRow
                 lift,
                 lift_ci,
                 lift_cases,
+                success_rate,
                 trend,
                 risk: risk.to_string(),
                 risk_detail: format!("{size} declared surface items, {scripts} scripts"),
@@ -247,6 +258,8 @@ mod tests {
             checks: vec![],
             tool_calls: None,
             reason: None,
+            cost_usd: None,
+            judge_cost_usd: None,
         }
     }
 
@@ -285,6 +298,7 @@ mod tests {
         let rows = dashboard(&registry_with("s"), &store);
         let s = rows.iter().find(|r| r.asset == "s").unwrap();
         assert_eq!(s.lift, Some(1.0));
+        assert_eq!(s.success_rate, Some(1.0));
         assert_eq!(s.suggestion, "keep");
         assert_eq!(s.trend, vec![("m1".to_string(), 1.0)]);
         assert_eq!(s.risk, "medium");

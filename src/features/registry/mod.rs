@@ -15,6 +15,7 @@
 //! | `probe.rs` | passive runtime evidence from host logs and Claude Code transcripts |
 //! | `console.rs` | the workflows of `hosts`, `scan`, `status`, `bump`, `check` and what they print |
 //! | `dashboard.rs` | the recommend/remove dashboard of `status --dashboard` (heuristic) |
+//! | `value.rs` | the value card: net benefit from measured lift, frequency and cost; its dated series and the rewrite/retire rule |
 //! | `suggest.rs` | lexical match of a need against installed assets and a catalog |
 //! | `fingerprint_report.rs` | the standalone `fingerprint-report.json`/`.md` |
 //!
@@ -36,6 +37,7 @@ pub mod scan;
 pub mod state;
 pub mod suggest;
 pub mod surface;
+pub mod value;
 
 use std::path::PathBuf;
 

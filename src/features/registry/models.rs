@@ -210,6 +210,8 @@ mod tests {
             checks: vec![],
             tool_calls: None,
             reason: None,
+            cost_usd: None,
+            judge_cost_usd: None,
         }
     }
 

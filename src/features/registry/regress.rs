@@ -1005,6 +1005,8 @@ mod tests {
             }],
             tool_calls: Some(1),
             reason: None,
+            cost_usd: None,
+            judge_cost_usd: None,
         }
     }
 

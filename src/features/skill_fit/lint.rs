@@ -1698,6 +1698,8 @@ mod tests {
             checks: vec![],
             tool_calls: None,
             reason: None,
+            cost_usd: None,
+            judge_cost_usd: None,
         };
         let entries = [
             entry("a", "with_skill", true),
