@@ -406,3 +406,64 @@ fn versions_that_give_no_policy_are_said_and_refused_when_enforced() {
         "--enforce-version-policy needs a previous version",
     );
 }
+
+#[test]
+fn a_plugin_version_from_git_history_gives_the_policy_of_a_previous_ref() {
+    let server = partial_mock();
+    let project = Project::empty();
+    let plugin_json =
+        |version: &str| format!("{{\"name\": \"pirates\", \"version\": \"{version}\"}}");
+    let unversioned = |body: &str| {
+        format!(
+            "---\nname: pirate-greeting\ndescription: Use when greeting users in pirate style.\n---\n{body}\n"
+        )
+    };
+    // A plugin whose skill declares no version of its own: the plugin's version is the skill's.
+    project.write("plugin/.claude-plugin/plugin.json", &plugin_json("1.0.0"));
+    project.write("plugin/skills/pirate-greeting/SKILL.md", &unversioned(ARR));
+    project.write(
+        "plugin/skills/pirate-greeting/evals/evals.json",
+        &support::cli::aye_eval_set("pirate-greeting", 8, |i| format!("case-{i}")),
+    );
+    project.write_profile("mock", &server.base_url(), "");
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .current_dir(project.path("plugin"))
+            .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "1.0.0"]);
+    project.write("plugin/.claude-plugin/plugin.json", &plugin_json("1.0.1"));
+    project.write("plugin/skills/pirate-greeting/SKILL.md", &unversioned(AYE));
+    git(&["commit", "-qam", "1.0.1"]);
+    let output = project
+        .command()
+        .args(["run", "plugin/skills/pirate-greeting", "--runner", "mock"])
+        .args([
+            "--out",
+            "results",
+            "-k",
+            "1",
+            "--run-id",
+            "plugin",
+            "--no-decoys",
+        ])
+        .args(["--previous-ref", "HEAD~1", "--enforce-version-policy"])
+        .output()
+        .unwrap();
+    assert_exit(&output, 1, "patch release 1.0.0 → 1.0.1 must be equivalent");
+    let contract = &project.result_json("plugin", "summary.json")["version_contract"];
+    assert_eq!(contract["verdict"], "not_shown_equivalent", "{contract}");
+    assert_eq!(contract["current"]["text"], "1.0.1");
+    assert_eq!(contract["previous"]["text"], "1.0.0");
+    let source = contract["previous"]["source"].as_str().unwrap();
+    assert!(
+        source.ends_with(".claude-plugin/plugin.json version at HEAD~1"),
+        "{source}"
+    );
+}
