@@ -575,10 +575,14 @@ fn runs_feed_check_and_regress_flags_degraded_then_drift() {
     write_pirate(&world, 8);
     let good = MockServer::start(MockBehaviour {
         activate: Some("pirate-greeting".into()),
+        served_model: Some("model-a".into()),
         ..MockBehaviour::default()
     });
     // The second model never activates the skill: a designed drop.
-    let bad = MockServer::start(MockBehaviour::default());
+    let bad = MockServer::start(MockBehaviour {
+        served_model: Some("model-b".into()),
+        ..MockBehaviour::default()
+    });
 
     assert_code(
         &world.run(&["scan", "--host", "generic", "--root", "skills"]),
@@ -720,4 +724,348 @@ fn concurrent_scans_of_one_host_serialise_on_the_lock() {
     let registry = world.registry("claude-code");
     assert_eq!(registry["scans"].as_array().unwrap().len(), 4);
     assert_eq!(registry["assets"].as_object().unwrap().len(), 2);
+}
+
+// ------------------------------------------------ model identity: `check` notices a change
+
+/// `check`'s bumps of `host`: (model, origin) in order.
+fn bumps(world: &World, host: &str) -> Vec<(String, String)> {
+    world.registry(host)["model_bumps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["model"].as_str().unwrap().to_string(),
+                b["origin"].as_str().unwrap_or("manual").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `check` with `args`, `--no-auto-bump` first: exit 1 naming the change and its evidence, no
+/// bump recorded; then without it: exit 1 again, the change recorded as a detected bump with its
+/// evidence from `source`; then a third `check`: the change is no news (exit `settled`).
+fn assert_detected(
+    world: &World,
+    host: &str,
+    args: &[&str],
+    evidence: &str,
+    source: &str,
+    settled: i32,
+) {
+    let before = bumps(world, host);
+    let mut command = vec!["check", "--host", host];
+    command.extend_from_slice(args);
+    let mut only_report = command.clone();
+    only_report.push("--no-auto-bump");
+    let output = world.run(&only_report);
+    assert_code(&output, 1);
+    let text = stdout(&output);
+    assert!(
+        text.contains(&format!(
+            "model changed: model-a → model-b (seen in {evidence}"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("not recorded (--no-auto-bump)"), "{text}");
+    assert_eq!(bumps(world, host), before, "--no-auto-bump records nothing");
+
+    let mut json = command.clone();
+    json.push("--json");
+    let output = world.run(&json);
+    assert_code(&output, 1);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        report["model_watch"]["change"]["to"], "model-b",
+        "{report:#}"
+    );
+    assert_eq!(report["model_watch"]["recorded"]["model"], "model-b");
+    let mut after = before.clone();
+    after.push(("model-b".to_string(), "detected".to_string()));
+    assert_eq!(bumps(world, host), after);
+    let registry = world.registry(host);
+    let bump = registry["model_bumps"].as_array().unwrap().last().unwrap();
+    assert_eq!(bump["previous"], "model-a");
+    assert_eq!(bump["evidence"][0]["source"], source, "{bump:#}");
+    assert_eq!(
+        report["current"]["model"], "model-b",
+        "check reads the new bump"
+    );
+
+    let output = world.run(&command);
+    assert_code(&output, settled);
+    assert!(
+        !stdout(&output).contains("model changed"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(bumps(world, host).len(), after.len());
+}
+
+#[test]
+fn check_notices_a_model_change_in_trial_records() {
+    let world = World::new();
+    write_pirate(&world, 2);
+    assert_code(
+        &world.run(&["scan", "--host", "generic", "--root", "skills"]),
+        0,
+    );
+    assert_code(
+        &world.run(&["bump", "--host", "generic", "--model", "model-a"]),
+        0,
+    );
+    // The run asks for model-a; the server answers as model-b (a silent swap behind the name).
+    let swapped = MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".into()),
+        served_model: Some("model-b".into()),
+        ..MockBehaviour::default()
+    });
+    run_and_ingest(&world, &swapped, "model-a", "swapped");
+    // The run's verdicts count as evaluated under model-b once recorded: exit 0 after.
+    assert_detected(
+        &world,
+        "generic",
+        &[],
+        "trial records run swapped (pirate-greeting",
+        "trial-record",
+        0,
+    );
+}
+
+#[test]
+fn check_notices_a_model_change_at_get_models_and_says_when_it_cannot_read_it() {
+    let world = World::new();
+    assert_code(
+        &world.run(&["bump", "--host", "generic", "--model", "model-a"]),
+        0,
+    );
+    let server = MockServer::start(MockBehaviour {
+        served_model: Some("model-b".into()),
+        ..MockBehaviour::default()
+    });
+    world.write(
+        "runners/served.toml",
+        &format!(
+            "kind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"x\"\n",
+            server.base_url()
+        ),
+    );
+    let evidence = format!("GET /models {}/models", server.base_url());
+    assert_detected(
+        &world,
+        "generic",
+        &["--runner", "served"],
+        &evidence,
+        "models-endpoint",
+        0,
+    );
+
+    // A runner whose server does not answer: not silently green.
+    world.write(
+        "runners/dead.toml",
+        "kind = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"x\"\n",
+    );
+    let output = world.run(&["check", "--host", "generic", "--runner", "dead"]);
+    assert_code(&output, 5);
+    assert!(
+        stdout(&output).contains("UNREADABLE: GET http://127.0.0.1:9/v1/models"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("could not be read"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// A fake `claude` on PATH that prints a version.
+fn fake_claude(world: &World) -> String {
+    world.write("bin/claude", "#!/bin/sh\necho '9.9.9 (Claude Code)'\n");
+    let path = world.path("bin/claude");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:/usr/bin:/bin", world.path("bin").display())
+}
+
+#[test]
+fn check_notices_a_model_change_in_the_agent_settings() {
+    let world = World::new();
+    let path = fake_claude(&world);
+    let home = world.home().display().to_string();
+    let run = |args: &[&str]| {
+        world
+            .command()
+            .env("PATH", &path)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_code(
+        &run(&["bump", "--host", "claude-code", "--model", "model-a"]),
+        0,
+    );
+    // Settings written before the bump say nothing about a change since.
+    world.write("home/.claude/settings.json", r#"{"model": "model-old"}"#);
+    let settings = world.path("home/.claude/settings.json");
+    let set_mtime = |offset_s: i64| {
+        let when = std::time::SystemTime::now()
+            .checked_add(std::time::Duration::from_secs(offset_s.unsigned_abs()))
+            .unwrap();
+        let when = if offset_s < 0 {
+            std::time::SystemTime::now() - std::time::Duration::from_secs(offset_s.unsigned_abs())
+        } else {
+            when
+        };
+        std::fs::File::options()
+            .write(true)
+            .open(&settings)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    };
+    set_mtime(-3600);
+    let output = run(&["check", "--host", "claude-code", "--history-root", &home]);
+    assert_code(&output, 0);
+    assert!(
+        stdout(&output).contains("claude --version: 9.9.9 (Claude Code)"),
+        "{}",
+        stdout(&output)
+    );
+    // The user switches the configured model after the bump.
+    world.write(
+        "home/.claude/settings.json",
+        r#"{"model": "model-b", "env": {}}"#,
+    );
+    set_mtime(5);
+    let before = bumps(&world, "claude-code");
+    let output = run(&[
+        "check",
+        "--host",
+        "claude-code",
+        "--history-root",
+        &home,
+        "--no-auto-bump",
+    ]);
+    assert_code(&output, 1);
+    let text = stdout(&output);
+    assert!(
+        text.contains(&format!(
+            "model changed: model-a → model-b (seen in agent config {}",
+            settings.display()
+        )),
+        "{text}"
+    );
+    assert_eq!(bumps(&world, "claude-code"), before);
+    let output = run(&["check", "--host", "claude-code", "--history-root", &home]);
+    assert_code(&output, 1);
+    let registry = world.registry("claude-code");
+    let bump = registry["model_bumps"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(bump["model"], "model-b");
+    assert_eq!(bump["origin"], "detected");
+    assert_eq!(bump["evidence"][0]["source"], "agent-config");
+    assert!(
+        bump["evidence"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("9.9.9"),
+        "{bump:#}"
+    );
+    let output = run(&["check", "--host", "claude-code", "--history-root", &home]);
+    assert_code(&output, 0);
+}
+
+/// A Claude Code session whose answers report `model`, at `at` (RFC 3339).
+fn claude_session(model: &str, at: &str) -> String {
+    format!(
+        "{}\n{}\n",
+        json!({"type": "user", "sessionId": "s", "cwd": "/w", "uuid": "u1", "timestamp": at,
+               "message": {"role": "user", "content": "hello"}}),
+        json!({"type": "assistant", "sessionId": "s", "cwd": "/w", "uuid": "u2", "parentUuid": "u1",
+               "timestamp": at, "message": {"id": "m1", "model": model, "role": "assistant",
+               "content": [{"type": "text", "text": "hi"}]}})
+    )
+}
+
+#[test]
+fn check_notices_a_model_change_in_session_history_but_not_in_history_before_the_bump() {
+    let world = World::new();
+    let home = world.home().display().to_string();
+    let run = |args: &[&str]| {
+        world
+            .command()
+            .env("PATH", "/usr/bin:/bin")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_code(
+        &run(&["bump", "--host", "claude-code", "--model", "model-a"]),
+        0,
+    );
+    // A model seen only in history older than the bump never triggers.
+    world.write(
+        "home/.claude/projects/-w/old.jsonl",
+        &claude_session("model-c", "2020-01-01T00:00:00Z"),
+    );
+    let output = run(&["check", "--host", "claude-code", "--history-root", &home]);
+    assert_code(&output, 0);
+    assert!(
+        stdout(&output).contains("no new observation since the bump"),
+        "{}",
+        stdout(&output)
+    );
+    // A session after the bump under model-b does.
+    let later = (chrono::Utc::now() + chrono::Duration::minutes(1))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let session = world.path("home/.claude/projects/-w/new.jsonl");
+    world.write(
+        "home/.claude/projects/-w/new.jsonl",
+        &claude_session("model-b", &later),
+    );
+    let evidence = format!("session history {}", session.display());
+    let output = run(&[
+        "check",
+        "--host",
+        "claude-code",
+        "--history-root",
+        &home,
+        "--no-auto-bump",
+    ]);
+    assert_code(&output, 1);
+    assert!(!stdout(&output).contains("model-c"), "{}", stdout(&output));
+    let before = bumps(&world, "claude-code");
+    assert_detected_with(&world, &run, &["--history-root", &home], &evidence, before);
+}
+
+/// [`assert_detected`] for a world whose commands need their own environment (`run`).
+fn assert_detected_with(
+    world: &World,
+    run: &dyn Fn(&[&str]) -> Output,
+    args: &[&str],
+    evidence: &str,
+    before: Vec<(String, String)>,
+) {
+    let mut command = vec!["check", "--host", "claude-code"];
+    command.extend_from_slice(args);
+    let output = run(&command);
+    assert_code(&output, 1);
+    assert!(
+        stdout(&output).contains(&format!(
+            "model changed: model-a → model-b (seen in {evidence}"
+        )),
+        "{}",
+        stdout(&output)
+    );
+    let mut after = before;
+    after.push(("model-b".to_string(), "detected".to_string()));
+    assert_eq!(bumps(world, "claude-code"), after);
+    let output = run(&command);
+    assert_code(&output, 0);
 }

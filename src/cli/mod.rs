@@ -72,7 +72,9 @@ pub enum Command {
     Status(registry::StatusArgs),
     /// Record a new model version for a host (starts the re-evaluation clock).
     Bump(registry::BumpArgs),
-    /// Exit 1 while assets are not evaluated (or waived) under the current model since the last bump.
+    /// Notice a model change by itself (trial records, session history, GET /models, agent
+    /// settings) and record it as a bump; exit 1 on a change or while assets are not evaluated
+    /// (or waived) under the current model since the last bump.
     Check(registry::CheckArgs),
     /// Pass-rate matrix (fingerprint × model version) with DEGRADED / VOLATILE / FINGERPRINT-DRIFT flags.
     Regress(regress::RegressArgs),
@@ -471,7 +473,7 @@ impl Command {
             Command::Scan(args) => registry::scan_command(args),
             Command::Status(args) => registry::status(args),
             Command::Bump(args) => registry::bump_command(args),
-            Command::Check(args) => registry::check_command(args),
+            Command::Check(args) => registry::check_command(args).await,
             Command::Regress(args) => regress::regress_command(args),
             Command::Baseline(args) => baseline::baseline(args),
             Command::Probe(args) => probe::probe(args),

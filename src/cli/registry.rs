@@ -7,8 +7,9 @@ use clap::Args;
 
 use super::flag_groups::StateArgs;
 use super::{CommandError, Outcome};
-use crate::features::registry::console;
+use crate::features::registry::console::{self, CheckEnding};
 use crate::features::registry::hosts::{HostProfile, find_host};
+use crate::features::registry::observe::WatchSettings;
 
 /// `--host NAME --root PATH` plus `--state`.
 #[derive(Debug, Clone, Args)]
@@ -119,6 +120,17 @@ pub struct BumpArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub host: HostArgs,
+    /// Report a model change without recording it as a bump (the exit code is still 1).
+    #[arg(long)]
+    pub no_auto_bump: bool,
+    /// An HTTP runner profile whose `GET /models` is read as evidence of the model (repeatable);
+    /// when given, only these runners' trial records count.
+    #[arg(long, value_name = "PROFILE")]
+    pub runner: Vec<String>,
+    /// A folder standing in for the home folder whose agent session history and settings are
+    /// read.
+    #[arg(long, value_name = "DIR", env = "SKILL_LIFT_HISTORY_ROOT")]
+    pub history_root: Option<PathBuf>,
     /// Waive these assets under the current model before checking (needs --reason).
     #[arg(long, value_name = "ASSET", requires = "reason")]
     pub waive: Vec<String>,
@@ -172,13 +184,23 @@ pub(super) fn bump_command(args: BumpArgs) -> Result<Outcome, CommandError> {
     Ok(Outcome::Success)
 }
 
-/// `skill-lift check`: exit 1 while assets are pending under the current model.
-pub(super) fn check_command(args: CheckArgs) -> Result<Outcome, CommandError> {
+/// `skill-lift check`: exit 1 when the model changed or assets are pending under the current
+/// model, 5 when otherwise clean but a source of model evidence could not be read.
+pub(super) async fn check_command(args: CheckArgs) -> Result<Outcome, CommandError> {
     let (state, host) = args.host.resolve()?;
     let reason = args.reason.unwrap_or_default();
-    match console::check_and_print(&state, &host.name, &args.waive, &reason, args.json) {
-        Ok(true) => Ok(Outcome::Success),
-        Ok(false) => Ok(Outcome::GateFailed),
-        Err(error) => Err(CommandError::input(error)),
-    }
+    let watch = WatchSettings {
+        history_root: args.history_root,
+        runners: args.runner,
+        record: !args.no_auto_bump,
+    };
+    let ending =
+        console::check_and_print(&state, &host.name, &args.waive, &reason, &watch, args.json)
+            .await
+            .map_err(CommandError::input)?;
+    Ok(match ending {
+        CheckEnding::Clean => Outcome::Success,
+        CheckEnding::ChangedOrPending => Outcome::GateFailed,
+        CheckEnding::SourceUnreadable => Outcome::CompletedWithWarnings,
+    })
 }

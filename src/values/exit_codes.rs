@@ -7,7 +7,8 @@
 
 /// The command ran and its gate passed (or no gate was set).
 pub const SUCCESS: i32 = 0;
-/// The command ran but a gate failed (regressed, below `--min-lift`, DEGRADED); `lint` found an
+/// The command ran but a gate failed (regressed, below `--min-lift`, DEGRADED; `check`: the
+/// model changed or assets are pending); `lint` found an
 /// error-severity finding (or a warning with `--deny-warnings`); `env` found red flags.
 pub const GATE_FAILED: i32 = 1;
 /// Usage or input error: bad flags, malformed `evals.json`, `SKILL.md`, runner profile, run folder;
@@ -22,7 +23,8 @@ pub const INFRASTRUCTURE_ERROR: i32 = 3;
 /// found no agent host; `golden mine` drafted nothing; `shadow` found no eligible turn.
 pub const NOTHING_TO_RUN: i32 = 4;
 /// Completed with warnings: `scan` registered what it could but skipped assets it could not
-/// read (malformed or duplicate-named; each is listed with its path and reason).
+/// read (malformed or duplicate-named; each is listed with its path and reason); `check` found
+/// no model change and nothing pending, but a source of model evidence could not be read.
 pub const COMPLETED_WITH_WARNINGS: i32 = 5;
 /// Interrupted (Ctrl-C / SIGTERM); recorded trials are kept and `--resume` continues.
 pub const INTERRUPTED: i32 = 130;

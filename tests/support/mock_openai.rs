@@ -61,7 +61,7 @@ pub struct MockBehaviour {
     pub echo_seed: bool,
     /// Keep every request body ([`MockServer::bodies`]; off for the throughput benchmark).
     pub record_bodies: bool,
-    /// The model the answers name (`mock-model-1` when `None`).
+    /// The model the answers name and `/v1/models` lists (`mock-model-1` when `None`).
     pub served_model: Option<String>,
 }
 
@@ -90,6 +90,11 @@ impl Default for MockBehaviour {
 }
 
 impl MockBehaviour {
+    /// The model the server reports.
+    fn served(&self) -> &str {
+        self.served_model.as_deref().unwrap_or("mock-model-1")
+    }
+
     /// The answer to a conversation whose context reads `text`.
     fn answer_for(&self, text: &str) -> &str {
         if text.contains(&self.marker) {
@@ -130,10 +135,7 @@ fn completion(
     prompt_tokens: u64,
 ) -> Value {
     chat_completion(
-        (
-            "chatcmpl-mock",
-            behaviour.served_model.as_deref().unwrap_or("mock-model-1"),
-        ),
+        ("chatcmpl-mock", behaviour.served()),
         content,
         tool_calls,
         json!({"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7,
@@ -268,8 +270,9 @@ async fn chat(
     Json(completion(behaviour, Some(&answer), None, prompt_tokens)).into_response()
 }
 
-async fn models() -> Json<Value> {
-    Json(json!({"object": "list", "data": [{"id": "mock-model-1", "object": "model"}]}))
+async fn models(State(state): State<Arc<MockState>>) -> Json<Value> {
+    let model = state.behaviour.served();
+    Json(json!({"object": "list", "data": [{"id": model, "object": "model"}]}))
 }
 
 /// The router serving `/v1/chat/completions` and `/v1/models`.

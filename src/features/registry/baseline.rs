@@ -45,7 +45,17 @@ pub struct CheckVerdict {
 pub struct BaselineEntry {
     pub fingerprint: String,
     pub calibre: String,
+    /// The model requested (the runner profile's, or `--model`); manual verdicts: as given.
     pub model: String,
+    /// The model the server or agent CLI reported answering (`observed_model` of the trial
+    /// record); `None` when it reported none, for manual verdicts and for entries stored before
+    /// it was kept. `check` reads it as evidence of the model a host runs under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_model: Option<String>,
+    /// When the trial started (`started_at` of the trial record); `None` for manual verdicts
+    /// and entries stored before it was kept (then `recorded_at` stands in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_at: Option<DateTime<Utc>>,
     pub runner: String,
     pub case_id: String,
     /// The `sha256:` digest of the eval set the case came from (runs); `None` for manual
@@ -181,6 +191,8 @@ pub fn entries_from_run(
             fingerprint: manifest.asset.fingerprint.clone(),
             calibre: manifest.asset.calibre.clone(),
             model: record.model.clone(),
+            observed_model: record.observed_model.clone(),
+            trial_at: Some(record.started_at),
             runner: record.runner.clone(),
             case_id: record.case_id.clone(),
             eval_set: Some(manifest.eval_set.digest.clone()),
@@ -430,6 +442,8 @@ pub fn merge_file(
                     fingerprint: replay.fingerprint.clone(),
                     calibre: replay.calibre.clone(),
                     model: replay.model.clone(),
+                    observed_model: None,
+                    trial_at: None,
                     runner: replay.runner.clone(),
                     case_id: verdict.case_id,
                     eval_set: None,

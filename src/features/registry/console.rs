@@ -1,6 +1,7 @@
 //! The registry console commands' workflows and what they print: `hosts` ([`hosts_listing`],
 //! [`render_hosts`]), `scan` ([`scan_host`], [`render_scan`]), `status` ([`host_status`],
-//! [`render_status`]), `bump` ([`bump_host`]) and `check` ([`check_host`], [`render_check`]).
+//! [`render_status`]), `bump` ([`bump_host`]) and `check` ([`check_host`], which watches the
+//! model through `observe.rs`, [`render_check`]).
 //! The command line maps flags to these calls and their results to exit codes.
 
 use std::fmt::Write as _;
@@ -9,7 +10,9 @@ use std::path::{Path, PathBuf};
 use super::RegistryError;
 use super::baseline::read_store;
 use super::hosts::{HostProfile, discover_assets, find_host, hosts_file, load_hosts};
+use super::identity::{SourceState, same_model};
 use super::models::{CheckReport, ModelBump, bump, check, waive};
+use super::observe::{ModelWatch, WatchSettings, watch_model};
 use super::scan::{Registry, ScanSummary, read_registry, registry_path, scan};
 use super::surface::AssetKind;
 use crate::features::asset::fingerprint::Calibre;
@@ -530,10 +533,24 @@ pub fn render_status(status: &HostStatus, json: bool) -> String {
             .map_or("never".to_string(), stamp)
     );
     let _ = match registry.model_bumps.last() {
-        Some(bump) => writeln!(out, "last bump {} at {}", bump.model, stamp(&bump.at)),
+        Some(bump) => match bump.origin {
+            super::models::BumpOrigin::Manual => {
+                writeln!(out, "last bump {} at {}", bump.model, stamp(&bump.at))
+            }
+            super::models::BumpOrigin::Detected => writeln!(
+                out,
+                "last bump {} at {} (detected by `check`{})",
+                bump.model,
+                stamp(&bump.at),
+                bump.previous
+                    .as_deref()
+                    .map(|p| format!(", was {p}"))
+                    .unwrap_or_default()
+            ),
+        },
         None => writeln!(
             out,
-            "last bump none (the model-change event source is manual: `skill-lift bump --model ID`)"
+            "last bump none (`skill-lift check` records the model it observes; `skill-lift bump --model ID` marks one)"
         ),
     };
     let _ = writeln!(
@@ -612,14 +629,52 @@ pub fn bump_host(
     ))
 }
 
-/// Waive `waive` (with `reason`) under the current model, reporting each waiver, then check
-/// which assets are pending.
-pub fn check_host(
+/// What `check` found: the model watch (did the model change since the last bump, from what
+/// evidence, and which sources could not be read) and each asset's standing under the host's
+/// model — the new one when the change was recorded.
+#[derive(Debug, serde::Serialize)]
+pub struct CheckOutcome {
+    /// Each asset's standing (the JSON keys `check --json` always had).
+    #[serde(flatten)]
+    pub report: CheckReport,
+    /// The model watch.
+    pub model_watch: ModelWatch,
+}
+
+/// How `check` ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckEnding {
+    /// No model change, nothing pending, every source read (or absent).
+    Clean,
+    /// The model changed, or assets are pending under the current model (exit 1).
+    ChangedOrPending,
+    /// Nothing changed or pending, but a source could not be read (exit 5).
+    SourceUnreadable,
+}
+
+impl CheckOutcome {
+    /// How the check ended.
+    pub fn ending(&self) -> CheckEnding {
+        if self.model_watch.change().is_some() || !self.report.pending().is_empty() {
+            CheckEnding::ChangedOrPending
+        } else if !self.model_watch.unreadable().is_empty() {
+            CheckEnding::SourceUnreadable
+        } else {
+            CheckEnding::Clean
+        }
+    }
+}
+
+/// Waive `waive` (with `reason`) under the current model, reporting each waiver; watch the
+/// host's model ([`watch_model`]: a change is recorded as a bump unless `watch.record` is off);
+/// then check which assets are pending under the host's model.
+pub async fn check_host(
     state: &Path,
     host: &str,
     waive_assets: &[String],
     reason: &str,
-) -> Result<CheckReport, ConsoleError> {
+    watch: &WatchSettings,
+) -> Result<CheckOutcome, ConsoleError> {
     require_registry(state, host)?;
     if !waive_assets.is_empty() {
         for waiver in waive(state, host, waive_assets, reason)? {
@@ -632,20 +687,127 @@ pub fn check_host(
     }
     let registry = require_registry(state, host)?;
     let store = read_store(state)?;
-    Ok(check(&registry, &store))
+    let model_watch = watch_model(state, &registry, &store, watch).await?;
+    let registry = if model_watch.recorded.is_some() {
+        require_registry(state, host)?
+    } else {
+        registry
+    };
+    Ok(CheckOutcome {
+        report: check(&registry, &store),
+        model_watch,
+    })
 }
 
-/// What `check` prints: JSON, or what is pending under the current model and what to do.
-pub fn render_check(host: &str, report: &CheckReport, json: bool) -> String {
-    if json {
-        return to_json(report);
-    }
-    let Some(current) = &report.current else {
-        return format!(
-            "host {host}: no model bump recorded, nothing to check. The event source is manual: run `skill-lift bump --model ID` when the model changes (until then a scheduled check stays green).\n"
-        );
-    };
+/// One line per evidence source: what it gave, or why nothing.
+fn source_lines(watch: &ModelWatch) -> String {
     let mut out = String::new();
+    for source in &watch.sources {
+        let what = match &source.state {
+            SourceState::Read { observations } => format!("{observations} observation(s)"),
+            SourceState::Absent { reason } => format!("none ({reason})"),
+            SourceState::Unreadable { reason } => format!("UNREADABLE: {reason}"),
+        };
+        let detail = source
+            .detail
+            .as_deref()
+            .map(|d| format!(" [{d}]"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  {} ({}): {what}{detail}", source.source, source.name);
+    }
+    out
+}
+
+/// The model part of `check`'s text: the change (or the model identified) with its evidence
+/// and what was recorded, or that nothing changed; then the sources read.
+fn render_model_watch(host: &str, watch: &ModelWatch) -> String {
+    let mut out = String::new();
+    match &watch.decision.change {
+        Some(change) => {
+            let _ = writeln!(out, "{}", change.line());
+            for other in &change.disagreeing {
+                let _ = writeln!(
+                    out,
+                    "  disagreeing: {} names {}",
+                    other.describe(),
+                    other.model
+                );
+            }
+            match &watch.recorded {
+                Some(bump) => {
+                    let _ = writeln!(
+                        out,
+                        "recorded as host {host}'s model since {} (its first sighting), with its evidence",
+                        stamp(&bump.at)
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "not recorded (--no-auto-bump): `skill-lift bump --host {host} --model {}` records it",
+                        change.to
+                    );
+                }
+            }
+        }
+        None => {
+            let seen = watch.decision.current.len();
+            match &watch.last_bump {
+                Some(bump) if seen > 0 => {
+                    let _ = writeln!(
+                        out,
+                        "model {}: every source that saw a model since the bump at {} saw it",
+                        bump.model,
+                        stamp(&bump.at)
+                    );
+                    for other in watch
+                        .decision
+                        .current
+                        .iter()
+                        .filter(|o| !same_model(&o.model, &bump.model))
+                    {
+                        let _ = writeln!(
+                            out,
+                            "  disagreeing (what answered decides): {} names {}",
+                            other.describe(),
+                            other.model
+                        );
+                    }
+                }
+                Some(bump) => {
+                    let _ = writeln!(
+                        out,
+                        "model {}: no new observation since the bump at {} ({} before it, {} already recorded with it)",
+                        bump.model,
+                        stamp(&bump.at),
+                        watch.decision.before_bump,
+                        watch.decision.already_recorded
+                    );
+                }
+                None => out.push_str("model: none observed\n"),
+            }
+        }
+    }
+    out.push_str("model evidence:\n");
+    out.push_str(&source_lines(watch));
+    out
+}
+
+/// What `check` prints: JSON, or the model watch, then what is pending under the current model
+/// and what to do.
+pub fn render_check(host: &str, outcome: &CheckOutcome, json: bool) -> String {
+    if json {
+        return to_json(outcome);
+    }
+    let report = &outcome.report;
+    let mut out = render_model_watch(host, &outcome.model_watch);
+    let Some(current) = &report.current else {
+        let _ = writeln!(
+            out,
+            "host {host}: no model bump recorded, nothing pending. `skill-lift bump --model ID` records one; `check` records the model it observes"
+        );
+        return out;
+    };
     if !report.scanned_since_bump {
         out.push_str(
             "note: no scan since the bump; run `skill-lift scan` to catch new or edited assets\n",
@@ -734,16 +896,26 @@ pub fn print_status(
     Ok(())
 }
 
-/// `check`: waive `waive_assets` (with `reason`), check and print what is pending under the
-/// current model; true when nothing is.
-pub fn check_and_print(
+/// `check`: waive `waive_assets` (with `reason`), watch the host's model (`watch`), check and
+/// print what changed and what is pending under the host's model; each unreadable source is
+/// also a warning on stderr. Returns how the check ended.
+pub async fn check_and_print(
     state: &Path,
     host: &str,
     waive_assets: &[String],
     reason: &str,
+    watch: &WatchSettings,
     json: bool,
-) -> Result<bool, ConsoleError> {
-    let report = check_host(state, host, waive_assets, reason)?;
-    crate::values::reporter::result(&render_check(host, &report, json));
-    Ok(report.pending().is_empty())
+) -> Result<CheckEnding, ConsoleError> {
+    let outcome = check_host(state, host, waive_assets, reason, watch).await?;
+    for source in outcome.model_watch.unreadable() {
+        if let SourceState::Unreadable { reason } = &source.state {
+            report(Event::warning(format!(
+                "model evidence from {} ({}) could not be read: {reason}",
+                source.source, source.name
+            )));
+        }
+    }
+    crate::values::reporter::result(&render_check(host, &outcome, json));
+    Ok(outcome.ending())
 }

@@ -245,6 +245,8 @@ mod tests {
             fingerprint: "sha256:aa".into(),
             calibre: "v3-agent-skills".into(),
             model: "m1".into(),
+            observed_model: None,
+            trial_at: None,
             runner: "r".into(),
             case_id: format!("c{case}"),
             eval_set: None,

@@ -9,7 +9,9 @@
 //! | `claude_home.rs` | Claude Code's install record: `installed_plugins.json`, `known_marketplaces.json`, `enabledPlugins` |
 //! | `surface.rs` | capability surfaces of skills and plugins, and their diff |
 //! | `scan.rs` | `registry.<host>.json`: scanning a host and the change report |
-//! | `models.rs` | model bumps, waivers and the `check` of assets pending under the current model |
+//! | `models.rs` | model bumps (manual and detected), waivers and the `check` of assets pending under the current model |
+//! | `identity.rs` | observed model identity: evidence sources, observations, and the rule deciding a model change |
+//! | `observe.rs` | reading the model from trial records, session history, `GET /models` and agent settings; [`observe::watch_model`] |
 //! | `baseline.rs` | `baseline-results.json`: verdicts from runs and manual replays |
 //! | `regress.rs` | pass-rate matrix, DEGRADED / VOLATILE / FINGERPRINT-DRIFT flags, attribution |
 //! | `probe.rs` | passive runtime evidence from host logs and Claude Code transcripts |
@@ -30,7 +32,9 @@ pub mod console;
 pub mod dashboard;
 pub mod fingerprint_report;
 pub mod hosts;
+pub mod identity;
 pub mod models;
+pub mod observe;
 pub mod probe;
 pub mod regress;
 pub mod scan;

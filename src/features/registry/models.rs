@@ -1,8 +1,9 @@
-//! The model-version lifecycle of a host: `bump` records a new model version (time, id); `check`
-//! lists the assets not evaluated under the current model since the last bump (evaluated = the
-//! baseline store holds a verdict for the asset under that model recorded after the bump, or the
-//! asset was explicitly waived). The event source is manual: a scheduled `check` stays green
-//! until someone bumps.
+//! The model-version lifecycle of a host: `bump` records a new model version (time, id), and so
+//! does `check` when it observes the model changed ([`record_detected`], with the evidence;
+//! `identity.rs` decides, `observe.rs` reads the sources); `check` lists the assets not evaluated
+//! under the current model since the last bump (evaluated = the baseline store holds a verdict
+//! for the asset under that model — requested or reported by the server — recorded after the
+//! bump, or the asset was explicitly waived).
 
 use std::path::Path;
 
@@ -10,16 +11,71 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::RegistryError;
-use super::baseline::BaselineStore;
+use super::baseline::{BaselineEntry, BaselineStore};
+use super::identity::{ModelChange, ModelObservation, same_model};
 use super::scan::{Registry, update_registry};
+
+/// How a bump came about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BumpOrigin {
+    /// `skill-lift bump --model ID` (and every bump recorded before `check` detected changes).
+    #[default]
+    Manual,
+    /// `skill-lift check` observed the model change and recorded it.
+    Detected,
+}
 
 /// A model version marked on a host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelBump {
+    /// Since when the model is the host's: the time of `bump`, or for a detected bump the first
+    /// sighting of the new model after the previous bump.
     pub at: DateTime<Utc>,
     pub model: String,
     #[serde(default)]
     pub note: Option<String>,
+    /// Manual or detected.
+    #[serde(default)]
+    pub origin: BumpOrigin,
+    /// A detected bump: when `check` recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detected_at: Option<DateTime<Utc>>,
+    /// A detected bump: the model before it (`None` when the host had no bump).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<String>,
+    /// A detected bump: each source's newest sighting of the new model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<ModelObservation>,
+    /// A detected bump: each source's newest observation naming another model at the time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disagreeing: Vec<ModelObservation>,
+}
+
+impl ModelBump {
+    /// A manual bump of `model` at `at`.
+    pub fn manual(model: &str, at: DateTime<Utc>, note: Option<String>) -> Self {
+        ModelBump {
+            at,
+            model: model.to_string(),
+            note,
+            origin: BumpOrigin::Manual,
+            detected_at: None,
+            previous: None,
+            evidence: Vec::new(),
+            disagreeing: Vec::new(),
+        }
+    }
+}
+
+/// Whether `entry` is a verdict under `model`: the model requested or the one the server
+/// reported is it ([`same_model`]).
+pub fn entry_is_under(entry: &BaselineEntry, model: &str) -> bool {
+    same_model(&entry.model, model)
+        || entry
+            .observed_model
+            .as_deref()
+            .is_some_and(|observed| same_model(observed, model))
 }
 
 /// An asset explicitly excused from re-evaluation under a model.
@@ -38,16 +94,44 @@ pub fn bump(
     model: &str,
     note: Option<String>,
 ) -> Result<ModelBump, RegistryError> {
-    let bump = ModelBump {
-        at: Utc::now(),
-        model: model.to_string(),
-        note,
-    };
+    let bump = ModelBump::manual(model, Utc::now(), note);
     update_registry(state_dir, host, |registry| {
         registry.model_bumps.push(bump.clone());
         Ok(())
     })?;
     Ok(bump)
+}
+
+/// Record `change` as `host`'s new model (a [`BumpOrigin::Detected`] bump at its first sighting,
+/// with its evidence). `None` when, by the time the lock is held, the host's last bump is no
+/// longer `expected_last` (another `check` or a `bump` got there first): nothing is recorded
+/// twice.
+pub fn record_detected(
+    state_dir: &Path,
+    host: &str,
+    expected_last: Option<&ModelBump>,
+    change: &ModelChange,
+) -> Result<Option<ModelBump>, RegistryError> {
+    update_registry(state_dir, host, |registry| {
+        if registry.model_bumps.last() != expected_last {
+            return Ok(None);
+        }
+        let bump = ModelBump {
+            at: change.first_seen,
+            model: change.to.clone(),
+            note: Some(format!(
+                "detected by `skill-lift check` from {} sighting(s)",
+                change.sightings
+            )),
+            origin: BumpOrigin::Detected,
+            detected_at: Some(Utc::now()),
+            previous: change.from.clone(),
+            evidence: change.evidence.clone(),
+            disagreeing: change.disagreeing.clone(),
+        };
+        registry.model_bumps.push(bump.clone());
+        Ok(Some(bump))
+    })
 }
 
 /// Waive `assets` under the host's current model. Errors when no model was bumped or an asset is
@@ -155,7 +239,7 @@ pub fn check(registry: &Registry, baseline: &BaselineStore) -> CheckReport {
             };
             let evaluated_at = entries
                 .iter()
-                .filter(|e| e.model == bump.model && e.recorded_at >= bump.at)
+                .filter(|e| entry_is_under(e, &bump.model) && e.recorded_at >= bump.at)
                 .map(|e| e.recorded_at)
                 .max();
             let waived = registry
@@ -197,6 +281,8 @@ mod tests {
             fingerprint: "sha256:x".into(),
             calibre: "v3-agent-skills".into(),
             model: model.into(),
+            observed_model: None,
+            trial_at: None,
             runner: "r".into(),
             case_id: "c".into(),
             eval_set: None,

@@ -989,6 +989,8 @@ mod tests {
             fingerprint: print.into(),
             calibre: "v3-agent-skills".into(),
             model: model.into(),
+            observed_model: None,
+            trial_at: None,
             runner: "r".into(),
             case_id: case.into(),
             eval_set: None,

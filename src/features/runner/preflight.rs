@@ -64,14 +64,14 @@ impl PreflightError {
 
 /// Why `program --version` gave no version.
 #[derive(Debug, thiserror::Error)]
-enum VersionError {
+pub(crate) enum VersionError {
     /// The fresh HOME cannot be created.
     #[error("temporary HOME: {0}")]
     TempHome(std::io::Error),
     /// The program cannot be run.
     #[error(transparent)]
     Process(#[from] crate::features::process::ProcessError),
-    /// No answer within [`VERSION_TIMEOUT`].
+    /// No answer within the time allowed ([`VERSION_TIMEOUT`] for the pre-flight).
     #[error("`{} --version` did not answer within {seconds} s", program.display())]
     Timeout {
         /// The program.
@@ -273,32 +273,17 @@ pub async fn check(
         if !cli.version_checked() {
             return Ok(format!("{} exists", resolved.display()));
         }
-        return version(&resolved, path_variable.as_deref())
+        return program_version(&resolved, path_variable.as_deref(), VERSION_TIMEOUT)
             .await
+            .map(|line| format!("{}: {line}", resolved.display()))
             .map_err(|error| fail(InfrastructureCause::Runner, error.to_string()));
     }
-    let base = if profile.base_url.is_empty() && profile.kind == RunnerKind::AnthropicMessages {
-        super::anthropic_messages::ANTHROPIC_DEFAULT_BASE_URL.to_string()
-    } else {
-        profile.base_url.trim_end_matches('/').to_string()
-    };
-    let url = format!("{base}/models");
+    let url = models_url(profile);
     let client = reqwest::Client::builder()
         .timeout(HTTP_TIMEOUT)
         .build()
         .map_err(|error| fail(InfrastructureCause::Runner, error.to_string()))?;
-    let mut request = client.get(&url);
-    if let Some(key) = api_key {
-        request = if profile.kind == RunnerKind::AnthropicMessages {
-            request.header("x-api-key", key).header(
-                "anthropic-version",
-                super::anthropic_messages::ANTHROPIC_VERSION,
-            )
-        } else {
-            request.bearer_auth(key)
-        };
-    }
-    match request.send().await {
+    match models_request(&client, profile, &url, api_key).send().await {
         Err(error) => {
             let mut message = error.to_string();
             let mut source = std::error::Error::source(&error);
@@ -344,10 +329,150 @@ pub async fn check(
     }
 }
 
-/// Run `program --version` in a fresh HOME; its first output line, or why it failed.
-async fn version(
+/// `GET {base_url}/models` of an HTTP profile (the Anthropic default base URL when an
+/// `anthropic-messages` profile names none).
+fn models_url(profile: &super::RunnerProfile) -> String {
+    let base = if profile.base_url.is_empty() && profile.kind == RunnerKind::AnthropicMessages {
+        super::anthropic_messages::ANTHROPIC_DEFAULT_BASE_URL.to_string()
+    } else {
+        profile.base_url.trim_end_matches('/').to_string()
+    };
+    format!("{base}/models")
+}
+
+/// The `GET` of `url` with the profile's credential headers (Anthropic: `x-api-key` and
+/// `anthropic-version`; otherwise a bearer token).
+fn models_request(
+    client: &reqwest::Client,
+    profile: &super::RunnerProfile,
+    url: &str,
+    api_key: Option<&str>,
+) -> reqwest::RequestBuilder {
+    let request = client.get(url);
+    match api_key {
+        Some(key) if profile.kind == RunnerKind::AnthropicMessages => {
+            request.header("x-api-key", key).header(
+                "anthropic-version",
+                super::anthropic_messages::ANTHROPIC_VERSION,
+            )
+        }
+        Some(key) => request.bearer_auth(key),
+        None => request,
+    }
+}
+
+/// The models an HTTP runner's server lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelListing {
+    /// The URL asked.
+    pub url: String,
+    /// The `id` of each entry of `data` (OpenAI `GET /v1/models`, Anthropic `GET /v1/models`,
+    /// vLLM, llama.cpp and Ollama's OpenAI-compatible endpoint share the shape
+    /// `{"data": [{"id": …}, …]}`), in the server's order.
+    pub ids: Vec<String>,
+}
+
+/// Why a server's model list could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelListError {
+    /// The profile is an agent CLI: no `GET /models` is asked of it.
+    #[error("`{0}` is an agent CLI profile; only HTTP profiles are asked `GET /models`")]
+    AgentCli(String),
+    /// No answer (connection refused, timeout, TLS, DNS).
+    #[error("GET {url}: {message}")]
+    Unreachable {
+        /// The URL.
+        url: String,
+        /// What failed, with its causes.
+        message: String,
+    },
+    /// An answer other than 2xx.
+    #[error("GET {url}: HTTP {status}")]
+    Status {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: u16,
+    },
+    /// A 2xx whose body is not `{"data": [{"id": …}]}`.
+    #[error("GET {url}: not a model list: {message}")]
+    Shape {
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// `GET {base_url}/models` of the HTTP profile `loaded` with its credentials (`api_key`, the
+/// value of its `api_key_env`), within [`HTTP_TIMEOUT`]: the model ids the server lists
+/// (Anthropic's list is asked with `limit=1000`, its largest page).
+pub async fn list_models(
+    loaded: &LoadedProfile,
+    api_key: Option<&str>,
+) -> Result<ModelListing, ModelListError> {
+    let profile = &loaded.profile;
+    if profile.kind.spec().agent_cli().is_some() {
+        return Err(ModelListError::AgentCli(loaded.name.clone()));
+    }
+    let url = models_url(profile);
+    let asked = if profile.kind == RunnerKind::AnthropicMessages {
+        format!("{url}?limit=1000")
+    } else {
+        url.clone()
+    };
+    let unreachable = |message: String| ModelListError::Unreachable {
+        url: url.clone(),
+        message,
+    };
+    let client = reqwest::Client::builder()
+        .timeout(HTTP_TIMEOUT)
+        .build()
+        .map_err(|error| unreachable(error.to_string()))?;
+    let response = models_request(&client, profile, &asked, api_key)
+        .send()
+        .await
+        .map_err(|error| {
+            let mut message = error.to_string();
+            let mut source = std::error::Error::source(&error);
+            while let Some(inner) = source {
+                message.push_str(&format!(": {inner}"));
+                source = inner.source();
+            }
+            unreachable(message)
+        })?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(ModelListError::Status {
+            url,
+            status: status.as_u16(),
+        });
+    }
+    let shape = |message: String| ModelListError::Shape {
+        url: url.clone(),
+        message,
+    };
+    let body: serde_json::Value = response
+        .json()
+        .await
+        .map_err(|error| shape(error.to_string()))?;
+    let data = body["data"]
+        .as_array()
+        .ok_or_else(|| shape("no `data` array".to_string()))?;
+    let ids = data
+        .iter()
+        .filter_map(|entry| entry["id"].as_str())
+        .map(str::to_string)
+        .collect();
+    Ok(ModelListing { url, ids })
+}
+
+/// Run `program --version` in a fresh HOME (with `path_variable` as its `PATH`), waiting at most
+/// `timeout`; its first non-empty output line, trimmed, or why it failed.
+pub(crate) async fn program_version(
     program: &std::path::Path,
     path_variable: Option<&str>,
+    timeout: Duration,
 ) -> Result<String, VersionError> {
     let home = tempfile::tempdir().map_err(VersionError::TempHome)?;
     let home_path = home.path().display().to_string();
@@ -376,7 +501,7 @@ async fn version(
         ],
     };
     let limits = crate::features::process::ProcessLimits {
-        timeout: VERSION_TIMEOUT,
+        timeout,
         grace: Duration::from_secs(1),
         linger: Duration::from_secs(1),
         max_stdout_bytes: 64 * 1024,
@@ -392,9 +517,9 @@ async fn version(
     match (outcome.timed_out, outcome.exit_code) {
         (true, _) => Err(VersionError::Timeout {
             program: program.to_path_buf(),
-            seconds: VERSION_TIMEOUT.as_secs(),
+            seconds: timeout.as_secs(),
         }),
-        (false, Some(0)) => Ok(format!("{}: {}", program.display(), first_line.trim())),
+        (false, Some(0)) => Ok(first_line.trim().to_string()),
         _ => Err(VersionError::Failed {
             program: program.to_path_buf(),
             exit_code: outcome.exit_code,

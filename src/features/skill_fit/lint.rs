@@ -1681,6 +1681,8 @@ mod tests {
             fingerprint: "sha256:x".into(),
             calibre: "v3-agent-skills".into(),
             model: "m".into(),
+            observed_model: None,
+            trial_at: None,
             runner: "r".into(),
             case_id: case.into(),
             eval_set: None,
