@@ -1112,6 +1112,8 @@ mod tests {
             fingerprint: "f".into(),
             calibre: "c".into(),
             model: "m".into(),
+            observed_model: None,
+            trial_at: None,
             runner: "r".into(),
             case_id: case.into(),
             eval_set: None,
