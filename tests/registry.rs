@@ -1069,3 +1069,118 @@ fn assert_detected_with(
     let output = run(&command);
     assert_code(&output, 0);
 }
+
+/// Issue 34: a run on a priced runner records each trial's cost in the baseline store, and the
+/// value card's marginal cost is the paired difference between the arms, as computed here from
+/// the run's own `trials.jsonl`.
+#[test]
+fn a_priced_run_gives_the_value_card_its_marginal_cost() {
+    let world = World::new();
+    write_pirate(&world, 6);
+    let server = MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".into()),
+        ..MockBehaviour::default()
+    });
+    assert_code(
+        &world.run(&["scan", "--host", "generic", "--root", "skills"]),
+        0,
+    );
+    world.write(
+        "runners/priced.toml",
+        &format!(
+            "kind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"x\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\nskill_mode = \"tools\"\nmax_turns = 4\n\n[price]\ninput_usd_per_million_tokens = 3.0\noutput_usd_per_million_tokens = 15.0\n",
+            server.base_url()
+        ),
+    );
+    let output = world.run(&[
+        "run",
+        "skills/pirate-greeting",
+        "--runner",
+        "priced",
+        "--out",
+        "results",
+        "-k",
+        "2",
+        "--run-id",
+        "priced",
+        "--quiet",
+        "--no-decoys",
+    ]);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&output)
+    );
+    assert_code(&world.run(&["baseline", "ingest", "results/priced"]), 0);
+    // By hand: per case, the mean cost of its with-skill trials − that of its without-skill
+    // trials, averaged over the cases.
+    let mut per_case: std::collections::BTreeMap<String, [(f64, f64); 2]> = Default::default();
+    let trials = std::fs::read_to_string(world.path("results/priced/trials.jsonl")).unwrap();
+    for line in trials.lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        let side = match record["arm"].as_str().unwrap() {
+            "with_skill" => 0,
+            "without_skill" => 1,
+            _ => continue,
+        };
+        let usage = &record["usage"];
+        let cost = (usage["input_tokens"].as_f64().unwrap() * 3.0
+            + usage["output_tokens"].as_f64().unwrap() * 15.0)
+            / 1e6;
+        assert!(
+            (usage["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12,
+            "{record}"
+        );
+        let slot = &mut per_case
+            .entry(record["case_id"].as_str().unwrap().to_string())
+            .or_default()[side];
+        slot.0 += cost;
+        slot.1 += 1.0;
+    }
+    let differences: Vec<f64> = per_case
+        .values()
+        .map(|[with, without]| with.0 / with.1 - without.0 / without.1)
+        .collect();
+    assert_eq!(differences.len(), 6);
+    let expected = differences.iter().sum::<f64>() / 6.0;
+    assert!(
+        expected > 0.0,
+        "activating the skill costs a tool round trip: {expected}"
+    );
+    let store = read_json(&world.state().join("baseline-results.json"));
+    let entries = store["assets"]["pirate-greeting"]["entries"]
+        .as_array()
+        .unwrap();
+    assert_eq!(entries.len(), 24);
+    assert!(entries.iter().all(|e| e["cost_usd"].is_f64()), "{store}");
+    let output = world.run(&[
+        "status",
+        "--host",
+        "generic",
+        "--dashboard",
+        "--json",
+        "--value-per-success",
+        "1",
+    ]);
+    assert_code(&output, 0);
+    let status: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let card = &status["value"]["cards"][0];
+    assert_eq!(card["skill"], "pirate-greeting");
+    assert_eq!(card["cost_cases"], 6, "{card}");
+    let measured = card["marginal_cost_usd"].as_f64().unwrap();
+    assert!(
+        (measured - expected).abs() < 1e-12,
+        "{measured} vs {expected}"
+    );
+    // No history is read for this host: the task frequency is unknown (not zero), so the
+    // net benefit is not computed, and the card says why.
+    assert_eq!(card["frequency_per_30d"], Value::Null, "{card}");
+    assert_eq!(card["net"], Value::Null, "{card}");
+    assert_eq!(card["missing"], json!(["frequency"]), "{card}");
+    let output = world.run(&["status", "--host", "generic", "--dashboard"]);
+    assert!(
+        stdout(&output).contains("pirate-greeting: no task frequency"),
+        "{}",
+        stdout(&output)
+    );
+}

@@ -18,7 +18,8 @@
 //!   activated it, or the prompt holds two or more of its trigger terms), `k` turns over the
 //!   `W` days the history covers (the window, or less when the oldest session read is more
 //!   recent), scaled `F = k × 30 / W`, with Garwood's exact 95% Poisson interval of `k`, scaled
-//!   the same way.
+//!   the same way. When no session was read at all (a host without a history reader, no
+//!   history in the window), the frequency is unknown, not zero.
 //! - `C`, **marginal cost** (USD per task): the paired difference of the recorded trial cost
 //!   between the arms in the same run — per case, mean with-skill cost − mean without-skill
 //!   cost, averaged over the cases priced in both arms. A trial's cost is what its runner
@@ -176,6 +177,9 @@ impl ValueDriver {
 pub enum MissingInput {
     /// No recorded run with both arms under the current fingerprint.
     Lift,
+    /// No session of the host's history was read in the window (a host without a history
+    /// reader, or no history there): the task frequency is unknown, not zero.
+    Frequency,
     /// No trial cost in both arms of that run (no reported cost and no `[price]` table, or a
     /// run stored before costs were kept).
     Cost,
@@ -188,6 +192,9 @@ impl fmt::Display for MissingInput {
         f.write_str(match self {
             MissingInput::Lift => {
                 "no lift: no recorded run with both arms under the current fingerprint (`skill-lift run`)"
+            }
+            MissingInput::Frequency => {
+                "no task frequency: no session of this host's history was read in the window (skill-lift reads the history of claude-code, codex, gemini and opencode; `--history-root DIR` for a stand-in home)"
             }
             MissingInput::Cost => {
                 "no marginal cost: the latest run's trials have no cost in both arms (a runner profile `[price]` table prices them; a run stored before costs were kept gains them with `skill-lift baseline ingest RUN_DIR`)"
@@ -726,10 +733,16 @@ pub fn value_book(
             sources.history_days,
             now,
         );
-        let frequency = frequency_per_30d(turns as u64, days);
+        // Without any session read, the frequency is unknown, not zero.
+        let frequency = (!sources.sessions.is_empty())
+            .then(|| frequency_per_30d(turns as u64, days))
+            .flatten();
         let mut missing = Vec::new();
         if lift.is_none() {
             missing.push(MissingInput::Lift);
+        }
+        if frequency.is_none() {
+            missing.push(MissingInput::Frequency);
         }
         if lift.is_some() && cost.is_none() {
             missing.push(MissingInput::Cost);
