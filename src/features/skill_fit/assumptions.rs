@@ -551,6 +551,21 @@ static NEGATED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:not|never|no|don'?t|doesn'?t|isn'?t|without|optional(?:ly)?|unless|instead of)\b|不需要|不必|不要|不用|必要ありません|不要")
         .expect("negated")
 });
+/// Conditions and preferences: "when the task needs long context", "if you need Windows",
+/// "prefer a model with vision" state when something helps, not what the skill requires.
+static CONDITIONAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:if|when|whenever|prefer|preferably|best with|recommended)\b|如果|若|もし|場合",
+    )
+    .expect("conditional")
+});
+/// A limit from above ("keep it under 6,000 tokens"): a budget, not a minimum window.
+static MAXIMUM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:keep (?:it |the \w+ )?under|under|below|at most|up to|no more than|max(?:imum)?|limit(?:ed)? to)\b")
+        .expect("maximum")
+});
+/// Words that require a capability, followed within 40 characters (no clause break) by it.
+const CAPABILITY_REQUIRES: &str = r"(?i)\b(?:requires?|required|needs?|must (?:have|support)|only works with|depends on)\b[^.;:()\[\]]{0,40}?";
 /// A context window named in the sentence.
 static CONTEXT_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\bcontext(?:[- ]window| length| size)?\b|\btoken window\b|上下文|コンテキスト")
@@ -562,7 +577,10 @@ static TOKEN_COUNT: LazyLock<Regex> = LazyLock::new(|| {
         .expect("token count")
 });
 static LONG_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:long|large|extended)[- ]context\b|长上下文").expect("long context")
+    Regex::new(&format!(
+        r"{CAPABILITY_REQUIRES}\b(?:long|large|extended)[- ]context (?:window|model|llm)\b"
+    ))
+    .expect("long context")
 });
 /// An imperative to answer in a language: `always answer in Japanese`, `respond only in German`,
 /// `all responses must be in French`, `write your answers in Korean`.
@@ -577,8 +595,8 @@ static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Conditions that make a language rule follow the user rather than fix a language.
 static CONDITIONAL_LANGUAGE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:if|when|whenever|unless|depending|otherwise|default|defaults)\b|user'?s (?:own |preferred |chosen |input )?language|same language|language (?:of|as|that) the (?:user|request|question|input|conversation|prompt)|match(?:es|ing)? the (?:user|language|input)|--\w|如果|若|もし|場合|根据|跟随|一致")
-        .expect("conditional")
+    Regex::new(r"(?i)\b(?:if|when|whenever|unless|depending|otherwise|default|defaults)\b|user'?s (?:own |preferred |chosen |input )?language|same language|language (?:of|as|that) the (?:user|request|question|input|conversation|prompt)|match(?:es|ing)? the (?:user|language|input)|--\w|如果|若|もし|場合|根据|跟随|一致|匹配|对应|相应|用户使用|用户用|→")
+        .expect("conditional language")
 });
 /// Native-language rules: `日本語で回答`, `必ず日本語で`, `用中文回答`, `한국어로 답`.
 static NATIVE_ANSWER_IN: LazyLock<Regex> = LazyLock::new(|| {
@@ -587,7 +605,7 @@ static NATIVE_ANSWER_IN: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// An OS stated as a requirement: `requires macOS`, `macOS only`, `only works on Linux`.
 static OS_REQUIRED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:requires?|needs?|only (?:works?|runs?|supported|available) on|(?:works?|runs?) only on|supported only on|must (?:run|be run) on)\b[^.;:]{0,30}?\b(macos|mac os x?|os x|osx|linux|windows|ubuntu|debian)\b|\b(macos|mac|linux|windows)[- ]only\b")
+    Regex::new(r"(?i)\b(?:requires?|needs?|only (?:works?|runs?|supported|available) on|(?:works?|runs?) only on|supported only on|must (?:run|be run) on)\s+(?:an?\s+|the\s+)?(macos|mac os x?|os x|osx|linux|windows|ubuntu|debian)\b|\b(macos|mac|linux|windows)[- ]only\b")
         .expect("os required")
 });
 /// Every OS named in a sentence.
@@ -595,18 +613,31 @@ static OS_NAMES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(macos|mac os x?|os x|osx|linux|windows|ubuntu|debian)\b").expect("os names")
 });
 static VISION_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bvision[- ](?:capable|enabled|support|capabilit(?:y|ies))\b|\bmulti-?modal (?:model|llm|capabilit(?:y|ies)|input|support)\b|\bimage (?:input|understanding) (?:support|capabilit(?:y|ies))\b|\bimage inputs?\b|\bable to (?:see|view|read) images\b|\bsupports? (?:images|vision)\b|视觉能力|多模态模型|画像入力")
+    Regex::new(&format!(r"{CAPABILITY_REQUIRES}(?:\bvision\b|\bmulti-?modal (?:model|llm|capabilit(?:y|ies)|input|support)\b|\bimage (?:input|understanding) (?:support|capabilit(?:y|ies))\b|\bable to (?:see|view|read) images\b|\bsupports? (?:images|vision)\b)|(?:需要|必须)[^。，,]{{0,10}}(?:视觉能力|多模态模型)"))
         .expect("vision")
+});
+static VISION_BARE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bvision\b|\bmulti-?modal\b|\bimage input\b").expect("vision bare")
+});
+static TOOL_USE_BARE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:tool[- ]use|tool[- ]calling|function[- ]calling)\b").expect("tool bare")
+});
+static CODE_EXECUTION_BARE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bcode[- ]execution\b|\bcode interpreter\b|\b(?:shell|terminal) access\b")
+        .expect("code bare")
 });
 static VISION_DIRECT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\byou (?:can|are able to) see images\b|\byou are a (?:multi-?modal|vision)")
         .expect("vision direct")
 });
 static TOOL_USE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:tool[- ]use|tool[- ]calling|function[- ]calling)\b").expect("tool use")
+    Regex::new(&format!(
+        r"{CAPABILITY_REQUIRES}\b(?:tool[- ]use|tool[- ]calling|function[- ]calling)\b"
+    ))
+    .expect("tool use")
 });
 static CODE_EXECUTION_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bcode[- ]execution\b|\bcode interpreter\b|\b(?:shell|terminal|bash|command[- ]line) access\b|\bability to (?:run|execute) (?:commands|code|scripts|shell commands)\b|\bexecute (?:shell )?commands\b")
+    Regex::new(&format!(r"{CAPABILITY_REQUIRES}(?:\bcode[- ]execution\b|\bcode interpreter\b|\b(?:shell|terminal|bash|command[- ]line) access\b|\bability to (?:run|execute) (?:commands|code|scripts|shell commands)\b)"))
         .expect("code execution")
 });
 
@@ -655,11 +686,12 @@ fn native_language_code(name: &str) -> Option<&'static str> {
 /// The requirements one sentence states.
 fn sentence_requirements(sentence: &str, declared_in: DeclaredIn) -> Vec<Requirement> {
     let mut out = Vec::new();
-    let negated = NEGATED.is_match(sentence);
+    let negated = NEGATED.is_match(sentence) || CONDITIONAL.is_match(sentence);
     // `compatibility` states environment requirements by definition: no `requires` needed.
-    let requires = declared_in == DeclaredIn::Compatibility || REQUIRES.is_match(sentence);
+    let compatibility = declared_in == DeclaredIn::Compatibility;
+    let requires = compatibility || REQUIRES.is_match(sentence);
     if requires && !negated {
-        if CONTEXT_WORDS.is_match(sentence) {
+        if CONTEXT_WORDS.is_match(sentence) && !MAXIMUM.is_match(sentence) {
             let counted = TOKEN_COUNT.captures_iter(sentence).find_map(|c| {
                 if let (Some(number), Some(unit)) = (c.get(1), c.get(2)) {
                     let value: f64 = number.as_str().parse().ok()?;
@@ -682,13 +714,17 @@ fn sentence_requirements(sentence: &str, declared_in: DeclaredIn) -> Vec<Require
                 _ => {}
             }
         }
-        if VISION_WORDS.is_match(sentence) {
+        // In `compatibility` the requirement word may be the field itself.
+        let capability = |regex: &Regex, bare: &Regex| {
+            regex.is_match(sentence) || (compatibility && bare.is_match(sentence))
+        };
+        if capability(&VISION_WORDS, &VISION_BARE) {
             out.push(Requirement::Vision);
         }
-        if TOOL_USE_WORDS.is_match(sentence) {
+        if capability(&TOOL_USE_WORDS, &TOOL_USE_BARE) {
             out.push(Requirement::ToolUse);
         }
-        if CODE_EXECUTION_WORDS.is_match(sentence) {
+        if capability(&CODE_EXECUTION_WORDS, &CODE_EXECUTION_BARE) {
             out.push(Requirement::CodeExecution);
         }
         if let Some(any_of) = required_systems(sentence, declared_in) {
@@ -786,6 +822,9 @@ mod tests {
             "Larger context windows do not uniformly improve performance.",
             "This does not require a 200k context window.",
             "Use snapshot for reading page content (~3k tokens).",
+            "Prefer a frontier model when the task needs strong reasoning, long context or care.",
+            "SKILL.md body (loaded on trigger; keep under ~6,000 tokens) needs to stay in context.",
+            "如果需要处理较长上下文，选择较大的模型。",
         ] {
             assert_eq!(requirements(sentence), vec![], "{sentence}");
         }
@@ -825,6 +864,8 @@ mod tests {
             "Do not answer in English.",
             "--lang en — Output in English (default: Chinese)",
             "如果用户用中文提问，用中文回答。",
+            "用户使用中文 → 用简体中文回复",
+            "使用与问题语言相匹配的回复格式：英文问题用英文回复，中文问题用中文回复。",
             "Supports Japanese, Korean and Chinese input.",
         ] {
             assert_eq!(requirements(sentence), vec![], "{sentence}");
@@ -858,6 +899,18 @@ mod tests {
             vec![Requirement::ToolUse]
         );
         assert_eq!(
+            requirements("Model: Opus 4.6 (needs strong judgment + tool use)."),
+            vec![Requirement::ToolUse]
+        );
+        assert_eq!(
+            sentence_requirements("Requires a vision-capable model", DeclaredIn::Compatibility),
+            vec![Requirement::Vision]
+        );
+        assert_eq!(
+            sentence_requirements("Multimodal models only", DeclaredIn::Compatibility),
+            vec![Requirement::Vision]
+        );
+        assert_eq!(
             requirements("Requires code execution to run the analysis."),
             vec![Requirement::CodeExecution]
         );
@@ -867,6 +920,12 @@ mod tests {
             "No vision support is required.",
             "Curating multi-modal datasets (text, images, video, audio).",
             "On Windows, use the PowerShell script instead.",
+            "All image inputs must be public HTTPS URLs.",
+            "Instructions must produce tool-calling patterns that scale.",
+            "Confirm the model supports multiple tool calls, provide all required fields.",
+            "When investigating incidents that require analyzing windows prefetch files.",
+            "Use this when users need Linux/macOS download links.",
+            "Best with local shell access (Claude Code or a similar runtime).",
         ] {
             assert_eq!(requirements(sentence), vec![], "{sentence}");
         }
