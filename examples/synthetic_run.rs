@@ -452,6 +452,7 @@ fn record(
         requests: 1,
         retries: vec![],
         tool_calls: 0,
+        tool_call_errors: 0,
         activated_skills: vec![],
         transcript: None,
         transcript_span: None,
@@ -689,6 +690,7 @@ fn main() {
                     requests: 1,
                     retries: vec![],
                     tool_calls: 0,
+                    tool_call_errors: 0,
                     activated_skills: vec![],
                     transcript: Some(format!(
                         "transcripts/{case_id}.{}.{attempt}.json",

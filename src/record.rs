@@ -321,6 +321,11 @@ pub struct TrialRecord {
     pub retries: Vec<RetryRecord>,
     /// Tool calls made.
     pub tool_calls: usize,
+    /// Tool calls whose result was an error (`is_error` in the transcript's `tool_calls`): a
+    /// tool the model called wrongly or that failed. `regress` attributes a rise to the tool
+    /// description. Absent (0) in records written before it was counted.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub tool_call_errors: usize,
     /// Names of skills activated (target and decoys), in order.
     pub activated_skills: Vec<String>,
     /// Transcript path relative to the run folder: the run's one transcript log
@@ -373,6 +378,11 @@ pub struct TrialRecord {
     /// before orders were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill_order: Option<Vec<String>>,
+}
+
+/// Whether a count is zero (a count left out of `trials.jsonl` when it is).
+fn is_zero_count(value: &usize) -> bool {
+    *value == 0
 }
 
 impl TrialRecord {

@@ -50,6 +50,7 @@ pub(crate) fn trial_record(
         requests: 1,
         retries: vec![],
         tool_calls: 0,
+        tool_call_errors: 0,
         activated_skills: vec![],
         transcript: None,
         transcript_span: None,

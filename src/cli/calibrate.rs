@@ -33,6 +33,11 @@ pub struct CalibrateArgs {
 /// Run the command: refuse what an A/A control cannot honour, then calibrate.
 pub(super) async fn calibrate(args: CalibrateArgs) -> Result<Outcome, CommandError> {
     let run = &args.run;
+    if run.monitor {
+        return Err(CommandError::input(anyhow::anyhow!(
+            "--monitor is not accepted by calibrate: an A/A control measures no suite to monitor; register the skill with `skill-lift run SKILL_DIR --monitor` or `skill-lift vet`"
+        )));
+    }
     RefusedFlags {
         matrix: crate::pipeline::run_matrix::is_matrix(&run.agent.runners, &run.agent.models),
         stopping: run.stopping.any_given(),

@@ -17,6 +17,7 @@ mod init;
 mod install;
 mod matrix;
 mod merge;
+mod monitor;
 mod object_out;
 mod outcome;
 mod plan;
@@ -78,6 +79,10 @@ pub enum Command {
     Check(registry::CheckArgs),
     /// Pass-rate matrix (fingerprint × model version) with DEGRADED / VOLATILE / FINGERPRINT-DRIFT flags.
     Regress(regress::RegressArgs),
+    /// After a model change: re-run the monitored suites it left pending (sequential, within a
+    /// budget), then the pass-rate matrix and the roll-up of what degraded and why. Safe to
+    /// schedule: one pass per host at a time, resumable, documented exit codes, --json.
+    Monitor(Box<monitor::MonitorArgs>),
     /// The baseline store: replay checklists, manual merges, ingestion of recorded runs.
     Baseline(baseline::BaselineArgs),
     /// Passive runtime evidence from host logs and agent transcripts (never starts a host).
@@ -271,6 +276,19 @@ pub struct RunArgs {
     pub reuse_baseline: Option<Option<PathBuf>>,
     #[command(flatten)]
     pub stopping: stopping::StoppingArgs,
+    /// After the run, register the skill for monitoring on --host: its fingerprint, this eval
+    /// set and these settings (runner, K, seed, calibre, decoys), which `skill-lift monitor`
+    /// re-runs after a model change (docs/monitoring.md).
+    #[arg(long, conflicts_with_all = ["resume", "shard"])]
+    pub monitor: bool,
+    /// With --monitor: the host whose registry receives the skill.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SKILL_LIFT_HOST",
+        default_value = "claude-code"
+    )]
+    pub host: String,
 }
 
 /// Flags of `skill-lift merge`.
@@ -475,6 +493,7 @@ impl Command {
             Command::Bump(args) => registry::bump_command(args),
             Command::Check(args) => registry::check_command(args).await,
             Command::Regress(args) => regress::regress_command(args),
+            Command::Monitor(args) => monitor::monitor(*args).await,
             Command::Baseline(args) => baseline::baseline(args),
             Command::Probe(args) => probe::probe(args),
             Command::Suggest(args) => probe::suggest_command(args),

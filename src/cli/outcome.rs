@@ -22,6 +22,7 @@ impl Outcome {
             Outcome::NothingToRun => exit_codes::NOTHING_TO_RUN,
             Outcome::CompletedWithWarnings => exit_codes::COMPLETED_WITH_WARNINGS,
             Outcome::Interrupted => exit_codes::INTERRUPTED,
+            Outcome::Busy => exit_codes::BUSY,
         }
     }
 }
@@ -47,6 +48,7 @@ mod tests {
             (Outcome::NothingToRun, 4),
             (Outcome::CompletedWithWarnings, 5),
             (Outcome::Interrupted, 130),
+            (Outcome::Busy, 75),
         ];
         for (outcome, code) in codes {
             assert_eq!(outcome.code(), code, "{outcome:?}");

@@ -104,9 +104,55 @@ pub(super) async fn run(args: RunArgs) -> Result<Outcome, CommandError> {
         let dir = dir.clone();
         return super::matrix::resume(args, dir).await;
     }
+    if args.monitor && super::matrix::is_matrix(&args) {
+        return Err(CommandError::input(anyhow!(
+            "--monitor registers one suite (one runner and model); run the matrix without it, or register each cell with its own `run --monitor`"
+        )));
+    }
     if args.resume.is_none() && super::matrix::is_matrix(&args) {
         return super::matrix::run(args).await;
     }
+    let registration = match args.monitor {
+        true => {
+            let registration = monitor_registration(&args)?;
+            crate::pipeline::monitor::check_registration(&registration)?;
+            Some(registration)
+        }
+        false => None,
+    };
     let settings = run_settings(&args)?;
-    Ok(crate::pipeline::run_single(&settings, &args.results.out, args.quiet).await?)
+    let ending = crate::pipeline::run_single(&settings, &args.results.out, args.quiet).await?;
+    if let Some(registration) = registration
+        && matches!(
+            ending,
+            Outcome::Success | Outcome::GateFailed | Outcome::CompletedWithWarnings
+        )
+    {
+        crate::pipeline::monitor::register_run(&registration)?;
+    }
+    Ok(ending)
+}
+
+/// What `--monitor` registers after the run: the skill, its eval set and the run's settings.
+fn monitor_registration(
+    args: &RunArgs,
+) -> Result<crate::pipeline::monitor::RunRegistration, CommandError> {
+    let skill_dir = args
+        .skill_dir
+        .clone()
+        .ok_or_else(|| CommandError::input(anyhow!("SKILL_DIR is required")))?;
+    Ok(crate::pipeline::monitor::RunRegistration {
+        skill_dir,
+        evals: args.evals.clone(),
+        runner: args.agent.runner().to_string(),
+        model: args.agent.model().map(str::to_string),
+        k: args.k,
+        seed: args.seed,
+        calibre: args.calibre.clone(),
+        decoys: args.decoys.clone(),
+        no_decoys: args.no_decoys,
+        allow_draft: args.allow_draft,
+        host: args.host.clone(),
+        state: args.state.dir()?,
+    })
 }

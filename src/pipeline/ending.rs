@@ -21,6 +21,9 @@ pub enum Ending {
     CompletedWithWarnings,
     /// Interrupted (Ctrl-C / SIGTERM); what was recorded is kept.
     Interrupted,
+    /// Another process holds the lock this workflow needs (`monitor`: another pass of the same
+    /// host); nothing was done. A scheduler tries again at its next tick.
+    Busy,
 }
 
 /// A workflow's failure that knows how the workflow ended; the command line turns the ending

@@ -1577,6 +1577,8 @@ fn record_trial(
     trajectory: Option<&Trajectory>,
     workspace: Option<PathBuf>,
 ) -> TrialRecord {
+    let tool_call_errors =
+        trajectory.map_or(0, |t| t.tool_calls.iter().filter(|c| c.is_error).count());
     let (usage, observed_model, model_latency_s, requests, retries, tool_calls, activated_skills) =
         match trajectory {
             Some(t) => (
@@ -1643,6 +1645,7 @@ fn record_trial(
         requests,
         retries,
         tool_calls,
+        tool_call_errors,
         activated_skills,
         transcript: None,
         transcript_span: None,

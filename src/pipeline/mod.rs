@@ -25,6 +25,7 @@ pub(crate) mod golden;
 pub(crate) mod grading;
 pub(crate) mod matrix;
 pub(crate) mod merge;
+pub(crate) mod monitor;
 pub(crate) mod plan;
 pub(crate) mod prepare;
 pub(crate) mod projection;

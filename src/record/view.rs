@@ -72,6 +72,8 @@ pub struct TrialView<'a> {
     /// How many retries (each decoded as a [`crate::values::trajectory::RetryRecord`]).
     pub retries: RetryCount,
     pub tool_calls: usize,
+    #[serde(default)]
+    pub tool_call_errors: usize,
     pub activated_skills: Cow<'a, [String]>,
     #[serde(borrow)]
     pub transcript: Option<Cow<'a, str>>,
@@ -133,6 +135,7 @@ impl TrialRecord {
             requests: self.requests,
             retries: RetryCount(self.retries.len()),
             tool_calls: self.tool_calls,
+            tool_call_errors: self.tool_call_errors,
             activated_skills: Cow::Borrowed(&self.activated_skills),
             transcript: self.transcript.as_deref().map(Cow::Borrowed),
             transcript_span: self.transcript_span,

@@ -28,3 +28,6 @@ pub const NOTHING_TO_RUN: i32 = 4;
 pub const COMPLETED_WITH_WARNINGS: i32 = 5;
 /// Interrupted (Ctrl-C / SIGTERM); recorded trials are kept and `--resume` continues.
 pub const INTERRUPTED: i32 = 130;
+/// Busy: another process holds the lock the command needs (`monitor`: another pass of the same
+/// host is running); nothing was done. 75 is `EX_TEMPFAIL` of sysexits.h: try again later.
+pub const BUSY: i32 = 75;

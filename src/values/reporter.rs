@@ -463,6 +463,26 @@ pub(crate) enum Event {
     },
     /// `plan`: the eval set has no active case (the plan is printed; nothing would run).
     NoActiveCase,
+    /// `monitor`: a monitored suite's run starts (or continues).
+    MonitorSuiteStarted {
+        /// The monitored asset.
+        asset: String,
+        /// The model it runs under.
+        model: String,
+        /// Its run folder.
+        run_dir: PathBuf,
+        /// Whether an earlier start of the run is continued (`run --resume`).
+        resuming: bool,
+    },
+    /// `monitor`: a monitored suite's run ended, or it was not started.
+    MonitorSuiteEnded {
+        /// The monitored asset.
+        asset: String,
+        /// `done`, `failed`, `interrupted`, `deferred`, `no suite`.
+        status: &'static str,
+        /// Why, or where its run folder is.
+        why: String,
+    },
     /// Something worth knowing that is no warning (`note: …`).
     Note {
         /// The note.
@@ -1166,6 +1186,28 @@ impl fmt::Display for Event {
                 f,
                 "error: the eval set has no active case (drafts need --allow-draft)"
             ),
+            Event::MonitorSuiteStarted {
+                asset,
+                model,
+                run_dir,
+                resuming,
+            } => write!(
+                f,
+                "skill-lift: monitor {asset}: {} its suite under {model} in {}",
+                if *resuming {
+                    "continuing"
+                } else {
+                    "re-running"
+                },
+                run_dir.display()
+            ),
+            Event::MonitorSuiteEnded { asset, status, why } => {
+                write!(f, "skill-lift: monitor {asset}: {status}")?;
+                if !why.is_empty() {
+                    write!(f, " — {why}")?;
+                }
+                Ok(())
+            }
             Event::Note { message } => write!(f, "note: {message}"),
             Event::AssetsSkipped { skipped } => {
                 write!(

@@ -81,6 +81,10 @@ pub struct BaselineEntry {
     /// Tool calls made (runs only).
     #[serde(default)]
     pub tool_calls: Option<usize>,
+    /// Tool calls whose result was an error (runs recorded since it was counted; `None` for
+    /// manual verdicts and older entries). `regress` attributes a rise to the tool description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_errors: Option<usize>,
     /// Why it failed or was unscoreable.
     #[serde(default)]
     pub reason: Option<String>,
@@ -212,6 +216,7 @@ pub fn entries_from_run(
                 })
                 .collect(),
             tool_calls: Some(record.tool_calls),
+            tool_call_errors: Some(record.tool_call_errors),
             reason: record.reason.clone(),
             cost_usd: trial_cost_usd(record, price),
             judge_cost_usd: record
@@ -456,6 +461,7 @@ pub fn merge_file(
                     activated: None,
                     checks: Vec::new(),
                     tool_calls: None,
+                    tool_call_errors: None,
                     reason: verdict.note,
                     cost_usd: None,
                     judge_cost_usd: None,

@@ -473,12 +473,17 @@ impl HostStatus {
                 } else {
                     ""
                 };
+                let how = match m.registered_by {
+                    super::scan::RegisteredBy::Vet => {
+                        format!("vetted {} ({})", stamp(&m.registered_at), m.decision)
+                    }
+                    super::scan::RegisteredBy::Run => {
+                        format!("registered by run {}", stamp(&m.registered_at))
+                    }
+                };
                 Some(format!(
-                    "  {name}: vetted {} ({}) on {} with {}, {golden}{drift}",
-                    stamp(&m.registered_at),
-                    m.decision,
-                    m.runner,
-                    m.model
+                    "  {name}: {how} on {} with {}, {golden}{drift}",
+                    m.runner, m.model
                 ))
             })
             .collect()

@@ -259,6 +259,7 @@ mod tests {
             activated: Some(arm == "with_skill"),
             checks: vec![],
             tool_calls: None,
+            tool_call_errors: None,
             reason: None,
             cost_usd: None,
             judge_cost_usd: None,

@@ -295,6 +295,7 @@ mod tests {
             activated: None,
             checks: vec![],
             tool_calls: None,
+            tool_call_errors: None,
             reason: None,
             cost_usd: None,
             judge_cost_usd: None,

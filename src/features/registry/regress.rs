@@ -19,7 +19,7 @@
 //!
 //! Per-case Fisher exact p-values (§7) with BH adjustment are listed for cases that went down (at
 //! least two trials a side), labelled "low power" below 10 trials. Attribution of each DEGRADED comparison reads the stored
-//! trajectory signals (activation, check types). Everything here is a pure function of the store,
+//! trajectory signals (activation, tool-call errors, check types) into a typed [`Cause`]. Everything here is a pure function of the store,
 //! except the command's workflow ([`regress_command`]), which reads the store and prints and
 //! writes the report.
 
@@ -141,10 +141,80 @@ pub struct Comparison {
 /// Where a degradation most likely comes from, with the evidence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Attribution {
-    /// `trigger description`, `tool description / format`, `instructions`,
-    /// `model-internal regression; single-model dependent`, or `unknown`.
-    pub target: String,
+    /// What to look at (JSON: its words, e.g. `trigger description`).
+    pub target: Cause,
+    /// The signals that decided it, in words (rates before → after).
     pub evidence: String,
+}
+
+/// The part of a skill (or the model) a degradation is attributed to, from the stored
+/// trajectory signals ([`attribute`]). Serialized as the words the report prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Cause {
+    /// Skill activation fell: the model no longer picks the skill.
+    #[serde(rename = "trigger description")]
+    TriggerDescription,
+    /// More trials had a tool call that returned an error: the model calls the skill's tools
+    /// wrongly (or they fail) under the new model.
+    #[serde(rename = "tool description")]
+    ToolDescription,
+    /// Output-format checks (`regex`, `json_path`, `file_exists`) fell.
+    #[serde(rename = "tool description / format")]
+    ToolDescriptionFormat,
+    /// Format checks hold, content checks fell.
+    #[serde(rename = "instructions")]
+    Instructions,
+    /// Activation, tool calls and structure unchanged; only the answer fails.
+    #[serde(rename = "model-internal regression; single-model dependent")]
+    ModelInternal,
+    /// No trajectory signals (manual verdicts).
+    #[serde(rename = "unknown")]
+    Unknown,
+}
+
+/// What a degradation asks of its owner, by [`Cause`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remedy {
+    /// Rewrite this part of the skill (`trigger description`, `tool description`,
+    /// `instructions`).
+    Rewrite(&'static str),
+    /// Nothing in the skill explains it: the new model answers worse.
+    ModelDependent,
+    /// The verdicts carry no signal to decide.
+    Unattributed,
+}
+
+impl Cause {
+    /// The words the report prints (and JSON holds).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::TriggerDescription => "trigger description",
+            Cause::ToolDescription => "tool description",
+            Cause::ToolDescriptionFormat => "tool description / format",
+            Cause::Instructions => "instructions",
+            Cause::ModelInternal => "model-internal regression; single-model dependent",
+            Cause::Unknown => "unknown",
+        }
+    }
+
+    /// What the owner does about it: which part to rewrite, or nothing the skill can fix.
+    pub fn remedy(self) -> Remedy {
+        match self {
+            Cause::TriggerDescription => Remedy::Rewrite("trigger description"),
+            Cause::ToolDescription | Cause::ToolDescriptionFormat => {
+                Remedy::Rewrite("tool description")
+            }
+            Cause::Instructions => Remedy::Rewrite("instructions"),
+            Cause::ModelInternal => Remedy::ModelDependent,
+            Cause::Unknown => Remedy::Unattributed,
+        }
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A per-case Fisher flag for a case that went down.
@@ -559,7 +629,30 @@ fn percent(value: Option<f64>) -> String {
     value.map_or("n/a".to_string(), |v| format!("{:.0}%", v * 100.0))
 }
 
-/// Attribute a degradation from the stored signals of the old and new cells.
+/// Share of trials with at least one tool call that returned an error, among the entries that
+/// recorded it; `None` when none did (manual verdicts, entries stored before it was counted).
+fn tool_error_rate(entries: &[&BaselineEntry]) -> Option<f64> {
+    rate_of(
+        entries
+            .iter()
+            .filter_map(|e| e.tool_call_errors)
+            .map(|errors| errors > 0),
+    )
+}
+
+/// Errored tool calls over all recorded tool calls of `entries` (those that recorded both).
+fn tool_errors_of(entries: &[&BaselineEntry]) -> (usize, usize) {
+    entries
+        .iter()
+        .filter_map(|e| Some((e.tool_call_errors?, e.tool_calls?)))
+        .fold((0, 0), |(errors, calls), (e, c)| (errors + e, calls + c))
+}
+
+/// Attribute a degradation from the stored signals of the old and new cells, in this order:
+/// activation fell (≥ 20 points) → trigger description; the share of trials with an erroring
+/// tool call rose (≥ 20 points) → tool description; output-format checks fell → tool
+/// description / format; content checks fell with format checks holding → instructions;
+/// otherwise model-internal. Verdicts with no signal at all → unknown.
 pub fn attribute(old: &[&BaselineEntry], new: &[&BaselineEntry]) -> Attribution {
     // Activation is a signal only where the runner reports it (tools mode): when no trial of
     // either cell activated the skill, it is treated as unknown rather than "0 %".
@@ -572,6 +665,7 @@ pub fn attribute(old: &[&BaselineEntry], new: &[&BaselineEntry]) -> Attribution 
         }
     };
     let (act_old, act_new) = (activation(old), activation(new));
+    let (err_old, err_new) = (tool_error_rate(old), tool_error_rate(new));
     let (fmt_old, fmt_new) = (
         check_rate(old, &FORMAT_CHECKS),
         check_rate(new, &FORMAT_CHECKS),
@@ -581,15 +675,15 @@ pub fn attribute(old: &[&BaselineEntry], new: &[&BaselineEntry]) -> Attribution 
         check_rate(new, &CONTENT_CHECKS),
     );
     let fell = |a: Option<f64>, b: Option<f64>| matches!((a, b), (Some(a), Some(b)) if a - b >= SIGNAL_DROP);
-    if act_old.is_none() && fmt_old.is_none() && con_old.is_none() {
+    if act_old.is_none() && fmt_old.is_none() && con_old.is_none() && err_old.is_none() {
         return Attribution {
-            target: "unknown".to_string(),
-            evidence: "the verdicts carry no trajectory signals (manual replay, or no activation or check results recorded); inspect transcripts by hand".to_string(),
+            target: Cause::Unknown,
+            evidence: "the verdicts carry no trajectory signals (manual replay, or no activation, tool-call or check results recorded); inspect transcripts by hand".to_string(),
         };
     }
     if fell(act_old, act_new) {
         return Attribution {
-            target: "trigger description".to_string(),
+            target: Cause::TriggerDescription,
             evidence: format!(
                 "skill activation fell from {} to {}",
                 percent(act_old),
@@ -597,9 +691,23 @@ pub fn attribute(old: &[&BaselineEntry], new: &[&BaselineEntry]) -> Attribution 
             ),
         };
     }
+    if fell(err_new, err_old) {
+        let ((errors_old, calls_old), (errors_new, calls_new)) =
+            (tool_errors_of(old), tool_errors_of(new));
+        return Attribution {
+            target: Cause::ToolDescription,
+            evidence: format!(
+                "trials with a tool call that returned an error rose from {} to {} ({errors_old} of {calls_old} tool calls errored before, {errors_new} of {calls_new} after); activation {} → {}",
+                percent(err_old),
+                percent(err_new),
+                percent(act_old),
+                percent(act_new)
+            ),
+        };
+    }
     if fell(fmt_old, fmt_new) {
         return Attribution {
-            target: "tool description / format".to_string(),
+            target: Cause::ToolDescriptionFormat,
             evidence: format!(
                 "output-format checks (regex, json_path, file_exists) fell from {} to {}",
                 percent(fmt_old),
@@ -609,7 +717,7 @@ pub fn attribute(old: &[&BaselineEntry], new: &[&BaselineEntry]) -> Attribution 
     }
     if fell(con_old, con_new) && fmt_new.is_some() {
         return Attribution {
-            target: "instructions".to_string(),
+            target: Cause::Instructions,
             evidence: format!(
                 "structure checks hold ({} → {}) but content checks fell from {} to {}",
                 percent(fmt_old),
@@ -620,11 +728,13 @@ pub fn attribute(old: &[&BaselineEntry], new: &[&BaselineEntry]) -> Attribution 
         };
     }
     Attribution {
-        target: "model-internal regression; single-model dependent".to_string(),
+        target: Cause::ModelInternal,
         evidence: format!(
-            "activation ({} → {}) and structure ({} → {}) unchanged; only the final answer fails (content {} → {})",
+            "activation ({} → {}), tool-call errors ({} → {} of trials) and structure ({} → {}) unchanged; only the final answer fails (content {} → {})",
             percent(act_old),
             percent(act_new),
+            percent(err_old),
+            percent(err_new),
             percent(fmt_old),
             percent(fmt_new),
             percent(con_old),
@@ -827,7 +937,7 @@ pub fn to_csv(report: &RegressReport) -> String {
                     comparison.map(|c| number(c.p_adjusted)).unwrap_or_default(),
                     comparison
                         .and_then(|c| c.attribution.as_ref())
-                        .map(|a| a.target.clone())
+                        .map(|a| a.target.as_str().to_string())
                         .unwrap_or_default(),
                     asset.flags.join(" "),
                 ]);
@@ -1006,6 +1116,7 @@ mod tests {
                 passed: pass,
             }],
             tool_calls: Some(1),
+            tool_call_errors: Some(0),
             reason: None,
             cost_usd: None,
             judge_cost_usd: None,
@@ -1050,7 +1161,7 @@ mod tests {
         assert_eq!(c.test, "mcnemar-mid-p");
         assert_eq!(
             c.attribution.as_ref().unwrap().target,
-            "trigger description"
+            Cause::TriggerDescription
         );
         assert_eq!(asset.flags, vec!["DEGRADED"]);
         let cell = asset.rows[0].cells[0].as_ref().unwrap();
@@ -1219,7 +1330,7 @@ mod tests {
         // Activation unchanged, regex (format) checks fell → format.
         assert_eq!(
             c.attribution.as_ref().unwrap().target,
-            "tool description / format"
+            Cause::ToolDescriptionFormat
         );
     }
 
@@ -1238,14 +1349,13 @@ mod tests {
         ];
         let mut new = old.clone();
         new.checks[1].passed = false;
-        assert_eq!(attribute(&[&old], &[&new]).target, "instructions");
+        assert_eq!(attribute(&[&old], &[&new]).target, Cause::Instructions);
         let mut plain_old = old.clone();
         plain_old.checks.clear();
         let plain_new = plain_old.clone();
-        assert!(
-            attribute(&[&plain_old], &[&plain_new])
-                .target
-                .starts_with("model-internal")
+        assert_eq!(
+            attribute(&[&plain_old], &[&plain_new]).target,
+            Cause::ModelInternal
         );
         // Inject mode: nobody ever "activates"; activation is unknown, not 0 %.
         let mut inject_old = old.clone();
@@ -1253,10 +1363,37 @@ mod tests {
         let mut inject_new = new.clone();
         inject_new.activated = Some(false);
         let attribution = attribute(&[&inject_old], &[&inject_new]);
-        assert_eq!(attribution.target, "instructions");
+        assert_eq!(attribution.target, Cause::Instructions);
         assert!(!attribution.evidence.contains("activation"));
         let mut manual = plain_old.clone();
         manual.activated = None;
-        assert_eq!(attribute(&[&manual], &[&manual]).target, "unknown");
+        manual.tool_call_errors = None;
+        assert_eq!(attribute(&[&manual], &[&manual]).target, Cause::Unknown);
+        // Activation holds, but every new trial has a tool call that errors: tool description,
+        // ahead of the format checks that fell with it.
+        let mut tool_old = entry("x", "m1", "c", 1, true, true, 0);
+        tool_old.tool_calls = Some(2);
+        let mut tool_new = entry("x", "m2", "c", 1, false, true, 10);
+        tool_new.tool_calls = Some(2);
+        tool_new.tool_call_errors = Some(1);
+        let attribution = attribute(&[&tool_old], &[&tool_new]);
+        assert_eq!(attribution.target, Cause::ToolDescription);
+        assert_eq!(
+            attribution.target.remedy(),
+            Remedy::Rewrite("tool description")
+        );
+        assert!(
+            attribution.evidence.contains("from 0% to 100%")
+                && attribution
+                    .evidence
+                    .contains("(0 of 2 tool calls errored before, 1 of 2 after)"),
+            "{}",
+            attribution.evidence
+        );
+        // Fewer errors under the new model is no cause.
+        assert_eq!(
+            attribute(&[&tool_new], &[&tool_old]).target,
+            Cause::ModelInternal
+        );
     }
 }

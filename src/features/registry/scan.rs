@@ -85,12 +85,69 @@ pub struct Monitoring {
     /// The trigger set replayed by `triggers`, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger_set: Option<RegisteredSet>,
-    /// The vet's folder and overall decision (`go` / `no-go`).
-    pub vet_dir: PathBuf,
+    /// The vet's folder (absent when `run --monitor` registered the skill).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vet_dir: Option<PathBuf>,
+    /// The vet's overall decision (`go` / `no-go`), or `run` for `run --monitor`.
     pub decision: String,
-    /// The runner and model the vet measured with.
+    /// The runner and model the registration measured with.
     pub runner: String,
     pub model: String,
+    /// Which command registered it (absent in registries written before `run --monitor`:
+    /// `vet`).
+    #[serde(default)]
+    pub registered_by: RegisteredBy,
+    /// How `skill-lift monitor` re-runs the suite after a model change (absent in registries
+    /// written before it was stored: then the golden set, the runner above, K = 3 and seed 42).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<MonitoredSuite>,
+}
+
+/// The command that registered a skill for monitoring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegisteredBy {
+    /// `skill-lift vet` (its register step).
+    #[default]
+    Vet,
+    /// `skill-lift run --monitor`.
+    Run,
+}
+
+impl RegisteredBy {
+    /// The command's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegisteredBy::Vet => "vet",
+            RegisteredBy::Run => "run",
+        }
+    }
+}
+
+/// The run settings of a monitored suite: what `skill-lift monitor` passes to `run` (with the
+/// new model and its own `--sequential` and budget) when a model change leaves it pending.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MonitoredSuite {
+    /// The runner profile: a built-in profile's name, or the absolute path of its `.toml` file
+    /// (so a scheduler's working folder does not change which profile is read).
+    pub runner: String,
+    /// The eval set file (absolute).
+    pub evals: PathBuf,
+    /// Attempts per case per arm.
+    pub k: u32,
+    /// The run's seed.
+    pub seed: u64,
+    /// The fingerprint calibre's name.
+    pub calibre: String,
+    /// A folder of decoys replacing the built-in ones (absolute), when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoys: Option<PathBuf>,
+    /// No decoys staged.
+    #[serde(default)]
+    pub no_decoys: bool,
+    /// Draft cases included.
+    #[serde(default)]
+    pub allow_draft: bool,
 }
 
 /// An eval or trigger set as registered: where, which bytes, how many items.

@@ -79,12 +79,38 @@ pub struct StateLock {
 /// Take the exclusive lock for the state file `path`, creating its folder (private). Blocks
 /// while another skill-lift process holds it (writers are short: read, merge, atomic write).
 pub fn lock_for(path: &Path) -> Result<StateLock, RegistryError> {
+    let (lock_path, file) = open_lock_file(path)?;
+    file.lock().map_err(RegistryError::io(&lock_path))?;
+    Ok(StateLock { _file: file })
+}
+
+/// The lock file of the state file `path` (`<path>.lock`): where [`lock_for`] and
+/// [`try_lock_for`] lock.
+pub fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    path.parent().unwrap_or(Path::new(".")).join(name)
+}
+
+/// Take the exclusive lock for `path` without waiting: `Ok(None)` while another process holds
+/// it (a long job such as a `monitor` pass, which a second one must not join). The lock is the
+/// operating system's (`flock`): it goes with the process that held it, so a killed holder
+/// never leaves a stale lock behind.
+pub fn try_lock_for(path: &Path) -> Result<Option<StateLock>, RegistryError> {
+    let (lock_path, file) = open_lock_file(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(StateLock { _file: file })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(error)) => Err(RegistryError::io(&lock_path)(error)),
+    }
+}
+
+/// Open (creating, 0600, its folder 0700) the lock file of `path`.
+fn open_lock_file(path: &Path) -> Result<(PathBuf, File), RegistryError> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     create_private_dir(dir).map_err(RegistryError::io(dir))?;
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".lock");
-    let lock_path = dir.join(name);
+    let lock_path = lock_path(path);
     let file = crate::disk::open(
         &lock_path,
         OpenOptions::new()
@@ -95,8 +121,7 @@ pub fn lock_for(path: &Path) -> Result<StateLock, RegistryError> {
     )
     .map_err(crate::disk::DiskError::into_io)
     .map_err(RegistryError::io(&lock_path))?;
-    file.lock().map_err(RegistryError::io(&lock_path))?;
-    Ok(StateLock { _file: file })
+    Ok((lock_path, file))
 }
 
 /// Read a JSON state file; `Ok(None)` when it does not exist. Malformed JSON is an error naming
@@ -187,6 +212,18 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    #[test]
+    fn try_lock_refuses_while_held_and_succeeds_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("monitor.h.json");
+        let held = try_lock_for(&path).unwrap();
+        assert!(held.is_some());
+        assert!(try_lock_for(&path).unwrap().is_none(), "a second holder");
+        drop(held);
+        assert!(try_lock_for(&path).unwrap().is_some());
+        assert!(lock_path(&path).ends_with("monitor.h.json.lock"));
     }
 
     #[test]

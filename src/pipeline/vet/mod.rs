@@ -16,12 +16,13 @@ use super::Ending;
 use super::ending::error_chain;
 use super::result_folder::{ResultFolderError, create_result_folder, result_folder_id};
 use super::triggers::{TriggersEnding, TriggersSettings, measure};
-use crate::features::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
-use crate::features::asset::{Skill, load_skill};
-use crate::features::evalset::{EvalSet, default_eval_path, load_eval_set};
-use crate::features::registry::hosts::{HostProfile, find_host};
-use crate::features::registry::scan::{
-    Monitoring, RegisteredSet, register_monitored, registered_elsewhere, registry_path,
+use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
+use crate::asset::{Skill, load_skill};
+use crate::evalset::{EvalSet, default_eval_path, load_eval_set};
+use crate::registry::hosts::{HostProfile, find_host};
+use crate::registry::scan::{
+    MonitoredSuite, Monitoring, RegisteredBy, RegisteredSet, register_monitored,
+    registered_elsewhere, registry_path,
 };
 use crate::features::runner::LoadedProfile;
 use crate::pipeline::vet::report::{
@@ -712,10 +713,27 @@ fn register_step(
         vetted_fingerprint: setup.digest.clone(),
         golden_set,
         trigger_set: trigger_registered,
-        vet_dir: super::absolute(&setup.dir),
+        vet_dir: Some(super::absolute(&setup.dir)),
         decision: VetReport::decide(&steps.steps).as_str().to_string(),
         runner: setup.profile.name.clone(),
         model: setup.model.clone(),
+        registered_by: RegisteredBy::Vet,
+        // The paired run as it ran (its K as sized, the default seed), for `monitor`.
+        suite: golden.map(|set| MonitoredSuite {
+            runner: super::monitor::suite_runner(&setup.profile),
+            evals: super::absolute(&set.path),
+            k: size_run(
+                set.runnable_cases(false).len(),
+                settings.mde,
+                settings.max_k,
+            )
+            .k,
+            seed: crate::skill_order::DEFAULT_SEED,
+            calibre: settings.calibre.clone(),
+            decoys: settings.decoys.as_deref().map(super::absolute),
+            no_decoys: settings.no_decoys,
+            allow_draft: false,
+        }),
     };
     let registry = registry_path(&setup.state, &setup.host.name);
     match register_monitored(

@@ -1,0 +1,123 @@
+//! `skill-lift monitor`: its flags, mapped to [`MonitorSettings`]; the pass itself is
+//! `crate::pipeline::monitor::monitor`, whose suites are normal `run`s started here from their
+//! argument lists, and its ending maps to the exit code here.
+
+use clap::{Args, CommandFactory, FromArgMatches, Parser};
+
+use super::{CommandError, Outcome};
+use crate::pipeline::monitor::{MonitorSettings, SuiteEnd, SuiteRequest, monitor as run_monitor};
+
+/// Flags of `skill-lift monitor`.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// Host whose registry, model changes and monitored suites are read.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SKILL_LIFT_HOST",
+        default_value = "claude-code"
+    )]
+    pub host: String,
+    #[command(flatten)]
+    pub state: super::flag_groups::StateArgs,
+    #[command(flatten)]
+    pub results: super::flag_groups::ResultsArgs,
+    /// Only this monitored asset (repeat it for several; default: every monitored asset).
+    #[arg(long, value_name = "NAME")]
+    pub asset: Vec<String>,
+    /// Run the suites under this model id instead of the last model change's.
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+    /// Run every case of each suite instead of stopping early with `--sequential`.
+    #[arg(long)]
+    pub no_sequential: bool,
+    /// The pass's wall-clock budget (90s, 15m, 1.5h; plain numbers are seconds): each suite's
+    /// run gets what is left (`run --max-wall`); suites not started are deferred to the next
+    /// pass.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = crate::sequential::parse_duration_s)]
+    pub max_wall: f64,
+    /// Each suite's cost budget in USD (`run --max-cost-usd`).
+    #[arg(long, value_name = "USD", value_parser = crate::pipeline::values::parse_usd)]
+    pub max_cost_usd: Option<f64>,
+    /// Each suite's token budget (`run --max-tokens`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: Option<u64>,
+    /// Minimum drop, in percentage points, for DEGRADED.
+    #[arg(long, value_name = "PP", default_value_t = 20.0)]
+    pub threshold_pp: f64,
+    /// Benjamini–Hochberg false-discovery rate for the paired tests.
+    #[arg(long, value_name = "Q", default_value_t = 0.10)]
+    pub q: f64,
+    /// List the suites that would run; run nothing and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the report as JSON (the pass folder's monitor.json) instead of the table.
+    #[arg(long, conflicts_with = "summary")]
+    pub json: bool,
+    /// Print only the one-line summary.
+    #[arg(long)]
+    pub summary: bool,
+}
+
+/// `skill-lift run`'s flags parsed from an argument list (each suite runs as a normal run).
+#[derive(Debug, Parser)]
+#[command(name = "run")]
+struct RunLine {
+    #[command(flatten)]
+    run: super::RunArgs,
+}
+
+/// Run the command; returns the exit code.
+pub(super) async fn monitor(args: MonitorArgs) -> Result<Outcome, CommandError> {
+    let settings = MonitorSettings {
+        state: args.state.dir()?,
+        host: args.host,
+        out: args.results.out,
+        assets: args.asset,
+        model: args.model,
+        sequential: !args.no_sequential,
+        max_wall_s: args.max_wall,
+        max_cost_usd: args.max_cost_usd,
+        max_tokens: args.max_tokens,
+        threshold_pp: args.threshold_pp,
+        q: args.q,
+        dry_run: args.dry_run,
+    };
+    let finished = run_monitor(&settings, run_suite).await?;
+    if args.json {
+        let json =
+            serde_json::to_string_pretty(&finished.report).map_err(CommandError::infrastructure)?;
+        crate::reporter::result_line(&json);
+    } else if args.summary {
+        crate::reporter::result_line(&finished.report.summary);
+    } else {
+        crate::reporter::result(&finished.text);
+    }
+    Ok(finished.ending)
+}
+
+/// One suite: `skill-lift run` with the flags the request stands for.
+async fn run_suite(request: SuiteRequest) -> SuiteEnd {
+    // `SKILL_LIFT_RESULTS` must not stand for `--out` here: the request names the folder
+    // itself, and clap counts a value from the environment as given, which `--resume` refuses.
+    let command = RunLine::command().mut_arg("out", |arg| arg.env(None::<&str>));
+    let parsed = command
+        .try_get_matches_from(&request.argv)
+        .and_then(|matches| RunLine::from_arg_matches(&matches));
+    let line = match parsed {
+        Ok(line) => line,
+        Err(error) => {
+            return SuiteEnd::Failed {
+                ending: Outcome::InputError,
+                error: format!("building the suite's run: {error}"),
+            };
+        }
+    };
+    match super::run::run(line.run).await {
+        Ok(ending) => SuiteEnd::Exited(ending),
+        Err(error) => SuiteEnd::Failed {
+            ending: error.code,
+            error: format!("{:#}", error.error),
+        },
+    }
+}

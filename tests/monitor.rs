@@ -1,0 +1,345 @@
+//! Integration tests of `skill-lift monitor` as a user (or a scheduler) runs it: the real binary
+//! in a temporary HOME and state folder, a skill registered with `run --monitor`, and scripted
+//! mock model servers standing for a model before and after a version change.
+#![allow(clippy::disallowed_methods)] // tests write their fixtures directly, not through src/disk/
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::cli::{PIRATE_SKILL_MD, interrupt_when, pirate_evals, stderr, stdout};
+use support::mock_openai::{MockBehaviour, MockServer};
+
+/// A temporary world: a HOME, a state folder, a skill and a runner profile.
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> Self {
+        let world = Self {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(world.path("home")).unwrap();
+        world.write("skills/pirate-greeting/SKILL.md", PIRATE_SKILL_MD);
+        world.write(
+            "skills/pirate-greeting/evals/evals.json",
+            &pirate_evals(8).to_string(),
+        );
+        world
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Point the runner profile `mock` at `server` (the model the endpoint serves changes).
+    fn serve(&self, server: &MockServer) {
+        self.write(
+            "runners/mock.toml",
+            &format!(
+                "kind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"x\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\nskill_mode = \"tools\"\nmax_turns = 4\n",
+                server.base_url()
+            ),
+        );
+    }
+
+    /// The binary with HOME in the world, no inherited skill-lift variables, state =
+    /// world/state, run from a folder other than the world's (as cron would: the registered
+    /// suite must not depend on the working folder).
+    fn command(&self, cwd: &Path) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_skill-lift"));
+        command
+            .current_dir(cwd)
+            .env("HOME", self.path("home"))
+            .env("SKILL_LIFT_HOME", self.path("state"))
+            .env("SKILL_LIFT_RESULTS", self.path("results"))
+            .env_remove("SKILL_LIFT_HOST")
+            .env_remove("SKILL_LIFT_RUNNER")
+            .env("CI", "true");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(self.dir.path()).args(args).output().unwrap()
+    }
+
+    /// `monitor` started from the home folder, as a scheduler would.
+    fn monitor(&self, args: &[&str]) -> Output {
+        self.command(&self.path("home"))
+            .arg("monitor")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// Register the skill: a normal run under `model-a` on the current server, with --monitor.
+    fn register(&self) {
+        let output = self.run(&[
+            "run",
+            "skills/pirate-greeting",
+            "--runner",
+            "mock",
+            "--model",
+            "model-a",
+            "-k",
+            "1",
+            "--run-id",
+            "baseline-a",
+            "--no-decoys",
+            "--quiet",
+            "--monitor",
+            "--host",
+            "generic",
+        ]);
+        assert_code(&output, 0);
+        assert!(
+            stderr(&output).contains("registered for monitoring on host `generic`"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+fn assert_code(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// Model A uses the skill well; model B still activates it, but then calls a tool that fails
+/// (`read_file` of a file that does not exist) and loses the skill's format: a designed
+/// degradation whose cause is the tool description.
+fn model_a() -> MockServer {
+    MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".into()),
+        ..MockBehaviour::default()
+    })
+}
+
+fn model_b(delay: Duration) -> MockServer {
+    MockServer::start(MockBehaviour {
+        activate: Some("pirate-greeting".into()),
+        read_file: Some("templates/greeting.txt".into()),
+        with_answer: "Here is the answer.".into(),
+        delay,
+        ..MockBehaviour::default()
+    })
+}
+
+#[test]
+fn monitor_reruns_the_monitored_suite_after_a_model_change_and_attributes_the_degradation() {
+    let world = World::new();
+    let a = model_a();
+    world.serve(&a);
+    world.register();
+    let status = world.run(&["status", "--host", "generic", "--json"]);
+    assert_code(&status, 0);
+    let status: Value = serde_json::from_str(&stdout(&status)).unwrap();
+    let monitoring = &status["monitored"][0]["monitoring"];
+    assert_eq!(monitoring["registered_by"], "run");
+    assert_eq!(monitoring["suite"]["k"], 1);
+    assert_eq!(monitoring["suite"]["no_decoys"], true);
+    assert!(
+        Path::new(monitoring["suite"]["runner"].as_str().unwrap()).is_absolute(),
+        "{monitoring}"
+    );
+
+    // No model change yet: nothing to re-run, and the monitor says so.
+    let output = world.monitor(&["--host", "generic", "--summary"]);
+    assert_code(&output, 0);
+    assert_eq!(
+        stdout(&output).trim(),
+        "monitor generic: no model change recorded; nothing pending"
+    );
+
+    // The endpoint now serves model B. Recorded by hand here: `check` does not yet notice a
+    // served model change by itself.
+    let b = model_b(Duration::ZERO);
+    world.serve(&b);
+    assert_code(
+        &world.run(&["bump", "--host", "generic", "--model", "model-b"]),
+        0,
+    );
+    assert_code(&world.run(&["check", "--host", "generic"]), 1);
+    let dry = world.monitor(&["--host", "generic", "--dry-run", "--summary"]);
+    assert_code(&dry, 0);
+    assert!(
+        stdout(&dry).contains("(dry run: 1 suite(s) would run)"),
+        "{}",
+        stdout(&dry)
+    );
+    assert_eq!(b.requests(), 0, "a dry run runs nothing");
+
+    let output = world.monitor(&["--host", "generic", "--json"]);
+    assert_code(&output, 1);
+    assert!(b.requests() > 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["ending"], "degraded");
+    assert_eq!(report["suites"][0]["status"], "done", "{report}");
+    assert_eq!(
+        report["rollup"],
+        json!({"degraded": 1, "to_rewrite": 1, "rewrite_parts": {"tool description": 1},
+               "model_dependent": 0, "unattributed": 0, "volatile": 0, "unchanged": 0,
+               "no_comparison": 0, "not_evaluated": 0})
+    );
+    let asset = &report["assets"][0];
+    assert_eq!(asset["asset"], "pirate-greeting");
+    assert_eq!(asset["standing"], "degraded");
+    assert_eq!(asset["cause"], "tool description");
+    assert_eq!(asset["remedy"], "rewrite the tool description");
+    let evidence = asset["evidence"].as_str().unwrap();
+    assert!(
+        evidence.contains("model-a → model-b: 100.0% → 0.0% (-100.0 pp) over 8 cases")
+            && evidence.contains("a tool call that returned an error rose from 0% to 100%")
+            && evidence.contains("(0 of 8 tool calls errored before, 8 of 16 after)"),
+        "{evidence}"
+    );
+    assert_eq!(
+        report["summary"],
+        "monitor generic, model model-b: 1 degraded — 1 to rewrite (1 tool description), 0 model-dependent; 0 unchanged (1 suite(s) re-run)"
+    );
+    // The suite ran as a normal run under the new model, sequential, into the pass folder,
+    // and fed the baseline store: `check` is green again.
+    let pass_dir = PathBuf::from(report["pass_dir"].as_str().unwrap());
+    assert!(pass_dir.starts_with(world.path("results")), "{pass_dir:?}");
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(pass_dir.join("pirate-greeting/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(manifest["stopping"].is_object(), "{}", manifest["stopping"]);
+    assert!(pass_dir.join("monitor.json").is_file());
+    assert!(pass_dir.join("monitor.md").is_file());
+    assert_code(&world.run(&["check", "--host", "generic"]), 0);
+
+    // The next tick: nothing pending, nothing re-run; the degradation still stands (exit 1)
+    // until the skill is fixed or the model changes again. The table shows the matrix and the
+    // cause; the summary is the last line.
+    let requests = b.requests();
+    let output = world.monitor(&["--host", "generic"]);
+    assert_code(&output, 1);
+    assert_eq!(b.requests(), requests);
+    let text = stdout(&output);
+    assert!(
+        text.contains("attribution: tool description")
+            && text.contains(
+                "DEGRADED pirate-greeting — rewrite the tool description (cause: tool description)"
+            ),
+        "{text}"
+    );
+    assert!(
+        text.trim_end()
+            .ends_with("0 model-dependent; 0 unchanged (nothing pending)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_second_pass_is_busy_and_an_interrupted_pass_resumes_its_run() {
+    let world = World::new();
+    let a = model_a();
+    world.serve(&a);
+    world.register();
+    let b = model_b(Duration::from_millis(150));
+    world.serve(&b);
+    assert_code(
+        &world.run(&["bump", "--host", "generic", "--model", "model-b"]),
+        0,
+    );
+
+    // Another pass holds the host's lock: this one does nothing and exits 75.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(world.path("state/monitor.generic.json.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let output = world.monitor(&["--host", "generic"]);
+    assert_code(&output, 75);
+    assert!(
+        stderr(&output).contains("another `skill-lift monitor` pass for host `generic`"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(b.requests(), 0);
+    drop(lock);
+
+    // Interrupted while its suite runs (Ctrl-C, or a scheduler's stop): exit 130.
+    let child = world
+        .command(&world.path("home"))
+        .args(["monitor", "--host", "generic", "--no-sequential"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let trials = || {
+        glob_trials(&world.path("results"))
+            .is_some_and(|path| std::fs::read_to_string(path).is_ok_and(|t| t.lines().count() >= 2))
+    };
+    interrupt_when(
+        child,
+        trials,
+        "the monitored suite's run never recorded a trial",
+    );
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.path("state/monitor.generic.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["suites"]["pirate-greeting"]["status"], "interrupted");
+    assert!(record["finished_at"].is_null());
+    let recorded = std::fs::read_to_string(glob_trials(&world.path("results")).unwrap())
+        .unwrap()
+        .lines()
+        .count();
+    assert!(recorded < 16, "the run was cut short ({recorded} trials)");
+
+    // The next pass continues the same pass folder and the same run: only its missing trials.
+    let output = world.monitor(&["--host", "generic", "--json"]);
+    assert_code(&output, 1);
+    assert!(
+        stderr(&output).contains("continuing pass"),
+        "{}",
+        stderr(&output)
+    );
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["resumed"], true);
+    assert_eq!(report["suites"][0]["status"], "done");
+    assert_eq!(report["suites"][0]["resumed"], true);
+    assert_eq!(report["rollup"]["degraded"], 1);
+    let trials_path = glob_trials(&world.path("results")).unwrap();
+    let ids: Vec<String> = std::fs::read_to_string(trials_path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["trial_id"].to_string())
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), 16, "every trial once: {ids:?}");
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.path("state/monitor.generic.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(record["finished_at"].is_string(), "{record}");
+}
+
+/// The monitored suite's `trials.jsonl` in the (only) pass folder under `results`.
+fn glob_trials(results: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(results)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path().join("pirate-greeting/trials.jsonl"))
+        .find(|path| path.is_file())
+}
