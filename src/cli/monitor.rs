@@ -34,7 +34,7 @@ pub struct MonitorArgs {
     /// The pass's wall-clock budget (90s, 15m, 1.5h; plain numbers are seconds): each suite's
     /// run gets what is left (`run --max-wall`); suites not started are deferred to the next
     /// pass.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = crate::sequential::parse_duration_s)]
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = crate::pipeline::sequential::parse_duration_s)]
     pub max_wall: f64,
     /// Each suite's cost budget in USD (`run --max-cost-usd`).
     #[arg(long, value_name = "USD", value_parser = crate::pipeline::values::parse_usd)]
@@ -87,11 +87,11 @@ pub(super) async fn monitor(args: MonitorArgs) -> Result<Outcome, CommandError> 
     if args.json {
         let json =
             serde_json::to_string_pretty(&finished.report).map_err(CommandError::infrastructure)?;
-        crate::reporter::result_line(&json);
+        crate::values::reporter::result_line(&json);
     } else if args.summary {
-        crate::reporter::result_line(&finished.report.summary);
+        crate::values::reporter::result_line(&finished.report.summary);
     } else {
-        crate::reporter::result(&finished.text);
+        crate::values::reporter::result(&finished.text);
     }
     Ok(finished.ending)
 }

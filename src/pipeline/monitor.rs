@@ -2,7 +2,7 @@
 //! bump, recorded by hand or by `check`), re-run the suites registered for monitoring (by
 //! `vet`, or `run --monitor`) that the change left pending, each as a normal `run` under the new
 //! model (`--sequential` and a wall-clock budget by default), then read the baseline store those
-//! runs fed into the pass-rate matrix (`crate::registry::regress`) and roll it up: "N degraded —
+//! runs fed into the pass-rate matrix (`crate::features::registry::regress`) and roll it up: "N degraded —
 //! M to rewrite (…), K model-dependent; L unchanged", each degradation with its cause and
 //! evidence.
 //!
@@ -31,17 +31,19 @@ use serde::{Deserialize, Serialize};
 
 use super::Ending;
 use super::result_folder::{ResultFolderError, create_result_folder};
-use crate::registry::RegistryError;
-use crate::registry::baseline::read_store;
-use crate::registry::hosts::find_host;
-use crate::registry::models::{ModelBump, check};
-use crate::registry::regress::{
+use crate::features::registry::RegistryError;
+use crate::features::registry::baseline::read_store;
+use crate::features::registry::hosts::find_host;
+use crate::features::registry::models::{ModelBump, check};
+use crate::features::registry::regress::{
     AssetMatrix, Cause, Comparison, RegressReport, RegressSettings, Remedy, regress, to_table,
 };
-use crate::registry::scan::{AssetEntry, MonitoredSuite, read_registry, registry_path};
-use crate::registry::state::{check_schema, lock_path, read_json, try_lock_for, write_state_json};
-use crate::reporter::{Event, report};
-use crate::runner::LoadedProfile;
+use crate::features::registry::scan::{AssetEntry, MonitoredSuite, read_registry, registry_path};
+use crate::features::registry::state::{
+    check_schema, lock_path, read_json, try_lock_for, write_state_json,
+};
+use crate::features::runner::LoadedProfile;
+use crate::values::reporter::{Event, report};
 
 /// Version of the pass record `monitor.<host>.json`.
 pub(crate) const PASS_SCHEMA_VERSION: u32 = 1;
@@ -538,9 +540,9 @@ where
                 } else {
                     format!(
                         "the pass's wall-clock budget ({}) is spent; the next `monitor` runs it",
-                        crate::progress::format_duration(std::time::Duration::from_secs_f64(
-                            settings.max_wall_s
-                        ))
+                        crate::report::progress::format_duration(
+                            std::time::Duration::from_secs_f64(settings.max_wall_s)
+                        )
                     )
                 });
                 report_suite(&state);
@@ -811,13 +813,13 @@ pub(crate) enum RegisterError {
     Registry(#[from] RegistryError),
     /// The skill cannot be read.
     #[error(transparent)]
-    Skill(#[from] crate::asset::SkillError),
+    Skill(#[from] crate::features::asset::SkillError),
     /// The eval set cannot be read.
     #[error(transparent)]
-    EvalSet(#[from] crate::evalset::EvalSetError),
+    EvalSet(#[from] crate::features::evalset::EvalSetError),
     /// The runner profile cannot be found or read.
     #[error(transparent)]
-    Profile(#[from] crate::runner::profile::ProfileError),
+    Profile(#[from] crate::features::runner::profile::ProfileError),
     /// An unknown calibre.
     #[error("{0}")]
     Calibre(String),
@@ -848,9 +850,9 @@ impl super::Failure for RegisterError {
 /// Before `run --monitor` spends anything: the host exists and the skill is not registered on
 /// it from another folder.
 pub(crate) fn check_registration(registration: &RunRegistration) -> Result<(), RegisterError> {
-    let skill = crate::asset::load_skill(&registration.skill_dir)?;
+    let skill = crate::features::asset::load_skill(&registration.skill_dir)?;
     let host = find_host(&registration.state, &registration.host)?;
-    if let Some(other) = crate::registry::scan::registered_elsewhere(
+    if let Some(other) = crate::features::registry::scan::registered_elsewhere(
         &registration.state,
         &host.name,
         &skill.name,
@@ -870,27 +872,27 @@ pub(crate) fn check_registration(registration: &RunRegistration) -> Result<(), R
 /// asset's name.
 pub(crate) fn register_run(registration: &RunRegistration) -> Result<String, RegisterError> {
     let host = find_host(&registration.state, &registration.host)?;
-    let calibre: crate::asset::fingerprint::Calibre = registration
+    let calibre: crate::features::asset::fingerprint::Calibre = registration
         .calibre
         .parse()
         .map_err(RegisterError::Calibre)?;
     let eval_path = registration
         .evals
         .clone()
-        .unwrap_or_else(|| crate::evalset::default_eval_path(&registration.skill_dir));
-    let set = crate::evalset::load_eval_set(&eval_path, &registration.skill_dir)?;
-    let path = crate::runner::profile::resolve_profile_path(&registration.runner)?;
-    let profile = crate::runner::profile::load_profile(&path)?;
+        .unwrap_or_else(|| crate::features::evalset::default_eval_path(&registration.skill_dir));
+    let set = crate::features::evalset::load_eval_set(&eval_path, &registration.skill_dir)?;
+    let path = crate::features::runner::profile::resolve_profile_path(&registration.runner)?;
+    let profile = crate::features::runner::profile::load_profile(&path)?;
     let model = registration
         .model
         .clone()
         .unwrap_or_else(|| profile.profile.model.clone());
-    let print = crate::asset::fingerprint::fingerprint(&registration.skill_dir, calibre)
+    let print = crate::features::asset::fingerprint::fingerprint(&registration.skill_dir, calibre)
         .map_err(RegistryError::from)?;
-    let monitoring = crate::registry::scan::Monitoring {
+    let monitoring = crate::features::registry::scan::Monitoring {
         registered_at: Utc::now(),
         vetted_fingerprint: print.digest,
-        golden_set: Some(crate::registry::scan::RegisteredSet {
+        golden_set: Some(crate::features::registry::scan::RegisteredSet {
             path: super::absolute(&set.path),
             digest: set.digest.clone(),
             items: set.runnable_cases(registration.allow_draft).len(),
@@ -900,7 +902,7 @@ pub(crate) fn register_run(registration: &RunRegistration) -> Result<String, Reg
         decision: "run".to_string(),
         runner: profile.name.clone(),
         model,
-        registered_by: crate::registry::scan::RegisteredBy::Run,
+        registered_by: crate::features::registry::scan::RegisteredBy::Run,
         suite: Some(MonitoredSuite {
             runner: suite_runner(&profile),
             evals: super::absolute(&set.path),
@@ -912,7 +914,7 @@ pub(crate) fn register_run(registration: &RunRegistration) -> Result<String, Reg
             allow_draft: registration.allow_draft,
         }),
     };
-    let (name, _) = crate::registry::scan::register_monitored(
+    let (name, _) = crate::features::registry::scan::register_monitored(
         &registration.state,
         &host,
         &registration.skill_dir,
@@ -942,7 +944,7 @@ fn suite_of(entry: &AssetEntry) -> Option<MonitoredSuite> {
         runner: monitoring.runner.clone(),
         evals: golden.path.clone(),
         k: LEGACY_K,
-        seed: crate::skill_order::DEFAULT_SEED,
+        seed: crate::analysis::skill_order::DEFAULT_SEED,
         calibre: entry.calibre.name().to_string(),
         decoys: None,
         no_decoys: false,
@@ -966,7 +968,7 @@ fn eval_set_changed(entry: &AssetEntry) -> Option<String> {
             golden.path.display()
         )),
         Some(bytes)
-            if crate::asset::fingerprint::sha256_digest(&bytes) != golden.digest
+            if crate::features::asset::fingerprint::sha256_digest(&bytes) != golden.digest
                 && golden.path.is_file() =>
         {
             Some(format!(

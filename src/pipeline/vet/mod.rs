@@ -16,11 +16,11 @@ use super::Ending;
 use super::ending::error_chain;
 use super::result_folder::{ResultFolderError, create_result_folder, result_folder_id};
 use super::triggers::{TriggersEnding, TriggersSettings, measure};
-use crate::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
-use crate::asset::{Skill, load_skill};
-use crate::evalset::{EvalSet, default_eval_path, load_eval_set};
-use crate::registry::hosts::{HostProfile, find_host};
-use crate::registry::scan::{
+use crate::features::asset::fingerprint::{Calibre, fingerprint, sha256_digest};
+use crate::features::asset::{Skill, load_skill};
+use crate::features::evalset::{EvalSet, default_eval_path, load_eval_set};
+use crate::features::registry::hosts::{HostProfile, find_host};
+use crate::features::registry::scan::{
     MonitoredSuite, Monitoring, RegisteredBy, RegisteredSet, register_monitored,
     registered_elsewhere, registry_path,
 };
@@ -728,7 +728,7 @@ fn register_step(
                 settings.max_k,
             )
             .k,
-            seed: crate::skill_order::DEFAULT_SEED,
+            seed: crate::analysis::skill_order::DEFAULT_SEED,
             calibre: settings.calibre.clone(),
             decoys: settings.decoys.as_deref().map(super::absolute),
             no_decoys: settings.no_decoys,
