@@ -821,8 +821,8 @@ pub(crate) enum RegisterError {
     #[error(transparent)]
     Profile(#[from] crate::features::runner::profile::ProfileError),
     /// An unknown calibre.
-    #[error("{0}")]
-    Calibre(String),
+    #[error(transparent)]
+    Calibre(#[from] crate::values::unknown_name::UnknownName),
     /// The skill is registered on the host from another folder.
     #[error(
         "asset `{name}` is already registered on host `{host}` from {}; `run --monitor` registers the skill it measures, so pick another --host (e.g. generic) or remove the other copy from the registry",
@@ -874,8 +874,7 @@ pub(crate) fn register_run(registration: &RunRegistration) -> Result<String, Reg
     let host = find_host(&registration.state, &registration.host)?;
     let calibre: crate::features::asset::fingerprint::Calibre = registration
         .calibre
-        .parse()
-        .map_err(RegisterError::Calibre)?;
+        .parse()?;
     let eval_path = registration
         .evals
         .clone()
