@@ -872,9 +872,7 @@ pub(crate) fn check_registration(registration: &RunRegistration) -> Result<(), R
 /// asset's name.
 pub(crate) fn register_run(registration: &RunRegistration) -> Result<String, RegisterError> {
     let host = find_host(&registration.state, &registration.host)?;
-    let calibre: crate::features::asset::fingerprint::Calibre = registration
-        .calibre
-        .parse()?;
+    let calibre: crate::features::asset::fingerprint::Calibre = registration.calibre.parse()?;
     let eval_path = registration
         .evals
         .clone()
