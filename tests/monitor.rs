@@ -126,6 +126,7 @@ fn assert_code(output: &Output, code: i32) {
 fn model_a() -> MockServer {
     MockServer::start(MockBehaviour {
         activate: Some("pirate-greeting".into()),
+        served_model: Some("model-a".into()),
         ..MockBehaviour::default()
     })
 }
@@ -135,6 +136,7 @@ fn model_b(delay: Duration) -> MockServer {
         activate: Some("pirate-greeting".into()),
         read_file: Some("templates/greeting.txt".into()),
         with_answer: "Here is the answer.".into(),
+        served_model: Some("model-b".into()),
         delay,
         ..MockBehaviour::default()
     })
@@ -158,18 +160,29 @@ fn monitor_reruns_the_monitored_suite_after_a_model_change_and_attributes_the_de
         "{monitoring}"
     );
 
-    // No model change yet: nothing to re-run, and the monitor says so.
+    // No change yet: the monitor identifies the served model (model-a; recorded as the host's
+    // first model), finds nothing pending and re-runs nothing.
+    let chats = a.requests();
     let output = world.monitor(&["--host", "generic", "--summary"]);
     assert_code(&output, 0);
     assert_eq!(
         stdout(&output).trim(),
-        "monitor generic: no model change recorded; nothing pending"
+        "monitor generic, model model-a: 0 degraded — 0 to rewrite, 0 model-dependent; 0 unchanged; 1 without an earlier model to compare (nothing pending)"
     );
+    assert_eq!(a.requests(), chats, "nothing re-run");
 
-    // The endpoint now serves model B. Recorded by hand here: `check` does not yet notice a
-    // served model change by itself.
+    // The endpoint now serves model B. `check` sees it at GET /models, but the trial records
+    // since the last bump (what answered) still say model-a, which decides: it reports the
+    // disagreement and records nothing. Until a trial or a session is seen under model-b, the
+    // change is recorded by hand.
     let b = model_b(Duration::ZERO);
     world.serve(&b);
+    let output = world.run(&["check", "--host", "generic", "--runner", "mock"]);
+    assert!(
+        stdout(&output).contains("names model-b"),
+        "{}",
+        stdout(&output)
+    );
     assert_code(
         &world.run(&["bump", "--host", "generic", "--model", "model-b"]),
         0,

@@ -51,6 +51,18 @@ pub struct MonitorArgs {
     /// List the suites that would run; run nothing and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Report a model change this pass notices (as `check` does) without recording it as a
+    /// bump; only a recorded change leaves suites pending.
+    #[arg(long)]
+    pub no_auto_bump: bool,
+    /// A folder standing in for the home folder whose agent session history and settings are
+    /// read for the model in use (default: SKILL_LIFT_HISTORY_ROOT, else the home folder).
+    #[arg(long, value_name = "DIR")]
+    pub history_root: Option<std::path::PathBuf>,
+    /// A runner profile whose `GET /models` is read for the served model (repeat it; default:
+    /// the monitored suites' runners).
+    #[arg(long = "runner", value_name = "NAME")]
+    pub runners: Vec<String>,
     /// Print the report as JSON (the pass folder's monitor.json) instead of the table.
     #[arg(long, conflicts_with = "summary")]
     pub json: bool,
@@ -82,6 +94,10 @@ pub(super) async fn monitor(args: MonitorArgs) -> Result<Outcome, CommandError> 
         threshold_pp: args.threshold_pp,
         q: args.q,
         dry_run: args.dry_run,
+        watch: true,
+        auto_bump: !args.no_auto_bump,
+        history_root: args.history_root,
+        runners: args.runners,
     };
     let finished = run_monitor(&settings, run_suite).await?;
     if args.json {

@@ -34,7 +34,8 @@ use super::result_folder::{ResultFolderError, create_result_folder};
 use crate::features::registry::RegistryError;
 use crate::features::registry::baseline::read_store;
 use crate::features::registry::hosts::find_host;
-use crate::features::registry::models::{ModelBump, check};
+use crate::features::registry::models::{ModelBump, check, entry_is_under};
+use crate::features::registry::observe::{WatchSettings, watch_model};
 use crate::features::registry::regress::{
     AssetMatrix, Cause, Comparison, RegressReport, RegressSettings, Remedy, regress, to_table,
 };
@@ -87,6 +88,16 @@ pub(crate) struct MonitorSettings {
     pub q: f64,
     /// List what would run; run nothing.
     pub dry_run: bool,
+    /// Look for a model change first, as `check` does (`watch_model`), and record one as a
+    /// detected bump (unless `auto_bump` is off or this is a dry run).
+    pub watch: bool,
+    /// Record a detected change as a bump.
+    pub auto_bump: bool,
+    /// The folder standing in for the home folder whose session history and agent settings are
+    /// read (`check --history-root`).
+    pub history_root: Option<PathBuf>,
+    /// Runner profiles whose `GET /models` is read (default: the monitored suites' runners).
+    pub runners: Vec<String>,
 }
 
 /// One suite the caller runs as `skill-lift run`.
@@ -329,6 +340,9 @@ pub(crate) struct MonitorReport {
     pub bump: Option<ModelBump>,
     /// The model the suites run under.
     pub model: Option<String>,
+    /// The model change this pass noticed itself (`model changed: A → B (seen in …)`), and
+    /// whether it recorded it.
+    pub model_change: Option<String>,
     pub pass_id: Option<String>,
     pub pass_dir: Option<PathBuf>,
     /// Whether this invocation continued an open pass.
@@ -411,6 +425,61 @@ where
         .into_iter()
         .filter(|(name, _)| settings.assets.is_empty() || settings.assets.contains(name))
         .collect();
+    let mut warnings = Vec::new();
+    let mut model_change = None;
+    let registry = if settings.watch {
+        let store = read_store(&settings.state)?;
+        let runners = if settings.runners.is_empty() {
+            let found: BTreeSet<String> = selected
+                .values()
+                .filter_map(|entry| suite_of(entry).map(|s| s.runner))
+                .collect();
+            found.into_iter().collect()
+        } else {
+            settings.runners.clone()
+        };
+        let watch = watch_model(
+            &settings.state,
+            &registry,
+            &store,
+            &WatchSettings {
+                history_root: settings.history_root.clone(),
+                runners,
+                record: settings.auto_bump && !settings.dry_run,
+            },
+        )
+        .await?;
+        for source in watch.unreadable() {
+            warnings.push(format!(
+                "model evidence from {} `{}` could not be read: a model change there would go unnoticed ({})",
+                source.source.describe(),
+                source.name,
+                serde_json::to_string(&source.state).unwrap_or_default()
+            ));
+        }
+        if let Some(change) = watch.change() {
+            let line = format!(
+                "{}; {}",
+                change.line(),
+                match &watch.recorded {
+                    Some(_) => "recorded as a bump",
+                    None if settings.dry_run => "not recorded (dry run)",
+                    None if !settings.auto_bump => "not recorded (--no-auto-bump)",
+                    None => "already recorded by another process",
+                }
+            );
+            report(Event::Note {
+                message: format!("monitor: {line}"),
+            });
+            model_change = Some(line);
+        }
+        match watch.recorded {
+            Some(_) => read_registry(&settings.state, &host.name)?.unwrap_or(registry.clone()),
+            None => registry.clone(),
+        }
+    } else {
+        registry.clone()
+    };
     let bump = registry.model_bumps.last().cloned();
     let model = settings
         .model
@@ -429,7 +498,7 @@ where
             (Some(model), Some(bump)) => !store.assets.get(asset).is_some_and(|b| {
                 b.entries
                     .iter()
-                    .any(|e| &e.model == model && e.recorded_at >= bump.at)
+                    .any(|e| entry_is_under(e, model) && e.recorded_at >= bump.at)
             }),
             _ => pending.contains(asset),
         }
@@ -445,7 +514,6 @@ where
         })
         .map(|a| a.to_string())
         .collect();
-    let mut warnings = Vec::new();
     if !unmonitored_pending.is_empty() {
         warnings.push(format!(
             "{} asset(s) pending under the current model have no monitored suite, so this pass cannot re-evaluate them: {} (register with `skill-lift vet` or `run --monitor`, or waive with `skill-lift check --waive`)",
@@ -675,7 +743,7 @@ where
         (Some(model), Some(bump)) => store.assets.get(asset).is_some_and(|b| {
             b.entries
                 .iter()
-                .any(|e| &e.model == model && e.recorded_at >= bump.at)
+                .any(|e| entry_is_under(e, model) && e.recorded_at >= bump.at)
         }),
         _ => after
             .assets
@@ -750,6 +818,7 @@ where
         host: host.name.clone(),
         bump,
         model,
+        model_change,
         pass_id: pass.as_ref().map(|p| p.pass_id.clone()),
         pass_dir: pass.as_ref().map(|p| p.pass_dir.clone()),
         resumed,
@@ -1304,6 +1373,9 @@ fn summary_line(
 pub(crate) fn render(report: &MonitorReport) -> String {
     let mut out = String::new();
     out.push_str(&format!("# skill-lift monitor: host `{}`\n\n", report.host));
+    if let Some(change) = &report.model_change {
+        out.push_str(&format!("{change}\n"));
+    }
     match &report.bump {
         Some(bump) => out.push_str(&format!(
             "model change: {} recorded {}{}; suites run under {}\n",
@@ -1406,11 +1478,7 @@ mod tests {
         assert_eq!(rollup.rewrite_parts["trigger description"], 1);
         assert_eq!(rollup.model_dependent, 1);
         assert_eq!(rollup.unattributed, 1);
-        let bump = ModelBump {
-            at: Utc::now(),
-            model: "m-b".into(),
-            note: None,
-        };
+        let bump = ModelBump::manual("m-b", Utc::now(), None);
         let suites = vec![SuiteState {
             asset: "a".into(),
             status: SuiteStatus::Done,

@@ -1139,6 +1139,7 @@ mod tests {
             activated: None,
             checks: vec![],
             tool_calls: None,
+            tool_call_errors: None,
             reason: None,
             cost_usd: cost,
             judge_cost_usd: None,
