@@ -47,7 +47,7 @@ impl World {
         self.write(
             "runners/mock.toml",
             &format!(
-                "kind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"x\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\nskill_mode = \"tools\"\nmax_turns = 4\n",
+                "kind = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"x\"\ntimeout_s = 30\nconcurrency = 4\nretry_base_delay_s = 0.01\nskill_mode = \"tools\"\nmax_turns = 4\n\n[price]\ninput_usd_per_million_tokens = 3.0\noutput_usd_per_million_tokens = 15.0\n",
                 server.base_url()
             ),
         );
@@ -84,6 +84,11 @@ impl World {
 
     /// Register the skill: a normal run under `model-a` on the current server, with --monitor.
     fn register(&self) {
+        self.register_on("generic");
+    }
+
+    /// [`World::register`] on `host`.
+    fn register_on(&self, host: &str) {
         let output = self.run(&[
             "run",
             "skills/pirate-greeting",
@@ -99,11 +104,11 @@ impl World {
             "--quiet",
             "--monitor",
             "--host",
-            "generic",
+            host,
         ]);
         assert_code(&output, 0);
         assert!(
-            stderr(&output).contains("registered for monitoring on host `generic`"),
+            stderr(&output).contains(&format!("registered for monitoring on host `{host}`")),
             "{}",
             stderr(&output)
         );
@@ -229,10 +234,17 @@ fn monitor_reruns_the_monitored_suite_after_a_model_change_and_attributes_the_de
     // and fed the baseline store: `check` is green again.
     let pass_dir = PathBuf::from(report["pass_dir"].as_str().unwrap());
     assert!(pass_dir.starts_with(world.path("results")), "{pass_dir:?}");
-    let manifest: Value = serde_json::from_str(
-        &std::fs::read_to_string(pass_dir.join("pirate-greeting/manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let run_dir = PathBuf::from(report["suites"][0]["run_dir"].as_str().unwrap());
+    assert_eq!(
+        run_dir,
+        pass_dir.join(format!(
+            "pirate-greeting-{}",
+            report["pass_id"].as_str().unwrap()
+        ))
+    );
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("manifest.json")).unwrap())
+            .unwrap();
     assert!(manifest["stopping"].is_object(), "{}", manifest["stopping"]);
     assert!(pass_dir.join("monitor.json").is_file());
     assert!(pass_dir.join("monitor.md").is_file());
@@ -256,6 +268,216 @@ fn monitor_reruns_the_monitored_suite_after_a_model_change_and_attributes_the_de
     assert!(
         text.trim_end()
             .ends_with("0 model-dependent; 0 unchanged (nothing pending)"),
+        "{text}"
+    );
+}
+
+/// A Claude Code session file: one user turn per prompt, each answered by `model`, the turns
+/// a minute apart, the last at `end`.
+fn claude_session(model: &str, prompts: &[&str], end: chrono::DateTime<chrono::Utc>) -> String {
+    let mut lines = String::new();
+    for (i, prompt) in prompts.iter().enumerate() {
+        let at = (end - chrono::Duration::minutes((prompts.len() - 1 - i) as i64))
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let (user, answer) = (format!("u{i}"), format!("a{i}"));
+        lines.push_str(&format!(
+            "{}\n{}\n",
+            json!({"type": "user", "sessionId": "s", "cwd": "/w", "uuid": user, "timestamp": at,
+                   "message": {"role": "user", "content": prompt}}),
+            json!({"type": "assistant", "sessionId": "s", "cwd": "/w", "uuid": answer,
+                   "parentUuid": user, "timestamp": at,
+                   "message": {"id": format!("m{i}"), "model": model, "role": "assistant",
+                               "content": [{"type": "text", "text": "Aye!"}]}})
+        ));
+    }
+    lines
+}
+
+/// The per-case paired marginal cost of a run, by hand from its `trials.jsonl` and the mock
+/// profile's prices (3 and 15 USD per million input and output tokens): per case, the mean
+/// with-skill cost − the mean without-skill cost, averaged over the cases priced in both arms.
+fn marginal_cost_by_hand(trials: &Path) -> f64 {
+    let mut per_case: std::collections::BTreeMap<String, [(f64, f64); 2]> = Default::default();
+    for line in std::fs::read_to_string(trials).unwrap().lines() {
+        let record: Value = serde_json::from_str(line).unwrap();
+        let side = match record["arm"].as_str().unwrap() {
+            "with_skill" => 0,
+            "without_skill" => 1,
+            _ => continue,
+        };
+        let usage = &record["usage"];
+        let cost = (usage["input_tokens"].as_f64().unwrap() * 3.0
+            + usage["output_tokens"].as_f64().unwrap() * 15.0)
+            / 1e6;
+        let slot = &mut per_case
+            .entry(record["case_id"].as_str().unwrap().to_string())
+            .or_default()[side];
+        slot.0 += cost;
+        slot.1 += 1.0;
+    }
+    let differences: Vec<f64> = per_case
+        .values()
+        .filter(|[with, without]| with.1 > 0.0 && without.1 > 0.0)
+        .map(|[with, without]| with.0 / with.1 - without.0 / without.1)
+        .collect();
+    assert!(!differences.is_empty());
+    differences.iter().sum::<f64>() / differences.len() as f64
+}
+
+/// The user's scenario of issue 34, end to end on one host with session history: history,
+/// runs and a baseline under model A; then the history and the served model switch to B.
+/// `check` notices the change with no bump, `monitor` re-runs the monitored suite and flags the
+/// designed degradation with its cause, and the value card it refreshes shows the designed net
+/// benefit (lift × task frequency × value per success − task frequency × marginal cost), first
+/// positive under A, then negative under B.
+#[test]
+fn a_model_change_seen_in_history_is_noticed_rerun_attributed_and_priced() {
+    let world = World::new();
+    let now = chrono::Utc::now();
+    // Ten days of history under model-a: three turns that match the skill's description and
+    // one that does not.
+    world.write(
+        "home/.claude/projects/-w/week-one.jsonl",
+        &claude_session(
+            "model-a",
+            &[
+                "Greet the new users in pirate style",
+                "What is the weather?",
+            ],
+            now - chrono::Duration::days(10),
+        ),
+    );
+    world.write(
+        "home/.claude/projects/-w/week-two.jsonl",
+        &claude_session(
+            "model-a",
+            &[
+                "Please greet these users in pirate style",
+                "Greeting users pirate style again",
+            ],
+            now - chrono::Duration::days(2),
+        ),
+    );
+    let a = model_a();
+    world.serve(&a);
+    let cwd = world.dir.path().to_path_buf();
+    // No agent CLI on PATH: the configured-model source reads settings files only.
+    let run = |args: &[&str]| {
+        world
+            .command(&cwd)
+            .env("PATH", "/usr/bin:/bin")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    world.register_on("claude-code");
+    let baseline_run = world.path("results/baseline-a");
+
+    // Under model A: the first tick records model-a as the host's model and re-runs nothing;
+    // the value card it refreshes has lift +100 pp (100% with, 0% without), 3 matching turns
+    // in 10 days of history (9 tasks per 30 days) and the run's marginal cost.
+    let output = world.monitor(&[
+        "--host",
+        "claude-code",
+        "--json",
+        "--value-per-success",
+        "1",
+    ]);
+    assert_code(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["model"], "model-a", "{report}");
+    assert!(a.requests() > 0);
+    let card = &report["value"]["cards"][0];
+    assert_eq!(card["skill"], "pirate-greeting", "{card}");
+    assert_eq!(card["matching_turns"], 3, "{card}");
+    let days = card["history_days"].as_f64().unwrap();
+    assert!((days - 10.0).abs() < 0.01, "{card}");
+    assert_eq!(card["lift"]["estimate"], 1.0, "{card}");
+    let cost_a = marginal_cost_by_hand(&baseline_run.join("trials.jsonl"));
+    assert!(
+        (card["marginal_cost_usd"].as_f64().unwrap() - cost_a).abs() < 1e-12,
+        "{card} vs {cost_a}"
+    );
+    let frequency = 3.0 * 30.0 / days;
+    let expected = frequency * (1.0 * 1.0 - cost_a);
+    let net = card["net"]["net_usd_per_30d"]["estimate"].as_f64().unwrap();
+    assert!((net - expected).abs() < 1e-9, "{net} vs {expected}");
+    assert!(net > 0.0);
+
+    // The switch: the endpoint serves model-b and a new session answers under model-b.
+    let b = model_b(Duration::ZERO);
+    world.serve(&b);
+    let session = world.path("home/.claude/projects/-w/after.jsonl");
+    world.write(
+        "home/.claude/projects/-w/after.jsonl",
+        &claude_session(
+            "model-b",
+            &["Greet users in pirate style"],
+            now + chrono::Duration::minutes(1),
+        ),
+    );
+    let output = run(&["check", "--host", "claude-code", "--runner", "mock"]);
+    assert_code(&output, 1);
+    assert!(
+        stdout(&output).contains(&format!(
+            "model changed: model-a → model-b (seen in session history {}",
+            session.display()
+        )),
+        "{}",
+        stdout(&output)
+    );
+
+    // The next tick re-runs the suite under model-b, flags the degradation with its cause
+    // and refreshes the card: lift 0 (the skill no longer helps), 4 matching turns (12 tasks
+    // per 30 days), so the net value is −12 × the new run's marginal cost.
+    let output = world.monitor(&[
+        "--host",
+        "claude-code",
+        "--json",
+        "--value-per-success",
+        "1",
+    ]);
+    assert_code(&output, 1);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["model"], "model-b", "{report}");
+    assert_eq!(report["rollup"]["degraded"], 1, "{report}");
+    assert_eq!(report["assets"][0]["cause"], "tool description", "{report}");
+    let pass_dir = PathBuf::from(report["pass_dir"].as_str().unwrap());
+    let card = &report["value"]["cards"][0];
+    assert_eq!(card["matching_turns"], 4, "{card}");
+    assert_eq!(card["lift"]["estimate"], 0.0, "{card}");
+    let run_dir = PathBuf::from(report["suites"][0]["run_dir"].as_str().unwrap());
+    assert!(run_dir.starts_with(&pass_dir), "{run_dir:?}");
+    assert_eq!(
+        card["latest_run"].as_str(),
+        run_dir.file_name().and_then(|n| n.to_str()),
+        "{card}"
+    );
+    let cost_b = marginal_cost_by_hand(&run_dir.join("trials.jsonl"));
+    assert!(
+        (card["marginal_cost_usd"].as_f64().unwrap() - cost_b).abs() < 1e-12,
+        "{card} vs {cost_b}"
+    );
+    let days = card["history_days"].as_f64().unwrap();
+    let expected = -(4.0 * 30.0 / days) * cost_b;
+    let net = card["net"]["net_usd_per_30d"]["estimate"].as_f64().unwrap();
+    assert!((net - expected).abs() < 1e-9, "{net} vs {expected}");
+    assert!(net < 0.0, "{card}");
+    // The dated series holds today's point (a day keeps the latest), negative, driven by the
+    // lift; the table shows the card.
+    let series = std::fs::read_to_string(report["value"]["series"].as_str().unwrap()).unwrap();
+    let points: Vec<Value> = series
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(points.len(), 1, "{series}");
+    assert_eq!(points[0]["negative"], true, "{series}");
+    assert_eq!(points[0]["driver"], "lift", "{series}");
+    assert_eq!(points[0]["run"], card["latest_run"], "{series}");
+    let output = world.monitor(&["--host", "claude-code", "--value-per-success", "1"]);
+    let text = stdout(&output);
+    assert!(
+        text.contains("value per skill") && text.contains("pirate-greeting"),
         "{text}"
     );
 }
@@ -353,6 +575,9 @@ fn glob_trials(results: &Path) -> Option<PathBuf> {
     std::fs::read_dir(results)
         .ok()?
         .filter_map(Result::ok)
-        .map(|entry| entry.path().join("pirate-greeting/trials.jsonl"))
+        .filter_map(|pass| std::fs::read_dir(pass.path()).ok())
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|run| run.path().join("trials.jsonl"))
         .find(|path| path.is_file())
 }

@@ -63,6 +63,22 @@ pub struct MonitorArgs {
     /// the monitored suites' runners).
     #[arg(long = "runner", value_name = "NAME")]
     pub runners: Vec<String>,
+    /// The session-history window, days, for the value cards refreshed after the pass.
+    #[arg(long, value_name = "N", default_value_t = 90, value_parser = clap::value_parser!(u32).range(1..))]
+    pub days: u32,
+    /// What one success of a skill is worth, USD: the refreshed value cards' net benefit (USD
+    /// per 30 days) needs it (as `status --dashboard --value-per-success`).
+    #[arg(long, value_name = "USD", value_parser = crate::pipeline::values::parse_usd)]
+    pub value_per_success: Option<f64>,
+    /// Consecutive days of negative net value before a value card suggests rewriting or
+    /// retiring a skill.
+    #[arg(
+        long,
+        value_name = "DAYS",
+        default_value_t = crate::features::registry::value::DEFAULT_NEGATIVE_WINDOW_DAYS,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub value_window: u32,
     /// Print the report as JSON (the pass folder's monitor.json) instead of the table.
     #[arg(long, conflicts_with = "summary")]
     pub json: bool,
@@ -98,6 +114,11 @@ pub(super) async fn monitor(args: MonitorArgs) -> Result<Outcome, CommandError> 
         auto_bump: !args.no_auto_bump,
         history_root: args.history_root,
         runners: args.runners,
+        value: crate::features::registry::value::ValueSettings::new(
+            args.value_per_success,
+            args.value_window,
+        ),
+        history_days: args.days,
     };
     let finished = run_monitor(&settings, run_suite).await?;
     if args.json {

@@ -43,6 +43,7 @@ use crate::features::registry::scan::{AssetEntry, MonitoredSuite, read_registry,
 use crate::features::registry::state::{
     check_schema, lock_path, read_json, try_lock_for, write_state_json,
 };
+use crate::features::registry::value::{ValueBook, ValueSettings, refresh_value_cards};
 use crate::features::runner::LoadedProfile;
 use crate::values::reporter::{Event, report};
 
@@ -98,6 +99,10 @@ pub(crate) struct MonitorSettings {
     pub history_root: Option<PathBuf>,
     /// Runner profiles whose `GET /models` is read (default: the monitored suites' runners).
     pub runners: Vec<String>,
+    /// The value cards refreshed after the pass (`--value-per-success`, `--value-window`).
+    pub value: ValueSettings,
+    /// The session-history window the value cards' task frequency reads, days (`--days`).
+    pub history_days: u32,
 }
 
 /// One suite the caller runs as `skill-lift run`.
@@ -358,6 +363,10 @@ pub(crate) struct MonitorReport {
     pub warnings: Vec<String>,
     /// The matrix of the monitored assets.
     pub regress: RegressReport,
+    /// The host's value cards, recomputed after the pass and recorded in its dated series
+    /// (absent on a dry run or when they could not be computed: a warning says why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<ValueBook>,
     /// The one-line summary.
     pub summary: String,
     /// How the pass ended (`success`, `degraded`, …) and its exit code.
@@ -618,7 +627,8 @@ where
                 pass_record.suites.insert(name.to_string(), state);
                 continue;
             }
-            let run_dir = pass_record.pass_dir.join(run_folder_name(name));
+            let run_id = run_folder_name(name, &pass_record.pass_id);
+            let run_dir = pass_record.pass_dir.join(&run_id);
             let resuming = run_dir.join("manifest.json").is_file();
             let argv = if resuming {
                 resume_argv(&run_dir, &settings.state, remaining, settings)
@@ -628,7 +638,7 @@ where
                     &suite,
                     model,
                     &pass_record.pass_dir,
-                    &run_folder_name(name),
+                    &run_id,
                     &settings.state,
                     remaining,
                     settings,
@@ -786,6 +796,25 @@ where
             warnings.push(warning);
         }
     }
+    // The value cards follow the store the pass fed (issue: value over time): recomputed and
+    // recorded on every pass that is not a dry run; a failure is a warning, never the pass's end.
+    let value = if settings.dry_run {
+        None
+    } else {
+        match refresh_value_cards(
+            &settings.state,
+            &host.name,
+            settings.history_root.as_deref(),
+            settings.history_days,
+            &settings.value,
+        ) {
+            Ok(book) => Some(book),
+            Err(error) => {
+                warnings.push(format!("the value cards were not refreshed: {error}"));
+                None
+            }
+        }
+    };
     let ending = if interrupted {
         Ending::Interrupted
     } else if suites.iter().any(|s| {
@@ -828,6 +857,7 @@ where
         unmonitored_pending,
         warnings,
         regress: matrix,
+        value,
         summary,
         ending: ending_word(ending).to_string(),
         exit_code_class: format!("{ending:?}"),
@@ -1046,16 +1076,20 @@ fn eval_set_changed(entry: &AssetEntry) -> Option<String> {
     }
 }
 
-/// The run folder's name for `asset`: the name itself when it is a plain folder name.
-fn run_folder_name(asset: &str) -> String {
-    if super::is_plain_folder_name(asset) {
+/// The run folder's name — and the run's id in the baseline store — for `asset` in the pass
+/// `pass_id`: `<asset>-<pass_id>`, the asset's name made a plain folder name. Unique per pass,
+/// so the runs of two passes never share an id: the store's per-run figures (the value card's
+/// lift and marginal cost of the latest run) never mix two models' trials.
+fn run_folder_name(asset: &str, pass_id: &str) -> String {
+    let asset = if super::is_plain_folder_name(asset) {
         asset.to_string()
     } else {
         asset
             .replace(['/', '\\'], "_")
             .trim_start_matches('.')
             .to_string()
-    }
+    };
+    format!("{asset}-{pass_id}")
 }
 
 /// `run` continuing the started run folder `run_dir` (its missing trials, and the trials
@@ -1433,6 +1467,10 @@ pub(crate) fn render(report: &MonitorReport) -> String {
         }
         out.push('\n');
     }
+    if let Some(book) = &report.value {
+        out.push_str(&crate::features::registry::value::render_value(book));
+        out.push('\n');
+    }
     for warning in &report.warnings {
         out.push_str(&format!("warning: {warning}\n"));
     }
@@ -1500,8 +1538,8 @@ mod tests {
 
     #[test]
     fn run_folder_names_are_plain() {
-        assert_eq!(run_folder_name("pirate"), "pirate");
-        assert_eq!(run_folder_name("a/b"), "a_b");
-        assert_eq!(run_folder_name(".x"), "x");
+        assert_eq!(run_folder_name("pirate", "p1"), "pirate-p1");
+        assert_eq!(run_folder_name("a/b", "p1"), "a_b-p1");
+        assert_eq!(run_folder_name(".x", "p1"), "x-p1");
     }
 }

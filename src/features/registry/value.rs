@@ -721,11 +721,13 @@ pub fn value_book(
         let cost = latest_run
             .as_deref()
             .and_then(|run| marginal_cost(&entries, run));
+        // `+ 0.0`: a sum of no f64 is −0.0, which would print as "-0.00".
         let judge_usd_per_30d: f64 = entries
             .iter()
             .filter(|e| e.recorded_at > month_ago)
             .filter_map(|e| e.judge_cost_usd)
-            .sum();
+            .sum::<f64>()
+            + 0.0;
         let (turns, days) = matching_turns(
             name,
             &asset.description,
