@@ -408,6 +408,7 @@ fn manifest(
         reuse: None,
         skill_order: Default::default(),
         version_policy: None,
+        equivalence_margin: None,
         quality_contract: None,
     }
 }
@@ -631,6 +632,7 @@ fn main() {
         reuse: None,
         skill_order: Default::default(),
         version_policy: None,
+        equivalence_margin: None,
         quality_contract: None,
         shard: None,
     };

@@ -202,6 +202,11 @@ pub struct Manifest {
     /// skill and its previous version and the margin; absent without a previous version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version_policy: Option<VersionPolicy>,
+    /// `--equivalence` on a fixed-n run without a previous version: the margin δ (a fraction)
+    /// of the test that the skill makes no meaningful difference (two one-sided tests on the
+    /// lift, `crate::analysis::evolution::no_effect`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence_margin: Option<f64>,
     /// The quality contract the skill or its eval set declares (`contract.toml`); absent when
     /// none is declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -123,6 +123,7 @@ pub(crate) fn manifest(case_ids: &[String], k: u32) -> crate::record::Manifest {
         reuse: None,
         skill_order: Default::default(),
         version_policy: None,
+        equivalence_margin: None,
         quality_contract: None,
         shard: None,
     }

@@ -345,6 +345,39 @@ fn resume_refuses_a_changed_skill() {
     assert_exit(&output, 2, "the skill changed");
 }
 
+/// `SKILL_LIFT_RESULTS` and `SKILL_LIFT_RUNNER` set for every run (a CI job's environment) do
+/// not stop `run --resume`: a resumed run keeps its folder and runner. The same flags typed
+/// beside `--resume` are refused, naming the flag.
+#[test]
+fn resume_ignores_results_and_runner_from_the_environment_but_refuses_them_typed() {
+    let server = MockServer::start(MockBehaviour::default());
+    let fixture = Fixture::new(&server.base_url(), 2);
+    let output = fixture.run(&["-k", "1", "--run-id", "env-resume"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let resume = |extra: &[&str]| {
+        binary()
+            .current_dir(fixture.dir.path())
+            .env("SKILL_LIFT_RESULTS", fixture.dir.path().join("elsewhere"))
+            .env("SKILL_LIFT_RUNNER", "no-such-runner")
+            .args(["run", "--resume"])
+            .arg(fixture.run_dir("env-resume"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = resume(&["--quiet"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!fixture.dir.path().join("elsewhere").exists());
+    for (flag, value) in [("--out", "other"), ("--runner", "mock"), ("--model", "m")] {
+        let output = resume(&[flag, value]);
+        assert_exit(
+            &output,
+            2,
+            &format!("'--resume <RUN_DIR>' cannot be used with '{flag}'"),
+        );
+    }
+}
+
 #[test]
 fn only_trials_that_need_a_file_system_get_a_folder() {
     let server = MockServer::start(MockBehaviour::default());

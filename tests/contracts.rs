@@ -396,9 +396,8 @@ fn versions_that_give_no_policy_are_said_and_refused_when_enforced() {
             .contains("version policy not applied"),
         "{summary}"
     );
-    // --equivalence needs something to apply to; --enforce-version-policy a previous version.
-    let output = run(&project, "lonely", "1", &["--equivalence", "0.05"]);
-    assert_exit(&output, 2, "");
+    // --enforce-version-policy needs a previous version (a lone --equivalence is the no-effect
+    // test: `equivalence_on_a_fixed_n_run_tests_for_no_meaningful_effect`).
     let output = run(&project, "nothing", "1", &["--enforce-version-policy"]);
     assert_exit(
         &output,
@@ -466,4 +465,79 @@ fn a_plugin_version_from_git_history_gives_the_policy_of_a_previous_ref() {
         source.ends_with(".claude-plugin/plugin.json version at HEAD~1"),
         "{source}"
     );
+}
+
+/// `--equivalence` on a fixed-n run without a previous version: the no-effect test. One case of
+/// 30 passes only with the skill (lift 1/30), the others pass in both arms: within ±20 pp the
+/// skill is shown to make no meaningful difference; within ±2 pp it is not. Neither changes
+/// the verdict or the exit code.
+#[test]
+fn equivalence_on_a_fixed_n_run_tests_for_no_meaningful_effect() {
+    let server = MockServer::start(MockBehaviour::default());
+    let project = project(&server, 30);
+    let evals: Vec<Value> = (0..30)
+        .map(|i| {
+            let pattern = if i == 0 { "^\\s*Aye!" } else { "answer" };
+            serde_json::json!({"id": format!("case-{i:02}"), "prompt": format!("Question {i}?"),
+                               "checks": [{"type": "regex", "pattern": pattern}]})
+        })
+        .collect();
+    project.write(
+        "skill/pirate-greeting/evals/evals.json",
+        &serde_json::json!({"skill_name": "pirate-greeting", "evals": evals}).to_string(),
+    );
+    let output = run(&project, "wide", "1", &["--equivalence", "0.2"]);
+    assert_exit(&output, 0, "");
+    let summary = project.result_json("wide", "summary.json");
+    let test = &summary["equivalence"];
+    assert_eq!(test["verdict"], "equivalent", "{test}");
+    assert_eq!(test["margin"], 0.2);
+    assert_eq!(test["confidence"], 0.9);
+    assert_eq!(test["n_cases"], 30);
+    assert!(
+        (test["estimate"].as_f64().unwrap() - 1.0 / 30.0).abs() < 1e-12,
+        "{test}"
+    );
+    assert!(
+        test["ci_low"].as_f64().unwrap() > -0.2 && test["ci_high"].as_f64().unwrap() < 0.2,
+        "{test}"
+    );
+    assert_eq!(summary["lift"]["verdict"], "inconclusive");
+    let codes: Vec<&str> = summary["lift"]["verdict_reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"equivalent_within_margin"), "{codes:?}");
+    assert_eq!(
+        project.result_json("wide", "manifest.json")["equivalence_margin"],
+        0.2
+    );
+    let markdown = std::fs::read_to_string(project.run_dir("wide").join("report.md")).unwrap();
+    assert!(
+        markdown.contains("No-effect test (`--equivalence`): **equivalent**")
+            && markdown.contains("inside ±20.0 pp: the skill makes no meaningful difference"),
+        "{markdown}"
+    );
+    // A margin narrower than the interval: not shown equivalent, no extra reason, same exit.
+    let output = run(&project, "narrow", "1", &["--equivalence", "0.02"]);
+    assert_exit(&output, 0, "");
+    let summary = project.result_json("narrow", "summary.json");
+    assert_eq!(summary["equivalence"]["verdict"], "not_shown_equivalent");
+    assert!(
+        !summary["lift"]["verdict_reasons"]
+            .to_string()
+            .contains("equivalent_within_margin")
+    );
+    assert!(
+        stdout(&output).contains("No-effect test (`--equivalence`): **not shown equivalent**"),
+        "{}",
+        stdout(&output)
+    );
+    // Without the flag, no test and no manifest field.
+    let output = run(&project, "plain", "1", &[]);
+    assert_exit(&output, 0, "");
+    assert!(project.result_json("plain", "summary.json")["equivalence"].is_null());
+    assert!(project.result_json("plain", "manifest.json")["equivalence_margin"].is_null());
 }

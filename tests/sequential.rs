@@ -342,7 +342,7 @@ fn a_budget_the_first_round_cannot_fit_is_refused_before_spending() {
 fn stopping_flags_are_checked() {
     let project = Project::new("http://127.0.0.1:9/v1", 2, "");
     for args in [
-        &["--equivalence", "0.05"][..],
+        &["--equivalence", "0"][..],
         &["--sequential", "--equivalence", "2"],
         &["--max-wall", "soon"],
         &["--max-cost-usd", "-1"],

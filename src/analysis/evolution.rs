@@ -392,9 +392,111 @@ pub(crate) fn evaluate(
     }
 }
 
+/// The no-effect test of a fixed-n run with `--equivalence` and no previous version
+/// (`summary.json` `equivalence`): the lift `with_skill − without_skill` with its 90 %
+/// interval — chosen and computed as the reports' 95 % one — against ±δ. *Equivalent*
+/// (two one-sided tests at α = 0.05 each, Schuirmann 1987) when the interval lies inside
+/// (−δ, +δ): the skill is shown to make no difference as large as the margin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct NoEffectReport {
+    /// The margin δ, a fraction.
+    pub margin: f64,
+    /// The two-sided level of the interval (0.90).
+    pub confidence: f64,
+    /// `with_skill − without_skill`, mean over the cases scored in both.
+    pub estimate: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// The interval's method (as the lift's `method`).
+    pub method: String,
+    /// Paired cases.
+    pub n_cases: usize,
+    /// `equivalent` or `not_shown_equivalent`.
+    pub verdict: ContractVerdict,
+    /// The test in one sentence.
+    pub message: String,
+}
+
+/// The no-effect test of `lift` (computed at [`CONTRACT_CONFIDENCE`]) against ±`margin`:
+/// equivalent only with at least [`MIN_VERDICT_CASES`] paired cases and the interval strictly
+/// inside the margin.
+pub(crate) fn no_effect(margin: f64, lift: &LiftSummary) -> NoEffectReport {
+    let pp = |v: f64| format!("{:+.1} pp", v * 100.0);
+    let enough = lift.n_cases >= MIN_VERDICT_CASES;
+    let interval = lift.ci_low.zip(lift.ci_high).filter(|_| enough);
+    let verdict = match interval {
+        Some((low, high)) if low > -margin && high < margin => ContractVerdict::Equivalent,
+        _ => ContractVerdict::NotShownEquivalent,
+    };
+    let measured = match interval {
+        Some((low, high)) => format!(
+            "with_skill − without_skill {}, {:.0}% CI [{}, {}] ({}), N = {} cases",
+            lift.estimate.map_or("—".to_string(), pp),
+            CONTRACT_CONFIDENCE * 100.0,
+            pp(low),
+            pp(high),
+            lift.method,
+            lift.n_cases
+        ),
+        None if !enough => format!(
+            "N = {} cases scored in both arms (fewer than {MIN_VERDICT_CASES}: no interval)",
+            lift.n_cases
+        ),
+        None => format!("N = {} cases, no interval", lift.n_cases),
+    };
+    let finding = match verdict {
+        ContractVerdict::Equivalent => format!(
+            "inside ±{:.1} pp: the skill makes no meaningful difference",
+            margin * 100.0
+        ),
+        _ => format!(
+            "not inside ±{:.1} pp: an effect of that size is not ruled out",
+            margin * 100.0
+        ),
+    };
+    NoEffectReport {
+        margin,
+        confidence: CONTRACT_CONFIDENCE,
+        estimate: lift.estimate,
+        ci_low: lift.ci_low,
+        ci_high: lift.ci_high,
+        method: lift.method.clone(),
+        n_cases: lift.n_cases,
+        verdict,
+        message: format!("{measured}: {finding}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_effect_needs_the_whole_90_percent_interval_strictly_inside_the_margin() {
+        let inside = no_effect(0.10, &lift(-0.05, 0.07, 20));
+        assert_eq!(inside.verdict, ContractVerdict::Equivalent);
+        assert!(
+            inside.message.contains("[-5.0 pp, +7.0 pp]")
+                && inside
+                    .message
+                    .contains("inside ±10.0 pp: the skill makes no meaningful difference"),
+            "{}",
+            inside.message
+        );
+        // Touching the margin is not inside; nor is an interval that reaches past it.
+        assert_eq!(
+            no_effect(0.10, &lift(-0.10, 0.05, 20)).verdict,
+            ContractVerdict::NotShownEquivalent
+        );
+        assert_eq!(
+            no_effect(0.10, &lift(0.02, 0.14, 20)).verdict,
+            ContractVerdict::NotShownEquivalent
+        );
+        // Too few cases show nothing, however narrow.
+        let few = no_effect(0.10, &lift(-0.01, 0.01, 4));
+        assert_eq!(few.verdict, ContractVerdict::NotShownEquivalent);
+        assert!(few.message.contains("fewer than 5"), "{}", few.message);
+    }
 
     fn version(text: &str) -> SemanticVersion {
         parse_version(text).unwrap()

@@ -180,6 +180,13 @@ pub(crate) enum InconclusiveReason {
         /// The equivalence margin, a fraction.
         margin: f64,
     },
+    /// A fixed-n run with `--equivalence` (no previous version): the lift's 90 % interval lies
+    /// inside ±`margin` — two one-sided tests at α = 0.05 each reject an effect as large as the
+    /// margin (`super::evolution::no_effect`): no meaningful effect.
+    EquivalentWithinMargin {
+        /// The equivalence margin, a fraction.
+        margin: f64,
+    },
     /// `run --sequential` ended without a decision of its confidence sequence (every round
     /// run, or a budget): the fixed-n analysis of the cases measured would give a direction,
     /// but after a look at every round that verdict would spend a second α, so it is not
@@ -246,6 +253,11 @@ impl std::fmt::Display for InconclusiveReason {
             InconclusiveReason::Equivalent { margin } => write!(
                 f,
                 "the anytime-valid confidence sequence lies inside ±{:.1} pp: no meaningful effect",
+                margin * 100.0
+            ),
+            InconclusiveReason::EquivalentWithinMargin { margin } => write!(
+                f,
+                "the lift's 90% interval lies inside ±{:.1} pp (two one-sided tests): no meaningful effect",
                 margin * 100.0
             ),
             InconclusiveReason::SequenceUndecided {

@@ -201,6 +201,8 @@ impl AnalysisSettings {
             settings.gate.fail_on = gates.fail_on.clone();
             settings.max_unscoreable = gates.max_unscoreable;
             settings.gate.enforce_version_policy = gates.enforce_version_policy;
+            settings.gate.max_latency_ratio = gates.max_latency_ratio;
+            settings.gate.max_token_ratio = gates.max_token_ratio;
         }
         settings
     }
@@ -635,6 +637,11 @@ pub(crate) struct Summary {
     /// without a previous version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version_contract: Option<evolution::EvolutionReport>,
+    /// The no-effect test of a fixed-n run with `--equivalence` and no previous version: the
+    /// lift with its 90 % interval against ±δ and whether the skill is shown to make no
+    /// meaningful difference; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<evolution::NoEffectReport>,
 }
 
 impl Summary {
@@ -902,6 +909,9 @@ pub(crate) struct RunAccumulator<'a> {
     /// `with_skill` against `previous_version`, for the evolution contract (a run with a
     /// previous version and its recorded version policy).
     version_pair: Option<PairAccumulator<'a>>,
+    /// `with_skill` against `without_skill` once more, for the no-effect test at 90 % (a
+    /// fixed-n run with `--equivalence`, `Manifest::equivalence_margin`).
+    equivalence_pair: Option<PairAccumulator<'a>>,
 }
 
 /// The trial of a case in one arm whose answer `report.md` and `report.html` show: a failing
@@ -965,6 +975,10 @@ impl<'a> RunAccumulator<'a> {
             version_pair: (manifest.version_policy.is_some()
                 && manifest.arms.contains(&Arm::PreviousVersion))
             .then(|| PairAccumulator::new(manifest, Arm::WithSkill, Arm::PreviousVersion)),
+            equivalence_pair: manifest
+                .equivalence_margin
+                .is_some()
+                .then(|| PairAccumulator::new(manifest, Arm::WithSkill, Arm::WithoutSkill)),
         }
     }
 
@@ -1024,6 +1038,9 @@ impl<'a> RunAccumulator<'a> {
             // Duplicates are counted by the pairs below.
             pair.add(record);
         }
+        if let Some(pair) = self.equivalence_pair.as_mut() {
+            pair.add(record);
+        }
         let mut fresh = self.primary.add(record);
         if !self.compare {
             return fresh;
@@ -1057,6 +1074,7 @@ impl<'a> RunAccumulator<'a> {
             judge_spend,
             position,
             version_pair,
+            equivalence_pair,
             ..
         } = self;
         let reference = manifest.reference();
@@ -1087,6 +1105,17 @@ impl<'a> RunAccumulator<'a> {
             }
             _ => None,
         };
+        let no_effect = match (manifest.equivalence_margin, equivalence_pair) {
+            (Some(margin), Some(pair)) => {
+                let at_90 = summarize_scoped(
+                    pair,
+                    &ungated,
+                    SummaryScope::LiftAt(evolution::CONTRACT_CONFIDENCE),
+                );
+                Some(evolution::no_effect(margin, &at_90.lift))
+            }
+            _ => None,
+        };
         let mut summary = summarize(primary, if classic_gated { settings } else { &ungated });
         summary.reuse = reuse;
         summary.judge_spend = judge_spend;
@@ -1104,6 +1133,7 @@ impl<'a> RunAccumulator<'a> {
             apply_cost_gates(&mut summary.lift.gate, &settings.gate, &cost);
         }
         attach_version_contract(&mut summary, version_contract, settings);
+        attach_no_effect(&mut summary, no_effect);
         if !compare {
             attach_quality_contract(manifest, &mut summary, quality_figures);
             return summary;
@@ -1184,6 +1214,24 @@ fn attach_version_contract(
         _ => {}
     }
     summary.version_contract = contract;
+}
+
+/// Set the no-effect test's result; an inconclusive verdict whose 90 % interval lies inside
+/// the margin gets the reason that says so (the verdict stays `inconclusive`: equivalence is
+/// a finding about the size of the effect, not a direction).
+fn attach_no_effect(summary: &mut Summary, report: Option<evolution::NoEffectReport>) {
+    if let Some(report) = &report
+        && report.verdict == evolution::ContractVerdict::Equivalent
+        && summary.lift.verdict == Verdict::Inconclusive
+    {
+        summary.lift.verdict_reasons.push(
+            InconclusiveReason::EquivalentWithinMargin {
+                margin: report.margin,
+            }
+            .into(),
+        );
+    }
+    summary.equivalence = report;
 }
 
 /// Check the run's quality contract (if it declares one) against its summary; a bound neither
@@ -1817,6 +1865,7 @@ fn summarize_scoped(
         position: None,
         quality_contract: None,
         version_contract: None,
+        equivalence: None,
     }
 }
 

@@ -469,3 +469,25 @@ fn weak_judge_settings_are_warned_only_for_judge_scored_cases() {
         "{attempts_only}"
     );
 }
+
+/// `compare` and `report` without flags analyse a run with every gate it recorded, the cost
+/// ratios included.
+#[test]
+fn recorded_settings_keep_every_recorded_gate() {
+    let mut manifest = crate::test_support::manifest(&["c1".to_string()], 1);
+    manifest.gates = Some(crate::record::RecordedGates {
+        min_lift: Some(0.05),
+        fail_on: Vec::new(),
+        max_unscoreable: 0.2,
+        method: None,
+        max_latency_ratio: Some(1.5),
+        max_token_ratio: Some(2.0),
+        enforce_version_policy: true,
+    });
+    let settings = AnalysisSettings::recorded(&manifest);
+    assert_eq!(settings.gate.min_lift, Some(0.05));
+    assert_eq!(settings.max_unscoreable, 0.2);
+    assert_eq!(settings.gate.max_latency_ratio, Some(1.5));
+    assert_eq!(settings.gate.max_token_ratio, Some(2.0));
+    assert!(settings.gate.enforce_version_policy);
+}

@@ -36,7 +36,7 @@ mod vet;
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub(crate) use outcome::Outcome;
 
@@ -144,11 +144,10 @@ pub enum Command {
 /// Flags of `skill-lift run`.
 #[derive(Debug, Args, Clone)]
 #[command(
-    mut_arg("runners", |arg| arg.conflicts_with("resume").help("Runner profile: a name from runners/ or a .toml path. Repeat it for a runner matrix: every runner × `--model` cell is a run of its own, analyzed on its own, with a matrix report beside the cells")),
-    mut_arg("models", |arg| arg.conflicts_with("resume").help("Model id (overrides the profile's `model`). Repeat it for a model matrix (each model on each `--runner`)")),
+    mut_arg("runners", |arg| arg.help("Runner profile: a name from runners/ or a .toml path. Repeat it for a runner matrix: every runner × `--model` cell is a run of its own, analyzed on its own, with a matrix report beside the cells")),
+    mut_arg("models", |arg| arg.help("Model id (overrides the profile's `model`). Repeat it for a model matrix (each model on each `--runner`)")),
     mut_arg("state", |arg| arg.help("State folder holding the baseline store (default: $SKILL_LIFT_HOME, else ~/.skill-lift)")),
-    mut_arg("out", |arg| arg.conflicts_with("resume").value_name("DIR|s3://BUCKET/PREFIX").help("Folder that receives run folders, or an S3 location `s3://BUCKET/PREFIX` that receives the finished run folder (credentials and endpoint from the AWS_* variables)")),
-    group(clap::ArgGroup::new("margin_users").args(["sequential", "previous", "previous_ref"]).multiple(true))
+    mut_arg("out", |arg| arg.value_name("DIR|s3://BUCKET/PREFIX").help("Folder that receives run folders, or an S3 location `s3://BUCKET/PREFIX` that receives the finished run folder (credentials and endpoint from the AWS_* variables)")),
 )]
 pub struct RunArgs {
     /// The skill folder (holds SKILL.md). Not needed with --resume.
@@ -446,7 +445,11 @@ pub fn main() -> i32 {
 
 /// Parse arguments, run the command, print errors: how the command ended.
 fn dispatch() -> Outcome {
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command().try_get_matches().and_then(|matches| {
+        refuse_given_with_resume(&matches)?;
+        Cli::from_arg_matches(&matches)
+    });
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
@@ -475,6 +478,44 @@ fn dispatch() -> Outcome {
             code
         }
     }
+}
+
+/// Flags bound to an environment variable that `--resume` cannot take: a resumed run keeps
+/// the runner, model and folder it started with.
+const FIXED_ON_RESUME: [(&str, &str); 3] = [
+    ("runners", "--runner"),
+    ("models", "--model"),
+    ("out", "--out"),
+];
+
+/// Refuse `--runner`, `--model` or `--out` typed beside `--resume`. Clap's own `conflicts_with`
+/// would also refuse a value that only comes from the environment (`SKILL_LIFT_RUNNER`,
+/// `SKILL_LIFT_RESULTS` set for every run), so these are checked here, on the command line's
+/// values alone; an environment value is not used by a resumed run.
+fn refuse_given_with_resume(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+    let Some((name, sub)) = matches.subcommand() else {
+        return Ok(());
+    };
+    let given = |id: &str| {
+        sub.try_contains_id(id).unwrap_or(false)
+            && sub.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    if !given("resume") {
+        return Ok(());
+    }
+    for (id, flag) in FIXED_ON_RESUME {
+        if given(id) {
+            let message = format!(
+                "the argument '--resume <RUN_DIR>' cannot be used with '{flag}': a resumed run keeps the one it started with"
+            );
+            let mut root = Cli::command();
+            if let Some(command) = root.find_subcommand_mut(name) {
+                return Err(command.error(clap::error::ErrorKind::ArgumentConflict, message));
+            }
+            return Err(root.error(clap::error::ErrorKind::ArgumentConflict, message));
+        }
+    }
+    Ok(())
 }
 
 impl Command {

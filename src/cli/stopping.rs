@@ -19,10 +19,12 @@ pub struct StoppingArgs {
     pub sequential: bool,
     /// Equivalence margin ±FRACTION (0.05 = 5 pp). With --sequential: stop with "no
     /// meaningful effect" once the confidence sequence lies inside it. With --previous or
-    /// --previous-ref (fixed-n): the margin of the version policy — a patch must be equivalent
-    /// (two one-sided tests: the 90% interval of with_skill − previous_version inside
-    /// ±FRACTION), a minor non-inferior (its lower end above −FRACTION) [default: 0.10].
-    #[arg(long, value_name = "FRACTION", requires = "margin_users", value_parser = crate::pipeline::values::parse_margin)]
+    /// --previous-ref: the margin of the version policy — a patch must be equivalent (two
+    /// one-sided tests: the 90% interval of with_skill − previous_version inside ±FRACTION), a
+    /// minor non-inferior (its lower end above −FRACTION) [default: 0.10]. Otherwise (fixed-n):
+    /// test that the skill makes no meaningful difference — the lift's 90% interval inside
+    /// ±FRACTION — reported beside the verdict.
+    #[arg(long, value_name = "FRACTION", value_parser = crate::pipeline::values::parse_margin)]
     pub equivalence: Option<f64>,
     /// With --sequential: miscoverage of the confidence sequence (0.05: a 95% sequence).
     #[arg(long, value_name = "ALPHA", requires = "sequential", default_value_t = crate::pipeline::sequential::DEFAULT_ALPHA, value_parser = crate::pipeline::values::parse_alpha)]

@@ -111,6 +111,10 @@ pub(crate) fn apply_stopping(
     reply_cap_tokens: Option<u64>,
     resuming: bool,
 ) -> Result<(), PipelineError> {
+    if request.sequential.is_some() {
+        // With --sequential, --equivalence is the stopping rule's margin, not a fixed-n test.
+        manifest.equivalence_margin = None;
+    }
     if !request.any_given() && manifest.stopping.is_none() {
         return Ok(());
     }

@@ -580,6 +580,7 @@ pub(crate) fn resolve_fresh(
         trial_keys: None,
         reuse: None,
         skill_order,
+        equivalence_margin: previous.is_none().then_some(request.equivalence).flatten(),
         version_policy,
         quality_contract,
     };

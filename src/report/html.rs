@@ -212,6 +212,14 @@ fn verdict_block(out: &mut String, summary: &Summary) {
             if contract.enforced { " (enforced)" } else { "" }
         );
     }
+    if let Some(test) = &summary.equivalence {
+        let _ = writeln!(
+            out,
+            "<div class=\"version-contract\">No-effect test (--equivalence): <strong>{}</strong> — {}.</div>",
+            test.verdict.as_str(),
+            escape(&test.message)
+        );
+    }
     if let Some(gate) = &lift.gate {
         let _ = writeln!(
             out,

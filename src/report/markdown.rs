@@ -497,6 +497,14 @@ pub(crate) fn summary_markdown(summary: &Summary) -> String {
             }
         );
     }
+    if let Some(test) = &summary.equivalence {
+        let _ = writeln!(
+            out,
+            "\nNo-effect test (`--equivalence`): **{}** — {}.",
+            test.verdict.as_str(),
+            test.message
+        );
+    }
     if let Some(gate) = &lift.gate {
         if gate.passed {
             let _ = writeln!(out, "\nGate: passed.");
