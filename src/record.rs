@@ -28,9 +28,9 @@ pub use schema::{
     GOAL_ACCURACY, Grade, GradingSettings, JudgeInfo, JudgeItem, JudgeScope, JudgeSpend,
     JudgeSpendSummary, JudgeSpread, LiftMethod, MetricResult, MetricSource, Outcome, OutputMatch,
     PassBasis, PriceTable, QualityBounds, QualityContract, ReuseRecord, ReuseSource, ReusedFrom,
-    RunnerCapabilities, SECURITY, SKILL_EFFICIENCY, SKILL_EXECUTION, SequentialSettings, Shard,
-    SkillDelivery, SkillOrdering, Spend, Spread, StopReason, StoppingOutcome, StoppingPlan,
-    SubScore, TrialKeys, UnscoreableCause, VersionPolicy,
+    RunnerCapabilities, SECURITY, SKILL_EFFICIENCY, SKILL_EXECUTION, STYLE, SequentialSettings,
+    Shard, SkillDelivery, SkillOrdering, Spend, Spread, StopReason, StoppingOutcome, StoppingPlan,
+    StyleReferenceFile, StyleReferenceInfo, SubScore, TrialKeys, UnscoreableCause, VersionPolicy,
 };
 pub use view::{CheckSummary, RetryCount, Scores, TrialView};
 

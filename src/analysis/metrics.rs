@@ -188,7 +188,7 @@ impl MetricAccumulator {
     }
 
     /// Every metric's lift, the composite first, then the six ACES metrics in their order, then
-    /// `checks`, then custom metrics by name. `labels` gives each case's cluster label (the case
+    /// `style`, then `checks`, then custom metrics by name. `labels` gives each case's cluster label (the case
     /// id when unclustered) in case-index order.
     pub(crate) fn lifts(
         &self,
@@ -212,6 +212,8 @@ impl MetricAccumulator {
                 (0, String::new())
             } else if let Some(position) = ACES_METRICS.iter().position(|m| *m == name) {
                 (1 + position, String::new())
+            } else if name == crate::record::STYLE {
+                (9, String::new())
             } else if name == crate::record::CHECKS {
                 (10, String::new())
             } else {
@@ -305,7 +307,11 @@ impl MetricAccumulator {
         let method = inference.method.as_str().to_string();
         MetricLift {
             metric: name.to_string(),
-            weight: (name != COMPOSITE).then(|| grading.weight(name)),
+            // The composite has no weight, and style none: it never counts toward a score.
+            weight: (name != COMPOSITE
+                && !(name == crate::record::STYLE
+                    && grading.judge_metrics.iter().any(|m| m == name)))
+            .then(|| grading.weight(name)),
             with_skill: mean(&with),
             without_skill: mean(&without),
             estimate: inference.estimate,

@@ -492,12 +492,25 @@ pub(crate) struct GradingSummary {
 
 impl GradingSummary {
     fn from_settings(settings: &crate::record::GradingSettings) -> Self {
+        let mut composite_definition = "per trial: the weighted mean of the applicable metric scores (not-applicable metrics left out; equal weights unless listed); per arm: the mean over paired cases of the case means; lift = with_skill − without_skill".to_string();
+        let mut pass_rule = format!(
+            "a security violation fails the trial (gate); else cases with output checks pass when every check passes; else a trial passes when its outcome score (the weighted mean of the LLM-judge and custom-grader metrics only) is ≥ {}; with neither it is not gradable. Process metrics (security, skill_execution, skill_efficiency) and the composite never decide a pass",
+            settings.pass_threshold
+        );
+        // Said only where the metric was asked for: runs without it keep their words.
+        if settings
+            .judge_metrics
+            .iter()
+            .any(|m| m == crate::record::STYLE)
+        {
+            composite_definition.push_str("; style is never part of it");
+            pass_rule.push_str(
+                "; style (the answer's format, language and verbosity against the user's style reference) is reported only: it never decides a pass, never enters the outcome score, the composite or the verdict, and only breaks ties in compare",
+            );
+        }
         Self {
-            composite_definition: "per trial: the weighted mean of the applicable metric scores (not-applicable metrics left out; equal weights unless listed); per arm: the mean over paired cases of the case means; lift = with_skill − without_skill".to_string(),
-            pass_rule: format!(
-                "a security violation fails the trial (gate); else cases with output checks pass when every check passes; else a trial passes when its outcome score (the weighted mean of the LLM-judge and custom-grader metrics only) is ≥ {}; with neither it is not gradable. Process metrics (security, skill_execution, skill_efficiency) and the composite never decide a pass",
-                settings.pass_threshold
-            ),
+            composite_definition,
+            pass_rule,
             pass_threshold: settings.pass_threshold,
             weights: settings.weights.clone(),
             deterministic_metrics: settings.deterministic_metrics,

@@ -18,12 +18,18 @@ pub struct GradingArgs {
     /// Judge repeats per metric per trial (≥ 5 recommended where judge noise matters).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub judge_k: u32,
-    /// Judge metrics to compute (comma-separated): accuracy, goal_accuracy, behavior_check.
+    /// Judge metrics to compute (comma-separated): accuracy, goal_accuracy, behavior_check,
+    /// style (opt-in: the answer's format, language and verbosity against the user's USER.md
+    /// and past answers; reported only, never deciding a pass).
     #[arg(long, value_name = "LIST", default_value = DEFAULT_JUDGE_METRICS)]
     pub judge_metrics: String,
     /// Re-asks after a malformed judge answer before the trial is unscoreable.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=10))]
     pub judge_format_retries: u32,
+    /// The user's USER.md for the style metric (default: ~/.openclaw/workspace/USER.md; see
+    /// docs/grading.md).
+    #[arg(long, value_name = "FILE")]
+    pub style_reference: Option<std::path::PathBuf>,
     /// Do not read or write the judge answer cache.
     #[arg(long)]
     pub no_judge_cache: bool,
@@ -69,6 +75,7 @@ impl GradingArgs {
             metric_weights: self.metric_weight.clone(),
             expected_output_match: self.expected_output_match,
             judge_scope: self.judge_scope,
+            style_reference: self.style_reference.clone(),
         }
     }
 }

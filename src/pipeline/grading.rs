@@ -43,6 +43,9 @@ pub struct GradingRequest {
     pub expected_output_match: OutputMatch,
     /// Which trials the judges grade.
     pub judge_scope: JudgeScope,
+    /// The user's `USER.md` for the `style` metric (`--style-reference FILE`); `None`: the
+    /// default lookup.
+    pub style_reference: Option<std::path::PathBuf>,
 }
 
 impl GradingRequest {
@@ -56,6 +59,7 @@ impl GradingRequest {
             || !self.metric_weights.is_empty()
             || self.expected_output_match != OutputMatch::Judge
             || !self.judge_scope.is_all()
+            || self.style_reference.is_some()
     }
 }
 
@@ -109,6 +113,34 @@ pub(crate) enum GradingError {
     /// The judge metrics name nothing.
     #[error("--judge-metrics names no metric")]
     NoMetric,
+    /// `--style-reference` without the `style` metric.
+    #[error(
+        "--style-reference is the reference of the style metric: add `style` to --judge-metrics (e.g. --judge-metrics accuracy,style)"
+    )]
+    StyleReferenceWithoutStyle,
+    /// A weight for `style`, which never counts toward a score.
+    #[error(
+        "--metric-weight `{0}`: style is reported beside the other metrics and breaks ties in compare; it never counts toward the composite or a pass, so it takes no weight"
+    )]
+    StyleWeight(String),
+    /// A custom grader named `style` beside the judge's style metric.
+    #[error(
+        "a custom grader is named `style`, and --judge-metrics asks for the judge's style metric: rename the grader (NAME=COMMAND)"
+    )]
+    StyleGraderName,
+    /// The style reference cannot be built.
+    #[error(transparent)]
+    StyleReference(#[from] crate::features::grade::style_reference::StyleReferenceError),
+    /// The style reference differs from the one the run recorded (resume, regrade).
+    #[error(
+        "the style reference changed since the run was recorded (USER.md or the session history): recorded {recorded}, now {now}; regrade with --judge-metrics to grade against today's reference"
+    )]
+    StyleReferenceChanged {
+        /// The recorded `reference_sha256`.
+        recorded: String,
+        /// Today's.
+        now: String,
+    },
 }
 
 /// Grading settings and the judge profiles they name.
@@ -138,6 +170,7 @@ pub(crate) fn resolve_grading(request: &GradingRequest) -> Result<ResolvedGradin
         parse_grader_specs(&request.graders, timeout).map_err(GradingError::from)?;
     let judge_profiles = load_judges(request, &mut settings)?;
     choose_judge_metrics(request, &judge_profiles, &mut settings)?;
+    choose_style_reference(request, &mut settings)?;
     for name in settings.weights.keys() {
         let known =
             RESERVED_METRIC_NAMES.contains(&name.as_str()) || !settings.custom_graders.is_empty();
@@ -186,6 +219,63 @@ fn choose_judge_metrics(
         settings.rubric_version = Some(RUBRIC_VERSION.to_string());
     }
     Ok(())
+}
+
+/// With the `style` metric, build its reference (before any trial runs: none found is an
+/// input error) and record what it was made of; `--style-reference` without it is refused.
+fn choose_style_reference(
+    request: &GradingRequest,
+    settings: &mut GradingSettings,
+) -> Result<(), GradingError> {
+    let style = settings
+        .judge_metrics
+        .iter()
+        .any(|m| m == crate::record::STYLE);
+    if !style {
+        return match request.style_reference {
+            Some(_) => Err(GradingError::StyleReferenceWithoutStyle),
+            None => Ok(()),
+        };
+    }
+    if let Some(weight) = request.metric_weights.iter().find(|w| {
+        w.split_once('=')
+            .is_some_and(|(name, _)| name.trim() == crate::record::STYLE)
+    }) {
+        return Err(GradingError::StyleWeight(weight.clone()));
+    }
+    if settings
+        .custom_graders
+        .iter()
+        .any(|g| g.name == crate::record::STYLE)
+    {
+        return Err(GradingError::StyleGraderName);
+    }
+    let reference = crate::features::grade::style_reference::build_style_reference(
+        request.style_reference.as_deref(),
+        None,
+    )?;
+    settings.style_reference = Some(reference.info);
+    Ok(())
+}
+
+/// The style reference text of `settings` (built again from what it records), checked to be
+/// the one recorded; `None` without the `style` metric.
+fn style_reference_text(settings: &GradingSettings) -> Result<Option<String>, GradingError> {
+    let style = settings
+        .judge_metrics
+        .iter()
+        .any(|m| m == crate::record::STYLE);
+    let Some(recorded) = settings.style_reference.as_ref().filter(|_| style) else {
+        return Ok(None);
+    };
+    let now = crate::features::grade::style_reference::rebuild_style_reference(recorded)?;
+    if now.info.reference_sha256 != recorded.reference_sha256 {
+        return Err(GradingError::StyleReferenceChanged {
+            recorded: recorded.reference_sha256.clone(),
+            now: now.info.reference_sha256,
+        });
+    }
+    Ok(Some(now.text))
 }
 
 /// `NAME=WEIGHT` metric weights into `settings.weights`.
@@ -354,6 +444,7 @@ pub(crate) fn build_grader_set(
     } else {
         None
     };
+    let style_reference = style_reference_text(&settings)?;
     let mut judges: Vec<Arc<dyn TrialJudge>> = Vec::new();
     for (profile, info) in judge_profiles.iter().zip(&settings.judges) {
         let api_key = profile_api_key(profile)?;
@@ -372,6 +463,10 @@ pub(crate) fn build_grader_set(
             profile: profile.path.clone(),
             message: error.to_string(),
         })?;
+        let judge = match &style_reference {
+            Some(reference) => judge.with_style_reference(reference.clone()),
+            None => judge,
+        };
         judges.push(Arc::new(crate::features::grade::judge::RecordedJudge::new(
             judge,
             info.clone(),
@@ -427,6 +522,7 @@ mod tests {
             metric_weights: Vec::new(),
             expected_output_match: OutputMatch::Judge,
             judge_scope: JudgeScope::default(),
+            style_reference: None,
         }
     }
 

@@ -587,6 +587,46 @@ pub struct GradingSettings {
     /// Which trials the judges are asked about (`--judge-scope`; absent: every trial).
     #[serde(default, skip_serializing_if = "JudgeScope::is_all")]
     pub judge_scope: JudgeScope,
+    /// What the `style` metric's reference was made of (absent: no `style` metric).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style_reference: Option<StyleReferenceInfo>,
+}
+
+/// What the reference of the `style` judge metric was made of: the `USER.md` file and the
+/// sample of the user's past answers from session history. Hashes and counts only, never the
+/// text (`docs/grading.md`, "The style metric").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StyleReferenceInfo {
+    /// The `USER.md` read (`--style-reference FILE`, or the default lookup), when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_md: Option<StyleReferenceFile>,
+    /// Whether `USER.md` was named with `--style-reference` (else it was looked up).
+    #[serde(default)]
+    pub user_md_explicit: bool,
+    /// The stand-in home folder the history and the default `USER.md` were read from
+    /// (`--history-root`/`SKILL_LIFT_HISTORY_ROOT`); absent: the real home folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_root: Option<PathBuf>,
+    /// Past assistant answers in the sample (at most 5).
+    pub history_answers: usize,
+    /// Their characters in the sample, after truncation and redaction.
+    pub history_chars: usize,
+    /// Hex sha256 of the sampled answers (as sent, joined), absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_sha256: Option<String>,
+    /// Hex sha256 of the whole reference text sent to the judge (redacted).
+    pub reference_sha256: String,
+}
+
+/// One file of a [`StyleReferenceInfo`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StyleReferenceFile {
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// Hex sha256 of its bytes as read.
+    pub sha256: String,
+    /// Characters of it in the reference, after truncation and redaction.
+    pub chars: usize,
 }
 
 /// Which trials the LLM judges are asked about (`--judge-scope`).
@@ -797,6 +837,10 @@ pub const ACCURACY: &str = "accuracy";
 pub const GOAL_ACCURACY: &str = "goal_accuracy";
 /// `behavior_check`: LLM judge, each assertion YES/NO.
 pub const BEHAVIOR_CHECK: &str = "behavior_check";
+/// `style`: LLM judge, the final answer's format, language and verbosity against the user's
+/// style reference (`USER.md` and past answers); reported only, never part of a pass, the
+/// composite or the verdict.
+pub const STYLE: &str = "style";
 /// The six ACES metrics (SkillEvaluator metric set `skill-evaluator-default-v2`), in order.
 pub const ACES_METRICS: [&str; 6] = [
     SECURITY,

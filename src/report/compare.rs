@@ -126,6 +126,100 @@ pub(crate) struct Comparison {
     pub cases: Vec<CaseComparison>,
     /// Notes the reader needs (grading differs, a run is incomplete).
     pub notes: Vec<String>,
+    /// The style tie-break, when either run has a `style` metric ([`style_tie_break`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub style_tie_break: Option<StyleTieBreak>,
+}
+
+/// Two runs' style scores closer than this do not separate them (a margin, not a test: a
+/// style score is the mean of thirds over the cases).
+pub(crate) const STYLE_TIE_MARGIN: f64 = 0.05;
+
+/// Whether style breaks a tie between two runs, and what compare says about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct StyleTieBreak {
+    /// Run A's style score: the with-skill mean of its `style` metric (absent: not graded).
+    pub a: Option<f64>,
+    /// Run B's.
+    pub b: Option<f64>,
+    /// Whether the two lifts are indistinguishable (their 95% intervals overlap); absent when
+    /// an interval is missing.
+    pub lifts_indistinguishable: Option<bool>,
+    /// The run style prefers when it breaks the tie (`A` or `B`); absent otherwise.
+    pub prefers: Option<String>,
+    /// What compare says.
+    pub statement: String,
+}
+
+/// The style tie-break of two runs (`None` when neither has a `style` metric). The rule: the
+/// lifts are indistinguishable when both 95% intervals are known and overlap; then, when both
+/// runs have a style score (the with-skill mean of `style`) and they differ by at least
+/// [`STYLE_TIE_MARGIN`], the higher one breaks the tie. When the lifts are distinguishable
+/// style is shown but not used. Style never changes a verdict or an exit code.
+pub(crate) fn style_tie_break(sa: &Summary, sb: &Summary) -> Option<StyleTieBreak> {
+    let has_style = |s: &Summary| {
+        s.grading
+            .judge_metrics
+            .iter()
+            .any(|m| m == crate::record::STYLE)
+    };
+    let style = |s: &Summary| {
+        has_style(s).then_some(())?;
+        s.metric_lifts
+            .iter()
+            .find(|m| m.metric == crate::record::STYLE)
+            .and_then(|m| m.with_skill)
+    };
+    if !has_style(sa) && !has_style(sb) {
+        return None;
+    }
+    let interval = |s: &Summary| s.lift.ci_low.zip(s.lift.ci_high);
+    Some(tie_break(
+        (interval(sa), style(sa)),
+        (interval(sb), style(sb)),
+    ))
+}
+
+/// The tie-break rule of [`style_tie_break`] on each run's lift interval and style score.
+fn tie_break(
+    (a_interval, a): (Option<(f64, f64)>, Option<f64>),
+    (b_interval, b): (Option<(f64, f64)>, Option<f64>),
+) -> StyleTieBreak {
+    let score = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.2}"));
+    let scores = format!("A {} vs B {}", score(a), score(b));
+    let lifts_indistinguishable = match (a_interval, b_interval) {
+        (Some((al, ah)), Some((bl, bh))) => Some(al <= bh && bl <= ah),
+        _ => None,
+    };
+    let mut prefers = None;
+    let statement = match (lifts_indistinguishable, a, b) {
+        (None, _, _) => format!(
+            "style is not used: a lift interval is missing, so whether the lifts are indistinguishable is not known (style {scores})"
+        ),
+        (Some(false), _, _) => format!(
+            "the lifts are distinguishable (their 95% intervals do not overlap): style is shown ({scores}) but not used"
+        ),
+        (Some(true), Some(a), Some(b)) if (a - b).abs() >= STYLE_TIE_MARGIN => {
+            let better = if a > b { "A" } else { "B" };
+            prefers = Some(better.to_string());
+            format!(
+                "the lifts are indistinguishable (their 95% intervals overlap); style breaks the tie: {scores} — {better}'s answers match the user's style reference better"
+            )
+        }
+        (Some(true), Some(_), Some(_)) => format!(
+            "the lifts are indistinguishable (their 95% intervals overlap), and the style scores do not separate them either: {scores} (closer than {STYLE_TIE_MARGIN})"
+        ),
+        (Some(true), _, _) => format!(
+            "the lifts are indistinguishable (their 95% intervals overlap), but only one run has a style score ({scores}): no tie-break"
+        ),
+    };
+    StyleTieBreak {
+        a,
+        b,
+        lifts_indistinguishable,
+        prefers,
+        statement,
+    }
 }
 
 fn percent(value: Option<f64>) -> String {
@@ -561,6 +655,19 @@ impl Comparison {
                     .to_string(),
             );
         }
+        let style_tie_break = style_tie_break(sa, sb);
+        if let Some(tie) = &style_tie_break {
+            rows.push(number_row(
+                "style (with skill, mean score)",
+                (tie.a.map_or("n/a".into(), |v| format!("{v:.2}")), tie.a),
+                (tie.b.map_or("n/a".into(), |v| format!("{v:.2}")), tie.b),
+                Shown::Decimals(2),
+            ));
+            notes.push(format!(
+                "Style tie-break: {}. Style never changes a verdict or an exit code.",
+                tie.statement
+            ));
+        }
         notes.push("Each run's lift, interval and verdict are its own analysis; the difference column is B − A, not a test of the difference.".to_string());
         Comparison {
             asset: ma.asset.name.clone(),
@@ -569,6 +676,7 @@ impl Comparison {
             rows,
             cases,
             notes,
+            style_tie_break,
         }
     }
 
@@ -876,5 +984,55 @@ mod tests {
             Shown::Decimals(0),
         );
         assert_eq!(missing.difference, "n/a");
+    }
+
+    /// Style breaks a tie only between overlapping lift intervals, and only by the margin;
+    /// distinguishable lifts show style without using it; a missing score or interval never
+    /// breaks a tie.
+    #[test]
+    fn style_breaks_a_tie_only_between_indistinguishable_lifts() {
+        let overlap = (Some((0.05, 0.40)), Some((0.10, 0.45)));
+        let tie = tie_break((overlap.0, Some(0.9)), (overlap.1, Some(0.4)));
+        assert_eq!(tie.lifts_indistinguishable, Some(true));
+        assert_eq!(tie.prefers.as_deref(), Some("A"));
+        assert!(
+            tie.statement
+                .contains("style breaks the tie: A 0.90 vs B 0.40"),
+            "{}",
+            tie.statement
+        );
+        let tie = tie_break((overlap.0, Some(0.40)), (overlap.1, Some(0.9)));
+        assert_eq!(tie.prefers.as_deref(), Some("B"));
+        // Touching intervals overlap.
+        let tie = tie_break((Some((0.0, 0.2)), Some(0.2)), (Some((0.2, 0.5)), Some(0.8)));
+        assert_eq!(tie.lifts_indistinguishable, Some(true));
+        assert_eq!(tie.prefers.as_deref(), Some("B"));
+        // Within the margin: no separation.
+        let tie = tie_break((overlap.0, Some(0.50)), (overlap.1, Some(0.53)));
+        assert_eq!(tie.prefers, None);
+        assert!(
+            tie.statement.contains("do not separate them either"),
+            "{}",
+            tie.statement
+        );
+        // Distinguishable lifts: shown, not used, whatever the scores.
+        let tie = tie_break(
+            (Some((0.3, 0.6)), Some(1.0)),
+            (Some((-0.2, 0.1)), Some(0.0)),
+        );
+        assert_eq!(tie.lifts_indistinguishable, Some(false));
+        assert_eq!(tie.prefers, None);
+        assert!(
+            tie.statement
+                .contains("shown (A 1.00 vs B 0.00) but not used"),
+            "{}",
+            tie.statement
+        );
+        // One score or one interval missing.
+        let tie = tie_break((overlap.0, Some(1.0)), (overlap.1, None));
+        assert_eq!(tie.prefers, None);
+        assert!(tie.statement.contains("only one run has a style score"));
+        let tie = tie_break((None, Some(1.0)), (overlap.1, Some(0.0)));
+        assert_eq!((tie.lifts_indistinguishable, tie.prefers), (None, None));
     }
 }

@@ -1,6 +1,7 @@
 //! A scripted LLM judge on loopback (OpenAI-compatible Chat Completions): says yes to every
 //! criterion when the rendered trajectory contains `yes_marker`, no otherwise; can answer
-//! malformed JSON first; counts requests.
+//! malformed JSON first; counts requests. Asked about style, it says no to the three style
+//! items when the new answer contains `style_no_marker`, yes otherwise, and keeps the prompts.
 
 #![allow(dead_code)]
 
@@ -23,6 +24,8 @@ pub struct JudgeBehaviour {
     pub malformed_first: usize,
     /// Always answer malformed.
     pub always_malformed: bool,
+    /// Text in the new answer that makes every style item no (none: every style item yes).
+    pub style_no_marker: Option<String>,
 }
 
 impl Default for JudgeBehaviour {
@@ -31,6 +34,7 @@ impl Default for JudgeBehaviour {
             yes_marker: "Aye!".to_string(),
             malformed_first: 0,
             always_malformed: false,
+            style_no_marker: None,
         }
     }
 }
@@ -38,6 +42,7 @@ impl Default for JudgeBehaviour {
 pub struct JudgeState {
     behaviour: JudgeBehaviour,
     requests: AtomicUsize,
+    style_prompts: std::sync::Mutex<Vec<String>>,
 }
 
 /// The number of assertions listed in the prompt (`1. …`, `2. …` lines after "Assertions").
@@ -73,6 +78,19 @@ async fn complete(State(state): State<Arc<JudgeState>>, Json(request): Json<Valu
     };
     let content = if state.behaviour.always_malformed || index < state.behaviour.malformed_first {
         "I think the answer is mostly fine.".to_string()
+    } else if system.contains("format_reason") {
+        state.style_prompts.lock().unwrap().push(user.to_string());
+        let answer = user.rsplit("# The new answer").next().unwrap_or_default();
+        let no = state
+            .behaviour
+            .style_no_marker
+            .as_deref()
+            .is_some_and(|marker| answer.contains(marker));
+        let word = if no { "no" } else { "yes" };
+        json!({"format": word, "format_reason": "scripted format", "language": word,
+               "language_reason": "scripted language", "verbosity": word,
+               "verbosity_reason": "scripted verbosity"})
+        .to_string()
     } else if system.contains("goal_achieved") {
         json!({"goal_achieved": yes, "reason": "scripted"}).to_string()
     } else if system.contains("verdicts") {
@@ -102,6 +120,7 @@ impl MockJudge {
         let state = JudgeState {
             behaviour,
             requests: AtomicUsize::new(0),
+            style_prompts: std::sync::Mutex::new(Vec::new()),
         };
         Mock::serve(
             state,
@@ -111,5 +130,10 @@ impl MockJudge {
 
     pub fn requests(&self) -> usize {
         self.state.requests.load(Ordering::SeqCst)
+    }
+
+    /// The user messages of the style requests, in arrival order.
+    pub fn style_prompts(&self) -> Vec<String> {
+        self.state.style_prompts.lock().unwrap().clone()
     }
 }

@@ -40,6 +40,7 @@ pub(crate) mod deterministic;
 pub(crate) mod judge;
 pub(crate) mod metric;
 pub(crate) mod pipeline;
+pub(crate) mod style_reference;
 
 use std::collections::BTreeMap;
 
@@ -258,8 +259,8 @@ impl UnscoreableCause {
 }
 
 /// The composite score: the weighted mean of the applicable metric scores in `metrics`, a
-/// metric's weight taken from `weights` (1.0 when absent; 0 leaves it out). `None` when no
-/// metric with positive weight applied.
+/// metric's weight taken from `weights` (1.0 when absent; 0 leaves it out); `style` never
+/// counts. `None` when no metric with positive weight applied.
 pub(crate) fn composite_score(
     metrics: &BTreeMap<String, MetricResult>,
     weights: &BTreeMap<String, f64>,
@@ -267,10 +268,17 @@ pub(crate) fn composite_score(
     weighted_mean(metrics, weights, |_| true)
 }
 
+/// Whether a metric may count toward the composite and the outcome score: every metric but
+/// the judge's `style`, which is reported beside them and breaks ties in `compare`, never
+/// more (a custom grader's metric of that name counts as any custom metric does).
+pub(crate) fn counts_toward_scores(name: &str, result: &MetricResult) -> bool {
+    !(name == crate::record::STYLE && result.source == MetricSource::Judge)
+}
+
 /// The outcome score: the weighted mean of the applicable **outcome** metric scores in `metrics`
 /// — those from an LLM judge or a custom grader ([`MetricSource::Judge`],
 /// [`MetricSource::Custom`]) — with the same weights as the composite (1.0 when absent; 0 leaves
-/// a metric out). Process metrics and `checks` are never part of it. `None` when no outcome
+/// a metric out). Process metrics, `checks` and `style` are never part of it. `None` when no outcome
 /// metric with positive weight applied.
 pub(crate) fn outcome_score(
     metrics: &BTreeMap<String, MetricResult>,
@@ -290,7 +298,10 @@ fn weighted_mean(
 ) -> Option<f64> {
     let mut weighted = 0.0;
     let mut total_weight = 0.0;
-    for (name, result) in metrics.iter().filter(|(_, result)| counts(result)) {
+    for (name, result) in metrics
+        .iter()
+        .filter(|(name, result)| counts_toward_scores(name, result) && counts(result))
+    {
         let weight = weights.get(name).copied().unwrap_or(1.0);
         if let Some(score) = result.score
             && weight > 0.0
@@ -326,6 +337,7 @@ impl Default for GradingSettings {
             rubric_version: None,
             custom_graders: Vec::new(),
             judge_scope: JudgeScope::All,
+            style_reference: None,
         }
     }
 }

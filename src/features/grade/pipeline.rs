@@ -446,7 +446,7 @@ fn skipped_judge_metric(info: &JudgeInfo) -> MetricResult {
 
 /// The pass rule (`crate::features::grade` module documentation; `docs/grading.md` "Pass rule"): the
 /// security gate, then the output checks, then the outcome score against `pass_threshold`;
-/// process metrics never decide. Returns the outcome, what decided it, and the reason for a
+/// process metrics and `style` never decide. Returns the outcome, what decided it, and the reason for a
 /// fail or a not-gradable trial.
 pub(crate) fn decide_outcome(
     checks: &[CheckResult],
@@ -474,8 +474,11 @@ pub(crate) fn decide_outcome(
             ),
         };
     }
-    let outcome_graded = metrics.values().any(|m| {
-        matches!(m.source, MetricSource::Judge | MetricSource::Custom) && m.score.is_some()
+    // `style` never decides: it is not an outcome metric.
+    let outcome_graded = metrics.iter().any(|(name, m)| {
+        crate::features::grade::counts_toward_scores(name, m)
+            && matches!(m.source, MetricSource::Judge | MetricSource::Custom)
+            && m.score.is_some()
     });
     match outcome_score {
         Some(value) if value >= pass_threshold => {

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::JudgeMetricKind;
-use super::rubric::ACCURACY_CRITERIA;
+use super::rubric::{ACCURACY_CRITERIA, STYLE_ITEMS};
 
 /// What is wrong with a judge's answer. The text is sent back to the judge when it is asked
 /// again, and recorded as the trial's reason when it never answers well.
@@ -307,6 +307,28 @@ pub(crate) fn validate(
                 reason,
             })
         }
+        JudgeMetricKind::Style => {
+            let reason_keys: Vec<String> =
+                STYLE_ITEMS.iter().map(|i| format!("{i}_reason")).collect();
+            let mut keys: Vec<&str> = STYLE_ITEMS.to_vec();
+            keys.extend(reason_keys.iter().map(String::as_str));
+            exact_keys(object, &keys, "the object")?;
+            let items = STYLE_ITEMS
+                .iter()
+                .zip(&reason_keys)
+                .map(|(item, reason_key)| {
+                    Ok(ItemVerdict {
+                        name: item.to_string(),
+                        yes: yes_no(&object[*item], item)?,
+                        evidence: text(&object[reason_key.as_str()], reason_key)?,
+                    })
+                })
+                .collect::<Result<Vec<_>, AnswerError>>()?;
+            Ok(ParsedAnswer {
+                items,
+                reason: String::new(),
+            })
+        }
         JudgeMetricKind::BehaviorCheck => {
             exact_keys(object, &["verdicts"], "the object")?;
             let Some(verdicts) = object["verdicts"].as_array() else {
@@ -378,6 +400,17 @@ pub(crate) fn canonical_json(metric: JudgeMetricKind, answer: &ParsedAnswer) -> 
                 object.insert(item.name.clone(), word(item.yes));
             }
             object.insert("reason".to_string(), Value::from(answer.reason.clone()));
+            Value::Object(object)
+        }
+        JudgeMetricKind::Style => {
+            let mut object = Map::new();
+            for item in &answer.items {
+                object.insert(item.name.clone(), word(item.yes));
+                object.insert(
+                    format!("{}_reason", item.name),
+                    Value::from(item.evidence.clone()),
+                );
+            }
             Value::Object(object)
         }
         JudgeMetricKind::BehaviorCheck => {

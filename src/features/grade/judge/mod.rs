@@ -16,7 +16,9 @@
 //!
 //! Scores: accuracy = criteria answered yes / 5; goal_accuracy = 1 when the goal was achieved,
 //! else 0 (not applicable without `expected_output`); behavior_check = fraction of assertions
-//! held (not applicable without assertions). Over repeats the metric score is the mean of the
+//! held (not applicable without assertions); style = format, language and verbosity items
+//! answered yes / 3, against the run's style reference ([`Judge::with_style_reference`]; not
+//! applicable to a trial without a final answer). Over repeats the metric score is the mean of the
 //! repeat scores, with the spread in [`JudgeSpread`].
 //!
 //! Validated answers are cached on disk ([`JudgeCache`]); a cached repeat makes no request.
@@ -47,7 +49,7 @@ use crate::features::runner::{LoadedProfile, RunnerKind};
 use crate::record::{JudgeInfo, JudgeItem, JudgeSpread, MetricResult, MetricSource, SubScore};
 use crate::values::trajectory::{Trajectory, Usage};
 use answer::{ParsedAnswer, canonical_json, parse_answer, validate};
-use cache::sha256_hex;
+pub(crate) use cache::sha256_hex;
 pub(crate) use cache::{CacheEntry, CacheKeyParts, JudgeCache};
 pub(crate) use render::DEFAULT_MAX_TRAJECTORY_CHARS;
 #[cfg(test)]
@@ -71,23 +73,28 @@ pub(crate) enum JudgeMetricKind {
     GoalAccuracy,
     /// `behavior_check`: one yes/no verdict per assertion, score = fraction yes.
     BehaviorCheck,
+    /// `style`: the final answer's format, language and verbosity against the user's style
+    /// reference, three yes/no items, score = yes / 3. Reported only: never part of a pass.
+    Style,
 }
 
 impl JudgeMetricKind {
-    /// The three judge metrics, in ACES order.
-    pub(crate) const ALL: [JudgeMetricKind; 3] = [
+    /// The judge metrics: the three ACES ones in their order, then `style`.
+    pub(crate) const ALL: [JudgeMetricKind; 4] = [
         JudgeMetricKind::Accuracy,
         JudgeMetricKind::GoalAccuracy,
         JudgeMetricKind::BehaviorCheck,
+        JudgeMetricKind::Style,
     ];
 
     /// The metric's recorded name ([`crate::record::ACCURACY`], [`crate::record::GOAL_ACCURACY`],
-    /// [`crate::record::BEHAVIOR_CHECK`]).
+    /// [`crate::record::BEHAVIOR_CHECK`], [`crate::record::STYLE`]).
     pub(crate) fn name(self) -> &'static str {
         match self {
             JudgeMetricKind::Accuracy => crate::record::ACCURACY,
             JudgeMetricKind::GoalAccuracy => crate::record::GOAL_ACCURACY,
             JudgeMetricKind::BehaviorCheck => crate::record::BEHAVIOR_CHECK,
+            JudgeMetricKind::Style => crate::record::STYLE,
         }
     }
 }
@@ -280,6 +287,8 @@ pub(crate) struct Judge {
     in_flight: Mutex<std::collections::HashMap<String, std::sync::Arc<tokio::sync::Mutex<()>>>>,
     /// The judge profile's `[price]` table: the cost of each request's tokens.
     price: Option<crate::record::PriceTable>,
+    /// The redacted style reference the `style` metric compares answers with.
+    style_reference: Option<String>,
 }
 
 impl std::fmt::Debug for Judge {
@@ -379,7 +388,15 @@ impl Judge {
             usage: Mutex::new(JudgeUsage::default()),
             in_flight: Mutex::new(std::collections::HashMap::new()),
             price: settings_profile.price,
+            style_reference: None,
         })
+    }
+
+    /// This judge with `reference` (the redacted text of `USER.md` and the sampled past
+    /// answers) as the style reference of the `style` metric.
+    pub(crate) fn with_style_reference(mut self, reference: String) -> Self {
+        self.style_reference = Some(reference);
+        self
     }
 
     /// The judge profile's name.
@@ -449,20 +466,45 @@ impl Judge {
             JudgeMetricKind::BehaviorCheck if case.assertions.is_empty() => {
                 return Ok(not_applicable("the case has no assertions"));
             }
+            JudgeMetricKind::Style
+                if trajectory
+                    .final_answer
+                    .as_deref()
+                    .is_none_or(|answer| answer.trim().is_empty()) =>
+            {
+                return Ok(not_applicable("the trial has no final answer"));
+            }
             _ => {}
         }
+        let style_reference = match (metric, self.style_reference.as_deref()) {
+            (JudgeMetricKind::Style, None) => {
+                return Err(self.error(
+                    metric,
+                    JudgeFailure::UnknownMetric,
+                    "no style reference was given to the judge",
+                ));
+            }
+            (_, reference) => reference.unwrap_or_default(),
+        };
         let assertion_count = match metric {
             JudgeMetricKind::BehaviorCheck => case.assertions.len(),
             _ => 0,
         };
         let system = rubric::system_message(metric);
-        let user = rubric::user_message(
-            metric,
-            case,
-            target_skill,
-            trajectory,
-            self.settings.max_trajectory_chars,
-        );
+        let user = match metric {
+            JudgeMetricKind::Style => rubric::style_user_message(
+                style_reference,
+                trajectory.final_answer.as_deref().unwrap_or_default(),
+                self.settings.max_trajectory_chars,
+            ),
+            _ => rubric::user_message(
+                metric,
+                case,
+                target_skill,
+                trajectory,
+                self.settings.max_trajectory_chars,
+            ),
+        };
         let messages = json!([
             {"role": "system", "content": system},
             {"role": "user", "content": user},
@@ -986,6 +1028,21 @@ fn aggregate(
                     mean * item_count as f64
                 );
                 listing(summary, "not always held")
+            }
+        }
+        JudgeMetricKind::Style => {
+            if total == 1 {
+                let yes = first.items.iter().filter(|i| i.yes).count();
+                listing(
+                    format!("{yes}/{item_count} style items match the reference"),
+                    "no",
+                )
+            } else {
+                let summary = format!(
+                    "{:.2}/{item_count} style items match the reference on average over {total} repeats",
+                    mean * item_count as f64
+                );
+                listing(summary, "not always yes")
             }
         }
     };

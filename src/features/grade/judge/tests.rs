@@ -963,3 +963,115 @@ async fn response_format_follows_the_profile_and_carries_the_rubric_schema() {
         }
     }
 }
+
+// ---------------------------------------------------------------- style
+
+const VALID_STYLE: &str = r#"{"format": "yes", "format_reason": "plain prose, like the past answers", "language": "Yes", "language_reason": "English", "verbosity": "no", "verbosity_reason": "three times longer than usual"}"#;
+
+/// A style answer needs the three items and their reasons, nothing else; it scores yes / 3
+/// and survives the cache's canonical form.
+#[test]
+fn style_answers_are_validated_item_by_item() {
+    let answer = parse_answer(JudgeMetricKind::Style, 0, VALID_STYLE).unwrap();
+    let names: Vec<&str> = answer.items.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["format", "language", "verbosity"]);
+    assert!((answer.score() - 2.0 / 3.0).abs() < 1e-12);
+    assert_eq!(answer.items[2].evidence, "three times longer than usual");
+    let canonical = canonical_json(JudgeMetricKind::Style, &answer);
+    let again = validate(JudgeMetricKind::Style, 0, canonical.as_object().unwrap()).unwrap();
+    assert_eq!(again, answer);
+    let missing = r#"{"format": "yes", "format_reason": "", "language": "yes", "language_reason": "", "verbosity": "no"}"#;
+    assert_eq!(
+        parse_answer(JudgeMetricKind::Style, 0, missing)
+            .unwrap_err()
+            .to_string(),
+        "the object is missing the key `verbosity_reason`"
+    );
+    let extra = r#"{"format": "yes", "format_reason": "", "language": "yes", "language_reason": "", "verbosity": "no", "verbosity_reason": "", "reason": "x"}"#;
+    assert!(
+        parse_answer(JudgeMetricKind::Style, 0, extra)
+            .unwrap_err()
+            .to_string()
+            .contains("unexpected key `reason`")
+    );
+    let not_yes_no = VALID_STYLE.replace("\"Yes\"", "\"partly\"");
+    assert!(
+        parse_answer(JudgeMetricKind::Style, 0, &not_yes_no)
+            .unwrap_err()
+            .to_string()
+            .starts_with("`language` must be \"yes\" or \"no\"")
+    );
+    assert_eq!(
+        "style".parse::<JudgeMetricKind>().unwrap(),
+        JudgeMetricKind::Style
+    );
+}
+
+/// The style request carries the reference and the final answer only (not the task or the
+/// trajectory); the result has one sub-score per item with its reason. A trial without a
+/// final answer is not applicable (no request); a judge without a reference fails, never 0.
+#[tokio::test]
+async fn style_is_judged_on_the_reference_and_the_final_answer() {
+    let mock = start_mock(&[], VALID_STYLE).await;
+    let base_url = format!("http://{}/v1", mock.address);
+    let judge = Judge::new(&profile("openai-chat", &base_url, ""), None, settings(None))
+        .unwrap()
+        .with_style_reference("## The user's USER.md\nShort plain answers.".into());
+    let result = judge
+        .grade(
+            JudgeMetricKind::Style,
+            &case(Some("5"), &[]),
+            "calculator",
+            &trajectory(),
+        )
+        .await
+        .unwrap();
+    assert!((result.score.unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert!(
+        result
+            .reason
+            .starts_with("2/3 style items match the reference; no: verbosity"),
+        "{}",
+        result.reason
+    );
+    assert_eq!(
+        result.sub_scores["verbosity"].reason,
+        "no: three times longer than usual"
+    );
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains(rubric::STYLE_SCHEMA), "{system}");
+    let user = requests[0].body["messages"][1]["content"].as_str().unwrap();
+    assert!(user.contains("Short plain answers."), "{user}");
+    assert!(user.contains("# The new answer\nThe sum is 5."), "{user}");
+    assert!(!user.contains("Add 2 and 3"), "{user}");
+    assert!(!user.contains("# Expected output"), "{user}");
+
+    let mut silent = trajectory();
+    silent.final_answer = None;
+    let not_applicable = judge
+        .grade(
+            JudgeMetricKind::Style,
+            &case(None, &[]),
+            "calculator",
+            &silent,
+        )
+        .await
+        .unwrap();
+    assert_eq!(not_applicable.score, None);
+    assert_eq!(mock.requests().len(), 1);
+
+    let without_reference =
+        Judge::new(&profile("openai-chat", &base_url, ""), None, settings(None)).unwrap();
+    let error = without_reference
+        .grade(
+            JudgeMetricKind::Style,
+            &case(None, &[]),
+            "calculator",
+            &trajectory(),
+        )
+        .await
+        .unwrap_err();
+    assert!(error.message.contains("no style reference"), "{error}");
+}

@@ -435,3 +435,67 @@ async fn checks_decide_before_outcome_graders_and_weight_zero_outcome_metrics_de
     assert_eq!(grade.decided_by, None);
     assert!(grade.reason.unwrap().contains("--metric-weight"));
 }
+
+/// `style` never decides: a trial whose checks pass passes with style 0, one whose checks fail
+/// fails with style 1; without checks, the outcome score ignores style (accuracy 0.5 below a
+/// 0.6 threshold fails even with style 1, and 0.7 passes with style 0); style is never in the
+/// composite; style alone decides nothing (not gradable).
+#[tokio::test]
+async fn style_never_decides_a_pass_nor_enters_a_score() {
+    let mut case = GoldenCase::new("c", "p");
+    case.checks = vec![Check::Contains {
+        value: "Aye".into(),
+        ignore_case: false,
+    }];
+    let metrics = ["accuracy", crate::record::STYLE];
+    let grade_with = |accuracy: f64, style: f64, case: GoldenCase, answer: &str| {
+        let facts = Facts::new(case, answered(answer));
+        let mut settings = settings_with_judges(&["j"], &metrics);
+        settings.pass_threshold = 0.6;
+        let graders = GraderSet::new(
+            settings,
+            vec![judge(
+                "j",
+                &[
+                    ("accuracy", Ok(accuracy)),
+                    (crate::record::STYLE, Ok(style)),
+                ],
+            )],
+            vec![],
+        );
+        async move { graders.grade(&facts.facts()).await }
+    };
+    let passing = grade_with(1.0, 0.0, case.clone(), "Aye, 42").await;
+    assert_eq!(passing.outcome, Outcome::Pass);
+    assert_eq!(passing.scores[crate::record::STYLE], 0.0);
+    let failing = grade_with(1.0, 1.0, case, "42").await;
+    assert_eq!(failing.outcome, Outcome::Fail);
+    assert_eq!(failing.scores[crate::record::STYLE], 1.0);
+
+    let unchecked = GoldenCase::new("c", "p");
+    let below = grade_with(0.5, 1.0, unchecked.clone(), "42").await;
+    assert_eq!(below.outcome, Outcome::Fail);
+    assert_eq!(below.outcome_score, Some(0.5));
+    let above = grade_with(0.7, 0.0, unchecked.clone(), "42").await;
+    assert_eq!(above.outcome, Outcome::Pass);
+    assert_eq!(above.outcome_score, Some(0.7));
+    // Accuracy alone makes the composite here (no deterministic metric applies in a bare
+    // trajectory, or they are the same in both): style moves it not at all.
+    let composite_style_0 = grade_with(0.7, 0.0, unchecked.clone(), "42")
+        .await
+        .composite;
+    let composite_style_1 = grade_with(0.7, 1.0, unchecked.clone(), "42")
+        .await
+        .composite;
+    assert_eq!(composite_style_0, composite_style_1);
+
+    let facts = Facts::new(unchecked, answered("42"));
+    let graders = GraderSet::new(
+        settings_with_judges(&["j"], &[crate::record::STYLE]),
+        vec![judge("j", &[(crate::record::STYLE, Ok(1.0))])],
+        vec![],
+    );
+    let style_only = graders.grade(&facts.facts()).await;
+    assert_eq!(style_only.outcome, Outcome::NotGradable);
+    assert_eq!(style_only.outcome_score, None);
+}
