@@ -44,8 +44,10 @@ fn plant_home(home: &Path) {
     ];
     let mut lines = Vec::new();
     for (index, (prompt, answer)) in turns.iter().enumerate() {
-        lines.push(with(json!({"type": "user", "timestamp": format!("2026-11-02T10:0{index}:00.000Z"),
-            "message": {"role": "user", "content": prompt}})));
+        lines.push(with(
+            json!({"type": "user", "timestamp": format!("2026-11-02T10:0{index}:00.000Z"),
+            "message": {"role": "user", "content": prompt}}),
+        ));
         lines.push(with(json!({"type": "assistant", "timestamp": format!("2026-11-02T10:0{index}:05.000Z"),
             "message": {"id": format!("m{index}"), "role": "assistant", "model": "claude-sonnet-4-5",
                 "content": [{"type": "text", "text": answer}],
@@ -104,7 +106,13 @@ fn style_is_reported_recorded_and_never_decides_a_pass() {
     let home = tempfile::tempdir().unwrap();
     plant_home(home.path());
     let judged = ["--judge", "judge", "--judge-metrics", "accuracy,style"];
-    let output = run(&project, home.path(), "skill/pirate-greeting", "styled", &judged);
+    let output = run(
+        &project,
+        home.path(),
+        "skill/pirate-greeting",
+        "styled",
+        &judged,
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let plain = run(
         &project,
@@ -152,9 +160,16 @@ fn style_is_reported_recorded_and_never_decides_a_pass() {
     let report = std::fs::read_to_string(project.run_dir("styled").join("report.md")).unwrap();
     assert!(report.contains("| style | — | 0.0% | 100.0% |"), "{report}");
     assert!(report.contains("style (the answer's format, language and verbosity"));
-    assert!(stdout(&output).contains("| style | — |"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("| style | — |"),
+        "{}",
+        stdout(&output)
+    );
     let html = std::fs::read_to_string(project.run_dir("styled").join("report.html")).unwrap();
-    assert!(html.contains("<td>style</td>"), "no style row in report.html");
+    assert!(
+        html.contains("<td>style</td>"),
+        "no style row in report.html"
+    );
     let lift_csv = std::fs::read_to_string(project.run_dir("styled").join("lift.csv")).unwrap();
     assert!(
         lift_csv
@@ -162,6 +177,10 @@ fn style_is_reported_recorded_and_never_decides_a_pass() {
             .any(|line| line.contains(",style,0.000000,") && line.contains(",-100.000000,")),
         "{lift_csv}"
     );
+
+    let trials_csv = std::fs::read_to_string(project.run_dir("styled").join("trials.csv")).unwrap();
+    assert!(trials_csv.contains("style=0"), "{trials_csv}");
+    assert!(trials_csv.contains("style=1"), "{trials_csv}");
 
     // The manifest records what the reference was made of, not its text.
     let manifest_text =
@@ -193,6 +212,33 @@ fn style_is_reported_recorded_and_never_decides_a_pass() {
             .is_none()
     );
 
+    // A regrade with the recorded settings builds the same reference again (every answer
+    // from the judge cache); once USER.md has changed it refuses, naming the change.
+    let before = judge.requests();
+    let regrade = |out: &str| {
+        project
+            .command()
+            .env("SKILL_LIFT_HISTORY_ROOT", "/nonexistent-history-root")
+            .args(["regrade", "results/styled", "--out", out, "--quiet"])
+            .output()
+            .unwrap()
+    };
+    let again = regrade("results/styled-again");
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(
+        judge.requests(),
+        before,
+        "regrade answered from the judge cache"
+    );
+    std::fs::write(&user_md, "Long formal answers with headings.\n").unwrap();
+    let changed = regrade("results/styled-changed");
+    assert_eq!(changed.status.code(), Some(2), "{}", stderr(&changed));
+    assert!(
+        stderr(&changed).contains("the style reference changed since the run was recorded"),
+        "{}",
+        stderr(&changed)
+    );
+
     // The judge saw USER.md and the past answers (latest first), redacted.
     let prompts = judge.style_prompts();
     assert!(!prompts.is_empty());
@@ -215,7 +261,13 @@ fn style_without_a_reference_stops_before_any_trial() {
     let project = project(&agent.base_url(), &judge.base_url());
     let empty_home = tempfile::tempdir().unwrap();
     let style = ["--judge", "judge", "--judge-metrics", "style"];
-    let output = run(&project, empty_home.path(), "skill/pirate-greeting", "none", &style);
+    let output = run(
+        &project,
+        empty_home.path(),
+        "skill/pirate-greeting",
+        "none",
+        &style,
+    );
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let message = stderr(&output);
     assert!(message.contains("needs a style reference"), "{message}");
@@ -227,18 +279,37 @@ fn style_without_a_reference_stops_before_any_trial() {
 
     let mut named = style.to_vec();
     named.extend(["--style-reference", "missing-USER.md"]);
-    let output = run(&project, empty_home.path(), "skill/pirate-greeting", "named", &named);
+    let output = run(
+        &project,
+        empty_home.path(),
+        "skill/pirate-greeting",
+        "named",
+        &named,
+    );
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("missing-USER.md"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("missing-USER.md"),
+        "{}",
+        stderr(&output)
+    );
 
     // A named USER.md alone is a reference.
     project.write("me/USER.md", USER_MD);
     let mut named = style.to_vec();
     named.extend(["--style-reference", "me/USER.md"]);
-    let output = run(&project, empty_home.path(), "skill/pirate-greeting", "mine", &named);
+    let output = run(
+        &project,
+        empty_home.path(),
+        "skill/pirate-greeting",
+        "mine",
+        &named,
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let manifest = project.result_json("mine", "manifest.json");
-    assert_eq!(manifest["grading"]["style_reference"]["user_md_explicit"], true);
+    assert_eq!(
+        manifest["grading"]["style_reference"]["user_md_explicit"],
+        true
+    );
     assert_eq!(manifest["grading"]["style_reference"]["history_answers"], 0);
 
     let output = run(
@@ -299,12 +370,18 @@ fn compare_breaks_a_tie_with_style() {
         text.contains("style breaks the tie: A 1.00 vs B 0.00 — A's answers match the user's style reference better"),
         "{text}"
     );
-    assert!(text.contains("| style (with skill, mean score) | 1.00 | 0.00 | -1.00 |"), "{text}");
+    assert!(
+        text.contains("| style (with skill, mean score) | 1.00 | 0.00 | -1.00 |"),
+        "{text}"
+    );
     let comparison: Value =
         serde_json::from_str(&std::fs::read_to_string(project.path("cmp/compare.json")).unwrap())
             .unwrap();
     assert_eq!(comparison["style_tie_break"]["prefers"], "A");
-    assert_eq!(comparison["style_tie_break"]["lifts_indistinguishable"], true);
+    assert_eq!(
+        comparison["style_tie_break"]["lifts_indistinguishable"],
+        true
+    );
     // Each run keeps its own verdict.
     let verdicts: Vec<&Value> = comparison["rows"]
         .as_array()
