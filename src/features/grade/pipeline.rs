@@ -271,6 +271,14 @@ impl GraderSet {
                 (0, Ok(result)) => {
                     remote.metrics.insert(metric, result);
                 }
+                // `style` never decides a pass, so its failure must not take the trial's
+                // outcome away either: the metric alone is unscoreable (no score, never a 0).
+                (0, Err(error)) if metric == crate::record::STYLE => {
+                    remote.metrics.insert(
+                        metric,
+                        unscoreable_style(self.judges[0].judge.info(), &error),
+                    );
+                }
                 (0, Err(error)) => remote.errors.push(error.message),
                 (_, Ok(result)) => {
                     remote
@@ -405,6 +413,29 @@ impl GraderSet {
             results.push(result);
         }
         results
+    }
+}
+
+/// Prefix of the reason of a `style` metric whose judge failed.
+pub(crate) const STYLE_UNSCOREABLE_PREFIX: &str = "unscoreable: ";
+
+/// The `style` result of a trial whose judge gave no usable style answer: no score (left out
+/// of the style means, never a 0), the judge's error as the reason.
+fn unscoreable_style(info: &JudgeInfo, error: &JudgeError) -> MetricResult {
+    MetricResult {
+        score: None,
+        reason: format!("{STYLE_UNSCOREABLE_PREFIX}{}", error.message),
+        source: MetricSource::Judge,
+        sub_scores: BTreeMap::new(),
+        judge: Some(crate::record::JudgeSpread {
+            judge: info.name.clone(),
+            model: info.model.clone(),
+            repeats: Vec::new(),
+            sd: None,
+            cached: 0,
+            items: Vec::new(),
+            spent: None,
+        }),
     }
 }
 

@@ -63,7 +63,12 @@ pub(crate) enum StyleReferenceError {
         /// The home folder whose session history was read.
         home: PathBuf,
     },
-    /// The history home folder cannot be found.
+    /// No home folder to look in, and no `--style-reference`.
+    #[error(
+        "the style metric needs a style reference, and HOME is not set, so neither ~/{DEFAULT_USER_MD} nor the session history can be found; name your USER.md with --style-reference FILE, set SKILL_LIFT_HISTORY_ROOT to a home folder holding agent session history, or leave `style` out of --judge-metrics"
+    )]
+    NoHome,
+    /// The session history cannot be read.
     #[error("the style reference: {0}")]
     History(#[from] HistoryError),
 }
@@ -162,10 +167,17 @@ pub(crate) fn build_style_reference(
     explicit: Option<&Path>,
     history_root: Option<&Path>,
 ) -> Result<StyleReference, StyleReferenceError> {
-    let roots = HistoryRoots::resolve(history_root)?;
-    let user_md_path = match explicit {
-        Some(path) => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
-        None => roots.home().join(DEFAULT_USER_MD),
+    // Without a home folder, a named USER.md is still a reference (with no past answers).
+    let roots = match HistoryRoots::resolve(history_root) {
+        Ok(roots) => Some(roots),
+        Err(HistoryError::NoHome) if explicit.is_some() => None,
+        Err(HistoryError::NoHome) => return Err(StyleReferenceError::NoHome),
+        Err(other) => return Err(other.into()),
+    };
+    let user_md_path = match (explicit, &roots) {
+        (Some(path), _) => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+        (None, Some(roots)) => roots.home().join(DEFAULT_USER_MD),
+        (None, None) => return Err(StyleReferenceError::NoHome),
     };
     let bytes = match std::fs::read(&user_md_path) {
         Ok(bytes) => Some(bytes),
@@ -187,11 +199,14 @@ pub(crate) fn build_style_reference(
             )
         })
         .filter(|(text, _)| !text.trim().is_empty());
-    let answers = most_recent(past_answers(&roots)?);
+    let answers = match &roots {
+        Some(roots) => most_recent(past_answers(roots)?),
+        None => Vec::new(),
+    };
     if user_md.is_none() && answers.is_empty() {
         return Err(StyleReferenceError::Nothing {
             user_md: user_md_path,
-            home: roots.home().to_path_buf(),
+            home: roots.map(|r| r.home().to_path_buf()).unwrap_or_default(),
         });
     }
     let (text, section) = compose(user_md.as_ref().map(|(text, _)| text.as_str()), &answers);
@@ -204,10 +219,10 @@ pub(crate) fn build_style_reference(
         }),
         user_md_explicit: explicit.is_some(),
         history_root: match &roots {
-            HistoryRoots::StandIn(dir) => {
+            Some(HistoryRoots::StandIn(dir)) => {
                 Some(std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
             }
-            HistoryRoots::Home(_) => None,
+            _ => None,
         },
         history_answers: answers.len(),
         history_chars: section.chars().count(),

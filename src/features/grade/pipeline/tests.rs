@@ -499,3 +499,47 @@ async fn style_never_decides_a_pass_nor_enters_a_score() {
     assert_eq!(style_only.outcome, Outcome::NotGradable);
     assert_eq!(style_only.outcome_score, None);
 }
+
+/// A judge failure on `style` leaves the trial's outcome to the other graders: the style
+/// metric alone is unscoreable (no score, the error as its reason), never a 0; a failure on
+/// another judge metric still makes the trial unscoreable.
+#[tokio::test]
+async fn a_style_judge_failure_makes_only_the_metric_unscoreable() {
+    let mut case = GoldenCase::new("c", "p");
+    case.checks = vec![Check::Contains {
+        value: "Aye".into(),
+        ignore_case: false,
+    }];
+    let facts = Facts::new(case, answered("Aye, 42"));
+    let graders = GraderSet::new(
+        settings_with_judges(&["j"], &["accuracy", crate::record::STYLE]),
+        vec![judge(
+            "j",
+            &[
+                ("accuracy", Ok(1.0)),
+                (crate::record::STYLE, Err("judge down".to_string())),
+            ],
+        )],
+        vec![],
+    );
+    let grade = graders.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::Pass);
+    let style = &grade.metrics[crate::record::STYLE];
+    assert_eq!(style.score, None);
+    assert_eq!(style.reason, "unscoreable: judge down");
+    assert!(!grade.scores.contains_key(crate::record::STYLE));
+
+    let graders = GraderSet::new(
+        settings_with_judges(&["j"], &["accuracy", crate::record::STYLE]),
+        vec![judge(
+            "j",
+            &[
+                ("accuracy", Err("judge down".to_string())),
+                (crate::record::STYLE, Ok(1.0)),
+            ],
+        )],
+        vec![],
+    );
+    let grade = graders.grade(&facts.facts()).await;
+    assert_eq!(grade.outcome, Outcome::Unscoreable);
+}
