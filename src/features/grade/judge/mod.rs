@@ -1,6 +1,8 @@
 //! The LLM judge: grades one trial's trajectory on the LLM-judged ACES metrics `accuracy`,
 //! `goal_accuracy` and `behavior_check` (NVIDIA SkillEvaluator, metric set
-//! `skill-evaluator-default-v2`; `shared/reference/eval-formats.md` §3).
+//! `skill-evaluator-default-v2`; `shared/reference/eval-formats.md` §3), and on skill-lift's
+//! opt-in `style` metric (the final answer against the user's style reference, built by
+//! [`crate::features::grade::style_reference`]; reported only, never part of a pass).
 //!
 //! A judge is a runner profile of kind `openai-chat` (`POST {base_url}/chat/completions`, bearer
 //! key, `response_format: {"type": "json_object"}`) or `anthropic-messages` (`POST

@@ -5,8 +5,9 @@
 //! The rubrics follow the LLM-judged ACES metrics of NVIDIA SkillEvaluator (metric set
 //! `skill-evaluator-default-v2`; `shared/reference/eval-formats.md` §3): `accuracy` with its five
 //! yes/no criteria (score = yes / 5), `goal_accuracy` judged against the expected output, and
-//! `behavior_check` with one yes/no verdict per assertion (score = fraction yes). The wording is
-//! skill-lift's own. Any change to a prompt here must bump [`RUBRIC_VERSION`], which is part of
+//! `behavior_check` with one yes/no verdict per assertion (score = fraction yes); and skill-lift's
+//! `style` (format, language, verbosity against the user's style reference, score = yes / 3),
+//! whose prompt shows the reference and the final answer only. The wording is skill-lift's own. Any change to a prompt here must bump [`RUBRIC_VERSION`], which is part of
 //! every judge cache key.
 
 use crate::features::evalset::{ExpectedSkill, GoldenCase};
