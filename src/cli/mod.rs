@@ -480,18 +480,9 @@ fn dispatch() -> Outcome {
     }
 }
 
-/// Flags bound to an environment variable that `--resume` cannot take: a resumed run keeps
-/// the runner, model and folder it started with.
-const FIXED_ON_RESUME: [(&str, &str); 3] = [
-    ("runners", "--runner"),
-    ("models", "--model"),
-    ("out", "--out"),
-];
-
-/// Refuse `--runner`, `--model` or `--out` typed beside `--resume`. Clap's own `conflicts_with`
-/// would also refuse a value that only comes from the environment (`SKILL_LIFT_RUNNER`,
-/// `SKILL_LIFT_RESULTS` set for every run), so these are checked here, on the command line's
-/// values alone; an environment value is not used by a resumed run.
+/// Refuse `--runner`, `--model` or `--out` typed beside `--resume` (a resumed run keeps its
+/// own). Clap's `conflicts_with` would also refuse them from the environment
+/// (`SKILL_LIFT_RUNNER`, `SKILL_LIFT_RESULTS`), so only command-line values are checked here.
 fn refuse_given_with_resume(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
     let Some((name, sub)) = matches.subcommand() else {
         return Ok(());
@@ -500,22 +491,25 @@ fn refuse_given_with_resume(matches: &clap::ArgMatches) -> Result<(), clap::Erro
         sub.try_contains_id(id).unwrap_or(false)
             && sub.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
     };
-    if !given("resume") {
+    let fixed = [
+        ("runners", "--runner"),
+        ("models", "--model"),
+        ("out", "--out"),
+    ];
+    let Some((_, flag)) = fixed
+        .into_iter()
+        .find(|(id, _)| given("resume") && given(id))
+    else {
         return Ok(());
+    };
+    let message = format!(
+        "the argument '--resume <RUN_DIR>' cannot be used with '{flag}': a resumed run keeps the one it started with"
+    );
+    let mut root = Cli::command();
+    if let Some(command) = root.find_subcommand_mut(name) {
+        return Err(command.error(clap::error::ErrorKind::ArgumentConflict, message));
     }
-    for (id, flag) in FIXED_ON_RESUME {
-        if given(id) {
-            let message = format!(
-                "the argument '--resume <RUN_DIR>' cannot be used with '{flag}': a resumed run keeps the one it started with"
-            );
-            let mut root = Cli::command();
-            if let Some(command) = root.find_subcommand_mut(name) {
-                return Err(command.error(clap::error::ErrorKind::ArgumentConflict, message));
-            }
-            return Err(root.error(clap::error::ErrorKind::ArgumentConflict, message));
-        }
-    }
-    Ok(())
+    Err(root.error(clap::error::ErrorKind::ArgumentConflict, message))
 }
 
 impl Command {

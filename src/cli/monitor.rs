@@ -135,8 +135,7 @@ pub(super) async fn monitor(args: MonitorArgs) -> Result<Outcome, CommandError> 
 
 /// One suite: `skill-lift run` with the flags the request stands for.
 async fn run_suite(request: SuiteRequest) -> SuiteEnd {
-    // `SKILL_LIFT_RESULTS` must not stand for `--out` here: the request names the folder
-    // itself, and clap counts a value from the environment as given, which `--resume` refuses.
+    // The request names its run folder: `SKILL_LIFT_RESULTS` must not stand for `--out`.
     let command = RunLine::command().mut_arg("out", |arg| arg.env(None::<&str>));
     let parsed = command
         .try_get_matches_from(&request.argv)
